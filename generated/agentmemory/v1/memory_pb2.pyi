@@ -1,0 +1,238 @@
+import datetime
+
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Scope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCOPE_UNSPECIFIED: _ClassVar[Scope]
+    SCOPE_AGENT: _ClassVar[Scope]
+    SCOPE_WORKSPACE: _ClassVar[Scope]
+    SCOPE_USER: _ClassVar[Scope]
+
+class MemorySource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MEMORY_SOURCE_UNSPECIFIED: _ClassVar[MemorySource]
+    MEMORY_SOURCE_MANUAL: _ClassVar[MemorySource]
+    MEMORY_SOURCE_AUTO: _ClassVar[MemorySource]
+    MEMORY_SOURCE_DIRECTOR: _ClassVar[MemorySource]
+    MEMORY_SOURCE_MEMORIZE: _ClassVar[MemorySource]
+
+class MemoryEventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MEMORY_EVENT_TYPE_UNSPECIFIED: _ClassVar[MemoryEventType]
+    MEMORY_EVENT_TYPE_CREATED: _ClassVar[MemoryEventType]
+    MEMORY_EVENT_TYPE_UPDATED: _ClassVar[MemoryEventType]
+    MEMORY_EVENT_TYPE_PINNED: _ClassVar[MemoryEventType]
+    MEMORY_EVENT_TYPE_UNPINNED: _ClassVar[MemoryEventType]
+    MEMORY_EVENT_TYPE_DELETED: _ClassVar[MemoryEventType]
+
+class ExtractionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXTRACTION_OUTCOME_UNSPECIFIED: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_COMPLETED: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_SKIPPED_TOO_SHORT: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_SKIPPED_BUDGET: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_MODEL_ERROR: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_TIMEOUT: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_REFUSED: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_MALFORMED_REPLY: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_QUEUED: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_NO_FACTS: _ClassVar[ExtractionOutcome]
+SCOPE_UNSPECIFIED: Scope
+SCOPE_AGENT: Scope
+SCOPE_WORKSPACE: Scope
+SCOPE_USER: Scope
+MEMORY_SOURCE_UNSPECIFIED: MemorySource
+MEMORY_SOURCE_MANUAL: MemorySource
+MEMORY_SOURCE_AUTO: MemorySource
+MEMORY_SOURCE_DIRECTOR: MemorySource
+MEMORY_SOURCE_MEMORIZE: MemorySource
+MEMORY_EVENT_TYPE_UNSPECIFIED: MemoryEventType
+MEMORY_EVENT_TYPE_CREATED: MemoryEventType
+MEMORY_EVENT_TYPE_UPDATED: MemoryEventType
+MEMORY_EVENT_TYPE_PINNED: MemoryEventType
+MEMORY_EVENT_TYPE_UNPINNED: MemoryEventType
+MEMORY_EVENT_TYPE_DELETED: MemoryEventType
+EXTRACTION_OUTCOME_UNSPECIFIED: ExtractionOutcome
+EXTRACTION_OUTCOME_COMPLETED: ExtractionOutcome
+EXTRACTION_OUTCOME_SKIPPED_TOO_SHORT: ExtractionOutcome
+EXTRACTION_OUTCOME_SKIPPED_BUDGET: ExtractionOutcome
+EXTRACTION_OUTCOME_MODEL_ERROR: ExtractionOutcome
+EXTRACTION_OUTCOME_TIMEOUT: ExtractionOutcome
+EXTRACTION_OUTCOME_REFUSED: ExtractionOutcome
+EXTRACTION_OUTCOME_MALFORMED_REPLY: ExtractionOutcome
+EXTRACTION_OUTCOME_QUEUED: ExtractionOutcome
+EXTRACTION_OUTCOME_NO_FACTS: ExtractionOutcome
+
+class MemoryOwner(_message.Message):
+    __slots__ = ("agent_id", "workspace_id")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    workspace_id: str
+    def __init__(self, agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
+
+class Grounding(_message.Message):
+    __slots__ = ("message_position", "provider_message_id", "start_character", "end_character", "quote", "raw_event_index", "raw_start_character", "raw_end_character", "metadata")
+    MESSAGE_POSITION_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    START_CHARACTER_FIELD_NUMBER: _ClassVar[int]
+    END_CHARACTER_FIELD_NUMBER: _ClassVar[int]
+    QUOTE_FIELD_NUMBER: _ClassVar[int]
+    RAW_EVENT_INDEX_FIELD_NUMBER: _ClassVar[int]
+    RAW_START_CHARACTER_FIELD_NUMBER: _ClassVar[int]
+    RAW_END_CHARACTER_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    message_position: int
+    provider_message_id: str
+    start_character: int
+    end_character: int
+    quote: str
+    raw_event_index: int
+    raw_start_character: int
+    raw_end_character: int
+    metadata: _struct_pb2.Struct
+    def __init__(self, message_position: _Optional[int] = ..., provider_message_id: _Optional[str] = ..., start_character: _Optional[int] = ..., end_character: _Optional[int] = ..., quote: _Optional[str] = ..., raw_event_index: _Optional[int] = ..., raw_start_character: _Optional[int] = ..., raw_end_character: _Optional[int] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ConversationMessage(_message.Message):
+    __slots__ = ("role", "content", "provider_message_id", "created_at")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    content: str
+    provider_message_id: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, role: _Optional[str] = ..., content: _Optional[str] = ..., provider_message_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Conversation(_message.Message):
+    __slots__ = ("provider", "conversation_id", "messages")
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    provider: str
+    conversation_id: str
+    messages: _containers.RepeatedCompositeFieldContainer[ConversationMessage]
+    def __init__(self, provider: _Optional[str] = ..., conversation_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[ConversationMessage, _Mapping]]] = ...) -> None: ...
+
+class Memory(_message.Message):
+    __slots__ = ("id", "scope", "agent_id", "workspace_id", "key", "value", "pinned", "importance", "source", "read_only", "tags", "confidence", "metadata", "groundings", "created_at", "updated_at", "etag", "conversation_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    GROUNDINGS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    scope: Scope
+    agent_id: str
+    workspace_id: str
+    key: str
+    value: str
+    pinned: bool
+    importance: int
+    source: MemorySource
+    read_only: bool
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    confidence: float
+    metadata: _struct_pb2.Struct
+    groundings: _containers.RepeatedCompositeFieldContainer[Grounding]
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    etag: str
+    conversation_id: str
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[MemorySource, str]] = ..., read_only: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[Grounding, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., conversation_id: _Optional[str] = ...) -> None: ...
+
+class MemoryEvent(_message.Message):
+    __slots__ = ("id", "memory_id", "type", "actor_user_id", "occurred_at", "old_memory", "new_memory")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_USER_ID_FIELD_NUMBER: _ClassVar[int]
+    OCCURRED_AT_FIELD_NUMBER: _ClassVar[int]
+    OLD_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    NEW_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    memory_id: str
+    type: MemoryEventType
+    actor_user_id: str
+    occurred_at: _timestamp_pb2.Timestamp
+    old_memory: Memory
+    new_memory: Memory
+    def __init__(self, id: _Optional[str] = ..., memory_id: _Optional[str] = ..., type: _Optional[_Union[MemoryEventType, str]] = ..., actor_user_id: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., old_memory: _Optional[_Union[Memory, _Mapping]] = ..., new_memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
+
+class AgentSettings(_message.Message):
+    __slots__ = ("agent_id", "memory_enabled", "updated_at")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    memory_enabled: bool
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ExtractionUsage(_message.Message):
+    __slots__ = ("input_tokens", "output_tokens", "cost_usd")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ...) -> None: ...
+
+class DroppedFact(_message.Message):
+    __slots__ = ("key", "value", "scope", "confidence", "reason")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    scope: Scope
+    confidence: float
+    reason: str
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., confidence: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class UsageRecord(_message.Message):
+    __slots__ = ("id", "synthetic_session_id", "model", "input_tokens", "output_tokens", "cost_usd", "recorded_at", "agent_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SYNTHETIC_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_AT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    synthetic_session_id: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    recorded_at: _timestamp_pb2.Timestamp
+    agent_id: str
+    def __init__(self, id: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_id: _Optional[str] = ...) -> None: ...

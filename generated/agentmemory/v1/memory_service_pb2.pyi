@@ -1,0 +1,265 @@
+import datetime
+
+from agentmemory.v1 import memory_pb2 as _memory_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class UpsertMemoryRequest(_message.Message):
+    __slots__ = ("owner", "key", "value", "pinned", "importance", "source")
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    owner: _memory_pb2.MemoryOwner
+    key: str
+    value: str
+    pinned: bool
+    importance: int
+    source: _memory_pb2.MemorySource
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ...) -> None: ...
+
+class UpsertMemoryResponse(_message.Message):
+    __slots__ = ("memory", "created")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    created: bool
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class GetMemoryRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class GetMemoryResponse(_message.Message):
+    __slots__ = ("memory",)
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ...) -> None: ...
+
+class UpdateMemoryRequest(_message.Message):
+    __slots__ = ("memory", "update_mask", "etag")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    update_mask: _field_mask_pb2.FieldMask
+    etag: str
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., etag: _Optional[str] = ...) -> None: ...
+
+class UpdateMemoryResponse(_message.Message):
+    __slots__ = ("memory",)
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ...) -> None: ...
+
+class PinMemoryRequest(_message.Message):
+    __slots__ = ("id", "pinned")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    pinned: bool
+    def __init__(self, id: _Optional[str] = ..., pinned: _Optional[bool] = ...) -> None: ...
+
+class PinMemoryResponse(_message.Message):
+    __slots__ = ("memory",)
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ...) -> None: ...
+
+class DeleteMemoryRequest(_message.Message):
+    __slots__ = ("id", "etag")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    etag: str
+    def __init__(self, id: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
+
+class DeleteMemoryResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListMemoriesRequest(_message.Message):
+    __slots__ = ("owner", "page_size", "page_token")
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    owner: _memory_pb2.MemoryOwner
+    page_size: int
+    page_token: str
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMemoriesResponse(_message.Message):
+    __slots__ = ("memories", "next_page_token")
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    memories: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
+    next_page_token: str
+    def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class MemorizeRequest(_message.Message):
+    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation")
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_KEY_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    GROUNDINGS_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    owner: _memory_pb2.MemoryOwner
+    content: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    confidence: float
+    memory_key: str
+    metadata: _struct_pb2.Struct
+    groundings: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Grounding]
+    conversation: _memory_pb2.Conversation
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ...) -> None: ...
+
+class MemorizeResponse(_message.Message):
+    __slots__ = ("memory", "created")
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    created: bool
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class RecordLearningRequest(_message.Message):
+    __slots__ = ("chain_agent_ids", "content")
+    CHAIN_AGENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    chain_agent_ids: _containers.RepeatedScalarFieldContainer[str]
+    content: str
+    def __init__(self, chain_agent_ids: _Optional[_Iterable[str]] = ..., content: _Optional[str] = ...) -> None: ...
+
+class RecordLearningResponse(_message.Message):
+    __slots__ = ("memory",)
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    memory: _memory_pb2.Memory
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ...) -> None: ...
+
+class ListLearningsRequest(_message.Message):
+    __slots__ = ("chain_agent_ids", "limit")
+    CHAIN_AGENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    chain_agent_ids: _containers.RepeatedScalarFieldContainer[str]
+    limit: int
+    def __init__(self, chain_agent_ids: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListLearningsResponse(_message.Message):
+    __slots__ = ("memories",)
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    memories: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
+    def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ...) -> None: ...
+
+class ListMemoryEventsRequest(_message.Message):
+    __slots__ = ("memory_id", "page_size", "page_token")
+    MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    memory_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, memory_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMemoryEventsResponse(_message.Message):
+    __slots__ = ("events", "next_page_token")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_memory_pb2.MemoryEvent]
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[_memory_pb2.MemoryEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetAgentSettingsRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class GetAgentSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: _memory_pb2.AgentSettings
+    def __init__(self, settings: _Optional[_Union[_memory_pb2.AgentSettings, _Mapping]] = ...) -> None: ...
+
+class UpdateAgentSettingsRequest(_message.Message):
+    __slots__ = ("settings", "update_mask")
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    settings: _memory_pb2.AgentSettings
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, settings: _Optional[_Union[_memory_pb2.AgentSettings, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+
+class UpdateAgentSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: _memory_pb2.AgentSettings
+    def __init__(self, settings: _Optional[_Union[_memory_pb2.AgentSettings, _Mapping]] = ...) -> None: ...
+
+class ExtractMemoriesRequest(_message.Message):
+    __slots__ = ("agent_id", "workspace_id", "session_id", "chain_id", "transcript", "queued")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CHAIN_ID_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    workspace_id: str
+    session_id: str
+    chain_id: str
+    transcript: str
+    queued: bool
+    def __init__(self, agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., session_id: _Optional[str] = ..., chain_id: _Optional[str] = ..., transcript: _Optional[str] = ..., queued: _Optional[bool] = ...) -> None: ...
+
+class ExtractMemoriesResponse(_message.Message):
+    __slots__ = ("outcome", "synthetic_session_id", "written", "dropped", "usage", "job_id", "detail")
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    SYNTHETIC_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    outcome: _memory_pb2.ExtractionOutcome
+    synthetic_session_id: str
+    written: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
+    dropped: _containers.RepeatedCompositeFieldContainer[_memory_pb2.DroppedFact]
+    usage: _memory_pb2.ExtractionUsage
+    job_id: str
+    detail: str
+    def __init__(self, outcome: _Optional[_Union[_memory_pb2.ExtractionOutcome, str]] = ..., synthetic_session_id: _Optional[str] = ..., written: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., dropped: _Optional[_Iterable[_Union[_memory_pb2.DroppedFact, _Mapping]]] = ..., usage: _Optional[_Union[_memory_pb2.ExtractionUsage, _Mapping]] = ..., job_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class GetUsageRequest(_message.Message):
+    __slots__ = ("synthetic_session_id_prefix", "start_time", "end_time")
+    SYNTHETIC_SESSION_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    synthetic_session_id_prefix: str
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    def __init__(self, synthetic_session_id_prefix: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetUsageResponse(_message.Message):
+    __slots__ = ("records", "total_input_tokens", "total_output_tokens", "total_cost_usd")
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[_memory_pb2.UsageRecord]
+    total_input_tokens: int
+    total_output_tokens: int
+    total_cost_usd: float
+    def __init__(self, records: _Optional[_Iterable[_Union[_memory_pb2.UsageRecord, _Mapping]]] = ..., total_input_tokens: _Optional[int] = ..., total_output_tokens: _Optional[int] = ..., total_cost_usd: _Optional[float] = ...) -> None: ...

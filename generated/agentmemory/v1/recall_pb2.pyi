@@ -1,0 +1,39 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ArchivalMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ARCHIVAL_MODE_UNSPECIFIED: _ClassVar[ArchivalMode]
+    ARCHIVAL_MODE_TOOL_ONLY: _ClassVar[ArchivalMode]
+    ARCHIVAL_MODE_AUTO: _ClassVar[ArchivalMode]
+    ARCHIVAL_MODE_OFF: _ClassVar[ArchivalMode]
+ARCHIVAL_MODE_UNSPECIFIED: ArchivalMode
+ARCHIVAL_MODE_TOOL_ONLY: ArchivalMode
+ARCHIVAL_MODE_AUTO: ArchivalMode
+ARCHIVAL_MODE_OFF: ArchivalMode
+
+class MemoryPolicy(_message.Message):
+    __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core")
+    ARCHIVAL_MODE_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVAL_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVAL_MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_USER_CORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_AGENT_CORE_FIELD_NUMBER: _ClassVar[int]
+    archival_mode: ArchivalMode
+    archival_limit: int
+    archival_min_score: float
+    include_user_core: bool
+    include_agent_core: bool
+    def __init__(self, archival_mode: _Optional[_Union[ArchivalMode, str]] = ..., archival_limit: _Optional[int] = ..., archival_min_score: _Optional[float] = ..., include_user_core: _Optional[bool] = ..., include_agent_core: _Optional[bool] = ...) -> None: ...
+
+class PromptSection(_message.Message):
+    __slots__ = ("name", "content")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    content: str
+    def __init__(self, name: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Regenerate the Python gRPC stubs in ``generated/`` from ``proto/``.
+
+    python scripts/generate_protos.py          # rewrite generated/
+    python scripts/generate_protos.py --check  # exit 1 when generated/ is stale
+
+Output goes under ``generated/agentmemory/v1/`` (``*_pb2.py``, ``*_pb2.pyi``,
+``*_pb2_grpc.py``), importable as ``agentmemory.v1.memory_pb2`` with
+``generated/`` on ``sys.path``. The whole folder belongs to this script: it is
+rebuilt from scratch so stubs of deleted protos do not linger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import shutil
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from grpc_tools import protoc  # type: ignore[import-untyped]
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_DIR = ROOT / "proto"
+GENERATED_DIR = ROOT / "generated"
+PACKAGE_DIRS = (Path("agentmemory"), Path("agentmemory") / "v1")
+
+README = """\
+# generated/
+
+Python gRPC stubs for `proto/agentmemory/v1/*.proto`, made by grpcio-tools.
+
+Everything in this folder is written by `scripts/generate_protos.py` and is
+never edited by hand. After changing a `.proto` file, run:
+
+    python scripts/generate_protos.py
+
+CI runs `python scripts/generate_protos.py --check`, which fails when this
+folder is stale.
+"""
+
+
+def proto_files() -> list[Path]:
+    """Proto files relative to ``proto/``, sorted so output is deterministic."""
+    return sorted(p.relative_to(PROTO_DIR) for p in PROTO_DIR.rglob("*.proto"))
+
+
+def well_known_include() -> str:
+    """Return the include path of the well-known protos bundled with grpcio-tools."""
+    return str(resources.files("grpc_tools") / "_proto")
+
+
+def generate(out_dir: Path) -> None:
+    """Generate every stub plus package markers and README into ``out_dir``."""
+    files = proto_files()
+    if not files:
+        msg = f"no .proto files under {PROTO_DIR}"
+        raise SystemExit(msg)
+    args = [
+        "grpc_tools.protoc",
+        f"--proto_path={PROTO_DIR}",
+        f"--proto_path={well_known_include()}",
+        f"--python_out={out_dir}",
+        f"--pyi_out={out_dir}",
+        f"--grpc_python_out={out_dir}",
+        *(f.as_posix() for f in files),
+    ]
+    if protoc.main(args) != 0:
+        msg = "protoc failed"
+        raise SystemExit(msg)
+    for package in PACKAGE_DIRS:
+        (out_dir / package).mkdir(parents=True, exist_ok=True)
+        (out_dir / package / "__init__.py").write_bytes(b"")
+    (out_dir / "README.md").write_text(README, encoding="utf-8", newline="\n")
+
+
+def relative_files(root: Path) -> set[Path]:
+    """Every file under ``root``, relative to it (caches excluded)."""
+    if not root.is_dir():
+        return set()
+    return {
+        p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def stale_files(fresh: Path, current: Path) -> list[Path]:
+    """Files missing, extra or differing between ``fresh`` and ``current``."""
+    wanted = relative_files(fresh)
+    present = relative_files(current)
+    differing = {
+        p for p in wanted & present if not filecmp.cmp(fresh / p, current / p, shallow=False)
+    }
+    return sorted((wanted ^ present) | differing)
+
+
+def check() -> int:
+    """Exit status 0 when ``generated/`` matches a fresh build, else 1."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp)
+        generate(fresh)
+        stale = stale_files(fresh, GENERATED_DIR)
+    if not stale:
+        print("generated/ is up to date")
+        return 0
+    print(
+        "generated/ is stale; run `python scripts/generate_protos.py`.",
+        file=sys.stderr,
+    )
+    for path in stale:
+        print(f"  {(GENERATED_DIR / path).relative_to(ROOT).as_posix()}", file=sys.stderr)
+    return 1
+
+
+def write() -> int:
+    """Rebuild ``generated/`` from scratch; a failed build leaves it untouched."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "generated"
+        fresh.mkdir()
+        generate(fresh)
+        shutil.rmtree(GENERATED_DIR, ignore_errors=True)
+        shutil.copytree(fresh, GENERATED_DIR)
+    for path in sorted(relative_files(GENERATED_DIR)):
+        print((GENERATED_DIR / path).relative_to(ROOT).as_posix())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, then write or check ``generated/``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare a fresh build with generated/ and exit 1 when it is stale",
+    )
+    args = parser.parse_args(argv)
+    return check() if args.check else write()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""One frozen settings object, built once at start-up and passed down."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_DATA_DIR = ".agent-memory"
+
+
+class SettingsError(ValueError):
+    """A setting from the environment or the command line cannot be used."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Server settings. Each field has an environment variable ``MEMORY_<NAME>``."""
+
+    listen: str = DEFAULT_LISTEN
+    database_url: str | None = None
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    insecure_local: bool = False
+    log_level: str = "INFO"
+    core_max_chars: int = 4000
+    core_max_entries: int = 20
+    archival_max_chars: int = 8000
+    block_versions_kept: int = 50
+    shutdown_grace_seconds: float = 10.0
+    db_pool_size: int = 10
+    db_statement_timeout_ms: int = 10_000
+    max_message_bytes: int = 4 * 1024 * 1024
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read ``MEMORY_*`` variables, then apply explicit (command-line) overrides."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f"MEMORY_{f.name.upper()}")
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _parse(f.name, raw, cls.__dataclass_fields__[f.name].type)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        return replace(self, **overrides)
+
+    def validate(self) -> None:
+        positive = (
+            "core_max_chars",
+            "core_max_entries",
+            "archival_max_chars",
+            "block_versions_kept",
+            "db_pool_size",
+            "max_message_bytes",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"MEMORY_{name.upper()} must be positive")
+        if self.shutdown_grace_seconds < 0:
+            raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
+        if ":" not in self.listen:
+            raise SettingsError(f"MEMORY_LISTEN must be HOST:PORT, got {self.listen!r}")
+
+
+def _parse(name: str, raw: str, annotation: object) -> Any:
+    kind = str(annotation)
+    try:
+        if kind == "bool":
+            lowered = raw.strip().lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        if kind == "Path":
+            return Path(raw)
+    except ValueError as exc:
+        raise SettingsError(f"MEMORY_{name.upper()}={raw!r} is not a valid {kind}") from exc
+    return raw

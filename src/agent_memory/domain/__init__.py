@@ -1,0 +1,1 @@
+"""Plain types, errors and validation rules; no transport, no storage."""

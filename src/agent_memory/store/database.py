@@ -1,0 +1,90 @@
+"""The async engine and the unit of work that every use case runs in."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from opentelemetry.trace import TracerProvider
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from agent_memory.domain.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Accept plain ``postgresql://`` URLs and pin the psycopg 3 driver."""
+    parsed = make_url(url)
+    if parsed.drivername in {"postgresql", "postgres", "postgresql+psycopg2"}:
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.drivername != "postgresql+psycopg":
+        raise ValueError(f"unsupported database URL scheme {parsed.drivername!r}: use postgresql://")
+    return parsed.render_as_string(hide_password=False)
+
+
+class Database:
+    """Owns the connection pool. ``transaction()`` is the unit of work."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        statement_timeout_ms: int = 10_000,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        connect_args: dict[str, Any] = {
+            "options": f"-c statement_timeout={statement_timeout_ms}",
+            "application_name": "agent-memory",
+        }
+        self.engine: AsyncEngine = create_async_engine(
+            sqlalchemy_url(url),
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            pool_pre_ping=True,
+            pool_timeout=5,
+            connect_args=connect_args,
+        )
+        if tracer_provider is not None:
+            _trace_statements(self.engine, tracer_provider)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """One transaction: committed when the block ends, rolled back when it raises.
+
+        Raises:
+            Unavailable: the database could not be reached or dropped the connection.
+        """
+        try:
+            async with self._sessions() as session, session.begin():
+                yield session
+        except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as exc:
+            log.warning("database unavailable: %s", getattr(exc, "orig", None) or exc)
+            raise Unavailable("the database is unavailable; retry later") from exc
+        except sa_exc.DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise Unavailable("the database connection was lost; retry later") from exc
+            raise
+        except (ConnectionError, OSError, TimeoutError) as exc:
+            raise Unavailable("the database is unavailable; retry later") from exc
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def _trace_statements(engine: AsyncEngine, tracer_provider: TracerProvider) -> None:
+    """A span per SQL statement, only when tracing is on: no cost otherwise."""
+    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
+    from opentelemetry.metrics import get_meter
+    from opentelemetry.trace import get_tracer
+
+    tracer = get_tracer("agent_memory.store", tracer_provider=tracer_provider)
+    meter = get_meter("agent_memory.store")
+    counter = meter.create_up_down_counter("db.client.connections.usage")
+    EngineTracer(tracer, engine.sync_engine, counter)

@@ -1,0 +1,120 @@
+"""Typed ORM models. Every table leads with ``tenant_id`` so it can be distributed by tenant."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    Double,
+    Index,
+    LargeBinary,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+Timestamp = DateTime(timezone=True)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class ApiKeyRow(Base):
+    """An API key; only a hash of its secret is kept."""
+
+    __tablename__ = "api_keys"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255))
+    secret_hash: Mapped[bytes] = mapped_column(LargeBinary(32))
+    name: Mapped[str] = mapped_column(String(255), server_default="")
+    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    revoked_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+    __table_args__ = (UniqueConstraint("id"),)
+
+
+class MemoryRow(Base):
+    """A memory: one key/value fact owned by exactly one agent or workspace."""
+
+    __tablename__ = "memories"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    owner_id: Mapped[str] = mapped_column(String(255))
+    key: Mapped[str] = mapped_column(String(255))
+    value: Mapped[str] = mapped_column(Text)
+    pinned: Mapped[bool] = mapped_column(server_default=text("false"))
+    importance: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
+    source: Mapped[str] = mapped_column(String(16))
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
+    confidence: Mapped[float | None] = mapped_column(Double)
+    metadata_: Mapped[dict[str, Any]] = mapped_column(
+        "metadata", JSONB, server_default=text("'{}'::jsonb")
+    )
+    version: Mapped[int] = mapped_column(server_default=text("1"))
+    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    created_by: Mapped[str] = mapped_column(String(255))
+    updated_by: Mapped[str] = mapped_column(String(255))
+
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
+        CheckConstraint("scope IN ('agent', 'workspace')", name="scope"),
+        CheckConstraint(
+            "source IN ('manual', 'auto', 'director', 'memorize')", name="source"
+        ),
+        CheckConstraint("importance BETWEEN 0 AND 100", name="importance"),
+        CheckConstraint("char_length(key) BETWEEN 1 AND 255", name="key_length"),
+        CheckConstraint("char_length(value) BETWEEN 1 AND 2000", name="value_length"),
+        Index(
+            "ix_memories_listing",
+            "tenant_id",
+            "scope",
+            "owner_id",
+            text("pinned DESC"),
+            text("importance DESC"),
+            "key",
+        ),
+    )
+
+
+class AgentSettingsRow(Base):
+    """Per-agent switches; an agent without a row reads as the defaults."""
+
+    __tablename__ = "agent_settings"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    memory_enabled: Mapped[bool] = mapped_column(server_default=text("false"))
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    updated_by: Mapped[str] = mapped_column(String(255))
+
+
+__all__ = [
+    "AgentSettingsRow",
+    "ApiKeyRow",
+    "Base",
+    "MemoryRow",
+]
