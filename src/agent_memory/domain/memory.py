@@ -141,9 +141,7 @@ def importance_violations(path: str, importance: int) -> list[FieldViolation]:
     return []
 
 
-def validate_new_memory(
-    *, key: str, value: str, importance: int | None, prefix: str = ""
-) -> None:
+def validate_new_memory(*, key: str, value: str, importance: int | None, prefix: str = "") -> None:
     violations = text_violations(f"{prefix}key", key, max_chars=KEY_MAX_CHARS)
     violations += text_violations(f"{prefix}value", value, max_chars=VALUE_MAX_CHARS)
     if importance is not None:

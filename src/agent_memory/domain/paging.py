@@ -30,7 +30,9 @@ class Page(Generic[T]):
     next_page_token: str
 
 
-def page_size(requested: int, *, default: int = DEFAULT_PAGE_SIZE, maximum: int = MAX_PAGE_SIZE) -> int:
+def page_size(
+    requested: int, *, default: int = DEFAULT_PAGE_SIZE, maximum: int = MAX_PAGE_SIZE
+) -> int:
     """Zero means the default; above the maximum is lowered to it; negative is refused."""
     if requested < 0:
         check([FieldViolation("page_size", "must not be negative", "OUT_OF_RANGE")])
@@ -52,7 +54,9 @@ def decode_page_token(token: str, listing: str, *, arity: int) -> Position | Non
     """The position a token names; ``None`` for the first page."""
     if not token:
         return None
-    bad = [FieldViolation("page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN")]
+    bad = [
+        FieldViolation("page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN")
+    ]
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))

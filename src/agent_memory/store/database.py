@@ -10,7 +10,12 @@ from typing import Any
 from opentelemetry.trace import TracerProvider
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from agent_memory.domain.errors import Unavailable
 
@@ -23,7 +28,9 @@ def sqlalchemy_url(url: str) -> str:
     if parsed.drivername in {"postgresql", "postgres", "postgresql+psycopg2"}:
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.drivername != "postgresql+psycopg":
-        raise ValueError(f"unsupported database URL scheme {parsed.drivername!r}: use postgresql://")
+        raise ValueError(
+            f"unsupported database URL scheme {parsed.drivername!r}: use postgresql://"
+        )
     return parsed.render_as_string(hide_password=False)
 
 

@@ -82,9 +82,7 @@ class MemoryRow(Base):
     __table_args__ = (
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
         CheckConstraint("scope IN ('agent', 'workspace')", name="scope"),
-        CheckConstraint(
-            "source IN ('manual', 'auto', 'director', 'memorize')", name="source"
-        ),
+        CheckConstraint("source IN ('manual', 'auto', 'director', 'memorize')", name="source"),
         CheckConstraint("importance BETWEEN 0 AND 100", name="importance"),
         CheckConstraint("char_length(key) BETWEEN 1 AND 255", name="key_length"),
         CheckConstraint("char_length(value) BETWEEN 1 AND 2000", name="value_length"),

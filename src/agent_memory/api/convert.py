@@ -1,0 +1,120 @@
+"""Proto <-> domain conversion. Servicers do nothing else but call use cases."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from google.protobuf import struct_pb2, timestamp_pb2
+
+from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.memory import Memory, MemoryPatch, MemorySource, Owner, Scope
+from agentmemory.v1 import memory_pb2
+
+_SCOPES = {
+    Scope.AGENT: memory_pb2.SCOPE_AGENT,
+    Scope.WORKSPACE: memory_pb2.SCOPE_WORKSPACE,
+    Scope.USER: memory_pb2.SCOPE_USER,
+}
+_SOURCES = {
+    MemorySource.MANUAL: memory_pb2.MEMORY_SOURCE_MANUAL,
+    MemorySource.AUTO: memory_pb2.MEMORY_SOURCE_AUTO,
+    MemorySource.DIRECTOR: memory_pb2.MEMORY_SOURCE_DIRECTOR,
+    MemorySource.MEMORIZE: memory_pb2.MEMORY_SOURCE_MEMORIZE,
+}
+_SOURCES_IN = {v: k for k, v in _SOURCES.items()}
+
+# Paths of Memory that UpdateMemory may change (AIP-134).
+UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance")
+
+
+def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
+    if value is None:
+        return None
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(value)
+    return ts
+
+
+def owner_from_proto(owner: memory_pb2.MemoryOwner, present: bool) -> Owner | None:
+    """``None`` when no owner was set: the use case reports it as a field violation."""
+    kind = owner.WhichOneof("kind") if present else None
+    if kind == "agent_id":
+        return Owner(Scope.AGENT, owner.agent_id)
+    if kind == "workspace_id":
+        return Owner(Scope.WORKSPACE, owner.workspace_id)
+    return None
+
+
+def source_from_proto(value: int) -> MemorySource:
+    if value == memory_pb2.MEMORY_SOURCE_UNSPECIFIED:
+        return MemorySource.MANUAL
+    source = _SOURCES_IN.get(value)  # type: ignore[call-overload]
+    if source is None:
+        check([FieldViolation("source", f"unknown memory source {value}", "INVALID_ENUM")])
+        raise AssertionError  # unreachable
+    return source
+
+
+def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
+    metadata = struct_pb2.Struct()
+    metadata.update(dict(memory.metadata))
+    message = memory_pb2.Memory(
+        id=str(memory.id),
+        scope=_SCOPES[memory.owner.scope],
+        agent_id=memory.owner.agent_id,
+        workspace_id=memory.owner.workspace_id,
+        key=memory.key,
+        value=memory.value,
+        pinned=memory.pinned,
+        importance=memory.importance,
+        source=_SOURCES[memory.source],
+        read_only=memory.read_only,
+        tags=list(memory.tags),
+        metadata=metadata,
+        created_at=timestamp(memory.created_at),
+        updated_at=timestamp(memory.updated_at),
+        etag=memory.etag,
+    )
+    if memory.confidence is not None:
+        message.confidence = memory.confidence
+    return message
+
+
+def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPatch:
+    """The AIP-134 patch: named paths, or every populated updatable field without a mask."""
+    if paths is None:
+        chosen = {
+            "key": bool(memory.key),
+            "value": bool(memory.value),
+            "pinned": memory.pinned,
+            "importance": memory.importance != 0,
+        }
+        paths = [name for name, populated in chosen.items() if populated]
+    unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
+    check(
+        [
+            FieldViolation(
+                "update_mask",
+                f"{p!r} cannot be updated; updatable: {', '.join(UPDATABLE_MEMORY_FIELDS)}",
+                "INVALID_FIELD_MASK",
+            )
+            for p in unknown
+        ]
+    )
+    if not paths:
+        check([FieldViolation("update_mask", "names no field to update", "EMPTY_FIELD_MASK")])
+    return MemoryPatch(
+        key=memory.key if "key" in paths else None,
+        value=memory.value if "value" in paths else None,
+        pinned=memory.pinned if "pinned" in paths else None,
+        importance=memory.importance if "importance" in paths else None,
+    )
+
+
+def settings_to_proto(settings: AgentSettings) -> memory_pb2.AgentSettings:
+    return memory_pb2.AgentSettings(
+        agent_id=settings.agent_id,
+        memory_enabled=settings.memory_enabled,
+        updated_at=timestamp(settings.updated_at),
+    )

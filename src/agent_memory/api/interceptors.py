@@ -1,0 +1,149 @@
+"""Authentication and error mapping, applied around every agentmemory RPC."""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+import grpc
+
+from agent_memory.api.errors import plain_status, to_status
+from agent_memory.domain.errors import ServiceError, Unauthenticated
+from agent_memory.domain.identity import Principal
+from agent_memory.service.keys import validate_identity
+
+log = logging.getLogger(__name__)
+
+SERVICE_PREFIX = "/agentmemory.v1."
+DEFAULT_LOCAL_IDENTITY = "default"
+
+_principal: contextvars.ContextVar[Principal] = contextvars.ContextVar("principal")
+
+
+def current_principal() -> Principal:
+    """The caller of the RPC being served; set before any servicer code runs."""
+    return _principal.get()
+
+
+class Authenticator(Protocol):
+    async def authenticate(self, key: str) -> Principal: ...
+
+
+class BearerAuth:
+    """``authorization: Bearer <key>`` metadata, checked against stored key hashes."""
+
+    def __init__(self, keys: Authenticator) -> None:
+        self._keys = keys
+
+    async def __call__(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
+        values = [v for k, v in metadata if k == "authorization"]
+        if len(values) != 1 or not isinstance(values[0], str):
+            raise Unauthenticated(
+                "missing credentials: send 'authorization: Bearer <key>' metadata",
+                reason="MISSING_CREDENTIALS",
+            )
+        scheme, _, key = values[0].partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise Unauthenticated(
+                "malformed authorization metadata: expected 'Bearer <key>'",
+                reason="MISSING_CREDENTIALS",
+            )
+        return await self._keys.authenticate(key.strip())
+
+
+class LocalIdentity:
+    """Unauthenticated local mode: the caller says who it is in metadata."""
+
+    async def __call__(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
+        found = {k: v for k, v in metadata if k in {"x-tenant-id", "x-user-id"}}
+        tenant = found.get("x-tenant-id", DEFAULT_LOCAL_IDENTITY)
+        user = found.get("x-user-id", DEFAULT_LOCAL_IDENTITY)
+        if not isinstance(tenant, str) or not isinstance(user, str):
+            raise Unauthenticated("x-tenant-id and x-user-id must be text", reason="BAD_IDENTITY")
+        validate_identity(tenant, user)
+        return Principal(tenant_id=tenant, user_id=user)
+
+
+IdentifyCaller = Callable[[Sequence[tuple[str, str | bytes]]], Awaitable[Principal]]
+
+
+class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Identifies the caller, then runs the servicer; every error leaves through here.
+
+    Domain errors become rich statuses; anything unexpected becomes INTERNAL
+    with a generic message, and its traceback goes to the log.
+    """
+
+    def __init__(self, identify: IdentifyCaller) -> None:
+        self._identify = identify
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        method: str = details.method
+        if handler is None or not method.startswith(SERVICE_PREFIX):
+            return handler
+        metadata = tuple(details.invocation_metadata or ())
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._unary(method, metadata, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._stream(method, metadata, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+    def _unary(
+        self, method: str, metadata: Sequence[tuple[str, Any]], behaviour: Callable[..., Any]
+    ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
+        async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            try:
+                _principal.set(await self._identify(metadata))
+                result = behaviour(request, context)
+                if inspect.isawaitable(result):
+                    result = await result
+                return result
+            except Exception as exc:
+                await _abort(context, method, exc)
+
+        return run
+
+    def _stream(
+        self, method: str, metadata: Sequence[tuple[str, Any]], behaviour: Callable[..., Any]
+    ) -> Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]:
+        async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            try:
+                _principal.set(await self._identify(metadata))
+                async for item in behaviour(request, context):
+                    yield item
+            except Exception as exc:
+                await _abort(context, method, exc)
+
+        return run
+
+
+async def _abort(context: grpc.aio.ServicerContext, method: str, exc: Exception) -> None:
+    if isinstance(exc, grpc.aio.AbortError):
+        raise exc
+    if isinstance(exc, ServiceError):
+        status = to_status(exc)
+    elif isinstance(exc, NotImplementedError):
+        name = method.rsplit("/", 1)[-1]
+        status = plain_status(
+            grpc.StatusCode.UNIMPLEMENTED, f"{name} is not implemented yet", "NOT_IMPLEMENTED"
+        )
+    else:
+        log.exception("unexpected error in %s", method)
+        status = plain_status(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL")
+    await context.abort(status.code, status.details, status.trailing_metadata)

@@ -1,0 +1,110 @@
+"""MemoryService: proto in, use case, proto out."""
+
+from __future__ import annotations
+
+from grpc.aio import ServicerContext
+
+from agent_memory.api import convert
+from agent_memory.api.interceptors import current_principal
+from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.memory import parse_memory_id
+from agent_memory.service.agents import Agents
+from agent_memory.service.memories import Memories
+from agentmemory.v1 import memory_service_pb2 as pb
+from agentmemory.v1 import memory_service_pb2_grpc
+
+
+class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
+    def __init__(self, memories: Memories, agents: Agents) -> None:
+        self._memories = memories
+        self._agents = agents
+
+    async def UpsertMemory(
+        self, request: pb.UpsertMemoryRequest, context: ServicerContext
+    ) -> pb.UpsertMemoryResponse:
+        memory, created = await self._memories.upsert(
+            current_principal(),
+            owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
+            key=request.key,
+            value=request.value,
+            pinned=request.pinned if request.HasField("pinned") else None,
+            importance=request.importance if request.HasField("importance") else None,
+            source=convert.source_from_proto(request.source),
+        )
+        return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
+
+    async def GetMemory(
+        self, request: pb.GetMemoryRequest, context: ServicerContext
+    ) -> pb.GetMemoryResponse:
+        memory = await self._memories.get(current_principal(), parse_memory_id("id", request.id))
+        return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
+
+    async def ListMemories(
+        self, request: pb.ListMemoriesRequest, context: ServicerContext
+    ) -> pb.ListMemoriesResponse:
+        page = await self._memories.list(
+            current_principal(),
+            owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
+            size=request.page_size,
+            token=request.page_token,
+        )
+        return pb.ListMemoriesResponse(
+            memories=[convert.memory_to_proto(m) for m in page.items],
+            next_page_token=page.next_page_token,
+        )
+
+    async def UpdateMemory(
+        self, request: pb.UpdateMemoryRequest, context: ServicerContext
+    ) -> pb.UpdateMemoryResponse:
+        memory_id = parse_memory_id("memory.id", request.memory.id)
+        paths = list(request.update_mask.paths) if request.HasField("update_mask") else None
+        memory = await self._memories.update(
+            current_principal(),
+            memory_id,
+            convert.memory_patch(request.memory, paths),
+            etag=request.etag if request.HasField("etag") else None,
+        )
+        return pb.UpdateMemoryResponse(memory=convert.memory_to_proto(memory))
+
+    async def PinMemory(
+        self, request: pb.PinMemoryRequest, context: ServicerContext
+    ) -> pb.PinMemoryResponse:
+        memory = await self._memories.pin(
+            current_principal(), parse_memory_id("id", request.id), request.pinned
+        )
+        return pb.PinMemoryResponse(memory=convert.memory_to_proto(memory))
+
+    async def DeleteMemory(
+        self, request: pb.DeleteMemoryRequest, context: ServicerContext
+    ) -> pb.DeleteMemoryResponse:
+        await self._memories.delete(
+            current_principal(),
+            parse_memory_id("id", request.id),
+            etag=request.etag if request.HasField("etag") else None,
+        )
+        return pb.DeleteMemoryResponse()
+
+    async def GetAgentSettings(
+        self, request: pb.GetAgentSettingsRequest, context: ServicerContext
+    ) -> pb.GetAgentSettingsResponse:
+        settings = await self._agents.settings(current_principal(), request.agent_id)
+        return pb.GetAgentSettingsResponse(settings=convert.settings_to_proto(settings))
+
+    async def UpdateAgentSettings(
+        self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
+    ) -> pb.UpdateAgentSettingsResponse:
+        paths = set(request.update_mask.paths) if request.HasField("update_mask") else None
+        unknown = sorted((paths or set()) - {"memory_enabled"})
+        check(
+            [
+                FieldViolation("update_mask", f"{p!r} cannot be updated", "INVALID_FIELD_MASK")
+                for p in unknown
+            ]
+        )
+        wanted = (
+            request.settings.memory_enabled if paths is None or "memory_enabled" in paths else None
+        )
+        settings = await self._agents.update_settings(
+            current_principal(), request.settings.agent_id, memory_enabled=wanted
+        )
+        return pb.UpdateAgentSettingsResponse(settings=convert.settings_to_proto(settings))

@@ -1,0 +1,151 @@
+"""Server wiring: services, interceptors, health, reflection, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+from opentelemetry.sdk.trace import TracerProvider
+
+from agent_memory.api.block_servicer import BlockServicer
+from agent_memory.api.interceptors import (
+    BearerAuth,
+    IdentifyCaller,
+    LocalIdentity,
+    ServiceInterceptor,
+)
+from agent_memory.api.memory_servicer import MemoryServicer
+from agent_memory.api.recall_servicer import RecallServicer
+from agent_memory.config import Settings
+from agent_memory.service.agents import Agents
+from agent_memory.service.keys import ApiKeys
+from agent_memory.service.memories import Memories
+from agent_memory.store import migrate
+from agent_memory.store.database import Database
+from agent_memory.store.embedded import EmbeddedPostgres
+from agent_memory.telemetry.logging import configure_logging
+from agent_memory.telemetry.tracing import tracer_provider_from_env
+from agentmemory.v1 import (
+    block_service_pb2,
+    block_service_pb2_grpc,
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    recall_service_pb2,
+    recall_service_pb2_grpc,
+)
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAMES = (
+    memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
+    block_service_pb2.DESCRIPTOR.services_by_name["BlockService"].full_name,
+    recall_service_pb2.DESCRIPTOR.services_by_name["RecallService"].full_name,
+)
+
+
+@dataclass
+class RunningServer:
+    """A started gRPC server and what it needs to stop cleanly."""
+
+    server: grpc.aio.Server
+    health: HealthServicer
+    address: str
+
+    async def stop(self, grace: float) -> None:
+        """Refuse new calls at once; let in-flight calls finish for up to ``grace`` seconds."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+
+async def start_server(
+    settings: Settings, db: Database, *, tracer_provider: TracerProvider | None = None
+) -> RunningServer:
+    """Build the server over ``db``, bind ``settings.listen`` and start serving."""
+    identify: IdentifyCaller = (
+        LocalIdentity() if settings.insecure_local else BearerAuth(ApiKeys(db))
+    )
+    interceptors: list[grpc.aio.ServerInterceptor] = []
+    if tracer_provider is not None:
+        from opentelemetry.instrumentation.grpc import aio_server_interceptor
+
+        interceptors.append(aio_server_interceptor(tracer_provider=tracer_provider))
+    interceptors.append(ServiceInterceptor(identify))
+    server = grpc.aio.server(
+        interceptors=interceptors,
+        options=[
+            ("grpc.max_receive_message_length", settings.max_message_bytes),
+            ("grpc.max_send_message_length", settings.max_message_bytes),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
+        MemoryServicer(Memories(db), Agents(db)), server
+    )
+    block_service_pb2_grpc.add_BlockServiceServicer_to_server(BlockServicer(), server)
+    recall_service_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(), server)
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    reflection.enable_server_reflection(
+        (
+            *SERVICE_NAMES,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    host = settings.listen.rsplit(":", 1)[0]
+    port = server.add_insecure_port(settings.listen)
+    if port == 0:
+        raise OSError(f"could not bind {settings.listen}")
+    await server.start()
+    for name in ("", *SERVICE_NAMES):
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return RunningServer(server=server, health=health, address=f"{host}:{port}")
+
+
+def database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+    """The configured URL, or a started embedded PostgreSQL's when none is set."""
+    if settings.database_url:
+        return settings.database_url, None
+    embedded = EmbeddedPostgres(settings.data_dir)
+    return embedded.start(), embedded
+
+
+async def serve(settings: Settings) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    configure_logging(settings.log_level)
+    url, embedded = await asyncio.to_thread(database_url, settings)
+    try:
+        await asyncio.to_thread(migrate.upgrade, url)
+        tracer_provider = tracer_provider_from_env()
+        db = Database(
+            url,
+            pool_size=settings.db_pool_size,
+            statement_timeout_ms=settings.db_statement_timeout_ms,
+            tracer_provider=tracer_provider,
+        )
+        running = await start_server(settings, db, tracer_provider=tracer_provider)
+        mode = "unauthenticated local mode" if settings.insecure_local else "API keys required"
+        log.info("agent-memory serving on %s (%s)", running.address, mode)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        log.info(
+            "shutting down: finishing in-flight calls (up to %ss)", settings.shutdown_grace_seconds
+        )
+        await running.stop(settings.shutdown_grace_seconds)
+        await db.close()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()
+    finally:
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+    log.info("agent-memory stopped")

@@ -1,0 +1,158 @@
+"""The ``agent-memory`` command: serve, migrate, and manage API keys."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent_memory.config import Settings, SettingsError
+from agent_memory.domain.errors import ServiceError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def database_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--database-url",
+            help="PostgreSQL URL (env MEMORY_DATABASE_URL); "
+            "unset: an embedded PostgreSQL in --data-dir",
+        )
+        p.add_argument(
+            "--data-dir",
+            type=Path,
+            help="embedded database folder (env MEMORY_DATA_DIR, default .agent-memory)",
+        )
+        p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (env MEMORY_LOG_LEVEL)")
+
+    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve.add_argument(
+        "--listen",
+        help="HOST:PORT to bind; port 0 picks a free one "
+        "(env MEMORY_LISTEN, default 127.0.0.1:50051)",
+    )
+    serve.add_argument(
+        "--insecure-local",
+        action="store_true",
+        default=None,
+        help="no API keys: take tenant and user from x-tenant-id / x-user-id "
+        "metadata (env MEMORY_INSECURE_LOCAL=1); for local development only",
+    )
+    database_options(serve)
+
+    migrate = commands.add_parser("migrate", help="bring the database schema up to date")
+    database_options(migrate)
+
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    create = key_commands.add_parser("create", help="create a key; prints it once, last")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--user", required=True)
+    create.add_argument("--name", default="", help="a label to recognise the key by")
+    database_options(create)
+    listing = key_commands.add_parser("list", help="list keys (never their secrets)")
+    listing.add_argument("--tenant", help="only this tenant's keys")
+    database_options(listing)
+    revoke = key_commands.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("key_id")
+    database_options(revoke)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        listen=getattr(args, "listen", None),
+        database_url=args.database_url,
+        data_dir=args.data_dir,
+        log_level=args.log_level,
+        insecure_local=getattr(args, "insecure_local", None),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+    except SettingsError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "serve":
+        from agent_memory.api.server import serve
+
+        asyncio.run(serve(settings))
+        return 0
+    from agent_memory.telemetry.logging import configure_logging
+
+    configure_logging(settings.log_level if args.log_level else "WARNING")
+    if args.command == "migrate":
+        return _migrate(settings)
+    try:
+        return asyncio.run(_keys(settings, args))
+    except ServiceError as exc:
+        print(f"agent-memory: {exc.message}", file=sys.stderr)
+        return 2
+
+
+def _migrate(settings: Settings) -> int:
+    from agent_memory.api.server import database_url
+    from agent_memory.store import migrate
+
+    url, embedded = database_url(settings)
+    try:
+        migrate.upgrade(url)
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    print("schema is up to date")
+    return 0
+
+
+async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory.api.server import database_url
+    from agent_memory.service.keys import ApiKeys
+    from agent_memory.store import migrate
+    from agent_memory.store.database import Database
+
+    url, embedded = await asyncio.to_thread(database_url, settings)
+    db: Database | None = None
+    try:
+        await asyncio.to_thread(migrate.upgrade, url)
+        db = Database(url, pool_size=1)
+        keys = ApiKeys(db)
+        if args.keys_command == "create":
+            new = await keys.create(tenant_id=args.tenant, user_id=args.user, name=args.name)
+            print(
+                f"created key {new.info.key_id} for tenant {new.info.tenant_id!r} "
+                f"user {new.info.user_id!r}; it is shown only now:"
+            )
+            print(new.key)
+            return 0
+        if args.keys_command == "list":
+            rows = await keys.list(tenant_id=args.tenant)
+            print(f"{'KEY ID':<18} {'TENANT':<20} {'USER':<20} {'CREATED':<26} STATUS")
+            for k in rows:
+                status = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
+                print(
+                    f"{k.key_id:<18} {k.tenant_id:<20} {k.user_id:<20} "
+                    f"{k.created_at:%Y-%m-%d %H:%M:%S%z}       {status}"
+                )
+            return 0
+        revoked = await keys.revoke(args.key_id)
+        if revoked is None:
+            print(f"agent-memory: no key with id {args.key_id!r}", file=sys.stderr)
+            return 1
+        print(f"revoked key {revoked.key_id}")
+        return 0
+    finally:
+        if db is not None:
+            await db.close()
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

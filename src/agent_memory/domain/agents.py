@@ -1,0 +1,15 @@
+"""Per-agent memory settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Agent memory is off until the orchestrator turns it on."""
+
+    agent_id: str
+    memory_enabled: bool = False
+    updated_at: datetime | None = None

@@ -1,0 +1,1 @@
+"""Tracing and logging set-up."""
