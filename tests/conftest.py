@@ -1,0 +1,96 @@
+"""Shared fixtures: a real PostgreSQL and a real gRPC server on a loopback port.
+
+By default the suite starts its own embedded PostgreSQL. With
+``MEMORY_TEST_DATABASE_URL`` set it uses that server instead. Either way the
+run gets a fresh database of its own, dropped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from agent_memory.store import migrate
+from agent_memory.store.embedded import EmbeddedPostgres
+from tests.support import Client, ServerThread, database_url_for
+
+TEST_DATABASE_ENV = "MEMORY_TEST_DATABASE_URL"
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A URL to a maintenance database on a real PostgreSQL server."""
+    external = os.environ.get(TEST_DATABASE_ENV)
+    if external:
+        yield external
+        return
+    embedded = EmbeddedPostgres(tmp_path_factory.mktemp("embedded-postgres"))
+    url = embedded.start()
+    try:
+        yield url
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def create_database(postgres_admin_url: str) -> Iterator[object]:
+    """A factory of fresh, empty databases on the test server; all dropped at the end."""
+    created: list[str] = []
+
+    def make(prefix: str = "am_test") -> str:
+        name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        created.append(name)
+        return database_url_for(postgres_admin_url, name)
+
+    yield make
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        for name in created:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture(scope="session")
+def database_url(create_database: object) -> str:
+    """The session's migrated database, shared by the e2e tests."""
+    url: str = create_database()  # type: ignore[operator]
+    migrate.upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def server(database_url: str) -> Iterator[ServerThread]:
+    """The production server (interceptors, health, reflection) on a free loopback port."""
+    running = ServerThread(database_url)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def client(server: ServerThread) -> Iterator[Client]:
+    """A caller with its own API key in a tenant no other test uses."""
+    with server.client() as c:
+        yield c
+
+
+@pytest.fixture
+def other_client(server: ServerThread) -> Iterator[Client]:
+    """A caller of a second, separate tenant."""
+    with server.client() as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def project_root() -> Path:
+    return Path(__file__).resolve().parent.parent

@@ -1,0 +1,156 @@
+"""Test helpers: a server on its own event loop thread, and an authenticated client."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import grpc
+from opentelemetry.sdk.trace import TracerProvider
+from sqlalchemy.engine import make_url
+
+from agent_memory.api.server import RunningServer, start_server
+from agent_memory.config import Settings
+from agent_memory.service.keys import ApiKeys
+from agent_memory.store.database import Database
+from agentmemory.v1 import (
+    block_service_pb2_grpc,
+    memory_service_pb2_grpc,
+    recall_service_pb2_grpc,
+)
+
+T = TypeVar("T")
+
+
+def database_url_for(admin_url: str, name: str) -> str:
+    return make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+
+
+@dataclass
+class Client:
+    """Stubs on one channel, sending one tenant's credentials with every call."""
+
+    channel: grpc.Channel
+    tenant_id: str
+    user_id: str
+    metadata: tuple[tuple[str, str], ...]
+    memory: memory_service_pb2_grpc.MemoryServiceStub = field(init=False)
+    blocks: block_service_pb2_grpc.BlockServiceStub = field(init=False)
+    recall: recall_service_pb2_grpc.RecallServiceStub = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.memory = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
+        self.blocks = block_service_pb2_grpc.BlockServiceStub(self.channel)
+        self.recall = recall_service_pb2_grpc.RecallServiceStub(self.channel)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.channel.close()
+
+    def call(self, method: Any, request: Any, **kwargs: Any) -> Any:
+        """Call ``method`` with this client's credentials (and a deadline)."""
+        kwargs.setdefault("timeout", 30)
+        return method(request, metadata=self.metadata, **kwargs)
+
+
+class ServerThread:
+    """The real server on its own asyncio loop, so tests can use plain blocking stubs."""
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        settings: Settings | None = None,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        self.database_url = database_url
+        self.settings = (settings or Settings()).with_overrides(listen="127.0.0.1:0")
+        self.tracer_provider = tracer_provider
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._running: RunningServer | None = None
+        self.db: Database | None = None
+        self.address = ""
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def start(self) -> None:
+        self._thread.start()
+
+        async def boot() -> RunningServer:
+            self.db = Database(self.database_url, tracer_provider=self.tracer_provider)
+            return await start_server(self.settings, self.db, tracer_provider=self.tracer_provider)
+
+        self._running = self.run(boot())
+        self.address = self._running.address
+
+    def stop(self, grace: float = 0) -> None:
+        if self._running is not None:
+            self.run(self._running.stop(grace))
+        if self.db is not None:
+            self.run(self.db.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def new_key(self, tenant_id: str, user_id: str) -> str:
+        assert self.db is not None
+        return self.run(ApiKeys(self.db).create(tenant_id=tenant_id, user_id=user_id)).key
+
+    def client(self, tenant_id: str | None = None, user_id: str = "user-1") -> Client:
+        """A client with a new key of ``tenant_id`` (a fresh tenant when not given)."""
+        tenant = tenant_id or f"tenant-{uuid.uuid4().hex[:10]}"
+        key = self.new_key(tenant, user_id)
+        return Client(
+            channel=grpc.insecure_channel(self.address),
+            tenant_id=tenant,
+            user_id=user_id,
+            metadata=(("authorization", f"Bearer {key}"),),
+        )
+
+    def anonymous_channel(self) -> grpc.Channel:
+        return grpc.insecure_channel(self.address)
+
+
+@dataclass
+class ErrorDetails:
+    """What a failed call carried: code, message, ErrorInfo and field violations."""
+
+    code: grpc.StatusCode
+    message: str
+    reason: str
+    metadata: dict[str, str]
+    violations: dict[str, str]  # field -> description
+
+
+def error_details(error: grpc.RpcError) -> ErrorDetails:
+    """Unpack the google.rpc.Status details of a failed call (exactly one ErrorInfo)."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None, f"no rich status on {error.code()}: {error.details()}"
+    infos, violations = [], {}
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            infos.append(info)
+        elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            violations.update({v.field: v.description for v in bad.field_violations})
+    assert len(infos) == 1, "every error carries exactly one ErrorInfo"
+    return ErrorDetails(
+        code=error.code(),  # type: ignore[attr-defined]
+        message=status.message,
+        reason=infos[0].reason,
+        metadata=dict(infos[0].metadata),
+        violations=violations,
+    )
