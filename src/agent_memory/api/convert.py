@@ -49,7 +49,7 @@ def owner_from_proto(owner: memory_pb2.MemoryOwner, present: bool) -> Owner | No
 def source_from_proto(value: int) -> MemorySource:
     if value == memory_pb2.MEMORY_SOURCE_UNSPECIFIED:
         return MemorySource.MANUAL
-    source = _SOURCES_IN.get(value)  # type: ignore[call-overload]
+    source: MemorySource | None = _SOURCES_IN.get(value)  # type: ignore[call-overload]
     if source is None:
         check([FieldViolation("source", f"unknown memory source {value}", "INVALID_ENUM")])
         raise AssertionError  # unreachable

@@ -27,7 +27,7 @@ _CODES: dict[type[errors.ServiceError], grpc.StatusCode] = {
 def status_code(error: errors.ServiceError) -> grpc.StatusCode:
     for cls in type(error).__mro__:
         if cls in _CODES:
-            return _CODES[cls]  # type: ignore[index]
+            return _CODES[cls]
     return grpc.StatusCode.INTERNAL
 
 

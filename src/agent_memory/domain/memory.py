@@ -99,7 +99,7 @@ def version_from_etag(etag: str) -> int | None:
     """The version an etag names, or ``None`` when it is not one of ours."""
     if etag.startswith('W/"') and etag.endswith('"'):
         digits = etag[3:-1]
-        if digits.isdigit() and len(digits) < 19:
+        if digits.isascii() and digits.isdigit() and len(digits) < 19:
             return int(digits)
     return None
 

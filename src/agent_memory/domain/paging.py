@@ -19,6 +19,7 @@ from agent_memory.domain.errors import FieldViolation, check
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
+MAX_TOKEN_CHARS = 2048
 
 T = TypeVar("T")
 Position = list[str | int | bool | float | None]
@@ -57,10 +58,12 @@ def decode_page_token(token: str, listing: str, *, arity: int) -> Position | Non
     bad = [
         FieldViolation("page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN")
     ]
+    if len(token) > MAX_TOKEN_CHARS:
+        check(bad)
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeError, binascii.Error):
+    except (ValueError, UnicodeError, binascii.Error, RecursionError):
         check(bad)
         raise  # unreachable
     if (

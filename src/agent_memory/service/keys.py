@@ -8,11 +8,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from agent_memory.domain.errors import FieldViolation, Unauthenticated, check
+from agent_memory.domain.errors import Unauthenticated, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import text_violations
 from agent_memory.store import keys as key_store
 from agent_memory.store.database import Database
+from agent_memory.store.models import ApiKeyRow
 
 KEY_PREFIX = "amk"
 IDENTITY_MAX_CHARS = 255
@@ -108,7 +109,7 @@ class ApiKeys:
             return Principal(tenant_id=row.tenant_id, user_id=row.user_id)
 
 
-def _info(row: key_store.ApiKeyRow) -> ApiKeyInfo:
+def _info(row: ApiKeyRow) -> ApiKeyInfo:
     return ApiKeyInfo(
         key_id=row.id,
         tenant_id=row.tenant_id,
@@ -117,6 +118,3 @@ def _info(row: key_store.ApiKeyRow) -> ApiKeyInfo:
         created_at=row.created_at,
         revoked_at=row.revoked_at,
     )
-
-
-__all__ = ["ApiKeyInfo", "ApiKeys", "FieldViolation", "NewApiKey", "validate_identity"]

@@ -33,7 +33,7 @@ async def put(
         memory_enabled=settings.memory_enabled,
         updated_by=actor,
     )
-    stmt = stmt.on_conflict_do_update(
+    upsert = stmt.on_conflict_do_update(
         index_elements=[AgentSettingsRow.tenant_id, AgentSettingsRow.agent_id],
         set_={
             "memory_enabled": stmt.excluded.memory_enabled,
@@ -41,7 +41,7 @@ async def put(
             "updated_at": func.clock_timestamp(),
         },
     ).returning(AgentSettingsRow)
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).one()
+    row = (await session.scalars(upsert, execution_options={"populate_existing": True})).one()
     return AgentSettings(
         agent_id=row.agent_id, memory_enabled=row.memory_enabled, updated_at=row.updated_at
     )

