@@ -154,3 +154,64 @@ def error_details(error: grpc.RpcError) -> ErrorDetails:
         metadata=dict(infos[0].metadata),
         violations=violations,
     )
+
+
+def executable(name: str) -> str:
+    """A console script installed beside the running interpreter (agent-memory, grpcurl)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    assert found, f"{name} is not installed"
+    return found
+
+
+class ServeProcess:
+    """``agent-memory serve`` as a child process, as an operator runs it."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        import os
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [executable("agent-memory"), "serve", "--listen", "127.0.0.1:0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.output: list[str] = []
+        self.address = self._wait_for("serving on ").rsplit(" on ", 1)[1].split()[0]
+
+    def _wait_for(self, needle: str, timeout: float = 60) -> str:
+        import time
+
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.output.append(line)
+            if needle in line:
+                return line.strip()
+        self.proc.kill()
+        raise AssertionError(f"server never logged {needle!r}:\n{''.join(self.output)}")
+
+    def terminate(self, timeout: float = 30) -> int:
+        """SIGTERM, then wait for a clean exit; returns the exit code."""
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        self.output.append(out or "")
+        return self.proc.returncode
+
+    def log(self) -> str:
+        return "".join(self.output)

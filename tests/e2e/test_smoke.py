@@ -3,7 +3,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from agentmemory.v1 import memory_pb2, memory_service_pb2 as pb
+from agentmemory.v1 import memory_pb2
+from agentmemory.v1 import memory_service_pb2 as pb
 from tests.support import Client, error_details
 
 

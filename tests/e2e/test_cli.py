@@ -1,0 +1,177 @@
+"""The ``agent-memory`` command as an operator runs it: migrate, keys, serve, shutdown."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import psycopg
+import pytest
+from google.protobuf import field_mask_pb2
+
+from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
+from agentmemory.v1 import memory_service_pb2 as pb
+from tests.support import ServeProcess, executable
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [executable("agent-memory"), *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def cli_database(create_database: Callable[[], str]) -> str:
+    url = create_database()
+    done = cli("migrate", "--database-url", url)
+    assert done.returncode == 0, done.stderr
+    assert "up to date" in done.stdout
+    return url
+
+
+def create_key(url: str, tenant: str, user: str) -> str:
+    done = cli("keys", "create", "--tenant", tenant, "--user", user, "--database-url", url)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_migrate_twice_is_harmless(cli_database: str) -> None:
+    assert cli("migrate", "--database-url", cli_database).returncode == 0
+
+
+def test_keys_create_list_revoke(cli_database: str) -> None:
+    key = create_key(cli_database, "acme", "ops")
+    assert key.startswith("amk_")
+    key_id = key.split("_")[1]
+    with psycopg.connect(cli_database) as conn:
+        stored = conn.execute(
+            "SELECT secret_hash FROM api_keys WHERE id = %s", (key_id,)
+        ).fetchone()
+    assert stored is not None
+    assert key.split("_")[2].encode() not in bytes(stored[0])
+
+    listed = cli("keys", "list", "--database-url", cli_database)
+    assert listed.returncode == 0
+    line = next(ln for ln in listed.stdout.splitlines() if key_id in ln)
+    assert "acme" in line
+    assert "active" in line
+    assert key.split("_")[2] not in listed.stdout
+
+    assert cli("keys", "revoke", key_id, "--database-url", cli_database).returncode == 0
+    relisted = cli("keys", "list", "--tenant", "acme", "--database-url", cli_database)
+    assert "revoked" in next(ln for ln in relisted.stdout.splitlines() if key_id in ln)
+    missing = cli("keys", "revoke", "nosuchkey", "--database-url", cli_database)
+    assert missing.returncode == 1
+
+
+def test_keys_create_refuses_an_empty_tenant(cli_database: str) -> None:
+    done = cli("keys", "create", "--tenant", "", "--user", "u", "--database-url", cli_database)
+    assert done.returncode != 0
+    assert "tenant" in done.stderr
+
+
+def test_bad_settings_are_reported_not_raised(cli_database: str) -> None:
+    done = subprocess.run(
+        [executable("agent-memory"), "migrate", "--database-url", cli_database],
+        capture_output=True,
+        text=True,
+        env={"MEMORY_CORE_MAX_CHARS": "lots", "PATH": ""},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "MEMORY_CORE_MAX_CHARS" in done.stderr
+
+
+def upsert(
+    stub: memory_service_pb2_grpc.MemoryServiceStub, key: str, auth: tuple[tuple[str, str], ...]
+) -> pb.UpsertMemoryResponse:
+    response: pb.UpsertMemoryResponse = stub.UpsertMemory(
+        pb.UpsertMemoryRequest(owner=memory_pb2.MemoryOwner(agent_id="ops"), key=key, value="v"),
+        metadata=auth,
+        timeout=30,
+    )
+    return response
+
+
+def wait_for_lock_waiter(url: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if row and row[0] > 0:
+                return
+            time.sleep(0.05)
+    raise AssertionError("the in-flight call never reached the database")
+
+
+def test_sigterm_finishes_in_flight_calls_and_refuses_new_ones(cli_database: str) -> None:
+    auth = (("authorization", f"Bearer {create_key(cli_database, 'shutdown', 'ops')}"),)
+    served = ServeProcess("--database-url", cli_database)
+    try:
+        channel = grpc.insecure_channel(served.address)
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        row = upsert(stub, "in-flight", auth).memory
+
+        # Hold the row's lock so an UpdateMemory is provably in flight at SIGTERM.
+        blocker = psycopg.connect(cli_database)
+        blocker.execute("SELECT 1 FROM memories WHERE id = %s FOR UPDATE", (row.id,))
+        outcome: dict[str, object] = {}
+
+        def update() -> None:
+            try:
+                outcome["reply"] = stub.UpdateMemory(
+                    pb.UpdateMemoryRequest(
+                        memory=memory_pb2.Memory(id=row.id, value="written during shutdown"),
+                        update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+                    ),
+                    metadata=auth,
+                    timeout=60,
+                )
+            except grpc.RpcError as exc:  # pragma: no cover - reported below
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=update)
+        worker.start()
+        wait_for_lock_waiter(cli_database)
+        served.proc.terminate()
+        time.sleep(0.5)
+        with grpc.insecure_channel(served.address) as fresh:
+            with pytest.raises(grpc.RpcError) as refused:
+                upsert(memory_service_pb2_grpc.MemoryServiceStub(fresh), "too-late", auth)
+            assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+        blocker.rollback()
+        blocker.close()
+        worker.join(30)
+        assert "error" not in outcome, outcome.get("error")
+        channel.close()
+        assert served.terminate() == 0
+    finally:
+        if served.proc.poll() is None:
+            served.proc.kill()
+    with psycopg.connect(cli_database) as conn:
+        value = conn.execute("SELECT value FROM memories WHERE id = %s", (row.id,)).fetchone()
+        late = conn.execute("SELECT count(*) FROM memories WHERE key = 'too-late'").fetchone()
+    assert value == ("written during shutdown",)
+    assert late == (0,)
+    assert "agent-memory stopped" in served.log()
+
+
+def test_serve_without_a_database_url_starts_an_embedded_postgres(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    served = ServeProcess("--data-dir", str(data_dir), "--insecure-local")
+    try:
+        with grpc.insecure_channel(served.address) as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            assert upsert(stub, "embedded", ()).created
+        assert (data_dir / "pgdata" / "PG_VERSION").exists()
+    finally:
+        code = served.terminate()
+    assert code == 0, served.log()
+    assert "starting embedded PostgreSQL" in served.log()

@@ -1,0 +1,67 @@
+"""A span per RPC and per SQL statement when tracing is on; nothing when it is off."""
+
+from __future__ import annotations
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from agent_memory.telemetry.tracing import tracer_provider_from_env
+from agentmemory.v1 import memory_pb2
+from agentmemory.v1 import memory_service_pb2 as pb
+from tests.support import ServerThread
+
+
+def test_each_rpc_has_a_server_span_with_its_sql_statements_inside(database_url: str) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    traced = ServerThread(database_url, tracer_provider=provider)
+    traced.start()
+    try:
+        with traced.client() as client:
+            exporter.clear()
+            client.call(
+                client.memory.UpsertMemory,
+                pb.UpsertMemoryRequest(
+                    owner=memory_pb2.MemoryOwner(agent_id="traced"), key="k", value="v"
+                ),
+            )
+    finally:
+        traced.stop()
+    spans = exporter.get_finished_spans()
+    rpc = [s for s in spans if s.name == "/agentmemory.v1.MemoryService/UpsertMemory"]
+    assert len(rpc) == 1
+    assert rpc[0].kind is SpanKind.SERVER
+    statements = [
+        s
+        for s in spans
+        if s.attributes
+        and s.attributes.get("db.system") == "postgresql"
+        and s.context.trace_id == rpc[0].context.trace_id
+    ]
+    assert statements, [s.name for s in spans]
+    assert any(s.name.startswith("INSERT") for s in statements)
+    assert all(s.parent is not None for s in statements)
+
+
+def test_no_otel_variables_means_no_tracer_provider() -> None:
+    assert tracer_provider_from_env({}) is None
+    assert tracer_provider_from_env({"OTEL_TRACES_EXPORTER": "none"}) is None
+    assert (
+        tracer_provider_from_env(
+            {"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+        )
+        is None
+    )
+
+
+def test_otel_variables_configure_an_exporting_provider() -> None:
+    provider = tracer_provider_from_env({"OTEL_TRACES_EXPORTER": "console"})
+    assert provider is not None
+    provider.shutdown()
+    otlp = tracer_provider_from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"})
+    assert otlp is not None
+    assert otlp.resource.attributes["service.name"] == "agent-memory"
+    otlp.shutdown()

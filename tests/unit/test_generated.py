@@ -1,0 +1,17 @@
+"""generated/ must match proto/: stale stubs fail the build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_generated_stubs_are_fresh(project_root: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(project_root / "scripts" / "generate_protos.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
