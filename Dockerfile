@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+
+# ---- builder: wheels for the project and every runtime dependency ----------
+FROM python:3.11-slim AS builder
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1
+WORKDIR /src
+# The pip bundled with the image may be too old to resolve the OpenTelemetry pins.
+RUN pip install --upgrade pip
+
+# Dependencies first, from pyproject.toml alone, so this layer survives code changes.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/requirements.txt \
+ && pip wheel -w /wheels -r /tmp/requirements.txt
+
+COPY README.md ./
+COPY src ./src
+COPY generated ./generated
+RUN pip wheel --no-deps -w /wheels .
+
+# ---- runtime ----------------------------------------------------------------
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    MEMORY_LISTEN=0.0.0.0:50051 \
+    MEMORY_DATA_DIR=/var/lib/agent-memory
+
+RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
+    pip install --no-cache-dir --no-index --find-links=/wheels agent-memory
+
+# Without MEMORY_DATABASE_URL the service runs its embedded PostgreSQL in the
+# data directory; PostgreSQL refuses to run as root, hence the user.
+RUN groupadd --system --gid 10001 memory \
+ && useradd --system --uid 10001 --gid memory --no-create-home \
+        --home-dir /var/lib/agent-memory --shell /usr/sbin/nologin memory \
+ && install -d -o memory -g memory -m 0700 /var/lib/agent-memory
+VOLUME ["/var/lib/agent-memory"]
+WORKDIR /var/lib/agent-memory
+
+EXPOSE 50051
+USER memory
+# Tip: `docker run --init` gives the server a reaper for the embedded PostgreSQL's processes.
+ENTRYPOINT ["agent-memory"]
+CMD ["serve"]

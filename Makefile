@@ -1,0 +1,75 @@
+# Everyday tasks. `make` lists them; every target bootstraps what it needs.
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PATHS  := $(wildcard src tests bench scripts)
+BUF    := npx --no-install buf lint
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.DEFAULT_GOAL := help
+.PHONY: help venv serve test test-external generate check-generated node_modules \
+        lint-proto lint typecheck fmt bench check clean
+
+help: ## list targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(PY):
+	python3 -m venv $(VENV)
+
+# The pip bundled with Python 3.11 cannot resolve the OpenTelemetry pins: upgrade it first.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e ".[dev]"
+	@touch $@
+
+venv: $(STAMP) ## create .venv and install the project (re-run when pyproject.toml changes)
+
+serve: venv ## start the service on the embedded database (extra flags: ARGS=...)
+	$(VENV)/bin/agent-memory serve $(ARGS)
+
+test: venv ## run the test suite on the embedded PostgreSQL (extra flags: PYTEST_ARGS=...)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-external: export MEMORY_TEST_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/test
+test-external: venv ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+generate: venv ## regenerate generated/ from proto/
+	$(PY) scripts/generate_protos.py
+
+check-generated: venv ## fail when generated/ is stale
+	$(PY) scripts/generate_protos.py --check
+
+node_modules/.package-lock.json: package-lock.json package.json
+	npm ci
+	@touch $@
+
+node_modules: node_modules/.package-lock.json ## install the proto tooling (npm ci)
+
+lint-proto: node_modules ## buf lint the protos
+	$(BUF)
+
+lint: venv node_modules ## ruff check + format check, then buf lint
+	$(VENV)/bin/ruff check $(PATHS)
+	$(VENV)/bin/ruff format --check $(PATHS)
+	$(BUF)
+
+typecheck: venv ## mypy (strict)
+	$(VENV)/bin/mypy
+
+fmt: venv ## format and auto-fix with ruff
+	$(VENV)/bin/ruff format $(PATHS)
+	$(VENV)/bin/ruff check --fix $(PATHS)
+
+bench: venv ## run every bench/*.py in order
+	@set -e; for f in bench/*.py; do \
+		[ -e "$$f" ] || { echo "no benchmarks in bench/"; break; }; \
+		echo "== $$f"; $(PY) "$$f"; \
+	done
+
+check: check-generated lint typecheck test ## everything CI checks
+
+clean: ## remove caches and build output (keeps .venv, node_modules and .agent-memory)
+	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis src/*.egg-info *.egg-info
+	find . -name __pycache__ -type d -not -path './.venv/*' -not -path './node_modules/*' -prune -exec rm -rf {} +
