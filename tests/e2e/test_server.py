@@ -117,8 +117,8 @@ def test_an_unreachable_database_is_unavailable_not_internal() -> None:
             pytest.raises(grpc.RpcError) as info,
         ):
             pb_stub(channel).ListMemories(
-                    pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id="a")), timeout=30
-                )
+                pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id="a")), timeout=30
+            )
         details = error_details(info.value)
         assert details.code is grpc.StatusCode.UNAVAILABLE
         assert details.reason == "DATABASE_UNAVAILABLE"

@@ -11,7 +11,16 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agent_memory.domain.memory import Memory, MemorySource, Owner, Scope
+from agent_memory.domain.memory import (
+    IMPORTANCE_MAX,
+    IMPORTANCE_MIN,
+    KEY_MAX_CHARS,
+    Memory,
+    MemorySource,
+    Owner,
+    Scope,
+    text_violations,
+)
 from agent_memory.store.models import MemoryRow
 
 
@@ -166,7 +175,8 @@ def _after(order: Sequence[tuple[Any, bool]], position: Sequence[Any]) -> Any:
     clauses = []
     for i, (column, descending) in enumerate(order):
         equal = [c == v for (c, _), v in zip(order[:i], position[:i], strict=True)]
-        beyond = column < position[i] if descending else column > position[i]
+        # .op() because SQLAlchemy refuses < and > on booleans; PostgreSQL orders them.
+        beyond = column.op("<" if descending else ">")(position[i])
         clauses.append(and_(*equal, beyond))
     return or_(*clauses)
 
@@ -203,12 +213,19 @@ def sort_position(memory: Memory) -> list[Any]:
 def parse_position(scope: Scope, raw: Sequence[Any]) -> list[Any]:
     """Undo :func:`sort_position`. Raises ValueError for a position we did not make."""
     expected = 3 if scope is Scope.AGENT else 4
-    if len(raw) != expected or not isinstance(raw[0], bool) or type(raw[1]) is not int:
+    if (
+        len(raw) != expected
+        or not isinstance(raw[0], bool)
+        or type(raw[1]) is not int
+        or not IMPORTANCE_MIN <= raw[1] <= IMPORTANCE_MAX
+        or not all(isinstance(v, str) for v in raw[2:])
+    ):
         raise ValueError("not a listing position")
     if scope is Scope.AGENT:
-        if not isinstance(raw[2], str):
+        if text_violations("key", raw[2], max_chars=KEY_MAX_CHARS):
             raise ValueError("not a listing position")
         return list(raw)
-    if not isinstance(raw[2], str) or not isinstance(raw[3], str):
+    updated_at = datetime.fromisoformat(raw[2])
+    if updated_at.tzinfo is None:
         raise ValueError("not a listing position")
-    return [raw[0], raw[1], datetime.fromisoformat(raw[2]), uuid.UUID(raw[3])]
+    return [raw[0], raw[1], updated_at, uuid.UUID(raw[3])]

@@ -1,0 +1,170 @@
+"""Settings.from_env: defaults, MEMORY_* variables, explicit overrides, bad values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_memory.config import Settings, SettingsError
+
+
+def test_defaults_without_any_variable() -> None:
+    settings = Settings.from_env({})
+    assert settings.listen == "127.0.0.1:50051"
+    assert settings.database_url is None
+    assert settings.data_dir == Path(".agent-memory")
+    assert settings.insecure_local is False
+    assert settings.core_max_chars == 4000
+    assert settings.core_max_entries == 20
+    assert settings.archival_max_chars == 8000
+
+
+def test_unrelated_variables_are_ignored() -> None:
+    settings = Settings.from_env({"LISTEN": "0.0.0.0:1", "CORE_MAX_CHARS": "1", "PATH": "/bin"})
+    assert settings == Settings()
+
+
+def test_variables_are_parsed_to_their_types() -> None:
+    settings = Settings.from_env(
+        {
+            "MEMORY_LISTEN": "0.0.0.0:6000",
+            "MEMORY_DATABASE_URL": "postgresql://u@db:5432/memory",
+            "MEMORY_DATA_DIR": "/var/lib/agent-memory",
+            "MEMORY_INSECURE_LOCAL": "1",
+            "MEMORY_LOG_LEVEL": "DEBUG",
+            "MEMORY_CORE_MAX_CHARS": "5000",
+            "MEMORY_CORE_MAX_ENTRIES": "30",
+            "MEMORY_ARCHIVAL_MAX_CHARS": "9000",
+            "MEMORY_SHUTDOWN_GRACE_SECONDS": "2.5",
+        }
+    )
+    assert settings.listen == "0.0.0.0:6000"
+    assert settings.database_url == "postgresql://u@db:5432/memory"
+    assert settings.data_dir == Path("/var/lib/agent-memory")
+    assert isinstance(settings.data_dir, Path)
+    assert settings.insecure_local is True
+    assert settings.log_level == "DEBUG"
+    assert settings.core_max_chars == 5000
+    assert settings.core_max_entries == 30
+    assert settings.archival_max_chars == 9000
+    assert settings.shutdown_grace_seconds == 2.5
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("true", True),
+        ("TRUE", True),
+        ("yes", True),
+        ("on", True),
+        (" On ", True),
+        ("0", False),
+        ("false", False),
+        ("False", False),
+        ("no", False),
+        ("off", False),
+    ],
+)
+def test_boolean_spellings(raw: str, expected: bool) -> None:
+    assert Settings.from_env({"MEMORY_INSECURE_LOCAL": raw}).insecure_local is expected
+
+
+def test_empty_variable_means_unset() -> None:
+    settings = Settings.from_env({"MEMORY_CORE_MAX_CHARS": "", "MEMORY_LISTEN": ""})
+    assert settings.core_max_chars == 4000
+    assert settings.listen == "127.0.0.1:50051"
+
+
+def test_the_process_environment_is_read_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_CORE_MAX_ENTRIES", "7")
+    assert Settings.from_env().core_max_entries == 7
+
+
+def test_explicit_overrides_beat_the_environment() -> None:
+    env = {
+        "MEMORY_LISTEN": "0.0.0.0:6000",
+        "MEMORY_DATABASE_URL": "postgresql://env/db",
+        "MEMORY_DATA_DIR": "/from/env",
+        "MEMORY_INSECURE_LOCAL": "0",
+    }
+    settings = Settings.from_env(
+        env,
+        listen="127.0.0.1:0",
+        database_url="postgresql://flag/db",
+        data_dir=Path("/from/flag"),
+        insecure_local=True,
+    )
+    assert settings.listen == "127.0.0.1:0"
+    assert settings.database_url == "postgresql://flag/db"
+    assert settings.data_dir == Path("/from/flag")
+    assert settings.insecure_local is True
+
+
+def test_none_overrides_leave_the_environment_value() -> None:
+    settings = Settings.from_env({"MEMORY_LISTEN": "0.0.0.0:6000"}, listen=None, database_url=None)
+    assert settings.listen == "0.0.0.0:6000"
+    assert settings.database_url is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw"),
+    [
+        ("MEMORY_CORE_MAX_CHARS", "many"),
+        ("MEMORY_CORE_MAX_CHARS", "4000.5"),
+        ("MEMORY_CORE_MAX_ENTRIES", "twenty"),
+        ("MEMORY_ARCHIVAL_MAX_CHARS", "8k"),
+        ("MEMORY_DB_POOL_SIZE", "ten"),
+        ("MEMORY_INSECURE_LOCAL", "maybe"),
+        ("MEMORY_INSECURE_LOCAL", "2"),
+        ("MEMORY_SHUTDOWN_GRACE_SECONDS", "soon"),
+    ],
+)
+def test_unparsable_values_name_the_variable(variable: str, raw: str) -> None:
+    with pytest.raises(SettingsError, match=variable):
+        Settings.from_env({variable: raw})
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "MEMORY_CORE_MAX_CHARS",
+        "MEMORY_CORE_MAX_ENTRIES",
+        "MEMORY_ARCHIVAL_MAX_CHARS",
+        "MEMORY_BLOCK_VERSIONS_KEPT",
+        "MEMORY_DB_POOL_SIZE",
+        "MEMORY_MAX_MESSAGE_BYTES",
+    ],
+)
+@pytest.mark.parametrize("raw", ["0", "-1"])
+def test_limits_must_be_positive(variable: str, raw: str) -> None:
+    with pytest.raises(SettingsError, match=variable):
+        Settings.from_env({variable: raw})
+
+
+def test_negative_grace_is_refused() -> None:
+    with pytest.raises(SettingsError, match="MEMORY_SHUTDOWN_GRACE_SECONDS"):
+        Settings.from_env({"MEMORY_SHUTDOWN_GRACE_SECONDS": "-1"})
+
+
+def test_listen_needs_host_and_port() -> None:
+    with pytest.raises(SettingsError, match="MEMORY_LISTEN"):
+        Settings.from_env({"MEMORY_LISTEN": "localhost"})
+
+
+def test_invalid_override_is_refused_too() -> None:
+    with pytest.raises(SettingsError, match="MEMORY_CORE_MAX_CHARS"):
+        Settings.from_env({}, core_max_chars=0)
+
+
+def test_settings_error_is_a_value_error() -> None:
+    assert issubclass(SettingsError, ValueError)
+
+
+def test_with_overrides_keeps_the_rest() -> None:
+    base = Settings.from_env({"MEMORY_CORE_MAX_CHARS": "123"})
+    changed = base.with_overrides(listen="127.0.0.1:0")
+    assert changed.listen == "127.0.0.1:0"
+    assert changed.core_max_chars == 123
+    assert base.listen == "127.0.0.1:50051"
