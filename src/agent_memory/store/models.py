@@ -7,9 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     DateTime,
     Double,
+    ForeignKeyConstraint,
     Index,
     LargeBinary,
     MetaData,
@@ -110,9 +112,87 @@ class AgentSettingsRow(Base):
     updated_by: Mapped[str] = mapped_column(String(255))
 
 
+class BlockRow(Base):
+    """A full-replacement block of one user, or of that user plus one agent.
+
+    ``agent_id`` is empty for the user scope so the key has no NULLs.
+    ``updated_at`` is the compare-and-set token: every write makes it strictly later.
+    """
+
+    __tablename__ = "blocks"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    label: Mapped[str] = mapped_column(String(16), primary_key=True)
+    content: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+
+    __table_args__ = (
+        CheckConstraint("scope IN ('user', 'agent')", name="scope"),
+        CheckConstraint("label IN ('core', 'archival')", name="label"),
+        CheckConstraint("(scope = 'user') = (agent_id = '')", name="agent_id"),
+        CheckConstraint("version >= 1", name="version"),
+    )
+
+
+class BlockVersionRow(Base):
+    """One accepted write of a block; the newest few are kept, and go with the block."""
+
+    __tablename__ = "block_versions"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    label: Mapped[str] = mapped_column(String(16), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    content: Mapped[str] = mapped_column(Text)
+    char_count: Mapped[int]
+    writer_user_id: Mapped[str] = mapped_column(String(255))
+    written_at: Mapped[datetime] = mapped_column(Timestamp)
+
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["tenant_id", "user_id", "scope", "agent_id", "label"],
+            [
+                "blocks.tenant_id",
+                "blocks.user_id",
+                "blocks.scope",
+                "blocks.agent_id",
+                "blocks.label",
+            ],
+            ondelete="CASCADE",
+            name="fk_block_versions_block",
+        ),
+    )
+
+
+class ArchivalLineRow(Base):
+    """A non-empty line of an archival block, under its 1-based line number in the block.
+
+    Rewritten with the block in one transaction, so recall never sees half a write.
+    """
+
+    __tablename__ = "archival_lines"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    line_number: Mapped[int] = mapped_column(primary_key=True)
+    content: Mapped[str] = mapped_column(Text)
+
+
 __all__ = [
     "AgentSettingsRow",
     "ApiKeyRow",
+    "ArchivalLineRow",
     "Base",
+    "BlockRow",
+    "BlockVersionRow",
     "MemoryRow",
 ]
