@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
-from google.protobuf import struct_pb2, timestamp_pb2
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
 
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import Memory, MemoryPatch, MemorySource, Owner, Scope
-from agentmemory.v1 import memory_pb2
+from agent_memory.domain.events import MemoryEvent, MemoryEventType
+from agent_memory.domain.memorize import Conversation, ConversationMessage, MemorizeInput
+from agent_memory.domain.memory import (
+    Grounding,
+    Memory,
+    MemoryPatch,
+    MemorySource,
+    Owner,
+    Scope,
+)
+from agentmemory.v1 import memory_pb2, memory_service_pb2
 
 _SCOPES = {
     Scope.AGENT: memory_pb2.SCOPE_AGENT,
@@ -56,9 +66,99 @@ def source_from_proto(value: int) -> MemorySource:
     return source
 
 
+_EVENT_TYPES = {
+    MemoryEventType.CREATED: memory_pb2.MEMORY_EVENT_TYPE_CREATED,
+    MemoryEventType.UPDATED: memory_pb2.MEMORY_EVENT_TYPE_UPDATED,
+    MemoryEventType.PINNED: memory_pb2.MEMORY_EVENT_TYPE_PINNED,
+    MemoryEventType.UNPINNED: memory_pb2.MEMORY_EVENT_TYPE_UNPINNED,
+    MemoryEventType.DELETED: memory_pb2.MEMORY_EVENT_TYPE_DELETED,
+}
+
+
+def struct(data: Any) -> struct_pb2.Struct:
+    message = struct_pb2.Struct()
+    message.update(dict(data))
+    return message
+
+
+def plain(message: struct_pb2.Struct) -> dict[str, Any]:
+    data: dict[str, Any] = json_format.MessageToDict(message)
+    return data
+
+
+def grounding_to_proto(g: Grounding) -> memory_pb2.Grounding:
+    message = memory_pb2.Grounding(
+        message_position=g.message_position,
+        provider_message_id=g.provider_message_id,
+        start_character=g.start_character,
+        end_character=g.end_character,
+        quote=g.quote,
+        metadata=struct(g.metadata),
+    )
+    for name in ("raw_event_index", "raw_start_character", "raw_end_character"):
+        value = getattr(g, name)
+        if value is not None:
+            setattr(message, name, value)
+    return message
+
+
+def grounding_from_proto(g: memory_pb2.Grounding) -> Grounding:
+    return Grounding(
+        message_position=g.message_position,
+        provider_message_id=g.provider_message_id,
+        start_character=g.start_character,
+        end_character=g.end_character,
+        quote=g.quote,
+        raw_event_index=g.raw_event_index if g.HasField("raw_event_index") else None,
+        raw_start_character=g.raw_start_character if g.HasField("raw_start_character") else None,
+        raw_end_character=g.raw_end_character if g.HasField("raw_end_character") else None,
+        metadata=plain(g.metadata),
+    )
+
+
+def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput:
+    conversation = None
+    if request.HasField("conversation"):
+        c = request.conversation
+        conversation = Conversation(
+            provider=c.provider,
+            conversation_id=c.conversation_id,
+            messages=tuple(
+                ConversationMessage(
+                    role=m.role,
+                    content=m.content,
+                    provider_message_id=m.provider_message_id,
+                    created_at=m.created_at.ToDatetime(tzinfo=UTC)
+                    if m.HasField("created_at")
+                    else None,
+                )
+                for m in c.messages
+            ),
+        )
+    return MemorizeInput(
+        content=request.content,
+        tags=tuple(request.tags),
+        confidence=request.confidence if request.HasField("confidence") else None,
+        memory_key=request.memory_key,
+        metadata=plain(request.metadata),
+        groundings=tuple(grounding_from_proto(g) for g in request.groundings),
+        conversation=conversation,
+    )
+
+
+def event_to_proto(event: MemoryEvent) -> memory_pb2.MemoryEvent:
+    return memory_pb2.MemoryEvent(
+        id=str(event.id),
+        memory_id=str(event.memory_id),
+        type=_EVENT_TYPES[event.type],
+        actor_user_id=event.actor_user_id,
+        occurred_at=timestamp(event.occurred_at),
+        old_memory=memory_to_proto(event.old) if event.old else None,
+        new_memory=memory_to_proto(event.new) if event.new else None,
+    )
+
+
 def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
-    metadata = struct_pb2.Struct()
-    metadata.update(dict(memory.metadata))
     message = memory_pb2.Memory(
         id=str(memory.id),
         scope=_SCOPES[memory.owner.scope],
@@ -71,10 +171,13 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
         source=_SOURCES[memory.source],
         read_only=memory.read_only,
         tags=list(memory.tags),
-        metadata=metadata,
+        metadata=struct(memory.metadata),
+        groundings=[grounding_to_proto(g) for g in memory.groundings],
         created_at=timestamp(memory.created_at),
         updated_at=timestamp(memory.updated_at),
         etag=memory.etag,
+        conversation_id=memory.conversation_id or "",
+        conversation_provider=memory.conversation_provider or "",
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence

@@ -84,6 +84,50 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
         return pb.DeleteMemoryResponse()
 
+    async def Memorize(
+        self, request: pb.MemorizeRequest, context: ServicerContext
+    ) -> pb.MemorizeResponse:
+        memory, created = await self._memories.memorize(
+            current_principal(),
+            owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
+            item=convert.memorize_input(request),
+        )
+        return pb.MemorizeResponse(memory=convert.memory_to_proto(memory), created=created)
+
+    async def RecordLearning(
+        self, request: pb.RecordLearningRequest, context: ServicerContext
+    ) -> pb.RecordLearningResponse:
+        memory = await self._memories.record_learning(
+            current_principal(),
+            chain_agent_ids=list(request.chain_agent_ids),
+            content=request.content,
+        )
+        return pb.RecordLearningResponse(memory=convert.memory_to_proto(memory))
+
+    async def ListLearnings(
+        self, request: pb.ListLearningsRequest, context: ServicerContext
+    ) -> pb.ListLearningsResponse:
+        memories = await self._memories.learnings(
+            current_principal(),
+            chain_agent_ids=list(request.chain_agent_ids),
+            limit=request.limit,
+        )
+        return pb.ListLearningsResponse(memories=[convert.memory_to_proto(m) for m in memories])
+
+    async def ListMemoryEvents(
+        self, request: pb.ListMemoryEventsRequest, context: ServicerContext
+    ) -> pb.ListMemoryEventsResponse:
+        page = await self._memories.events(
+            current_principal(),
+            parse_memory_id("memory_id", request.memory_id),
+            size=request.page_size,
+            token=request.page_token,
+        )
+        return pb.ListMemoryEventsResponse(
+            events=[convert.event_to_proto(e) for e in page.items],
+            next_page_token=page.next_page_token,
+        )
+
     async def GetAgentSettings(
         self, request: pb.GetAgentSettingsRequest, context: ServicerContext
     ) -> pb.GetAgentSettingsResponse:

@@ -53,6 +53,21 @@ class Owner:
 
 
 @dataclass(frozen=True)
+class Grounding:
+    """A span of a conversation that supports a memory: proof, not decoration."""
+
+    message_position: int = 0
+    provider_message_id: str = ""
+    start_character: int = 0
+    end_character: int = 0
+    quote: str = ""
+    raw_event_index: int | None = None
+    raw_start_character: int | None = None
+    raw_end_character: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Memory:
     id: uuid.UUID
     owner: Owner
@@ -67,6 +82,9 @@ class Memory:
     tags: tuple[str, ...] = ()
     confidence: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    groundings: tuple[Grounding, ...] = ()
+    conversation_provider: str | None = None
+    conversation_id: str | None = None
 
     @property
     def read_only(self) -> bool:

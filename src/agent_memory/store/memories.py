@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,16 +16,19 @@ from agent_memory.domain.memory import (
     IMPORTANCE_MAX,
     IMPORTANCE_MIN,
     KEY_MAX_CHARS,
+    Grounding,
     Memory,
     MemorySource,
     Owner,
     Scope,
     text_violations,
 )
-from agent_memory.store.models import MemoryRow
+from agent_memory.store.models import MemoryGroundingRow, MemoryRow
+
+LEARNING_KEY_PREFIX = "director:learning:"
 
 
-def to_domain(row: MemoryRow) -> Memory:
+def to_domain(row: MemoryRow, groundings: tuple[Grounding, ...] = ()) -> Memory:
     return Memory(
         id=row.id,
         owner=Owner(Scope(row.scope), row.owner_id),
@@ -39,75 +43,62 @@ def to_domain(row: MemoryRow) -> Memory:
         tags=tuple(row.tags or ()),
         confidence=row.confidence,
         metadata=dict(row.metadata_ or {}),
+        groundings=groundings,
+        conversation_provider=row.conversation_provider,
+        conversation_id=row.conversation_id,
     )
 
 
-async def upsert(
+async def insert_new(
     session: AsyncSession,
     *,
     tenant_id: str,
     owner: Owner,
     key: str,
-    value: str,
-    pinned: bool | None,
-    importance: int | None,
     source: MemorySource,
     actor: str,
-) -> tuple[Memory, bool] | None:
-    """Insert, or update the row holding (owner, key) when its source is the same.
+    fields: dict[str, Any],
+) -> Memory | None:
+    """Insert a row at (owner, key); ``None`` when a concurrent writer got there first."""
+    stmt = (
+        insert(MemoryRow)
+        .values(
+            tenant_id=tenant_id,
+            id=uuid.uuid4(),
+            scope=owner.scope.value,
+            owner_id=owner.id,
+            key=key,
+            source=source.value,
+            created_by=actor,
+            updated_by=actor,
+            **_columns(fields),
+        )
+        .on_conflict_do_nothing(
+            index_elements=[MemoryRow.tenant_id, MemoryRow.scope, MemoryRow.owner_id, MemoryRow.key]
+        )
+        .returning(MemoryRow)
+    )
+    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    return to_domain(row) if row else None
 
-    Atomic under concurrency: two writers of the same new key leave one row.
-    Returns ``(memory, created)``, or ``None`` when the key is held by a row of
-    another source (the caller decides what that means).
-    """
-    values: dict[str, Any] = {
-        "tenant_id": tenant_id,
-        "id": uuid.uuid4(),
-        "scope": owner.scope.value,
-        "owner_id": owner.id,
-        "key": key,
-        "value": value,
-        "source": source.value,
-        "created_by": actor,
-        "updated_by": actor,
-    }
-    if pinned is not None:
-        values["pinned"] = pinned
-    if importance is not None:
-        values["importance"] = importance
-    stmt = insert(MemoryRow).values(values)
-    changes: dict[str, Any] = {
-        "value": stmt.excluded.value,
-        "updated_by": stmt.excluded.updated_by,
-        "updated_at": func.clock_timestamp(),
-        "version": MemoryRow.version + 1,
-    }
-    if pinned is not None:
-        changes["pinned"] = stmt.excluded.pinned
-    if importance is not None:
-        changes["importance"] = stmt.excluded.importance
-    returning = stmt.on_conflict_do_update(
-        index_elements=[MemoryRow.tenant_id, MemoryRow.scope, MemoryRow.owner_id, MemoryRow.key],
-        set_=changes,
-        where=MemoryRow.source == stmt.excluded.source,
-    ).returning(MemoryRow)
-    row = (await session.scalars(returning, execution_options={"populate_existing": True})).first()
-    if row is None:
-        return None
-    return to_domain(row), row.version == 1
+
+def _columns(fields: dict[str, Any]) -> dict[str, Any]:
+    """Domain field names to column attribute names (``metadata`` is ``metadata_``)."""
+    return {("metadata_" if k == "metadata" else k): v for k, v in fields.items()}
 
 
 async def find_by_key(
-    session: AsyncSession, *, tenant_id: str, owner: Owner, key: str
+    session: AsyncSession, *, tenant_id: str, owner: Owner, key: str, for_update: bool = False
 ) -> Memory | None:
-    row = await session.scalar(
-        select(MemoryRow).where(
-            MemoryRow.tenant_id == tenant_id,
-            MemoryRow.scope == owner.scope.value,
-            MemoryRow.owner_id == owner.id,
-            MemoryRow.key == key,
-        )
+    stmt = select(MemoryRow).where(
+        MemoryRow.tenant_id == tenant_id,
+        MemoryRow.scope == owner.scope.value,
+        MemoryRow.owner_id == owner.id,
+        MemoryRow.key == key,
     )
+    if for_update:
+        stmt = stmt.with_for_update()
+    row = await session.scalar(stmt, execution_options={"populate_existing": True})
     return to_domain(row) if row else None
 
 
@@ -134,7 +125,7 @@ async def apply(
         update(MemoryRow)
         .where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory_id)
         .values(
-            **changes,
+            **_columns(changes),
             updated_by=actor,
             updated_at=func.clock_timestamp(),
             version=MemoryRow.version + 1,
@@ -145,11 +136,96 @@ async def apply(
     return to_domain(row)
 
 
-async def delete(session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID) -> None:
-    row = await session.get(MemoryRow, (tenant_id, memory_id))
-    if row is not None:
-        await session.delete(row)
-        await session.flush()
+async def delete_row(session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID) -> None:
+    await session.execute(
+        delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory_id)
+    )
+
+
+async def replace_groundings(
+    session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID, groundings: Sequence[Grounding]
+) -> None:
+    await session.execute(
+        delete(MemoryGroundingRow).where(
+            MemoryGroundingRow.tenant_id == tenant_id, MemoryGroundingRow.memory_id == memory_id
+        )
+    )
+    if groundings:
+        await session.execute(
+            insert(MemoryGroundingRow),
+            [
+                {
+                    "tenant_id": tenant_id,
+                    "memory_id": memory_id,
+                    "ordinal": i,
+                    "message_position": g.message_position,
+                    "provider_message_id": g.provider_message_id,
+                    "start_character": g.start_character,
+                    "end_character": g.end_character,
+                    "quote": g.quote,
+                    "raw_event_index": g.raw_event_index,
+                    "raw_start_character": g.raw_start_character,
+                    "raw_end_character": g.raw_end_character,
+                    "metadata_": dict(g.metadata),
+                }
+                for i, g in enumerate(groundings)
+            ],
+        )
+
+
+async def with_groundings(
+    session: AsyncSession, *, tenant_id: str, memories: Sequence[Memory]
+) -> list[Memory]:
+    """The same memories with their groundings, loaded in one query."""
+    if not memories:
+        return []
+    rows = (
+        await session.scalars(
+            select(MemoryGroundingRow)
+            .where(
+                MemoryGroundingRow.tenant_id == tenant_id,
+                MemoryGroundingRow.memory_id.in_([m.id for m in memories]),
+            )
+            .order_by(MemoryGroundingRow.memory_id, MemoryGroundingRow.ordinal)
+        )
+    ).all()
+    by_memory: dict[uuid.UUID, list[Grounding]] = {}
+    for r in rows:
+        by_memory.setdefault(r.memory_id, []).append(
+            Grounding(
+                message_position=r.message_position,
+                provider_message_id=r.provider_message_id,
+                start_character=r.start_character,
+                end_character=r.end_character,
+                quote=r.quote,
+                raw_event_index=r.raw_event_index,
+                raw_start_character=r.raw_start_character,
+                raw_end_character=r.raw_end_character,
+                metadata=dict(r.metadata_ or {}),
+            )
+        )
+    return [replace(m, groundings=tuple(by_memory.get(m.id, ()))) for m in memories]
+
+
+async def list_learnings(
+    session: AsyncSession, *, tenant_id: str, agent_ids: Sequence[str], limit: int
+) -> list[Memory]:
+    """Director learnings of any of ``agent_ids``, newest first."""
+    rows = (
+        await session.scalars(
+            select(MemoryRow)
+            .where(
+                MemoryRow.tenant_id == tenant_id,
+                MemoryRow.source == MemorySource.DIRECTOR.value,
+                MemoryRow.scope == Scope.AGENT.value,
+                MemoryRow.owner_id.in_(list(agent_ids)),
+                MemoryRow.key.startswith(LEARNING_KEY_PREFIX, autoescape=True),
+            )
+            .order_by(MemoryRow.created_at.desc(), MemoryRow.key.desc())
+            .limit(limit)
+        )
+    ).all()
+    return [to_domain(r) for r in rows]
 
 
 # Listing orders, as (sort expression, descending) pairs ending in a unique column.

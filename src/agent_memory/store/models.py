@@ -80,6 +80,8 @@ class MemoryRow(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
     created_by: Mapped[str] = mapped_column(String(255))
     updated_by: Mapped[str] = mapped_column(String(255))
+    conversation_provider: Mapped[str | None] = mapped_column(String(64))
+    conversation_id: Mapped[str | None] = mapped_column(String(255))
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
@@ -96,6 +98,74 @@ class MemoryRow(Base):
             text("pinned DESC"),
             text("importance DESC"),
             "key",
+        ),
+        Index("ix_memories_source_created", "tenant_id", "source", "owner_id", "created_at"),
+    )
+
+
+class MemoryGroundingRow(Base):
+    """A span of a conversation that supports a memory, in the order it was given."""
+
+    __tablename__ = "memory_groundings"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    memory_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    ordinal: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    message_position: Mapped[int]
+    provider_message_id: Mapped[str] = mapped_column(String(255))
+    start_character: Mapped[int]
+    end_character: Mapped[int]
+    quote: Mapped[str] = mapped_column(Text)
+    raw_event_index: Mapped[int | None]
+    raw_start_character: Mapped[int | None]
+    raw_end_character: Mapped[int | None]
+    metadata_: Mapped[dict[str, Any]] = mapped_column(
+        "metadata", JSONB, server_default=text("'{}'::jsonb")
+    )
+
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["tenant_id", "memory_id"],
+            ["memories.tenant_id", "memories.id"],
+            ondelete="CASCADE",
+            name="fk_memory_groundings_memory",
+        ),
+        CheckConstraint("char_length(quote) <= 2000", name="quote_length"),
+    )
+
+
+class ConversationRow(Base):
+    """A conversation snapshot, stored once per (provider, conversation id), updated in place."""
+
+    __tablename__ = "conversations"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    message_count: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+
+
+class MemoryEventRow(Base):
+    """The audit trail: who changed a memory, when, from what to what. Outlives the memory."""
+
+    __tablename__ = "memory_events"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    memory_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    event_type: Mapped[str] = mapped_column(String(16))
+    actor_user_id: Mapped[str] = mapped_column(String(255))
+    occurred_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    old_memory: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    new_memory: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+    __table_args__ = (
+        Index("ix_memory_events_memory", "tenant_id", "memory_id", "occurred_at", "id"),
+        CheckConstraint(
+            "event_type IN ('created', 'updated', 'pinned', 'unpinned', 'deleted')", name="type"
         ),
     )
 
@@ -194,5 +264,8 @@ __all__ = [
     "Base",
     "BlockRow",
     "BlockVersionRow",
+    "ConversationRow",
+    "MemoryEventRow",
+    "MemoryGroundingRow",
     "MemoryRow",
 ]

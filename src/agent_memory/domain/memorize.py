@@ -1,0 +1,198 @@
+"""Memorize: one idempotent memory with tags, confidence, groundings and a conversation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.memory import (
+    KEY_MAX_CHARS,
+    VALUE_MAX_CHARS,
+    Grounding,
+    text_violations,
+)
+
+QUOTE_MAX_CHARS = 2000
+TAG_MAX_CHARS = 64
+MAX_TAGS = 32
+MAX_GROUNDINGS = 100
+CONVERSATION_ID_MAX_CHARS = 255
+MAX_MESSAGES = 10_000
+DEFAULT_PROVIDER = "unknown"
+MEMORIZE_KEY_PREFIX = "memorize:"
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class ConversationMessage:
+    role: str
+    content: str
+    provider_message_id: str = ""
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A snapshot of the conversation a memory was drawn from; stored once per id."""
+
+    provider: str
+    conversation_id: str
+    messages: tuple[ConversationMessage, ...] = ()
+
+
+@dataclass(frozen=True)
+class MemorizeInput:
+    content: str
+    tags: tuple[str, ...] = ()
+    confidence: float | None = None
+    memory_key: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    groundings: tuple[Grounding, ...] = ()
+    conversation: Conversation | None = None
+
+
+def slug_tag(tag: str) -> str:
+    """Lowercase, runs of anything but letters and digits to one dash, trimmed."""
+    return _NON_SLUG.sub("-", tag.lower()).strip("-")[:TAG_MAX_CHARS].strip("-")
+
+
+def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """Slugged, de-duplicated tags in first-seen order; tags that slug to nothing drop."""
+    seen: list[str] = []
+    for tag in tags:
+        slug = slug_tag(tag)
+        if slug and slug not in seen:
+            seen.append(slug)
+    return tuple(seen)
+
+
+def cut_quote(grounding: Grounding) -> Grounding:
+    if len(grounding.quote) <= QUOTE_MAX_CHARS:
+        return grounding
+    return Grounding(**{**grounding.__dict__, "quote": grounding.quote[:QUOTE_MAX_CHARS]})
+
+
+def prepare(raw: MemorizeInput) -> MemorizeInput:
+    """Validate, then normalise tags and cut quotes.
+
+    Raises:
+        InvalidArgument: content, key, confidence, groundings or conversation is malformed.
+    """
+    violations = text_violations("content", raw.content, max_chars=VALUE_MAX_CHARS)
+    if raw.memory_key:
+        violations += text_violations("memory_key", raw.memory_key, max_chars=KEY_MAX_CHARS)
+    if raw.confidence is not None and not 0.0 <= raw.confidence <= 1.0:
+        violations.append(
+            FieldViolation(
+                "confidence", f"must be between 0 and 1 (got {raw.confidence})", "OUT_OF_RANGE"
+            )
+        )
+    if len(raw.tags) > MAX_TAGS:
+        violations.append(FieldViolation("tags", f"at most {MAX_TAGS} tags", "TOO_MANY"))
+    for i, tag in enumerate(raw.tags):
+        violations += text_violations(f"tags[{i}]", tag, max_chars=256, min_chars=0)
+    if len(raw.groundings) > MAX_GROUNDINGS:
+        violations.append(
+            FieldViolation("groundings", f"at most {MAX_GROUNDINGS} groundings", "TOO_MANY")
+        )
+    for i, g in enumerate(raw.groundings):
+        violations += _grounding_violations(f"groundings[{i}]", g)
+    if raw.conversation is not None:
+        violations += _conversation_violations(raw.conversation)
+    check(violations)
+    return MemorizeInput(
+        content=raw.content,
+        tags=normalise_tags(raw.tags),
+        confidence=raw.confidence,
+        memory_key=raw.memory_key,
+        metadata=raw.metadata,
+        groundings=tuple(cut_quote(g) for g in raw.groundings),
+        conversation=raw.conversation,
+    )
+
+
+def _grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
+    found: list[FieldViolation] = []
+    for name in ("message_position", "start_character", "end_character"):
+        if getattr(g, name) < 0:
+            found.append(FieldViolation(f"{path}.{name}", "must not be negative", "OUT_OF_RANGE"))
+    if g.end_character < g.start_character:
+        found.append(
+            FieldViolation(
+                f"{path}.end_character", "must not be before start_character", "OUT_OF_RANGE"
+            )
+        )
+    for name in ("raw_event_index", "raw_start_character", "raw_end_character"):
+        value = getattr(g, name)
+        if value is not None and value < 0:
+            found.append(FieldViolation(f"{path}.{name}", "must not be negative", "OUT_OF_RANGE"))
+    found += text_violations(
+        f"{path}.provider_message_id", g.provider_message_id, max_chars=255, min_chars=0
+    )
+    if "\x00" in g.quote:
+        found.append(
+            FieldViolation(f"{path}.quote", "must not contain NUL characters", "INVALID_CHARACTER")
+        )
+    return found
+
+
+def _conversation_violations(c: Conversation) -> list[FieldViolation]:
+    found = text_violations(
+        "conversation.conversation_id", c.conversation_id, max_chars=CONVERSATION_ID_MAX_CHARS
+    )
+    found += text_violations("conversation.provider", c.provider, max_chars=64)
+    if len(c.messages) > MAX_MESSAGES:
+        found.append(
+            FieldViolation("conversation.messages", f"at most {MAX_MESSAGES} messages", "TOO_MANY")
+        )
+    for i, m in enumerate(c.messages):
+        for name in ("role", "content", "provider_message_id"):
+            if "\x00" in getattr(m, name):
+                found.append(
+                    FieldViolation(
+                        f"conversation.messages[{i}].{name}",
+                        "must not contain NUL characters",
+                        "INVALID_CHARACTER",
+                    )
+                )
+    return found
+
+
+def content_key(item: MemorizeInput) -> str:
+    """The idempotency key when none is given: a stable hash of what makes the memory."""
+    canonical = json.dumps(
+        {
+            "content": item.content,
+            "tags": sorted(item.tags),
+            "conversation_id": item.conversation.conversation_id if item.conversation else "",
+            "groundings": [_grounding_identity(g) for g in item.groundings],
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return MEMORIZE_KEY_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+def _grounding_identity(g: Grounding) -> list[Any]:
+    return [
+        g.message_position,
+        g.provider_message_id,
+        g.start_character,
+        g.end_character,
+        g.quote,
+        g.raw_event_index,
+        g.raw_start_character,
+        g.raw_end_character,
+    ]
+
+
+def memory_key(item: MemorizeInput) -> str:
+    return item.memory_key or content_key(item)
