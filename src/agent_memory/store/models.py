@@ -180,6 +180,7 @@ class AgentSettingsRow(Base):
     memory_enabled: Mapped[bool] = mapped_column(server_default=text("false"))
     updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
     updated_by: Mapped[str] = mapped_column(String(255))
+    active_memory_enabled: Mapped[bool] = mapped_column(server_default=text("false"))
 
 
 class BlockRow(Base):
@@ -257,15 +258,145 @@ class ArchivalLineRow(Base):
     content: Mapped[str] = mapped_column(Text)
 
 
+class ActiveSessionRow(Base):
+    """The model session an agent's chat and scheduled runs share, one row per agent.
+
+    ``last_reset_at`` anchors the runs-since-reset count; enabling active memory and
+    resetting it both clear ``session_id`` and move the anchor. The row is the lock that
+    serialises runs finishing at once.
+    """
+
+    __tablename__ = "active_sessions"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    session_id: Mapped[str | None] = mapped_column(String(255))
+    session_updated_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    last_reset_at: Mapped[datetime] = mapped_column(Timestamp)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+
+    __table_args__ = (
+        CheckConstraint("(session_id IS NULL) = (session_updated_at IS NULL)", name="session"),
+    )
+
+
+class AgentRunRow(Base):
+    """One finished run of an agent: the session it resumed and the one it left behind.
+
+    ``carried`` says the run's session id became the agent's shared session (active
+    memory was on and the run reported one); only carried runs count since a reset.
+    """
+
+    __tablename__ = "agent_runs"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    session_id_before: Mapped[str | None] = mapped_column(String(255))
+    session_id_after: Mapped[str | None] = mapped_column(String(255))
+    carried: Mapped[bool]
+    recorded_at: Mapped[datetime] = mapped_column(Timestamp)
+
+    __table_args__ = (
+        Index("ix_agent_runs_recorded", "tenant_id", "agent_id", "recorded_at"),
+        CheckConstraint("char_length(run_id) BETWEEN 1 AND 255", name="run_id_length"),
+        CheckConstraint("NOT carried OR session_id_after IS NOT NULL", name="carried"),
+    )
+
+
+class CardTypeRow(Base):
+    """A kind of decision card: whether it may be re-examined, and its action words."""
+
+    __tablename__ = "card_types"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    re_examinable: Mapped[str] = mapped_column(String(16))
+    actions: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
+    decision_actions: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
+    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+
+    __table_args__ = (
+        CheckConstraint(
+            "re_examinable IN ('never', 'always', 'until_resolved')", name="re_examinable"
+        ),
+    )
+
+
+class DecisionRow(Base):
+    """One run's structured result. ``result`` is written once and never changed."""
+
+    __tablename__ = "decisions"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(255))
+    agent_id: Mapped[str] = mapped_column(String(255))
+    card_type: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(32))
+    summary: Mapped[str] = mapped_column(String(200))
+    result: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    resolution_status: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    resolved_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "run_id"),
+        ForeignKeyConstraint(
+            ["tenant_id", "card_type"],
+            ["card_types.tenant_id", "card_types.name"],
+            name="fk_decisions_card_type",
+        ),
+        Index("ix_decisions_recent", "tenant_id", "agent_id", "created_at", "id"),
+        CheckConstraint(
+            "resolution_status IN ('open', 'resolved', 'expired')", name="resolution_status"
+        ),
+        CheckConstraint("(resolution_status = 'open') = (resolved_at IS NULL)", name="resolved_at"),
+    )
+
+
+class ReexaminationRow(Base):
+    """A later run's conviction on a decision; an annotation beside it, never a change to it."""
+
+    __tablename__ = "reexaminations"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    parent_decision_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    run_id: Mapped[str] = mapped_column(String(255))
+    conviction_score: Mapped[int] = mapped_column(SmallInteger)
+    notes: Mapped[str] = mapped_column(String(500))
+    suggested_action: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "run_id"),
+        ForeignKeyConstraint(
+            ["tenant_id", "parent_decision_id"],
+            ["decisions.tenant_id", "decisions.id"],
+            ondelete="CASCADE",
+            name="fk_reexaminations_parent",
+        ),
+        Index("ix_reexaminations_history", "tenant_id", "parent_decision_id", "created_at", "id"),
+        CheckConstraint("conviction_score BETWEEN 0 AND 100", name="conviction_score"),
+    )
+
+
 __all__ = [
+    "ActiveSessionRow",
+    "AgentRunRow",
     "AgentSettingsRow",
     "ApiKeyRow",
     "ArchivalLineRow",
     "Base",
     "BlockRow",
     "BlockVersionRow",
+    "CardTypeRow",
     "ConversationRow",
+    "DecisionRow",
     "MemoryEventRow",
     "MemoryGroundingRow",
     "MemoryRow",
+    "ReexaminationRow",
 ]
