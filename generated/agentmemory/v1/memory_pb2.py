@@ -22,43 +22,48 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gentmemory/v1/memory.proto\x12\x0e\x61gentmemory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"A\n\x0bMemoryOwner\x12\x12\n\x08\x61gent_id\x18\x01 \x01(\tH\x00\x12\x16\n\x0cworkspace_id\x18\x02 \x01(\tH\x00\x42\x06\n\x04kind\"\xce\x02\n\tGrounding\x12\x18\n\x10message_position\x18\x01 \x01(\x05\x12\x1b\n\x13provider_message_id\x18\x02 \x01(\t\x12\x17\n\x0fstart_character\x18\x03 \x01(\x05\x12\x15\n\rend_character\x18\x04 \x01(\x05\x12\r\n\x05quote\x18\x05 \x01(\t\x12\x1c\n\x0fraw_event_index\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12 \n\x13raw_start_character\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\x1e\n\x11raw_end_character\x18\x08 \x01(\x05H\x02\x88\x01\x01\x12)\n\x08metadata\x18\t \x01(\x0b\x32\x17.google.protobuf.StructB\x12\n\x10_raw_event_indexB\x16\n\x14_raw_start_characterB\x14\n\x12_raw_end_character\"\x81\x01\n\x13\x43onversationMessage\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x1b\n\x13provider_message_id\x18\x03 \x01(\t\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"p\n\x0c\x43onversation\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x35\n\x08messages\x18\x03 \x03(\x0b\x32#.agentmemory.v1.ConversationMessage\"\x99\x04\n\x06Memory\x12\n\n\x02id\x18\x01 \x01(\t\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\r\n\x05value\x18\x06 \x01(\t\x12\x0e\n\x06pinned\x18\x07 \x01(\x08\x12\x12\n\nimportance\x18\x08 \x01(\x05\x12,\n\x06source\x18\t \x01(\x0e\x32\x1c.agentmemory.v1.MemorySource\x12\x11\n\tread_only\x18\n \x01(\x08\x12\x0c\n\x04tags\x18\x0b \x03(\t\x12\x17\n\nconfidence\x18\x0c \x01(\x01H\x00\x88\x01\x01\x12)\n\x08metadata\x18\r \x01(\x0b\x32\x17.google.protobuf.Struct\x12-\n\ngroundings\x18\x0e \x03(\x0b\x32\x19.agentmemory.v1.Grounding\x12.\n\ncreated_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x10 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x65tag\x18\x11 \x01(\t\x12\x17\n\x0f\x63onversation_id\x18\x12 \x01(\t\x12\x1d\n\x15\x63onversation_provider\x18\x13 \x01(\tB\r\n\x0b_confidence\"\xfb\x01\n\x0bMemoryEvent\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tmemory_id\x18\x02 \x01(\t\x12-\n\x04type\x18\x03 \x01(\x0e\x32\x1f.agentmemory.v1.MemoryEventType\x12\x15\n\ractor_user_id\x18\x04 \x01(\t\x12/\n\x0boccurred_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\nold_memory\x18\x06 \x01(\x0b\x32\x16.agentmemory.v1.Memory\x12*\n\nnew_memory\x18\x07 \x01(\x0b\x32\x16.agentmemory.v1.Memory\"i\n\rAgentSettings\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x16\n\x0ememory_enabled\x18\x02 \x01(\x08\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"P\n\x0f\x45xtractionUsage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x03\x12\x15\n\routput_tokens\x18\x02 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x03 \x01(\x01\"s\n\x0b\x44roppedFact\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12$\n\x05scope\x18\x03 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x12\n\nconfidence\x18\x04 \x01(\x01\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\xc8\x01\n\x0bUsageRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12\x1c\n\x14synthetic_session_id\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x14\n\x0cinput_tokens\x18\x04 \x01(\x03\x12\x15\n\routput_tokens\x18\x05 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x06 \x01(\x01\x12/\n\x0brecorded_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61gent_id\x18\x08 \x01(\t*T\n\x05Scope\x12\x15\n\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSCOPE_AGENT\x10\x01\x12\x13\n\x0fSCOPE_WORKSPACE\x10\x02\x12\x0e\n\nSCOPE_USER\x10\x03*\x97\x01\n\x0cMemorySource\x12\x1d\n\x19MEMORY_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n\x14MEMORY_SOURCE_MANUAL\x10\x01\x12\x16\n\x12MEMORY_SOURCE_AUTO\x10\x02\x12\x1a\n\x16MEMORY_SOURCE_DIRECTOR\x10\x03\x12\x1a\n\x16MEMORY_SOURCE_MEMORIZE\x10\x04*\xcf\x01\n\x0fMemoryEventType\x12!\n\x1dMEMORY_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1d\n\x19MEMORY_EVENT_TYPE_CREATED\x10\x01\x12\x1d\n\x19MEMORY_EVENT_TYPE_UPDATED\x10\x02\x12\x1c\n\x18MEMORY_EVENT_TYPE_PINNED\x10\x03\x12\x1e\n\x1aMEMORY_EVENT_TYPE_UNPINNED\x10\x04\x12\x1d\n\x19MEMORY_EVENT_TYPE_DELETED\x10\x05*\xf6\x02\n\x11\x45xtractionOutcome\x12\"\n\x1e\x45XTRACTION_OUTCOME_UNSPECIFIED\x10\x00\x12 \n\x1c\x45XTRACTION_OUTCOME_COMPLETED\x10\x01\x12(\n$EXTRACTION_OUTCOME_SKIPPED_TOO_SHORT\x10\x02\x12%\n!EXTRACTION_OUTCOME_SKIPPED_BUDGET\x10\x03\x12\"\n\x1e\x45XTRACTION_OUTCOME_MODEL_ERROR\x10\x04\x12\x1e\n\x1a\x45XTRACTION_OUTCOME_TIMEOUT\x10\x05\x12\x1e\n\x1a\x45XTRACTION_OUTCOME_REFUSED\x10\x06\x12&\n\"EXTRACTION_OUTCOME_MALFORMED_REPLY\x10\x07\x12\x1d\n\x19\x45XTRACTION_OUTCOME_QUEUED\x10\x08\x12\x1f\n\x1b\x45XTRACTION_OUTCOME_NO_FACTS\x10\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gentmemory/v1/memory.proto\x12\x0e\x61gentmemory.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"A\n\x0bMemoryOwner\x12\x12\n\x08\x61gent_id\x18\x01 \x01(\tH\x00\x12\x16\n\x0cworkspace_id\x18\x02 \x01(\tH\x00\x42\x06\n\x04kind\"\xce\x02\n\tGrounding\x12\x18\n\x10message_position\x18\x01 \x01(\x05\x12\x1b\n\x13provider_message_id\x18\x02 \x01(\t\x12\x17\n\x0fstart_character\x18\x03 \x01(\x05\x12\x15\n\rend_character\x18\x04 \x01(\x05\x12\r\n\x05quote\x18\x05 \x01(\t\x12\x1c\n\x0fraw_event_index\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12 \n\x13raw_start_character\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\x1e\n\x11raw_end_character\x18\x08 \x01(\x05H\x02\x88\x01\x01\x12)\n\x08metadata\x18\t \x01(\x0b\x32\x17.google.protobuf.StructB\x12\n\x10_raw_event_indexB\x16\n\x14_raw_start_characterB\x14\n\x12_raw_end_character\"\x81\x01\n\x13\x43onversationMessage\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x1b\n\x13provider_message_id\x18\x03 \x01(\t\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"p\n\x0c\x43onversation\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x35\n\x08messages\x18\x03 \x03(\x0b\x32#.agentmemory.v1.ConversationMessage\"\x99\x04\n\x06Memory\x12\n\n\x02id\x18\x01 \x01(\t\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\r\n\x05value\x18\x06 \x01(\t\x12\x0e\n\x06pinned\x18\x07 \x01(\x08\x12\x12\n\nimportance\x18\x08 \x01(\x05\x12,\n\x06source\x18\t \x01(\x0e\x32\x1c.agentmemory.v1.MemorySource\x12\x11\n\tread_only\x18\n \x01(\x08\x12\x0c\n\x04tags\x18\x0b \x03(\t\x12\x17\n\nconfidence\x18\x0c \x01(\x01H\x00\x88\x01\x01\x12)\n\x08metadata\x18\r \x01(\x0b\x32\x17.google.protobuf.Struct\x12-\n\ngroundings\x18\x0e \x03(\x0b\x32\x19.agentmemory.v1.Grounding\x12.\n\ncreated_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x10 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x65tag\x18\x11 \x01(\t\x12\x17\n\x0f\x63onversation_id\x18\x12 \x01(\t\x12\x1d\n\x15\x63onversation_provider\x18\x13 \x01(\tB\r\n\x0b_confidence\"\xfb\x01\n\x0bMemoryEvent\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tmemory_id\x18\x02 \x01(\t\x12-\n\x04type\x18\x03 \x01(\x0e\x32\x1f.agentmemory.v1.MemoryEventType\x12\x15\n\ractor_user_id\x18\x04 \x01(\t\x12/\n\x0boccurred_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\nold_memory\x18\x06 \x01(\x0b\x32\x16.agentmemory.v1.Memory\x12*\n\nnew_memory\x18\x07 \x01(\x0b\x32\x16.agentmemory.v1.Memory\"\x88\x01\n\rAgentSettings\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x16\n\x0ememory_enabled\x18\x02 \x01(\x08\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1d\n\x15\x61\x63tive_memory_enabled\x18\x04 \x01(\x08\"P\n\x0f\x45xtractionUsage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x03\x12\x15\n\routput_tokens\x18\x02 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x03 \x01(\x01\"s\n\x0b\x44roppedFact\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12$\n\x05scope\x18\x03 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x12\n\nconfidence\x18\x04 \x01(\x01\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\xc8\x01\n\x0bUsageRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12\x1c\n\x14synthetic_session_id\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x14\n\x0cinput_tokens\x18\x04 \x01(\x03\x12\x15\n\routput_tokens\x18\x05 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x06 \x01(\x01\x12/\n\x0brecorded_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61gent_id\x18\x08 \x01(\t\"\xd4\x02\n\rActiveSession\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x33\n\x06status\x18\x03 \x01(\x0e\x32#.agentmemory.v1.ActiveSessionStatus\x12\x18\n\x10runs_since_reset\x18\x04 \x01(\x05\x12.\n\x0bsession_age\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07warning\x18\x06 \x01(\x08\x12\x31\n\rlast_reset_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x65nabled\x18\x08 \x01(\x08\x12.\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11warning_threshold\x18\n \x01(\x05*T\n\x05Scope\x12\x15\n\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSCOPE_AGENT\x10\x01\x12\x13\n\x0fSCOPE_WORKSPACE\x10\x02\x12\x0e\n\nSCOPE_USER\x10\x03*\x97\x01\n\x0cMemorySource\x12\x1d\n\x19MEMORY_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n\x14MEMORY_SOURCE_MANUAL\x10\x01\x12\x16\n\x12MEMORY_SOURCE_AUTO\x10\x02\x12\x1a\n\x16MEMORY_SOURCE_DIRECTOR\x10\x03\x12\x1a\n\x16MEMORY_SOURCE_MEMORIZE\x10\x04*\xcf\x01\n\x0fMemoryEventType\x12!\n\x1dMEMORY_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1d\n\x19MEMORY_EVENT_TYPE_CREATED\x10\x01\x12\x1d\n\x19MEMORY_EVENT_TYPE_UPDATED\x10\x02\x12\x1c\n\x18MEMORY_EVENT_TYPE_PINNED\x10\x03\x12\x1e\n\x1aMEMORY_EVENT_TYPE_UNPINNED\x10\x04\x12\x1d\n\x19MEMORY_EVENT_TYPE_DELETED\x10\x05*\xf6\x02\n\x11\x45xtractionOutcome\x12\"\n\x1e\x45XTRACTION_OUTCOME_UNSPECIFIED\x10\x00\x12 \n\x1c\x45XTRACTION_OUTCOME_COMPLETED\x10\x01\x12(\n$EXTRACTION_OUTCOME_SKIPPED_TOO_SHORT\x10\x02\x12%\n!EXTRACTION_OUTCOME_SKIPPED_BUDGET\x10\x03\x12\"\n\x1e\x45XTRACTION_OUTCOME_MODEL_ERROR\x10\x04\x12\x1e\n\x1a\x45XTRACTION_OUTCOME_TIMEOUT\x10\x05\x12\x1e\n\x1a\x45XTRACTION_OUTCOME_REFUSED\x10\x06\x12&\n\"EXTRACTION_OUTCOME_MALFORMED_REPLY\x10\x07\x12\x1d\n\x19\x45XTRACTION_OUTCOME_QUEUED\x10\x08\x12\x1f\n\x1b\x45XTRACTION_OUTCOME_NO_FACTS\x10\t*\x89\x01\n\x13\x41\x63tiveSessionStatus\x12%\n!ACTIVE_SESSION_STATUS_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x41\x43TIVE_SESSION_STATUS_FRESH\x10\x01\x12*\n&ACTIVE_SESSION_STATUS_CARRYING_CONTEXT\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmemory.v1.memory_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SCOPE']._serialized_start=2063
-  _globals['_SCOPE']._serialized_end=2147
-  _globals['_MEMORYSOURCE']._serialized_start=2150
-  _globals['_MEMORYSOURCE']._serialized_end=2301
-  _globals['_MEMORYEVENTTYPE']._serialized_start=2304
-  _globals['_MEMORYEVENTTYPE']._serialized_end=2511
-  _globals['_EXTRACTIONOUTCOME']._serialized_start=2514
-  _globals['_EXTRACTIONOUTCOME']._serialized_end=2888
-  _globals['_MEMORYOWNER']._serialized_start=110
-  _globals['_MEMORYOWNER']._serialized_end=175
-  _globals['_GROUNDING']._serialized_start=178
-  _globals['_GROUNDING']._serialized_end=512
-  _globals['_CONVERSATIONMESSAGE']._serialized_start=515
-  _globals['_CONVERSATIONMESSAGE']._serialized_end=644
-  _globals['_CONVERSATION']._serialized_start=646
-  _globals['_CONVERSATION']._serialized_end=758
-  _globals['_MEMORY']._serialized_start=761
-  _globals['_MEMORY']._serialized_end=1298
-  _globals['_MEMORYEVENT']._serialized_start=1301
-  _globals['_MEMORYEVENT']._serialized_end=1552
-  _globals['_AGENTSETTINGS']._serialized_start=1554
-  _globals['_AGENTSETTINGS']._serialized_end=1659
-  _globals['_EXTRACTIONUSAGE']._serialized_start=1661
-  _globals['_EXTRACTIONUSAGE']._serialized_end=1741
-  _globals['_DROPPEDFACT']._serialized_start=1743
-  _globals['_DROPPEDFACT']._serialized_end=1858
-  _globals['_USAGERECORD']._serialized_start=1861
-  _globals['_USAGERECORD']._serialized_end=2061
+  _globals['_SCOPE']._serialized_start=2470
+  _globals['_SCOPE']._serialized_end=2554
+  _globals['_MEMORYSOURCE']._serialized_start=2557
+  _globals['_MEMORYSOURCE']._serialized_end=2708
+  _globals['_MEMORYEVENTTYPE']._serialized_start=2711
+  _globals['_MEMORYEVENTTYPE']._serialized_end=2918
+  _globals['_EXTRACTIONOUTCOME']._serialized_start=2921
+  _globals['_EXTRACTIONOUTCOME']._serialized_end=3295
+  _globals['_ACTIVESESSIONSTATUS']._serialized_start=3298
+  _globals['_ACTIVESESSIONSTATUS']._serialized_end=3435
+  _globals['_MEMORYOWNER']._serialized_start=142
+  _globals['_MEMORYOWNER']._serialized_end=207
+  _globals['_GROUNDING']._serialized_start=210
+  _globals['_GROUNDING']._serialized_end=544
+  _globals['_CONVERSATIONMESSAGE']._serialized_start=547
+  _globals['_CONVERSATIONMESSAGE']._serialized_end=676
+  _globals['_CONVERSATION']._serialized_start=678
+  _globals['_CONVERSATION']._serialized_end=790
+  _globals['_MEMORY']._serialized_start=793
+  _globals['_MEMORY']._serialized_end=1330
+  _globals['_MEMORYEVENT']._serialized_start=1333
+  _globals['_MEMORYEVENT']._serialized_end=1584
+  _globals['_AGENTSETTINGS']._serialized_start=1587
+  _globals['_AGENTSETTINGS']._serialized_end=1723
+  _globals['_EXTRACTIONUSAGE']._serialized_start=1725
+  _globals['_EXTRACTIONUSAGE']._serialized_end=1805
+  _globals['_DROPPEDFACT']._serialized_start=1807
+  _globals['_DROPPEDFACT']._serialized_end=1922
+  _globals['_USAGERECORD']._serialized_start=1925
+  _globals['_USAGERECORD']._serialized_end=2125
+  _globals['_ACTIVESESSION']._serialized_start=2128
+  _globals['_ACTIVESESSION']._serialized_end=2468
 # @@protoc_insertion_point(module_scope)

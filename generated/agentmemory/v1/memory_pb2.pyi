@@ -1,5 +1,6 @@
 import datetime
 
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -47,6 +48,12 @@ class ExtractionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXTRACTION_OUTCOME_MALFORMED_REPLY: _ClassVar[ExtractionOutcome]
     EXTRACTION_OUTCOME_QUEUED: _ClassVar[ExtractionOutcome]
     EXTRACTION_OUTCOME_NO_FACTS: _ClassVar[ExtractionOutcome]
+
+class ActiveSessionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACTIVE_SESSION_STATUS_UNSPECIFIED: _ClassVar[ActiveSessionStatus]
+    ACTIVE_SESSION_STATUS_FRESH: _ClassVar[ActiveSessionStatus]
+    ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: _ClassVar[ActiveSessionStatus]
 SCOPE_UNSPECIFIED: Scope
 SCOPE_AGENT: Scope
 SCOPE_WORKSPACE: Scope
@@ -72,6 +79,9 @@ EXTRACTION_OUTCOME_REFUSED: ExtractionOutcome
 EXTRACTION_OUTCOME_MALFORMED_REPLY: ExtractionOutcome
 EXTRACTION_OUTCOME_QUEUED: ExtractionOutcome
 EXTRACTION_OUTCOME_NO_FACTS: ExtractionOutcome
+ACTIVE_SESSION_STATUS_UNSPECIFIED: ActiveSessionStatus
+ACTIVE_SESSION_STATUS_FRESH: ActiveSessionStatus
+ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: ActiveSessionStatus
 
 class MemoryOwner(_message.Message):
     __slots__ = ("agent_id", "workspace_id")
@@ -186,14 +196,16 @@ class MemoryEvent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., memory_id: _Optional[str] = ..., type: _Optional[_Union[MemoryEventType, str]] = ..., actor_user_id: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., old_memory: _Optional[_Union[Memory, _Mapping]] = ..., new_memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
 
 class AgentSettings(_message.Message):
-    __slots__ = ("agent_id", "memory_enabled", "updated_at")
+    __slots__ = ("agent_id", "memory_enabled", "updated_at", "active_memory_enabled")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     memory_enabled: bool
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    active_memory_enabled: bool
+    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., active_memory_enabled: _Optional[bool] = ...) -> None: ...
 
 class ExtractionUsage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cost_usd")
@@ -238,3 +250,27 @@ class UsageRecord(_message.Message):
     recorded_at: _timestamp_pb2.Timestamp
     agent_id: str
     def __init__(self, id: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class ActiveSession(_message.Message):
+    __slots__ = ("agent_id", "session_id", "status", "runs_since_reset", "session_age", "warning", "last_reset_at", "enabled", "updated_at", "warning_threshold")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RUNS_SINCE_RESET_FIELD_NUMBER: _ClassVar[int]
+    SESSION_AGE_FIELD_NUMBER: _ClassVar[int]
+    WARNING_FIELD_NUMBER: _ClassVar[int]
+    LAST_RESET_AT_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    WARNING_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    session_id: str
+    status: ActiveSessionStatus
+    runs_since_reset: int
+    session_age: _duration_pb2.Duration
+    warning: bool
+    last_reset_at: _timestamp_pb2.Timestamp
+    enabled: bool
+    updated_at: _timestamp_pb2.Timestamp
+    warning_threshold: int
+    def __init__(self, agent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., status: _Optional[_Union[ActiveSessionStatus, str]] = ..., runs_since_reset: _Optional[int] = ..., session_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., warning: _Optional[bool] = ..., last_reset_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., warning_threshold: _Optional[int] = ...) -> None: ...

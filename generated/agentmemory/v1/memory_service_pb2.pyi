@@ -263,3 +263,45 @@ class GetUsageResponse(_message.Message):
     total_output_tokens: int
     total_cost_usd: float
     def __init__(self, records: _Optional[_Iterable[_Union[_memory_pb2.UsageRecord, _Mapping]]] = ..., total_input_tokens: _Optional[int] = ..., total_output_tokens: _Optional[int] = ..., total_cost_usd: _Optional[float] = ...) -> None: ...
+
+class GetActiveSessionRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class GetActiveSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: _memory_pb2.ActiveSession
+    def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...
+
+class RecordRunSessionRequest(_message.Message):
+    __slots__ = ("agent_id", "run_id", "session_id_before", "session_id_after")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_AFTER_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    run_id: str
+    session_id_before: str
+    session_id_after: str
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ...) -> None: ...
+
+class RecordRunSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: _memory_pb2.ActiveSession
+    def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...
+
+class ResetActiveSessionRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class ResetActiveSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: _memory_pb2.ActiveSession
+    def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...

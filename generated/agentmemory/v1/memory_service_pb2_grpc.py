@@ -111,6 +111,21 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetUsageRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetUsageResponse.FromString,
                 _registered_method=True)
+        self.GetActiveSession = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/GetActiveSession',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetActiveSessionRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetActiveSessionResponse.FromString,
+                _registered_method=True)
+        self.RecordRunSession = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/RecordRunSession',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionResponse.FromString,
+                _registered_method=True)
+        self.ResetActiveSession = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ResetActiveSession',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -234,6 +249,36 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetActiveSession(self, request, context):
+        """Gets the agent's active session: the session id its next run resumes,
+        runs since the last reset, session age and the reset warning. An agent
+        never configured reads as fresh with active memory off.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordRunSession(self, request, context):
+        """Records a finished run (chat turn or scheduled run) with the session id
+        it resumed and the one it ended with. While active memory is on, a
+        reported session_id_after becomes the agent's session and the run
+        counts towards runs_since_reset. Runs finishing at once are serialised,
+        so none is lost. Recording the same run id again with the same session
+        ids changes nothing; with different ones it is ALREADY_EXISTS with
+        reason RUN_ALREADY_RECORDED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResetActiveSession(self, request, context):
+        """Clears the agent's session id and moves the runs_since_reset anchor to
+        now: the next run starts clean. Past runs stay recorded.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -306,6 +351,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.GetUsage,
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetUsageRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetUsageResponse.SerializeToString,
+            ),
+            'GetActiveSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetActiveSession,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetActiveSessionRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetActiveSessionResponse.SerializeToString,
+            ),
+            'RecordRunSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordRunSession,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionResponse.SerializeToString,
+            ),
+            'ResetActiveSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetActiveSession,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -693,6 +753,87 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/GetUsage',
             agentmemory_dot_v1_dot_memory__service__pb2.GetUsageRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.GetUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetActiveSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/GetActiveSession',
+            agentmemory_dot_v1_dot_memory__service__pb2.GetActiveSessionRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.GetActiveSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordRunSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/RecordRunSession',
+            agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetActiveSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ResetActiveSession',
+            agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
