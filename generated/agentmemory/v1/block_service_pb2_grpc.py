@@ -76,15 +76,18 @@ class BlockServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteBlock(self, request, context):
-        """Deletes one block and its history. NOT_FOUND when absent; a stale
-        expected_updated_at is ABORTED with reason BLOCK_CONFLICT.
+        """Deletes one block with its version history and, for an archival block,
+        its stored lines, in one transaction. NOT_FOUND when absent; a stale
+        expected_updated_at is ABORTED with reason BLOCK_CONFLICT and nothing is
+        deleted.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListBlocks(self, request, context):
-        """Lists the caller's blocks, filtered by scope.
+        """Lists the caller's blocks, filtered by scope: the user's blocks first,
+        then agent blocks by agent id; core before archival in each.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -100,9 +103,12 @@ class BlockServiceServicer:
         - set and different, or the block is absent: ABORTED.
 
         Conflicts are ABORTED with an ErrorInfo of reason BLOCK_CONFLICT whose
-        metadata carries the current updated_at. Of concurrent writers holding
-        the same expected value exactly one wins. Over-limit content is
-        INVALID_ARGUMENT with field violations; content carrying a secret is
+        metadata carries the block as it is: current_updated_at (RFC 3339, UTC,
+        microseconds; empty when absent), current_version ("0" when absent) and
+        exists ("true" or "false"). Of concurrent writers holding the same
+        expected value exactly one wins. Every accepted write is kept as a
+        version, the oldest beyond the server's limit dropped. Over-limit content
+        is INVALID_ARGUMENT with field violations; content carrying a secret is
         INVALID_ARGUMENT with reason SECRET_IN_VALUE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -110,7 +116,8 @@ class BlockServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListBlockVersions(self, request, context):
-        """Lists a block's accepted writes (AIP-158).
+        """Lists a block's kept versions, newest first (AIP-158). NOT_FOUND when
+        the block is absent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
