@@ -33,6 +33,25 @@ class Settings:
     db_pool_size: int = 10
     db_statement_timeout_ms: int = 10_000
     max_message_bytes: int = 4 * 1024 * 1024
+    # Automatic extraction: the model, its price table and every guardrail.
+    extraction_model: str = "claude-haiku-4-5-20251001"
+    extraction_prices: str = ""  # JSON {"model": [usd_per_mtok_in, usd_per_mtok_out]}
+    extraction_budget_usd: float = 0.03
+    extraction_min_chars: int = 200
+    extraction_max_chars: int = 12_000
+    extraction_max_facts: int = 5
+    extraction_min_confidence: float = 0.6
+    extraction_hint_count: int = 20
+    extraction_dedup_rows: int = 100
+    extraction_jaccard_threshold: float = 0.8
+    extraction_timeout_seconds: float = 30.0
+    extraction_sdk_retries: int = 1
+    extraction_settle_seconds: float = 30.0
+    extraction_workers: int = 1
+    extraction_poll_seconds: float = 1.0
+    extraction_max_attempts: int = 3
+    extraction_retry_base_seconds: float = 5.0
+    extraction_lease_seconds: float = 300.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -64,6 +83,35 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise SettingsError(f"MEMORY_{name.upper()} must be positive")
+        if not 0 <= self.extraction_min_confidence <= 1:
+            raise SettingsError("MEMORY_EXTRACTION_MIN_CONFIDENCE must be between 0 and 1")
+        if not 0 <= self.extraction_jaccard_threshold <= 1:
+            raise SettingsError("MEMORY_EXTRACTION_JACCARD_THRESHOLD must be between 0 and 1")
+        for name in (
+            "extraction_budget_usd",
+            "extraction_settle_seconds",
+            "extraction_retry_base_seconds",
+            "extraction_sdk_retries",
+        ):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"MEMORY_{name.upper()} must not be negative")
+        for name in (
+            "extraction_max_chars",
+            "extraction_max_facts",
+            "extraction_max_attempts",
+            "extraction_timeout_seconds",
+            "extraction_poll_seconds",
+            "extraction_lease_seconds",
+        ):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"MEMORY_{name.upper()} must be positive")
+        if self.extraction_prices:
+            from agent_memory.extract.budget import parse_prices
+
+            try:
+                parse_prices(self.extraction_prices)
+            except ValueError as exc:
+                raise SettingsError(f"MEMORY_EXTRACTION_PRICES: {exc}") from exc
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
         if ":" not in self.listen:

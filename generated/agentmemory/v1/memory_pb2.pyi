@@ -48,6 +48,7 @@ class ExtractionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXTRACTION_OUTCOME_MALFORMED_REPLY: _ClassVar[ExtractionOutcome]
     EXTRACTION_OUTCOME_QUEUED: _ClassVar[ExtractionOutcome]
     EXTRACTION_OUTCOME_NO_FACTS: _ClassVar[ExtractionOutcome]
+    EXTRACTION_OUTCOME_SKIPPED_MEMORY_DISABLED: _ClassVar[ExtractionOutcome]
 
 class ActiveSessionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -79,6 +80,7 @@ EXTRACTION_OUTCOME_REFUSED: ExtractionOutcome
 EXTRACTION_OUTCOME_MALFORMED_REPLY: ExtractionOutcome
 EXTRACTION_OUTCOME_QUEUED: ExtractionOutcome
 EXTRACTION_OUTCOME_NO_FACTS: ExtractionOutcome
+EXTRACTION_OUTCOME_SKIPPED_MEMORY_DISABLED: ExtractionOutcome
 ACTIVE_SESSION_STATUS_UNSPECIFIED: ActiveSessionStatus
 ACTIVE_SESSION_STATUS_FRESH: ActiveSessionStatus
 ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: ActiveSessionStatus
@@ -232,7 +234,7 @@ class DroppedFact(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., confidence: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class UsageRecord(_message.Message):
-    __slots__ = ("id", "synthetic_session_id", "model", "input_tokens", "output_tokens", "cost_usd", "recorded_at", "agent_id")
+    __slots__ = ("id", "synthetic_session_id", "model", "input_tokens", "output_tokens", "cost_usd", "recorded_at", "agent_id", "outcome")
     ID_FIELD_NUMBER: _ClassVar[int]
     SYNTHETIC_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -241,6 +243,7 @@ class UsageRecord(_message.Message):
     COST_USD_FIELD_NUMBER: _ClassVar[int]
     RECORDED_AT_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
     id: str
     synthetic_session_id: str
     model: str
@@ -249,7 +252,8 @@ class UsageRecord(_message.Message):
     cost_usd: float
     recorded_at: _timestamp_pb2.Timestamp
     agent_id: str
-    def __init__(self, id: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_id: _Optional[str] = ...) -> None: ...
+    outcome: ExtractionOutcome
+    def __init__(self, id: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_id: _Optional[str] = ..., outcome: _Optional[_Union[ExtractionOutcome, str]] = ...) -> None: ...
 
 class ActiveSession(_message.Message):
     __slots__ = ("agent_id", "session_id", "status", "runs_since_reset", "session_age", "warning", "last_reset_at", "enabled", "updated_at", "warning_threshold")

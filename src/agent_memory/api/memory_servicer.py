@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from grpc.aio import ServicerContext
 
-from agent_memory.api import convert
+from agent_memory.api import convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import parse_memory_id
 from agent_memory.service.agents import Agents
+from agent_memory.service.extraction import Extraction
 from agent_memory.service.memories import Memories
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import memory_service_pb2_grpc
 
 
 class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
-    def __init__(self, memories: Memories, agents: Agents) -> None:
+    def __init__(self, memories: Memories, agents: Agents, extraction: Extraction) -> None:
         self._memories = memories
         self._agents = agents
+        self._extraction = extraction
 
     async def UpsertMemory(
         self, request: pb.UpsertMemoryRequest, context: ServicerContext
@@ -127,6 +131,29 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             events=[convert.event_to_proto(e) for e in page.items],
             next_page_token=page.next_page_token,
         )
+
+    async def ExtractMemories(
+        self, request: pb.ExtractMemoriesRequest, context: ServicerContext
+    ) -> pb.ExtractMemoriesResponse:
+        result = await self._extraction.extract(
+            current_principal(),
+            extraction_convert.request_from_proto(request),
+            queued=request.queued,
+        )
+        return extraction_convert.result_to_proto(result)
+
+    async def GetUsage(
+        self, request: pb.GetUsageRequest, context: ServicerContext
+    ) -> pb.GetUsageResponse:
+        report = await self._extraction.usage_report(
+            current_principal(),
+            prefix=request.synthetic_session_id_prefix,
+            start=request.start_time.ToDatetime(tzinfo=UTC)
+            if request.HasField("start_time")
+            else None,
+            end=request.end_time.ToDatetime(tzinfo=UTC) if request.HasField("end_time") else None,
+        )
+        return extraction_convert.report_to_proto(report)
 
     async def GetAgentSettings(
         self, request: pb.GetAgentSettingsRequest, context: ServicerContext

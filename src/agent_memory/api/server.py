@@ -23,7 +23,10 @@ from agent_memory.api.interceptors import (
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.config import Settings
+from agent_memory.extract.model import AnthropicModel
 from agent_memory.service.agents import Agents
+from agent_memory.service.extraction import Extraction
+from agent_memory.service.extraction_worker import ExtractionWorkers
 from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.store import migrate
@@ -56,15 +59,23 @@ class RunningServer:
     server: grpc.aio.Server
     health: HealthServicer
     address: str
+    workers: ExtractionWorkers
 
     async def stop(self, grace: float) -> None:
-        """Refuse new calls at once; let in-flight calls finish for up to ``grace`` seconds."""
+        """Refuse new calls at once; let in-flight calls finish for up to ``grace`` seconds.
+
+        Queued extraction passes that were running resume on the next start.
+        """
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+        await self.workers.stop()
 
 
 async def start_server(
-    settings: Settings, db: Database, *, tracer_provider: TracerProvider | None = None
+    settings: Settings,
+    db: Database,
+    *,
+    tracer_provider: TracerProvider | None = None,
 ) -> RunningServer:
     """Build the server over ``db``, bind ``settings.listen`` and start serving."""
     identify: IdentifyCaller = (
@@ -84,8 +95,17 @@ async def start_server(
             ("grpc.so_reuseport", 0),
         ],
     )
+    extraction = Extraction(
+        db,
+        AnthropicModel(
+            timeout_seconds=settings.extraction_timeout_seconds,
+            max_retries=settings.extraction_sdk_retries,
+        ),
+        settings,
+        tracer_provider=tracer_provider,
+    )
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(Memories(db), Agents(db)), server
+        MemoryServicer(Memories(db), Agents(db), extraction), server
     )
     block_service_pb2_grpc.add_BlockServiceServicer_to_server(BlockServicer(), server)
     recall_service_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(), server)
@@ -106,7 +126,9 @@ async def start_server(
     await server.start()
     for name in ("", *SERVICE_NAMES):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server=server, health=health, address=f"{host}:{port}")
+    workers = ExtractionWorkers(db, extraction, settings)
+    workers.start()
+    return RunningServer(server=server, health=health, address=f"{host}:{port}", workers=workers)
 
 
 def database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:

@@ -111,9 +111,7 @@ class Memories:
         if importance is not None:
             fields["importance"] = importance
         async with self._db.transaction() as session:
-            memory, created = await self._write_by_key(
-                session, principal, owner, key, source, fields
-            )
+            memory, created = await write_by_key(session, principal, owner, key, source, fields)
             return memory, created
 
     async def memorize(
@@ -152,7 +150,7 @@ class Memories:
                 await conversations.upsert(
                     session, tenant_id=principal.tenant_id, conversation=item.conversation
                 )
-            memory, created = await self._write_by_key(
+            memory, created = await write_by_key(
                 session, principal, owner, key, MemorySource.MEMORIZE, fields
             )
             await store.replace_groundings(
@@ -190,7 +188,7 @@ class Memories:
                     fields={"value": content},
                 )
                 if created is not None:
-                    await self._audit(session, principal, created, MemoryEventType.CREATED, None)
+                    await audit(session, principal, created, MemoryEventType.CREATED, None)
                     return created
         raise Conflict("could not find a free learning key", reason="LEARNING_KEY_TAKEN")
 
@@ -296,7 +294,7 @@ class Memories:
             kind = MemoryEventType.UPDATED
             if set(changes) == {"pinned"}:
                 kind = MemoryEventType.PINNED if updated.pinned else MemoryEventType.UNPINNED
-            await self._audit(session, principal, updated, kind, current)
+            await audit(session, principal, updated, kind, current)
             return updated
 
     async def pin(self, principal: Principal, memory_id: uuid.UUID, pinned: bool) -> Memory:
@@ -313,7 +311,7 @@ class Memories:
                 actor=principal.user_id,
             )
             kind = MemoryEventType.PINNED if pinned else MemoryEventType.UNPINNED
-            await self._audit(session, principal, updated, kind, current)
+            await audit(session, principal, updated, kind, current)
             return updated
 
     async def delete(
@@ -384,75 +382,75 @@ class Memories:
             raise _not_found(memory_id)
         return current
 
-    async def _write_by_key(
-        self,
-        session: AsyncSession,
-        principal: Principal,
-        owner: Owner,
-        key: str,
-        source: MemorySource,
-        fields: dict[str, Any],
-    ) -> tuple[Memory, bool]:
-        """Insert at (owner, key), or update the row there when it has the same source.
 
-        Safe under concurrency: of two writers of a new key one inserts and the
-        other, after waiting for it, updates; neither sees a unique violation.
-        """
-        for _ in range(_WRITE_ATTEMPTS):
-            current = await store.find_by_key(
-                session, tenant_id=principal.tenant_id, owner=owner, key=key, for_update=True
-            )
-            if current is None:
-                created = await store.insert_new(
-                    session,
-                    tenant_id=principal.tenant_id,
-                    owner=owner,
-                    key=key,
-                    source=source,
-                    actor=principal.user_id,
-                    fields=fields,
-                )
-                if created is None:
-                    continue  # a concurrent writer inserted it first: read and update it
-                await self._audit(session, principal, created, MemoryEventType.CREATED, None)
-                return created, True
-            if current.source is not source:
-                if current.read_only:
-                    raise _read_only(current)
-                raise FailedPrecondition(
-                    f"key {key!r} is held by a {current.source.value} memory; "
-                    f"a {source.value} write cannot replace it",
-                    reason="SOURCE_MISMATCH",
-                    metadata={"memory_id": str(current.id), "source": current.source.value},
-                )
-            updated = await store.apply(
+async def write_by_key(
+    session: AsyncSession,
+    principal: Principal,
+    owner: Owner,
+    key: str,
+    source: MemorySource,
+    fields: dict[str, Any],
+) -> tuple[Memory, bool]:
+    """Insert at (owner, key), or update the row there when it has the same source.
+
+    Safe under concurrency: of two writers of a new key one inserts and the
+    other, after waiting for it, updates; neither sees a unique violation.
+    """
+    for _ in range(_WRITE_ATTEMPTS):
+        current = await store.find_by_key(
+            session, tenant_id=principal.tenant_id, owner=owner, key=key, for_update=True
+        )
+        if current is None:
+            created = await store.insert_new(
                 session,
                 tenant_id=principal.tenant_id,
-                memory_id=current.id,
-                changes=fields,
+                owner=owner,
+                key=key,
+                source=source,
                 actor=principal.user_id,
+                fields=fields,
             )
-            await self._audit(session, principal, updated, MemoryEventType.UPDATED, current)
-            return updated, False
-        raise Conflict(f"key {key!r} kept changing; retry", reason="CONCURRENT_WRITE")
-
-    async def _audit(
-        self,
-        session: AsyncSession,
-        principal: Principal,
-        memory: Memory,
-        kind: MemoryEventType,
-        old: Memory | None,
-    ) -> None:
-        await event_store.record(
+            if created is None:
+                continue  # a concurrent writer inserted it first: read and update it
+            await audit(session, principal, created, MemoryEventType.CREATED, None)
+            return created, True
+        if current.source is not source:
+            if current.read_only:
+                raise _read_only(current)
+            raise FailedPrecondition(
+                f"key {key!r} is held by a {current.source.value} memory; "
+                f"a {source.value} write cannot replace it",
+                reason="SOURCE_MISMATCH",
+                metadata={"memory_id": str(current.id), "source": current.source.value},
+            )
+        updated = await store.apply(
             session,
             tenant_id=principal.tenant_id,
-            memory_id=memory.id,
-            event_type=kind,
+            memory_id=current.id,
+            changes=fields,
             actor=principal.user_id,
-            old=old,
-            new=memory,
         )
+        await audit(session, principal, updated, MemoryEventType.UPDATED, current)
+        return updated, False
+    raise Conflict(f"key {key!r} kept changing; retry", reason="CONCURRENT_WRITE")
+
+
+async def audit(
+    session: AsyncSession,
+    principal: Principal,
+    memory: Memory,
+    kind: MemoryEventType,
+    old: Memory | None,
+) -> None:
+    await event_store.record(
+        session,
+        tenant_id=principal.tenant_id,
+        memory_id=memory.id,
+        event_type=kind,
+        actor=principal.user_id,
+        old=old,
+        new=memory,
+    )
 
 
 def _validate_chain(chain: list[str]) -> None:

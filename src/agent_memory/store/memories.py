@@ -305,3 +305,28 @@ def parse_position(scope: Scope, raw: Sequence[Any]) -> list[Any]:
     if updated_at.tzinfo is None:
         raise ValueError("not a listing position")
     return [raw[0], raw[1], updated_at, uuid.UUID(raw[3])]
+
+
+async def recent(
+    session: AsyncSession, *, tenant_id: str, owners: Sequence[Owner], limit: int
+) -> list[Memory]:
+    """The most recently updated memories of any of ``owners``."""
+    if not owners or limit <= 0:
+        return []
+    rows = (
+        await session.scalars(
+            select(MemoryRow)
+            .where(
+                MemoryRow.tenant_id == tenant_id,
+                or_(
+                    *(
+                        and_(MemoryRow.scope == o.scope.value, MemoryRow.owner_id == o.id)
+                        for o in owners
+                    )
+                ),
+            )
+            .order_by(MemoryRow.updated_at.desc(), MemoryRow.id)
+            .limit(limit)
+        )
+    ).all()
+    return [to_domain(r) for r in rows]

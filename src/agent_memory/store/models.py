@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
@@ -15,6 +16,7 @@ from sqlalchemy import (
     Index,
     LargeBinary,
     MetaData,
+    Numeric,
     SmallInteger,
     String,
     Text,
@@ -167,6 +169,66 @@ class MemoryEventRow(Base):
         CheckConstraint(
             "event_type IN ('created', 'updated', 'pinned', 'unpinned', 'deleted')", name="type"
         ),
+    )
+
+
+class UsageRecordRow(Base):
+    """The usage ledger: one row per model call, under its synthetic session id."""
+
+    __tablename__ = "usage_records"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    synthetic_session_id: Mapped[str] = mapped_column(String(300))
+    agent_id: Mapped[str] = mapped_column(String(255))
+    model: Mapped[str] = mapped_column(String(128))
+    input_tokens: Mapped[int] = mapped_column(BigInteger)
+    output_tokens: Mapped[int] = mapped_column(BigInteger)
+    cost_usd: Mapped[Decimal] = mapped_column(Numeric(14, 8))
+    outcome: Mapped[str] = mapped_column(String(32))
+    recorded_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+
+    __table_args__ = (
+        Index("ix_usage_records_session", "tenant_id", "synthetic_session_id", "recorded_at"),
+        Index("ix_usage_records_time", "tenant_id", "recorded_at"),
+    )
+
+
+class ExtractionJobRow(Base):
+    """A queued extraction pass, run by the server's workers once the run settles."""
+
+    __tablename__ = "extraction_jobs"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    synthetic_session_id: Mapped[str] = mapped_column(String(300))
+    agent_id: Mapped[str] = mapped_column(String(255))
+    workspace_id: Mapped[str | None] = mapped_column(String(255))
+    session_id: Mapped[str | None] = mapped_column(String(255))
+    chain_id: Mapped[str | None] = mapped_column(String(255))
+    actor_user_id: Mapped[str] = mapped_column(String(255))
+    transcript: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), server_default="queued")
+    attempts: Mapped[int] = mapped_column(server_default=text("0"))
+    run_after: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    lease_until: Mapped[datetime | None] = mapped_column(Timestamp)
+    outcome: Mapped[str | None] = mapped_column(String(32))
+    detail: Mapped[str] = mapped_column(Text, server_default="")
+    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'done')", name="status"),
+        # One pending pass per run: a re-queue before it starts replaces it (the run
+        # has not settled yet).
+        Index(
+            "uq_extraction_jobs_pending",
+            "tenant_id",
+            "synthetic_session_id",
+            unique=True,
+            postgresql_where=text("status = 'queued'"),
+        ),
+        Index("ix_extraction_jobs_due", "status", "run_after"),
     )
 
 
@@ -397,6 +459,8 @@ __all__ = [
     "DecisionRow",
     "MemoryEventRow",
     "MemoryGroundingRow",
+    "ExtractionJobRow",
     "MemoryRow",
+    "UsageRecordRow",
     "ReexaminationRow",
 ]

@@ -1,0 +1,137 @@
+"""Automatic extraction: outcomes, dropped facts, usage and synthetic session ids."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.memory import Memory, Scope, owner_violations, text_violations
+
+SYNTHETIC_PREFIX = "memory-extract:"
+CHAIN_ID_CHARS = 8
+TRANSCRIPT_MAX_CHARS = 1_000_000
+
+
+class ExtractionOutcome(StrEnum):
+    COMPLETED = "completed"
+    NO_FACTS = "no_facts"
+    SKIPPED_TOO_SHORT = "skipped_too_short"
+    SKIPPED_BUDGET = "skipped_budget"
+    SKIPPED_MEMORY_DISABLED = "skipped_memory_disabled"
+    MODEL_ERROR = "model_error"
+    TIMEOUT = "timeout"
+    REFUSED = "refused"
+    MALFORMED_REPLY = "malformed_reply"
+    QUEUED = "queued"
+
+    @property
+    def retryable(self) -> bool:
+        """Worth another attempt later: the model or the network failed, not the input."""
+        return self in {ExtractionOutcome.MODEL_ERROR, ExtractionOutcome.TIMEOUT}
+
+
+class DropReason(StrEnum):
+    LOW_CONFIDENCE = "LOW_CONFIDENCE"
+    DUPLICATE = "DUPLICATE"
+    MEMORY_DISABLED = "MEMORY_DISABLED"
+    SECRET_IN_VALUE = "SECRET_IN_VALUE"
+    OVER_LIMIT = "OVER_LIMIT"
+    INVALID_FACT = "INVALID_FACT"
+    KEY_HELD = "KEY_HELD"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fact as the model proposed it."""
+
+    key: str
+    value: str
+    confidence: float
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class DroppedFact:
+    key: str
+    value: str
+    scope: Scope
+    confidence: float
+    reason: DropReason
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class ExtractionRequest:
+    """One finished run to distil: the agent, its workspace, and which run or chain."""
+
+    agent_id: str
+    workspace_id: str | None
+    session_id: str | None
+    chain_id: str | None
+    transcript: str
+
+    @property
+    def synthetic_session_id(self) -> str:
+        if self.chain_id is not None:
+            return f"{SYNTHETIC_PREFIX}chain:{self.chain_id[:CHAIN_ID_CHARS]}"
+        return f"{SYNTHETIC_PREFIX}{self.session_id}"
+
+    def validate(self) -> None:
+        violations = owner_violations("agent_id", self.agent_id)
+        if self.workspace_id is not None:
+            violations += owner_violations("workspace_id", self.workspace_id)
+        if self.session_id is None and self.chain_id is None:
+            violations.append(
+                FieldViolation(
+                    "session_id", "one of session_id or chain_id is required", "REQUIRED"
+                )
+            )
+        if self.session_id is not None:
+            violations += text_violations("session_id", self.session_id, max_chars=255)
+        if self.chain_id is not None:
+            violations += text_violations("chain_id", self.chain_id, max_chars=255)
+        violations += text_violations(
+            "transcript", self.transcript, max_chars=TRANSCRIPT_MAX_CHARS, min_chars=0
+        )
+        check(violations)
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    outcome: ExtractionOutcome
+    synthetic_session_id: str
+    written: list[Memory] = field(default_factory=list)
+    dropped: list[DroppedFact] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    job_id: uuid.UUID | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    id: uuid.UUID
+    synthetic_session_id: str
+    agent_id: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    outcome: ExtractionOutcome
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    records: list[UsageRecord]
+    total_input_tokens: int
+    total_output_tokens: int
+    total_cost_usd: float

@@ -1,0 +1,1 @@
+"""Automatic extraction: the model behind a small protocol, prompts, budget and dedup."""

@@ -1,0 +1,154 @@
+"""The model behind a small protocol, and its Anthropic implementation."""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anthropic
+
+from agent_memory.domain.extraction import Candidate, ExtractionOutcome
+from agent_memory.domain.memory import Scope
+from agent_memory.extract.prompt import TOOL_NAME
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    max_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """What one call produced: candidates, or an outcome that says why there are none."""
+
+    outcome: ExtractionOutcome
+    candidates: list[Candidate] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    detail: str = ""
+
+
+class ExtractionModel(Protocol):
+    async def count_tokens(self, call: ModelCall) -> int:
+        """Exact input tokens of ``call``. Raises: anything, meaning "unknown"."""
+        ...
+
+    async def extract(self, call: ModelCall) -> ModelReply:
+        """Run ``call``; never raises: failures come back as the reply's outcome."""
+        ...
+
+
+class AnthropicModel:
+    """The Messages API through the official SDK, which reads ANTHROPIC_API_KEY and
+    ANTHROPIC_BASE_URL from the environment as it always does."""
+
+    def __init__(self, *, timeout_seconds: float, max_retries: int) -> None:
+        self._timeout = timeout_seconds
+        self._max_retries = max_retries
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _sdk(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            self._client = anthropic.AsyncAnthropic(
+                timeout=self._timeout, max_retries=self._max_retries
+            )
+        return self._client
+
+    async def count_tokens(self, call: ModelCall) -> int:
+        counted = await self._sdk().messages.count_tokens(
+            model=call.model,
+            system=call.system,
+            messages=call.messages,  # type: ignore[arg-type]
+            tools=call.tools,  # type: ignore[arg-type]
+            tool_choice={"type": "tool", "name": TOOL_NAME},
+        )
+        return int(counted.input_tokens)
+
+    async def extract(self, call: ModelCall) -> ModelReply:
+        try:
+            response = await self._sdk().messages.create(  # type: ignore[call-overload]
+                model=call.model,
+                max_tokens=call.max_tokens,
+                system=call.system,
+                messages=call.messages,
+                tools=call.tools,
+                tool_choice={"type": "tool", "name": TOOL_NAME},
+            )
+        except anthropic.APITimeoutError:
+            return ModelReply(ExtractionOutcome.TIMEOUT, detail="the model call timed out")
+        except anthropic.APIStatusError as exc:
+            return ModelReply(
+                ExtractionOutcome.MODEL_ERROR,
+                detail=f"the model API answered {exc.status_code}",
+            )
+        except (anthropic.APIError, anthropic.AnthropicError) as exc:
+            return ModelReply(ExtractionOutcome.MODEL_ERROR, detail=type(exc).__name__)
+        except Exception as exc:
+            # e.g. no credentials configured: the SDK raises TypeError at request time.
+            log.warning("extraction model call failed: %s", exc)
+            return ModelReply(ExtractionOutcome.MODEL_ERROR, detail=type(exc).__name__)
+        usage = response.usage
+        input_tokens = (
+            usage.input_tokens
+            + (usage.cache_creation_input_tokens or 0)
+            + (usage.cache_read_input_tokens or 0)
+        )
+        output_tokens = usage.output_tokens
+        if response.stop_reason == "refusal":
+            return ModelReply(
+                ExtractionOutcome.REFUSED, [], input_tokens, output_tokens, "the model refused"
+            )
+        blocks = [b for b in response.content if b.type == "tool_use" and b.name == TOOL_NAME]
+        if len(blocks) != 1:
+            return ModelReply(
+                ExtractionOutcome.MALFORMED_REPLY,
+                [],
+                input_tokens,
+                output_tokens,
+                f"expected one {TOOL_NAME} call, got {len(blocks)}",
+            )
+        try:
+            candidates = parse_candidates(blocks[0].input)
+        except ValueError as exc:
+            return ModelReply(
+                ExtractionOutcome.MALFORMED_REPLY, [], input_tokens, output_tokens, str(exc)
+            )
+        outcome = ExtractionOutcome.COMPLETED if candidates else ExtractionOutcome.NO_FACTS
+        return ModelReply(outcome, candidates, input_tokens, output_tokens)
+
+
+def parse_candidates(data: object) -> list[Candidate]:
+    """The tool input as candidates. Raises ValueError when it is not the schema's shape."""
+    if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
+        raise ValueError("the tool input has no list of facts")
+    candidates = []
+    for i, fact in enumerate(data["facts"]):
+        if not isinstance(fact, dict):
+            raise ValueError(f"fact {i} is not an object")
+        key, value = fact.get("key"), fact.get("value")
+        confidence, scope = fact.get("confidence"), fact.get("scope")
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError(f"fact {i} lacks a text key or value")
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+            raise ValueError(f"fact {i} lacks a numeric confidence")
+        if not math.isfinite(confidence):
+            raise ValueError(f"fact {i} has a non-finite confidence")
+        if scope not in {"agent", "workspace"}:
+            raise ValueError(f"fact {i} has scope {scope!r}")
+        candidates.append(
+            Candidate(
+                key=key,
+                value=value,
+                confidence=float(confidence),
+                scope=Scope.WORKSPACE if scope == "workspace" else Scope.AGENT,
+            )
+        )
+    return candidates

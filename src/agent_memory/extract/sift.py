@@ -1,0 +1,71 @@
+"""What the server does with the model's candidates before anything is written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_memory.domain.extraction import Candidate, DroppedFact, DropReason
+from agent_memory.domain.memory import VALUE_MAX_CHARS, Scope
+from agent_memory.domain.secrets import find_secrets
+from agent_memory.extract.dedup import auto_key, most_similar
+
+
+@dataclass(frozen=True)
+class KeptFact:
+    key: str  # auto:<slug>
+    value: str
+    scope: Scope
+    confidence: float
+
+
+@dataclass(frozen=True)
+class SiftRules:
+    max_facts: int
+    min_confidence: float
+    jaccard_threshold: float
+    has_workspace: bool
+    memory_enabled: bool
+
+
+def sift(
+    candidates: Sequence[Candidate], existing_values: Sequence[str], rules: SiftRules
+) -> tuple[list[KeptFact], list[DroppedFact]]:
+    """Keep the candidates worth writing; every other one comes back with its reason.
+
+    Scope: WORKSPACE only when the run has a workspace, otherwise forced to AGENT;
+    AGENT facts only when the agent has memory enabled. Values are cut to the
+    memory limit. Near-duplicates (Jaccard over normalised word sets above the
+    threshold) of an existing value or of a fact already kept are dropped.
+    """
+    kept: list[KeptFact] = []
+    dropped: list[DroppedFact] = []
+    for index, c in enumerate(candidates):
+        scope = c.scope if rules.has_workspace else Scope.AGENT
+        value = c.value.strip()[:VALUE_MAX_CHARS]
+        key = auto_key(c.key)
+        reason: DropReason | None = None
+        if index >= rules.max_facts:
+            reason = DropReason.OVER_LIMIT
+        elif not value or not key or "\x00" in value:
+            reason = DropReason.INVALID_FACT
+        elif c.confidence < rules.min_confidence:
+            reason = DropReason.LOW_CONFIDENCE
+        elif scope is Scope.AGENT and not rules.memory_enabled:
+            reason = DropReason.MEMORY_DISABLED
+        elif find_secrets(value) or find_secrets(key):
+            # Never echo a secret back, in the value or in a key that holds one.
+            key = "" if find_secrets(key) else key
+            value = ""
+            reason = DropReason.SECRET_IN_VALUE
+        elif (
+            most_similar(value, [*existing_values, *(k.value for k in kept)])
+            > rules.jaccard_threshold
+        ):
+            reason = DropReason.DUPLICATE
+        if reason is None:
+            kept.append(KeptFact(key, value, scope, c.confidence))
+        else:
+            shown_key = key if key or reason is DropReason.SECRET_IN_VALUE else c.key[:255]
+            dropped.append(DroppedFact(shown_key, value, scope, c.confidence, reason))
+    return kept, dropped

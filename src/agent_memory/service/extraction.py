@@ -1,0 +1,338 @@
+"""Automatic extraction: one budgeted model pass over a finished run's transcript."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from opentelemetry import trace
+from opentelemetry.trace import Tracer, TracerProvider
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agent_memory.config import Settings
+from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
+from agent_memory.domain.extraction import (
+    DroppedFact,
+    DropReason,
+    ExtractionOutcome,
+    ExtractionRequest,
+    ExtractionResult,
+    Usage,
+    UsageReport,
+)
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory import Memory, MemorySource, Owner, Scope, text_violations
+from agent_memory.extract import budget, prompt
+from agent_memory.extract.model import ExtractionModel, ModelCall
+from agent_memory.extract.sift import KeptFact, SiftRules, sift
+from agent_memory.service.memories import write_by_key
+from agent_memory.store import agents as agent_store
+from agent_memory.store import jobs, usage
+from agent_memory.store import memories as memory_store
+from agent_memory.store.database import Database
+
+log = logging.getLogger(__name__)
+
+GEN_AI_SYSTEM = "anthropic"
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """The queued job a pass runs for; closed in the pass's last transaction."""
+
+    tenant_id: str
+    id: uuid.UUID
+    final_attempt: bool
+
+
+class Extraction:
+    """Runs passes now, or queues them for the server's workers."""
+
+    def __init__(
+        self,
+        db: Database,
+        model: ExtractionModel,
+        settings: Settings,
+        *,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        self._db = db
+        self._model = model
+        self._settings = settings
+        self._prices = (
+            budget.parse_prices(settings.extraction_prices)
+            if settings.extraction_prices
+            else dict(budget.DEFAULT_PRICES)
+        )
+        self._tracer: Tracer = trace.get_tracer(__name__, tracer_provider=tracer_provider)
+
+    async def extract(
+        self, principal: Principal, request: ExtractionRequest, *, queued: bool
+    ) -> ExtractionResult:
+        """Run one pass now, or queue it to run once the conversation settles.
+
+        Model failures are not errors: they come back as the result's outcome.
+
+        Raises:
+            InvalidArgument: a malformed request.
+            Unavailable: the database cannot be reached.
+        """
+        request.validate()
+        if queued:
+            async with self._db.transaction() as session:
+                job_id = await jobs.enqueue(
+                    session,
+                    tenant_id=principal.tenant_id,
+                    actor=principal.user_id,
+                    request=request,
+                    settle=timedelta(seconds=self._settings.extraction_settle_seconds),
+                )
+            return ExtractionResult(
+                ExtractionOutcome.QUEUED,
+                request.synthetic_session_id,
+                job_id=job_id,
+                detail=f"runs after {self._settings.extraction_settle_seconds:g}s of quiet",
+            )
+        return await self.run_pass(principal, request)
+
+    async def usage_report(
+        self,
+        principal: Principal,
+        *,
+        prefix: str,
+        start: datetime | None,
+        end: datetime | None,
+    ) -> UsageReport:
+        """Recorded usage whose synthetic session id starts with ``prefix``, in [start, end).
+
+        Raises:
+            InvalidArgument: the prefix is too long or the range is reversed.
+        """
+        violations = text_violations(
+            "synthetic_session_id_prefix", prefix, max_chars=300, min_chars=0
+        )
+        if start is not None and end is not None and end < start:
+            violations.append(
+                FieldViolation("end_time", "must not be before start_time", "OUT_OF_RANGE")
+            )
+        check(violations)
+        async with self._db.transaction() as session:
+            return await usage.report(
+                session, tenant_id=principal.tenant_id, prefix=prefix, start=start, end=end
+            )
+
+    async def run_pass(
+        self, principal: Principal, request: ExtractionRequest, job: JobRef | None = None
+    ) -> ExtractionResult:
+        """One pass, traced under its synthetic session id with GenAI usage attributes."""
+        s = self._settings
+        with self._tracer.start_as_current_span(
+            "memory.extract",
+            attributes={
+                "session.id": request.synthetic_session_id,
+                "gen_ai.system": GEN_AI_SYSTEM,
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": s.extraction_model,
+                "agent.id": request.agent_id,
+            },
+        ) as span:
+            result = await self._run(principal, request, job)
+            span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
+            span.set_attribute("memory.extract.cost_usd", result.usage.cost_usd)
+            span.set_attribute("memory.extract.outcome", result.outcome.value)
+            span.set_attribute("memory.extract.kept", len(result.written))
+            span.set_attribute("memory.extract.dropped", len(result.dropped))
+            return result
+
+    async def _run(
+        self, principal: Principal, request: ExtractionRequest, job: JobRef | None
+    ) -> ExtractionResult:
+        s = self._settings
+        synthetic = request.synthetic_session_id
+        has_workspace = request.workspace_id is not None
+
+        def early(outcome: ExtractionOutcome, detail: str) -> ExtractionResult:
+            return ExtractionResult(outcome, synthetic, detail=detail)
+
+        if len(request.transcript.strip()) < s.extraction_min_chars:
+            return await self._close(
+                job,
+                early(
+                    ExtractionOutcome.SKIPPED_TOO_SHORT,
+                    f"transcript under {s.extraction_min_chars} characters",
+                ),
+            )
+        owners = [Owner(Scope.AGENT, request.agent_id)]
+        if request.workspace_id is not None:
+            owners.append(Owner(Scope.WORKSPACE, request.workspace_id))
+        async with self._db.transaction() as session:
+            settings = await agent_store.get(
+                session, tenant_id=principal.tenant_id, agent_id=request.agent_id
+            )
+            existing = await memory_store.recent(
+                session,
+                tenant_id=principal.tenant_id,
+                owners=owners,
+                limit=max(s.extraction_dedup_rows, s.extraction_hint_count),
+            )
+        if not settings.memory_enabled and not has_workspace:
+            return await self._close(
+                job,
+                early(
+                    ExtractionOutcome.SKIPPED_MEMORY_DISABLED,
+                    "agent memory is off and the run has no workspace: nothing could be written",
+                ),
+            )
+
+        capped = prompt.cap_transcript(request.transcript, s.extraction_max_chars)
+        hints = [m.value for m in existing[: s.extraction_hint_count]]
+        call = ModelCall(
+            model=s.extraction_model,
+            system=prompt.SYSTEM,
+            messages=[
+                {"role": "user", "content": prompt.user_message(capped, hints, has_workspace)}
+            ],
+            tools=[prompt.tool(s.extraction_max_facts, has_workspace)],
+        )
+        price = budget.price_for(s.extraction_model, self._prices)
+        if price is None:
+            return await self._close(
+                job,
+                early(
+                    ExtractionOutcome.SKIPPED_BUDGET,
+                    f"no price for model {s.extraction_model!r}: the budget cannot be enforced",
+                ),
+            )
+        allowance = budget.allowance(
+            budget.input_token_bound(call.system, call.messages, call.tools),
+            price,
+            s.extraction_budget_usd,
+        )
+        if allowance.refusal:
+            # The byte bound is pessimistic: ask for the exact count before giving up.
+            try:
+                exact = await self._model.count_tokens(call)
+                allowance = budget.allowance(exact, price, s.extraction_budget_usd)
+            except Exception as exc:
+                log.info("token count unavailable (%s); keeping the bound", type(exc).__name__)
+            if allowance.refusal:
+                return await self._close(
+                    job,
+                    early(ExtractionOutcome.SKIPPED_BUDGET, f"over budget: {allowance.refusal}"),
+                )
+
+        reply = await self._model.extract(replace(call, max_tokens=allowance.max_tokens))
+        spent = Usage(
+            reply.input_tokens,
+            reply.output_tokens,
+            price.cost(reply.input_tokens, reply.output_tokens),
+        )
+        detail = f"kept the {capped.describe()}"
+        if reply.outcome not in (ExtractionOutcome.COMPLETED, ExtractionOutcome.NO_FACTS):
+            result = ExtractionResult(
+                reply.outcome, synthetic, usage=spent, detail=reply.detail or detail
+            )
+            async with self._db.transaction() as session:
+                await self._record_usage(session, principal, request, result)
+                await self._finish_job(session, job, result)
+            return result
+
+        kept, dropped = sift(
+            reply.candidates,
+            [m.value for m in existing[: s.extraction_dedup_rows]],
+            SiftRules(
+                max_facts=s.extraction_max_facts,
+                min_confidence=s.extraction_min_confidence,
+                jaccard_threshold=s.extraction_jaccard_threshold,
+                has_workspace=has_workspace,
+                memory_enabled=settings.memory_enabled,
+            ),
+        )
+        async with self._db.transaction() as session:
+            written, held = await self._write(session, principal, request, kept)
+            outcome = reply.outcome if reply.candidates else ExtractionOutcome.NO_FACTS
+            result = ExtractionResult(
+                outcome, synthetic, written, dropped + held, spent, detail=detail
+            )
+            await self._record_usage(session, principal, request, result)
+            await self._finish_job(session, job, result)
+        return result
+
+    async def _write(
+        self,
+        session: AsyncSession,
+        principal: Principal,
+        request: ExtractionRequest,
+        kept: list[KeptFact],
+    ) -> tuple[list[Memory], list[DroppedFact]]:
+        """Upsert every kept fact by its auto: key, in the caller's one transaction."""
+        written: list[Memory] = []
+        held: list[DroppedFact] = []
+        for fact in kept:
+            owner = (
+                Owner(Scope.WORKSPACE, request.workspace_id)
+                if fact.scope is Scope.WORKSPACE and request.workspace_id is not None
+                else Owner(Scope.AGENT, request.agent_id)
+            )
+            try:
+                memory, _ = await write_by_key(
+                    session,
+                    principal,
+                    owner,
+                    fact.key,
+                    MemorySource.AUTO,
+                    {"value": fact.value, "confidence": fact.confidence},
+                )
+            except FailedPrecondition:
+                # The key belongs to a manual or other row: an automatic fact never
+                # overwrites it. Raised before any statement failed, so the
+                # transaction is intact.
+                held.append(
+                    DroppedFact(
+                        fact.key, fact.value, fact.scope, fact.confidence, DropReason.KEY_HELD
+                    )
+                )
+                continue
+            written.append(memory)
+        return written, held
+
+    async def _record_usage(
+        self,
+        session: AsyncSession,
+        principal: Principal,
+        request: ExtractionRequest,
+        result: ExtractionResult,
+    ) -> None:
+        await usage.record(
+            session,
+            tenant_id=principal.tenant_id,
+            synthetic_session_id=result.synthetic_session_id,
+            agent_id=request.agent_id,
+            model=self._settings.extraction_model,
+            input_tokens=result.usage.input_tokens,
+            output_tokens=result.usage.output_tokens,
+            cost_usd=result.usage.cost_usd,
+            outcome=result.outcome,
+        )
+
+    async def _finish_job(
+        self, session: AsyncSession, job: JobRef | None, result: ExtractionResult
+    ) -> None:
+        if job is None or (result.outcome.retryable and not job.final_attempt):
+            return
+        await jobs.finish(
+            session,
+            tenant_id=job.tenant_id,
+            job_id=job.id,
+            outcome=result.outcome,
+            detail=result.detail,
+        )
+
+    async def _close(self, job: JobRef | None, result: ExtractionResult) -> ExtractionResult:
+        if job is not None:
+            async with self._db.transaction() as session:
+                await self._finish_job(session, job, result)
+        return result

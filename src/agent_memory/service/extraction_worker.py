@@ -1,0 +1,97 @@
+"""Workers inside the server that run queued extraction passes.
+
+Jobs live in PostgreSQL, so they survive restarts. A worker claims one with
+``FOR UPDATE SKIP LOCKED`` under a lease, runs the pass with no transaction
+open, and closes the job in the same transaction that writes the facts, so a
+pass's facts land once. A model error or timeout is retried with exponential
+backoff up to the attempt limit; a worker that dies mid-pass loses its lease
+and another picks the job up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import timedelta
+
+from agent_memory.config import Settings
+from agent_memory.domain.identity import Principal
+from agent_memory.service.extraction import Extraction, JobRef
+from agent_memory.store import jobs
+from agent_memory.store.database import Database
+
+log = logging.getLogger(__name__)
+
+
+class ExtractionWorkers:
+    def __init__(self, db: Database, extraction: Extraction, settings: Settings) -> None:
+        self._db = db
+        self._extraction = extraction
+        self._settings = settings
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wake = asyncio.Event()
+
+    def start(self) -> None:
+        for n in range(self._settings.extraction_workers):
+            self._tasks.append(asyncio.create_task(self._loop(), name=f"extraction-worker-{n}"))
+
+    def wake(self) -> None:
+        """A job was queued: look now instead of at the next poll."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+    async def run_due(self) -> int:
+        """Run every job that is due now; returns how many ran."""
+        ran = 0
+        while await self._run_one():
+            ran += 1
+        return ran
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                if await self._run_one():
+                    continue
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("extraction worker failed; retrying after the poll interval")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._settings.extraction_poll_seconds)
+
+    async def _run_one(self) -> bool:
+        s = self._settings
+        async with self._db.transaction() as session:
+            job = await jobs.claim(session, lease=timedelta(seconds=s.extraction_lease_seconds))
+        if job is None:
+            return False
+        final = job.attempts >= s.extraction_max_attempts
+        result = await self._extraction.run_pass(
+            Principal(job.tenant_id, job.actor_user_id),
+            job.request,
+            JobRef(job.tenant_id, job.id, final_attempt=final),
+        )
+        if result.outcome.retryable and not final:
+            delay = s.extraction_retry_base_seconds * 2 ** (job.attempts - 1)
+            async with self._db.transaction() as session:
+                await jobs.retry_later(
+                    session,
+                    tenant_id=job.tenant_id,
+                    job_id=job.id,
+                    delay=timedelta(seconds=delay),
+                    outcome=result.outcome,
+                    detail=result.detail,
+                )
+            log.info("extraction job %s: %s, retry in %.0fs", job.id, result.outcome, delay)
+        else:
+            log.info("extraction job %s: %s", job.id, result.outcome)
+        return True
