@@ -13,8 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.server import SERVICE_NAMES
 from agent_memory.config import Settings
-from agentmemory.v1 import block_pb2, memory_pb2, recall_service_pb2
-from agentmemory.v1 import block_service_pb2 as block_pb
+from agentmemory.v1 import memory_pb2, recall_service_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.support import Client, ServerThread, error_details, executable
 
@@ -68,11 +67,6 @@ def test_grpcurl_upserts_and_reads_a_memory(server: ServerThread, client: Client
 
 
 def test_rpcs_built_later_answer_unimplemented(client: Client) -> None:
-    with pytest.raises(grpc.RpcError) as info:
-        client.call(
-            client.blocks.GetBlock, block_pb.GetBlockRequest(label=block_pb2.BLOCK_LABEL_CORE)
-        )
-    assert error_details(info.value).code is grpc.StatusCode.UNIMPLEMENTED
     with pytest.raises(grpc.RpcError) as stream_info:
         list(client.call(client.recall.Recall, recall_service_pb2.RecallRequest(query="x")))
     assert stream_info.value.code() is grpc.StatusCode.UNIMPLEMENTED

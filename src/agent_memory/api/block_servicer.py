@@ -1,9 +1,66 @@
-"""BlockService: full-replacement blocks with compare-and-set writes."""
+"""BlockService: proto in, use case, proto out."""
 
 from __future__ import annotations
 
+from grpc.aio import ServicerContext
+
+from agent_memory.api import block_convert as convert
+from agent_memory.api.interceptors import current_principal
+from agent_memory.service.blocks import Blocks
+from agentmemory.v1 import block_service_pb2 as pb
 from agentmemory.v1 import block_service_pb2_grpc
 
 
 class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
-    """Every RPC answers UNIMPLEMENTED until blocks are built."""
+    def __init__(self, blocks: Blocks) -> None:
+        self._blocks = blocks
+
+    async def GetBlock(
+        self, request: pb.GetBlockRequest, context: ServicerContext
+    ) -> pb.GetBlockResponse:
+        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        block = await self._blocks.get(current_principal(), key)
+        return pb.GetBlockResponse(block=convert.block_to_proto(block))
+
+    async def ListBlocks(
+        self, request: pb.ListBlocksRequest, context: ServicerContext
+    ) -> pb.ListBlocksResponse:
+        scope_filter = convert.filter_from_proto(request.scope_filter, request.agent_id)
+        blocks = await self._blocks.list(
+            current_principal(), scope_filter=scope_filter, agent_id=request.agent_id
+        )
+        return pb.ListBlocksResponse(blocks=[convert.block_to_proto(b) for b in blocks])
+
+    async def WriteBlock(
+        self, request: pb.WriteBlockRequest, context: ServicerContext
+    ) -> pb.WriteBlockResponse:
+        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        expected = convert.expected_from_proto(
+            request.expected_updated_at, request.HasField("expected_updated_at")
+        )
+        block = await self._blocks.write(
+            current_principal(), key, request.content, expected=expected
+        )
+        return pb.WriteBlockResponse(block=convert.block_to_proto(block))
+
+    async def DeleteBlock(
+        self, request: pb.DeleteBlockRequest, context: ServicerContext
+    ) -> pb.DeleteBlockResponse:
+        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        expected = convert.expected_from_proto(
+            request.expected_updated_at, request.HasField("expected_updated_at")
+        )
+        await self._blocks.delete(current_principal(), key, expected=expected)
+        return pb.DeleteBlockResponse()
+
+    async def ListBlockVersions(
+        self, request: pb.ListBlockVersionsRequest, context: ServicerContext
+    ) -> pb.ListBlockVersionsResponse:
+        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        page = await self._blocks.versions(
+            current_principal(), key, size=request.page_size, token=request.page_token
+        )
+        return pb.ListBlockVersionsResponse(
+            versions=[convert.version_to_proto(v) for v in page.items],
+            next_page_token=page.next_page_token,
+        )

@@ -25,6 +25,7 @@ from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.config import Settings
 from agent_memory.extract.model import AnthropicModel
 from agent_memory.service.agents import Agents
+from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
 from agent_memory.service.keys import ApiKeys
@@ -107,7 +108,9 @@ async def start_server(
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(Memories(db), Agents(db), extraction), server
     )
-    block_service_pb2_grpc.add_BlockServiceServicer_to_server(BlockServicer(), server)
+    block_service_pb2_grpc.add_BlockServiceServicer_to_server(
+        BlockServicer(Blocks(db, block_limits(settings))), server
+    )
     recall_service_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(), server)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -1,0 +1,111 @@
+"""Proto <-> domain conversion for BlockService."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from google.protobuf import timestamp_pb2
+
+from agent_memory.domain.blocks import (
+    Block,
+    BlockKey,
+    BlockLabel,
+    BlockScope,
+    BlockVersion,
+    ExpectedUpdatedAt,
+    ScopeFilter,
+    block_key,
+    list_filter,
+)
+from agent_memory.domain.errors import FieldViolation, check
+from agentmemory.v1 import block_pb2, memory_pb2
+
+_LABELS_OUT: dict[BlockLabel, block_pb2.BlockLabel] = {
+    BlockLabel.CORE: block_pb2.BLOCK_LABEL_CORE,
+    BlockLabel.ARCHIVAL: block_pb2.BLOCK_LABEL_ARCHIVAL,
+}
+_LABELS: dict[int, BlockLabel] = {v: k for k, v in _LABELS_OUT.items()}
+_SCOPES_OUT: dict[BlockScope, memory_pb2.Scope] = {
+    BlockScope.USER: memory_pb2.SCOPE_USER,
+    BlockScope.AGENT: memory_pb2.SCOPE_AGENT,
+}
+_SCOPES: dict[int, BlockScope] = {v: k for k, v in _SCOPES_OUT.items()}
+_FILTERS: dict[int, ScopeFilter] = {
+    block_pb2.BLOCK_SCOPE_FILTER_UNSPECIFIED: ScopeFilter.ALL,
+    block_pb2.BLOCK_SCOPE_FILTER_USER: ScopeFilter.USER,
+    block_pb2.BLOCK_SCOPE_FILTER_AGENT: ScopeFilter.AGENT,
+    block_pb2.BLOCK_SCOPE_FILTER_ALL: ScopeFilter.ALL,
+}
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+_MIN_SECONDS = -62_135_596_800
+_MAX_SECONDS = 253_402_300_799
+
+
+def key_from_proto(label: int, scope: int, agent_id: str) -> BlockKey:
+    """Raises: InvalidArgument — no usable label or scope, or a bad agent id."""
+    return block_key(_LABELS.get(label), _SCOPES.get(scope), agent_id)
+
+
+def filter_from_proto(scope_filter: int, agent_id: str) -> ScopeFilter:
+    """Raises: InvalidArgument — an unknown filter or a bad agent id."""
+    return list_filter(_FILTERS.get(scope_filter), agent_id)
+
+
+def expected_from_proto(value: timestamp_pb2.Timestamp, present: bool) -> ExpectedUpdatedAt | None:
+    """The precondition a write or delete carries; ``None`` when none was sent.
+
+    Stored times are whole microseconds, so a time with leftover nanoseconds is
+    kept as one that can never match rather than rounded onto one that might.
+
+    Raises:
+        InvalidArgument: the Timestamp is outside its valid range.
+    """
+    if not present:
+        return None
+    if not (_MIN_SECONDS <= value.seconds <= _MAX_SECONDS and 0 <= value.nanos < 1_000_000_000):
+        check(
+            [
+                FieldViolation(
+                    "expected_updated_at",
+                    "must be a valid timestamp (0001-01-01 to 9999-12-31, nanos in [0, 1e9))",
+                    "INVALID_TIMESTAMP",
+                )
+            ]
+        )
+    micros, leftover_nanos = divmod(value.nanos, 1000)
+    if leftover_nanos:
+        return ExpectedUpdatedAt(None)
+    return ExpectedUpdatedAt(_EPOCH + timedelta(seconds=value.seconds, microseconds=micros))
+
+
+def timestamp(value: datetime) -> timestamp_pb2.Timestamp:
+    """Exact to the microsecond, so the value sent back as a precondition matches."""
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(value.astimezone(UTC))
+    return ts
+
+
+def block_to_proto(block: Block) -> block_pb2.Block:
+    return block_pb2.Block(
+        label=_LABELS_OUT[block.key.label],
+        scope=_SCOPES_OUT[block.key.scope],
+        agent_id=block.key.agent_id,
+        content=block.content,
+        char_count=block.char_count,
+        entry_count=block.entry_count,
+        updated_at=timestamp(block.updated_at),
+        version=block.version,
+        created_at=timestamp(block.created_at),
+    )
+
+
+def version_to_proto(version: BlockVersion) -> block_pb2.BlockVersion:
+    return block_pb2.BlockVersion(
+        version=version.version,
+        content=version.content,
+        writer_user_id=version.writer_user_id,
+        written_at=timestamp(version.written_at),
+        char_count=version.char_count,
+    )

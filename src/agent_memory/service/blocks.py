@@ -1,0 +1,214 @@
+"""Block use cases: read, list, compare-and-set write, delete, version history."""
+
+from __future__ import annotations
+
+from agent_memory.config import Settings
+from agent_memory.domain.blocks import (
+    Block,
+    BlockKey,
+    BlockLabel,
+    BlockLimits,
+    BlockVersion,
+    ExpectedUpdatedAt,
+    ScopeFilter,
+    content_violations,
+    rfc3339,
+)
+from agent_memory.domain.errors import Conflict, FieldViolation, NotFound, check
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.paging import (
+    Page,
+    decode_page_token,
+    encode_page_token,
+    listing_fingerprint,
+    page_size,
+)
+from agent_memory.domain.secrets import refuse_secrets
+from agent_memory.store import blocks as store
+from agent_memory.store.database import Database
+
+
+def block_limits(settings: Settings) -> BlockLimits:
+    return BlockLimits(
+        core_max_chars=settings.core_max_chars,
+        core_max_entries=settings.core_max_entries,
+        archival_max_chars=settings.archival_max_chars,
+        versions_kept=settings.block_versions_kept,
+    )
+
+
+class Blocks:
+    def __init__(self, db: Database, limits: BlockLimits) -> None:
+        self._db = db
+        self._limits = limits
+
+    async def get(self, principal: Principal, key: BlockKey) -> Block:
+        """Raises: NotFound — the caller has no such block."""
+        async with self._db.transaction() as session:
+            block = await store.get(
+                session, tenant_id=principal.tenant_id, user_id=principal.user_id, key=key
+            )
+        if block is None:
+            raise _not_found(key)
+        return block
+
+    async def list(
+        self, principal: Principal, *, scope_filter: ScopeFilter, agent_id: str
+    ) -> list[Block]:
+        """The caller's blocks in the filter's scopes; ``agent_id`` narrows agent blocks."""
+        async with self._db.transaction() as session:
+            return await store.list_blocks(
+                session,
+                tenant_id=principal.tenant_id,
+                user_id=principal.user_id,
+                scope_filter=scope_filter,
+                agent_id=agent_id,
+            )
+
+    async def write(
+        self,
+        principal: Principal,
+        key: BlockKey,
+        content: str,
+        *,
+        expected: ExpectedUpdatedAt | None,
+    ) -> Block:
+        """Replace the whole block, compare-and-set on its ``updated_at``.
+
+        ``expected`` absent creates the block only if it does not exist; present,
+        it replaces the block only if it was last written at exactly that time.
+        The version, the history and (for archival blocks) the lines change in
+        the same transaction.
+
+        Raises:
+            InvalidArgument: content over the label's limits or with NUL characters
+                (reasons ``TOO_LONG``, ``TOO_MANY_ENTRIES``), or carrying a secret
+                (reason ``SECRET_IN_VALUE``).
+            Conflict: the precondition does not hold (reason ``BLOCK_CONFLICT``).
+        """
+        check(content_violations(key.label, content, self._limits))
+        refuse_secrets("content", content)
+        owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        async with self._db.transaction() as session:
+            block: Block | None = None
+            if expected is None:
+                block = await store.create(session, **owner, key=key, content=content)
+            elif expected.value is not None:
+                block = await store.replace(
+                    session, **owner, key=key, content=content, expected_updated_at=expected.value
+                )
+            if block is None:
+                raise _conflict(key, await store.get(session, **owner, key=key), expected)
+            await store.record_version(
+                session,
+                **owner,
+                block=block,
+                writer=principal.user_id,
+                keep=self._limits.versions_kept,
+            )
+            if key.label is BlockLabel.ARCHIVAL:
+                await store.replace_archival_lines(session, **owner, key=key, content=content)
+            return block
+
+    async def delete(
+        self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | None
+    ) -> None:
+        """Delete the block with its history and lines; ``expected`` absent: unconditionally.
+
+        Raises:
+            NotFound: the caller has no such block.
+            Conflict: ``expected`` is given and stale (reason ``BLOCK_CONFLICT``).
+        """
+        owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        async with self._db.transaction() as session:
+            if expected is None or expected.value is not None:
+                deleted = await store.delete_block(
+                    session,
+                    **owner,
+                    key=key,
+                    expected_updated_at=expected.value if expected else None,
+                )
+                if deleted:
+                    return
+            current = await store.get(session, **owner, key=key)
+        if current is None:
+            raise _not_found(key)
+        raise _conflict(key, current, expected)
+
+    async def versions(
+        self, principal: Principal, key: BlockKey, *, size: int, token: str
+    ) -> Page[BlockVersion]:
+        """A page of the block's kept versions, newest first.
+
+        Raises:
+            InvalidArgument: bad page size or page token.
+            NotFound: the caller has no such block.
+        """
+        limit = page_size(size)
+        listing = listing_fingerprint("block_versions", key.label, key.scope, key.agent_id)
+        raw = decode_page_token(token, listing, arity=1)
+        before = None if raw is None else _version_position(raw[0])
+        owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        async with self._db.transaction() as session:
+            if await store.get(session, **owner, key=key) is None:
+                raise _not_found(key)
+            rows = await store.list_versions(
+                session, **owner, key=key, before=before, limit=limit + 1
+            )
+        items = rows[:limit]
+        next_token = ""
+        if len(rows) > limit:
+            next_token = encode_page_token(listing, [items[-1].version])
+        return Page(items=items, next_page_token=next_token)
+
+
+def _version_position(value: object) -> int:
+    """Undo the position a version page token holds; refuse one we did not make."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        check(
+            [
+                FieldViolation(
+                    "page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN"
+                )
+            ]
+        )
+        raise AssertionError  # unreachable: check() raised
+    return value
+
+
+def _key_metadata(key: BlockKey) -> dict[str, str]:
+    return {"label": key.label.value, "scope": key.scope.value, "agent_id": key.agent_id}
+
+
+def _not_found(key: BlockKey) -> NotFound:
+    return NotFound(
+        f"the {key.describe()} does not exist",
+        reason="BLOCK_NOT_FOUND",
+        metadata=_key_metadata(key),
+    )
+
+
+def _conflict(key: BlockKey, current: Block | None, expected: ExpectedUpdatedAt | None) -> Conflict:
+    """The block is not as the writer believed; the metadata says how it is."""
+    if current is None:
+        message = f"the {key.describe()} does not exist; write it without expected_updated_at"
+    elif expected is None:
+        message = (
+            f"the {key.describe()} already exists (updated_at {rfc3339(current.updated_at)}); "
+            "send it as expected_updated_at to replace it"
+        )
+    else:
+        message = (
+            f"the {key.describe()} was written since it was read; "
+            f"it is now at updated_at {rfc3339(current.updated_at)}"
+        )
+    return Conflict(
+        message,
+        reason="BLOCK_CONFLICT",
+        metadata={
+            **_key_metadata(key),
+            "current_updated_at": rfc3339(current.updated_at if current else None),
+            "current_version": str(current.version if current else 0),
+            "exists": "true" if current else "false",
+        },
+    )

@@ -1,0 +1,265 @@
+"""Block queries. Every statement is confined to one tenant and one user; none commits."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import case, delete, func, insert, literal_column, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agent_memory.domain.blocks import (
+    Block,
+    BlockKey,
+    BlockLabel,
+    BlockScope,
+    BlockVersion,
+    ScopeFilter,
+    entries,
+)
+from agent_memory.store.models import ArchivalLineRow, BlockRow, BlockVersionRow
+
+# Strictly later than the previous write even when the clock stands still or steps back,
+# so a writer holding the old updated_at can never match the new one.
+_NEXT_UPDATED_AT = func.greatest(
+    func.clock_timestamp(), BlockRow.updated_at + literal_column("interval '1 microsecond'")
+)
+
+
+def to_domain(row: BlockRow) -> Block:
+    return Block(
+        key=BlockKey(BlockLabel(row.label), BlockScope(row.scope), row.agent_id),
+        content=row.content,
+        version=row.version,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _is_block(tenant_id: str, user_id: str, key: BlockKey) -> list[Any]:
+    return [
+        BlockRow.tenant_id == tenant_id,
+        BlockRow.user_id == user_id,
+        BlockRow.scope == key.scope.value,
+        BlockRow.agent_id == key.agent_id,
+        BlockRow.label == key.label.value,
+    ]
+
+
+async def get(
+    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey
+) -> Block | None:
+    row = await session.scalar(
+        select(BlockRow).where(*_is_block(tenant_id, user_id, key)),
+        execution_options={"populate_existing": True},
+    )
+    return to_domain(row) if row else None
+
+
+async def list_blocks(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    user_id: str,
+    scope_filter: ScopeFilter,
+    agent_id: str,
+) -> list[Block]:
+    """The user's blocks, then agent blocks by agent id; core before archival."""
+    agent_blocks = BlockRow.scope == BlockScope.AGENT.value
+    if agent_id:
+        agent_blocks = agent_blocks & (BlockRow.agent_id == agent_id)
+    user_blocks = BlockRow.scope == BlockScope.USER.value
+    wanted = {
+        ScopeFilter.USER: user_blocks,
+        ScopeFilter.AGENT: agent_blocks,
+        ScopeFilter.ALL: or_(user_blocks, agent_blocks),
+    }[scope_filter]
+    stmt = (
+        select(BlockRow)
+        .where(BlockRow.tenant_id == tenant_id, BlockRow.user_id == user_id, wanted)
+        .order_by(
+            case((user_blocks, 0), else_=1),
+            BlockRow.agent_id,
+            case((BlockRow.label == BlockLabel.CORE.value, 0), else_=1),
+        )
+    )
+    rows = (await session.scalars(stmt, execution_options={"populate_existing": True})).all()
+    return [to_domain(r) for r in rows]
+
+
+async def create(
+    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey, content: str
+) -> Block | None:
+    """Insert the block at version 1; ``None`` when it already exists (nothing changes)."""
+    stmt = (
+        pg_insert(BlockRow)
+        .values(
+            tenant_id=tenant_id,
+            user_id=user_id,
+            scope=key.scope.value,
+            agent_id=key.agent_id,
+            label=key.label.value,
+            content=content,
+            version=1,
+            created_at=func.statement_timestamp(),
+            updated_at=func.statement_timestamp(),
+        )
+        .on_conflict_do_nothing(
+            index_elements=[
+                BlockRow.tenant_id,
+                BlockRow.user_id,
+                BlockRow.scope,
+                BlockRow.agent_id,
+                BlockRow.label,
+            ]
+        )
+        .returning(BlockRow)
+    )
+    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    return to_domain(row) if row else None
+
+
+async def replace(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    user_id: str,
+    key: BlockKey,
+    content: str,
+    expected_updated_at: datetime,
+) -> Block | None:
+    """Replace the content when the stored ``updated_at`` is exactly ``expected_updated_at``.
+
+    One conditional UPDATE: of concurrent callers holding the same value, the first
+    to lock the row wins and the others re-check the condition against its write.
+    ``None`` when the block is absent or was written since.
+    """
+    stmt = (
+        update(BlockRow)
+        .where(*_is_block(tenant_id, user_id, key), BlockRow.updated_at == expected_updated_at)
+        .values(content=content, version=BlockRow.version + 1, updated_at=_NEXT_UPDATED_AT)
+        .returning(BlockRow)
+    )
+    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    return to_domain(row) if row else None
+
+
+async def record_version(
+    session: AsyncSession, *, tenant_id: str, user_id: str, block: Block, writer: str, keep: int
+) -> None:
+    """Keep ``block`` as written by ``writer``, and only the newest ``keep`` versions."""
+    owner = {
+        "tenant_id": tenant_id,
+        "user_id": user_id,
+        "scope": block.key.scope.value,
+        "agent_id": block.key.agent_id,
+        "label": block.key.label.value,
+    }
+    await session.execute(
+        insert(BlockVersionRow).values(
+            **owner,
+            version=block.version,
+            content=block.content,
+            char_count=block.char_count,
+            writer_user_id=writer,
+            written_at=block.updated_at,
+        )
+    )
+    # Versions of one block are numbered without gaps, so the oldest kept is version - keep + 1.
+    await session.execute(
+        delete(BlockVersionRow).where(
+            *(getattr(BlockVersionRow, name) == value for name, value in owner.items()),
+            BlockVersionRow.version <= block.version - keep,
+        )
+    )
+
+
+async def replace_archival_lines(
+    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey, content: str
+) -> None:
+    """Make the stored lines those of ``content``: its non-empty lines, numbered as in it."""
+    await _delete_archival_lines(session, tenant_id=tenant_id, user_id=user_id, key=key)
+    rows = [
+        {
+            "tenant_id": tenant_id,
+            "user_id": user_id,
+            "scope": key.scope.value,
+            "agent_id": key.agent_id,
+            "line_number": number,
+            "content": line,
+        }
+        for number, line in entries(content)
+    ]
+    if rows:
+        await session.execute(insert(ArchivalLineRow), rows)
+
+
+async def _delete_archival_lines(
+    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey
+) -> None:
+    await session.execute(
+        delete(ArchivalLineRow).where(
+            ArchivalLineRow.tenant_id == tenant_id,
+            ArchivalLineRow.user_id == user_id,
+            ArchivalLineRow.scope == key.scope.value,
+            ArchivalLineRow.agent_id == key.agent_id,
+        )
+    )
+
+
+async def delete_block(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    user_id: str,
+    key: BlockKey,
+    expected_updated_at: datetime | None,
+) -> bool:
+    """Delete the block, its versions and (for archival) its lines.
+
+    With ``expected_updated_at`` only a block last written at exactly that time is
+    deleted. False when nothing was deleted.
+    """
+    stmt = delete(BlockRow).where(*_is_block(tenant_id, user_id, key))
+    if expected_updated_at is not None:
+        stmt = stmt.where(BlockRow.updated_at == expected_updated_at)
+    deleted = (await session.execute(stmt.returning(BlockRow.version))).first()
+    if deleted is None:
+        return False
+    if key.label is BlockLabel.ARCHIVAL:
+        await _delete_archival_lines(session, tenant_id=tenant_id, user_id=user_id, key=key)
+    return True
+
+
+async def list_versions(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    user_id: str,
+    key: BlockKey,
+    before: int | None,
+    limit: int,
+) -> list[BlockVersion]:
+    """Up to ``limit`` versions, newest first, older than version ``before`` when given."""
+    stmt = select(BlockVersionRow).where(
+        BlockVersionRow.tenant_id == tenant_id,
+        BlockVersionRow.user_id == user_id,
+        BlockVersionRow.scope == key.scope.value,
+        BlockVersionRow.agent_id == key.agent_id,
+        BlockVersionRow.label == key.label.value,
+    )
+    if before is not None:
+        stmt = stmt.where(BlockVersionRow.version < before)
+    stmt = stmt.order_by(BlockVersionRow.version.desc()).limit(limit)
+    rows = (await session.scalars(stmt)).all()
+    return [
+        BlockVersion(
+            version=r.version,
+            content=r.content,
+            char_count=r.char_count,
+            writer_user_id=r.writer_user_id,
+            written_at=r.written_at,
+        )
+        for r in rows
+    ]
