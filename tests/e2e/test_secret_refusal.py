@@ -222,11 +222,6 @@ def test_every_write_path_accepts_ordinary_values(
         assert path.stored(client) == text
 
 
-@pytest.mark.xfail(
-    reason="bug: Memorize checks the memory's metadata for secrets but not a grounding's "
-    "metadata, so a credential there is stored",
-    strict=True,
-)
 def test_a_secret_in_a_grounding_metadata_is_refused(client: Client, database_url: str) -> None:
     secret = "AKIA" + "4HFT2QWRZ7ZXCVBN"
     grounding = memory_pb2.Grounding(message_position=0, quote="q", end_character=1)

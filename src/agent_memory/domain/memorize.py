@@ -107,6 +107,11 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     if raw.conversation is not None:
         violations += _conversation_violations(raw.conversation)
     check(violations)
+    conversation = raw.conversation
+    if conversation is not None and not conversation.provider:
+        conversation = Conversation(
+            DEFAULT_PROVIDER, conversation.conversation_id, conversation.messages
+        )
     return MemorizeInput(
         content=raw.content,
         tags=normalise_tags(raw.tags),
@@ -114,7 +119,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         memory_key=raw.memory_key,
         metadata=raw.metadata,
         groundings=tuple(cut_quote(g) for g in raw.groundings),
-        conversation=raw.conversation,
+        conversation=conversation,
     )
 
 
@@ -147,7 +152,7 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
     found = text_violations(
         "conversation.conversation_id", c.conversation_id, max_chars=CONVERSATION_ID_MAX_CHARS
     )
-    found += text_violations("conversation.provider", c.provider, max_chars=64)
+    found += text_violations("conversation.provider", c.provider, max_chars=64, min_chars=0)
     if len(c.messages) > MAX_MESSAGES:
         found.append(
             FieldViolation("conversation.messages", f"at most {MAX_MESSAGES} messages", "TOO_MANY")

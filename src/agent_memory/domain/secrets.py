@@ -41,6 +41,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9+/_\-=.]{24,}")
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HIGH_ENTROPY_BITS = 4.0
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def _random_looking(token: str) -> bool:
         return False
     if "." in core and not any(c.isdigit() for c in core.split(".")[-1]):
         return False  # a dotted name (module.path.like_this), not a token
+    if _looks_like_identifier(core):
+        return False
     classes = sum(
         (
             any(c.islower() for c in core),
@@ -83,6 +86,28 @@ def _random_looking(token: str) -> bool:
         )
     )
     return classes == 3 and _entropy(core) >= _HIGH_ENTROPY_BITS
+
+
+def _looks_like_identifier(token: str) -> bool:
+    """CamelCase or snake_case made of words (``OAuth2AuthorizationCodeFlow``): every
+    lowercase run belongs to a word of three letters or more, acronyms and digit runs
+    stay short. Random tokens almost always break one of these."""
+    parts = [p for p in re.split(r"[_\-]", token) if p]
+    for part in parts:
+        if not part.isalnum() or not part.isascii():
+            return False
+        for word in _WORDS.findall(part):
+            if word.isdigit():
+                if len(word) > 4:
+                    return False
+            elif word.isupper():
+                if len(word) > 5:
+                    return False
+            elif len(word) < 3:
+                return False
+        if "".join(_WORDS.findall(part)) != part:
+            return False
+    return True
 
 
 def find_secrets(text: str) -> list[SecretFinding]:

@@ -131,6 +131,10 @@ class Memories:
             refuse_secrets("memory_key", item.memory_key)
         for i, g in enumerate(item.groundings):
             refuse_secrets(f"groundings[{i}].quote", g.quote)
+            if g.metadata:
+                refuse_secrets(
+                    f"groundings[{i}].metadata", json.dumps(g.metadata, ensure_ascii=False)
+                )
         if item.metadata:
             refuse_secrets("metadata", json.dumps(item.metadata, ensure_ascii=False))
         if item.conversation is not None:
