@@ -52,6 +52,8 @@ class Settings:
     extraction_max_attempts: int = 3
     extraction_retry_base_seconds: float = 5.0
     extraction_lease_seconds: float = 300.0
+    # Active memory: past this many runs since a reset, a reset is suggested.
+    active_memory_warning_runs: int = 20
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -79,6 +81,7 @@ class Settings:
             "block_versions_kept",
             "db_pool_size",
             "max_message_bytes",
+            "active_memory_warning_runs",
         )
         for name in positive:
             if getattr(self, name) <= 0:

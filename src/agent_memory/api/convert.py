@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from google.protobuf import json_format, struct_pb2, timestamp_pb2
+from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
 
+from agent_memory.domain.active_sessions import ActiveSession, ActiveSessionStatus
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
@@ -220,4 +221,30 @@ def settings_to_proto(settings: AgentSettings) -> memory_pb2.AgentSettings:
         agent_id=settings.agent_id,
         memory_enabled=settings.memory_enabled,
         updated_at=timestamp(settings.updated_at),
+        active_memory_enabled=settings.active_memory_enabled,
+    )
+
+
+_SESSION_STATUSES = {
+    ActiveSessionStatus.FRESH: memory_pb2.ACTIVE_SESSION_STATUS_FRESH,
+    ActiveSessionStatus.CARRYING_CONTEXT: memory_pb2.ACTIVE_SESSION_STATUS_CARRYING_CONTEXT,
+}
+
+
+def active_session_to_proto(session: ActiveSession) -> memory_pb2.ActiveSession:
+    age = None
+    if session.session_age is not None:
+        age = duration_pb2.Duration()
+        age.FromTimedelta(session.session_age)
+    return memory_pb2.ActiveSession(
+        agent_id=session.agent_id,
+        session_id=session.session_id or "",
+        status=_SESSION_STATUSES[session.status],
+        runs_since_reset=session.runs_since_reset,
+        session_age=age,
+        warning=session.warning,
+        last_reset_at=timestamp(session.last_reset_at),
+        enabled=session.enabled,
+        updated_at=timestamp(session.updated_at),
+        warning_threshold=session.warning_threshold,
     )

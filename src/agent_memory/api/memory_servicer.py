@@ -10,6 +10,7 @@ from agent_memory.api import convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import parse_memory_id
+from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.memories import Memories
@@ -18,10 +19,17 @@ from agentmemory.v1 import memory_service_pb2_grpc
 
 
 class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
-    def __init__(self, memories: Memories, agents: Agents, extraction: Extraction) -> None:
+    def __init__(
+        self,
+        memories: Memories,
+        agents: Agents,
+        extraction: Extraction,
+        active_sessions: ActiveSessions,
+    ) -> None:
         self._memories = memories
         self._agents = agents
         self._extraction = extraction
+        self._active_sessions = active_sessions
 
     async def UpsertMemory(
         self, request: pb.UpsertMemoryRequest, context: ServicerContext
@@ -164,18 +172,45 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def UpdateAgentSettings(
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
-        paths = set(request.update_mask.paths) if request.HasField("update_mask") else None
-        unknown = sorted((paths or set()) - {"memory_enabled"})
+        writable = {"memory_enabled", "active_memory_enabled"}
+        paths = set(request.update_mask.paths) if request.HasField("update_mask") else writable
         check(
             [
                 FieldViolation("update_mask", f"{p!r} cannot be updated", "INVALID_FIELD_MASK")
-                for p in unknown
+                for p in sorted(paths - writable)
             ]
         )
-        wanted = (
-            request.settings.memory_enabled if paths is None or "memory_enabled" in paths else None
-        )
+        wanted = request.settings
         settings = await self._agents.update_settings(
-            current_principal(), request.settings.agent_id, memory_enabled=wanted
+            current_principal(),
+            wanted.agent_id,
+            memory_enabled=wanted.memory_enabled if "memory_enabled" in paths else None,
+            active_memory_enabled=wanted.active_memory_enabled
+            if "active_memory_enabled" in paths
+            else None,
         )
         return pb.UpdateAgentSettingsResponse(settings=convert.settings_to_proto(settings))
+
+    async def GetActiveSession(
+        self, request: pb.GetActiveSessionRequest, context: ServicerContext
+    ) -> pb.GetActiveSessionResponse:
+        session = await self._active_sessions.get(current_principal(), request.agent_id)
+        return pb.GetActiveSessionResponse(session=convert.active_session_to_proto(session))
+
+    async def RecordRunSession(
+        self, request: pb.RecordRunSessionRequest, context: ServicerContext
+    ) -> pb.RecordRunSessionResponse:
+        session = await self._active_sessions.record_run(
+            current_principal(),
+            agent_id=request.agent_id,
+            run_id=request.run_id,
+            session_id_before=request.session_id_before,
+            session_id_after=request.session_id_after,
+        )
+        return pb.RecordRunSessionResponse(session=convert.active_session_to_proto(session))
+
+    async def ResetActiveSession(
+        self, request: pb.ResetActiveSessionRequest, context: ServicerContext
+    ) -> pb.ResetActiveSessionResponse:
+        session = await self._active_sessions.reset(current_principal(), request.agent_id)
+        return pb.ResetActiveSessionResponse(session=convert.active_session_to_proto(session))

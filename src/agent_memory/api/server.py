@@ -24,6 +24,7 @@ from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.config import Settings
 from agent_memory.extract.model import AnthropicModel
+from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.extraction import Extraction
@@ -106,7 +107,13 @@ async def start_server(
         tracer_provider=tracer_provider,
     )
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(Memories(db), Agents(db), extraction), server
+        MemoryServicer(
+            Memories(db),
+            Agents(db),
+            extraction,
+            ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
+        ),
+        server,
     )
     block_service_pb2_grpc.add_BlockServiceServicer_to_server(
         BlockServicer(Blocks(db, block_limits(settings))), server

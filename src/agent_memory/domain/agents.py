@@ -8,8 +8,9 @@ from datetime import datetime
 
 @dataclass(frozen=True)
 class AgentSettings:
-    """Agent memory is off until the orchestrator turns it on."""
+    """Agent memory and active memory are off until the orchestrator turns them on."""
 
     agent_id: str
     memory_enabled: bool = False
     updated_at: datetime | None = None
+    active_memory_enabled: bool = False
