@@ -33,6 +33,8 @@ class Settings:
     db_pool_size: int = 10
     db_statement_timeout_ms: int = 10_000
     max_message_bytes: int = 4 * 1024 * 1024
+    render_agent_memory_cap: int = 50
+    render_workspace_memory_cap: int = 30
     # Automatic extraction: the model, its price table and every guardrail.
     extraction_model: str = "claude-haiku-4-5-20251001"
     extraction_prices: str = ""  # JSON {"model": [usd_per_mtok_in, usd_per_mtok_out]}

@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.server import SERVICE_NAMES
 from agent_memory.config import Settings
-from agentmemory.v1 import memory_pb2, recall_service_pb2
+from agentmemory.v1 import memory_pb2, recall_service_pb2, recall_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.support import Client, ServerThread, error_details, executable
 
@@ -66,10 +66,27 @@ def test_grpcurl_upserts_and_reads_a_memory(server: ServerThread, client: Client
     assert "Unauthenticated" in refused.stderr
 
 
-def test_rpcs_built_later_answer_unimplemented(client: Client) -> None:
-    with pytest.raises(grpc.RpcError) as stream_info:
-        list(client.call(client.recall.Recall, recall_service_pb2.RecallRequest(query="x")))
-    assert stream_info.value.code() is grpc.StatusCode.UNIMPLEMENTED
+def test_an_rpc_without_an_implementation_answers_unimplemented(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An RPC added to the contract before its servicer method exists.
+    from agent_memory.api.recall_servicer import RecallServicer
+
+    monkeypatch.delattr(RecallServicer, "RenderPrompt")
+    monkeypatch.delattr(RecallServicer, "Recall")
+    partial = ServerThread(database_url, settings=Settings(insecure_local=True))
+    partial.start()
+    try:
+        with grpc.insecure_channel(partial.address) as channel:
+            stub = recall_service_pb2_grpc.RecallServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as unary:
+                stub.RenderPrompt(recall_service_pb2.RenderPromptRequest(agent_id="a"), timeout=10)
+            assert error_details(unary.value).code is grpc.StatusCode.UNIMPLEMENTED
+            with pytest.raises(grpc.RpcError) as streamed:
+                list(stub.Recall(recall_service_pb2.RecallRequest(query="x"), timeout=10))
+            assert streamed.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    finally:
+        partial.stop()
 
 
 def test_a_message_over_the_size_limit_is_resource_exhausted(

@@ -17,18 +17,22 @@ ARCHIVAL_MODE_AUTO: ArchivalMode
 ARCHIVAL_MODE_OFF: ArchivalMode
 
 class MemoryPolicy(_message.Message):
-    __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core")
+    __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core", "include_recent_decisions", "recent_decisions_limit")
     ARCHIVAL_MODE_FIELD_NUMBER: _ClassVar[int]
     ARCHIVAL_LIMIT_FIELD_NUMBER: _ClassVar[int]
     ARCHIVAL_MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_USER_CORE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_AGENT_CORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_RECENT_DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_DECISIONS_LIMIT_FIELD_NUMBER: _ClassVar[int]
     archival_mode: ArchivalMode
     archival_limit: int
     archival_min_score: float
     include_user_core: bool
     include_agent_core: bool
-    def __init__(self, archival_mode: _Optional[_Union[ArchivalMode, str]] = ..., archival_limit: _Optional[int] = ..., archival_min_score: _Optional[float] = ..., include_user_core: _Optional[bool] = ..., include_agent_core: _Optional[bool] = ...) -> None: ...
+    include_recent_decisions: bool
+    recent_decisions_limit: int
+    def __init__(self, archival_mode: _Optional[_Union[ArchivalMode, str]] = ..., archival_limit: _Optional[int] = ..., archival_min_score: _Optional[float] = ..., include_user_core: _Optional[bool] = ..., include_agent_core: _Optional[bool] = ..., include_recent_decisions: _Optional[bool] = ..., recent_decisions_limit: _Optional[int] = ...) -> None: ...
 
 class PromptSection(_message.Message):
     __slots__ = ("name", "content")

@@ -1,9 +1,107 @@
-"""RecallService: ranked archival recall and prompt rendering."""
+"""RecallService: ranked archival recall (streamed) and prompt rendering."""
 
 from __future__ import annotations
 
-from agentmemory.v1 import recall_service_pb2_grpc
+from collections.abc import AsyncIterator
+
+from grpc.aio import ServicerContext
+
+from agent_memory.api.interceptors import current_principal
+from agent_memory.domain.memory import Scope
+from agent_memory.domain.recall import (
+    ArchivalMode,
+    MemoryPolicy,
+    RecallMatch,
+    RecallQuery,
+    RenderRequest,
+)
+from agent_memory.service.recall import Recall
+from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2, recall_service_pb2_grpc
+from agentmemory.v1 import recall_service_pb2 as pb
+
+_SCOPES = {
+    Scope.AGENT: memory_pb2.SCOPE_AGENT,
+    Scope.WORKSPACE: memory_pb2.SCOPE_WORKSPACE,
+    Scope.USER: memory_pb2.SCOPE_USER,
+}
+_MODES = {
+    recall_pb2.ARCHIVAL_MODE_UNSPECIFIED: ArchivalMode.TOOL_ONLY,
+    recall_pb2.ARCHIVAL_MODE_TOOL_ONLY: ArchivalMode.TOOL_ONLY,
+    recall_pb2.ARCHIVAL_MODE_AUTO: ArchivalMode.AUTO,
+    recall_pb2.ARCHIVAL_MODE_OFF: ArchivalMode.OFF,
+}
+
+
+def _match(match: RecallMatch) -> pb.RecallResponse:
+    return pb.RecallResponse(
+        content=match.content,
+        score=match.score,
+        scope=_SCOPES[match.scope],
+        agent_id=match.agent_id,
+        block_label=block_pb2.BLOCK_LABEL_UNSPECIFIED
+        if match.memory_id
+        else block_pb2.BLOCK_LABEL_ARCHIVAL,
+        line_number=match.line_number,
+        memory_id=str(match.memory_id) if match.memory_id else "",
+        workspace_id=match.workspace_id,
+    )
+
+
+def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
+    return MemoryPolicy(
+        archival_mode=_MODES.get(policy.archival_mode, ArchivalMode.TOOL_ONLY),
+        archival_limit=policy.archival_limit,
+        archival_min_score=policy.archival_min_score
+        if policy.HasField("archival_min_score")
+        else None,
+        include_user_core=policy.include_user_core
+        if policy.HasField("include_user_core")
+        else True,
+        include_agent_core=policy.include_agent_core
+        if policy.HasField("include_agent_core")
+        else True,
+        include_recent_decisions=policy.include_recent_decisions,
+        recent_decisions_limit=policy.recent_decisions_limit,
+    )
 
 
 class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
-    """Every RPC answers UNIMPLEMENTED until recall is built."""
+    def __init__(self, recall: Recall) -> None:
+        self._recall = recall
+
+    async def Recall(
+        self, request: pb.RecallRequest, context: ServicerContext
+    ) -> AsyncIterator[pb.RecallResponse]:
+        query = RecallQuery(
+            query=request.query,
+            agent_id=request.agent_id,
+            limit=request.limit,
+            min_score=request.min_score if request.HasField("min_score") else None,
+            include_memories=request.include_memories,
+            workspace_id=request.workspace_id if request.HasField("workspace_id") else None,
+        )
+        async for match in self._recall.recall(current_principal(), query):
+            yield _match(match)
+
+    async def RenderPrompt(
+        self, request: pb.RenderPromptRequest, context: ServicerContext
+    ) -> pb.RenderPromptResponse:
+        rendered, warnings = await self._recall.render(
+            current_principal(),
+            RenderRequest(
+                agent_id=request.agent_id,
+                workspace_id=request.workspace_id if request.HasField("workspace_id") else None,
+                persona=request.persona,
+                user_message=request.user_message,
+                policy=_policy(request.memory_policy),
+            ),
+        )
+        return pb.RenderPromptResponse(
+            system_prompt=rendered.system_prompt,
+            sections=[
+                recall_pb2.PromptSection(name=s.name, content=s.content) for s in rendered.sections
+            ],
+            system_reminders=rendered.system_reminders,
+            warnings=warnings,
+            memory_markdown=rendered.memory_markdown,
+        )

@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha import reflection
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_memory.api.block_servicer import BlockServicer
+from agent_memory.api.decision_servicer import DecisionServicer
 from agent_memory.api.interceptors import (
     BearerAuth,
     IdentifyCaller,
@@ -27,10 +28,12 @@ from agent_memory.extract.model import AnthropicModel
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
+from agent_memory.service.decisions import Decisions
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
 from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
+from agent_memory.service.recall import Recall
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres
@@ -39,6 +42,8 @@ from agent_memory.telemetry.tracing import tracer_provider_from_env
 from agentmemory.v1 import (
     block_service_pb2,
     block_service_pb2_grpc,
+    decision_service_pb2,
+    decision_service_pb2_grpc,
     memory_service_pb2,
     memory_service_pb2_grpc,
     recall_service_pb2,
@@ -51,6 +56,7 @@ SERVICE_NAMES = (
     memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
     block_service_pb2.DESCRIPTOR.services_by_name["BlockService"].full_name,
     recall_service_pb2.DESCRIPTOR.services_by_name["RecallService"].full_name,
+    decision_service_pb2.DESCRIPTOR.services_by_name["DecisionService"].full_name,
 )
 
 
@@ -115,10 +121,15 @@ async def start_server(
         ),
         server,
     )
+    decision_service_pb2_grpc.add_DecisionServiceServicer_to_server(
+        DecisionServicer(Decisions(db)), server
+    )
     block_service_pb2_grpc.add_BlockServiceServicer_to_server(
         BlockServicer(Blocks(db, block_limits(settings))), server
     )
-    recall_service_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(), server)
+    recall_service_pb2_grpc.add_RecallServiceServicer_to_server(
+        RecallServicer(Recall(db, settings)), server
+    )
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     reflection.enable_server_reflection(

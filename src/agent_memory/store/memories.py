@@ -330,3 +330,16 @@ async def recent(
         )
     ).all()
     return [to_domain(r) for r in rows]
+
+
+async def count(session: AsyncSession, *, tenant_id: str, owner: Owner) -> int:
+    total = await session.scalar(
+        select(func.count())
+        .select_from(MemoryRow)
+        .where(
+            MemoryRow.tenant_id == tenant_id,
+            MemoryRow.scope == owner.scope.value,
+            MemoryRow.owner_id == owner.id,
+        )
+    )
+    return int(total or 0)

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
+    Computed,
     DateTime,
     Double,
     ForeignKeyConstraint,
@@ -24,7 +25,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -318,6 +319,10 @@ class ArchivalLineRow(Base):
     agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     line_number: Mapped[int] = mapped_column(primary_key=True)
     content: Mapped[str] = mapped_column(Text)
+    # Stemmed lexemes for recall, computed by PostgreSQL from the content.
+    lexemes: Mapped[str] = mapped_column(
+        TSVECTOR, Computed("to_tsvector('english'::regconfig, content)", persisted=True)
+    )
 
 
 class ActiveSessionRow(Base):
@@ -457,10 +462,10 @@ __all__ = [
     "CardTypeRow",
     "ConversationRow",
     "DecisionRow",
+    "ExtractionJobRow",
     "MemoryEventRow",
     "MemoryGroundingRow",
-    "ExtractionJobRow",
     "MemoryRow",
-    "UsageRecordRow",
     "ReexaminationRow",
+    "UsageRecordRow",
 ]

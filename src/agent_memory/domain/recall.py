@@ -1,0 +1,128 @@
+"""Recall: ranked archival lines (and optionally memories) for a query."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from enum import StrEnum
+
+from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.memory import Scope, owner_violations, text_violations
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 100
+QUERY_MAX_CHARS = 2000
+PERSONA_MAX_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    query: str
+    agent_id: str
+    limit: int = 0
+    min_score: float | None = None
+    include_memories: bool = False
+    workspace_id: str | None = None
+
+    def validated(self) -> RecallQuery:
+        """The query with its limit resolved (0 → 10, at most 100).
+
+        Raises:
+            InvalidArgument: an empty or oversized query, a bad id, limit or min_score.
+        """
+        violations = text_violations("query", self.query, max_chars=QUERY_MAX_CHARS)
+        if not self.query.strip() and not violations:
+            violations.append(FieldViolation("query", "must not be blank", "REQUIRED"))
+        violations += owner_violations("agent_id", self.agent_id)
+        if self.workspace_id is not None:
+            violations += owner_violations("workspace_id", self.workspace_id)
+        if self.limit < 0:
+            violations.append(FieldViolation("limit", "must not be negative", "OUT_OF_RANGE"))
+        if self.min_score is not None and not 0.0 <= self.min_score <= 1.0:
+            violations.append(
+                FieldViolation("min_score", "must be between 0 and 1", "OUT_OF_RANGE")
+            )
+        check(violations)
+        limit = min(self.limit or DEFAULT_LIMIT, MAX_LIMIT)
+        return RecallQuery(
+            self.query,
+            self.agent_id,
+            limit,
+            self.min_score,
+            self.include_memories,
+            self.workspace_id,
+        )
+
+
+@dataclass(frozen=True)
+class RecallMatch:
+    """One ranked hit: an archival line, or a memory when memories were included.
+
+    ``score`` is in [0, 1]: the share of the query's best attainable evidence
+    (every query term, weighted by rarity) found in the line and its
+    neighbouring lines, so a threshold means the same for every query.
+    """
+
+    content: str
+    score: float
+    scope: Scope
+    agent_id: str
+    line_number: int = 0
+    memory_id: uuid.UUID | None = None
+    workspace_id: str = ""
+
+
+class ArchivalMode(StrEnum):
+    TOOL_ONLY = "tool_only"
+    AUTO = "auto"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """Per-render control of what memory reaches the prompt."""
+
+    archival_mode: ArchivalMode = ArchivalMode.TOOL_ONLY
+    archival_limit: int = 0
+    archival_min_score: float | None = None
+    include_user_core: bool = True
+    include_agent_core: bool = True
+    include_recent_decisions: bool = False
+    recent_decisions_limit: int = 0
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    agent_id: str
+    workspace_id: str | None = None
+    persona: str = ""
+    user_message: str = ""
+    policy: MemoryPolicy = MemoryPolicy()
+
+    def validate(self) -> None:
+        """Raises: InvalidArgument — a bad id, an oversized text, a bad policy."""
+        violations = owner_violations("agent_id", self.agent_id)
+        if self.workspace_id is not None:
+            violations += owner_violations("workspace_id", self.workspace_id)
+        violations += text_violations(
+            "persona", self.persona, max_chars=PERSONA_MAX_CHARS, min_chars=0
+        )
+        violations += text_violations(
+            "user_message", self.user_message, max_chars=QUERY_MAX_CHARS * 4, min_chars=0
+        )
+        if not 0 <= self.policy.archival_limit <= MAX_LIMIT:
+            violations.append(
+                FieldViolation(
+                    "memory_policy.archival_limit",
+                    f"must be between 0 and {MAX_LIMIT}",
+                    "OUT_OF_RANGE",
+                )
+            )
+        score = self.policy.archival_min_score
+        if score is not None and not 0.0 <= score <= 1.0:
+            violations.append(
+                FieldViolation(
+                    "memory_policy.archival_min_score", "must be between 0 and 1", "OUT_OF_RANGE"
+                )
+            )
+        check(violations)

@@ -1,0 +1,1 @@
+"""Pure prompt rendering: the same state always renders to the same bytes."""

@@ -1,0 +1,180 @@
+"""Ranking inside PostgreSQL: BM25 over stemmed lexemes, with typo-tolerant terms and
+the neighbouring lines of a block as context.
+
+* Terms are the English-stemmed lexemes of the query (``to_tsvector('english')``),
+  the same analysis the lines get when they are written.
+* Each term is weighted by its inverse document frequency over the lines being
+  searched (the caller's blocks), so names and rare words count most.
+* A query term that occurs nowhere is matched to close lexemes by trigram
+  similarity, weighted by that similarity: typos and name variants still hit.
+* Short lines need little length normalisation (b = 0.4).
+* In a conversation the answer often sits next to the line that names the
+  topic, so each line also gets half the score of its best neighbour (a quarter
+  from two lines away).
+* The score is normalised by what a typical line holding every query term once
+  would get (the sum of the terms' weights) and capped at 1, so it means the
+  same for every query: 1 is "all of it is here", 0.3 "a third of the evidence".
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import Boolean, Float, Integer, String
+
+from agent_memory.domain.memory import Scope
+from agent_memory.domain.recall import RecallMatch
+
+K1 = 1.2
+B = 0.4
+NEIGHBOUR_WEIGHT = 0.5
+FUZZY_MIN_SIMILARITY = 0.5
+
+_RANK = text(
+    f"""
+WITH terms AS (
+    SELECT DISTINCT u.lexeme AS term
+    FROM unnest(to_tsvector('english', :query)) AS u
+),
+docs AS (
+    SELECT 'line' AS kind, l.scope, l.agent_id, '' AS workspace_id, l.line_number,
+           NULL::uuid AS memory_id, l.content, l.lexemes,
+           row_number() OVER (PARTITION BY l.scope, l.agent_id ORDER BY l.line_number) AS ord
+    FROM archival_lines AS l
+    WHERE l.tenant_id = :tenant_id AND l.user_id = :user_id
+      AND ((l.scope = 'user' AND l.agent_id = '')
+           OR (l.scope = 'agent' AND l.agent_id = :agent_id))
+    UNION ALL
+    SELECT 'memory', m.scope,
+           CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END,
+           CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END,
+           0, m.id, m.key || ': ' || m.value,
+           to_tsvector('english', m.key || ' ' || m.value),
+           row_number() OVER (ORDER BY m.id)
+    FROM memories AS m
+    WHERE :include_memories AND m.tenant_id = :tenant_id
+      AND ((m.scope = 'agent' AND m.owner_id = :agent_id)
+           OR (m.scope = 'workspace' AND m.owner_id = :workspace_id))
+),
+stats AS (
+    SELECT count(*)::float8 AS n, greatest(avg(length(lexemes)), 1)::float8 AS avgdl
+    FROM docs
+),
+vocab AS (
+    SELECT DISTINCT u.lexeme FROM docs AS d, unnest(d.lexemes) AS u
+),
+expansion AS (
+    SELECT t.term, t.term AS lexeme, 1.0::float8 AS weight
+    FROM terms AS t WHERE t.term IN (SELECT lexeme FROM vocab)
+    UNION ALL
+    SELECT t.term, v.lexeme, similarity(v.lexeme, t.term)::float8
+    FROM terms AS t, vocab AS v
+    WHERE t.term NOT IN (SELECT lexeme FROM vocab)
+      AND length(t.term) >= 4
+      AND similarity(v.lexeme, t.term) >= {FUZZY_MIN_SIMILARITY}
+),
+hits AS (
+    SELECT d.kind, d.scope, d.agent_id, d.ord, e.term, e.weight,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
+           length(d.lexemes)::float8 AS dl
+    FROM docs AS d
+    CROSS JOIN LATERAL unnest(d.lexemes) AS u
+    JOIN expansion AS e ON e.lexeme = u.lexeme
+),
+df AS (
+    SELECT term, count(DISTINCT (kind, scope, agent_id, ord))::float8 AS df
+    FROM hits GROUP BY term
+),
+idf AS (
+    SELECT t.term, ln(1 + (s.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+    FROM terms AS t LEFT JOIN df ON df.term = t.term CROSS JOIN stats AS s
+),
+best AS (
+    SELECT sum(idf) AS top FROM idf
+),
+scored AS (
+    SELECT h.kind, h.scope, h.agent_id, h.ord,
+           sum(i.idf * h.weight * h.tf * ({K1} + 1)
+               / (h.tf + {K1} * (1 - {B} + {B} * h.dl / s.avgdl))) AS own
+    FROM hits AS h JOIN idf AS i USING (term) CROSS JOIN stats AS s
+    GROUP BY h.kind, h.scope, h.agent_id, h.ord
+),
+context AS (
+    SELECT sc.kind, sc.scope, sc.agent_id, sc.ord + v.step AS ord, max(sc.own * v.share) AS near
+    FROM scored AS sc, (VALUES (-2, 0.5), (-1, 1.0), (1, 1.0), (2, 0.5)) AS v(step, share)
+    WHERE sc.kind = 'line'
+    GROUP BY sc.kind, sc.scope, sc.agent_id, sc.ord + v.step
+),
+ranked AS (
+    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
+           d.content,
+           (coalesce(sc.own, 0) + {NEIGHBOUR_WEIGHT} * coalesce(cx.near, 0))
+               / nullif(b.top, 0) AS raw
+    FROM docs AS d
+    LEFT JOIN scored AS sc
+      ON (sc.kind, sc.scope, sc.agent_id, sc.ord) = (d.kind, d.scope, d.agent_id, d.ord)
+    LEFT JOIN context AS cx
+      ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (d.kind, d.scope, d.agent_id, d.ord)
+    CROSS JOIN best AS b
+    WHERE sc.own IS NOT NULL OR cx.near IS NOT NULL
+)
+SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
+       least(1.0, raw) AS score
+FROM ranked
+WHERE raw > 0 AND least(1.0, raw) >= :min_score
+ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
+LIMIT :limit
+"""
+).bindparams(
+    bindparam("query", type_=String),
+    bindparam("tenant_id", type_=String),
+    bindparam("user_id", type_=String),
+    bindparam("agent_id", type_=String),
+    bindparam("workspace_id", type_=String),
+    bindparam("include_memories", type_=Boolean),
+    bindparam("min_score", type_=Float),
+    bindparam("limit", type_=Integer),
+)
+
+_SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
+
+
+async def rank(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    user_id: str,
+    agent_id: str,
+    query: str,
+    limit: int,
+    min_score: float,
+    include_memories: bool,
+    workspace_id: str | None,
+) -> AsyncIterator[RecallMatch]:
+    """Matches best first, yielded as PostgreSQL returns them."""
+    result = await session.stream(
+        _RANK,
+        {
+            "query": query,
+            "tenant_id": tenant_id,
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "workspace_id": workspace_id or "",
+            "include_memories": include_memories,
+            "min_score": min_score,
+            "limit": limit,
+        },
+    )
+    async for row in result:
+        yield RecallMatch(
+            content=row.content,
+            score=float(row.score),
+            scope=_SCOPES[row.scope],
+            agent_id=row.agent_id,
+            line_number=int(row.line_number),
+            memory_id=row.memory_id if isinstance(row.memory_id, uuid.UUID) else None,
+            workspace_id=row.workspace_id,
+        )
