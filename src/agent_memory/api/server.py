@@ -35,6 +35,7 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall
 from agent_memory.store import migrate
+from agent_memory.store import recall as recall_store
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres
 from agent_memory.telemetry.logging import configure_logging
@@ -152,6 +153,15 @@ async def start_server(
     return RunningServer(server=server, health=health, address=f"{host}:{port}", workers=workers)
 
 
+async def _log_recall_mode(db: Database) -> None:
+    async with db.transaction() as session:
+        vector = await recall_store.pgvector_available(session)
+    if vector:
+        log.info("recall is lexical: pgvector is available but no embedder is configured")
+    else:
+        log.info("recall is lexical: this PostgreSQL has no pgvector")
+
+
 def database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
     """The configured URL, or a started embedded PostgreSQL's when none is set."""
     if settings.database_url:
@@ -174,6 +184,7 @@ async def serve(settings: Settings) -> None:
             tracer_provider=tracer_provider,
         )
         running = await start_server(settings, db, tracer_provider=tracer_provider)
+        await _log_recall_mode(db)
         mode = "unauthenticated local mode" if settings.insecure_local else "API keys required"
         log.info("agent-memory serving on %s (%s)", running.address, mode)
         stop = asyncio.Event()

@@ -178,3 +178,11 @@ async def rank(
             memory_id=row.memory_id if isinstance(row.memory_id, uuid.UUID) else None,
             workspace_id=row.workspace_id,
         )
+
+
+async def pgvector_available(session: AsyncSession) -> bool:
+    """Whether this PostgreSQL can load pgvector (for embedding-assisted recall)."""
+    found = await session.scalar(
+        text("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')")
+    )
+    return bool(found)
