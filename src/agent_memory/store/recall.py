@@ -63,26 +63,47 @@ stats AS (
     SELECT count(*)::float8 AS n, greatest(avg(length(lexemes)), 1)::float8 AS avgdl
     FROM docs
 ),
+query_terms AS (
+    SELECT coalesce(array_agg(term), '{{}}') AS terms,
+           coalesce(string_agg(quote_literal(term), ' | '), '')::tsquery AS tsq
+    FROM terms
+),
+exact_hits AS (
+    SELECT d.kind, d.scope, d.agent_id, d.ord, u.lexeme AS term, 1.0::float8 AS weight,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
+           length(d.lexemes)::float8 AS dl
+    FROM docs AS d
+    CROSS JOIN query_terms AS q
+    CROSS JOIN LATERAL unnest(d.lexemes) AS u
+    WHERE d.lexemes @@ q.tsq AND u.lexeme = ANY (q.terms)
+),
+missing AS (
+    SELECT term FROM terms
+    WHERE term NOT IN (SELECT DISTINCT term FROM exact_hits) AND length(term) >= 4
+),
 vocab AS (
-    SELECT DISTINCT u.lexeme FROM docs AS d, unnest(d.lexemes) AS u
+    SELECT DISTINCT u.lexeme
+    FROM docs AS d, unnest(d.lexemes) AS u
+    WHERE EXISTS (SELECT 1 FROM missing)
 ),
-expansion AS (
-    SELECT t.term, t.term AS lexeme, 1.0::float8 AS weight
-    FROM terms AS t WHERE t.term IN (SELECT lexeme FROM vocab)
-    UNION ALL
-    SELECT t.term, v.lexeme, similarity(v.lexeme, t.term)::float8
-    FROM terms AS t, vocab AS v
-    WHERE t.term NOT IN (SELECT lexeme FROM vocab)
-      AND length(t.term) >= 4
-      AND similarity(v.lexeme, t.term) >= {FUZZY_MIN_SIMILARITY}
+fuzzy AS (
+    SELECT m.term, v.lexeme, similarity(v.lexeme, m.term)::float8 AS weight
+    FROM missing AS m, vocab AS v
+    WHERE similarity(v.lexeme, m.term) >= {FUZZY_MIN_SIMILARITY}
 ),
-hits AS (
-    SELECT d.kind, d.scope, d.agent_id, d.ord, e.term, e.weight,
+fuzzy_hits AS (
+    SELECT d.kind, d.scope, d.agent_id, d.ord, f.term, f.weight,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
            length(d.lexemes)::float8 AS dl
     FROM docs AS d
     CROSS JOIN LATERAL unnest(d.lexemes) AS u
-    JOIN expansion AS e ON e.lexeme = u.lexeme
+    JOIN fuzzy AS f ON f.lexeme = u.lexeme
+    WHERE EXISTS (SELECT 1 FROM fuzzy)
+),
+hits AS (
+    SELECT * FROM exact_hits
+    UNION ALL
+    SELECT * FROM fuzzy_hits
 ),
 df AS (
     SELECT term, count(DISTINCT (kind, scope, agent_id, ord))::float8 AS df
@@ -108,18 +129,21 @@ context AS (
     WHERE sc.kind = 'line'
     GROUP BY sc.kind, sc.scope, sc.agent_id, sc.ord + v.step
 ),
+combined AS (
+    SELECT coalesce(sc.kind, cx.kind) AS kind, coalesce(sc.scope, cx.scope) AS scope,
+           coalesce(sc.agent_id, cx.agent_id) AS agent_id, coalesce(sc.ord, cx.ord) AS ord,
+           coalesce(sc.own, 0) + {NEIGHBOUR_WEIGHT} * coalesce(cx.near, 0) AS points
+    FROM scored AS sc
+    FULL JOIN context AS cx
+      ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (sc.kind, sc.scope, sc.agent_id, sc.ord)
+),
 ranked AS (
     SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
-           d.content,
-           (coalesce(sc.own, 0) + {NEIGHBOUR_WEIGHT} * coalesce(cx.near, 0))
-               / nullif(b.top, 0) AS raw
-    FROM docs AS d
-    LEFT JOIN scored AS sc
-      ON (sc.kind, sc.scope, sc.agent_id, sc.ord) = (d.kind, d.scope, d.agent_id, d.ord)
-    LEFT JOIN context AS cx
-      ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (d.kind, d.scope, d.agent_id, d.ord)
+           d.content, c.points / nullif(b.top, 0) AS raw
+    FROM combined AS c
+    JOIN docs AS d
+      ON (d.kind, d.scope, d.agent_id, d.ord) = (c.kind, c.scope, c.agent_id, c.ord)
     CROSS JOIN best AS b
-    WHERE sc.own IS NOT NULL OR cx.near IS NOT NULL
 )
 SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
        least(1.0, raw) AS score
