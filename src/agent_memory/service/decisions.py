@@ -1,0 +1,250 @@
+"""Decision use cases: card types, decisions and their review, re-examinations."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agent_memory.domain.decisions import (
+    CardType,
+    Decision,
+    NewDecision,
+    NewReexamination,
+    Reexamination,
+    ResolutionStatus,
+    action_violations,
+    card_type_name_violations,
+    compact_line,
+    recent_limit,
+    reexamination_refusal,
+    validate_card_type,
+    validate_decision,
+    validate_reexamination,
+)
+from agent_memory.domain.errors import AlreadyExists, FailedPrecondition, NotFound, check
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory import owner_violations
+from agent_memory.domain.secrets import refuse_secrets
+from agent_memory.store import clock
+from agent_memory.store import decisions as store
+from agent_memory.store.database import Database
+
+
+@dataclass(frozen=True)
+class DecisionReview:
+    """An agent's recent decisions, each with its compact line, as of one instant."""
+
+    decisions: list[Decision]
+    as_of: datetime
+
+
+class Decisions:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def register_card_type(
+        self, principal: Principal, card_type: CardType
+    ) -> tuple[CardType, bool]:
+        """Register a card type, or replace the one of that name; says whether it was new.
+
+        Raises:
+            InvalidArgument: a bad name or action word.
+        """
+        validate_card_type(card_type)
+        async with self._db.transaction() as session:
+            return await store.put_card_type(
+                session, tenant_id=principal.tenant_id, card_type=card_type
+            )
+
+    async def record(self, principal: Principal, decision: NewDecision) -> tuple[Decision, bool]:
+        """Record a run's decision, OPEN; the same decision sent again is returned as it is.
+
+        Raises:
+            InvalidArgument: a malformed field, an action outside the card type's
+                decision actions, or a secret in the summary or result.
+            FailedPrecondition: the card type is not registered
+                (reason ``CARD_TYPE_NOT_REGISTERED``).
+            AlreadyExists: the run id already has a different decision
+                (reason ``DECISION_ALREADY_RECORDED``).
+        """
+        dumped = validate_decision(decision)
+        refuse_secrets("decision.summary", decision.summary)
+        refuse_secrets("decision.result", dumped)
+        tenant = principal.tenant_id
+        async with self._db.transaction() as session:
+            card_type = await store.get_card_type(
+                session, tenant_id=tenant, name=decision.card_type
+            )
+            if card_type is None:
+                raise FailedPrecondition(
+                    f"card type {decision.card_type!r} is not registered; register it with "
+                    "RegisterCardType first",
+                    reason="CARD_TYPE_NOT_REGISTERED",
+                    metadata={"card_type": decision.card_type},
+                )
+            check(action_violations("decision.action", decision.action, card_type.decision_actions))
+            created = await store.insert_decision(
+                session, tenant_id=tenant, decision=decision, result=decision.result
+            )
+            if created is not None:
+                return created, True
+            existing = await store.find_decision_by_run(
+                session, tenant_id=tenant, run_id=decision.run_id
+            )
+            if existing is None or not existing.same_as(decision):
+                raise AlreadyExists(
+                    f"run {decision.run_id!r} already has a different decision",
+                    reason="DECISION_ALREADY_RECORDED",
+                    metadata={
+                        "run_id": decision.run_id,
+                        "decision_id": str(existing.id) if existing else "",
+                    },
+                )
+            return existing, False
+
+    async def get(self, principal: Principal, decision_id: uuid.UUID) -> Decision:
+        """Raises: NotFound — no such decision in the caller's tenant."""
+        async with self._db.transaction() as session:
+            return await _decision(session, principal, decision_id)
+
+    async def recent(
+        self,
+        principal: Principal,
+        *,
+        agent_id: str,
+        limit: int,
+        include_result: bool,
+        card_type: str = "",
+    ) -> DecisionReview:
+        """The agent's newest decisions first, each with its compact line.
+
+        Raises:
+            InvalidArgument: a bad agent id, card type name or limit.
+        """
+        violations = owner_violations("agent_id", agent_id)
+        if card_type:
+            violations += card_type_name_violations("card_type", card_type)
+        check(violations)
+        count = recent_limit(limit)
+        async with self._db.transaction() as session:
+            found = await store.recent_decisions(
+                session,
+                tenant_id=principal.tenant_id,
+                agent_id=agent_id,
+                limit=count,
+                with_result=include_result,
+                card_type=card_type or None,
+            )
+            now = await clock.now(session)
+        return DecisionReview(
+            decisions=[replace(d, compact=compact_line(d, now)) for d in found], as_of=now
+        )
+
+    async def resolve(
+        self, principal: Principal, decision_id: uuid.UUID, status: ResolutionStatus
+    ) -> Decision:
+        """Set a decision's resolution status; nothing else about it changes.
+
+        Raises:
+            NotFound: no such decision in the caller's tenant.
+        """
+        async with self._db.transaction() as session:
+            current = await _decision(session, principal, decision_id, lock="update")
+            if current.resolution_status is status:
+                return current
+            await store.set_resolution(
+                session, tenant_id=principal.tenant_id, decision_id=decision_id, status=status
+            )
+            return await _decision(session, principal, decision_id)
+
+    async def reexamine(
+        self, principal: Principal, item: NewReexamination
+    ) -> tuple[Reexamination, bool]:
+        """Record a later run's conviction on a decision, beside it; the decision is untouched.
+
+        Raises:
+            InvalidArgument: a malformed field, a suggested action outside the card
+                type's actions, or a secret in the notes.
+            NotFound: no such decision in the caller's tenant.
+            FailedPrecondition: the card type forbids re-examination
+                (``NOT_RE_EXAMINABLE``), or the decision is closed and the card type is
+                re-examinable only until resolved (``DECISION_CLOSED``).
+            AlreadyExists: the run id already has a different re-examination
+                (reason ``REEXAMINATION_ALREADY_RECORDED``).
+        """
+        validate_reexamination(item)
+        refuse_secrets("notes", item.notes)
+        tenant = principal.tenant_id
+        async with self._db.transaction() as session:
+            parent = await _decision(session, principal, item.parent_decision_id, lock="share")
+            existing = await store.find_reexamination_by_run(
+                session, tenant_id=tenant, run_id=item.run_id
+            )
+            if existing is not None:
+                return _replayed(existing, item), False
+            card_type = await store.get_card_type(session, tenant_id=tenant, name=parent.card_type)
+            if card_type is None:  # a decision cannot outlive its card type; be safe anyway
+                card_type = CardType(name=parent.card_type)
+            refusal = reexamination_refusal(card_type, parent)
+            if refusal is not None:
+                raise refusal
+            check(action_violations("suggested_action", item.suggested_action, card_type.actions))
+            created = await store.insert_reexamination(session, tenant_id=tenant, item=item)
+            if created is not None:
+                return created, True
+            raced = await store.find_reexamination_by_run(
+                session, tenant_id=tenant, run_id=item.run_id
+            )
+            if raced is None:
+                raise AlreadyExists(
+                    f"run {item.run_id!r} already has a re-examination",
+                    reason="REEXAMINATION_ALREADY_RECORDED",
+                    metadata={"run_id": item.run_id},
+                )
+            return _replayed(raced, item), False
+
+    async def reexaminations(
+        self, principal: Principal, parent_decision_id: uuid.UUID
+    ) -> list[Reexamination]:
+        """A decision's conviction history, oldest first.
+
+        Raises:
+            NotFound: no such decision in the caller's tenant.
+        """
+        async with self._db.transaction() as session:
+            await _decision(session, principal, parent_decision_id)
+            return await store.reexaminations(
+                session, tenant_id=principal.tenant_id, parent_decision_id=parent_decision_id
+            )
+
+
+def _replayed(existing: Reexamination, item: NewReexamination) -> Reexamination:
+    if not existing.same_as(item):
+        raise AlreadyExists(
+            f"run {item.run_id!r} already has a different re-examination",
+            reason="REEXAMINATION_ALREADY_RECORDED",
+            metadata={"run_id": item.run_id, "reexamination_id": str(existing.id)},
+        )
+    return existing
+
+
+async def _decision(
+    session: AsyncSession,
+    principal: Principal,
+    decision_id: uuid.UUID,
+    *,
+    lock: store.Lock | None = None,
+) -> Decision:
+    found = await store.get_decision(
+        session, tenant_id=principal.tenant_id, decision_id=decision_id, lock=lock
+    )
+    if found is None:
+        raise NotFound(
+            f"decision {decision_id} not found",
+            reason="DECISION_NOT_FOUND",
+            metadata={"decision_id": str(decision_id)},
+        )
+    return found
