@@ -28,11 +28,11 @@ venv: $(STAMP) ## create .venv and install the project (re-run when pyproject.to
 serve: venv ## start the service on the embedded database (extra flags: ARGS=...)
 	$(VENV)/bin/agent-memory serve $(ARGS)
 
-test: venv ## run the test suite on the embedded PostgreSQL (extra flags: PYTEST_ARGS=...)
+test: venv examples/node/node_modules/.package-lock.json ## run the test suite on the embedded PostgreSQL (extra flags: PYTEST_ARGS=...)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-external: export MEMORY_TEST_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/test
-test-external: venv ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
+test-external: venv examples/node/node_modules/.package-lock.json ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 generate: venv ## regenerate generated/ from proto/
@@ -46,6 +46,11 @@ node_modules/.package-lock.json: package-lock.json package.json
 	@touch $@
 
 node_modules: node_modules/.package-lock.json ## install the proto tooling (npm ci)
+
+# The Node.js example client's dependencies; tests/e2e/test_node_client.py runs it.
+examples/node/node_modules/.package-lock.json: examples/node/package-lock.json examples/node/package.json
+	npm ci --prefix examples/node
+	@touch $@
 
 lint-proto: node_modules ## buf lint the protos
 	$(BUF)
