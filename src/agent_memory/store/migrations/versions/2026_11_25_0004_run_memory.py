@@ -1,5 +1,6 @@
-"""Run memory: the shared active session, each run's session ids, decision cards and
-re-examinations; agent settings gain the active memory switch.
+"""Run memory: active sessions and runs, decision cards, card types and re-examinations.
+
+Agent settings gain the active memory switch.
 
 Revision ID: 0004
 Revises: 0003
