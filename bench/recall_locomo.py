@@ -30,20 +30,107 @@ from pathlib import Path
 import grpc
 from rank_bm25 import BM25Okapi
 
-from agentmemory.v1 import block_pb2, memory_pb2
+from agentmemory.v1 import block_pb2, block_service_pb2_grpc, memory_pb2, recall_service_pb2_grpc
 from agentmemory.v1 import block_service_pb2 as block_pb
-from agentmemory.v1 import block_service_pb2_grpc, recall_service_pb2_grpc
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 10)
 STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with about as is are was were be been
-    being do does did have has had i you he she it we they me him her us them my your his
-    its our their this that these those what which who whom when where why how not no so
-    than too very can will just from into over under again then once here there all any
-    both each few more most other some such only own same""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "about",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "i",
+        "you",
+        "he",
+        "she",
+        "it",
+        "we",
+        "they",
+        "me",
+        "him",
+        "her",
+        "us",
+        "them",
+        "my",
+        "your",
+        "his",
+        "its",
+        "our",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "when",
+        "where",
+        "why",
+        "how",
+        "not",
+        "no",
+        "so",
+        "than",
+        "too",
+        "very",
+        "can",
+        "will",
+        "just",
+        "from",
+        "into",
+        "over",
+        "under",
+        "again",
+        "then",
+        "once",
+        "here",
+        "there",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+    ]
 )
 
 
