@@ -656,16 +656,7 @@ def script_failure(fake: FakeAnthropic, kind: str) -> None:
         ("500", {OUT.EXTRACTION_OUTCOME_MODEL_ERROR}),
         ("429", {OUT.EXTRACTION_OUTCOME_MODEL_ERROR}),
         ("400", {OUT.EXTRACTION_OUTCOME_MODEL_ERROR}),
-        pytest.param(
-            "garbage",
-            {OUT.EXTRACTION_OUTCOME_MODEL_ERROR, OUT.EXTRACTION_OUTCOME_MALFORMED_REPLY},
-            marks=pytest.mark.xfail(
-                reason="bug: a 200 reply with a non-JSON body makes the SDK return a str; "
-                "AnthropicModel.extract reads .usage on it outside its try and the RPC fails "
-                "INTERNAL instead of answering OK with MODEL_ERROR or MALFORMED_REPLY",
-                strict=True,
-            ),
-        ),
+        ("garbage", {OUT.EXTRACTION_OUTCOME_MODEL_ERROR, OUT.EXTRACTION_OUTCOME_MALFORMED_REPLY}),
         ("text-only", {OUT.EXTRACTION_OUTCOME_MALFORMED_REPLY}),
         ("refusal", {OUT.EXTRACTION_OUTCOME_REFUSED}),
         ("tool-input-no-facts", {OUT.EXTRACTION_OUTCOME_MALFORMED_REPLY}),
@@ -788,11 +779,6 @@ def test_when_one_write_fails_no_fact_of_the_batch_is_kept(
     assert [m.key for m in reply.written] == ["auto:first", "auto:boom", "auto:third"]
 
 
-@pytest.mark.xfail(
-    reason="bug: the usage row shares the facts' transaction, so when the write fails the "
-    "tokens the model call already spent are never recorded in the ledger",
-    strict=True,
-)
 def test_a_failed_write_still_records_what_the_model_call_cost(
     c: Client, fake: FakeAnthropic, database_url: str
 ) -> None:

@@ -149,6 +149,7 @@ async def start_server(
     for name in ("", *SERVICE_NAMES):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
     workers = ExtractionWorkers(db, extraction, settings)
+    extraction.on_queued = workers.wake
     workers.start()
     return RunningServer(server=server, health=health, address=f"{host}:{port}", workers=workers)
 

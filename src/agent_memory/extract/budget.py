@@ -85,10 +85,12 @@ def allowance(input_tokens: int, price: Price, budget_usd: float) -> Allowance:
     """The largest ``max_tokens`` whose worst case stays within ``budget_usd``."""
     input_cost = price.cost(input_tokens, 0)
     remaining = budget_usd - input_cost
-    if price.output_per_mtok <= 0:
+    if remaining < 0:
+        affordable = 0
+    elif price.output_per_mtok <= 0:
         affordable = MAX_OUTPUT_TOKENS
     else:
-        affordable = math.floor(remaining * 1e6 / price.output_per_mtok) if remaining > 0 else 0
+        affordable = math.floor(remaining * 1e6 / price.output_per_mtok)
     max_tokens = min(affordable, MAX_OUTPUT_TOKENS)
     worst = price.cost(input_tokens, max(max_tokens, 0))
     if max_tokens < MIN_OUTPUT_TOKENS:

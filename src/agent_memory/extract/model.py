@@ -95,7 +95,12 @@ class AnthropicModel:
             # e.g. no credentials configured: the SDK raises TypeError at request time.
             log.warning("extraction model call failed: %s", exc)
             return ModelReply(ExtractionOutcome.MODEL_ERROR, detail=type(exc).__name__)
-        usage = response.usage
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            # A 200 whose body is not a message: the SDK hands back the raw text.
+            return ModelReply(
+                ExtractionOutcome.MALFORMED_REPLY, detail="the reply is not a message"
+            )
         input_tokens = (
             usage.input_tokens
             + (usage.cache_creation_input_tokens or 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -67,6 +68,8 @@ class Extraction:
             else dict(budget.DEFAULT_PRICES)
         )
         self._tracer: Tracer = trace.get_tracer(__name__, tracer_provider=tracer_provider)
+        # Called after a pass is queued, so in-process workers look at once.
+        self.on_queued: Callable[[], None] | None = None
 
     async def extract(
         self, principal: Principal, request: ExtractionRequest, *, queued: bool
@@ -89,6 +92,8 @@ class Extraction:
                     request=request,
                     settle=timedelta(seconds=self._settings.extraction_settle_seconds),
                 )
+            if self.on_queued is not None:
+                self.on_queued()
             return ExtractionResult(
                 ExtractionOutcome.QUEUED,
                 request.synthetic_session_id,
@@ -251,13 +256,17 @@ class Extraction:
                 memory_enabled=settings.memory_enabled,
             ),
         )
+        outcome = reply.outcome if reply.candidates else ExtractionOutcome.NO_FACTS
+        # The call's cost is spent whatever happens to the write: record it on its own.
+        async with self._db.transaction() as session:
+            await self._record_usage(
+                session, principal, request, ExtractionResult(outcome, synthetic, usage=spent)
+            )
         async with self._db.transaction() as session:
             written, held = await self._write(session, principal, request, kept)
-            outcome = reply.outcome if reply.candidates else ExtractionOutcome.NO_FACTS
             result = ExtractionResult(
                 outcome, synthetic, written, dropped + held, spent, detail=detail
             )
-            await self._record_usage(session, principal, request, result)
             await self._finish_job(session, job, result)
         return result
 
