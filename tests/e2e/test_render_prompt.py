@@ -1,0 +1,549 @@
+"""RecallService.RenderPrompt over real gRPC and a real PostgreSQL: the persona and memory
+sections exactly as they would reach the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import psycopg
+import pytest
+
+from agent_memory.config import Settings
+from agent_memory.store import migrate
+from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
+from agentmemory.v1 import block_service_pb2 as block_pb
+from agentmemory.v1 import memory_service_pb2 as memory_pb
+from agentmemory.v1 import recall_service_pb2 as pb
+from tests.support import Client, ServerThread, error_details
+
+ARCHIVAL = block_pb2.BLOCK_LABEL_ARCHIVAL
+CORE = block_pb2.BLOCK_LABEL_CORE
+USER = memory_pb2.SCOPE_USER
+AGENT = memory_pb2.SCOPE_AGENT
+TOOL_ONLY = recall_pb2.ARCHIVAL_MODE_TOOL_ONLY
+AUTO = recall_pb2.ARCHIVAL_MODE_AUTO
+OFF = recall_pb2.ARCHIVAL_MODE_OFF
+
+PERSONA = "You are Records, a careful account assistant."
+USER_CORE = "- Prefers concise answers\n- Works in America/New_York"
+AGENT_CORE = "- Files summaries under /records"
+ARCHIVE = "\n".join(
+    [
+        "Acme renewal: CFO wants pricing options before the May 12 exec review.",
+        "Globex implementation: legal approved the DPA on 2026-04-18.",
+        "Acme headquarters moved to Denver last spring.",
+        "Initech renewal is handled by the procurement team.",
+        "Umbrella onboarding call is booked for Thursday.",
+        "Hooli asked for a security questionnaire.",
+    ]
+)
+
+
+# --- helpers -------------------------------------------------------------------------
+
+
+def write_block(
+    client: Client, content: str, *, label: int = CORE, scope: int = USER, agent: str = ""
+) -> None:
+    request = block_pb.WriteBlockRequest(label=label, scope=scope, agent_id=agent, content=content)
+    client.call(client.blocks.WriteBlock, request)
+
+
+def upsert(
+    client: Client,
+    key: str,
+    value: str,
+    *,
+    agent: str | None = "records",
+    workspace: str | None = None,
+    **kw: Any,
+) -> memory_pb2.Memory:
+    owner = (
+        memory_pb2.MemoryOwner(workspace_id=workspace)
+        if workspace is not None
+        else memory_pb2.MemoryOwner(agent_id=agent)
+    )
+    request = memory_pb.UpsertMemoryRequest(owner=owner, key=key, value=value, **kw)
+    memory: memory_pb2.Memory = client.call(client.memory.UpsertMemory, request).memory
+    return memory
+
+
+def set_memory_enabled(client: Client, agent: str, enabled: bool) -> None:
+    settings = memory_pb2.AgentSettings(agent_id=agent, memory_enabled=enabled)
+    request = memory_pb.UpdateAgentSettingsRequest(settings=settings)
+    request.update_mask.paths.append("memory_enabled")
+    client.call(client.memory.UpdateAgentSettings, request)
+
+
+def render(
+    client: Client,
+    *,
+    agent: str = "records",
+    workspace: str | None = None,
+    persona: str = "",
+    user_message: str = "",
+    **policy: Any,
+) -> pb.RenderPromptResponse:
+    request = pb.RenderPromptRequest(
+        agent_id=agent,
+        workspace_id=workspace,
+        persona=persona,
+        user_message=user_message,
+        memory_policy=recall_pb2.MemoryPolicy(**policy),
+    )
+    response: pb.RenderPromptResponse = client.call(client.recall.RenderPrompt, request)
+    return response
+
+
+def names(response: pb.RenderPromptResponse) -> list[str]:
+    return [s.name for s in response.sections]
+
+
+def section(response: pb.RenderPromptResponse, name: str) -> str:
+    (content,) = [s.content for s in response.sections if s.name == name]
+    return content
+
+
+def items(response: pb.RenderPromptResponse, name: str) -> list[str]:
+    """The list lines of a memory section, without its heading."""
+    return section(response, name).splitlines()[1:]
+
+
+def with_cores(client: Client) -> Client:
+    write_block(client, USER_CORE)
+    write_block(client, AGENT_CORE, scope=AGENT, agent="records")
+    return client
+
+
+# --- persona and core blocks ---------------------------------------------------------
+
+
+def test_persona_comes_first_then_user_core_then_agent_core(client: Client) -> None:
+    with_cores(client)
+    write_block(client, "- Another agent's core", scope=AGENT, agent="builder")
+    response = render(client, persona=PERSONA)
+    assert names(response) == ["persona", "user_core", "agent_core"]
+    assert section(response, "persona") == PERSONA
+    assert section(response, "user_core") == "## Core Memory (user)\n" + USER_CORE
+    assert section(response, "agent_core") == "## Core Memory (agent)\n" + AGENT_CORE
+    assert response.system_prompt == "\n\n".join(s.content for s in response.sections)
+    assert response.system_prompt.startswith(PERSONA + "\n\n## Core Memory (user)\n")
+    assert "Another agent's core" not in response.system_prompt
+    assert list(response.warnings) == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ({}, ["user_core", "agent_core"]),
+        ({"include_user_core": True, "include_agent_core": True}, ["user_core", "agent_core"]),
+        ({"include_user_core": False}, ["agent_core"]),
+        ({"include_agent_core": False}, ["user_core"]),
+        ({"include_user_core": False, "include_agent_core": False}, []),
+    ],
+)
+def test_core_blocks_follow_the_include_flags(
+    client: Client, policy: dict[str, bool], expected: list[str]
+) -> None:
+    with_cores(client)
+    response = render(client, **policy)
+    assert names(response) == expected
+    if "user_core" not in expected:
+        assert "Prefers concise answers" not in response.system_prompt
+    if "agent_core" not in expected:
+        assert "Files summaries" not in response.system_prompt
+
+
+def test_missing_blocks_and_no_persona_render_an_empty_prompt(client: Client) -> None:
+    response = render(client)
+    assert names(response) == []
+    assert response.system_prompt == ""
+    assert response.memory_markdown == "# Memory\n"
+    assert list(response.system_reminders) == []
+    assert list(response.warnings) == []
+
+
+def test_a_users_core_block_never_reaches_another_users_prompt(
+    client: Client, server: ServerThread
+) -> None:
+    with server.client(tenant_id=client.tenant_id, user_id="bob") as bob:
+        write_block(bob, "- Bob likes green tea")
+        write_block(bob, "- Bob's records agent core", scope=AGENT, agent="records")
+    with_cores(client)
+    response = render(client)
+    assert "Bob" not in response.system_prompt
+    assert section(response, "user_core") == "## Core Memory (user)\n" + USER_CORE
+
+
+# --- agent memory --------------------------------------------------------------------
+
+
+def test_agent_memory_appears_only_while_memory_is_enabled(client: Client) -> None:
+    with_cores(client)
+    upsert(client, "deploy-cmd", "Deploy with npm run deploy")
+    assert "agent_memory" not in names(render(client))  # off by default
+
+    set_memory_enabled(client, "records", True)
+    response = render(client, persona=PERSONA)
+    assert names(response) == ["persona", "user_core", "agent_core", "agent_memory"]
+    assert section(response, "agent_memory") == (
+        "## Agent Memory\n- **deploy-cmd**: Deploy with npm run deploy"
+    )
+
+    set_memory_enabled(client, "records", False)
+    assert "agent_memory" not in names(render(client))
+
+
+def test_enabled_agent_memory_without_rows_adds_no_section(client: Client) -> None:
+    set_memory_enabled(client, "records", True)
+    upsert(client, "elsewhere", "belongs to another agent", agent="builder")
+    assert names(render(client)) == []
+
+
+def test_agent_memory_is_ordered_pinned_then_importance_then_key(client: Client) -> None:
+    set_memory_enabled(client, "records", True)
+    upsert(client, "b-mid", "two", importance=10)
+    upsert(client, "c-plain", "five")
+    upsert(client, "a-mid", "one", importance=10)
+    upsert(client, "pinned-low", "pinned but unimportant", pinned=True)
+    upsert(client, "z-top", "most important", importance=90)
+    upsert(client, "a-plain", "four")
+    upsert(client, "other-agent", "never shown", agent="builder", importance=100)
+    assert items(render(client), "agent_memory") == [
+        "- **pinned-low**: pinned but unimportant",
+        "- **z-top**: most important",
+        "- **a-mid**: one",
+        "- **b-mid**: two",
+        "- **a-plain**: four",
+        "- **c-plain**: five",
+    ]
+
+
+def test_a_multi_line_value_stays_one_list_item(client: Client) -> None:
+    set_memory_enabled(client, "records", True)
+    upsert(client, "stack", "Next.js 14\nFastify\n\nPostgreSQL")
+    assert items(render(client), "agent_memory") == ["- **stack**: Next.js 14 Fastify PostgreSQL"]
+
+
+@pytest.fixture(scope="module")
+def capped_server(database_url: str) -> Iterator[ServerThread]:
+    running = ServerThread(database_url, settings=Settings(render_agent_memory_cap=3))
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize(
+    ("rows", "note"),
+    [
+        (3, None),
+        (4, "_(1 more memory not shown)_"),
+        (5, "_(2 more memories not shown)_"),
+    ],
+)
+def test_agent_memory_is_capped_by_setting_and_says_how_many_are_left_out(
+    capped_server: ServerThread, rows: int, note: str | None
+) -> None:
+    with capped_server.client() as client:
+        set_memory_enabled(client, "records", True)
+        for i in range(rows):
+            upsert(client, f"fact-{i}", f"value {i}", importance=i)
+        shown = items(render(client), "agent_memory")
+    expected = [f"- **fact-{i}**: value {i}" for i in (rows - 1, rows - 2, rows - 3)]
+    assert shown == ([*expected, note] if note else expected)
+
+
+# --- workspace memory ----------------------------------------------------------------
+
+
+def test_workspace_memory_needs_a_workspace_but_not_the_agents_memory_flag(
+    client: Client,
+) -> None:
+    upsert(client, "endpoint", "https://api.example.test", workspace="ws-1")
+    upsert(client, "deploy-cmd", "Deploy with npm run deploy")  # agent memory, flag off
+    assert names(render(client)) == []
+    response = render(client, workspace="ws-1", persona=PERSONA)
+    assert names(response) == ["persona", "workspace_memory"]
+    assert section(response, "workspace_memory") == (
+        "## Workspace Memory\n- **endpoint**: https://api.example.test"
+    )
+    assert names(render(client, workspace="ws-2")) == []
+
+
+def test_workspace_memory_comes_after_agent_memory(client: Client) -> None:
+    with_cores(client)
+    set_memory_enabled(client, "records", True)
+    upsert(client, "deploy-cmd", "Deploy with npm run deploy")
+    upsert(client, "endpoint", "https://api.example.test", workspace="ws-1")
+    response = render(client, workspace="ws-1", persona=PERSONA)
+    assert names(response) == [
+        "persona",
+        "user_core",
+        "agent_core",
+        "agent_memory",
+        "workspace_memory",
+    ]
+
+
+def test_workspace_memory_is_ordered_pinned_then_importance_then_most_recent(
+    client: Client,
+) -> None:
+    for key in ("old", "middle", "new"):
+        upsert(client, key, f"{key} fact", workspace="ws-1")
+    upsert(client, "important", "important fact", workspace="ws-1", importance=50)
+    upsert(client, "pinned", "pinned fact", workspace="ws-1", pinned=True)
+    assert [
+        line.split("**")[1] for line in items(render(client, workspace="ws-1"), "workspace_memory")
+    ] == [
+        "pinned",
+        "important",
+        "new",
+        "middle",
+        "old",
+    ]
+    upsert(client, "old", "old fact, revised", workspace="ws-1")  # now the most recent
+    assert items(render(client, workspace="ws-1"), "workspace_memory") == [
+        "- **pinned**: pinned fact",
+        "- **important**: important fact",
+        "- **old**: old fact, revised",
+        "- **new**: new fact",
+        "- **middle**: middle fact",
+    ]
+
+
+def test_workspace_memory_shows_at_most_30_rows(client: Client) -> None:
+    for i in range(32):
+        upsert(client, f"fact-{i:02d}", f"value {i}", workspace="ws-1")
+    upsert(client, "fact-00", "value 0, pinned", workspace="ws-1", pinned=True)
+    shown = items(render(client, workspace="ws-1"), "workspace_memory")
+    rows = [line for line in shown if line.startswith("- **")]
+    assert len(rows) == 30
+    # The pinned row leads; the rest are the most recent; the two oldest are left out.
+    assert rows[0] == "- **fact-00**: value 0, pinned"
+    assert rows[1:] == [f"- **fact-{i:02d}**: value {i}" for i in range(31, 2, -1)]
+    assert shown[30:] == ["_(2 more memories not shown)_"]
+
+
+# --- archival memory -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [None, TOOL_ONLY, OFF, recall_pb2.ARCHIVAL_MODE_UNSPECIFIED])
+def test_archival_memory_is_not_injected_unless_auto(client: Client, mode: int | None) -> None:
+    write_block(client, ARCHIVE, label=ARCHIVAL)
+    policy = {} if mode is None else {"archival_mode": mode}
+    response = render(client, user_message="What about the Acme renewal?", **policy)
+    assert list(response.system_reminders) == []
+    assert "Acme" not in response.system_prompt
+    assert "Acme" not in response.memory_markdown
+
+
+def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) -> None:
+    write_block(client, ARCHIVE, label=ARCHIVAL)
+    write_block(client, "Acme renewal owner is Dana.", label=ARCHIVAL, scope=AGENT, agent="records")
+    with_cores(client)
+    response = render(
+        client, persona=PERSONA, user_message="What about the Acme renewal?", archival_mode=AUTO
+    )
+    reminders = list(response.system_reminders)
+    assert len(reminders) >= 2
+    for reminder in reminders:
+        assert reminder.startswith("<system-reminder>\n")
+        assert reminder.endswith("\n</system-reminder>")
+    # Best first: the two lines (user's and agent's) holding both terms lead.
+    top = {r.split("): ", 1)[1].removesuffix("\n</system-reminder>") for r in reminders[:2]}
+    assert top == {
+        "Acme renewal: CFO wants pricing options before the May 12 exec review.",
+        "Acme renewal owner is Dana.",
+    }
+    # Reminders are hidden: the prompt itself is unchanged by them.
+    assert names(response) == ["persona", "user_core", "agent_core"]
+    assert "pricing options" not in response.system_prompt
+    # The same matches, in the same order, as a Recall for the message.
+    matches = list(
+        client.call(
+            client.recall.Recall,
+            pb.RecallRequest(query="What about the Acme renewal?", agent_id="records"),
+        )
+    )
+    assert len(reminders) == len(matches)
+    for reminder, match in zip(reminders, matches, strict=True):
+        assert match.content in reminder
+        assert f"line {match.line_number}" in reminder
+
+
+def test_auto_reminders_are_bounded_by_the_archival_limit(client: Client) -> None:
+    write_block(client, "\n".join(f"Acme note number {i}" for i in range(40)), label=ARCHIVAL)
+    bounded = render(client, user_message="Acme note", archival_mode=AUTO, archival_limit=3)
+    assert len(bounded.system_reminders) == 3
+    default = render(client, user_message="Acme note", archival_mode=AUTO)
+    assert len(default.system_reminders) == 10
+
+
+def test_auto_reminders_are_bounded_by_the_minimum_score(client: Client) -> None:
+    write_block(client, ARCHIVE, label=ARCHIVAL)
+    message = "Acme renewal pricing"
+    everything = render(client, user_message=message, archival_mode=AUTO, archival_limit=100)
+    matches = list(
+        client.call(
+            client.recall.Recall,
+            pb.RecallRequest(query=message, agent_id="records", limit=100),
+        )
+    )
+    assert len(everything.system_reminders) == len(matches) >= 3
+    scores = sorted({m.score for m in matches})
+    # Just under a middle score, so float noise cannot move a line across the threshold.
+    threshold = scores[len(scores) // 2] - 1e-9
+    kept = render(
+        client,
+        user_message=message,
+        archival_mode=AUTO,
+        archival_limit=100,
+        archival_min_score=threshold,
+    )
+    assert 0 < len(kept.system_reminders) < len(everything.system_reminders)
+    assert len(kept.system_reminders) == sum(m.score >= threshold for m in matches)
+    for reminder in kept.system_reminders:
+        score = float(reminder.split("score ", 1)[1].split(")", 1)[0])
+        assert score >= round(threshold, 2) - 0.005
+
+
+def test_auto_without_a_user_message_or_a_match_adds_nothing(client: Client) -> None:
+    write_block(client, ARCHIVE, label=ARCHIVAL)
+    assert list(render(client, archival_mode=AUTO).system_reminders) == []
+    assert list(render(client, user_message="   ", archival_mode=AUTO).system_reminders) == []
+    assert list(render(client, user_message="xylophone", archival_mode=AUTO).system_reminders) == []
+
+
+# --- determinism and the markdown document ------------------------------------------------
+
+
+def full_state(client: Client) -> None:
+    with_cores(client)
+    write_block(client, ARCHIVE, label=ARCHIVAL)
+    set_memory_enabled(client, "records", True)
+    for i in range(6):
+        upsert(client, f"agent-fact-{i}", f"agent value {i}", importance=i % 3)
+    for i in range(6):
+        upsert(client, f"ws-fact-{i}", f"workspace value {i}", workspace="ws-1", pinned=i == 4)
+
+
+def test_the_same_state_renders_the_same_bytes(client: Client) -> None:
+    full_state(client)
+    kwargs: dict[str, Any] = {
+        "workspace": "ws-1",
+        "persona": PERSONA,
+        "user_message": "Acme renewal",
+        "archival_mode": AUTO,
+    }
+    first, second = render(client, **kwargs), render(client, **kwargs)
+    assert first.system_prompt.encode() == second.system_prompt.encode()
+    assert first.memory_markdown.encode() == second.memory_markdown.encode()
+    assert list(first.system_reminders) == list(second.system_reminders)
+    assert first.SerializeToString(deterministic=True) == second.SerializeToString(
+        deterministic=True
+    )
+
+
+def test_memory_markdown_holds_the_memory_sections_without_the_persona(client: Client) -> None:
+    full_state(client)
+    response = render(client, workspace="ws-1", persona=PERSONA)
+    memory_sections = [s.content for s in response.sections if s.name != "persona"]
+    assert [s.name for s in response.sections][1:] == [
+        "user_core",
+        "agent_core",
+        "agent_memory",
+        "workspace_memory",
+    ]
+    assert response.memory_markdown == "# Memory\n\n" + "\n\n".join(memory_sections) + "\n"
+    assert PERSONA not in response.memory_markdown
+    assert "## Agent Memory\n" in response.memory_markdown
+    assert "## Workspace Memory\n" in response.memory_markdown
+
+
+# --- a section whose read fails -----------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_server(create_database: Any) -> Iterator[tuple[ServerThread, str]]:
+    """A server on a database of its own, so breaking a table there harms no other test."""
+    url: str = create_database()
+    migrate.upgrade(url)
+    running = ServerThread(url)
+    running.start()
+    try:
+        yield running, url
+    finally:
+        running.stop()
+
+
+def test_a_section_whose_read_fails_is_left_out_with_a_warning(
+    fresh_server: tuple[ServerThread, str],
+) -> None:
+    server, url = fresh_server
+    with server.client() as client:
+        full_state(client)
+        healthy = render(client, workspace="ws-1", persona=PERSONA)
+        assert names(healthy) == [
+            "persona",
+            "user_core",
+            "agent_core",
+            "agent_memory",
+            "workspace_memory",
+        ]
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ALTER TABLE memories RENAME TO memories_gone")
+            try:
+                broken = render(client, workspace="ws-1", persona=PERSONA)
+            finally:
+                conn.execute("ALTER TABLE memories_gone RENAME TO memories")
+        assert names(broken) == ["persona", "user_core", "agent_core"]
+        assert section(broken, "user_core") == section(healthy, "user_core")
+        assert section(broken, "agent_core") == section(healthy, "agent_core")
+        assert len(broken.warnings) == 2
+        assert broken.warnings[0].startswith("agent_memory")
+        assert broken.warnings[1].startswith("workspace_memory")
+        assert "## Agent Memory" not in broken.system_prompt
+        assert "## Workspace Memory" not in broken.memory_markdown
+        assert (
+            broken.memory_markdown
+            == "# Memory\n\n"
+            + "\n\n".join([section(broken, "user_core"), section(broken, "agent_core")])
+            + "\n"
+        )
+
+        restored = render(client, workspace="ws-1", persona=PERSONA)
+        assert list(restored.warnings) == []
+        assert restored.system_prompt == healthy.system_prompt
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"archival_limit": 101}, "memory_policy.archival_limit"),
+        ({"archival_limit": -1}, "memory_policy.archival_limit"),
+        ({"archival_min_score": 2.0}, "memory_policy.archival_min_score"),
+        ({"archival_min_score": -0.5}, "memory_policy.archival_min_score"),
+        ({"agent": ""}, "agent_id"),
+    ],
+)
+def test_malformed_requests_are_invalid_arguments(
+    client: Client, kwargs: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as info:
+        render(client, **kwargs)
+    details = error_details(info.value)
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert field in details.violations
+
+
+def test_archival_limit_100_is_accepted(client: Client) -> None:
+    write_block(client, ARCHIVE, label=ARCHIVAL)
+    response = render(client, user_message="Acme", archival_mode=AUTO, archival_limit=100)
+    assert len(response.system_reminders) >= 1
