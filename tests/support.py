@@ -85,7 +85,12 @@ class ServerThread:
         self._thread.start()
 
         async def boot() -> RunningServer:
-            self.db = Database(self.database_url, tracer_provider=self.tracer_provider)
+            self.db = Database(
+                self.database_url,
+                pool_size=self.settings.db_pool_size,
+                statement_timeout_ms=self.settings.db_statement_timeout_ms,
+                tracer_provider=self.tracer_provider,
+            )
             return await start_server(self.settings, self.db, tracer_provider=self.tracer_provider)
 
         self._running = self.run(boot())

@@ -256,11 +256,6 @@ def test_min_score_zero_keeps_all_and_one_keeps_only_perfect_matches(client: Cli
 # --- ranking quality ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    reason="bug: a one-letter typo in a short name ('Globx' for 'Globex', trigram "
-    "similarity 0.44) stays under the fixed 0.5 fuzzy threshold, so nothing is recalled",
-    strict=True,
-)
 def test_a_typo_in_a_name_still_finds_the_line(client: Client) -> None:
     write_block(client, ACCOUNTS)
     matches = recall(client, "Globx")

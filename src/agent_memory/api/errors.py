@@ -21,6 +21,7 @@ _CODES: dict[type[errors.ServiceError], grpc.StatusCode] = {
     errors.PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     errors.ResourceExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
     errors.Unavailable: grpc.StatusCode.UNAVAILABLE,
+    errors.Timeout: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 
 

@@ -85,6 +85,12 @@ class ResourceExhausted(ServiceError):
     default_reason = "RESOURCE_EXHAUSTED"
 
 
+class Timeout(ServiceError):
+    """The work took longer than the server allows (a statement timeout)."""
+
+    default_reason = "TIMEOUT"
+
+
 class Unavailable(ServiceError):
     """The database cannot be reached; the call may be retried."""
 

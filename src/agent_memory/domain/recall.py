@@ -118,6 +118,12 @@ class RenderRequest:
                     "OUT_OF_RANGE",
                 )
             )
+        if self.policy.recent_decisions_limit < 0:
+            violations.append(
+                FieldViolation(
+                    "memory_policy.recent_decisions_limit", "must not be negative", "OUT_OF_RANGE"
+                )
+            )
         score = self.policy.archival_min_score
         if score is not None and not 0.0 <= score <= 1.0:
             violations.append(

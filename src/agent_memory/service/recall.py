@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
+from agent_memory.domain.decisions import compact_line, recent_limit
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Owner, Scope
 from agent_memory.domain.recall import (
@@ -20,6 +21,8 @@ from agent_memory.domain.recall import (
 from agent_memory.render import prompt
 from agent_memory.store import agents as agent_store
 from agent_memory.store import blocks as block_store
+from agent_memory.store import clock
+from agent_memory.store import decisions as decision_store
 from agent_memory.store import memories as memory_store
 from agent_memory.store import recall as recall_store
 from agent_memory.store.database import Database
@@ -100,6 +103,14 @@ class Recall:
                 prompt.WORKSPACE_MEMORY,
                 lambda: self._rows(principal, owner, self._workspace_cap),
             )
+        recent_decisions = None
+        if policy.include_recent_decisions:
+            recent_decisions = await section(
+                prompt.RECENT_DECISIONS,
+                lambda: self._recent_decisions(
+                    principal, request.agent_id, policy.recent_decisions_limit
+                ),
+            )
         archival: list[RecallMatch] = []
         if policy.archival_mode is ArchivalMode.AUTO and request.user_message.strip():
             query = RecallQuery(
@@ -117,6 +128,7 @@ class Recall:
                 agent_core=agent_core,
                 agent_memory=agent_memory,
                 workspace_memory=workspace_memory,
+                recent_decisions=recent_decisions,
                 archival=archival,
             )
         )
@@ -149,6 +161,19 @@ class Recall:
                 else len(rows)
             )
         return prompt.MemoryRows(rows=rows, left_out=max(total - len(rows), 0))
+
+    async def _recent_decisions(self, principal: Principal, agent_id: str, limit: int) -> list[str]:
+        """Compact review lines, ``2d ago · WAIT · range unresolved``, newest first."""
+        async with self._db.transaction() as session:
+            now = await clock.now(session)
+            found = await decision_store.recent_decisions(
+                session,
+                tenant_id=principal.tenant_id,
+                agent_id=agent_id,
+                limit=recent_limit(limit),
+                with_result=False,
+            )
+        return [compact_line(d, now) for d in found]
 
     @staticmethod
     async def _collect(matches: AsyncIterator[RecallMatch]) -> list[RecallMatch]:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 from opentelemetry.trace import TracerProvider
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
@@ -17,7 +18,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.errors import Timeout, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,15 @@ class Database:
         try:
             async with self._sessions() as session, session.begin():
                 yield session
-        except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as exc:
+        except sa_exc.OperationalError as exc:
+            if isinstance(exc.orig, psycopg.errors.QueryCanceled):
+                raise Timeout(
+                    "the query ran past the server's statement timeout",
+                    reason="STATEMENT_TIMEOUT",
+                ) from exc
+            log.warning("database unavailable: %s", exc.orig or exc)
+            raise Unavailable("the database is unavailable; retry later") from exc
+        except (sa_exc.InterfaceError, sa_exc.TimeoutError) as exc:
             log.warning("database unavailable: %s", getattr(exc, "orig", None) or exc)
             raise Unavailable("the database is unavailable; retry later") from exc
         except sa_exc.DBAPIError as exc:

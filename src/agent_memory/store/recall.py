@@ -31,7 +31,7 @@ from agent_memory.domain.recall import RecallMatch
 K1 = 1.2
 B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
-FUZZY_MIN_SIMILARITY = 0.5
+FUZZY_MIN_SIMILARITY = 0.4
 
 _RANK = text(
     f"""

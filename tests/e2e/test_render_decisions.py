@@ -1,0 +1,77 @@
+"""RenderPrompt's optional "recent decisions" section: the compact review lines."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from agentmemory.v1 import decision_pb2, decision_service_pb2, decision_service_pb2_grpc, recall_pb2
+from agentmemory.v1 import recall_service_pb2 as pb
+from tests.support import Client, error_details
+
+
+def record(client: Client, run: str, action: str, summary: str) -> None:
+    decisions = decision_service_pb2_grpc.DecisionServiceStub(client.channel)
+    client.call(
+        decisions.RecordDecision,
+        decision_service_pb2.RecordDecisionRequest(
+            decision=decision_pb2.Decision(
+                run_id=run,
+                agent_id="trader",
+                card_type="trade-decision",
+                action=action,
+                summary=summary,
+            )
+        ),
+    )
+
+
+@pytest.fixture
+def decided(client: Client) -> Client:
+    decisions = decision_service_pb2_grpc.DecisionServiceStub(client.channel)
+    client.call(
+        decisions.RegisterCardType,
+        decision_service_pb2.RegisterCardTypeRequest(
+            card_type=decision_pb2.CardType(name="trade-decision")
+        ),
+    )
+    record(client, "run-1", "WAIT", "range unresolved")
+    record(client, "run-2", "BUY", "breakout confirmed")
+    return client
+
+
+def render(client: Client, **policy: object) -> pb.RenderPromptResponse:
+    response: pb.RenderPromptResponse = client.call(
+        client.recall.RenderPrompt,
+        pb.RenderPromptRequest(agent_id="trader", memory_policy=recall_pb2.MemoryPolicy(**policy)),
+    )
+    return response
+
+
+def test_recent_decisions_are_off_by_default(decided: Client) -> None:
+    assert "Recent Decisions" not in render(decided).system_prompt
+
+
+def test_recent_decisions_render_as_compact_lines_newest_first(decided: Client) -> None:
+    response = render(decided, include_recent_decisions=True)
+    section = next(s for s in response.sections if s.name == "recent_decisions")
+    lines = section.content.splitlines()
+    assert lines[0] == "## Recent Decisions"
+    assert lines[1].endswith("ago · BUY · breakout confirmed")
+    assert lines[2].endswith("ago · WAIT · range unresolved")
+    assert lines[1].startswith("- ")
+    assert section.content in response.memory_markdown
+
+
+def test_the_limit_bounds_the_section(decided: Client) -> None:
+    response = render(decided, include_recent_decisions=True, recent_decisions_limit=1)
+    section = next(s for s in response.sections if s.name == "recent_decisions")
+    assert len(section.content.splitlines()) == 2
+
+
+def test_a_negative_limit_is_invalid(decided: Client) -> None:
+    with pytest.raises(grpc.RpcError) as info:
+        render(decided, include_recent_decisions=True, recent_decisions_limit=-1)
+    details = error_details(info.value)
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert "memory_policy.recent_decisions_limit" in details.violations
