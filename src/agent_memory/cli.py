@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_memory.api.server import serve
 
         asyncio.run(serve(settings))
+        # The event loop is gone but the process is still exiting: a late SIGTERM
+        # must not turn a clean shutdown into a kill.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         return 0
     from agent_memory.telemetry.logging import configure_logging
 

@@ -193,6 +193,9 @@ async def serve(settings: Settings) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
+        # Shutdown is bounded by the grace period: a repeated signal changes nothing.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, log.info, "already shutting down")
         log.info(
             "shutting down: finishing in-flight calls (up to %ss)", settings.shutdown_grace_seconds
         )
