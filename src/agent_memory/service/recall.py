@@ -6,9 +6,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import compact_line, recent_limit
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Owner, Scope
 from agent_memory.domain.recall import (
@@ -65,116 +68,119 @@ class Recall:
         """The memory part of the system prompt. A section whose read fails is left out
         and named in the warnings; the render itself still succeeds.
 
+        Every section is read over one connection; a failed read is rolled back so it
+        cannot spoil the others.
+
         Raises:
             InvalidArgument: a malformed request.
         """
         request.validate()
-        policy = request.policy
         warnings: list[str] = []
+        try:
+            async with self._db.reads() as session:
+                data = await self._read_sections(session, principal, request, warnings)
+        except Unavailable as exc:
+            log.warning("render: every memory section left out: %s", exc)
+            warnings = [f"memory: left out, the database is unavailable ({exc.reason})"]
+            data = prompt.RenderInput(persona=request.persona)
+        return prompt.render(data), warnings
+
+    async def _read_sections(
+        self,
+        session: AsyncSession,
+        principal: Principal,
+        request: RenderRequest,
+        warnings: list[str],
+    ) -> prompt.RenderInput:
+        policy = request.policy
+        tenant, user = principal.tenant_id, principal.user_id
 
         async def section(name: str, read: Callable[[], Awaitable[T]]) -> T | None:
             try:
                 return await read()
             except Exception as exc:
+                # The failed statement spoiled the transaction: roll it back, and the
+                # next section's statement starts a fresh one.
+                await session.rollback()
                 log.warning("render: %s left out: %s", name, exc)
                 warnings.append(f"{name}: left out, it could not be read ({type(exc).__name__})")
                 return None
 
+        async def core(key: BlockKey) -> str | None:
+            block = await block_store.get(session, tenant_id=tenant, user_id=user, key=key)
+            return block.content if block else None
+
+        async def rows(owner: Owner, cap: int) -> prompt.MemoryRows:
+            found = await memory_store.list_page(
+                session, tenant_id=tenant, owner=owner, after=None, limit=cap
+            )
+            total = len(found)
+            if total == cap:
+                total = await memory_store.count(session, tenant_id=tenant, owner=owner)
+            return prompt.MemoryRows(rows=found, left_out=max(total - len(found), 0))
+
+        async def agent_memory() -> prompt.MemoryRows | None:
+            settings = await agent_store.get(session, tenant_id=tenant, agent_id=request.agent_id)
+            if not settings.memory_enabled:
+                return None
+            return await rows(Owner(Scope.AGENT, request.agent_id), self._agent_cap)
+
+        async def recent_decisions() -> list[str]:
+            now = await clock.now(session)
+            found = await decision_store.recent_decisions(
+                session,
+                tenant_id=tenant,
+                agent_id=request.agent_id,
+                limit=recent_limit(policy.recent_decisions_limit),
+                with_result=False,
+            )
+            return [compact_line(d, now) for d in found]
+
+        async def archival() -> list[RecallMatch]:
+            return [
+                m
+                async for m in recall_store.rank(
+                    session,
+                    tenant_id=tenant,
+                    user_id=user,
+                    agent_id=request.agent_id,
+                    query=request.user_message,
+                    limit=policy.archival_limit or DEFAULT_LIMIT,
+                    min_score=policy.archival_min_score or 0.0,
+                    include_memories=False,
+                    workspace_id=None,
+                )
+            ]
+
         user_core = agent_core = None
         if policy.include_user_core:
             user_core = await section(
-                prompt.USER_CORE,
-                lambda: self._core(principal, BlockKey(BlockLabel.CORE, BlockScope.USER)),
+                prompt.USER_CORE, lambda: core(BlockKey(BlockLabel.CORE, BlockScope.USER))
             )
         if policy.include_agent_core:
             agent_core = await section(
                 prompt.AGENT_CORE,
-                lambda: self._core(
-                    principal, BlockKey(BlockLabel.CORE, BlockScope.AGENT, request.agent_id)
-                ),
+                lambda: core(BlockKey(BlockLabel.CORE, BlockScope.AGENT, request.agent_id)),
             )
-        agent_memory = await section(
-            prompt.AGENT_MEMORY, lambda: self._agent_memory(principal, request.agent_id)
-        )
-        workspace_memory = None
+        agent_rows = await section(prompt.AGENT_MEMORY, agent_memory)
+        workspace_rows = None
         if request.workspace_id is not None:
             owner = Owner(Scope.WORKSPACE, request.workspace_id)
-            workspace_memory = await section(
-                prompt.WORKSPACE_MEMORY,
-                lambda: self._rows(principal, owner, self._workspace_cap),
+            workspace_rows = await section(
+                prompt.WORKSPACE_MEMORY, lambda: rows(owner, self._workspace_cap)
             )
-        recent_decisions = None
+        decisions = None
         if policy.include_recent_decisions:
-            recent_decisions = await section(
-                prompt.RECENT_DECISIONS,
-                lambda: self._recent_decisions(
-                    principal, request.agent_id, policy.recent_decisions_limit
-                ),
-            )
-        archival: list[RecallMatch] = []
+            decisions = await section(prompt.RECENT_DECISIONS, recent_decisions)
+        matches: list[RecallMatch] = []
         if policy.archival_mode is ArchivalMode.AUTO and request.user_message.strip():
-            query = RecallQuery(
-                query=request.user_message,
-                agent_id=request.agent_id,
-                limit=policy.archival_limit or DEFAULT_LIMIT,
-                min_score=policy.archival_min_score,
-            )
-            found = await section("archival", lambda: self._collect(self.recall(principal, query)))
-            archival = found or []
-        rendered = prompt.render(
-            prompt.RenderInput(
-                persona=request.persona,
-                user_core=user_core,
-                agent_core=agent_core,
-                agent_memory=agent_memory,
-                workspace_memory=workspace_memory,
-                recent_decisions=recent_decisions,
-                archival=archival,
-            )
+            matches = await section("archival", archival) or []
+        return prompt.RenderInput(
+            persona=request.persona,
+            user_core=user_core,
+            agent_core=agent_core,
+            agent_memory=agent_rows,
+            workspace_memory=workspace_rows,
+            recent_decisions=decisions,
+            archival=matches,
         )
-        return rendered, warnings
-
-    async def _core(self, principal: Principal, key: BlockKey) -> str | None:
-        async with self._db.transaction() as session:
-            block = await block_store.get(
-                session, tenant_id=principal.tenant_id, user_id=principal.user_id, key=key
-            )
-        return block.content if block else None
-
-    async def _agent_memory(self, principal: Principal, agent_id: str) -> prompt.MemoryRows | None:
-        async with self._db.transaction() as session:
-            settings = await agent_store.get(
-                session, tenant_id=principal.tenant_id, agent_id=agent_id
-            )
-        if not settings.memory_enabled:
-            return None
-        return await self._rows(principal, Owner(Scope.AGENT, agent_id), self._agent_cap)
-
-    async def _rows(self, principal: Principal, owner: Owner, cap: int) -> prompt.MemoryRows:
-        async with self._db.transaction() as session:
-            rows = await memory_store.list_page(
-                session, tenant_id=principal.tenant_id, owner=owner, after=None, limit=cap
-            )
-            total = (
-                await memory_store.count(session, tenant_id=principal.tenant_id, owner=owner)
-                if len(rows) == cap
-                else len(rows)
-            )
-        return prompt.MemoryRows(rows=rows, left_out=max(total - len(rows), 0))
-
-    async def _recent_decisions(self, principal: Principal, agent_id: str, limit: int) -> list[str]:
-        """Compact review lines, ``2d ago · WAIT · range unresolved``, newest first."""
-        async with self._db.transaction() as session:
-            now = await clock.now(session)
-            found = await decision_store.recent_decisions(
-                session,
-                tenant_id=principal.tenant_id,
-                agent_id=agent_id,
-                limit=recent_limit(limit),
-                with_result=False,
-            )
-        return [compact_line(d, now) for d in found]
-
-    @staticmethod
-    async def _collect(matches: AsyncIterator[RecallMatch]) -> list[RecallMatch]:
-        return [m async for m in matches]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
@@ -54,7 +54,9 @@ class Database:
             sqlalchemy_url(url),
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
+            # No pre-ping: it costs a round trip per call. A connection that died
+            # with its server fails once as UNAVAILABLE and is discarded; the pool
+            # then connects afresh.
             pool_timeout=5,
             connect_args=connect_args,
         )
@@ -68,27 +70,25 @@ class Database:
 
         Raises:
             Unavailable: the database could not be reached or dropped the connection.
+            Timeout: a statement ran past the statement timeout.
         """
-        try:
+        with _database_errors():
             async with self._sessions() as session, session.begin():
                 yield session
-        except sa_exc.OperationalError as exc:
-            if isinstance(exc.orig, psycopg.errors.QueryCanceled):
-                raise Timeout(
-                    "the query ran past the server's statement timeout",
-                    reason="STATEMENT_TIMEOUT",
-                ) from exc
-            log.warning("database unavailable: %s", exc.orig or exc)
-            raise Unavailable("the database is unavailable; retry later") from exc
-        except (sa_exc.InterfaceError, sa_exc.TimeoutError) as exc:
-            log.warning("database unavailable: %s", getattr(exc, "orig", None) or exc)
-            raise Unavailable("the database is unavailable; retry later") from exc
-        except sa_exc.DBAPIError as exc:
-            if exc.connection_invalidated:
-                raise Unavailable("the database connection was lost; retry later") from exc
-            raise
-        except (ConnectionError, OSError, TimeoutError) as exc:
-            raise Unavailable("the database is unavailable; retry later") from exc
+
+    @asynccontextmanager
+    async def reads(self) -> AsyncIterator[AsyncSession]:
+        """A session for a run of independent reads; nothing is committed.
+
+        After a failed read the caller rolls back and goes on: the next statement
+        starts a fresh transaction on the same connection.
+
+        Raises:
+            Unavailable, Timeout: as for :meth:`transaction`.
+        """
+        with _database_errors():
+            async with self._sessions() as session:
+                yield session
 
     async def close(self) -> None:
         await self.engine.dispose()
@@ -104,3 +104,26 @@ def _trace_statements(engine: AsyncEngine, tracer_provider: TracerProvider) -> N
     meter = get_meter("agent_memory.store")
     counter = meter.create_up_down_counter("db.client.connections.usage")
     EngineTracer(tracer, engine.sync_engine, counter)
+
+
+@contextmanager
+def _database_errors() -> Iterator[None]:
+    """Driver and pool failures as the service's errors."""
+    try:
+        yield
+    except sa_exc.OperationalError as exc:
+        if isinstance(exc.orig, psycopg.errors.QueryCanceled):
+            raise Timeout(
+                "the query ran past the server's statement timeout", reason="STATEMENT_TIMEOUT"
+            ) from exc
+        log.warning("database unavailable: %s", exc.orig or exc)
+        raise Unavailable("the database is unavailable; retry later") from exc
+    except (sa_exc.InterfaceError, sa_exc.TimeoutError) as exc:
+        log.warning("database unavailable: %s", getattr(exc, "orig", None) or exc)
+        raise Unavailable("the database is unavailable; retry later") from exc
+    except sa_exc.DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise Unavailable("the database connection was lost; retry later") from exc
+        raise
+    except (ConnectionError, OSError, TimeoutError) as exc:
+        raise Unavailable("the database is unavailable; retry later") from exc

@@ -179,7 +179,9 @@ async def rank(
     workspace_id: str | None,
 ) -> AsyncIterator[RecallMatch]:
     """Matches best first, yielded as PostgreSQL returns them."""
-    result = await session.stream(
+    # At most 100 rows, all ranked before the first is known: one round trip,
+    # no server-side cursor. The caller streams them on as they are read.
+    result = await session.execute(
         _RANK,
         {
             "query": query,
@@ -192,7 +194,7 @@ async def rank(
             "limit": limit,
         },
     )
-    async for row in result:
+    for row in result:
         yield RecallMatch(
             content=row.content,
             score=float(row.score),
