@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import Table, and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,27 +25,33 @@ from agent_memory.domain.memory import (
 )
 from agent_memory.store.models import MemoryGroundingRow, MemoryRow
 
+# Core statements on the table: plain rows, no identity map, less work per call.
+MEMORIES: Table = MemoryRow.__table__  # type: ignore[assignment]
+COLS = MEMORIES.c
+
 LEARNING_KEY_PREFIX = "director:learning:"
 
 
-def to_domain(row: MemoryRow, groundings: tuple[Grounding, ...] = ()) -> Memory:
+def to_domain(row: Any, groundings: tuple[Grounding, ...] = ()) -> Memory:
+    """A memory from a Core row of the memories table (read by column name)."""
+    m = row._mapping
     return Memory(
-        id=row.id,
-        owner=Owner(Scope(row.scope), row.owner_id),
-        key=row.key,
-        value=row.value,
-        pinned=row.pinned,
-        importance=row.importance,
-        source=MemorySource(row.source),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        version=row.version,
-        tags=tuple(row.tags or ()),
-        confidence=row.confidence,
-        metadata=dict(row.metadata_ or {}),
+        id=m["id"],
+        owner=Owner(Scope(m["scope"]), m["owner_id"]),
+        key=m["key"],
+        value=m["value"],
+        pinned=m["pinned"],
+        importance=m["importance"],
+        source=MemorySource(m["source"]),
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        version=m["version"],
+        tags=tuple(m["tags"] or ()),
+        confidence=m["confidence"],
+        metadata=dict(m["metadata"] or {}),
         groundings=groundings,
-        conversation_provider=row.conversation_provider,
-        conversation_id=row.conversation_id,
+        conversation_provider=m["conversation_provider"],
+        conversation_id=m["conversation_id"],
     )
 
 
@@ -61,7 +67,7 @@ async def insert_new(
 ) -> Memory | None:
     """Insert a row at (owner, key); ``None`` when a concurrent writer got there first."""
     stmt = (
-        insert(MemoryRow)
+        insert(MEMORIES)
         .values(
             tenant_id=tenant_id,
             id=uuid.uuid4(),
@@ -74,41 +80,41 @@ async def insert_new(
             **_columns(fields),
         )
         .on_conflict_do_nothing(
-            index_elements=[MemoryRow.tenant_id, MemoryRow.scope, MemoryRow.owner_id, MemoryRow.key]
+            index_elements=[COLS.tenant_id, COLS.scope, COLS.owner_id, COLS.key]
         )
-        .returning(MemoryRow)
+        .returning(*MEMORIES.c)
     )
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    row = (await session.execute(stmt)).first()
     return to_domain(row) if row else None
 
 
 def _columns(fields: dict[str, Any]) -> dict[str, Any]:
-    """Domain field names to column attribute names (``metadata`` is ``metadata_``)."""
-    return {("metadata_" if k == "metadata" else k): v for k, v in fields.items()}
+    """Domain field names are the table's column names."""
+    return dict(fields)
 
 
 async def find_by_key(
     session: AsyncSession, *, tenant_id: str, owner: Owner, key: str, for_update: bool = False
 ) -> Memory | None:
-    stmt = select(MemoryRow).where(
-        MemoryRow.tenant_id == tenant_id,
-        MemoryRow.scope == owner.scope.value,
-        MemoryRow.owner_id == owner.id,
-        MemoryRow.key == key,
+    stmt = select(MEMORIES).where(
+        COLS.tenant_id == tenant_id,
+        COLS.scope == owner.scope.value,
+        COLS.owner_id == owner.id,
+        COLS.key == key,
     )
     if for_update:
         stmt = stmt.with_for_update()
-    row = await session.scalar(stmt, execution_options={"populate_existing": True})
+    row = (await session.execute(stmt)).first()
     return to_domain(row) if row else None
 
 
 async def get(
     session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID, for_update: bool = False
 ) -> Memory | None:
-    stmt = select(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory_id)
+    stmt = select(MEMORIES).where(COLS.tenant_id == tenant_id, COLS.id == memory_id)
     if for_update:
         stmt = stmt.with_for_update()
-    row = await session.scalar(stmt, execution_options={"populate_existing": True})
+    row = (await session.execute(stmt)).first()
     return to_domain(row) if row else None
 
 
@@ -122,24 +128,22 @@ async def apply(
 ) -> Memory:
     """Write ``changes`` to a row the caller has locked; bumps version and time."""
     stmt = (
-        update(MemoryRow)
-        .where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory_id)
+        update(MEMORIES)
+        .where(COLS.tenant_id == tenant_id, COLS.id == memory_id)
         .values(
             **_columns(changes),
             updated_by=actor,
             updated_at=func.clock_timestamp(),
-            version=MemoryRow.version + 1,
+            version=COLS.version + 1,
         )
-        .returning(MemoryRow)
+        .returning(*MEMORIES.c)
     )
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).one()
+    row = (await session.execute(stmt)).one()
     return to_domain(row)
 
 
 async def delete_row(session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID) -> None:
-    await session.execute(
-        delete(MemoryRow).where(MemoryRow.tenant_id == tenant_id, MemoryRow.id == memory_id)
-    )
+    await session.execute(delete(MEMORIES).where(COLS.tenant_id == tenant_id, COLS.id == memory_id))
 
 
 async def replace_groundings(
@@ -212,16 +216,16 @@ async def list_learnings(
 ) -> list[Memory]:
     """Director learnings of any of ``agent_ids``, newest first."""
     rows = (
-        await session.scalars(
-            select(MemoryRow)
+        await session.execute(
+            select(MEMORIES)
             .where(
-                MemoryRow.tenant_id == tenant_id,
-                MemoryRow.source == MemorySource.DIRECTOR.value,
-                MemoryRow.scope == Scope.AGENT.value,
-                MemoryRow.owner_id.in_(list(agent_ids)),
-                MemoryRow.key.startswith(LEARNING_KEY_PREFIX, autoescape=True),
+                COLS.tenant_id == tenant_id,
+                COLS.source == MemorySource.DIRECTOR.value,
+                COLS.scope == Scope.AGENT.value,
+                COLS.owner_id.in_(list(agent_ids)),
+                COLS.key.startswith(LEARNING_KEY_PREFIX, autoescape=True),
             )
-            .order_by(MemoryRow.created_at.desc(), MemoryRow.key.desc())
+            .order_by(COLS.created_at.desc(), COLS.key.desc())
             .limit(limit)
         )
     ).all()
@@ -231,18 +235,18 @@ async def list_learnings(
 # Listing orders, as (sort expression, descending) pairs ending in a unique column.
 def _agent_order() -> list[tuple[Any, bool]]:
     return [
-        (MemoryRow.pinned, True),
-        (MemoryRow.importance, True),
-        (MemoryRow.key, False),
+        (COLS.pinned, True),
+        (COLS.importance, True),
+        (COLS.key, False),
     ]
 
 
 def _workspace_order() -> list[tuple[Any, bool]]:
     return [
-        (MemoryRow.pinned, True),
-        (MemoryRow.importance, True),
-        (MemoryRow.updated_at, True),
-        (MemoryRow.id, False),
+        (COLS.pinned, True),
+        (COLS.importance, True),
+        (COLS.updated_at, True),
+        (COLS.id, False),
     ]
 
 
@@ -267,15 +271,15 @@ async def list_page(
 ) -> list[Memory]:
     """One page of an owner's memories in the scope's order, after ``after``."""
     order = _agent_order() if owner.scope is Scope.AGENT else _workspace_order()
-    stmt = select(MemoryRow).where(
-        MemoryRow.tenant_id == tenant_id,
-        MemoryRow.scope == owner.scope.value,
-        MemoryRow.owner_id == owner.id,
+    stmt = select(MEMORIES).where(
+        COLS.tenant_id == tenant_id,
+        COLS.scope == owner.scope.value,
+        COLS.owner_id == owner.id,
     )
     if after is not None:
         stmt = stmt.where(_after(order, after))
     stmt = stmt.order_by(*(c.desc() if d else c.asc() for c, d in order)).limit(limit)
-    rows = (await session.scalars(stmt)).all()
+    rows = (await session.execute(stmt)).all()
     return [to_domain(r) for r in rows]
 
 
@@ -314,18 +318,13 @@ async def recent(
     if not owners or limit <= 0:
         return []
     rows = (
-        await session.scalars(
-            select(MemoryRow)
+        await session.execute(
+            select(MEMORIES)
             .where(
-                MemoryRow.tenant_id == tenant_id,
-                or_(
-                    *(
-                        and_(MemoryRow.scope == o.scope.value, MemoryRow.owner_id == o.id)
-                        for o in owners
-                    )
-                ),
+                COLS.tenant_id == tenant_id,
+                or_(*(and_(COLS.scope == o.scope.value, COLS.owner_id == o.id) for o in owners)),
             )
-            .order_by(MemoryRow.updated_at.desc(), MemoryRow.id)
+            .order_by(COLS.updated_at.desc(), COLS.id)
             .limit(limit)
         )
     ).all()
@@ -335,11 +334,11 @@ async def recent(
 async def count(session: AsyncSession, *, tenant_id: str, owner: Owner) -> int:
     total = await session.scalar(
         select(func.count())
-        .select_from(MemoryRow)
+        .select_from(MEMORIES)
         .where(
-            MemoryRow.tenant_id == tenant_id,
-            MemoryRow.scope == owner.scope.value,
-            MemoryRow.owner_id == owner.id,
+            COLS.tenant_id == tenant_id,
+            COLS.scope == owner.scope.value,
+            COLS.owner_id == owner.id,
         )
     )
     return int(total or 0)
