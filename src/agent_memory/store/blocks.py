@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, insert, literal_column, or_, select, update
+from sqlalchemy import Table, case, delete, func, insert, literal_column, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,14 +20,18 @@ from agent_memory.domain.blocks import (
 )
 from agent_memory.store.models import ArchivalLineRow, BlockRow, BlockVersionRow
 
+# Core statements on the tables: plain rows, no identity map, less work per call.
+BLOCKS: Table = BlockRow.__table__  # type: ignore[assignment]
+VERSIONS: Table = BlockVersionRow.__table__  # type: ignore[assignment]
+
 # Strictly later than the previous write even when the clock stands still or steps back,
 # so a writer holding the old updated_at can never match the new one.
 _NEXT_UPDATED_AT = func.greatest(
-    func.clock_timestamp(), BlockRow.updated_at + literal_column("interval '1 microsecond'")
+    func.clock_timestamp(), BLOCKS.c.updated_at + literal_column("interval '1 microsecond'")
 )
 
 
-def to_domain(row: BlockRow) -> Block:
+def to_domain(row: Any) -> Block:
     return Block(
         key=BlockKey(BlockLabel(row.label), BlockScope(row.scope), row.agent_id),
         content=row.content,
@@ -39,21 +43,18 @@ def to_domain(row: BlockRow) -> Block:
 
 def _is_block(tenant_id: str, user_id: str, key: BlockKey) -> list[Any]:
     return [
-        BlockRow.tenant_id == tenant_id,
-        BlockRow.user_id == user_id,
-        BlockRow.scope == key.scope.value,
-        BlockRow.agent_id == key.agent_id,
-        BlockRow.label == key.label.value,
+        BLOCKS.c.tenant_id == tenant_id,
+        BLOCKS.c.user_id == user_id,
+        BLOCKS.c.scope == key.scope.value,
+        BLOCKS.c.agent_id == key.agent_id,
+        BLOCKS.c.label == key.label.value,
     ]
 
 
 async def get(
     session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey
 ) -> Block | None:
-    row = await session.scalar(
-        select(BlockRow).where(*_is_block(tenant_id, user_id, key)),
-        execution_options={"populate_existing": True},
-    )
+    row = (await session.execute(select(BLOCKS).where(*_is_block(tenant_id, user_id, key)))).first()
     return to_domain(row) if row else None
 
 
@@ -66,25 +67,25 @@ async def list_blocks(
     agent_id: str,
 ) -> list[Block]:
     """The user's blocks, then agent blocks by agent id; core before archival."""
-    agent_blocks = BlockRow.scope == BlockScope.AGENT.value
+    agent_blocks = BLOCKS.c.scope == BlockScope.AGENT.value
     if agent_id:
-        agent_blocks = agent_blocks & (BlockRow.agent_id == agent_id)
-    user_blocks = BlockRow.scope == BlockScope.USER.value
+        agent_blocks = agent_blocks & (BLOCKS.c.agent_id == agent_id)
+    user_blocks = BLOCKS.c.scope == BlockScope.USER.value
     wanted = {
         ScopeFilter.USER: user_blocks,
         ScopeFilter.AGENT: agent_blocks,
         ScopeFilter.ALL: or_(user_blocks, agent_blocks),
     }[scope_filter]
     stmt = (
-        select(BlockRow)
-        .where(BlockRow.tenant_id == tenant_id, BlockRow.user_id == user_id, wanted)
+        select(BLOCKS)
+        .where(BLOCKS.c.tenant_id == tenant_id, BLOCKS.c.user_id == user_id, wanted)
         .order_by(
             case((user_blocks, 0), else_=1),
-            BlockRow.agent_id,
-            case((BlockRow.label == BlockLabel.CORE.value, 0), else_=1),
+            BLOCKS.c.agent_id,
+            case((BLOCKS.c.label == BlockLabel.CORE.value, 0), else_=1),
         )
     )
-    rows = (await session.scalars(stmt, execution_options={"populate_existing": True})).all()
+    rows = (await session.execute(stmt)).all()
     return [to_domain(r) for r in rows]
 
 
@@ -93,7 +94,7 @@ async def create(
 ) -> Block | None:
     """Insert the block at version 1; ``None`` when it already exists (nothing changes)."""
     stmt = (
-        pg_insert(BlockRow)
+        pg_insert(BLOCKS)
         .values(
             tenant_id=tenant_id,
             user_id=user_id,
@@ -107,16 +108,16 @@ async def create(
         )
         .on_conflict_do_nothing(
             index_elements=[
-                BlockRow.tenant_id,
-                BlockRow.user_id,
-                BlockRow.scope,
-                BlockRow.agent_id,
-                BlockRow.label,
+                BLOCKS.c.tenant_id,
+                BLOCKS.c.user_id,
+                BLOCKS.c.scope,
+                BLOCKS.c.agent_id,
+                BLOCKS.c.label,
             ]
         )
-        .returning(BlockRow)
+        .returning(*BLOCKS.c)
     )
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    row = (await session.execute(stmt)).first()
     return to_domain(row) if row else None
 
 
@@ -136,12 +137,12 @@ async def replace(
     ``None`` when the block is absent or was written since.
     """
     stmt = (
-        update(BlockRow)
-        .where(*_is_block(tenant_id, user_id, key), BlockRow.updated_at == expected_updated_at)
-        .values(content=content, version=BlockRow.version + 1, updated_at=_NEXT_UPDATED_AT)
-        .returning(BlockRow)
+        update(BLOCKS)
+        .where(*_is_block(tenant_id, user_id, key), BLOCKS.c.updated_at == expected_updated_at)
+        .values(content=content, version=BLOCKS.c.version + 1, updated_at=_NEXT_UPDATED_AT)
+        .returning(*BLOCKS.c)
     )
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
+    row = (await session.execute(stmt)).first()
     return to_domain(row) if row else None
 
 
@@ -157,7 +158,7 @@ async def record_version(
         "label": block.key.label.value,
     }
     await session.execute(
-        insert(BlockVersionRow).values(
+        insert(VERSIONS).values(
             **owner,
             version=block.version,
             content=block.content,
@@ -168,9 +169,9 @@ async def record_version(
     )
     # Versions of one block are numbered without gaps, so the oldest kept is version - keep + 1.
     await session.execute(
-        delete(BlockVersionRow).where(
-            *(getattr(BlockVersionRow, name) == value for name, value in owner.items()),
-            BlockVersionRow.version <= block.version - keep,
+        delete(VERSIONS).where(
+            *(VERSIONS.c[name] == value for name, value in owner.items()),
+            VERSIONS.c.version <= block.version - keep,
         )
     )
 
