@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ import pytest
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
@@ -288,7 +287,7 @@ def scalar(f: FieldDescriptor, hints: Hints) -> st.SearchStrategy[Any]:
     raise AssertionError(f"no strategy for {f.full_name}")
 
 
-MANY = 16  # entries; see many_violations
+MANY = 16  # entries
 
 
 def repeated(element: st.SearchStrategy[Any]) -> st.SearchStrategy[list[Any]]:
@@ -552,86 +551,6 @@ def tenant(server: ServerThread, database_url: str) -> Iterator[Tenant]:
             conn.execute("DELETE FROM extraction_jobs WHERE tenant_id = %s", (client.tenant_id,))
 
 
-# --- known bugs: each class excluded below is reproduced by the named xfail test -------
-
-
-MIN_SECONDS, MAX_SECONDS = -62135596800, 253402300799  # 0001-01-01 .. 9999-12-31
-
-
-def invalid_time(ts: Message) -> bool:
-    return not (MIN_SECONDS <= ts.seconds <= MAX_SECONDS and 0 <= ts.nanos < 1_000_000_000)  # type: ignore[attr-defined]
-
-
-def usage_window_out_of_range(method: MethodDescriptor, request: Message) -> str | None:
-    """test_get_usage_with_an_out_of_range_time_is_invalid_argument"""
-    if method.name != "GetUsage":
-        return None
-    bad = any(
-        request.HasField(name) and invalid_time(getattr(request, name))
-        for name in ("start_time", "end_time")
-    )
-    return "test_get_usage_with_an_out_of_range_time_is_invalid_argument" if bad else None
-
-
-def conversation_time_out_of_range(method: MethodDescriptor, request: Message) -> str | None:
-    """test_memorize_with_an_out_of_range_message_time_is_invalid_argument"""
-    if method.name != "Memorize":
-        return None
-    bad = any(
-        m.HasField("created_at") and invalid_time(m.created_at)
-        for m in request.conversation.messages  # type: ignore[attr-defined]
-    )
-    return "test_memorize_with_an_out_of_range_message_time_is_invalid_argument" if bad else None
-
-
-def repeated_leaves(message: Message, inside: bool = False) -> int:
-    """How many values ``message`` holds inside repeated fields, at any depth: a bound on
-    how many field violations rejecting it can list."""
-    if message.DESCRIPTOR.full_name.startswith("google.protobuf."):
-        return 1 if inside else 0  # Struct and FieldMask count as one value
-    total = 0
-    for f, value in message.ListFields():
-        items = list(value) if f.is_repeated else [value]
-        within = inside or f.is_repeated
-        for item in items:
-            if f.message_type is not None:
-                total += max(1 if within else 0, repeated_leaves(item, within))
-            elif within:
-                total += 1
-    return total
-
-
-def many_violations(method: MethodDescriptor, request: Message) -> str | None:
-    """test_an_error_listing_many_violations_still_reaches_the_client"""
-    if repeated_leaves(request) > MANY:
-        return "test_an_error_listing_many_violations_still_reaches_the_client"
-    return None
-
-
-# A run of letters, digits and "+.-" (what a URL scheme is made of) this long.
-LONG_WORD = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]{9999}")
-
-
-def long_scanned_word(method: MethodDescriptor, request: Message) -> str | None:
-    """test_a_long_unbroken_word_is_checked_for_secrets_without_stalling_the_server"""
-    # Memorize (metadata, conversation) and RecordDecision (a result up to 64 KiB) scan
-    # text for secrets that no length limit has cut short.
-    if method.name in {"Memorize", "RecordDecision"} and LONG_WORD.search(
-        request.SerializeToString()
-    ):
-        return "test_a_long_unbroken_word_is_checked_for_secrets_without_stalling_the_server"
-    return None
-
-
-# Each predicate names the xfail test that reproduces its input class.
-KNOWN_BUGS: list[Callable[[MethodDescriptor, Message], str | None]] = [
-    usage_window_out_of_range,
-    conversation_time_out_of_range,
-    many_violations,
-    long_scanned_word,
-]
-
-
 # --- the property --------------------------------------------------------------------
 
 
@@ -642,7 +561,6 @@ def test_every_rpc_answers_any_input_with_a_well_formed_status_and_rejects_it_wh
     method: MethodDescriptor, tenant: Tenant, snapshots: Snapshots, data: st.DataObject
 ) -> None:
     request = data.draw(messages(method.input_type, tenant.hints), label="request")
-    assume(not any(bug(method, request) for bug in KNOWN_BUGS))
     client = tenant.client
     before = snapshots.take(client.tenant_id)
     error: grpc.RpcError | None = None
@@ -684,12 +602,6 @@ def failure(call: Callable[[], object]) -> grpc.RpcError:
     return info.value
 
 
-@pytest.mark.xfail(
-    reason="bug: GetUsage converts start_time/end_time with Timestamp.ToDatetime without "
-    "checking the range first, so an out-of-range time is INTERNAL, not INVALID_ARGUMENT",
-    strict=True,
-    raises=AssertionError,
-)
 @pytest.mark.parametrize(
     "window",
     [
@@ -707,13 +619,6 @@ def test_get_usage_with_an_out_of_range_time_is_invalid_argument(
     assert set(error_details(error).violations) == set(window)
 
 
-@pytest.mark.xfail(
-    reason="bug: Memorize converts conversation.messages[].created_at with "
-    "Timestamp.ToDatetime without checking the range first, so an out-of-range time is "
-    "INTERNAL, not INVALID_ARGUMENT",
-    strict=True,
-    raises=AssertionError,
-)
 def test_memorize_with_an_out_of_range_message_time_is_invalid_argument(
     client: Client, snapshots: Snapshots
 ) -> None:
@@ -736,15 +641,6 @@ def test_memorize_with_an_out_of_range_message_time_is_invalid_argument(
     assert "conversation.messages[0].created_at" in error_details(error).violations
 
 
-@pytest.mark.xfail(
-    reason="bug: an INVALID_ARGUMENT lists every violation in both the status message and "
-    "the BadRequest detail with no cap, so 50 bad card-type actions and decision actions "
-    "(the documented maximum of each) make trailers past gRPC's default 8 KiB/16 KiB "
-    "metadata limit: the client gets RESOURCE_EXHAUSTED 'received metadata size exceeds' "
-    "and no ErrorInfo",
-    strict=True,
-    raises=AssertionError,
-)
 def test_an_error_listing_many_violations_still_reaches_the_client(client: Client) -> None:
     decisions = decision_service_pb2_grpc_stub(client)
     request = decision_pb.RegisterCardTypeRequest(
@@ -757,14 +653,6 @@ def test_an_error_listing_many_violations_still_reaches_the_client(client: Clien
     assert "card_type.actions[0]" in error_details(error).violations
 
 
-@pytest.mark.xfail(
-    reason="bug: the secret scan's password-in-URL pattern backtracks quadratically over a "
-    "long run of letters with no '://', and runs on the event loop: one Memorize whose "
-    "conversation holds a 60 000-letter word stalls the server for ~15 s (a few hundred "
-    "KB, far under the message limit, for minutes)",
-    strict=True,
-    raises=AssertionError,
-)
 def test_a_long_unbroken_word_is_checked_for_secrets_without_stalling_the_server(
     database_url: str,
 ) -> None:

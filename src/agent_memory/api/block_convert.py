@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from google.protobuf import timestamp_pb2
 
+from agent_memory.api.convert import check_timestamp
 from agent_memory.domain.blocks import (
     Block,
     BlockKey,
@@ -17,7 +18,6 @@ from agent_memory.domain.blocks import (
     block_key,
     list_filter,
 )
-from agent_memory.domain.errors import FieldViolation, check
 from agentmemory.v1 import block_pb2, memory_pb2
 
 _LABELS_OUT: dict[BlockLabel, block_pb2.BlockLabel] = {
@@ -38,9 +38,6 @@ _FILTERS: dict[int, ScopeFilter] = {
 }
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
-_MIN_SECONDS = -62_135_596_800
-_MAX_SECONDS = 253_402_300_799
 
 
 def key_from_proto(label: int, scope: int, agent_id: str) -> BlockKey:
@@ -64,16 +61,7 @@ def expected_from_proto(value: timestamp_pb2.Timestamp, present: bool) -> Expect
     """
     if not present:
         return None
-    if not (_MIN_SECONDS <= value.seconds <= _MAX_SECONDS and 0 <= value.nanos < 1_000_000_000):
-        check(
-            [
-                FieldViolation(
-                    "expected_updated_at",
-                    "must be a valid timestamp (0001-01-01 to 9999-12-31, nanos in [0, 1e9))",
-                    "INVALID_TIMESTAMP",
-                )
-            ]
-        )
+    check_timestamp(value, "expected_updated_at")
     micros, leftover_nanos = divmod(value.nanos, 1000)
     if leftover_nanos:
         return ExpectedUpdatedAt(None)

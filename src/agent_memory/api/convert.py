@@ -47,6 +47,31 @@ def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
     return ts
 
 
+# google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+_MIN_SECONDS = -62_135_596_800
+_MAX_SECONDS = 253_402_300_799
+
+
+def check_timestamp(value: timestamp_pb2.Timestamp, path: str) -> None:
+    """Raises: InvalidArgument — the Timestamp is outside its documented range."""
+    if not (_MIN_SECONDS <= value.seconds <= _MAX_SECONDS and 0 <= value.nanos < 1_000_000_000):
+        check(
+            [
+                FieldViolation(
+                    path,
+                    "must be a valid timestamp (0001-01-01 to 9999-12-31, nanos in [0, 1e9))",
+                    "INVALID_TIMESTAMP",
+                )
+            ]
+        )
+
+
+def datetime_from_proto(value: timestamp_pb2.Timestamp, path: str) -> datetime:
+    """A timezone-aware UTC datetime. Raises: InvalidArgument — out of range."""
+    check_timestamp(value, path)
+    return value.ToDatetime(tzinfo=UTC)
+
+
 def owner_from_proto(owner: memory_pb2.MemoryOwner, present: bool) -> Owner | None:
     """``None`` when no owner was set: the use case reports it as a field violation."""
     kind = owner.WhichOneof("kind") if present else None
@@ -129,11 +154,13 @@ def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput
                     role=m.role,
                     content=m.content,
                     provider_message_id=m.provider_message_id,
-                    created_at=m.created_at.ToDatetime(tzinfo=UTC)
+                    created_at=datetime_from_proto(
+                        m.created_at, f"conversation.messages[{i}].created_at"
+                    )
                     if m.HasField("created_at")
                     else None,
                 )
-                for m in c.messages
+                for i, m in enumerate(c.messages)
             ),
         )
     return MemorizeInput(

@@ -10,6 +10,10 @@ from grpc_status import rpc_status
 from agent_memory.domain import errors
 
 ERROR_DOMAIN = "agentmemory.v1"
+# Status details travel in trailers, which gRPC caps (8 KiB soft, 16 KiB hard):
+# a request with many bad fields reports the first ones and how many more.
+MAX_VIOLATIONS = 10
+MAX_MESSAGE_CHARS = 1024
 
 _CODES: dict[type[errors.ServiceError], grpc.StatusCode] = {
     errors.InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
@@ -56,15 +60,23 @@ def to_status(error: errors.ServiceError) -> grpc.Status:
                         error_details_pb2.BadRequest.FieldViolation(
                             field=v.field, description=v.description, reason=v.reason
                         )
-                        for v in error.violations
+                        for v in error.violations[:MAX_VIOLATIONS]
                     ]
                 )
             )
         )
     status: grpc.Status = rpc_status.to_status(
-        status_pb2.Status(code=code.value[0], message=error.message, details=details)
+        status_pb2.Status(code=code.value[0], message=_bounded(error), details=details)
     )
     return status
+
+
+def _bounded(error: errors.ServiceError) -> str:
+    """The message, short enough that the status always fits gRPC's trailer limits."""
+    if isinstance(error, errors.InvalidArgument) and len(error.violations) > MAX_VIOLATIONS:
+        shown = "; ".join(f"{v.field}: {v.description}" for v in error.violations[:MAX_VIOLATIONS])
+        return f"{shown}; and {len(error.violations) - MAX_VIOLATIONS} more"[:MAX_MESSAGE_CHARS]
+    return error.message[:MAX_MESSAGE_CHARS]
 
 
 def plain_status(code: grpc.StatusCode, message: str, reason: str) -> grpc.Status:

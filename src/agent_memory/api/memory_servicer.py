@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC
-
 from grpc.aio import ServicerContext
 
 from agent_memory.api import convert, extraction_convert
@@ -156,10 +154,12 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         report = await self._extraction.usage_report(
             current_principal(),
             prefix=request.synthetic_session_id_prefix,
-            start=request.start_time.ToDatetime(tzinfo=UTC)
+            start=convert.datetime_from_proto(request.start_time, "start_time")
             if request.HasField("start_time")
             else None,
-            end=request.end_time.ToDatetime(tzinfo=UTC) if request.HasField("end_time") else None,
+            end=convert.datetime_from_proto(request.end_time, "end_time")
+            if request.HasField("end_time")
+            else None,
         )
         return extraction_convert.report_to_proto(report)
 

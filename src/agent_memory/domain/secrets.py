@@ -36,7 +36,10 @@ _PROVIDER_KEYS = re.compile(
     r")"
 )
 _BEARER = re.compile(r"\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*", re.IGNORECASE)
-_PASSWORD_IN_URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.IGNORECASE)
+# Bounded scheme and parts: an unbounded scheme made this quadratic on long words.
+_PASSWORD_IN_URL = re.compile(
+    r"\b[a-z][a-z0-9+.\-]{0,31}://[^\s:/@]{1,256}:[^\s@/]{1,256}@", re.IGNORECASE
+)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-=.]{24,}")
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
