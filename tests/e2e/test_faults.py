@@ -383,10 +383,6 @@ def test_tiny_deadlines_and_cancelled_calls_leave_no_transaction_or_connection_b
             )
             pool = served.db.engine.pool  # type: ignore[union-attr]
             assert wait_until(lambda: pool.checkedout() == 0), pool.status()  # type: ignore[attr-defined]
-            # Sessions opened by calls cancelled while connecting are closed only by the
-            # garbage collector (test_a_unit_of_work_cancelled_while_connecting_leaves_no_
-            # session_open, xfail): collect them, then the pool is back within its size.
-            gc.collect()
             assert wait_until(lambda: settled(own_database), timeout=30), service_sessions(
                 own_database
             )
@@ -407,14 +403,6 @@ async def unit_of_work(db: Database) -> None:
         await session.execute(text("SELECT 1"))
 
 
-@pytest.mark.xfail(
-    reason="bug: a unit of work cancelled while its connection is being opened (a client "
-    "deadline or cancel arriving then) leaves that PostgreSQL session open outside the "
-    "pool; Database.close() does not close it, only Python's garbage collector does, so "
-    "between collections the service holds more sessions than pool_size + overflow",
-    strict=True,
-    raises=AssertionError,
-)
 def test_a_unit_of_work_cancelled_while_connecting_leaves_no_session_open(
     own_database: str,
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -11,12 +13,7 @@ import psycopg
 from opentelemetry.trace import TracerProvider
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import (
-    AsyncEngine,
-    AsyncSession,
-    async_sessionmaker,
-    create_async_engine,
-)
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
 
 from agent_memory.domain.errors import Timeout, Unavailable
 
@@ -62,7 +59,7 @@ class Database:
         )
         if tracer_provider is not None:
             _trace_statements(self.engine, tracer_provider)
-        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._returning: set[asyncio.Future[None]] = set()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
@@ -73,8 +70,15 @@ class Database:
             Timeout: a statement ran past the statement timeout.
         """
         with _database_errors():
-            async with self._sessions() as session, session.begin():
-                yield session
+            conn = await self._checkout()
+            try:
+                async with (
+                    AsyncSession(bind=conn, expire_on_commit=False) as session,
+                    session.begin(),
+                ):
+                    yield session
+            finally:
+                await asyncio.shield(conn.close())
 
     @asynccontextmanager
     async def reads(self) -> AsyncIterator[AsyncSession]:
@@ -87,10 +91,38 @@ class Database:
             Unavailable, Timeout: as for :meth:`transaction`.
         """
         with _database_errors():
-            async with self._sessions() as session:
-                yield session
+            conn = await self._checkout()
+            try:
+                async with AsyncSession(bind=conn, expire_on_commit=False) as session:
+                    yield session
+            finally:
+                await asyncio.shield(conn.close())
+
+    async def _checkout(self) -> AsyncConnection:
+        """A pooled connection, opened even if the caller is cancelled meanwhile.
+
+        A connection cancelled half-way through opening escaped the pool and lived
+        on until garbage collection; shielded, it finishes opening and goes back.
+        """
+        conn = self.engine.connect()
+        opening = asyncio.ensure_future(conn.start())
+        try:
+            await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            returning = asyncio.ensure_future(self._give_back(opening, conn))
+            self._returning.add(returning)
+            returning.add_done_callback(self._returning.discard)
+            raise
+        return conn
+
+    @staticmethod
+    async def _give_back(opening: asyncio.Future[AsyncConnection], conn: AsyncConnection) -> None:
+        with contextlib.suppress(Exception):
+            await opening
+            await conn.close()
 
     async def close(self) -> None:
+        await asyncio.gather(*self._returning, return_exceptions=True)
         await self.engine.dispose()
 
 
