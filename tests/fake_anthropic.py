@@ -32,8 +32,13 @@ def fact(key: str, value: str, confidence: float = 0.9, scope: str = "agent") ->
     return {"key": key, "value": value, "confidence": confidence, "scope": scope}
 
 
-def message(content: list[dict[str, Any]], *, stop_reason: str = "tool_use",
-            input_tokens: int = 1200, output_tokens: int = 150) -> bytes:
+def message(
+    content: list[dict[str, Any]],
+    *,
+    stop_reason: str = "tool_use",
+    input_tokens: int = 1200,
+    output_tokens: int = 150,
+) -> bytes:
     return json.dumps(
         {
             "id": "msg_fake",
@@ -57,12 +62,20 @@ class FakeAnthropic:
     base_url: str = ""
 
     # -- scripting ---------------------------------------------------------------
-    def facts(self, *facts: dict[str, Any], input_tokens: int = 1200,
-              output_tokens: int = 150) -> None:
-        content = [{"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME,
-                    "input": {"facts": list(facts)}}]
-        self.replies.append(Reply(body=message(content, input_tokens=input_tokens,
-                                               output_tokens=output_tokens)))
+    def facts(
+        self, *facts: dict[str, Any], input_tokens: int = 1200, output_tokens: int = 150
+    ) -> None:
+        content = [
+            {
+                "type": "tool_use",
+                "id": "toolu_fake",
+                "name": TOOL_NAME,
+                "input": {"facts": list(facts)},
+            }
+        ]
+        self.replies.append(
+            Reply(body=message(content, input_tokens=input_tokens, output_tokens=output_tokens))
+        )
 
     def error(self, status: int = 500, kind: str = "api_error") -> None:
         body = json.dumps({"type": "error", "error": {"type": kind, "message": "scripted"}})
@@ -75,12 +88,12 @@ class FakeAnthropic:
         self.replies.append(Reply(body=b"<html>not json", content_type="text/html"))
 
     def text_only(self) -> None:
-        self.replies.append(Reply(body=message([{"type": "text", "text": "no tool"}],
-                                               stop_reason="end_turn")))
+        self.replies.append(
+            Reply(body=message([{"type": "text", "text": "no tool"}], stop_reason="end_turn"))
+        )
 
     def malformed_tool_input(self, tool_input: Any) -> None:
-        content = [{"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME,
-                    "input": tool_input}]
+        content = [{"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME, "input": tool_input}]
         self.replies.append(Reply(body=message(content)))
 
     def refusal(self) -> None:
@@ -91,8 +104,9 @@ class FakeAnthropic:
         try:
             return self.replies.popleft()
         except IndexError:
-            content = [{"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME,
-                        "input": {"facts": []}}]
+            content = [
+                {"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME, "input": {"facts": []}}
+            ]
             return Reply(body=message(content, output_tokens=20))
 
 
@@ -111,11 +125,17 @@ def running_fake() -> Iterator[FakeAnthropic]:
             if self.path.startswith("/v1/messages/count_tokens"):
                 fake.count_requests.append(body)
                 if fake.counted_tokens is None:
-                    self._send(Reply(status=500, body=b'{"type":"error","error":'
-                                     b'{"type":"api_error","message":"no count"}}'))
+                    self._send(
+                        Reply(
+                            status=500,
+                            body=b'{"type":"error","error":'
+                            b'{"type":"api_error","message":"no count"}}',
+                        )
+                    )
                 else:
-                    self._send(Reply(body=json.dumps(
-                        {"input_tokens": fake.counted_tokens}).encode()))
+                    self._send(
+                        Reply(body=json.dumps({"input_tokens": fake.counted_tokens}).encode())
+                    )
                 return
             if not self.path.startswith("/v1/messages"):
                 self._send(Reply(status=404, body=b"{}"))
