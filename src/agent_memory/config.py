@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,13 @@ class Settings:
     extraction_lease_seconds: float = 300.0
     # Active memory: past this many runs since a reset, a reset is suggested.
     active_memory_warning_runs: int = 20
+    # Recall by meaning: an OpenAI-compatible embeddings API (base URL, ending in /v1).
+    # Unset: recall is lexical. Used only where PostgreSQL has pgvector.
+    embedder_url: str | None = None
+    embedder_model: str = ""
+    embedder_api_key: str = field(default="", repr=False)
+    embedder_timeout_seconds: float = 5.0
+    embedding_weight: float = 0.3
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -117,6 +124,12 @@ class Settings:
                 parse_prices(self.extraction_prices)
             except ValueError as exc:
                 raise SettingsError(f"MEMORY_EXTRACTION_PRICES: {exc}") from exc
+        if not 0 <= self.embedding_weight <= 1:
+            raise SettingsError("MEMORY_EMBEDDING_WEIGHT must be between 0 and 1")
+        if self.embedder_timeout_seconds <= 0:
+            raise SettingsError("MEMORY_EMBEDDER_TIMEOUT_SECONDS must be positive")
+        if self.embedder_url and not self.embedder_url.startswith(("http://", "https://")):
+            raise SettingsError("MEMORY_EMBEDDER_URL must be an http:// or https:// URL")
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
         if ":" not in self.listen:

@@ -24,6 +24,7 @@ from agent_memory.api.interceptors import (
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.config import Settings
+from agent_memory.embed import embedder_from_settings
 from agent_memory.extract.model import AnthropicModel
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
@@ -125,11 +126,12 @@ async def start_server(
     decision_service_pb2_grpc.add_DecisionServiceServicer_to_server(
         DecisionServicer(Decisions(db)), server
     )
+    embedder = embedder_from_settings(settings)
     block_service_pb2_grpc.add_BlockServiceServicer_to_server(
-        BlockServicer(Blocks(db, block_limits(settings))), server
+        BlockServicer(Blocks(db, block_limits(settings), embedder=embedder)), server
     )
     recall_service_pb2_grpc.add_RecallServiceServicer_to_server(
-        RecallServicer(Recall(db, settings)), server
+        RecallServicer(Recall(db, settings, embedder=embedder)), server
     )
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
@@ -154,13 +156,25 @@ async def start_server(
     return RunningServer(server=server, health=health, address=f"{host}:{port}", workers=workers)
 
 
-async def _log_recall_mode(db: Database) -> None:
+async def _log_recall_mode(db: Database, settings: Settings) -> None:
     async with db.transaction() as session:
         vector = await recall_store.pgvector_available(session)
-    if vector:
-        log.info("recall is lexical: pgvector is available but no embedder is configured")
+    if not settings.embedder_url:
+        if vector:
+            log.info("recall is lexical: pgvector is available but no embedder is configured")
+        else:
+            log.info("recall is lexical: this PostgreSQL has no pgvector")
+    elif vector:
+        log.info(
+            "recall is hybrid: lexical plus embeddings from %s (model %r) compared with pgvector",
+            settings.embedder_url,
+            settings.embedder_model,
+        )
     else:
-        log.info("recall is lexical: this PostgreSQL has no pgvector")
+        log.info(
+            "recall is lexical: an embedder is configured but this PostgreSQL has no pgvector"
+            " (lines are still embedded)"
+        )
 
 
 def database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
@@ -185,7 +199,7 @@ async def serve(settings: Settings) -> None:
             tracer_provider=tracer_provider,
         )
         running = await start_server(settings, db, tracer_provider=tracer_provider)
-        await _log_recall_mode(db)
+        await _log_recall_mode(db, settings)
         mode = "unauthenticated local mode" if settings.insecure_local else "API keys required"
         log.info("agent-memory serving on %s (%s)", running.address, mode)
         stop = asyncio.Event()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import (
     Block,
@@ -12,6 +14,7 @@ from agent_memory.domain.blocks import (
     ExpectedUpdatedAt,
     ScopeFilter,
     content_violations,
+    entries,
     rfc3339,
 )
 from agent_memory.domain.errors import Conflict, FieldViolation, NotFound, check
@@ -24,8 +27,13 @@ from agent_memory.domain.paging import (
     page_size,
 )
 from agent_memory.domain.secrets import refuse_secrets
+from agent_memory.embed import Embedder, EmbeddingError, usable
 from agent_memory.store import blocks as store
 from agent_memory.store.database import Database
+
+log = logging.getLogger(__name__)
+
+Embeddings = list[list[float]]
 
 
 def block_limits(settings: Settings) -> BlockLimits:
@@ -38,9 +46,12 @@ def block_limits(settings: Settings) -> BlockLimits:
 
 
 class Blocks:
-    def __init__(self, db: Database, limits: BlockLimits) -> None:
+    def __init__(
+        self, db: Database, limits: BlockLimits, *, embedder: Embedder | None = None
+    ) -> None:
         self._db = db
         self._limits = limits
+        self._embedder = embedder
 
     async def get(self, principal: Principal, key: BlockKey) -> Block:
         """Raises: NotFound — the caller has no such block."""
@@ -89,6 +100,10 @@ class Blocks:
         check(content_violations(key.label, content, self._limits))
         refuse_secrets("content", content)
         owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        embeddings = None
+        if key.label is BlockLabel.ARCHIVAL:
+            # Before the transaction: no transaction is held across a network call.
+            embeddings = await self._embed_lines(content)
         async with self._db.transaction() as session:
             block: Block | None = None
             if expected is None:
@@ -107,8 +122,28 @@ class Blocks:
                 keep=self._limits.versions_kept,
             )
             if key.label is BlockLabel.ARCHIVAL:
-                await store.replace_archival_lines(session, **owner, key=key, content=content)
+                await store.replace_archival_lines(
+                    session, **owner, key=key, content=content, embeddings=embeddings
+                )
             return block
+
+    async def _embed_lines(self, content: str) -> Embeddings | None:
+        """The lines' embeddings, or ``None`` (no embedder, or it failed: recall of
+        these lines stays lexical)."""
+        if self._embedder is None:
+            return None
+        lines = [line for _, line in entries(content)]
+        if not lines:
+            return None
+        try:
+            vectors = await self._embedder.embed(lines)
+        except Exception as exc:  # any failure of the embedder: write lexically
+            log.warning("archival lines written without embeddings: %s", _describe(exc))
+            return None
+        if not usable(vectors, len(lines)):
+            log.warning("archival lines written without embeddings: the embedder's are unusable")
+            return None
+        return vectors
 
     async def delete(
         self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | None
@@ -160,6 +195,10 @@ class Blocks:
         if len(rows) > limit:
             next_token = encode_page_token(listing, [items[-1].version])
         return Page(items=items, next_page_token=next_token)
+
+
+def _describe(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, EmbeddingError) else f"{type(exc).__name__}: {exc}"
 
 
 def _version_position(value: object) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import compact_line, recent_limit
-from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Owner, Scope
 from agent_memory.domain.recall import (
@@ -21,6 +22,7 @@ from agent_memory.domain.recall import (
     RecallQuery,
     RenderRequest,
 )
+from agent_memory.embed import Embedder, usable
 from agent_memory.render import prompt
 from agent_memory.store import agents as agent_store
 from agent_memory.store import blocks as block_store
@@ -35,10 +37,69 @@ T = TypeVar("T")
 
 
 class Recall:
-    def __init__(self, db: Database, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, settings: Settings, *, embedder: Embedder | None = None
+    ) -> None:
         self._db = db
         self._agent_cap = settings.render_agent_memory_cap
         self._workspace_cap = settings.render_workspace_memory_cap
+        self._embedder = embedder
+        self._weight = settings.embedding_weight
+        self._vector: bool | None = None  # None: not known yet
+        self._vector_lock = asyncio.Lock()
+
+    async def _vector_ready(self) -> bool:
+        """Whether recall can compare embeddings: decided once, installing pgvector
+        on first use. When it cannot, recall stays lexical and the log says why once."""
+        if self._embedder is None:
+            return False
+        if self._vector is None:
+            async with self._vector_lock:
+                if self._vector is None:
+                    ready = await self._install_pgvector()
+                    if ready is None:
+                        return False  # the database is out of reach: decide next time
+                    self._vector = ready
+        return self._vector
+
+    async def _install_pgvector(self) -> bool | None:
+        try:
+            async with self._db.transaction() as session:
+                if not await recall_store.pgvector_available(session):
+                    log.warning("recall stays lexical: this PostgreSQL has no pgvector")
+                    return False
+                if not await recall_store.pgvector_installed(session):
+                    await recall_store.install_pgvector(session)
+            return True
+        except (Unavailable, Timeout):
+            return None
+        except Exception as exc:
+            # Another replica may have installed it at the same moment.
+            try:
+                async with self._db.transaction() as session:
+                    if await recall_store.pgvector_installed(session):
+                        return True
+            except Exception:
+                pass
+            log.warning("recall stays lexical: pgvector could not be installed: %s", exc)
+            return False
+
+    async def _embed_query(self, query: str) -> list[float] | None:
+        """The query's embedding when recall can use it; ``None`` means lexical only.
+
+        Called before any transaction opens: none is held across a network call.
+        """
+        if self._embedder is None or not query.strip() or not await self._vector_ready():
+            return None
+        try:
+            vectors = await self._embedder.embed([query])
+        except Exception as exc:
+            log.warning("recall is lexical for this query: the embedder failed: %s", exc)
+            return None
+        if not usable(vectors, 1):
+            log.warning("recall is lexical for this query: the embedder's vector is unusable")
+            return None
+        return vectors[0]
 
     async def recall(self, principal: Principal, query: RecallQuery) -> AsyncIterator[RecallMatch]:
         """Matches from the caller's user archival block and the agent's archival block
@@ -48,6 +109,7 @@ class Recall:
             InvalidArgument: a malformed query.
         """
         q = query.validated()
+        embedding = await self._embed_query(q.query)
         async with self._db.transaction() as session:
             async for match in recall_store.rank(
                 session,
@@ -59,6 +121,8 @@ class Recall:
                 min_score=q.min_score or 0.0,
                 include_memories=q.include_memories,
                 workspace_id=q.workspace_id,
+                query_embedding=embedding,
+                embedding_weight=self._weight,
             ):
                 yield match
 
@@ -76,9 +140,12 @@ class Recall:
         """
         request.validate()
         warnings: list[str] = []
+        embedding = None
+        if request.policy.archival_mode is ArchivalMode.AUTO:
+            embedding = await self._embed_query(request.user_message)
         try:
             async with self._db.reads() as session:
-                data = await self._read_sections(session, principal, request, warnings)
+                data = await self._read_sections(session, principal, request, warnings, embedding)
         except Unavailable as exc:
             log.warning("render: every memory section left out: %s", exc)
             warnings = [f"memory: left out, the database is unavailable ({exc.reason})"]
@@ -91,6 +158,7 @@ class Recall:
         principal: Principal,
         request: RenderRequest,
         warnings: list[str],
+        embedding: list[float] | None,
     ) -> prompt.RenderInput:
         policy = request.policy
         tenant, user = principal.tenant_id, principal.user_id
@@ -149,6 +217,8 @@ class Recall:
                     min_score=policy.archival_min_score or 0.0,
                     include_memories=False,
                     workspace_id=None,
+                    query_embedding=embedding,
+                    embedding_weight=self._weight,
                 )
             ]
 

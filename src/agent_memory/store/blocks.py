@@ -177,10 +177,22 @@ async def record_version(
 
 
 async def replace_archival_lines(
-    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey, content: str
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    user_id: str,
+    key: BlockKey,
+    content: str,
+    embeddings: list[list[float]] | None = None,
 ) -> None:
-    """Make the stored lines those of ``content``: its non-empty lines, numbered as in it."""
+    """Make the stored lines those of ``content``: its non-empty lines, numbered as in it.
+
+    ``embeddings``, when given, holds one vector per non-empty line, in order.
+    """
     await _delete_archival_lines(session, tenant_id=tenant_id, user_id=user_id, key=key)
+    lines = entries(content)
+    if embeddings is not None and len(embeddings) != len(lines):
+        raise ValueError(f"{len(embeddings)} embeddings for {len(lines)} lines")
     rows = [
         {
             "tenant_id": tenant_id,
@@ -189,8 +201,9 @@ async def replace_archival_lines(
             "agent_id": key.agent_id,
             "line_number": number,
             "content": line,
+            "embedding": embeddings[i] if embeddings is not None else None,
         }
-        for number, line in entries(content)
+        for i, (number, line) in enumerate(lines)
     ]
     if rows:
         await session.execute(insert(ArchivalLineRow), rows)

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
+    REAL,
     BigInteger,
     CheckConstraint,
     Computed,
@@ -323,6 +324,8 @@ class ArchivalLineRow(Base):
     lexemes: Mapped[str] = mapped_column(
         TSVECTOR, Computed("to_tsvector('english'::regconfig, content)", persisted=True)
     )
+    # The line's embedding when an embedder is configured (compared with pgvector).
+    embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
 
 
 class ActiveSessionRow(Base):

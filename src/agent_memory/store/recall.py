@@ -14,6 +14,13 @@ the neighbouring lines of a block as context.
 * The score is normalised by what a typical line holding every query term once
   would get (the sum of the terms' weights) and capped at 1, so it means the
   same for every query: 1 is "all of it is here", 0.3 "a third of the evidence".
+
+With an embedder and pgvector the lexical score is blended with the cosine
+similarity of the line's embedding to the query's (clipped at 0):
+``(1 - w) * lexical + w * similarity``, over the same lines, so a line that shares
+no word with the query but means the same is a candidate too. A line without a
+usable embedding (written while the embedder failed, or by another model) and a
+memory row keep their lexical score.
 """
 
 from __future__ import annotations
@@ -33,8 +40,7 @@ B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
 FUZZY_MIN_SIMILARITY = 0.4
 
-_RANK = text(
-    f"""
+_LEXICAL_SQL = f"""
 WITH terms AS (
     SELECT DISTINCT u.lexeme AS term
     FROM unnest(to_tsvector('english', :query)) AS u
@@ -152,7 +158,67 @@ WHERE raw > 0 AND least(1.0, raw) >= :min_score
 ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
 LIMIT :limit
 """
-).bindparams(
+
+_FINAL = """
+SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
+       least(1.0, raw) AS score
+FROM ranked
+WHERE raw > 0 AND least(1.0, raw) >= :min_score
+ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
+LIMIT :limit
+"""
+
+
+def _hybrid_sql() -> str:
+    """The lexical statement with each line's embedding carried along and blended in."""
+    sql = _LEXICAL_SQL
+    for old, new in (
+        ("l.content, l.lexemes,", "l.content, l.lexemes, l.embedding,"),
+        (
+            "to_tsvector('english', m.key || ' ' || m.value),",
+            "to_tsvector('english', m.key || ' ' || m.value), NULL::real[],",
+        ),
+    ):
+        assert sql.count(old) == 1, old
+        sql = sql.replace(old, new)
+    head, tail = sql.split("ranked AS (")
+    assert tail.endswith(_FINAL), "the final SELECT moved"
+    return (
+        head
+        + """distances AS (
+    SELECT d.kind, d.scope, d.agent_id, d.ord,
+           (d.embedding::vector <=> CAST(:query_embedding AS vector))::float8 AS distance
+    FROM docs AS d
+    WHERE d.embedding IS NOT NULL AND cardinality(d.embedding) = :dimensions
+),
+semantic AS (
+    -- A zero vector has no direction: its distance is NaN and it says nothing.
+    SELECT kind, scope, agent_id, ord, greatest(0, 1 - distance) AS near
+    FROM distances
+    WHERE distance <> 'NaN'::float8
+),
+lexical AS (
+    SELECT c.kind, c.scope, c.agent_id, c.ord,
+           least(1.0, coalesce(c.points / nullif(b.top, 0), 0))::float8 AS score
+    FROM combined AS c CROSS JOIN best AS b
+),
+ranked AS (
+    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id, d.content,
+           CASE WHEN s.near IS NULL THEN coalesce(x.score, 0)
+                ELSE (1 - :weight) * coalesce(x.score, 0) + :weight * s.near
+           END AS raw
+    FROM docs AS d
+    LEFT JOIN lexical AS x
+      ON (x.kind, x.scope, x.agent_id, x.ord) = (d.kind, d.scope, d.agent_id, d.ord)
+    LEFT JOIN semantic AS s
+      ON (s.kind, s.scope, s.agent_id, s.ord) = (d.kind, d.scope, d.agent_id, d.ord)
+    WHERE x.kind IS NOT NULL OR s.kind IS NOT NULL
+)"""
+        + _FINAL
+    )
+
+
+_PARAMS = (
     bindparam("query", type_=String),
     bindparam("tenant_id", type_=String),
     bindparam("user_id", type_=String),
@@ -161,6 +227,13 @@ LIMIT :limit
     bindparam("include_memories", type_=Boolean),
     bindparam("min_score", type_=Float),
     bindparam("limit", type_=Integer),
+)
+_RANK = text(_LEXICAL_SQL).bindparams(*_PARAMS)
+_HYBRID = text(_hybrid_sql()).bindparams(
+    *_PARAMS,
+    bindparam("query_embedding", type_=String),
+    bindparam("dimensions", type_=Integer),
+    bindparam("weight", type_=Float),
 )
 
 _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
@@ -177,23 +250,32 @@ async def rank(
     min_score: float,
     include_memories: bool,
     workspace_id: str | None,
+    query_embedding: list[float] | None = None,
+    embedding_weight: float = 0.3,
 ) -> AsyncIterator[RecallMatch]:
-    """Matches best first, yielded as PostgreSQL returns them."""
+    """Matches best first, yielded as PostgreSQL returns them.
+
+    With ``query_embedding`` (only where pgvector is installed) the ranking is hybrid.
+    """
+    params: dict[str, object] = {
+        "query": query,
+        "tenant_id": tenant_id,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "workspace_id": workspace_id or "",
+        "include_memories": include_memories,
+        "min_score": min_score,
+        "limit": limit,
+    }
+    statement = _RANK
+    if query_embedding:
+        statement = _HYBRID
+        params["query_embedding"] = "[" + ",".join(repr(float(x)) for x in query_embedding) + "]"
+        params["dimensions"] = len(query_embedding)
+        params["weight"] = embedding_weight
     # At most 100 rows, all ranked before the first is known: one round trip,
     # no server-side cursor. The caller streams them on as they are read.
-    result = await session.execute(
-        _RANK,
-        {
-            "query": query,
-            "tenant_id": tenant_id,
-            "user_id": user_id,
-            "agent_id": agent_id,
-            "workspace_id": workspace_id or "",
-            "include_memories": include_memories,
-            "min_score": min_score,
-            "limit": limit,
-        },
-    )
+    result = await session.execute(statement, params)
     for row in result:
         yield RecallMatch(
             content=row.content,
@@ -212,3 +294,16 @@ async def pgvector_available(session: AsyncSession) -> bool:
         text("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')")
     )
     return bool(found)
+
+
+async def pgvector_installed(session: AsyncSession) -> bool:
+    """Whether pgvector is installed in this database."""
+    found = await session.scalar(
+        text("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')")
+    )
+    return bool(found)
+
+
+async def install_pgvector(session: AsyncSession) -> None:
+    """Install pgvector in this database (it must be available on the server)."""
+    await session.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))

@@ -1,0 +1,102 @@
+"""Pluggable embedders for recall by meaning: any OpenAI-compatible ``/embeddings`` API.
+
+An embedder is optional. Without one (or when it fails) recall is lexical.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import httpx
+
+from agent_memory.config import Settings
+
+BATCH_SIZE = 128
+
+
+class EmbeddingError(Exception):
+    """The embedder could not embed the texts (unreachable, refused, or a bad answer)."""
+
+
+class Embedder(Protocol):
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order.
+
+        Raises:
+            EmbeddingError: no vectors could be had.
+        """
+        ...
+
+
+class HttpEmbedder:
+    """POSTs ``{"model", "input"}`` to ``<base_url>/embeddings``, at most 128 texts a call."""
+
+    def __init__(
+        self, base_url: str, model: str, *, api_key: str = "", timeout_seconds: float = 5.0
+    ) -> None:
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._model = model
+        self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout = timeout_seconds
+
+    def __repr__(self) -> str:
+        return f"HttpEmbedder({self._url!r}, model={self._model!r})"
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        if not texts:
+            return vectors
+        # A client per call: the embedder is shared by event loops in tests, and one
+        # TCP connection set-up is small beside the embedding itself.
+        async with httpx.AsyncClient(timeout=self._timeout, headers=self._headers) as client:
+            for start in range(0, len(texts), BATCH_SIZE):
+                vectors.extend(await self._batch(client, texts[start : start + BATCH_SIZE]))
+        return vectors
+
+    async def _batch(self, client: httpx.AsyncClient, texts: list[str]) -> list[list[float]]:
+        try:
+            response = await client.post(self._url, json={"model": self._model, "input": texts})
+            response.raise_for_status()
+            body = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise EmbeddingError(f"{self._url}: {type(exc).__name__}: {exc}") from exc
+        return _vectors(body, len(texts))
+
+
+def _vectors(body: object, count: int) -> list[list[float]]:
+    """``data[i].embedding`` in ``index`` order; refuse anything else."""
+    try:
+        data = body["data"]  # type: ignore[index]
+        items = sorted(data, key=lambda item: int(item["index"]))
+        vectors = [[float(x) for x in item["embedding"]] for item in items]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EmbeddingError(f"not an embeddings answer: {exc!r}") from exc
+    if len(vectors) != count:
+        raise EmbeddingError(f"{len(vectors)} embeddings for {count} texts")
+    dims = {len(v) for v in vectors}
+    if len(dims) != 1 or 0 in dims:
+        raise EmbeddingError("the embeddings are empty or of different dimensions")
+    if not all(math.isfinite(x) for v in vectors for x in v):
+        raise EmbeddingError("an embedding holds a non-finite number")
+    return vectors
+
+
+def usable(vectors: list[list[float]], count: int) -> bool:
+    """Whether ``vectors`` are ``count`` finite vectors of one dimension, none all zeros."""
+    return (
+        len(vectors) == count
+        and len({len(v) for v in vectors}) == 1
+        and all(v and any(v) and all(math.isfinite(x) for x in v) for v in vectors)
+    )
+
+
+def embedder_from_settings(settings: Settings) -> Embedder | None:
+    if not settings.embedder_url:
+        return None
+    return HttpEmbedder(
+        settings.embedder_url,
+        settings.embedder_model,
+        api_key=settings.embedder_api_key,
+        timeout_seconds=settings.embedder_timeout_seconds,
+    )
