@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import hashlib
 import shutil
 import sys
 import tempfile
@@ -38,13 +39,24 @@ never edited by hand. After changing a `.proto` file, run:
     python scripts/generate_protos.py
 
 CI runs `python scripts/generate_protos.py --check`, which fails when this
-folder is stale.
+folder is stale. The digest below covers the proto sources whole, comments
+included, so any edit to them asks for a regeneration.
+
+Proto sources SHA-256: {digest}
 """
 
 
 def proto_files() -> list[Path]:
     """Proto files relative to ``proto/``, sorted so output is deterministic."""
     return sorted(p.relative_to(PROTO_DIR) for p in PROTO_DIR.rglob("*.proto"))
+
+
+def proto_digest(files: list[Path]) -> str:
+    """SHA-256 over every proto file's path and bytes, in sorted order."""
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.as_posix().encode() + b"\0" + (PROTO_DIR / f).read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def well_known_include() -> str:
@@ -73,7 +85,8 @@ def generate(out_dir: Path) -> None:
     for package in PACKAGE_DIRS:
         (out_dir / package).mkdir(parents=True, exist_ok=True)
         (out_dir / package / "__init__.py").write_bytes(b"")
-    (out_dir / "README.md").write_text(README, encoding="utf-8", newline="\n")
+    readme = README.format(digest=proto_digest(files))
+    (out_dir / "README.md").write_text(readme, encoding="utf-8", newline="\n")
 
 
 def relative_files(root: Path) -> set[Path]:
