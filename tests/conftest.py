@@ -70,11 +70,8 @@ def database_url(create_database: object) -> str:
 def server(database_url: str) -> Iterator[ServerThread]:
     """The production server (interceptors, health, reflection) on a free loopback port."""
     running = ServerThread(database_url)
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -96,6 +96,13 @@ class ServerThread:
         self._running = self.run(boot())
         self.address = self._running.address
 
+    def __enter__(self) -> ServerThread:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self, grace: float = 0) -> None:
         if self._running is not None:
             self.run(self._running.stop(grace))

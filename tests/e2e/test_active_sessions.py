@@ -297,11 +297,8 @@ def test_reset_starts_fresh_and_restarts_the_count(client: Client) -> None:
 @pytest.fixture(scope="module")
 def warning_server(database_url: str) -> Iterator[ServerThread]:
     running = ServerThread(database_url, settings=Settings(active_memory_warning_runs=3))
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 def test_a_warning_appears_past_the_threshold_and_a_reset_clears_it(

@@ -169,24 +169,20 @@ def test_the_same_owner_and_key_in_two_tenants_are_two_rows(
 
 def test_unauthenticated_local_mode_takes_identity_from_metadata(database_url: str) -> None:
     local = ServerThread(database_url, settings=Settings(insecure_local=True))
-    local.start()
-    try:
-        with grpc.insecure_channel(local.address) as channel:
-            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
-            team_a = (("x-tenant-id", "local-a"), ("x-user-id", "alice"))
-            team_b = (("x-tenant-id", "local-b"), ("x-user-id", "bob"))
-            created = stub.UpsertMemory(upsert_request("ag", "k", "from a"), metadata=team_a)
-            assert created.created
-            owner = upsert_request("ag").owner
-            listed_b = stub.ListMemories(pb.ListMemoriesRequest(owner=owner), metadata=team_b)
-            assert list(listed_b.memories) == []
-            listed_a = stub.ListMemories(pb.ListMemoriesRequest(owner=owner), metadata=team_a)
-            assert [m.value for m in listed_a.memories] == ["from a"]
-            # No metadata at all: the "default" tenant, which is neither of the above.
-            default = stub.ListMemories(pb.ListMemoriesRequest(owner=owner))
-            assert list(default.memories) == []
-    finally:
-        local.stop()
+    with local, grpc.insecure_channel(local.address) as channel:
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        team_a = (("x-tenant-id", "local-a"), ("x-user-id", "alice"))
+        team_b = (("x-tenant-id", "local-b"), ("x-user-id", "bob"))
+        created = stub.UpsertMemory(upsert_request("ag", "k", "from a"), metadata=team_a)
+        assert created.created
+        owner = upsert_request("ag").owner
+        listed_b = stub.ListMemories(pb.ListMemoriesRequest(owner=owner), metadata=team_b)
+        assert list(listed_b.memories) == []
+        listed_a = stub.ListMemories(pb.ListMemoriesRequest(owner=owner), metadata=team_a)
+        assert [m.value for m in listed_a.memories] == ["from a"]
+        # No metadata at all: the "default" tenant, which is neither of the above.
+        default = stub.ListMemories(pb.ListMemoriesRequest(owner=owner))
+        assert list(default.memories) == []
 
 
 def test_local_mode_is_off_by_default() -> None:

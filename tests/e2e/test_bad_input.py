@@ -666,21 +666,17 @@ def test_a_long_unbroken_word_is_checked_for_secrets_without_stalling_the_server
 ) -> None:
     # A server of its own: the stall would hold up every other test's calls.
     own = ServerThread(database_url)
-    own.start()
-    try:
-        with own.client() as client:
-            request = memory_pb.MemorizeRequest(
-                owner=memory_pb2.MemoryOwner(agent_id="a"),
-                content="pasted a log",
-                conversation=memory_pb2.Conversation(
-                    conversation_id="c1",
-                    messages=[memory_pb2.ConversationMessage(role="user", content="y" * 60_000)],
-                ),
-            )
-            try:
-                reply = client.call(client.memory.Memorize, request, timeout=CALL_TIMEOUT)
-            except grpc.RpcError as error:
-                raise AssertionError(f"{error.code()}: {error.details()}") from error  # type: ignore[attr-defined]
-            assert reply.created
-    finally:
-        own.stop()
+    with own, own.client() as client:
+        request = memory_pb.MemorizeRequest(
+            owner=memory_pb2.MemoryOwner(agent_id="a"),
+            content="pasted a log",
+            conversation=memory_pb2.Conversation(
+                conversation_id="c1",
+                messages=[memory_pb2.ConversationMessage(role="user", content="y" * 60_000)],
+            ),
+        )
+        try:
+            reply = client.call(client.memory.Memorize, request, timeout=CALL_TIMEOUT)
+        except grpc.RpcError as error:
+            raise AssertionError(f"{error.code()}: {error.details()}") from error  # type: ignore[attr-defined]
+        assert reply.created

@@ -174,11 +174,8 @@ def small_server(database_url: str) -> Iterator[ServerThread]:
             block_versions_kept=3, core_max_chars=20, core_max_entries=2, archival_max_chars=30
         ),
     )
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 # --- create, read, compare-and-set --------------------------------------------------------

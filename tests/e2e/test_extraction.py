@@ -67,11 +67,8 @@ def clean_fake(fake: FakeAnthropic) -> Iterator[None]:
 def srv(fake: FakeAnthropic, database_url: str) -> Iterator[ServerThread]:
     """A server with default guardrails; no SDK retries, so one scripted reply is one call."""
     running = ServerThread(database_url, settings=Settings(extraction_sdk_retries=0))
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -37,8 +37,7 @@ def traced(fake: FakeAnthropic, database_url: str) -> Iterator[tuple[Client, InM
     srv = ServerThread(
         database_url, settings=Settings(extraction_sdk_retries=0), tracer_provider=provider
     )
-    srv.start()
-    try:
+    with srv:
         with srv.client() as client:
             client.call(
                 client.memory.UpdateAgentSettings,
@@ -48,8 +47,6 @@ def traced(fake: FakeAnthropic, database_url: str) -> Iterator[tuple[Client, InM
             )
             exporter.clear()
             yield client, exporter
-    finally:
-        srv.stop()
         provider.shutdown()
 
 

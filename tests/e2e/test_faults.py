@@ -208,8 +208,7 @@ def test_postgres_restarting_under_load_is_unavailable_then_recovers_without_los
 ) -> None:
     pg = restartable_postgres
     served = ServerThread(pg.url)
-    served.start()
-    try:
+    with served:
         with served.client() as client, Writers(client.channel, client.metadata) as writers:
             assert wait_until(lambda: writers.acked_count() >= 40), writers.failures
             assert not writers.failures, writers.failures
@@ -258,8 +257,6 @@ def test_postgres_restarting_under_load_is_unavailable_then_recovers_without_los
         assert set(acked_before_crash) <= stored
         assert set(writers.acked) <= stored
         assert "probe" in stored
-    finally:
-        served.stop()
 
 
 # --- client deadlines and cancellations ---------------------------------------------
@@ -303,99 +300,91 @@ def test_tiny_deadlines_and_cancelled_calls_leave_no_transaction_or_connection_b
     own_database: str,
 ) -> None:
     served = ServerThread(own_database, settings=Settings(db_pool_size=POOL))
-    served.start()
-    try:
-        with served.client() as client:
-            client.call(
-                client.blocks.WriteBlock,
-                block_pb.WriteBlockRequest(
-                    label=block_pb2.BLOCK_LABEL_ARCHIVAL,
-                    scope=memory_pb2.SCOPE_USER,
-                    content=ARCHIVE,
-                ),
-            )
-            recall = recall_pb.RecallRequest(query="harbor pier", agent_id="a", limit=100)
-            seen: Counter[str] = Counter()
-            lock = threading.Lock()
+    with served, served.client() as client:
+        client.call(
+            client.blocks.WriteBlock,
+            block_pb.WriteBlockRequest(
+                label=block_pb2.BLOCK_LABEL_ARCHIVAL,
+                scope=memory_pb2.SCOPE_USER,
+                content=ARCHIVE,
+            ),
+        )
+        recall = recall_pb.RecallRequest(query="harbor pier", agent_id="a", limit=100)
+        seen: Counter[str] = Counter()
+        lock = threading.Lock()
 
-            def note(code: grpc.StatusCode) -> None:
-                with lock:
-                    seen[code.name] += 1
+        def note(code: grpc.StatusCode) -> None:
+            with lock:
+                seen[code.name] += 1
 
-            def tiny_call(kind: int, key: str, timeout: float) -> None:
-                auth = {"metadata": client.metadata, "timeout": timeout}
-                if kind == 0:
-                    request = memory_pb.UpsertMemoryRequest(owner=OWNER, key=key, value="v")
-                    client.memory.UpsertMemory(request, **auth)
-                elif kind == 1:
-                    client.memory.ListMemories(memory_pb.ListMemoriesRequest(owner=OWNER), **auth)
-                elif kind == 2:
-                    list(client.recall.Recall(recall, **auth))
+        def tiny_call(kind: int, key: str, timeout: float) -> None:
+            auth = {"metadata": client.metadata, "timeout": timeout}
+            if kind == 0:
+                request = memory_pb.UpsertMemoryRequest(owner=OWNER, key=key, value="v")
+                client.memory.UpsertMemory(request, **auth)
+            elif kind == 1:
+                client.memory.ListMemories(memory_pb.ListMemoriesRequest(owner=OWNER), **auth)
+            elif kind == 2:
+                list(client.recall.Recall(recall, **auth))
+            else:
+                render = recall_pb.RenderPromptRequest(agent_id="a", user_message="harbor")
+                client.recall.RenderPrompt(render, **auth)
+
+        def tiny_deadlines(n: int) -> None:
+            rnd = random.Random(n)
+            for i in range(60):
+                timeout = rnd.choice([0.001, 0.002, 0.005, 0.01, 0.02, 0.05])
+                try:
+                    tiny_call(rnd.randrange(4), f"d{n}-{i}", timeout)
+                except grpc.RpcError as error:
+                    note(error.code())  # type: ignore[attr-defined]
                 else:
-                    render = recall_pb.RenderPromptRequest(agent_id="a", user_message="harbor")
-                    client.recall.RenderPrompt(render, **auth)
+                    note(grpc.StatusCode.OK)
 
-            def tiny_deadlines(n: int) -> None:
-                rnd = random.Random(n)
-                for i in range(60):
-                    timeout = rnd.choice([0.001, 0.002, 0.005, 0.01, 0.02, 0.05])
-                    try:
-                        tiny_call(rnd.randrange(4), f"d{n}-{i}", timeout)
-                    except grpc.RpcError as error:
-                        note(error.code())  # type: ignore[attr-defined]
-                    else:
-                        note(grpc.StatusCode.OK)
+        def cancellations(n: int) -> None:
+            for i in range(25):
+                stream = client.recall.Recall(recall, metadata=client.metadata, timeout=30)
+                if i % 2:
+                    next(stream)  # one match read, the rest abandoned
+                stream.cancel()
+                try:
+                    list(stream)
+                except grpc.RpcError as error:
+                    note(error.code())  # type: ignore[attr-defined]
+                else:
+                    note(grpc.StatusCode.OK)  # it had already finished
+                future = client.memory.UpsertMemory.future(
+                    memory_pb.UpsertMemoryRequest(owner=OWNER, key=f"c{n}-{i}", value="v"),
+                    metadata=client.metadata,
+                    timeout=30,
+                )
+                future.cancel()
 
-            def cancellations(n: int) -> None:
-                for i in range(25):
-                    stream = client.recall.Recall(recall, metadata=client.metadata, timeout=30)
-                    if i % 2:
-                        next(stream)  # one match read, the rest abandoned
-                    stream.cancel()
-                    try:
-                        list(stream)
-                    except grpc.RpcError as error:
-                        note(error.code())  # type: ignore[attr-defined]
-                    else:
-                        note(grpc.StatusCode.OK)  # it had already finished
-                    future = client.memory.UpsertMemory.future(
-                        memory_pb.UpsertMemoryRequest(owner=OWNER, key=f"c{n}-{i}", value="v"),
-                        metadata=client.metadata,
-                        timeout=30,
-                    )
-                    future.cancel()
+        workers = [threading.Thread(target=tiny_deadlines, args=(n,)) for n in range(4)]
+        workers += [threading.Thread(target=cancellations, args=(n,)) for n in range(3)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(120)
+        assert not any(w.is_alive() for w in workers)
+        assert set(seen) <= {"OK", "DEADLINE_EXCEEDED", "CANCELLED"}, seen
+        assert seen["DEADLINE_EXCEEDED"] > 0
+        assert seen["CANCELLED"] > 0
 
-            workers = [threading.Thread(target=tiny_deadlines, args=(n,)) for n in range(4)]
-            workers += [threading.Thread(target=cancellations, args=(n,)) for n in range(3)]
-            for worker in workers:
-                worker.start()
-            for worker in workers:
-                worker.join(120)
-            assert not any(w.is_alive() for w in workers)
-            assert set(seen) <= {"OK", "DEADLINE_EXCEEDED", "CANCELLED"}, seen
-            assert seen["DEADLINE_EXCEEDED"] > 0
-            assert seen["CANCELLED"] > 0
-
-            # No session is left in a transaction, or busy with a query nobody waits for:
-            # checked before anything is collected.
-            assert wait_until(lambda: quiet(own_database), timeout=30), service_sessions(
-                own_database
-            )
-            pool = served.db.engine.pool  # type: ignore[union-attr]
-            assert wait_until(lambda: pool.checkedout() == 0), pool.status()  # type: ignore[attr-defined]
-            assert wait_until(lambda: settled(own_database), timeout=30), service_sessions(
-                own_database
-            )
-            # The server still answers, on every path the faults went through.
-            done = client.call(
-                client.memory.UpsertMemory,
-                memory_pb.UpsertMemoryRequest(owner=OWNER, key="after", value="fine"),
-            )
-            assert done.created
-            assert len(list(client.call(client.recall.Recall, recall))) == 100
-            assert settled(own_database) or wait_until(lambda: settled(own_database))
-    finally:
-        served.stop()
+        # No session is left in a transaction, or busy with a query nobody waits for:
+        # checked before anything is collected.
+        assert wait_until(lambda: quiet(own_database), timeout=30), service_sessions(own_database)
+        pool = served.db.engine.pool  # type: ignore[union-attr]
+        assert wait_until(lambda: pool.checkedout() == 0), pool.status()  # type: ignore[attr-defined]
+        assert wait_until(lambda: settled(own_database), timeout=30), service_sessions(own_database)
+        # The server still answers, on every path the faults went through.
+        done = client.call(
+            client.memory.UpsertMemory,
+            memory_pb.UpsertMemoryRequest(owner=OWNER, key="after", value="fine"),
+        )
+        assert done.created
+        assert len(list(client.call(client.recall.Recall, recall))) == 100
+        assert settled(own_database) or wait_until(lambda: settled(own_database))
 
 
 async def unit_of_work(db: Database) -> None:
@@ -442,11 +431,8 @@ HUGE = "x" * (2 * LIMIT)
 @pytest.fixture(scope="module")
 def small_server(database_url: str) -> Iterator[ServerThread]:
     running = ServerThread(database_url, settings=Settings(max_message_bytes=LIMIT))
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 def tenant_rows(url: str, tenant: str) -> dict[str, int]:

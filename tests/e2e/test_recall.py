@@ -205,11 +205,8 @@ def test_user_and_agent_block_matches_carry_their_scope(client: Client) -> None:
 def roomy_server(database_url: str) -> Iterator[ServerThread]:
     """A server whose archival blocks may hold far more than the default 8,000 chars."""
     running = ServerThread(database_url, settings=Settings(archival_max_chars=2_000_000))
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(scope="module")

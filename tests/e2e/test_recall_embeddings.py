@@ -37,11 +37,8 @@ def fake() -> Iterator[FakeEmbeddings]:
 def embedding_server(database_url: str, fake: FakeEmbeddings) -> Iterator[ServerThread]:
     settings = Settings(embedder_url=f"{fake.base_url}/v1", embedder_model="fake")
     running = ServerThread(database_url, settings=settings)
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -230,11 +230,8 @@ def test_a_multi_line_value_stays_one_list_item(client: Client) -> None:
 @pytest.fixture(scope="module")
 def capped_server(database_url: str) -> Iterator[ServerThread]:
     running = ServerThread(database_url, settings=Settings(render_agent_memory_cap=3))
-    running.start()
-    try:
+    with running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.mark.parametrize(
@@ -473,11 +470,8 @@ def fresh_server(create_database: Any) -> Iterator[tuple[ServerThread, str]]:
     url: str = create_database()
     migrate.upgrade(url)
     running = ServerThread(url)
-    running.start()
-    try:
+    with running:
         yield running, url
-    finally:
-        running.stop()
 
 
 def test_a_section_whose_read_fails_is_left_out_with_a_warning(

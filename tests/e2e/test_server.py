@@ -75,18 +75,14 @@ def test_an_rpc_without_an_implementation_answers_unimplemented(
     monkeypatch.delattr(RecallServicer, "RenderPrompt")
     monkeypatch.delattr(RecallServicer, "Recall")
     partial = ServerThread(database_url, settings=Settings(insecure_local=True))
-    partial.start()
-    try:
-        with grpc.insecure_channel(partial.address) as channel:
-            stub = recall_service_pb2_grpc.RecallServiceStub(channel)
-            with pytest.raises(grpc.RpcError) as unary:
-                stub.RenderPrompt(recall_service_pb2.RenderPromptRequest(agent_id="a"), timeout=10)
-            assert error_details(unary.value).code is grpc.StatusCode.UNIMPLEMENTED
-            with pytest.raises(grpc.RpcError) as streamed:
-                list(stub.Recall(recall_service_pb2.RecallRequest(query="x"), timeout=10))
-            assert streamed.value.code() is grpc.StatusCode.UNIMPLEMENTED
-    finally:
-        partial.stop()
+    with partial, grpc.insecure_channel(partial.address) as channel:
+        stub = recall_service_pb2_grpc.RecallServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as unary:
+            stub.RenderPrompt(recall_service_pb2.RenderPromptRequest(agent_id="a"), timeout=10)
+        assert error_details(unary.value).code is grpc.StatusCode.UNIMPLEMENTED
+        with pytest.raises(grpc.RpcError) as streamed:
+            list(stub.Recall(recall_service_pb2.RecallRequest(query="x"), timeout=10))
+        assert streamed.value.code() is grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_a_message_over_the_size_limit_is_resource_exhausted(
@@ -95,20 +91,16 @@ def test_a_message_over_the_size_limit_is_resource_exhausted(
     small = ServerThread(
         database_url, settings=Settings(insecure_local=True, max_message_bytes=64 * 1024)
     )
-    small.start()
-    try:
-        with grpc.insecure_channel(small.address) as channel:
-            stub = pb_stub(channel)
-            request = pb.UpsertMemoryRequest(
-                owner=memory_pb2.MemoryOwner(agent_id="big"), key="k", value="x" * (128 * 1024)
-            )
-            with pytest.raises(grpc.RpcError) as info:
-                stub.UpsertMemory(request, timeout=10)
-            assert info.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
-            listed = stub.ListMemories(pb.ListMemoriesRequest(owner=request.owner), timeout=10)
-            assert list(listed.memories) == []
-    finally:
-        small.stop()
+    with small, grpc.insecure_channel(small.address) as channel:
+        stub = pb_stub(channel)
+        request = pb.UpsertMemoryRequest(
+            owner=memory_pb2.MemoryOwner(agent_id="big"), key="k", value="x" * (128 * 1024)
+        )
+        with pytest.raises(grpc.RpcError) as info:
+            stub.UpsertMemory(request, timeout=10)
+        assert info.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        listed = stub.ListMemories(pb.ListMemoriesRequest(owner=request.owner), timeout=10)
+        assert list(listed.memories) == []
 
 
 def pb_stub(channel: grpc.Channel):  # type: ignore[no-untyped-def]
@@ -121,8 +113,7 @@ def test_an_unreachable_database_is_unavailable_not_internal() -> None:
     nowhere = ServerThread(
         "postgresql://postgres@127.0.0.1:9/nothing", settings=Settings(insecure_local=True)
     )
-    nowhere.start()
-    try:
+    with nowhere:
         with (
             grpc.insecure_channel(nowhere.address) as channel,
             pytest.raises(grpc.RpcError) as info,
@@ -133,8 +124,6 @@ def test_an_unreachable_database_is_unavailable_not_internal() -> None:
         details = error_details(info.value)
         assert details.code is grpc.StatusCode.UNAVAILABLE
         assert details.reason == "DATABASE_UNAVAILABLE"
-    finally:
-        nowhere.stop()
 
 
 class _Exploding(MemoryServicer):
@@ -149,8 +138,7 @@ def test_an_unexpected_error_is_internal_with_a_generic_message_and_a_logged_tra
 
     monkeypatch.setattr(server_module, "MemoryServicer", _Exploding)
     broken = ServerThread(database_url, settings=Settings(insecure_local=True))
-    broken.start()
-    try:
+    with broken:
         with (
             caplog.at_level(logging.ERROR, logger="agent_memory.api.interceptors"),
             grpc.insecure_channel(broken.address) as channel,
@@ -164,5 +152,3 @@ def test_an_unexpected_error_is_internal_with_a_generic_message_and_a_logged_tra
         assert details.message == "internal error"
         logged = [r for r in caplog.records if r.exc_info]
         assert any("disk path" in str(r.exc_info[1]) for r in logged if r.exc_info)
-    finally:
-        broken.stop()

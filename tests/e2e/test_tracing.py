@@ -18,18 +18,14 @@ def test_each_rpc_has_a_server_span_with_its_sql_statements_inside(database_url:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     traced = ServerThread(database_url, tracer_provider=provider)
-    traced.start()
-    try:
-        with traced.client() as client:
-            exporter.clear()
-            client.call(
-                client.memory.UpsertMemory,
-                pb.UpsertMemoryRequest(
-                    owner=memory_pb2.MemoryOwner(agent_id="traced"), key="k", value="v"
-                ),
-            )
-    finally:
-        traced.stop()
+    with traced, traced.client() as client:
+        exporter.clear()
+        client.call(
+            client.memory.UpsertMemory,
+            pb.UpsertMemoryRequest(
+                owner=memory_pb2.MemoryOwner(agent_id="traced"), key="k", value="v"
+            ),
+        )
     spans = exporter.get_finished_spans()
     rpc = [s for s in spans if s.name == "/agentmemory.v1.MemoryService/UpsertMemory"]
     assert len(rpc) == 1
