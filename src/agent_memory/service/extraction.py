@@ -13,7 +13,7 @@ from opentelemetry.trace import Tracer, TracerProvider
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_memory.config import Settings
-from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
+from agent_memory.domain.errors import Conflict, FailedPrecondition, FieldViolation, check
 from agent_memory.domain.extraction import (
     DroppedFact,
     DropReason,
@@ -45,6 +45,7 @@ class JobRef:
 
     tenant_id: str
     id: uuid.UUID
+    attempt: int
     final_attempt: bool
 
 
@@ -332,13 +333,21 @@ class Extraction:
     ) -> None:
         if job is None or (result.outcome.retryable and not job.final_attempt):
             return
-        await jobs.finish(
+        finished = await jobs.finish(
             session,
             tenant_id=job.tenant_id,
             job_id=job.id,
+            attempt=job.attempt,
             outcome=result.outcome,
             detail=result.detail,
         )
+        if not finished:
+            # Our lease ran out and another worker owns the job now: roll back, so the
+            # pass's facts land once, from that worker.
+            raise Conflict(
+                f"extraction job {job.id} was taken over by another worker",
+                reason="EXTRACTION_LEASE_LOST",
+            )
 
     async def _close(self, job: JobRef | None, result: ExtractionResult) -> ExtractionResult:
         if job is not None:

@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 
 from agent_memory.config import Settings
+from agent_memory.domain.errors import Conflict
 from agent_memory.domain.identity import Principal
 from agent_memory.service.extraction import Extraction, JobRef
 from agent_memory.store import jobs
@@ -75,11 +76,15 @@ class ExtractionWorkers:
         if job is None:
             return False
         final = job.attempts >= s.extraction_max_attempts
-        result = await self._extraction.run_pass(
-            Principal(job.tenant_id, job.actor_user_id),
-            job.request,
-            JobRef(job.tenant_id, job.id, final_attempt=final),
-        )
+        try:
+            result = await self._extraction.run_pass(
+                Principal(job.tenant_id, job.actor_user_id),
+                job.request,
+                JobRef(job.tenant_id, job.id, attempt=job.attempts, final_attempt=final),
+            )
+        except Conflict as lost:
+            log.warning("extraction job %s: %s", job.id, lost.message)
+            return True
         if result.outcome.retryable and not final:
             delay = s.extraction_retry_base_seconds * 2 ** (job.attempts - 1)
             async with self._db.transaction() as session:
@@ -87,6 +92,7 @@ class ExtractionWorkers:
                     session,
                     tenant_id=job.tenant_id,
                     job_id=job.id,
+                    attempt=job.attempts,
                     delay=timedelta(seconds=delay),
                     outcome=result.outcome,
                     detail=result.detail,

@@ -115,16 +115,22 @@ async def finish(
     *,
     tenant_id: str,
     job_id: uuid.UUID,
+    attempt: int,
     outcome: ExtractionOutcome,
     detail: str,
 ) -> bool:
-    """Mark a running job done; ``False`` when it is no longer ours (lease lost)."""
+    """Mark a running job done; ``False`` when it is no longer ours.
+
+    ``attempt`` fences the lease: once a lease ran out and another worker claimed
+    the job, the attempt count moved on and the late runner matches nothing.
+    """
     done = await session.execute(
         update(ExtractionJobRow)
         .where(
             ExtractionJobRow.tenant_id == tenant_id,
             ExtractionJobRow.id == job_id,
             ExtractionJobRow.status == "running",
+            ExtractionJobRow.attempts == attempt,
         )
         .values(
             status="done",
@@ -143,18 +149,22 @@ async def retry_later(
     *,
     tenant_id: str,
     job_id: uuid.UUID,
+    attempt: int,
     delay: timedelta,
     outcome: ExtractionOutcome,
     detail: str,
 ) -> bool:
     """Queue the job again after ``delay``; ``False`` (and the job is closed) when a newer
-    pass of the same run is already waiting, which supersedes it."""
+    pass of the same run is already waiting, which supersedes it. A runner whose lease
+    was taken over (``attempt`` moved on) changes nothing."""
     newer = aliased(ExtractionJobRow)
     requeued = await session.execute(
         update(ExtractionJobRow)
         .where(
             ExtractionJobRow.tenant_id == tenant_id,
             ExtractionJobRow.id == job_id,
+            ExtractionJobRow.status == "running",
+            ExtractionJobRow.attempts == attempt,
             ~exists().where(
                 newer.tenant_id == ExtractionJobRow.tenant_id,
                 newer.synthetic_session_id == ExtractionJobRow.synthetic_session_id,
@@ -177,6 +187,7 @@ async def retry_later(
         session,
         tenant_id=tenant_id,
         job_id=job_id,
+        attempt=attempt,
         outcome=outcome,
         detail=f"{detail}; superseded by a newer pass of the same run",
     )
