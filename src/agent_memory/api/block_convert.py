@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from google.protobuf import timestamp_pb2
 
-from agent_memory.api.convert import check_timestamp
+from agent_memory.api.convert import check_timestamp, timestamp
 from agent_memory.domain.blocks import (
     Block,
     BlockKey,
@@ -66,13 +66,6 @@ def expected_from_proto(value: timestamp_pb2.Timestamp, present: bool) -> Expect
     if leftover_nanos:
         return ExpectedUpdatedAt(None)
     return ExpectedUpdatedAt(_EPOCH + timedelta(seconds=value.seconds, microseconds=micros))
-
-
-def timestamp(value: datetime) -> timestamp_pb2.Timestamp:
-    """Exact to the microsecond, so the value sent back as a precondition matches."""
-    ts = timestamp_pb2.Timestamp()
-    ts.FromDatetime(value.astimezone(UTC))
-    return ts
 
 
 def block_to_proto(block: Block) -> block_pb2.Block:

@@ -40,10 +40,11 @@ UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance")
 
 
 def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
+    """Exact to the microsecond, so a time sent back as a precondition matches."""
     if value is None:
         return None
     ts = timestamp_pb2.Timestamp()
-    ts.FromDatetime(value)
+    ts.FromDatetime(value.astimezone(UTC))
     return ts
 
 

@@ -13,9 +13,9 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NoReturn, TypeVar
 
-from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.errors import FieldViolation, InvalidArgument, check
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
@@ -51,21 +51,24 @@ def encode_page_token(listing: str, position: Sequence[str | int | bool | float 
     return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
 
 
+def refuse_page_token() -> NoReturn:
+    """Raises: InvalidArgument — the page token was not made by this listing."""
+    raise InvalidArgument(
+        [FieldViolation("page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN")]
+    )
+
+
 def decode_page_token(token: str, listing: str, *, arity: int) -> Position | None:
     """The position a token names; ``None`` for the first page."""
     if not token:
         return None
-    bad = [
-        FieldViolation("page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN")
-    ]
     if len(token) > MAX_TOKEN_CHARS:
-        check(bad)
+        refuse_page_token()
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
     except (ValueError, UnicodeError, binascii.Error, RecursionError):
-        check(bad)
-        raise  # unreachable
+        refuse_page_token()
     if (
         not isinstance(data, dict)
         or data.get("l") != listing
@@ -73,6 +76,6 @@ def decode_page_token(token: str, listing: str, *, arity: int) -> Position | Non
         or len(data["p"]) != arity
         or not all(isinstance(v, str | int | bool | float) or v is None for v in data["p"])
     ):
-        check(bad)
+        refuse_page_token()
     position: Position = data["p"]
     return position

@@ -17,7 +17,7 @@ from agent_memory.domain.blocks import (
     entries,
     rfc3339,
 )
-from agent_memory.domain.errors import Conflict, FieldViolation, NotFound, check
+from agent_memory.domain.errors import Conflict, NotFound, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.paging import (
     Page,
@@ -25,6 +25,7 @@ from agent_memory.domain.paging import (
     encode_page_token,
     listing_fingerprint,
     page_size,
+    refuse_page_token,
 )
 from agent_memory.domain.secrets import refuse_secrets
 from agent_memory.embed import Embedder, EmbeddingError, usable
@@ -204,14 +205,7 @@ def _describe(exc: Exception) -> str:
 def _version_position(value: object) -> int:
     """Undo the position a version page token holds; refuse one we did not make."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        check(
-            [
-                FieldViolation(
-                    "page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN"
-                )
-            ]
-        )
-        raise AssertionError  # unreachable: check() raised
+        refuse_page_token()
     return value
 
 

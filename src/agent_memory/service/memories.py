@@ -40,6 +40,7 @@ from agent_memory.domain.paging import (
     encode_page_token,
     listing_fingerprint,
     page_size,
+    refuse_page_token,
 )
 from agent_memory.domain.secrets import refuse_secrets
 from agent_memory.store import conversations
@@ -234,7 +235,7 @@ class Memories:
             try:
                 after = store.parse_position(owner.scope, raw)
             except ValueError:
-                check([_bad_token()])
+                refuse_page_token()
         async with self._db.transaction() as session:
             rows = await store.list_page(
                 session, tenant_id=principal.tenant_id, owner=owner, after=after, limit=limit + 1
@@ -354,7 +355,7 @@ class Memories:
             try:
                 after = _event_position(raw)
             except ValueError:
-                check([_bad_token()])
+                refuse_page_token()
         async with self._db.transaction() as session:
             rows = await event_store.list_page(
                 session,
@@ -475,10 +476,6 @@ def _event_position(raw: list[Any]) -> tuple[datetime, uuid.UUID]:
     if at.tzinfo is None:
         raise ValueError("not an event position")
     return at, uuid.UUID(raw[1])
-
-
-def _bad_token() -> FieldViolation:
-    return FieldViolation("page_token", "is not a page token of this listing", "INVALID_PAGE_TOKEN")
 
 
 def _read_only(memory: Memory) -> FailedPrecondition:

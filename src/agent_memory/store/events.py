@@ -6,12 +6,13 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.memory import Memory, MemorySource, Owner, Scope
+from agent_memory.store import keyset
 from agent_memory.store.models import MemoryEventRow
 
 
@@ -96,13 +97,8 @@ async def list_page(
         MemoryEventRow.tenant_id == tenant_id, MemoryEventRow.memory_id == memory_id
     )
     if after is not None:
-        at, last_id = after
-        stmt = stmt.where(
-            or_(
-                MemoryEventRow.occurred_at > at,
-                and_(MemoryEventRow.occurred_at == at, MemoryEventRow.id > last_id),
-            )
-        )
+        order = [(MemoryEventRow.occurred_at, False), (MemoryEventRow.id, False)]
+        stmt = stmt.where(keyset.after(order, after))
     rows = (
         await session.scalars(
             stmt.order_by(MemoryEventRow.occurred_at, MemoryEventRow.id).limit(limit)

@@ -23,6 +23,7 @@ from agent_memory.domain.memory import (
     Scope,
     text_violations,
 )
+from agent_memory.store import keyset
 from agent_memory.store.models import MemoryGroundingRow, MemoryRow
 
 # Core statements on the table: plain rows, no identity map, less work per call.
@@ -77,7 +78,7 @@ async def insert_new(
             source=source.value,
             created_by=actor,
             updated_by=actor,
-            **_columns(fields),
+            **fields,
         )
         .on_conflict_do_nothing(
             index_elements=[COLS.tenant_id, COLS.scope, COLS.owner_id, COLS.key]
@@ -86,11 +87,6 @@ async def insert_new(
     )
     row = (await session.execute(stmt)).first()
     return to_domain(row) if row else None
-
-
-def _columns(fields: dict[str, Any]) -> dict[str, Any]:
-    """Domain field names are the table's column names."""
-    return dict(fields)
 
 
 async def find_by_key(
@@ -131,7 +127,7 @@ async def apply(
         update(MEMORIES)
         .where(COLS.tenant_id == tenant_id, COLS.id == memory_id)
         .values(
-            **_columns(changes),
+            **changes,
             updated_by=actor,
             updated_at=func.clock_timestamp(),
             version=COLS.version + 1,
@@ -250,17 +246,6 @@ def _workspace_order() -> list[tuple[Any, bool]]:
     ]
 
 
-def _after(order: Sequence[tuple[Any, bool]], position: Sequence[Any]) -> Any:
-    """Keyset predicate: rows strictly after ``position`` in ``order`` (mixed directions)."""
-    clauses = []
-    for i, (column, descending) in enumerate(order):
-        equal = [c == v for (c, _), v in zip(order[:i], position[:i], strict=True)]
-        # .op() because SQLAlchemy refuses < and > on booleans; PostgreSQL orders them.
-        beyond = column.op("<" if descending else ">")(position[i])
-        clauses.append(and_(*equal, beyond))
-    return or_(*clauses)
-
-
 async def list_page(
     session: AsyncSession,
     *,
@@ -277,7 +262,7 @@ async def list_page(
         COLS.owner_id == owner.id,
     )
     if after is not None:
-        stmt = stmt.where(_after(order, after))
+        stmt = stmt.where(keyset.after(order, after))
     stmt = stmt.order_by(*(c.desc() if d else c.asc() for c, d in order)).limit(limit)
     rows = (await session.execute(stmt)).all()
     return [to_domain(r) for r in rows]
