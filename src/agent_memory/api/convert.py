@@ -22,7 +22,7 @@ from agent_memory.domain.memory import (
 )
 from agentmemory.v1 import memory_pb2, memory_service_pb2
 
-_SCOPES = {
+SCOPES_OUT = {
     Scope.AGENT: memory_pb2.SCOPE_AGENT,
     Scope.WORKSPACE: memory_pb2.SCOPE_WORKSPACE,
     Scope.USER: memory_pb2.SCOPE_USER,
@@ -190,7 +190,7 @@ def event_to_proto(event: MemoryEvent) -> memory_pb2.MemoryEvent:
 def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
     message = memory_pb2.Memory(
         id=str(memory.id),
-        scope=_SCOPES[memory.owner.scope],
+        scope=SCOPES_OUT[memory.owner.scope],
         agent_id=memory.owner.agent_id,
         workspace_id=memory.owner.workspace_id,
         key=memory.key,

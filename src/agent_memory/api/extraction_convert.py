@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_memory.api.convert import memory_to_proto, timestamp
+from agent_memory.api.convert import SCOPES_OUT, memory_to_proto, timestamp
 from agent_memory.domain.extraction import (
     DroppedFact,
     ExtractionOutcome,
@@ -11,7 +11,6 @@ from agent_memory.domain.extraction import (
     UsageRecord,
     UsageReport,
 )
-from agent_memory.domain.memory import Scope
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 
@@ -28,11 +27,6 @@ _OUTCOMES = {
     ExtractionOutcome.REFUSED: memory_pb2.EXTRACTION_OUTCOME_REFUSED,
     ExtractionOutcome.MALFORMED_REPLY: memory_pb2.EXTRACTION_OUTCOME_MALFORMED_REPLY,
     ExtractionOutcome.QUEUED: memory_pb2.EXTRACTION_OUTCOME_QUEUED,
-}
-_SCOPES = {
-    Scope.AGENT: memory_pb2.SCOPE_AGENT,
-    Scope.WORKSPACE: memory_pb2.SCOPE_WORKSPACE,
-    Scope.USER: memory_pb2.SCOPE_USER,
 }
 
 
@@ -51,7 +45,7 @@ def dropped_to_proto(fact: DroppedFact) -> memory_pb2.DroppedFact:
     return memory_pb2.DroppedFact(
         key=fact.key,
         value=fact.value,
-        scope=_SCOPES[fact.scope],
+        scope=SCOPES_OUT[fact.scope],
         confidence=fact.confidence,
         reason=fact.reason.value,
     )

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 from grpc.aio import ServicerContext
 
+from agent_memory.api.convert import SCOPES_OUT
 from agent_memory.api.interceptors import current_principal
-from agent_memory.domain.memory import Scope
 from agent_memory.domain.recall import (
     ArchivalMode,
     MemoryPolicy,
@@ -16,14 +16,9 @@ from agent_memory.domain.recall import (
     RenderRequest,
 )
 from agent_memory.service.recall import Recall
-from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2, recall_service_pb2_grpc
+from agentmemory.v1 import block_pb2, recall_pb2, recall_service_pb2_grpc
 from agentmemory.v1 import recall_service_pb2 as pb
 
-_SCOPES = {
-    Scope.AGENT: memory_pb2.SCOPE_AGENT,
-    Scope.WORKSPACE: memory_pb2.SCOPE_WORKSPACE,
-    Scope.USER: memory_pb2.SCOPE_USER,
-}
 _MODES = {
     recall_pb2.ARCHIVAL_MODE_UNSPECIFIED: ArchivalMode.TOOL_ONLY,
     recall_pb2.ARCHIVAL_MODE_TOOL_ONLY: ArchivalMode.TOOL_ONLY,
@@ -36,7 +31,7 @@ def _match(match: RecallMatch) -> pb.RecallResponse:
     return pb.RecallResponse(
         content=match.content,
         score=match.score,
-        scope=_SCOPES[match.scope],
+        scope=SCOPES_OUT[match.scope],
         agent_id=match.agent_id,
         block_label=block_pb2.BLOCK_LABEL_UNSPECIFIED
         if match.memory_id
