@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import socket
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -25,6 +27,11 @@ class Settings:
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     insecure_local: bool = False
     log_level: str = "INFO"
+    # Server processes sharing the port (SO_REUSEPORT), each with its own pool.
+    workers: int = 1
+    # How long a verified API key is trusted without asking the database (0 to 5 s):
+    # a revoked key stops working on every replica within this time.
+    auth_cache_seconds: float = 5.0
     core_max_chars: int = 4000
     core_max_entries: int = 20
     archival_max_chars: int = 8000
@@ -134,6 +141,17 @@ class Settings:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
         if ":" not in self.listen:
             raise SettingsError(f"MEMORY_LISTEN must be HOST:PORT, got {self.listen!r}")
+        if self.workers < 1:
+            raise SettingsError("--workers (MEMORY_WORKERS) must be at least 1")
+        if self.workers > 1 and not (
+            sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+        ):
+            raise SettingsError(
+                f"--workers {self.workers} needs SO_REUSEPORT, which only Linux offers here; "
+                "run one worker (--workers 1) per replica instead"
+            )
+        if not 0 <= self.auth_cache_seconds <= 5:
+            raise SettingsError("MEMORY_AUTH_CACHE_SECONDS must be between 0 and 5")
 
 
 def _parse(name: str, raw: str, annotation: object) -> Any:

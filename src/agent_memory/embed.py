@@ -5,6 +5,7 @@ An embedder is optional. Without one (or when it fails) recall is lexical.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Protocol
 
@@ -28,9 +29,16 @@ class Embedder(Protocol):
         """
         ...
 
+    async def close(self) -> None:
+        """Let go of connections; the embedder may still be used afterwards."""
+        ...
+
 
 class HttpEmbedder:
-    """POSTs ``{"model", "input"}`` to ``<base_url>/embeddings``, at most 128 texts a call."""
+    """POSTs ``{"model", "input"}`` to ``<base_url>/embeddings``, at most 128 texts a call.
+
+    One HTTP client (and its kept-alive connections) serves every call of an event loop.
+    """
 
     def __init__(
         self, base_url: str, model: str, *, api_key: str = "", timeout_seconds: float = 5.0
@@ -39,20 +47,31 @@ class HttpEmbedder:
         self._model = model
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = timeout_seconds
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"HttpEmbedder({self._url!r}, model={self._model!r})"
 
+    def _http(self) -> httpx.AsyncClient:
+        """The client of the running event loop (a client's connections belong to one)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop or self._client.is_closed:
+            self._client = httpx.AsyncClient(timeout=self._timeout, headers=self._headers)
+            self._loop = loop
+        return self._client
+
     async def embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
-        if not texts:
-            return vectors
-        # A client per call: the embedder is shared by event loops in tests, and one
-        # TCP connection set-up is small beside the embedding itself.
-        async with httpx.AsyncClient(timeout=self._timeout, headers=self._headers) as client:
-            for start in range(0, len(texts), BATCH_SIZE):
-                vectors.extend(await self._batch(client, texts[start : start + BATCH_SIZE]))
+        client = self._http()
+        for start in range(0, len(texts), BATCH_SIZE):
+            vectors.extend(await self._batch(client, texts[start : start + BATCH_SIZE]))
         return vectors
+
+    async def close(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
 
     async def _batch(self, client: httpx.AsyncClient, texts: list[str]) -> list[list[float]]:
         try:

@@ -3,6 +3,7 @@ and no key of one tenant reaches another tenant's rows, whatever ids it sends.""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -68,18 +69,50 @@ def test_a_key_with_the_wrong_secret_is_refused(client: Client) -> None:
     assert info.value.code() is grpc.StatusCode.UNAUTHENTICATED
 
 
-def test_a_revoked_key_is_refused(server: ServerThread, client: Client) -> None:
+def test_a_revoked_key_stops_working_on_every_replica_within_the_cache_time(
+    database_url: str,
+) -> None:
+    """Replicas remember a verified key for ``auth_cache_seconds``, never longer: once
+    that much time has passed since the revocation, every replica refuses the key."""
     from agent_memory.service.keys import ApiKeys
 
-    assert server.db is not None
-    client.call(client.memory.UpsertMemory, upsert_request())
-    key_id = client.metadata[0][1].split("_")[1]
-    assert server.run(ApiKeys(server.db).revoke(key_id)) is not None
-    with pytest.raises(grpc.RpcError) as info:
-        client.call(
-            client.memory.ListMemories, pb.ListMemoriesRequest(owner=upsert_request().owner)
-        )
-    assert error_details(info.value).code is grpc.StatusCode.UNAUTHENTICATED
+    settings = Settings(auth_cache_seconds=1.0)
+    with (
+        ServerThread(database_url, settings=settings) as first,
+        ServerThread(database_url, settings=settings) as second,
+        first.client() as client,
+        grpc.insecure_channel(second.address) as other_channel,
+    ):
+        replicas = [client.memory, memory_service_pb2_grpc.MemoryServiceStub(other_channel)]
+        listing = pb.ListMemoriesRequest(owner=upsert_request().owner)
+        for stub in replicas:  # each replica verifies the key and remembers it
+            stub.ListMemories(listing, metadata=client.metadata, timeout=10)
+        key_id = client.metadata[0][1].split("_")[1]
+        assert first.db is not None
+        assert first.run(ApiKeys(first.db).revoke(key_id)) is not None
+        time.sleep(settings.auth_cache_seconds)
+        for stub in replicas:
+            with pytest.raises(grpc.RpcError) as info:
+                stub.ListMemories(listing, metadata=client.metadata, timeout=10)
+            assert error_details(info.value).code is grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_without_the_cache_a_revoked_key_is_refused_at_once(database_url: str) -> None:
+    from agent_memory.service.keys import ApiKeys
+
+    with (
+        ServerThread(database_url, settings=Settings(auth_cache_seconds=0)) as server,
+        server.client() as client,
+    ):
+        client.call(client.memory.UpsertMemory, upsert_request())
+        key_id = client.metadata[0][1].split("_")[1]
+        assert server.db is not None
+        assert server.run(ApiKeys(server.db).revoke(key_id)) is not None
+        with pytest.raises(grpc.RpcError) as info:
+            client.call(
+                client.memory.ListMemories, pb.ListMemoriesRequest(owner=upsert_request().owner)
+            )
+        assert error_details(info.value).code is grpc.StatusCode.UNAUTHENTICATED
 
 
 @pytest.fixture

@@ -30,9 +30,9 @@ import grpc
 import psycopg
 import pytest
 from psycopg import sql
-from sqlalchemy import text
 
 from agent_memory.config import Settings
+from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import ensure_database
@@ -374,8 +374,9 @@ def test_tiny_deadlines_and_cancelled_calls_leave_no_transaction_or_connection_b
         # No session is left in a transaction, or busy with a query nobody waits for:
         # checked before anything is collected.
         assert wait_until(lambda: quiet(own_database), timeout=30), service_sessions(own_database)
-        pool = served.db.engine.pool  # type: ignore[union-attr]
-        assert wait_until(lambda: pool.checkedout() == 0), pool.status()  # type: ignore[attr-defined]
+        db = served.db
+        assert db is not None
+        assert wait_until(lambda: db.connections_in_use() == 0), db.connections_in_use()
         assert wait_until(lambda: settled(own_database), timeout=30), service_sessions(own_database)
         # The server still answers, on every path the faults went through.
         done = client.call(
@@ -388,8 +389,8 @@ def test_tiny_deadlines_and_cancelled_calls_leave_no_transaction_or_connection_b
 
 
 async def unit_of_work(db: Database) -> None:
-    async with db.transaction() as session:
-        await session.execute(text("SELECT 1"))
+    async with db.transaction(Principal("faults", "u")) as tx:
+        await tx.agents.get("a")
 
 
 def test_a_unit_of_work_cancelled_while_connecting_leaves_no_session_open(

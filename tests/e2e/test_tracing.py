@@ -19,6 +19,8 @@ def test_each_rpc_has_a_server_span_with_its_sql_statements_inside(database_url:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     traced = ServerThread(database_url, tracer_provider=provider)
     with traced, traced.client() as client:
+        # The first call verifies the key; the next ones find it verified.
+        client.call(client.memory.GetAgentSettings, pb.GetAgentSettingsRequest(agent_id="traced"))
         exporter.clear()
         client.call(
             client.memory.UpsertMemory,
@@ -38,7 +40,11 @@ def test_each_rpc_has_a_server_span_with_its_sql_statements_inside(database_url:
         and s.context.trace_id == rpc[0].context.trace_id
     ]
     assert statements, [s.name for s in spans]
-    assert any(s.name.startswith("INSERT") for s in statements)
+    # One statement writes the memory and its audit event.
+    assert [s.name for s in statements] == ["WITH"]
+    sql = str(statements[0].attributes.get("db.statement", ""))
+    assert "INSERT INTO memories" in sql
+    assert "INSERT INTO memory_events" in sql
     assert all(s.parent is not None for s in statements)
 
 

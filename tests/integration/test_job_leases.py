@@ -9,12 +9,14 @@ from datetime import timedelta
 import psycopg
 
 from agent_memory.domain.extraction import ExtractionOutcome, ExtractionRequest
-from agent_memory.store import jobs, migrate
+from agent_memory.domain.identity import Principal
+from agent_memory.store import migrate
 from agent_memory.store.database import Database
 
 REQUEST = ExtractionRequest(
     agent_id="a", workspace_id=None, session_id="s1", chain_id=None, transcript="t" * 300
 )
+RUNNER = Principal("t", "u")
 
 
 def test_a_runner_whose_lease_was_taken_over_can_neither_finish_nor_requeue(
@@ -25,37 +27,33 @@ def test_a_runner_whose_lease_was_taken_over_can_neither_finish_nor_requeue(
 
     async def scenario() -> None:
         db = Database(url, pool_size=2)
+        lease = timedelta(minutes=5)
         try:
-            async with db.transaction() as session:
-                await jobs.enqueue(
-                    session, tenant_id="t", actor="u", request=REQUEST, settle=timedelta(0)
-                )
-            async with db.transaction() as session:
-                first = await jobs.claim(session, lease=timedelta(minutes=5))
+            async with db.connection(RUNNER) as tx:
+                await tx.jobs.enqueue(REQUEST, settle=timedelta(0))
+            async with db.admin() as admin:
+                first = await admin.job_queue.claim(lease=lease)
             assert first is not None
             assert first.attempts == 1
+            assert (first.tenant_id, first.actor_user_id) == ("t", "u")
             # The first runner stalls past its lease; a second worker claims the job.
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute("UPDATE extraction_jobs SET lease_until = now() - interval '1 s'")
-            async with db.transaction() as session:
-                second = await jobs.claim(session, lease=timedelta(minutes=5))
+            async with db.admin() as admin:
+                second = await admin.job_queue.claim(lease=lease)
             assert second is not None
             assert second.id == first.id
             assert second.attempts == 2
 
-            async with db.transaction() as session:
-                late_finish = await jobs.finish(
-                    session,
-                    tenant_id="t",
-                    job_id=first.id,
+            async with db.transaction(RUNNER) as tx:
+                late_finish = await tx.jobs.finish(
+                    first.id,
                     attempt=first.attempts,
                     outcome=ExtractionOutcome.COMPLETED,
                     detail="late",
                 )
-                late_requeue = await jobs.retry_later(
-                    session,
-                    tenant_id="t",
-                    job_id=first.id,
+                late_requeue = await tx.jobs.retry_later(
+                    first.id,
                     attempt=first.attempts,
                     delay=timedelta(0),
                     outcome=ExtractionOutcome.TIMEOUT,
@@ -67,11 +65,9 @@ def test_a_runner_whose_lease_was_taken_over_can_neither_finish_nor_requeue(
                 row = conn.execute("SELECT status, attempts FROM extraction_jobs").fetchone()
             assert row == ("running", 2)
 
-            async with db.transaction() as session:
-                assert await jobs.finish(
-                    session,
-                    tenant_id="t",
-                    job_id=second.id,
+            async with db.connection(RUNNER) as tx:
+                assert await tx.jobs.finish(
+                    second.id,
                     attempt=second.attempts,
                     outcome=ExtractionOutcome.COMPLETED,
                     detail="done",

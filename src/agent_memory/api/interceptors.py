@@ -73,43 +73,65 @@ IdentifyCaller = Callable[[Sequence[tuple[str, str | bytes]]], Awaitable[Princip
 class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Identifies the caller, then runs the servicer; every error leaves through here.
 
-    Domain errors become rich statuses; anything unexpected becomes INTERNAL
-    with a generic message, and its traceback goes to the log.
+    Every handler kind is wrapped (unary or streaming requests and responses), so no
+    agentmemory RPC, present or future, runs without an identified caller. Domain
+    errors become rich statuses; anything unexpected becomes INTERNAL with a
+    generic message, and its traceback goes to the log. A method's wrapped handler
+    is built once and reused.
     """
 
     def __init__(self, identify: IdentifyCaller) -> None:
         self._identify = identify
+        self._handlers: dict[str, grpc.RpcMethodHandler] = {}
 
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
         method: str = details.method
+        wrapped = self._handlers.get(method)
+        if wrapped is not None:
+            return wrapped
+        handler = await continuation(details)
         if handler is None or not method.startswith(SERVICE_PREFIX):
             return handler
-        metadata = tuple(details.invocation_metadata or ())
+        wrapped = self._wrap(method, handler)
+        self._handlers[method] = wrapped
+        return wrapped
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        codecs = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                self._unary(method, metadata, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._answer(method, handler.unary_unary), **codecs
+            )
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                self._answer(method, handler.stream_unary), **codecs
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._stream(method, metadata, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._stream(method, handler.unary_stream), **codecs
             )
-        return handler
+        return grpc.stream_stream_rpc_method_handler(
+            self._stream(method, handler.stream_stream), **codecs
+        )
 
-    def _unary(
-        self, method: str, metadata: Sequence[tuple[str, Any]], behaviour: Callable[..., Any]
+    async def _caller(self, context: grpc.aio.ServicerContext) -> None:
+        _principal.set(await self._identify(tuple(context.invocation_metadata() or ())))
+
+    def _answer(
+        self, method: str, behaviour: Callable[..., Any]
     ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
+        """One response, for one request or a stream of them."""
+
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
             try:
-                _principal.set(await self._identify(metadata))
+                await self._caller(context)
                 result = behaviour(request, context)
                 if inspect.isawaitable(result):
                     result = await result
@@ -120,11 +142,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return run
 
     def _stream(
-        self, method: str, metadata: Sequence[tuple[str, Any]], behaviour: Callable[..., Any]
+        self, method: str, behaviour: Callable[..., Any]
     ) -> Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]:
+        """A stream of responses, for one request or a stream of them."""
+
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             try:
-                _principal.set(await self._identify(metadata))
+                await self._caller(context)
                 async for item in behaviour(request, context):
                     yield item
             except Exception as exc:

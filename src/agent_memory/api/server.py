@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
@@ -23,8 +24,8 @@ from agent_memory.api.interceptors import (
 )
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
-from agent_memory.config import Settings
-from agent_memory.embed import embedder_from_settings
+from agent_memory.config import Settings, SettingsError
+from agent_memory.embed import Embedder, embedder_from_settings
 from agent_memory.extract.model import AnthropicModel
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
@@ -36,7 +37,6 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall
 from agent_memory.store import migrate
-from agent_memory.store import recall as recall_store
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres
 from agent_memory.telemetry.logging import configure_logging
@@ -70,6 +70,7 @@ class RunningServer:
     health: HealthServicer
     address: str
     workers: ExtractionWorkers
+    embedder: Embedder | None
 
     async def stop(self, grace: float) -> None:
         """Refuse new calls at once; let in-flight calls finish for up to ``grace`` seconds.
@@ -79,6 +80,8 @@ class RunningServer:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         await self.workers.stop()
+        if self.embedder is not None:
+            await self.embedder.close()
 
 
 async def start_server(
@@ -86,10 +89,17 @@ async def start_server(
     db: Database,
     *,
     tracer_provider: TracerProvider | None = None,
+    reuse_port: bool = False,
 ) -> RunningServer:
-    """Build the server over ``db``, bind ``settings.listen`` and start serving."""
+    """Build the server over ``db``, bind ``settings.listen`` and start serving.
+
+    With ``reuse_port`` other processes may bind the same port (SO_REUSEPORT) and the
+    kernel spreads connections over them.
+    """
     identify: IdentifyCaller = (
-        LocalIdentity() if settings.insecure_local else BearerAuth(ApiKeys(db))
+        LocalIdentity()
+        if settings.insecure_local
+        else BearerAuth(ApiKeys(db, cache_seconds=settings.auth_cache_seconds))
     )
     interceptors: list[grpc.aio.ServerInterceptor] = []
     if tracer_provider is not None:
@@ -102,7 +112,7 @@ async def start_server(
         options=[
             ("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.max_send_message_length", settings.max_message_bytes),
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
         ],
     )
     extraction = Extraction(
@@ -144,26 +154,40 @@ async def start_server(
         server,
     )
     host = settings.listen.rsplit(":", 1)[0]
-    port = server.add_insecure_port(settings.listen)
-    if port == 0:
-        raise OSError(f"could not bind {settings.listen}")
+    try:
+        port = server.add_insecure_port(settings.listen)
+    except RuntimeError as exc:
+        raise SettingsError(
+            f"--listen {settings.listen}: cannot bind it (in use, or not an address of this "
+            "machine); pick another with --listen or MEMORY_LISTEN"
+        ) from exc
     await server.start()
     for name in ("", *SERVICE_NAMES):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
     workers = ExtractionWorkers(db, extraction, settings)
     extraction.on_queued = workers.wake
     workers.start()
-    return RunningServer(server=server, health=health, address=f"{host}:{port}", workers=workers)
+    return RunningServer(
+        server=server,
+        health=health,
+        address=f"{host}:{port}",
+        workers=workers,
+        embedder=embedder,
+    )
 
 
-async def _log_recall_mode(db: Database, settings: Settings) -> None:
-    async with db.transaction() as session:
-        vector = await recall_store.pgvector_available(session)
+async def log_recall_mode(url: str, settings: Settings) -> None:
+    """Say once at start how recall ranks on this database."""
+    db = Database(url, pool_size=1, statement_timeout_ms=settings.db_statement_timeout_ms)
+    try:
+        vector = await db.has_pgvector()
+    finally:
+        await db.close()
     if not settings.embedder_url:
         if vector:
-            log.info("recall is lexical: pgvector is available but no embedder is configured")
+            log.info("recall is lexical: pgvector is installed but no embedder is configured")
         else:
-            log.info("recall is lexical: this PostgreSQL has no pgvector")
+            log.info("recall is lexical: this database has no pgvector")
     elif vector:
         log.info(
             "recall is hybrid: lexical plus embeddings from %s (model %r) compared with pgvector",
@@ -172,7 +196,7 @@ async def _log_recall_mode(db: Database, settings: Settings) -> None:
         )
     else:
         log.info(
-            "recall is lexical: an embedder is configured but this PostgreSQL has no pgvector"
+            "recall is lexical: an embedder is configured but this database has no pgvector"
             " (lines are still embedded)"
         )
 
@@ -185,39 +209,68 @@ def database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
     return embedded.start(), embedded
 
 
-async def serve(settings: Settings) -> None:
-    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+def mode(settings: Settings) -> str:
+    return "unauthenticated local mode" if settings.insecure_local else "API keys required"
+
+
+async def serve_on(
+    settings: Settings,
+    url: str,
+    *,
+    reuse_port: bool = False,
+    serving: Callable[[str], None] | None = None,
+) -> None:
+    """Serve on ``url``'s database until SIGTERM or SIGINT, then shut down gracefully.
+
+    ``serving`` is told the bound address once the server accepts calls; without it
+    the serving line operators and scripts wait for is logged.
+    """
+    tracer_provider = tracer_provider_from_env()
+    db = Database(
+        url,
+        pool_size=settings.db_pool_size,
+        statement_timeout_ms=settings.db_statement_timeout_ms,
+        tracer_provider=tracer_provider,
+    )
+    running = await start_server(
+        settings, db, tracer_provider=tracer_provider, reuse_port=reuse_port
+    )
+    if serving is not None:
+        serving(running.address)
+    else:
+        log.info("agent-memory serving on %s (%s)", running.address, mode(settings))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    # Shutdown is bounded by the grace period: a repeated signal changes nothing.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, log.info, "already shutting down")
+    log.info(
+        "shutting down: finishing in-flight calls (up to %ss)", settings.shutdown_grace_seconds
+    )
+    await running.stop(settings.shutdown_grace_seconds)
+    await db.close()
+    if tracer_provider is not None:
+        tracer_provider.shutdown()
+
+
+def serve(settings: Settings) -> int:
+    """Run the service: in this process, or (``workers`` > 1) in worker processes that
+    share the port. Returns the exit status."""
     configure_logging(settings.log_level)
-    url, embedded = await asyncio.to_thread(database_url, settings)
+    if settings.workers > 1:
+        from agent_memory.api.workers import serve_workers
+
+        return serve_workers(settings)
+    url, embedded = database_url(settings)
     try:
-        await asyncio.to_thread(migrate.upgrade, url)
-        tracer_provider = tracer_provider_from_env()
-        db = Database(
-            url,
-            pool_size=settings.db_pool_size,
-            statement_timeout_ms=settings.db_statement_timeout_ms,
-            tracer_provider=tracer_provider,
-        )
-        running = await start_server(settings, db, tracer_provider=tracer_provider)
-        await _log_recall_mode(db, settings)
-        mode = "unauthenticated local mode" if settings.insecure_local else "API keys required"
-        log.info("agent-memory serving on %s (%s)", running.address, mode)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
-        # Shutdown is bounded by the grace period: a repeated signal changes nothing.
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, log.info, "already shutting down")
-        log.info(
-            "shutting down: finishing in-flight calls (up to %ss)", settings.shutdown_grace_seconds
-        )
-        await running.stop(settings.shutdown_grace_seconds)
-        await db.close()
-        if tracer_provider is not None:
-            tracer_provider.shutdown()
+        migrate.upgrade(url)
+        asyncio.run(log_recall_mode(url, settings))
+        asyncio.run(serve_on(settings, url))
     finally:
         if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
+            embedded.stop()
     log.info("agent-memory stopped")
+    return 0

@@ -91,6 +91,15 @@ class BlockVersion:
 
 
 @dataclass(frozen=True)
+class BlockWrite:
+    """What a compare-and-set write found: the block it wrote, or else the block as it is
+    (``None`` when there is none)."""
+
+    written: Block | None
+    current: Block | None
+
+
+@dataclass(frozen=True)
 class ExpectedUpdatedAt:
     """The ``updated_at`` a writer last read, as its precondition.
 

@@ -106,6 +106,17 @@ class ExtractionRequest:
 
 
 @dataclass(frozen=True)
+class ClaimedJob:
+    """A queued pass a worker claimed under a lease; ``attempts`` counts this claim."""
+
+    tenant_id: str
+    id: uuid.UUID
+    actor_user_id: str
+    attempts: int
+    request: ExtractionRequest
+
+
+@dataclass(frozen=True)
 class ExtractionResult:
     outcome: ExtractionOutcome
     synthetic_session_id: str

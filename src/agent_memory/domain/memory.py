@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -16,6 +16,7 @@ VALUE_MAX_CHARS = 2000
 OWNER_ID_MAX_CHARS = 255
 IMPORTANCE_MIN = 0
 IMPORTANCE_MAX = 100
+LEARNING_KEY_PREFIX = "director:learning:"
 
 
 class Scope(StrEnum):
@@ -96,6 +97,61 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class MemoryRows:
+    """The first rows of an owner's listing, and how many more there are."""
+
+    rows: Sequence[Memory]
+    left_out: int = 0
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a memory came from, as Memorize and extraction record it.
+
+    A write that carries evidence replaces all of it; one without leaves it as it is.
+    """
+
+    tags: tuple[str, ...] = ()
+    confidence: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    conversation_provider: str | None = None
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryWrite:
+    """A write at (owner, key) by one source.
+
+    A new row takes every field (``pinned`` false and ``importance`` 0 when not
+    given). An existing row of the same source takes the value, ``pinned`` and
+    ``importance`` when given, and the evidence when given.
+    """
+
+    owner: Owner
+    key: str
+    source: MemorySource
+    value: str
+    pinned: bool | None = None
+    importance: int | None = None
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True)
+class Written:
+    """A write that landed: the memory as stored, and whether it was new."""
+
+    memory: Memory
+    created: bool
+
+
+@dataclass(frozen=True)
+class KeyHeld:
+    """Nothing was written: the key belongs to a memory of another source."""
+
+    current: Memory
+
+
+@dataclass(frozen=True)
 class MemoryPatch:
     """The fields an update changes; ``None`` means "leave as it is"."""
 
@@ -107,6 +163,65 @@ class MemoryPatch:
     @property
     def touches_content(self) -> bool:
         return self.key is not None or self.value is not None or self.importance is not None
+
+    def changes(self, current: Memory) -> MemoryPatch:
+        """Only the fields that would change ``current``."""
+        return MemoryPatch(
+            key=self.key if self.key not in (None, current.key) else None,
+            value=self.value if self.value not in (None, current.value) else None,
+            pinned=self.pinned if self.pinned not in (None, current.pinned) else None,
+            importance=self.importance
+            if self.importance not in (None, current.importance)
+            else None,
+        )
+
+    @property
+    def empty(self) -> bool:
+        return self == MemoryPatch()
+
+    @property
+    def only_pin(self) -> bool:
+        return self.pinned is not None and not self.touches_content
+
+
+# A memory's place in its owner's listing order (agent: pinned, importance, key;
+# workspace: pinned, importance, updated_at, id), as a page token carries it.
+ListingPosition = tuple[bool, int, str] | tuple[bool, int, datetime, uuid.UUID]
+
+
+def listing_position(memory: Memory) -> ListingPosition:
+    if memory.owner.scope is Scope.AGENT:
+        return (memory.pinned, memory.importance, memory.key)
+    return (memory.pinned, memory.importance, memory.updated_at, memory.id)
+
+
+def position_to_token(position: ListingPosition) -> list[str | int | bool]:
+    """The position as JSON-safe values for a page token."""
+    return [
+        v.isoformat() if isinstance(v, datetime) else str(v) if isinstance(v, uuid.UUID) else v
+        for v in position
+    ]
+
+
+def position_from_token(scope: Scope, raw: Sequence[Any]) -> ListingPosition:
+    """Undo :func:`position_to_token`. Raises ValueError for a position we did not make."""
+    expected = 3 if scope is Scope.AGENT else 4
+    if (
+        len(raw) != expected
+        or not isinstance(raw[0], bool)
+        or type(raw[1]) is not int
+        or not IMPORTANCE_MIN <= raw[1] <= IMPORTANCE_MAX
+        or not all(isinstance(v, str) for v in raw[2:])
+    ):
+        raise ValueError("not a listing position")
+    if scope is Scope.AGENT:
+        if text_violations("key", raw[2], max_chars=KEY_MAX_CHARS):
+            raise ValueError("not a listing position")
+        return (raw[0], raw[1], raw[2])
+    updated_at = datetime.fromisoformat(raw[2])
+    if updated_at.tzinfo is None:
+        raise ValueError("not a listing position")
+    return (raw[0], raw[1], updated_at, uuid.UUID(raw[3]))
 
 
 def etag_for(version: int) -> str:

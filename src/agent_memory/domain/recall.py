@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
+from agent_memory.domain.decisions import Decision
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import Scope, owner_violations, text_violations
+from agent_memory.domain.memory import MemoryRows, Scope, owner_violations, text_violations
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
@@ -72,6 +75,25 @@ class RecallMatch:
     workspace_id: str = ""
 
 
+@dataclass(frozen=True)
+class RankQuery:
+    """What the store ranks: the caller's user archival block and ``agent_id``'s, and
+    with ``include_memories`` the agent's and ``workspace_id``'s memories.
+
+    With ``embedding`` (only where pgvector is installed) the score blends in meaning:
+    ``(1 - weight) * lexical + weight * similarity``.
+    """
+
+    agent_id: str
+    query: str
+    limit: int
+    min_score: float = 0.0
+    include_memories: bool = False
+    workspace_id: str = ""
+    embedding: Sequence[float] | None = None
+    weight: float = 0.0
+
+
 class ArchivalMode(StrEnum):
     TOOL_ONLY = "tool_only"
     AUTO = "auto"
@@ -132,3 +154,32 @@ class RenderRequest:
                 )
             )
         check(violations)
+
+
+@dataclass(frozen=True)
+class PromptRead:
+    """Everything a render reads, in one go. ``None`` leaves a part out."""
+
+    agent_id: str
+    workspace_id: str | None
+    user_core: bool
+    agent_core: bool
+    agent_cap: int
+    workspace_cap: int
+    decisions_limit: int | None = None
+    archival: RankQuery | None = None
+
+
+@dataclass(frozen=True)
+class PromptState:
+    """What a render found. ``agent_memory`` is ``None`` when the agent's memory is off;
+    ``now`` is the database clock the decisions were read at.
+    """
+
+    now: datetime | None = None
+    user_core: str | None = None
+    agent_core: str | None = None
+    agent_memory: MemoryRows | None = None
+    workspace_memory: MemoryRows | None = None
+    decisions: Sequence[Decision] | None = None
+    archival: Sequence[RecallMatch] = field(default_factory=tuple)

@@ -8,9 +8,11 @@ tokens, with git SHAs, UUIDs and other hex digests explicitly let through.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -44,6 +46,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9+/_\-=.]{24,}")
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HIGH_ENTROPY_BITS = 4.0
+# Scanning takes about half a millisecond per 1,000 characters: longer texts are
+# scanned on a worker thread, so the event loop goes on serving other calls.
+OFF_LOOP_CHARS = 2000
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -157,3 +162,21 @@ def refuse_secrets(field: str, text: str) -> None:
         reason="SECRET_IN_VALUE",
         metadata={"field": field, "kinds": kinds},
     )
+
+
+async def refuse_secrets_in(fields: Sequence[tuple[str, str]]) -> None:
+    """:func:`refuse_secrets` for each (field, text), in order; off the event loop when
+    the texts are long.
+
+    Raises:
+        InvalidArgument: a text carries a secret (the first such field is named).
+    """
+
+    def scan() -> None:
+        for field, text in fields:
+            refuse_secrets(field, text)
+
+    if sum(len(text) for _, text in fields) <= OFF_LOOP_CHARS:
+        scan()
+    else:
+        await asyncio.to_thread(scan)

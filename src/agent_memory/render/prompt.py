@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent_memory.domain.memory import Memory
+from agent_memory.domain.memory import MemoryRows
 from agent_memory.domain.recall import RecallMatch
+
+__all__ = ["MemoryRows", "RenderInput", "Rendered", "Section", "memory_sections", "render"]
 
 PERSONA = "persona"
 USER_CORE = "user_core"
@@ -32,14 +34,6 @@ _TITLES = {
 class Section:
     name: str
     content: str
-
-
-@dataclass(frozen=True)
-class MemoryRows:
-    """The rows that made the cut, and how many more there were."""
-
-    rows: Sequence[Memory]
-    left_out: int = 0
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from agent_memory.domain.active_sessions import (
     ActiveSession,
     StoredSession,
@@ -13,17 +11,14 @@ from agent_memory.domain.active_sessions import (
 from agent_memory.domain.errors import AlreadyExists, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
-from agent_memory.store import active_sessions as store
-from agent_memory.store import agents as agent_store
-from agent_memory.store import clock
-from agent_memory.store.database import Database
+from agent_memory.store.repositories import Store, Tx
 
 DEFAULT_WARNING_RUNS = 20
 
 
 class ActiveSessions:
-    def __init__(self, db: Database, *, warning_runs: int = DEFAULT_WARNING_RUNS) -> None:
-        self._db = db
+    def __init__(self, store: Store, *, warning_runs: int = DEFAULT_WARNING_RUNS) -> None:
+        self._store = store
         self._warning_runs = warning_runs
 
     async def get(self, principal: Principal, agent_id: str) -> ActiveSession:
@@ -33,9 +28,9 @@ class ActiveSessions:
             InvalidArgument: a bad agent id.
         """
         check(owner_violations("agent_id", agent_id))
-        async with self._db.transaction() as session:
-            stored = await store.get(session, tenant_id=principal.tenant_id, agent_id=agent_id)
-            return await self._view(session, principal, agent_id, stored)
+        async with self._store.connection(principal) as tx:
+            stored = await tx.sessions.get(agent_id)
+            return await self._view(tx, agent_id, stored)
 
     async def record_run(
         self,
@@ -57,29 +52,22 @@ class ActiveSessions:
                 (reason ``RUN_ALREADY_RECORDED``).
         """
         run = run_session(agent_id, run_id, session_id_before, session_id_after)
-        tenant = principal.tenant_id
-        async with self._db.transaction() as session:
-            stored = await store.get(session, tenant_id=tenant, agent_id=agent_id, for_update=True)
+        async with self._store.transaction(principal) as tx:
+            stored = await tx.sessions.get(agent_id, lock=True)
             # Read after the lock: an enable that reset the session is seen by this run.
-            settings = await agent_store.get(session, tenant_id=tenant, agent_id=agent_id)
+            settings = await tx.agents.get(agent_id)
             carried = settings.active_memory_enabled and run.succeeded
             if carried and stored is None:
-                await store.ensure(session, tenant_id=tenant, agent_id=agent_id)
-                stored = await store.get(
-                    session, tenant_id=tenant, agent_id=agent_id, for_update=True
-                )
-            recorded_at = await store.insert_run(
-                session,
-                tenant_id=tenant,
-                agent_id=agent_id,
-                run=run,
+                await tx.sessions.ensure(agent_id)
+                stored = await tx.sessions.get(agent_id, lock=True)
+            recorded_at = await tx.sessions.insert_run(
+                agent_id,
+                run,
                 carried=carried,
                 after=stored.last_reset_at if carried and stored is not None else None,
             )
             if recorded_at is None:
-                existing = await store.find_run(
-                    session, tenant_id=tenant, agent_id=agent_id, run_id=run.run_id
-                )
+                existing = await tx.sessions.find_run(agent_id, run.run_id)
                 if existing != run:
                     raise AlreadyExists(
                         f"run {run.run_id!r} of agent {agent_id!r} was already recorded "
@@ -88,14 +76,8 @@ class ActiveSessions:
                         metadata={"agent_id": agent_id, "run_id": run.run_id},
                     )
             elif carried and run.session_id_after is not None:
-                stored = await store.carry(
-                    session,
-                    tenant_id=tenant,
-                    agent_id=agent_id,
-                    session_id=run.session_id_after,
-                    at=recorded_at,
-                )
-            return await self._view(session, principal, agent_id, stored)
+                stored = await tx.sessions.carry(agent_id, run.session_id_after, recorded_at)
+            return await self._view(tx, agent_id, stored)
 
     async def reset(self, principal: Principal, agent_id: str) -> ActiveSession:
         """Forget the agent's session id and restart the runs count: the next run is fresh.
@@ -104,30 +86,21 @@ class ActiveSessions:
             InvalidArgument: a bad agent id.
         """
         check(owner_violations("agent_id", agent_id))
-        async with self._db.transaction() as session:
-            stored = await store.reset(session, tenant_id=principal.tenant_id, agent_id=agent_id)
-            return await self._view(session, principal, agent_id, stored)
+        async with self._store.transaction(principal) as tx:
+            stored = await tx.sessions.reset(agent_id)
+            return await self._view(tx, agent_id, stored)
 
-    async def _view(
-        self,
-        session: AsyncSession,
-        principal: Principal,
-        agent_id: str,
-        stored: StoredSession | None,
-    ) -> ActiveSession:
-        tenant = principal.tenant_id
-        settings = await agent_store.get(session, tenant_id=tenant, agent_id=agent_id)
+    async def _view(self, tx: Tx, agent_id: str, stored: StoredSession | None) -> ActiveSession:
+        settings = await tx.agents.get(agent_id)
         enabled = settings.active_memory_enabled
         runs = 0
         if enabled and stored is not None:
-            runs = await store.runs_since(
-                session, tenant_id=tenant, agent_id=agent_id, anchor=stored.last_reset_at
-            )
+            runs = await tx.sessions.runs_since(agent_id, stored.last_reset_at)
         return active_session(
             agent_id,
             enabled=enabled,
             stored=stored,
             runs_since_reset=runs,
-            now=await clock.now(session),
+            now=await tx.clock.now(),
             warning_threshold=self._warning_runs,
         )

@@ -6,20 +6,18 @@ from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
-from agent_memory.store import active_sessions
-from agent_memory.store import agents as store
-from agent_memory.store.database import Database
+from agent_memory.store.repositories import Store
 
 
 class Agents:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    def __init__(self, store: Store) -> None:
+        self._store = store
 
     async def settings(self, principal: Principal, agent_id: str) -> AgentSettings:
         """An agent's settings; an agent never configured reads as the defaults."""
         check(owner_violations("agent_id", agent_id))
-        async with self._db.transaction() as session:
-            return await store.get(session, tenant_id=principal.tenant_id, agent_id=agent_id)
+        async with self._store.connection(principal) as tx:
+            return await tx.agents.get(agent_id)
 
     async def update_settings(
         self,
@@ -38,9 +36,8 @@ class Agents:
             InvalidArgument: a bad agent id.
         """
         check(owner_violations("settings.agent_id", agent_id))
-        tenant = principal.tenant_id
-        async with self._db.transaction() as session:
-            current = await store.get(session, tenant_id=tenant, agent_id=agent_id, for_update=True)
+        async with self._store.transaction(principal) as tx:
+            current = await tx.agents.get(agent_id, lock=True)
             wanted = AgentSettings(
                 agent_id=agent_id,
                 memory_enabled=current.memory_enabled if memory_enabled is None else memory_enabled,
@@ -49,7 +46,5 @@ class Agents:
                 else active_memory_enabled,
             )
             if wanted.active_memory_enabled and not current.active_memory_enabled:
-                await active_sessions.reset(session, tenant_id=tenant, agent_id=agent_id)
-            return await store.put(
-                session, tenant_id=tenant, settings=wanted, actor=principal.user_id
-            )
+                await tx.sessions.reset(agent_id)
+            return await tx.agents.put(wanted)

@@ -11,6 +11,7 @@ from agent_memory.domain.blocks import (
     BlockLabel,
     BlockLimits,
     BlockVersion,
+    BlockWrite,
     ExpectedUpdatedAt,
     ScopeFilter,
     content_violations,
@@ -27,10 +28,9 @@ from agent_memory.domain.paging import (
     page_size,
     refuse_page_token,
 )
-from agent_memory.domain.secrets import refuse_secrets
+from agent_memory.domain.secrets import refuse_secrets_in
 from agent_memory.embed import Embedder, EmbeddingError, usable
-from agent_memory.store import blocks as store
-from agent_memory.store.database import Database
+from agent_memory.store.repositories import Store
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +48,16 @@ def block_limits(settings: Settings) -> BlockLimits:
 
 class Blocks:
     def __init__(
-        self, db: Database, limits: BlockLimits, *, embedder: Embedder | None = None
+        self, store: Store, limits: BlockLimits, *, embedder: Embedder | None = None
     ) -> None:
-        self._db = db
+        self._store = store
         self._limits = limits
         self._embedder = embedder
 
     async def get(self, principal: Principal, key: BlockKey) -> Block:
         """Raises: NotFound — the caller has no such block."""
-        async with self._db.transaction() as session:
-            block = await store.get(
-                session, tenant_id=principal.tenant_id, user_id=principal.user_id, key=key
-            )
+        async with self._store.connection(principal) as tx:
+            block = await tx.blocks.get(key)
         if block is None:
             raise _not_found(key)
         return block
@@ -68,14 +66,8 @@ class Blocks:
         self, principal: Principal, *, scope_filter: ScopeFilter, agent_id: str
     ) -> list[Block]:
         """The caller's blocks in the filter's scopes; ``agent_id`` narrows agent blocks."""
-        async with self._db.transaction() as session:
-            return await store.list_blocks(
-                session,
-                tenant_id=principal.tenant_id,
-                user_id=principal.user_id,
-                scope_filter=scope_filter,
-                agent_id=agent_id,
-            )
+        async with self._store.connection(principal) as tx:
+            return await tx.blocks.select(scope_filter, agent_id)
 
     async def write(
         self,
@@ -90,7 +82,7 @@ class Blocks:
         ``expected`` absent creates the block only if it does not exist; present,
         it replaces the block only if it was last written at exactly that time.
         The version, the history and (for archival blocks) the lines change in
-        the same transaction.
+        the same statement.
 
         Raises:
             InvalidArgument: content over the label's limits or with NUL characters
@@ -99,34 +91,26 @@ class Blocks:
             Conflict: the precondition does not hold (reason ``BLOCK_CONFLICT``).
         """
         check(content_violations(key.label, content, self._limits))
-        refuse_secrets("content", content)
-        owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        await refuse_secrets_in([("content", content)])
         embeddings = None
         if key.label is BlockLabel.ARCHIVAL:
-            # Before the transaction: no transaction is held across a network call.
+            # Before the write: no connection is held across a network call.
             embeddings = await self._embed_lines(content)
-        async with self._db.transaction() as session:
-            block: Block | None = None
-            if expected is None:
-                block = await store.create(session, **owner, key=key, content=content)
-            elif expected.value is not None:
-                block = await store.replace(
-                    session, **owner, key=key, content=content, expected_updated_at=expected.value
+        async with self._store.connection(principal) as tx:
+            if expected is not None and expected.value is None:
+                # Finer than a microsecond: no stored time matches it.
+                found = BlockWrite(written=None, current=await tx.blocks.get(key))
+            else:
+                found = await tx.blocks.write(
+                    key,
+                    content,
+                    expected=expected.value if expected is not None else None,
+                    keep=self._limits.versions_kept,
+                    embeddings=embeddings,
                 )
-            if block is None:
-                raise _conflict(key, await store.get(session, **owner, key=key), expected)
-            await store.record_version(
-                session,
-                **owner,
-                block=block,
-                writer=principal.user_id,
-                keep=self._limits.versions_kept,
-            )
-            if key.label is BlockLabel.ARCHIVAL:
-                await store.replace_archival_lines(
-                    session, **owner, key=key, content=content, embeddings=embeddings
-                )
-            return block
+        if found.written is None:
+            raise _conflict(key, found.current, expected)
+        return found.written
 
     async def _embed_lines(self, content: str) -> Embeddings | None:
         """The lines' embeddings, or ``None`` (no embedder, or it failed: recall of
@@ -155,18 +139,15 @@ class Blocks:
             NotFound: the caller has no such block.
             Conflict: ``expected`` is given and stale (reason ``BLOCK_CONFLICT``).
         """
-        owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
-        async with self._db.transaction() as session:
-            if expected is None or expected.value is not None:
-                deleted = await store.delete_block(
-                    session,
-                    **owner,
-                    key=key,
-                    expected_updated_at=expected.value if expected else None,
+        async with self._store.connection(principal) as tx:
+            if expected is not None and expected.value is None:
+                deleted, current = False, await tx.blocks.get(key)
+            else:
+                deleted, current = await tx.blocks.delete(
+                    key, expected=expected.value if expected is not None else None
                 )
-                if deleted:
-                    return
-            current = await store.get(session, **owner, key=key)
+        if deleted:
+            return
         if current is None:
             raise _not_found(key)
         raise _conflict(key, current, expected)
@@ -184,13 +165,10 @@ class Blocks:
         listing = listing_fingerprint("block_versions", key.label, key.scope, key.agent_id)
         raw = decode_page_token(token, listing, arity=1)
         before = None if raw is None else _version_position(raw[0])
-        owner = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
-        async with self._db.transaction() as session:
-            if await store.get(session, **owner, key=key) is None:
-                raise _not_found(key)
-            rows = await store.list_versions(
-                session, **owner, key=key, before=before, limit=limit + 1
-            )
+        async with self._store.connection(principal) as tx:
+            rows = await tx.blocks.versions(key, before=before, limit=limit + 1)
+        if rows is None:
+            raise _not_found(key)
         items = rows[:limit]
         next_token = ""
         if len(rows) > limit:

@@ -6,8 +6,6 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from agent_memory.domain.decisions import (
     CardType,
     Decision,
@@ -27,10 +25,8 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition, NotFound, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
-from agent_memory.domain.secrets import refuse_secrets
-from agent_memory.store import clock
-from agent_memory.store import decisions as store
-from agent_memory.store.database import Database
+from agent_memory.domain.secrets import refuse_secrets, refuse_secrets_in
+from agent_memory.store.repositories import Lock, Store, Tx
 
 
 @dataclass(frozen=True)
@@ -42,8 +38,8 @@ class DecisionReview:
 
 
 class Decisions:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    def __init__(self, store: Store) -> None:
+        self._store = store
 
     async def register_card_type(
         self, principal: Principal, card_type: CardType
@@ -54,10 +50,8 @@ class Decisions:
             InvalidArgument: a bad name or action word.
         """
         validate_card_type(card_type)
-        async with self._db.transaction() as session:
-            return await store.put_card_type(
-                session, tenant_id=principal.tenant_id, card_type=card_type
-            )
+        async with self._store.connection(principal) as tx:
+            return await tx.decisions.put_card_type(card_type)
 
     async def record(self, principal: Principal, decision: NewDecision) -> tuple[Decision, bool]:
         """Record a run's decision, OPEN; the same decision sent again is returned as it is.
@@ -71,13 +65,11 @@ class Decisions:
                 (reason ``DECISION_ALREADY_RECORDED``).
         """
         dumped = validate_decision(decision)
-        refuse_secrets("decision.summary", decision.summary)
-        refuse_secrets("decision.result", dumped)
-        tenant = principal.tenant_id
-        async with self._db.transaction() as session:
-            card_type = await store.get_card_type(
-                session, tenant_id=tenant, name=decision.card_type
-            )
+        await refuse_secrets_in(
+            [("decision.summary", decision.summary), ("decision.result", dumped)]
+        )
+        async with self._store.transaction(principal) as tx:
+            card_type = await tx.decisions.get_card_type(decision.card_type)
             if card_type is None:
                 raise FailedPrecondition(
                     f"card type {decision.card_type!r} is not registered; register it with "
@@ -86,14 +78,10 @@ class Decisions:
                     metadata={"card_type": decision.card_type},
                 )
             check(action_violations("decision.action", decision.action, card_type.decision_actions))
-            created = await store.insert_decision(
-                session, tenant_id=tenant, decision=decision, result=decision.result
-            )
+            created = await tx.decisions.insert(decision)
             if created is not None:
                 return created, True
-            existing = await store.find_decision_by_run(
-                session, tenant_id=tenant, run_id=decision.run_id
-            )
+            existing = await tx.decisions.find_by_run(decision.run_id)
             if existing is None or not existing.same_as(decision):
                 raise AlreadyExists(
                     f"run {decision.run_id!r} already has a different decision",
@@ -107,8 +95,8 @@ class Decisions:
 
     async def get(self, principal: Principal, decision_id: uuid.UUID) -> Decision:
         """Raises: NotFound — no such decision in the caller's tenant."""
-        async with self._db.transaction() as session:
-            return await _decision(session, principal, decision_id)
+        async with self._store.connection(principal) as tx:
+            return await _decision(tx, decision_id)
 
     async def recent(
         self,
@@ -129,16 +117,11 @@ class Decisions:
             violations += card_type_name_violations("card_type", card_type)
         check(violations)
         count = recent_limit(limit)
-        async with self._db.transaction() as session:
-            found = await store.recent_decisions(
-                session,
-                tenant_id=principal.tenant_id,
-                agent_id=agent_id,
-                limit=count,
-                with_result=include_result,
-                card_type=card_type or None,
+        async with self._store.connection(principal) as tx:
+            found = await tx.decisions.recent(
+                agent_id, limit=count, with_result=include_result, card_type=card_type or None
             )
-            now = await clock.now(session)
+            now = await tx.clock.now()
         return DecisionReview(
             decisions=[replace(d, compact=compact_line(d, now)) for d in found], as_of=now
         )
@@ -151,14 +134,12 @@ class Decisions:
         Raises:
             NotFound: no such decision in the caller's tenant.
         """
-        async with self._db.transaction() as session:
-            current = await _decision(session, principal, decision_id, lock="update")
+        async with self._store.transaction(principal) as tx:
+            current = await _decision(tx, decision_id, lock="update")
             if current.resolution_status is status:
                 return current
-            await store.set_resolution(
-                session, tenant_id=principal.tenant_id, decision_id=decision_id, status=status
-            )
-            return await _decision(session, principal, decision_id)
+            await tx.decisions.set_resolution(decision_id, status)
+            return await _decision(tx, decision_id)
 
     async def reexamine(
         self, principal: Principal, item: NewReexamination
@@ -177,27 +158,22 @@ class Decisions:
         """
         validate_reexamination(item)
         refuse_secrets("notes", item.notes)
-        tenant = principal.tenant_id
-        async with self._db.transaction() as session:
-            parent = await _decision(session, principal, item.parent_decision_id, lock="share")
-            existing = await store.find_reexamination_by_run(
-                session, tenant_id=tenant, run_id=item.run_id
-            )
+        async with self._store.transaction(principal) as tx:
+            parent = await _decision(tx, item.parent_decision_id, lock="share")
+            existing = await tx.decisions.find_reexamination_by_run(item.run_id)
             if existing is not None:
                 return _replayed(existing, item), False
-            card_type = await store.get_card_type(session, tenant_id=tenant, name=parent.card_type)
+            card_type = await tx.decisions.get_card_type(parent.card_type)
             if card_type is None:  # a decision cannot outlive its card type; be safe anyway
                 card_type = CardType(name=parent.card_type)
             refusal = reexamination_refusal(card_type, parent)
             if refusal is not None:
                 raise refusal
             check(action_violations("suggested_action", item.suggested_action, card_type.actions))
-            created = await store.insert_reexamination(session, tenant_id=tenant, item=item)
+            created = await tx.decisions.insert_reexamination(item)
             if created is not None:
                 return created, True
-            raced = await store.find_reexamination_by_run(
-                session, tenant_id=tenant, run_id=item.run_id
-            )
+            raced = await tx.decisions.find_reexamination_by_run(item.run_id)
             if raced is None:
                 raise AlreadyExists(
                     f"run {item.run_id!r} already has a re-examination",
@@ -214,11 +190,9 @@ class Decisions:
         Raises:
             NotFound: no such decision in the caller's tenant.
         """
-        async with self._db.transaction() as session:
-            await _decision(session, principal, parent_decision_id)
-            return await store.reexaminations(
-                session, tenant_id=principal.tenant_id, parent_decision_id=parent_decision_id
-            )
+        async with self._store.connection(principal) as tx:
+            await _decision(tx, parent_decision_id)
+            return await tx.decisions.reexaminations(parent_decision_id)
 
 
 def _replayed(existing: Reexamination, item: NewReexamination) -> Reexamination:
@@ -231,16 +205,8 @@ def _replayed(existing: Reexamination, item: NewReexamination) -> Reexamination:
     return existing
 
 
-async def _decision(
-    session: AsyncSession,
-    principal: Principal,
-    decision_id: uuid.UUID,
-    *,
-    lock: store.Lock | None = None,
-) -> Decision:
-    found = await store.get_decision(
-        session, tenant_id=principal.tenant_id, decision_id=decision_id, lock=lock
-    )
+async def _decision(tx: Tx, decision_id: uuid.UUID, *, lock: Lock | None = None) -> Decision:
+    found = await tx.decisions.get(decision_id, lock=lock)
     if found is None:
         raise NotFound(
             f"decision {decision_id} not found",

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 
 from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_memory.config import Settings
 from agent_memory.domain.errors import Conflict, FailedPrecondition, FieldViolation, check
@@ -24,15 +23,20 @@ from agent_memory.domain.extraction import (
     UsageReport,
 )
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import Memory, MemorySource, Owner, Scope, text_violations
+from agent_memory.domain.memory import (
+    Evidence,
+    Memory,
+    MemorySource,
+    MemoryWrite,
+    Owner,
+    Scope,
+    text_violations,
+)
 from agent_memory.extract import budget, prompt
 from agent_memory.extract.model import ExtractionModel, ModelCall
 from agent_memory.extract.sift import KeptFact, SiftRules, sift
 from agent_memory.service.memories import write_by_key
-from agent_memory.store import agents as agent_store
-from agent_memory.store import jobs, usage
-from agent_memory.store import memories as memory_store
-from agent_memory.store.database import Database
+from agent_memory.store.repositories import Store, Tx
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +47,6 @@ GEN_AI_SYSTEM = "anthropic"
 class JobRef:
     """The queued job a pass runs for; closed in the pass's last transaction."""
 
-    tenant_id: str
     id: uuid.UUID
     attempt: int
     final_attempt: bool
@@ -54,13 +57,13 @@ class Extraction:
 
     def __init__(
         self,
-        db: Database,
+        store: Store,
         model: ExtractionModel,
         settings: Settings,
         *,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
-        self._db = db
+        self._store = store
         self._model = model
         self._settings = settings
         self._prices = (
@@ -85,13 +88,9 @@ class Extraction:
         """
         request.validate()
         if queued:
-            async with self._db.transaction() as session:
-                job_id = await jobs.enqueue(
-                    session,
-                    tenant_id=principal.tenant_id,
-                    actor=principal.user_id,
-                    request=request,
-                    settle=timedelta(seconds=self._settings.extraction_settle_seconds),
+            async with self._store.connection(principal) as tx:
+                job_id = await tx.jobs.enqueue(
+                    request, settle=timedelta(seconds=self._settings.extraction_settle_seconds)
                 )
             if self.on_queued is not None:
                 self.on_queued()
@@ -124,10 +123,8 @@ class Extraction:
                 FieldViolation("end_time", "must not be before start_time", "OUT_OF_RANGE")
             )
         check(violations)
-        async with self._db.transaction() as session:
-            return await usage.report(
-                session, tenant_id=principal.tenant_id, prefix=prefix, start=start, end=end
-            )
+        async with self._store.connection(principal) as tx:
+            return await tx.usage.report(prefix, start=start, end=end)
 
     async def run_pass(
         self, principal: Principal, request: ExtractionRequest, job: JobRef | None = None
@@ -165,6 +162,7 @@ class Extraction:
 
         if len(request.transcript.strip()) < s.extraction_min_chars:
             return await self._close(
+                principal,
                 job,
                 early(
                     ExtractionOutcome.SKIPPED_TOO_SHORT,
@@ -174,18 +172,14 @@ class Extraction:
         owners = [Owner(Scope.AGENT, request.agent_id)]
         if request.workspace_id is not None:
             owners.append(Owner(Scope.WORKSPACE, request.workspace_id))
-        async with self._db.transaction() as session:
-            settings = await agent_store.get(
-                session, tenant_id=principal.tenant_id, agent_id=request.agent_id
-            )
-            existing = await memory_store.recent(
-                session,
-                tenant_id=principal.tenant_id,
-                owners=owners,
-                limit=max(s.extraction_dedup_rows, s.extraction_hint_count),
+        async with self._store.connection(principal) as tx:
+            settings = await tx.agents.get(request.agent_id)
+            existing = await tx.memories.recent(
+                owners, max(s.extraction_dedup_rows, s.extraction_hint_count)
             )
         if not settings.memory_enabled and not has_workspace:
             return await self._close(
+                principal,
                 job,
                 early(
                     ExtractionOutcome.SKIPPED_MEMORY_DISABLED,
@@ -206,6 +200,7 @@ class Extraction:
         price = budget.price_for(s.extraction_model, self._prices)
         if price is None:
             return await self._close(
+                principal,
                 job,
                 early(
                     ExtractionOutcome.SKIPPED_BUDGET,
@@ -226,6 +221,7 @@ class Extraction:
                 log.info("token count unavailable (%s); keeping the bound", type(exc).__name__)
             if allowance.refusal:
                 return await self._close(
+                    principal,
                     job,
                     early(ExtractionOutcome.SKIPPED_BUDGET, f"over budget: {allowance.refusal}"),
                 )
@@ -241,9 +237,9 @@ class Extraction:
             result = ExtractionResult(
                 reply.outcome, synthetic, usage=spent, detail=reply.detail or detail
             )
-            async with self._db.transaction() as session:
-                await self._record_usage(session, principal, request, result)
-                await self._finish_job(session, job, result)
+            async with self._store.transaction(principal) as tx:
+                await self._record_usage(tx, request, result)
+                await self._finish_job(tx, job, result)
             return result
 
         kept, dropped = sift(
@@ -259,27 +255,21 @@ class Extraction:
         )
         outcome = reply.outcome if reply.candidates else ExtractionOutcome.NO_FACTS
         # The call's cost is spent whatever happens to the write: record it on its own.
-        async with self._db.transaction() as session:
-            await self._record_usage(
-                session, principal, request, ExtractionResult(outcome, synthetic, usage=spent)
-            )
-        async with self._db.transaction() as session:
-            written, held = await self._write(session, principal, request, kept)
+        async with self._store.connection(principal) as tx:
+            await self._record_usage(tx, request, ExtractionResult(outcome, synthetic, usage=spent))
+        async with self._store.transaction(principal) as tx:
+            written, held = await self._write(tx, request, kept)
             result = ExtractionResult(
                 outcome, synthetic, written, dropped + held, spent, detail=detail
             )
-            await self._finish_job(session, job, result)
+            await self._finish_job(tx, job, result)
         return result
 
     async def _write(
-        self,
-        session: AsyncSession,
-        principal: Principal,
-        request: ExtractionRequest,
-        kept: list[KeptFact],
+        self, tx: Tx, request: ExtractionRequest, kept: list[KeptFact]
     ) -> tuple[list[Memory], list[DroppedFact]]:
         """Upsert every kept fact by its auto: key, in the caller's one transaction."""
-        written: list[Memory] = []
+        facts: list[Memory] = []
         held: list[DroppedFact] = []
         for fact in kept:
             owner = (
@@ -287,15 +277,15 @@ class Extraction:
                 if fact.scope is Scope.WORKSPACE and request.workspace_id is not None
                 else Owner(Scope.AGENT, request.agent_id)
             )
+            write = MemoryWrite(
+                owner,
+                fact.key,
+                MemorySource.AUTO,
+                fact.value,
+                evidence=Evidence(confidence=fact.confidence),
+            )
             try:
-                memory, _ = await write_by_key(
-                    session,
-                    principal,
-                    owner,
-                    fact.key,
-                    MemorySource.AUTO,
-                    {"value": fact.value, "confidence": fact.confidence},
-                )
+                written = await write_by_key(tx.memories, write)
             except FailedPrecondition:
                 # The key belongs to a manual or other row: an automatic fact never
                 # overwrites it. Raised before any statement failed, so the
@@ -306,40 +296,25 @@ class Extraction:
                     )
                 )
                 continue
-            written.append(memory)
-        return written, held
+            facts.append(written.memory)
+        return facts, held
 
     async def _record_usage(
-        self,
-        session: AsyncSession,
-        principal: Principal,
-        request: ExtractionRequest,
-        result: ExtractionResult,
+        self, tx: Tx, request: ExtractionRequest, result: ExtractionResult
     ) -> None:
-        await usage.record(
-            session,
-            tenant_id=principal.tenant_id,
-            synthetic_session_id=result.synthetic_session_id,
+        await tx.usage.record(
+            result.synthetic_session_id,
             agent_id=request.agent_id,
             model=self._settings.extraction_model,
-            input_tokens=result.usage.input_tokens,
-            output_tokens=result.usage.output_tokens,
-            cost_usd=result.usage.cost_usd,
+            usage=result.usage,
             outcome=result.outcome,
         )
 
-    async def _finish_job(
-        self, session: AsyncSession, job: JobRef | None, result: ExtractionResult
-    ) -> None:
+    async def _finish_job(self, tx: Tx, job: JobRef | None, result: ExtractionResult) -> None:
         if job is None or (result.outcome.retryable and not job.final_attempt):
             return
-        finished = await jobs.finish(
-            session,
-            tenant_id=job.tenant_id,
-            job_id=job.id,
-            attempt=job.attempt,
-            outcome=result.outcome,
-            detail=result.detail,
+        finished = await tx.jobs.finish(
+            job.id, attempt=job.attempt, outcome=result.outcome, detail=result.detail
         )
         if not finished:
             # Our lease ran out and another worker owns the job now: roll back, so the
@@ -349,8 +324,10 @@ class Extraction:
                 reason="EXTRACTION_LEASE_LOST",
             )
 
-    async def _close(self, job: JobRef | None, result: ExtractionResult) -> ExtractionResult:
+    async def _close(
+        self, principal: Principal, job: JobRef | None, result: ExtractionResult
+    ) -> ExtractionResult:
         if job is not None:
-            async with self._db.transaction() as session:
-                await self._finish_job(session, job, result)
+            async with self._store.connection(principal) as tx:
+                await self._finish_job(tx, job, result)
         return result

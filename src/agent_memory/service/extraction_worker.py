@@ -19,15 +19,14 @@ from agent_memory.config import Settings
 from agent_memory.domain.errors import Conflict
 from agent_memory.domain.identity import Principal
 from agent_memory.service.extraction import Extraction, JobRef
-from agent_memory.store import jobs
-from agent_memory.store.database import Database
+from agent_memory.store.repositories import Store
 
 log = logging.getLogger(__name__)
 
 
 class ExtractionWorkers:
-    def __init__(self, db: Database, extraction: Extraction, settings: Settings) -> None:
-        self._db = db
+    def __init__(self, store: Store, extraction: Extraction, settings: Settings) -> None:
+        self._store = store
         self._extraction = extraction
         self._settings = settings
         self._tasks: list[asyncio.Task[None]] = []
@@ -49,13 +48,6 @@ class ExtractionWorkers:
                 await task
         self._tasks.clear()
 
-    async def run_due(self) -> int:
-        """Run every job that is due now; returns how many ran."""
-        ran = 0
-        while await self._run_one():
-            ran += 1
-        return ran
-
     async def _loop(self) -> None:
         while True:
             try:
@@ -71,27 +63,24 @@ class ExtractionWorkers:
 
     async def _run_one(self) -> bool:
         s = self._settings
-        async with self._db.transaction() as session:
-            job = await jobs.claim(session, lease=timedelta(seconds=s.extraction_lease_seconds))
+        async with self._store.admin() as admin:
+            job = await admin.job_queue.claim(lease=timedelta(seconds=s.extraction_lease_seconds))
         if job is None:
             return False
         final = job.attempts >= s.extraction_max_attempts
+        runner = Principal(job.tenant_id, job.actor_user_id)
         try:
             result = await self._extraction.run_pass(
-                Principal(job.tenant_id, job.actor_user_id),
-                job.request,
-                JobRef(job.tenant_id, job.id, attempt=job.attempts, final_attempt=final),
+                runner, job.request, JobRef(job.id, attempt=job.attempts, final_attempt=final)
             )
         except Conflict as lost:
             log.warning("extraction job %s: %s", job.id, lost.message)
             return True
         if result.outcome.retryable and not final:
             delay = s.extraction_retry_base_seconds * 2 ** (job.attempts - 1)
-            async with self._db.transaction() as session:
-                await jobs.retry_later(
-                    session,
-                    tenant_id=job.tenant_id,
-                    job_id=job.id,
+            async with self._store.connection(runner) as tx:
+                await tx.jobs.retry_later(
+                    job.id,
                     attempt=job.attempts,
                     delay=timedelta(seconds=delay),
                     outcome=result.outcome,

@@ -8,8 +8,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from agent_memory.domain.errors import (
     AlreadyExists,
     Conflict,
@@ -22,13 +20,21 @@ from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import MemorizeInput, memory_key, prepare
 from agent_memory.domain.memory import (
+    LEARNING_KEY_PREFIX,
     VALUE_MAX_CHARS,
+    Evidence,
+    ListingPosition,
     Memory,
     MemoryPatch,
     MemorySource,
+    MemoryWrite,
     Owner,
     Scope,
+    Written,
+    listing_position,
     owner_violations,
+    position_from_token,
+    position_to_token,
     text_violations,
     validate_new_memory,
     validate_patch,
@@ -42,17 +48,15 @@ from agent_memory.domain.paging import (
     page_size,
     refuse_page_token,
 )
-from agent_memory.domain.secrets import refuse_secrets
-from agent_memory.store import conversations
-from agent_memory.store import events as event_store
-from agent_memory.store import memories as store
-from agent_memory.store.database import Database
+from agent_memory.domain.secrets import refuse_secrets, refuse_secrets_in
+from agent_memory.store.repositories import MemoryRepository, Store
 
 UPSERT_SOURCES = (MemorySource.MANUAL, MemorySource.AUTO, MemorySource.DIRECTOR)
 LEARNINGS_DEFAULT = 20
 LEARNINGS_MAX = 100
 MAX_CHAIN = 100
-_WRITE_ATTEMPTS = 5
+WRITE_ATTEMPTS = 5
+LEARNING_KEY_ATTEMPTS = 1000
 
 
 def validate_owner(owner: Owner | None, path: str = "owner") -> Owner:
@@ -71,8 +75,8 @@ def validate_owner(owner: Owner | None, path: str = "owner") -> Owner:
 
 
 class Memories:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    def __init__(self, store: Store) -> None:
+        self._store = store
 
     async def upsert(
         self,
@@ -106,14 +110,10 @@ class Memories:
             )
         refuse_secrets("key", key)
         refuse_secrets("value", value)
-        fields: dict[str, Any] = {"value": value}
-        if pinned is not None:
-            fields["pinned"] = pinned
-        if importance is not None:
-            fields["importance"] = importance
-        async with self._db.transaction() as session:
-            memory, created = await write_by_key(session, principal, owner, key, source, fields)
-            return memory, created
+        write = MemoryWrite(owner, key, source, value, pinned=pinned, importance=importance)
+        async with self._store.connection(principal) as tx:
+            written = await write_by_key(tx.memories, write)
+        return written.memory, written.created
 
     async def memorize(
         self, principal: Principal, *, owner: Owner | None, item: MemorizeInput
@@ -127,44 +127,27 @@ class Memories:
         """
         owner = validate_owner(owner)
         item = prepare(item)
-        refuse_secrets("content", item.content)
-        if item.memory_key:
-            refuse_secrets("memory_key", item.memory_key)
-        for i, g in enumerate(item.groundings):
-            refuse_secrets(f"groundings[{i}].quote", g.quote)
-            if g.metadata:
-                refuse_secrets(
-                    f"groundings[{i}].metadata", json.dumps(g.metadata, ensure_ascii=False)
-                )
-        if item.metadata:
-            refuse_secrets("metadata", json.dumps(item.metadata, ensure_ascii=False))
-        if item.conversation is not None:
-            for i, m in enumerate(item.conversation.messages):
-                refuse_secrets(f"conversation.messages[{i}].content", m.content)
-        key = memory_key(item)
-        fields: dict[str, Any] = {
-            "value": item.content,
-            "tags": list(item.tags),
-            "confidence": item.confidence,
-            "metadata": dict(item.metadata),
-            "conversation_provider": item.conversation.provider if item.conversation else None,
-            "conversation_id": item.conversation.conversation_id if item.conversation else None,
-        }
-        async with self._db.transaction() as session:
-            if item.conversation is not None:
-                await conversations.upsert(
-                    session, tenant_id=principal.tenant_id, conversation=item.conversation
-                )
-            memory, created = await write_by_key(
-                session, principal, owner, key, MemorySource.MEMORIZE, fields
-            )
-            await store.replace_groundings(
-                session,
-                tenant_id=principal.tenant_id,
-                memory_id=memory.id,
-                groundings=item.groundings,
-            )
-        return replace(memory, groundings=item.groundings), created
+        await refuse_secrets_in(_memorized_texts(item))
+        conversation = item.conversation
+        write = MemoryWrite(
+            owner,
+            memory_key(item),
+            MemorySource.MEMORIZE,
+            item.content,
+            evidence=Evidence(
+                tags=item.tags,
+                confidence=item.confidence,
+                metadata=item.metadata,
+                conversation_provider=conversation.provider if conversation else None,
+                conversation_id=conversation.conversation_id if conversation else None,
+            ),
+        )
+        async with self._store.transaction(principal) as tx:
+            if conversation is not None:
+                await tx.conversations.put(conversation)
+            written = await write_by_key(tx.memories, write)
+            await tx.memories.replace_groundings(written.memory.id, item.groundings)
+        return replace(written.memory, groundings=item.groundings), written.created
 
     async def record_learning(
         self, principal: Principal, *, chain_agent_ids: list[str], content: str
@@ -180,20 +163,12 @@ class Memories:
         refuse_secrets("content", content)
         owner = Owner(Scope.AGENT, chain_agent_ids[0])
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        async with self._db.transaction() as session:
-            for attempt in range(1, 1000):
-                key = f"{store.LEARNING_KEY_PREFIX}{stamp}" + (f"#{attempt}" if attempt > 1 else "")
-                created = await store.insert_new(
-                    session,
-                    tenant_id=principal.tenant_id,
-                    owner=owner,
-                    key=key,
-                    source=MemorySource.DIRECTOR,
-                    actor=principal.user_id,
-                    fields={"value": content},
-                )
+        async with self._store.connection(principal) as tx:
+            for attempt in range(1, LEARNING_KEY_ATTEMPTS + 1):
+                key = f"{LEARNING_KEY_PREFIX}{stamp}" + (f"#{attempt}" if attempt > 1 else "")
+                write = MemoryWrite(owner, key, MemorySource.DIRECTOR, content)
+                created = await tx.memories.create(write)
                 if created is not None:
-                    await audit(session, principal, created, MemoryEventType.CREATED, None)
                     return created
         raise Conflict("could not find a free learning key", reason="LEARNING_KEY_TAKEN")
 
@@ -205,22 +180,16 @@ class Memories:
         if limit < 0:
             check([FieldViolation("limit", "must not be negative", "OUT_OF_RANGE")])
         count = min(limit or LEARNINGS_DEFAULT, LEARNINGS_MAX)
-        async with self._db.transaction() as session:
-            return await store.list_learnings(
-                session, tenant_id=principal.tenant_id, agent_ids=chain_agent_ids, limit=count
-            )
+        async with self._store.connection(principal) as tx:
+            return await tx.memories.learnings(chain_agent_ids, count)
 
     async def get(self, principal: Principal, memory_id: uuid.UUID) -> Memory:
         """Raises: NotFound — no such memory in the caller's tenant."""
-        async with self._db.transaction() as session:
-            memory = await store.get(session, tenant_id=principal.tenant_id, memory_id=memory_id)
-            if memory is None:
-                raise _not_found(memory_id)
-            return (
-                await store.with_groundings(
-                    session, tenant_id=principal.tenant_id, memories=[memory]
-                )
-            )[0]
+        async with self._store.connection(principal) as tx:
+            memory = await tx.memories.get(memory_id)
+        if memory is None:
+            raise _not_found(memory_id)
+        return memory
 
     async def list(
         self, principal: Principal, *, owner: Owner | None, size: int, token: str
@@ -230,22 +199,18 @@ class Memories:
         limit = page_size(size)
         listing = listing_fingerprint("memories", owner.scope.value, owner.id)
         raw = decode_page_token(token, listing, arity=3 if owner.scope is Scope.AGENT else 4)
-        after: list[Any] | None = None
+        after: ListingPosition | None = None
         if raw is not None:
             try:
-                after = store.parse_position(owner.scope, raw)
+                after = position_from_token(owner.scope, raw)
             except ValueError:
                 refuse_page_token()
-        async with self._db.transaction() as session:
-            rows = await store.list_page(
-                session, tenant_id=principal.tenant_id, owner=owner, after=after, limit=limit + 1
-            )
-            items = await store.with_groundings(
-                session, tenant_id=principal.tenant_id, memories=rows[:limit]
-            )
+        async with self._store.connection(principal) as tx:
+            rows = await tx.memories.list_page(owner, after=after, limit=limit + 1)
+        items = rows[:limit]
         next_token = ""
         if len(rows) > limit:
-            next_token = encode_page_token(listing, store.sort_position(items[-1]))
+            next_token = encode_page_token(listing, position_to_token(listing_position(items[-1])))
         return Page(items=items, next_page_token=next_token)
 
     async def update(
@@ -271,72 +236,49 @@ class Memories:
         if patch.value is not None:
             refuse_secrets("memory.value", patch.value)
         expected = _expected_version(etag)
-        async with self._db.transaction() as session:
-            current = await self._locked(session, principal, memory_id)
+        async with self._store.transaction(principal) as tx:
+            current = await tx.memories.get(memory_id, lock=True)
+            if current is None:
+                raise _not_found(memory_id)
             _check_etag(current, expected)
             if patch.touches_content and current.read_only:
                 raise _read_only(current)
-            changes = _changes(current, patch)
-            if not changes:
+            changes = patch.changes(current)
+            if changes.empty:
                 return current
-            if "key" in changes:
-                taken = await store.find_by_key(
-                    session, tenant_id=principal.tenant_id, owner=current.owner, key=changes["key"]
-                )
+            if changes.key is not None:
+                taken = await tx.memories.find_by_key(current.owner, changes.key)
                 if taken is not None:
                     raise AlreadyExists(
-                        f"key {changes['key']!r} is already used by memory {taken.id}",
+                        f"key {changes.key!r} is already used by memory {taken.id}",
                         reason="KEY_TAKEN",
                         metadata={"memory_id": str(taken.id)},
                     )
-            updated = await store.apply(
-                session,
-                tenant_id=principal.tenant_id,
-                memory_id=memory_id,
-                changes=changes,
-                actor=principal.user_id,
-            )
             kind = MemoryEventType.UPDATED
-            if set(changes) == {"pinned"}:
-                kind = MemoryEventType.PINNED if updated.pinned else MemoryEventType.UNPINNED
-            await audit(session, principal, updated, kind, current)
-            return updated
+            if changes.only_pin:
+                kind = MemoryEventType.PINNED if changes.pinned else MemoryEventType.UNPINNED
+            return await tx.memories.update(memory_id, changes, kind)
 
     async def pin(self, principal: Principal, memory_id: uuid.UUID, pinned: bool) -> Memory:
         """Pin or unpin a memory of any source. Raises: NotFound."""
-        async with self._db.transaction() as session:
-            current = await self._locked(session, principal, memory_id)
-            if current.pinned == pinned:
-                return current
-            updated = await store.apply(
-                session,
-                tenant_id=principal.tenant_id,
-                memory_id=memory_id,
-                changes={"pinned": pinned},
-                actor=principal.user_id,
-            )
-            kind = MemoryEventType.PINNED if pinned else MemoryEventType.UNPINNED
-            await audit(session, principal, updated, kind, current)
-            return updated
+        async with self._store.connection(principal) as tx:
+            memory = await tx.memories.pin(memory_id, pinned)
+        if memory is None:
+            raise _not_found(memory_id)
+        return memory
 
     async def delete(
         self, principal: Principal, memory_id: uuid.UUID, *, etag: str | None = None
     ) -> None:
         """Delete a memory of any source. Raises: NotFound, Conflict (stale etag)."""
         expected = _expected_version(etag)
-        async with self._db.transaction() as session:
-            current = await self._locked(session, principal, memory_id)
+        async with self._store.connection(principal) as tx:
+            current, deleted = await tx.memories.delete(memory_id, version=expected)
+        if current is None:
+            raise _not_found(memory_id)
+        if not deleted:
             _check_etag(current, expected)
-            await store.delete_row(session, tenant_id=principal.tenant_id, memory_id=memory_id)
-            await event_store.record(
-                session,
-                tenant_id=principal.tenant_id,
-                memory_id=memory_id,
-                event_type=MemoryEventType.DELETED,
-                actor=principal.user_id,
-                old=current,
-                new=None,
-            )
+            raise AssertionError("a memory at its expected version is deleted")
 
     async def events(
         self, principal: Principal, memory_id: uuid.UUID, *, size: int, token: str
@@ -356,20 +298,10 @@ class Memories:
                 after = _event_position(raw)
             except ValueError:
                 refuse_page_token()
-        async with self._db.transaction() as session:
-            rows = await event_store.list_page(
-                session,
-                tenant_id=principal.tenant_id,
-                memory_id=memory_id,
-                after=after,
-                limit=limit + 1,
-            )
-            if not rows and after is None:
-                exists = await store.get(
-                    session, tenant_id=principal.tenant_id, memory_id=memory_id
-                )
-                if exists is None:
-                    raise _not_found(memory_id)
+        async with self._store.connection(principal) as tx:
+            rows = await tx.events.list_page(memory_id, after=after, limit=limit + 1)
+            if not rows and after is None and await tx.memories.get(memory_id) is None:
+                raise _not_found(memory_id)
         items = rows[:limit]
         next_token = ""
         if len(rows) > limit:
@@ -377,85 +309,54 @@ class Memories:
             next_token = encode_page_token(listing, [last.occurred_at.isoformat(), str(last.id)])
         return Page(items=items, next_page_token=next_token)
 
-    async def _locked(
-        self, session: AsyncSession, principal: Principal, memory_id: uuid.UUID
-    ) -> Memory:
-        current = await store.get(
-            session, tenant_id=principal.tenant_id, memory_id=memory_id, for_update=True
-        )
-        if current is None:
-            raise _not_found(memory_id)
-        return current
 
-
-async def write_by_key(
-    session: AsyncSession,
-    principal: Principal,
-    owner: Owner,
-    key: str,
-    source: MemorySource,
-    fields: dict[str, Any],
-) -> tuple[Memory, bool]:
+async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Written:
     """Insert at (owner, key), or update the row there when it has the same source.
 
     Safe under concurrency: of two writers of a new key one inserts and the
-    other, after waiting for it, updates; neither sees a unique violation.
+    other, told it lost the race, writes again and updates; neither sees a
+    unique violation.
+
+    Raises:
+        FailedPrecondition: the key is held by a memory of another source
+            (reason ``READ_ONLY_MEMORY`` when that memory is read-only, else
+            ``SOURCE_MISMATCH``).
+        Conflict: the key kept changing under concurrent writers
+            (reason ``CONCURRENT_WRITE``).
     """
-    for _ in range(_WRITE_ATTEMPTS):
-        current = await store.find_by_key(
-            session, tenant_id=principal.tenant_id, owner=owner, key=key, for_update=True
+    for _ in range(WRITE_ATTEMPTS):
+        outcome = await memories.write(write)
+        if outcome is None:
+            continue  # a concurrent writer created the key first: write again to update it
+        if isinstance(outcome, Written):
+            return outcome
+        current = outcome.current
+        if current.read_only:
+            raise _read_only(current)
+        raise FailedPrecondition(
+            f"key {write.key!r} is held by a {current.source.value} memory; "
+            f"a {write.source.value} write cannot replace it",
+            reason="SOURCE_MISMATCH",
+            metadata={"memory_id": str(current.id), "source": current.source.value},
         )
-        if current is None:
-            created = await store.insert_new(
-                session,
-                tenant_id=principal.tenant_id,
-                owner=owner,
-                key=key,
-                source=source,
-                actor=principal.user_id,
-                fields=fields,
-            )
-            if created is None:
-                continue  # a concurrent writer inserted it first: read and update it
-            await audit(session, principal, created, MemoryEventType.CREATED, None)
-            return created, True
-        if current.source is not source:
-            if current.read_only:
-                raise _read_only(current)
-            raise FailedPrecondition(
-                f"key {key!r} is held by a {current.source.value} memory; "
-                f"a {source.value} write cannot replace it",
-                reason="SOURCE_MISMATCH",
-                metadata={"memory_id": str(current.id), "source": current.source.value},
-            )
-        updated = await store.apply(
-            session,
-            tenant_id=principal.tenant_id,
-            memory_id=current.id,
-            changes=fields,
-            actor=principal.user_id,
-        )
-        await audit(session, principal, updated, MemoryEventType.UPDATED, current)
-        return updated, False
-    raise Conflict(f"key {key!r} kept changing; retry", reason="CONCURRENT_WRITE")
+    raise Conflict(f"key {write.key!r} kept changing; retry", reason="CONCURRENT_WRITE")
 
 
-async def audit(
-    session: AsyncSession,
-    principal: Principal,
-    memory: Memory,
-    kind: MemoryEventType,
-    old: Memory | None,
-) -> None:
-    await event_store.record(
-        session,
-        tenant_id=principal.tenant_id,
-        memory_id=memory.id,
-        event_type=kind,
-        actor=principal.user_id,
-        old=old,
-        new=memory,
-    )
+def _memorized_texts(item: MemorizeInput) -> list[tuple[str, str]]:
+    """The texts of a Memorize call a secret may hide in, by field path."""
+    texts = [("content", item.content)]
+    if item.memory_key:
+        texts.append(("memory_key", item.memory_key))
+    for i, g in enumerate(item.groundings):
+        texts.append((f"groundings[{i}].quote", g.quote))
+        if g.metadata:
+            texts.append((f"groundings[{i}].metadata", json.dumps(g.metadata, ensure_ascii=False)))
+    if item.metadata:
+        texts.append(("metadata", json.dumps(item.metadata, ensure_ascii=False)))
+    if item.conversation is not None:
+        for i, m in enumerate(item.conversation.messages):
+            texts.append((f"conversation.messages[{i}].content", m.content))
+    return texts
 
 
 def _validate_chain(chain: list[str]) -> None:
@@ -511,17 +412,3 @@ def _check_etag(current: Memory, expected: int | None) -> None:
             reason="ETAG_MISMATCH",
             metadata={"memory_id": str(current.id), "current_etag": current.etag},
         )
-
-
-def _changes(current: Memory, patch: MemoryPatch) -> dict[str, Any]:
-    wanted = {
-        "key": patch.key,
-        "value": patch.value,
-        "pinned": patch.pinned,
-        "importance": patch.importance,
-    }
-    return {
-        name: value
-        for name, value in wanted.items()
-        if value is not None and getattr(current, name) != value
-    }

@@ -7,30 +7,25 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import compact_line, recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import Owner, Scope
+from agent_memory.domain.memory import MemoryRows, Owner, Scope
 from agent_memory.domain.recall import (
     DEFAULT_LIMIT,
     ArchivalMode,
+    PromptRead,
+    PromptState,
+    RankQuery,
     RecallMatch,
     RecallQuery,
     RenderRequest,
 )
 from agent_memory.embed import Embedder, usable
 from agent_memory.render import prompt
-from agent_memory.store import agents as agent_store
-from agent_memory.store import blocks as block_store
-from agent_memory.store import clock
-from agent_memory.store import decisions as decision_store
-from agent_memory.store import memories as memory_store
-from agent_memory.store import recall as recall_store
-from agent_memory.store.database import Database
+from agent_memory.store.repositories import Store, Tx
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,58 +33,39 @@ T = TypeVar("T")
 
 class Recall:
     def __init__(
-        self, db: Database, settings: Settings, *, embedder: Embedder | None = None
+        self, store: Store, settings: Settings, *, embedder: Embedder | None = None
     ) -> None:
-        self._db = db
+        self._store = store
         self._agent_cap = settings.render_agent_memory_cap
         self._workspace_cap = settings.render_workspace_memory_cap
         self._embedder = embedder
         self._weight = settings.embedding_weight
-        self._vector: bool | None = None  # None: not known yet
-        self._vector_lock = asyncio.Lock()
+        self._vectors: bool | None = None  # None: not known yet
+        self._vectors_lock = asyncio.Lock()
 
-    async def _vector_ready(self) -> bool:
-        """Whether recall can compare embeddings: decided once, installing pgvector
-        on first use. When it cannot, recall stays lexical and the log says why once."""
+    async def _vectors_ready(self, principal: Principal) -> bool:
+        """Whether recall can compare embeddings (pgvector is installed): asked once.
+        When it cannot, recall stays lexical and the log says why, once."""
         if self._embedder is None:
             return False
-        if self._vector is None:
-            async with self._vector_lock:
-                if self._vector is None:
-                    ready = await self._install_pgvector()
-                    if ready is None:
-                        return False  # the database is out of reach: decide next time
-                    self._vector = ready
-        return self._vector
+        if self._vectors is None:
+            async with self._vectors_lock:
+                if self._vectors is None:
+                    try:
+                        async with self._store.connection(principal) as tx:
+                            self._vectors = await tx.recall.vectors_available()
+                    except (Unavailable, Timeout):
+                        return False  # the database is out of reach: ask next time
+                    if not self._vectors:
+                        log.warning("recall stays lexical: this database has no pgvector")
+        return self._vectors
 
-    async def _install_pgvector(self) -> bool | None:
-        try:
-            async with self._db.transaction() as session:
-                if not await recall_store.pgvector_available(session):
-                    log.warning("recall stays lexical: this PostgreSQL has no pgvector")
-                    return False
-                if not await recall_store.pgvector_installed(session):
-                    await recall_store.install_pgvector(session)
-            return True
-        except (Unavailable, Timeout):
-            return None
-        except Exception as exc:
-            # Another replica may have installed it at the same moment.
-            try:
-                async with self._db.transaction() as session:
-                    if await recall_store.pgvector_installed(session):
-                        return True
-            except Exception:
-                pass
-            log.warning("recall stays lexical: pgvector could not be installed: %s", exc)
-            return False
-
-    async def _embed_query(self, query: str) -> list[float] | None:
+    async def _embed_query(self, principal: Principal, query: str) -> list[float] | None:
         """The query's embedding when recall can use it; ``None`` means lexical only.
 
-        Called before any transaction opens: none is held across a network call.
+        Called before any connection is taken: none is held across a network call.
         """
-        if self._embedder is None or not query.strip() or not await self._vector_ready():
+        if self._embedder is None or not query.strip() or not await self._vectors_ready(principal):
             return None
         try:
             vectors = await self._embedder.embed([query])
@@ -101,156 +77,186 @@ class Recall:
             return None
         return vectors[0]
 
+    def _rank_query(
+        self,
+        *,
+        agent_id: str,
+        query: str,
+        limit: int,
+        min_score: float | None,
+        embedding: list[float] | None,
+        include_memories: bool = False,
+        workspace_id: str | None = None,
+    ) -> RankQuery:
+        return RankQuery(
+            agent_id=agent_id,
+            query=query,
+            limit=limit,
+            min_score=min_score or 0.0,
+            include_memories=include_memories,
+            workspace_id=workspace_id or "",
+            embedding=embedding,
+            weight=self._weight,
+        )
+
     async def recall(self, principal: Principal, query: RecallQuery) -> AsyncIterator[RecallMatch]:
         """Matches from the caller's user archival block and the agent's archival block
-        (and memories when asked), best first, as they are produced.
+        (and memories when asked), best first. Every match is read before the first is
+        yielded, and the connection is back in the pool by then: a slow reader holds
+        nothing.
 
         Raises:
             InvalidArgument: a malformed query.
         """
         q = query.validated()
-        embedding = await self._embed_query(q.query)
-        async with self._db.transaction() as session:
-            async for match in recall_store.rank(
-                session,
-                tenant_id=principal.tenant_id,
-                user_id=principal.user_id,
-                agent_id=q.agent_id,
-                query=q.query,
-                limit=q.limit,
-                min_score=q.min_score or 0.0,
-                include_memories=q.include_memories,
-                workspace_id=q.workspace_id,
-                query_embedding=embedding,
-                embedding_weight=self._weight,
-            ):
-                yield match
+        embedding = await self._embed_query(principal, q.query)
+        ranked = self._rank_query(
+            agent_id=q.agent_id,
+            query=q.query,
+            limit=q.limit,
+            min_score=q.min_score,
+            embedding=embedding,
+            include_memories=q.include_memories,
+            workspace_id=q.workspace_id,
+        )
+        async with self._store.connection(principal) as tx:
+            matches = await tx.recall.rank(ranked)
+        for match in matches:
+            yield match
 
     async def render(
         self, principal: Principal, request: RenderRequest
     ) -> tuple[prompt.Rendered, list[str]]:
-        """The memory part of the system prompt. A section whose read fails is left out
-        and named in the warnings; the render itself still succeeds.
+        """The memory part of the system prompt, read in one round trip.
 
-        Every section is read over one connection; a failed read is rolled back so it
-        cannot spoil the others.
+        When that read fails, each section is read on its own: a section whose read
+        fails is left out and named in the warnings, and the render still succeeds.
 
         Raises:
             InvalidArgument: a malformed request.
         """
         request.validate()
+        policy = request.policy
+        archival = None
+        if policy.archival_mode is ArchivalMode.AUTO and request.user_message.strip():
+            archival = self._rank_query(
+                agent_id=request.agent_id,
+                query=request.user_message,
+                limit=policy.archival_limit or DEFAULT_LIMIT,
+                min_score=policy.archival_min_score,
+                embedding=await self._embed_query(principal, request.user_message),
+            )
+        read = PromptRead(
+            agent_id=request.agent_id,
+            workspace_id=request.workspace_id,
+            user_core=policy.include_user_core,
+            agent_core=policy.include_agent_core,
+            agent_cap=self._agent_cap,
+            workspace_cap=self._workspace_cap,
+            decisions_limit=recent_limit(policy.recent_decisions_limit)
+            if policy.include_recent_decisions
+            else None,
+            archival=archival,
+        )
         warnings: list[str] = []
-        embedding = None
-        if request.policy.archival_mode is ArchivalMode.AUTO:
-            embedding = await self._embed_query(request.user_message)
         try:
-            async with self._db.reads() as session:
-                data = await self._read_sections(session, principal, request, warnings, embedding)
+            async with self._store.connection(principal) as tx:
+                try:
+                    state = await tx.prompts.read(read)
+                except Unavailable:
+                    raise
+                except Exception as exc:
+                    log.info("render: reading section by section: %s", exc)
+                    state = await _read_sections(tx, read, warnings)
         except Unavailable as exc:
             log.warning("render: every memory section left out: %s", exc)
             warnings = [f"memory: left out, the database is unavailable ({exc.reason})"]
-            data = prompt.RenderInput(persona=request.persona)
-        return prompt.render(data), warnings
+            state = PromptState()
+        return prompt.render(_render_input(request.persona, state)), warnings
 
-    async def _read_sections(
-        self,
-        session: AsyncSession,
-        principal: Principal,
-        request: RenderRequest,
-        warnings: list[str],
-        embedding: list[float] | None,
-    ) -> prompt.RenderInput:
-        policy = request.policy
-        tenant, user = principal.tenant_id, principal.user_id
 
-        async def section(name: str, read: Callable[[], Awaitable[T]]) -> T | None:
-            try:
-                return await read()
-            except Exception as exc:
-                # The failed statement spoiled the transaction: roll it back, and the
-                # next section's statement starts a fresh one.
-                await session.rollback()
-                log.warning("render: %s left out: %s", name, exc)
-                warnings.append(f"{name}: left out, it could not be read ({type(exc).__name__})")
-                return None
+def _render_input(persona: str, state: PromptState) -> prompt.RenderInput:
+    decisions = None
+    if state.decisions is not None and state.now is not None:
+        decisions = [compact_line(d, state.now) for d in state.decisions]
+    return prompt.RenderInput(
+        persona=persona,
+        user_core=state.user_core,
+        agent_core=state.agent_core,
+        agent_memory=state.agent_memory,
+        workspace_memory=state.workspace_memory,
+        recent_decisions=decisions,
+        archival=state.archival,
+    )
 
-        async def core(key: BlockKey) -> str | None:
-            block = await block_store.get(session, tenant_id=tenant, user_id=user, key=key)
-            return block.content if block else None
 
-        async def rows(owner: Owner, cap: int) -> prompt.MemoryRows:
-            found = await memory_store.list_page(
-                session, tenant_id=tenant, owner=owner, after=None, limit=cap
-            )
-            total = len(found)
-            if total == cap:
-                total = await memory_store.count(session, tenant_id=tenant, owner=owner)
-            return prompt.MemoryRows(rows=found, left_out=max(total - len(found), 0))
+async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> PromptState:
+    """Each part of the render on its own; one whose read fails is left out with a warning.
 
-        async def agent_memory() -> prompt.MemoryRows | None:
-            settings = await agent_store.get(session, tenant_id=tenant, agent_id=request.agent_id)
-            if not settings.memory_enabled:
-                return None
-            return await rows(Owner(Scope.AGENT, request.agent_id), self._agent_cap)
+    Raises:
+        Unavailable: the database dropped the connection (no section can be read).
+    """
 
-        async def recent_decisions() -> list[str]:
-            now = await clock.now(session)
-            found = await decision_store.recent_decisions(
-                session,
-                tenant_id=tenant,
-                agent_id=request.agent_id,
-                limit=recent_limit(policy.recent_decisions_limit),
-                with_result=False,
-            )
-            return [compact_line(d, now) for d in found]
+    async def section(name: str, reading: Callable[[], Awaitable[T]]) -> T | None:
+        try:
+            return await reading()
+        except Unavailable:
+            raise
+        except Exception as exc:
+            log.warning("render: %s left out: %s", name, exc)
+            warnings.append(f"{name}: left out, it could not be read ({type(exc).__name__})")
+            return None
 
-        async def archival() -> list[RecallMatch]:
-            return [
-                m
-                async for m in recall_store.rank(
-                    session,
-                    tenant_id=tenant,
-                    user_id=user,
-                    agent_id=request.agent_id,
-                    query=request.user_message,
-                    limit=policy.archival_limit or DEFAULT_LIMIT,
-                    min_score=policy.archival_min_score or 0.0,
-                    include_memories=False,
-                    workspace_id=None,
-                    query_embedding=embedding,
-                    embedding_weight=self._weight,
-                )
-            ]
+    async def core(key: BlockKey) -> str | None:
+        block = await tx.blocks.get(key)
+        return block.content if block else None
 
-        user_core = agent_core = None
-        if policy.include_user_core:
-            user_core = await section(
-                prompt.USER_CORE, lambda: core(BlockKey(BlockLabel.CORE, BlockScope.USER))
-            )
-        if policy.include_agent_core:
-            agent_core = await section(
-                prompt.AGENT_CORE,
-                lambda: core(BlockKey(BlockLabel.CORE, BlockScope.AGENT, request.agent_id)),
-            )
-        agent_rows = await section(prompt.AGENT_MEMORY, agent_memory)
-        workspace_rows = None
-        if request.workspace_id is not None:
-            owner = Owner(Scope.WORKSPACE, request.workspace_id)
-            workspace_rows = await section(
-                prompt.WORKSPACE_MEMORY, lambda: rows(owner, self._workspace_cap)
-            )
-        decisions = None
-        if policy.include_recent_decisions:
-            decisions = await section(prompt.RECENT_DECISIONS, recent_decisions)
-        matches: list[RecallMatch] = []
-        if policy.archival_mode is ArchivalMode.AUTO and request.user_message.strip():
-            matches = await section("archival", archival) or []
-        return prompt.RenderInput(
-            persona=request.persona,
-            user_core=user_core,
-            agent_core=agent_core,
-            agent_memory=agent_rows,
-            workspace_memory=workspace_rows,
-            recent_decisions=decisions,
-            archival=matches,
+    async def rows(owner: Owner, cap: int) -> MemoryRows:
+        found = await tx.memories.list_page(owner, after=None, limit=cap)
+        total = await tx.memories.count(owner) if len(found) == cap else len(found)
+        return MemoryRows(rows=found, left_out=max(total - len(found), 0))
+
+    async def agent_memory() -> MemoryRows | None:
+        if not (await tx.agents.get(read.agent_id)).memory_enabled:
+            return None
+        return await rows(Owner(Scope.AGENT, read.agent_id), read.agent_cap)
+
+    user_core = agent_core = None
+    if read.user_core:
+        user_core = await section(
+            prompt.USER_CORE, lambda: core(BlockKey(BlockLabel.CORE, BlockScope.USER))
         )
+    if read.agent_core:
+        agent_core = await section(
+            prompt.AGENT_CORE,
+            lambda: core(BlockKey(BlockLabel.CORE, BlockScope.AGENT, read.agent_id)),
+        )
+    agent_rows = await section(prompt.AGENT_MEMORY, agent_memory)
+    workspace_rows = None
+    if read.workspace_id is not None:
+        owner = Owner(Scope.WORKSPACE, read.workspace_id)
+        workspace_rows = await section(
+            prompt.WORKSPACE_MEMORY, lambda: rows(owner, read.workspace_cap)
+        )
+    decisions, now = None, None
+    if read.decisions_limit is not None:
+        limit = read.decisions_limit
+        found = await section(
+            prompt.RECENT_DECISIONS,
+            lambda: tx.decisions.recent(read.agent_id, limit=limit, with_result=False),
+        )
+        if found is not None:
+            decisions, now = found, await tx.clock.now()
+    archival: list[RecallMatch] = []
+    if read.archival is not None:
+        ranking = read.archival
+        archival = await section("archival", lambda: tx.recall.rank(ranking)) or []
+    return PromptState(
+        now=now,
+        user_core=user_core,
+        agent_core=agent_core,
+        agent_memory=agent_rows,
+        workspace_memory=workspace_rows,
+        decisions=decisions,
+        archival=archival,
+    )

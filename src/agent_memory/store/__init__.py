@@ -1,4 +1,5 @@
-"""PostgreSQL storage: ORM models, queries, transactions and migrations.
+"""PostgreSQL storage: repositories on units of work, fixed SQL through psycopg.
 
-Query functions never commit: the caller's unit of work owns the transaction.
+``repositories.py`` is the contract services depend on; ``database.py`` implements
+it over a psycopg pool; ``models.py`` and ``migrations/`` own the schema.
 """

@@ -1,4 +1,4 @@
-"""Active session and run queries. Every statement is confined to one tenant; none commits.
+"""Active sessions and finished runs.
 
 The agent's ``active_sessions`` row is the lock that serialises runs finishing at
 once, resets and enables. Times come from the database clock, read after that lock
@@ -8,154 +8,121 @@ is held, so a run recorded after a reset is always later than its anchor.
 from __future__ import annotations
 
 from datetime import datetime
-
-from sqlalchemy import DateTime, Interval, func, literal, literal_column, select, update
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import LiteralString
 
 from agent_memory.domain.active_sessions import RunSession, StoredSession
-from agent_memory.store.models import ActiveSessionRow, AgentRunRow
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import SessionRepository
+from agent_memory.store.sql import Connection, Row, execute, fetch_one
 
-_MICROSECOND = literal_column("interval '1 microsecond'", Interval)
+_GET: LiteralString = """
+SELECT * FROM active_sessions WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+"""
+_GET_LOCKED: LiteralString = _GET + "FOR UPDATE"
+_ENSURE: LiteralString = """
+INSERT INTO active_sessions (tenant_id, agent_id, last_reset_at, updated_at)
+VALUES (%(tenant_id)s, %(agent_id)s, clock_timestamp(), clock_timestamp())
+ON CONFLICT (tenant_id, agent_id) DO NOTHING
+"""
+# GREATEST skips NULL: the anchor is strictly after the last carried run even when the
+# clock lags.
+_RESET: LiteralString = """
+INSERT INTO active_sessions (tenant_id, agent_id, session_id, session_updated_at,
+                             last_reset_at, updated_at)
+VALUES (%(tenant_id)s, %(agent_id)s, NULL, NULL, clock_timestamp(), clock_timestamp())
+ON CONFLICT (tenant_id, agent_id) DO UPDATE
+SET session_id = NULL, session_updated_at = NULL,
+    last_reset_at = greatest(clock_timestamp(),
+                             active_sessions.session_updated_at + interval '1 microsecond'),
+    updated_at = clock_timestamp()
+RETURNING *
+"""
+_FIND_RUN: LiteralString = """
+SELECT * FROM agent_runs
+WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND run_id = %(run_id)s
+"""
+_INSERT_RUN: LiteralString = """
+INSERT INTO agent_runs (tenant_id, agent_id, run_id, session_id_before, session_id_after,
+                        carried, recorded_at)
+VALUES (%(tenant_id)s, %(agent_id)s, %(run_id)s, %(before)s, %(after)s, %(carried)s,
+        greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
+ON CONFLICT (tenant_id, agent_id, run_id) DO NOTHING
+RETURNING recorded_at
+"""
+_CARRY: LiteralString = """
+UPDATE active_sessions
+SET session_id = %(session_id)s, session_updated_at = %(at)s, updated_at = clock_timestamp()
+WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+RETURNING *
+"""
+_RUNS_SINCE: LiteralString = """
+SELECT count(*) AS n FROM agent_runs
+WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND carried
+  AND recorded_at > %(anchor)s
+"""
 
 
-def _stored(row: ActiveSessionRow) -> StoredSession:
+def _stored(row: Row) -> StoredSession:
     return StoredSession(
-        session_id=row.session_id,
-        session_updated_at=row.session_updated_at,
-        last_reset_at=row.last_reset_at,
+        session_id=row["session_id"],
+        session_updated_at=row["session_updated_at"],
+        last_reset_at=row["last_reset_at"],
     )
 
 
-async def get(
-    session: AsyncSession, *, tenant_id: str, agent_id: str, for_update: bool = False
-) -> StoredSession | None:
-    """The agent's stored session; with ``for_update``, locked until the transaction ends."""
-    stmt = select(ActiveSessionRow).where(
-        ActiveSessionRow.tenant_id == tenant_id, ActiveSessionRow.agent_id == agent_id
-    )
-    if for_update:
-        stmt = stmt.with_for_update()
-    row = await session.scalar(stmt, execution_options={"populate_existing": True})
-    return _stored(row) if row is not None else None
+class PgSessions(SessionRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._tenant = principal.tenant_id
 
+    def _agent(self, agent_id: str) -> dict[str, object]:
+        return {"tenant_id": self._tenant, "agent_id": agent_id}
 
-async def ensure(session: AsyncSession, *, tenant_id: str, agent_id: str) -> None:
-    """Create the agent's row, fresh and anchored now, unless it exists."""
-    now = func.clock_timestamp()
-    await session.execute(
-        insert(ActiveSessionRow)
-        .values(tenant_id=tenant_id, agent_id=agent_id, last_reset_at=now, updated_at=now)
-        .on_conflict_do_nothing(
-            index_elements=[ActiveSessionRow.tenant_id, ActiveSessionRow.agent_id]
+    async def get(self, agent_id: str, *, lock: bool = False) -> StoredSession | None:
+        row = await fetch_one(self._conn, _GET_LOCKED if lock else _GET, self._agent(agent_id))
+        return _stored(row) if row else None
+
+    async def ensure(self, agent_id: str) -> None:
+        await execute(self._conn, _ENSURE, self._agent(agent_id))
+
+    async def reset(self, agent_id: str) -> StoredSession:
+        row = await fetch_one(self._conn, _RESET, self._agent(agent_id))
+        assert row is not None  # an upsert returns its row
+        return _stored(row)
+
+    async def find_run(self, agent_id: str, run_id: str) -> RunSession | None:
+        row = await fetch_one(self._conn, _FIND_RUN, {**self._agent(agent_id), "run_id": run_id})
+        if row is None:
+            return None
+        return RunSession(
+            run_id=row["run_id"],
+            session_id_before=row["session_id_before"],
+            session_id_after=row["session_id_after"],
         )
-    )
 
-
-async def reset(session: AsyncSession, *, tenant_id: str, agent_id: str) -> StoredSession:
-    """Forget the session id and move the anchor to now (after every run already counted)."""
-    now = func.clock_timestamp()
-    stmt = insert(ActiveSessionRow).values(
-        tenant_id=tenant_id,
-        agent_id=agent_id,
-        session_id=None,
-        session_updated_at=None,
-        last_reset_at=now,
-        updated_at=now,
-    )
-    upsert = stmt.on_conflict_do_update(
-        index_elements=[ActiveSessionRow.tenant_id, ActiveSessionRow.agent_id],
-        set_={
-            "session_id": None,
-            "session_updated_at": None,
-            # GREATEST skips NULL: strictly after the last carried run even if the clock lags.
-            "last_reset_at": func.greatest(now, ActiveSessionRow.session_updated_at + _MICROSECOND),
-            "updated_at": now,
-        },
-    ).returning(ActiveSessionRow)
-    row = (await session.scalars(upsert, execution_options={"populate_existing": True})).one()
-    return _stored(row)
-
-
-async def find_run(
-    session: AsyncSession, *, tenant_id: str, agent_id: str, run_id: str
-) -> RunSession | None:
-    row = await session.scalar(
-        select(AgentRunRow).where(
-            AgentRunRow.tenant_id == tenant_id,
-            AgentRunRow.agent_id == agent_id,
-            AgentRunRow.run_id == run_id,
+    async def insert_run(
+        self, agent_id: str, run: RunSession, *, carried: bool, after: datetime | None
+    ) -> datetime | None:
+        row = await fetch_one(
+            self._conn,
+            _INSERT_RUN,
+            {
+                **self._agent(agent_id),
+                "run_id": run.run_id,
+                "before": run.session_id_before,
+                "after": run.session_id_after,
+                "carried": carried,
+                "floor": after,
+            },
         )
-    )
-    if row is None:
-        return None
-    return RunSession(
-        run_id=row.run_id,
-        session_id_before=row.session_id_before,
-        session_id_after=row.session_id_after,
-    )
+        return row["recorded_at"] if row else None
 
+    async def carry(self, agent_id: str, session_id: str, at: datetime) -> StoredSession:
+        params = {**self._agent(agent_id), "session_id": session_id, "at": at}
+        row = await fetch_one(self._conn, _CARRY, params)
+        assert row is not None  # the caller holds the row's lock
+        return _stored(row)
 
-async def insert_run(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    agent_id: str,
-    run: RunSession,
-    carried: bool,
-    after: datetime | None,
-) -> datetime | None:
-    """Record a run, strictly later than ``after``; ``None`` when the run id is taken."""
-    recorded_at = func.clock_timestamp()
-    if after is not None:
-        floor = literal(after, DateTime(timezone=True)) + _MICROSECOND
-        recorded_at = func.greatest(recorded_at, floor)
-    stmt = (
-        insert(AgentRunRow)
-        .values(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            run_id=run.run_id,
-            session_id_before=run.session_id_before,
-            session_id_after=run.session_id_after,
-            carried=carried,
-            recorded_at=recorded_at,
-        )
-        .on_conflict_do_nothing(
-            index_elements=[AgentRunRow.tenant_id, AgentRunRow.agent_id, AgentRunRow.run_id]
-        )
-        .returning(AgentRunRow.recorded_at)
-    )
-    inserted: datetime | None = (await session.execute(stmt)).scalar_one_or_none()
-    return inserted
-
-
-async def carry(
-    session: AsyncSession, *, tenant_id: str, agent_id: str, session_id: str, at: datetime
-) -> StoredSession:
-    """Make ``session_id`` the one the agent's next run resumes."""
-    stmt = (
-        update(ActiveSessionRow)
-        .where(ActiveSessionRow.tenant_id == tenant_id, ActiveSessionRow.agent_id == agent_id)
-        .values(session_id=session_id, session_updated_at=at, updated_at=func.clock_timestamp())
-        .returning(ActiveSessionRow)
-    )
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).one()
-    return _stored(row)
-
-
-async def runs_since(
-    session: AsyncSession, *, tenant_id: str, agent_id: str, anchor: datetime
-) -> int:
-    """Carried (successful, active-memory) runs recorded after ``anchor``."""
-    count: int = (
-        await session.execute(
-            select(func.count()).where(
-                AgentRunRow.tenant_id == tenant_id,
-                AgentRunRow.agent_id == agent_id,
-                AgentRunRow.carried,
-                AgentRunRow.recorded_at > anchor,
-            )
-        )
-    ).scalar_one()
-    return count
+    async def runs_since(self, agent_id: str, anchor: datetime) -> int:
+        row = await fetch_one(self._conn, _RUNS_SINCE, {**self._agent(agent_id), "anchor": anchor})
+        return int(row["n"]) if row else 0

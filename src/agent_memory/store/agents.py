@@ -1,60 +1,61 @@
-"""Agent settings queries."""
+"""Agent settings: one row per agent that was ever configured."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import LiteralString
 
 from agent_memory.domain.agents import AgentSettings
-from agent_memory.store.models import AgentSettingsRow
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import AgentRepository
+from agent_memory.store.sql import Connection, Row, fetch_one
+
+_GET: LiteralString = """
+SELECT * FROM agent_settings WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+"""
+_GET_LOCKED: LiteralString = _GET + "FOR UPDATE"
+_PUT: LiteralString = """
+INSERT INTO agent_settings (tenant_id, agent_id, memory_enabled, active_memory_enabled,
+                            updated_by)
+VALUES (%(tenant_id)s, %(agent_id)s, %(memory_enabled)s, %(active_memory_enabled)s,
+        %(actor)s)
+ON CONFLICT (tenant_id, agent_id) DO UPDATE
+SET memory_enabled = excluded.memory_enabled,
+    active_memory_enabled = excluded.active_memory_enabled,
+    updated_by = excluded.updated_by, updated_at = clock_timestamp()
+RETURNING *
+"""
 
 
-def _to_domain(row: AgentSettingsRow) -> AgentSettings:
+def settings_from_row(row: Row) -> AgentSettings:
     return AgentSettings(
-        agent_id=row.agent_id,
-        memory_enabled=row.memory_enabled,
-        updated_at=row.updated_at,
-        active_memory_enabled=row.active_memory_enabled,
+        agent_id=row["agent_id"],
+        memory_enabled=row["memory_enabled"],
+        updated_at=row["updated_at"],
+        active_memory_enabled=row["active_memory_enabled"],
     )
 
 
-async def get(
-    session: AsyncSession, *, tenant_id: str, agent_id: str, for_update: bool = False
-) -> AgentSettings:
-    """The agent's settings; an agent never written reads as the defaults.
+class PgAgents(AgentRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._principal = principal
 
-    With ``for_update`` a stored row stays locked until the transaction ends.
-    """
-    stmt = select(AgentSettingsRow).where(
-        AgentSettingsRow.tenant_id == tenant_id, AgentSettingsRow.agent_id == agent_id
-    )
-    if for_update:
-        stmt = stmt.with_for_update()
-    row = await session.scalar(stmt, execution_options={"populate_existing": True})
-    if row is None:
-        return AgentSettings(agent_id=agent_id)
-    return _to_domain(row)
+    async def get(self, agent_id: str, *, lock: bool = False) -> AgentSettings:
+        params = {"tenant_id": self._principal.tenant_id, "agent_id": agent_id}
+        row = await fetch_one(self._conn, _GET_LOCKED if lock else _GET, params)
+        return settings_from_row(row) if row else AgentSettings(agent_id=agent_id)
 
-
-async def put(
-    session: AsyncSession, *, tenant_id: str, settings: AgentSettings, actor: str
-) -> AgentSettings:
-    stmt = insert(AgentSettingsRow).values(
-        tenant_id=tenant_id,
-        agent_id=settings.agent_id,
-        memory_enabled=settings.memory_enabled,
-        active_memory_enabled=settings.active_memory_enabled,
-        updated_by=actor,
-    )
-    upsert = stmt.on_conflict_do_update(
-        index_elements=[AgentSettingsRow.tenant_id, AgentSettingsRow.agent_id],
-        set_={
-            "memory_enabled": stmt.excluded.memory_enabled,
-            "active_memory_enabled": stmt.excluded.active_memory_enabled,
-            "updated_by": stmt.excluded.updated_by,
-            "updated_at": func.clock_timestamp(),
-        },
-    ).returning(AgentSettingsRow)
-    row = (await session.scalars(upsert, execution_options={"populate_existing": True})).one()
-    return _to_domain(row)
+    async def put(self, settings: AgentSettings) -> AgentSettings:
+        row = await fetch_one(
+            self._conn,
+            _PUT,
+            {
+                "tenant_id": self._principal.tenant_id,
+                "agent_id": settings.agent_id,
+                "memory_enabled": settings.memory_enabled,
+                "active_memory_enabled": settings.active_memory_enabled,
+                "actor": self._principal.user_id,
+            },
+        )
+        assert row is not None  # an upsert always returns its row
+        return settings_from_row(row)

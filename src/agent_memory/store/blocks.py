@@ -1,13 +1,17 @@
-"""Block queries. Every statement is confined to one tenant and one user; none commits."""
+"""Blocks of one user, each write in one statement with its version and lines.
+
+A compare-and-set write locks the block, replaces it only when its ``updated_at`` is
+the one expected, keeps the new version, prunes the oldest and (for archival
+blocks) rewrites the changed lines; when the precondition fails the same statement
+returns the block as it is, so a conflict needs no second round trip and no
+rollback.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Table, case, delete, func, insert, literal_column, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import Any, LiteralString
 
 from agent_memory.domain.blocks import (
     Block,
@@ -15,265 +19,267 @@ from agent_memory.domain.blocks import (
     BlockLabel,
     BlockScope,
     BlockVersion,
+    BlockWrite,
     ScopeFilter,
     entries,
 )
-from agent_memory.store.models import ArchivalLineRow, BlockRow, BlockVersionRow
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import BlockRepository
+from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 
-# Core statements on the tables: plain rows, no identity map, less work per call.
-BLOCKS: Table = BlockRow.__table__  # type: ignore[assignment]
-VERSIONS: Table = BlockVersionRow.__table__  # type: ignore[assignment]
+
+def _is_block(a: LiteralString) -> LiteralString:
+    """The block the parameters name."""
+    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
+      AND {a}.scope = %(scope)s AND {a}.agent_id = %(agent_id)s AND {a}.label = %(label)s"""
+
+
+def _same_block(a: LiteralString, b: LiteralString) -> LiteralString:
+    return f"""{a}.tenant_id = {b}.tenant_id AND {a}.user_id = {b}.user_id
+      AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id AND {a}.label = {b}.label"""
+
+
+def _same_owner(a: LiteralString, b: LiteralString) -> LiteralString:
+    """Archival lines belong to the (user, scope, agent) of their block."""
+    return f"""{a}.tenant_id = {b}.tenant_id AND {a}.user_id = {b}.user_id
+      AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id"""
+
+
+_GET: LiteralString = f"SELECT * FROM blocks AS b WHERE {_is_block('b')}"
+
+_SELECT: LiteralString = """
+SELECT * FROM blocks
+WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s
+  AND ((scope = 'user' AND %(users)s)
+       OR (scope = 'agent' AND %(agents)s AND (%(agent_id)s = '' OR agent_id = %(agent_id)s)))
+ORDER BY scope = 'agent', agent_id, label = 'archival'
+"""
+
+_CREATE: LiteralString = f"""
+WITH written AS (
+    INSERT INTO blocks (tenant_id, user_id, scope, agent_id, label, content, version,
+                        created_at, updated_at)
+    VALUES (%(tenant_id)s, %(user_id)s, %(scope)s, %(agent_id)s, %(label)s, %(content)s, 1,
+            statement_timestamp(), statement_timestamp())
+    ON CONFLICT (tenant_id, user_id, scope, agent_id, label) DO NOTHING
+    RETURNING *
+),
+current AS (
+    SELECT * FROM blocks AS b WHERE {_is_block("b")}
+),"""
 
 # Strictly later than the previous write even when the clock stands still or steps back,
 # so a writer holding the old updated_at can never match the new one.
-_NEXT_UPDATED_AT = func.greatest(
-    func.clock_timestamp(), BLOCKS.c.updated_at + literal_column("interval '1 microsecond'")
+_REPLACE: LiteralString = f"""
+WITH current AS (
+    SELECT * FROM blocks AS b WHERE {_is_block("b")}
+    FOR UPDATE
+),
+written AS (
+    UPDATE blocks AS b
+    SET content = %(content)s, version = c.version + 1,
+        updated_at = greatest(clock_timestamp(), c.updated_at + interval '1 microsecond')
+    FROM current AS c
+    WHERE {_same_block("b", "c")} AND c.updated_at = %(expected)s
+    RETURNING b.*
+),
+pruned AS (
+    DELETE FROM block_versions AS v
+    USING written AS w
+    WHERE {_same_block("v", "w")} AND v.version <= w.version - %(keep)s
+),"""
+
+_KEEP_VERSION: LiteralString = """
+kept AS (
+    INSERT INTO block_versions (tenant_id, user_id, scope, agent_id, label, version, content,
+                                char_count, writer_user_id, written_at)
+    SELECT tenant_id, user_id, scope, agent_id, label, version, content, %(char_count)s,
+           %(user_id)s, updated_at
+    FROM written
+)"""
+
+# The block's non-empty lines: those gone are deleted, the others written where they
+# changed (a line's lexemes are recomputed only then); and the block's vocabulary.
+_LINES: LiteralString = f""",
+lines_gone AS (
+    DELETE FROM archival_lines AS l
+    USING written AS w
+    WHERE {_same_owner("l", "w")} AND l.line_number <> ALL (%(line_numbers)s::integer[])
+),
+lines_put AS (
+    INSERT INTO archival_lines AS l (tenant_id, user_id, scope, agent_id, line_number,
+                                     content, embedding)
+    SELECT w.tenant_id, w.user_id, w.scope, w.agent_id, x.line_number, x.content,
+           x.embedding::real[]
+    FROM written AS w,
+         unnest(%(line_numbers)s::integer[], %(line_contents)s::text[],
+                %(line_embeddings)s::text[]) AS x(line_number, content, embedding)
+    ON CONFLICT (tenant_id, user_id, scope, agent_id, line_number) DO UPDATE
+    SET content = excluded.content, embedding = excluded.embedding
+    WHERE l.content IS DISTINCT FROM excluded.content
+       OR l.embedding IS DISTINCT FROM excluded.embedding
+),
+vocabulary AS (
+    INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes)
+    SELECT w.tenant_id, w.user_id, w.scope, w.agent_id,
+           coalesce((SELECT array_agg(DISTINCT u.lexeme)
+                     FROM unnest(%(line_contents)s::text[]) AS t(line),
+                          unnest(to_tsvector('english', t.line)) AS u), '{{}}')
+    FROM written AS w
+    ON CONFLICT (tenant_id, user_id, scope, agent_id) DO UPDATE SET lexemes = excluded.lexemes
+)"""
+
+_OUTCOME: LiteralString = """
+SELECT true AS written, w.* FROM written AS w
+UNION ALL
+SELECT false, c.* FROM current AS c WHERE NOT EXISTS (SELECT FROM written)
+"""
+
+_WRITES: dict[tuple[bool, BlockLabel], LiteralString] = {
+    (replace, label): (_REPLACE if replace else _CREATE)
+    + _KEEP_VERSION
+    + (_LINES if label is BlockLabel.ARCHIVAL else "")
+    + _OUTCOME
+    for replace in (False, True)
+    for label in BlockLabel
+}
+
+_DELETE: LiteralString = f"""
+WITH current AS (
+    SELECT * FROM blocks AS b WHERE {_is_block("b")}
+    FOR UPDATE
+),
+gone AS (
+    DELETE FROM blocks AS b
+    USING current AS c
+    WHERE {_same_block("b", "c")}
+      AND (%(expected)s::timestamptz IS NULL OR c.updated_at = %(expected)s::timestamptz)
+    RETURNING b.*
+),
+lines_gone AS (
+    DELETE FROM archival_lines AS l
+    USING gone AS g
+    WHERE {_same_owner("l", "g")} AND g.label = 'archival'
+),
+vocabulary_gone AS (
+    DELETE FROM archival_vocabulary AS v
+    USING gone AS g
+    WHERE {_same_owner("v", "g")} AND g.label = 'archival'
 )
+SELECT EXISTS (SELECT FROM gone) AS deleted, c.* FROM current AS c
+"""
+
+# No row: the block does not exist. Otherwise one row per version, or a row of NULLs.
+_VERSIONS: LiteralString = f"""
+SELECT v.version, v.content, v.char_count, v.writer_user_id, v.written_at
+FROM blocks AS b
+LEFT JOIN LATERAL (
+    SELECT * FROM block_versions AS v
+    WHERE {_same_block("v", "b")}
+      AND (%(before)s::bigint IS NULL OR v.version < %(before)s::bigint)
+    ORDER BY v.version DESC
+    LIMIT %(limit)s
+) AS v ON true
+WHERE {_is_block("b")}
+ORDER BY v.version DESC
+"""
 
 
-def to_domain(row: Any) -> Block:
+def block_from_row(row: Row) -> Block:
     return Block(
-        key=BlockKey(BlockLabel(row.label), BlockScope(row.scope), row.agent_id),
-        content=row.content,
-        version=row.version,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+        key=BlockKey(BlockLabel(row["label"]), BlockScope(row["scope"]), row["agent_id"]),
+        content=row["content"],
+        version=row["version"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
     )
 
 
-def _is_block(tenant_id: str, user_id: str, key: BlockKey) -> list[Any]:
-    return [
-        BLOCKS.c.tenant_id == tenant_id,
-        BLOCKS.c.user_id == user_id,
-        BLOCKS.c.scope == key.scope.value,
-        BLOCKS.c.agent_id == key.agent_id,
-        BLOCKS.c.label == key.label.value,
-    ]
+def _vector(values: Sequence[float]) -> str:
+    return "{" + ",".join(repr(float(x)) for x in values) + "}"
 
 
-async def get(
-    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey
-) -> Block | None:
-    row = (await session.execute(select(BLOCKS).where(*_is_block(tenant_id, user_id, key)))).first()
-    return to_domain(row) if row else None
+class PgBlocks(BlockRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._user = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
 
-
-async def list_blocks(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    user_id: str,
-    scope_filter: ScopeFilter,
-    agent_id: str,
-) -> list[Block]:
-    """The user's blocks, then agent blocks by agent id; core before archival."""
-    agent_blocks = BLOCKS.c.scope == BlockScope.AGENT.value
-    if agent_id:
-        agent_blocks = agent_blocks & (BLOCKS.c.agent_id == agent_id)
-    user_blocks = BLOCKS.c.scope == BlockScope.USER.value
-    wanted = {
-        ScopeFilter.USER: user_blocks,
-        ScopeFilter.AGENT: agent_blocks,
-        ScopeFilter.ALL: or_(user_blocks, agent_blocks),
-    }[scope_filter]
-    stmt = (
-        select(BLOCKS)
-        .where(BLOCKS.c.tenant_id == tenant_id, BLOCKS.c.user_id == user_id, wanted)
-        .order_by(
-            case((user_blocks, 0), else_=1),
-            BLOCKS.c.agent_id,
-            case((BLOCKS.c.label == BlockLabel.CORE.value, 0), else_=1),
-        )
-    )
-    rows = (await session.execute(stmt)).all()
-    return [to_domain(r) for r in rows]
-
-
-async def create(
-    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey, content: str
-) -> Block | None:
-    """Insert the block at version 1; ``None`` when it already exists (nothing changes)."""
-    stmt = (
-        pg_insert(BLOCKS)
-        .values(
-            tenant_id=tenant_id,
-            user_id=user_id,
-            scope=key.scope.value,
-            agent_id=key.agent_id,
-            label=key.label.value,
-            content=content,
-            version=1,
-            created_at=func.statement_timestamp(),
-            updated_at=func.statement_timestamp(),
-        )
-        .on_conflict_do_nothing(
-            index_elements=[
-                BLOCKS.c.tenant_id,
-                BLOCKS.c.user_id,
-                BLOCKS.c.scope,
-                BLOCKS.c.agent_id,
-                BLOCKS.c.label,
-            ]
-        )
-        .returning(*BLOCKS.c)
-    )
-    row = (await session.execute(stmt)).first()
-    return to_domain(row) if row else None
-
-
-async def replace(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    user_id: str,
-    key: BlockKey,
-    content: str,
-    expected_updated_at: datetime,
-) -> Block | None:
-    """Replace the content when the stored ``updated_at`` is exactly ``expected_updated_at``.
-
-    One conditional UPDATE: of concurrent callers holding the same value, the first
-    to lock the row wins and the others re-check the condition against its write.
-    ``None`` when the block is absent or was written since.
-    """
-    stmt = (
-        update(BLOCKS)
-        .where(*_is_block(tenant_id, user_id, key), BLOCKS.c.updated_at == expected_updated_at)
-        .values(content=content, version=BLOCKS.c.version + 1, updated_at=_NEXT_UPDATED_AT)
-        .returning(*BLOCKS.c)
-    )
-    row = (await session.execute(stmt)).first()
-    return to_domain(row) if row else None
-
-
-async def record_version(
-    session: AsyncSession, *, tenant_id: str, user_id: str, block: Block, writer: str, keep: int
-) -> None:
-    """Keep ``block`` as written by ``writer``, and only the newest ``keep`` versions."""
-    owner = {
-        "tenant_id": tenant_id,
-        "user_id": user_id,
-        "scope": block.key.scope.value,
-        "agent_id": block.key.agent_id,
-        "label": block.key.label.value,
-    }
-    await session.execute(
-        insert(VERSIONS).values(
-            **owner,
-            version=block.version,
-            content=block.content,
-            char_count=block.char_count,
-            writer_user_id=writer,
-            written_at=block.updated_at,
-        )
-    )
-    # Versions of one block are numbered without gaps, so the oldest kept is version - keep + 1.
-    await session.execute(
-        delete(VERSIONS).where(
-            *(VERSIONS.c[name] == value for name, value in owner.items()),
-            VERSIONS.c.version <= block.version - keep,
-        )
-    )
-
-
-async def replace_archival_lines(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    user_id: str,
-    key: BlockKey,
-    content: str,
-    embeddings: list[list[float]] | None = None,
-) -> None:
-    """Make the stored lines those of ``content``: its non-empty lines, numbered as in it.
-
-    ``embeddings``, when given, holds one vector per non-empty line, in order.
-    """
-    await _delete_archival_lines(session, tenant_id=tenant_id, user_id=user_id, key=key)
-    lines = entries(content)
-    if embeddings is not None and len(embeddings) != len(lines):
-        raise ValueError(f"{len(embeddings)} embeddings for {len(lines)} lines")
-    rows = [
-        {
-            "tenant_id": tenant_id,
-            "user_id": user_id,
+    def _block(self, key: BlockKey) -> dict[str, Any]:
+        return {
+            **self._user,
             "scope": key.scope.value,
             "agent_id": key.agent_id,
-            "line_number": number,
-            "content": line,
-            "embedding": embeddings[i] if embeddings is not None else None,
+            "label": key.label.value,
         }
-        for i, (number, line) in enumerate(lines)
-    ]
-    if rows:
-        await session.execute(insert(ArchivalLineRow), rows)
 
+    async def get(self, key: BlockKey) -> Block | None:
+        row = await fetch_one(self._conn, _GET, self._block(key))
+        return block_from_row(row) if row else None
 
-async def _delete_archival_lines(
-    session: AsyncSession, *, tenant_id: str, user_id: str, key: BlockKey
-) -> None:
-    await session.execute(
-        delete(ArchivalLineRow).where(
-            ArchivalLineRow.tenant_id == tenant_id,
-            ArchivalLineRow.user_id == user_id,
-            ArchivalLineRow.scope == key.scope.value,
-            ArchivalLineRow.agent_id == key.agent_id,
-        )
-    )
+    async def select(self, scope_filter: ScopeFilter, agent_id: str) -> list[Block]:
+        params = {
+            **self._user,
+            "users": scope_filter in (ScopeFilter.USER, ScopeFilter.ALL),
+            "agents": scope_filter in (ScopeFilter.AGENT, ScopeFilter.ALL),
+            "agent_id": agent_id,
+        }
+        return [block_from_row(r) for r in await fetch_all(self._conn, _SELECT, params)]
 
+    async def write(
+        self,
+        key: BlockKey,
+        content: str,
+        *,
+        expected: datetime | None,
+        keep: int,
+        embeddings: Sequence[Sequence[float]] | None = None,
+    ) -> BlockWrite:
+        params = {
+            **self._block(key),
+            "content": content,
+            "char_count": len(content),
+            "expected": expected,
+            "keep": keep,
+        }
+        if key.label is BlockLabel.ARCHIVAL:
+            lines = entries(content)
+            if embeddings is not None and len(embeddings) != len(lines):
+                raise ValueError(f"{len(embeddings)} embeddings for {len(lines)} lines")
+            params["line_numbers"] = [n for n, _ in lines]
+            params["line_contents"] = [line for _, line in lines]
+            params["line_embeddings"] = (
+                [_vector(v) for v in embeddings] if embeddings is not None else [None] * len(lines)
+            )
+        row = await fetch_one(self._conn, _WRITES[expected is not None, key.label], params)
+        if row is None:
+            # Created by a concurrent writer after this statement's snapshot was taken.
+            return BlockWrite(written=None, current=await self.get(key))
+        block = block_from_row(row)
+        return BlockWrite(written=block if row["written"] else None, current=block)
 
-async def delete_block(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    user_id: str,
-    key: BlockKey,
-    expected_updated_at: datetime | None,
-) -> bool:
-    """Delete the block, its versions and (for archival) its lines.
+    async def delete(
+        self, key: BlockKey, *, expected: datetime | None
+    ) -> tuple[bool, Block | None]:
+        row = await fetch_one(self._conn, _DELETE, {**self._block(key), "expected": expected})
+        if row is None:
+            return False, None
+        return bool(row["deleted"]), block_from_row(row)
 
-    With ``expected_updated_at`` only a block last written at exactly that time is
-    deleted. False when nothing was deleted.
-    """
-    stmt = delete(BlockRow).where(*_is_block(tenant_id, user_id, key))
-    if expected_updated_at is not None:
-        stmt = stmt.where(BlockRow.updated_at == expected_updated_at)
-    deleted = (await session.execute(stmt.returning(BlockRow.version))).first()
-    if deleted is None:
-        return False
-    if key.label is BlockLabel.ARCHIVAL:
-        await _delete_archival_lines(session, tenant_id=tenant_id, user_id=user_id, key=key)
-    return True
-
-
-async def list_versions(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    user_id: str,
-    key: BlockKey,
-    before: int | None,
-    limit: int,
-) -> list[BlockVersion]:
-    """Up to ``limit`` versions, newest first, older than version ``before`` when given."""
-    stmt = select(BlockVersionRow).where(
-        BlockVersionRow.tenant_id == tenant_id,
-        BlockVersionRow.user_id == user_id,
-        BlockVersionRow.scope == key.scope.value,
-        BlockVersionRow.agent_id == key.agent_id,
-        BlockVersionRow.label == key.label.value,
-    )
-    if before is not None:
-        stmt = stmt.where(BlockVersionRow.version < before)
-    stmt = stmt.order_by(BlockVersionRow.version.desc()).limit(limit)
-    rows = (await session.scalars(stmt)).all()
-    return [
-        BlockVersion(
-            version=r.version,
-            content=r.content,
-            char_count=r.char_count,
-            writer_user_id=r.writer_user_id,
-            written_at=r.written_at,
-        )
-        for r in rows
-    ]
+    async def versions(
+        self, key: BlockKey, *, before: int | None, limit: int
+    ) -> list[BlockVersion] | None:
+        params = {**self._block(key), "before": before, "limit": limit}
+        rows = await fetch_all(self._conn, _VERSIONS, params)
+        if not rows:
+            return None
+        return [
+            BlockVersion(
+                version=r["version"],
+                content=r["content"],
+                char_count=r["char_count"],
+                writer_user_id=r["writer_user_id"],
+                written_at=r["written_at"],
+            )
+            for r in rows
+            if r["version"] is not None
+        ]

@@ -1,27 +1,49 @@
-"""The async engine and the unit of work that every use case runs in."""
+"""The PostgreSQL store: one psycopg connection pool, and units of work over it.
+
+Connections are in autocommit mode: a use case that is one statement runs without
+BEGIN and COMMIT, and a connection goes back to the pool with nothing to roll
+back, so psycopg keeps its prepared statements. ``transaction()`` wraps a block
+in BEGIN ... COMMIT for use cases of several statements.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any, LiteralString
 
 import psycopg
 from opentelemetry.trace import TracerProvider
-from sqlalchemy import exc as sa_exc
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, create_async_engine
 
-from agent_memory.domain.errors import Timeout, Unavailable
+from agent_memory.domain.identity import Principal
+from agent_memory.store.active_sessions import PgSessions
+from agent_memory.store.agents import PgAgents
+from agent_memory.store.blocks import PgBlocks
+from agent_memory.store.conversations import PgConversations
+from agent_memory.store.decisions import PgDecisions
+from agent_memory.store.events import PgEvents
+from agent_memory.store.jobs import PgJobQueue, PgJobs
+from agent_memory.store.keys import PgKeys
+from agent_memory.store.memories import PgMemories
+from agent_memory.store.prompts import PgPrompts
+from agent_memory.store.recall import PGVECTOR_INSTALLED, PgRecall
+from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
+from agent_memory.store.sql import Connection, database_errors, fetch_one
+from agent_memory.store.usage import PgUsage
 
-log = logging.getLogger(__name__)
+# How long a caller waits for a free connection before the call is UNAVAILABLE.
+CHECKOUT_TIMEOUT_SECONDS = 5.0
+
+_NOW: LiteralString = "SELECT clock_timestamp() AS now"
 
 
 def sqlalchemy_url(url: str) -> str:
-    """Accept plain ``postgresql://`` URLs and pin the psycopg 3 driver."""
+    """The URL for SQLAlchemy (Alembic): plain ``postgresql://`` pinned to psycopg 3."""
     parsed = make_url(url)
     if parsed.drivername in {"postgresql", "postgres", "postgresql+psycopg2"}:
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -32,8 +54,47 @@ def sqlalchemy_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-class Database:
-    """Owns the connection pool. ``transaction()`` is the unit of work."""
+def libpq_url(url: str) -> str:
+    """The URL for psycopg: ``postgresql://`` whatever driver the URL named."""
+    return sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+class PgClock(Clock):
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    async def now(self) -> datetime:
+        row = await fetch_one(self._conn, _NOW, {})
+        assert row is not None
+        now: datetime = row["now"]
+        return now
+
+
+def _tx(conn: Connection, principal: Principal) -> Tx:
+    return Tx(
+        principal=principal,
+        memories=PgMemories(conn, principal),
+        events=PgEvents(conn, principal),
+        conversations=PgConversations(conn, principal),
+        agents=PgAgents(conn, principal),
+        blocks=PgBlocks(conn, principal),
+        sessions=PgSessions(conn, principal),
+        decisions=PgDecisions(conn, principal),
+        usage=PgUsage(conn, principal),
+        jobs=PgJobs(conn, principal),
+        recall=PgRecall(conn, principal),
+        prompts=PgPrompts(conn, principal),
+        clock=PgClock(conn),
+    )
+
+
+class Database(Store):
+    """Owns the connection pool; every unit of work borrows one connection from it.
+
+    Raises (from every unit of work):
+        Unavailable: no connection could be had, or the database dropped it.
+        Timeout: a statement ran past the statement timeout.
+    """
 
     def __init__(
         self,
@@ -43,119 +104,91 @@ class Database:
         statement_timeout_ms: int = 10_000,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
-        connect_args: dict[str, Any] = {
-            "options": f"-c statement_timeout={statement_timeout_ms}",
-            "application_name": "agent-memory",
-        }
-        self.engine: AsyncEngine = create_async_engine(
-            sqlalchemy_url(url),
-            pool_size=pool_size,
-            max_overflow=pool_size,
-            # No pre-ping: it costs a round trip per call. A connection that died
-            # with its server fails once as UNAVAILABLE and is discarded; the pool
-            # then connects afresh.
-            pool_timeout=5,
-            connect_args=connect_args,
+        self._tracer_provider = tracer_provider
+        self._pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+            libpq_url(url),
+            connection_class=psycopg.AsyncConnection[Any],
+            kwargs={
+                "autocommit": True,
+                "row_factory": dict_row,
+                "options": f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC",
+                "application_name": "agent-memory",
+            },
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=CHECKOUT_TIMEOUT_SECONDS,
+            configure=self._trace if tracer_provider is not None else None,
+            name="agent-memory",
         )
-        if tracer_provider is not None:
-            _trace_statements(self.engine, tracer_provider)
         self._returning: set[asyncio.Future[None]] = set()
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """One transaction: committed when the block ends, rolled back when it raises.
-
-        Raises:
-            Unavailable: the database could not be reached or dropped the connection.
-            Timeout: a statement ran past the statement timeout.
-        """
-        with _database_errors():
-            conn = await self._checkout()
-            try:
-                async with (
-                    AsyncSession(bind=conn, expire_on_commit=False) as session,
-                    session.begin(),
-                ):
-                    yield session
-            finally:
-                await asyncio.shield(conn.close())
+    async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
+        async with self._connection() as conn, conn.transaction():
+            yield _tx(conn, principal)
 
     @asynccontextmanager
-    async def reads(self) -> AsyncIterator[AsyncSession]:
-        """A session for a run of independent reads; nothing is committed.
+    async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
+        async with self._connection() as conn:
+            yield _tx(conn, principal)
 
-        After a failed read the caller rolls back and goes on: the next statement
-        starts a fresh transaction on the same connection.
+    @asynccontextmanager
+    async def admin(self) -> AsyncIterator[AdminTx]:
+        async with self._connection() as conn:
+            yield AdminTx(keys=PgKeys(conn), job_queue=PgJobQueue(conn))
 
-        Raises:
-            Unavailable, Timeout: as for :meth:`transaction`.
-        """
-        with _database_errors():
+    async def ping(self) -> None:
+        """One round trip. Raises: Unavailable, Timeout."""
+        async with self._connection() as conn:
+            await fetch_one(conn, _NOW, {})
+
+    async def has_pgvector(self) -> bool:
+        """Whether pgvector is installed in the database (recall can compare embeddings)."""
+        async with self._connection() as conn:
+            row = await fetch_one(conn, PGVECTOR_INSTALLED, {})
+        return bool(row and row["installed"])
+
+    def connections_in_use(self) -> int:
+        stats = self._pool.get_stats()
+        return int(stats.get("pool_size", 0)) - int(stats.get("pool_available", 0))
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        with database_errors():
+            if self._pool.closed:
+                await self._pool.open()
             conn = await self._checkout()
             try:
-                async with AsyncSession(bind=conn, expire_on_commit=False) as session:
-                    yield session
+                yield conn
             finally:
-                await asyncio.shield(conn.close())
+                await asyncio.shield(self._pool.putconn(conn))
 
-    async def _checkout(self) -> AsyncConnection:
-        """A pooled connection, opened even if the caller is cancelled meanwhile.
-
-        A connection cancelled half-way through opening escaped the pool and lived
-        on until garbage collection; shielded, it finishes opening and goes back.
-        """
-        conn = self.engine.connect()
-        opening = asyncio.ensure_future(conn.start())
+    async def _checkout(self) -> Connection:
+        """A pooled connection, handed back even if the caller is cancelled meanwhile."""
+        getting = asyncio.ensure_future(self._pool.getconn())
         try:
-            await asyncio.shield(opening)
+            return await asyncio.shield(getting)
         except asyncio.CancelledError:
-            returning = asyncio.ensure_future(self._give_back(opening, conn))
-            self._returning.add(returning)
-            returning.add_done_callback(self._returning.discard)
+            getting.add_done_callback(self._give_back)
             raise
-        return conn
 
-    @staticmethod
-    async def _give_back(opening: asyncio.Future[AsyncConnection], conn: AsyncConnection) -> None:
-        with contextlib.suppress(Exception):
-            await opening
-            await conn.close()
+    def _give_back(self, getting: asyncio.Future[Connection]) -> None:
+        if getting.cancelled() or getting.exception() is not None:
+            return
+        returning = asyncio.ensure_future(self._pool.putconn(getting.result()))
+        self._returning.add(returning)
+        returning.add_done_callback(self._returning.discard)
+
+    async def _trace(self, conn: Connection) -> None:
+        """A span per SQL statement, only when tracing is on: no cost otherwise."""
+        from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
+
+        # Its signature names the row type of a plain connection; ours yield dicts.
+        PsycopgInstrumentor.instrument_connection(  # type: ignore[type-var]
+            conn, tracer_provider=self._tracer_provider
+        )
 
     async def close(self) -> None:
         await asyncio.gather(*self._returning, return_exceptions=True)
-        await self.engine.dispose()
-
-
-def _trace_statements(engine: AsyncEngine, tracer_provider: TracerProvider) -> None:
-    """A span per SQL statement, only when tracing is on: no cost otherwise."""
-    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
-    from opentelemetry.metrics import get_meter
-    from opentelemetry.trace import get_tracer
-
-    tracer = get_tracer("agent_memory.store", tracer_provider=tracer_provider)
-    meter = get_meter("agent_memory.store")
-    counter = meter.create_up_down_counter("db.client.connections.usage")
-    EngineTracer(tracer, engine.sync_engine, counter)
-
-
-@contextmanager
-def _database_errors() -> Iterator[None]:
-    """Driver and pool failures as the service's errors."""
-    try:
-        yield
-    except sa_exc.OperationalError as exc:
-        if isinstance(exc.orig, psycopg.errors.QueryCanceled):
-            raise Timeout(
-                "the query ran past the server's statement timeout", reason="STATEMENT_TIMEOUT"
-            ) from exc
-        log.warning("database unavailable: %s", exc.orig or exc)
-        raise Unavailable("the database is unavailable; retry later") from exc
-    except (sa_exc.InterfaceError, sa_exc.TimeoutError) as exc:
-        log.warning("database unavailable: %s", getattr(exc, "orig", None) or exc)
-        raise Unavailable("the database is unavailable; retry later") from exc
-    except sa_exc.DBAPIError as exc:
-        if exc.connection_invalidated:
-            raise Unavailable("the database connection was lost; retry later") from exc
-        raise
-    except (ConnectionError, OSError, TimeoutError) as exc:
-        raise Unavailable("the database is unavailable; retry later") from exc
+        await self._pool.close()

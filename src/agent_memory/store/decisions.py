@@ -1,17 +1,13 @@
-"""Card type, decision and re-examination queries. Every statement is confined to one
-tenant; none commits. No statement here writes a decision's result after it is recorded.
-"""
+"""Card types, decisions and re-examinations. No statement here writes a decision's
+result after it is recorded."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, LiteralString
 
-from sqlalchemy import Select, func, select, update
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
+from psycopg.types.json import Jsonb
 
 from agent_memory.domain.decisions import (
     CardType,
@@ -22,263 +18,222 @@ from agent_memory.domain.decisions import (
     Reexamination,
     ResolutionStatus,
 )
-from agent_memory.store.models import CardTypeRow, DecisionRow, ReexaminationRow
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import DecisionRepository, Lock
+from agent_memory.store.sql import (
+    Connection,
+    Row,
+    as_optional_time,
+    as_time,
+    as_uuid,
+    execute,
+    fetch_all,
+    fetch_one,
+)
 
-Lock = Literal["share", "update"]
+_PUT_CARD_TYPE: LiteralString = """
+INSERT INTO card_types (tenant_id, name, re_examinable, actions, decision_actions,
+                        created_at, updated_at)
+VALUES (%(tenant_id)s, %(name)s, %(re_examinable)s, %(actions)s, %(decision_actions)s,
+        statement_timestamp(), statement_timestamp())
+ON CONFLICT (tenant_id, name) DO UPDATE
+SET re_examinable = excluded.re_examinable, actions = excluded.actions,
+    decision_actions = excluded.decision_actions, updated_at = clock_timestamp()
+RETURNING *, created_at = updated_at AS created
+"""
+_GET_CARD_TYPE: LiteralString = """
+SELECT * FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+"""
+
+# A decision with its newest conviction score and how many re-examinations it has.
+_COLUMNS: LiteralString = """
+    d.id, d.run_id, d.agent_id, d.card_type, d.action, d.summary, d.resolution_status,
+    d.created_at, d.resolved_at,
+    (SELECT r.conviction_score FROM reexaminations AS r
+     WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id
+     ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS latest_conviction_score,
+    (SELECT count(*) FROM reexaminations AS r
+     WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id) AS reexamination_count"""
+DECISION_COLUMNS = _COLUMNS  # for the render's read of recent decisions
+_WITH_RESULT: LiteralString = f"SELECT {_COLUMNS}, d.result FROM decisions AS d"
+_WITHOUT_RESULT: LiteralString = f"SELECT {_COLUMNS} FROM decisions AS d"
+
+_GET: LiteralString = _WITH_RESULT + " WHERE d.tenant_id = %(tenant_id)s AND d.id = %(id)s"
+_GETS: dict[Lock | None, LiteralString] = {
+    None: _GET,
+    "share": _GET + " FOR SHARE OF d",
+    "update": _GET + " FOR UPDATE OF d",
+}
+_FIND_BY_RUN: LiteralString = (
+    _WITH_RESULT + " WHERE d.tenant_id = %(tenant_id)s AND d.run_id = %(run_id)s"
+)
+_RECENT_WHERE: LiteralString = """
+WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s
+  AND (%(card_type)s::text IS NULL OR d.card_type = %(card_type)s)
+ORDER BY d.created_at DESC, d.id DESC
+LIMIT %(limit)s
+"""
+_RECENT: dict[bool, LiteralString] = {
+    True: _WITH_RESULT + _RECENT_WHERE,
+    False: _WITHOUT_RESULT + _RECENT_WHERE,
+}
+_INSERT: LiteralString = """
+WITH d AS (
+    INSERT INTO decisions (tenant_id, id, run_id, agent_id, card_type, action, summary,
+                           result, resolution_status, created_at)
+    VALUES (%(tenant_id)s, %(id)s, %(run_id)s, %(agent_id)s, %(card_type)s, %(action)s,
+            %(summary)s, %(result)s, 'open', clock_timestamp())
+    ON CONFLICT (tenant_id, run_id) DO NOTHING
+    RETURNING *
+)
+SELECT d.*, NULL::smallint AS latest_conviction_score, 0 AS reexamination_count FROM d
+"""
+_SET_RESOLUTION: LiteralString = """
+UPDATE decisions
+SET resolution_status = %(status)s::text,
+    resolved_at = CASE WHEN %(status)s::text = 'open' THEN NULL ELSE clock_timestamp() END
+WHERE tenant_id = %(tenant_id)s AND id = %(id)s
+"""
+_INSERT_REEXAMINATION: LiteralString = """
+INSERT INTO reexaminations (tenant_id, id, parent_decision_id, run_id, conviction_score,
+                            notes, suggested_action, created_at)
+VALUES (%(tenant_id)s, %(id)s, %(parent_decision_id)s, %(run_id)s, %(conviction_score)s,
+        %(notes)s, %(suggested_action)s, clock_timestamp())
+ON CONFLICT (tenant_id, run_id) DO NOTHING
+RETURNING *
+"""
+_FIND_REEXAMINATION: LiteralString = """
+SELECT * FROM reexaminations WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
+"""
+_REEXAMINATIONS: LiteralString = """
+SELECT * FROM reexaminations
+WHERE tenant_id = %(tenant_id)s AND parent_decision_id = %(id)s
+ORDER BY created_at, id
+"""
 
 
-def _card_type(row: CardTypeRow) -> CardType:
+def _card_type(row: Row) -> CardType:
     return CardType(
-        name=row.name,
-        re_examinable=ReExaminable(row.re_examinable),
-        actions=tuple(row.actions or ()),
-        decision_actions=tuple(row.decision_actions or ()),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+        name=row["name"],
+        re_examinable=ReExaminable(row["re_examinable"]),
+        actions=tuple(row["actions"] or ()),
+        decision_actions=tuple(row["decision_actions"] or ()),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
     )
 
 
-def _decision(
-    row: DecisionRow, *, with_result: bool, latest: int | None = None, count: int = 0
-) -> Decision:
+def decision_from_row(row: Mapping[str, Any]) -> Decision:
+    """A decision from a row of the select above, or from its JSON."""
+    result = row.get("result")
     return Decision(
-        id=row.id,
-        run_id=row.run_id,
-        agent_id=row.agent_id,
-        card_type=row.card_type,
-        action=row.action,
-        summary=row.summary,
-        result=dict(row.result) if with_result else None,
-        resolution_status=ResolutionStatus(row.resolution_status),
-        created_at=row.created_at,
-        resolved_at=row.resolved_at,
-        latest_conviction_score=latest,
-        reexamination_count=count,
+        id=as_uuid(row["id"]),
+        run_id=row["run_id"],
+        agent_id=row["agent_id"],
+        card_type=row["card_type"],
+        action=row["action"],
+        summary=row["summary"],
+        result=dict(result) if result is not None else None,
+        resolution_status=ResolutionStatus(row["resolution_status"]),
+        created_at=as_time(row["created_at"]),
+        resolved_at=as_optional_time(row["resolved_at"]),
+        latest_conviction_score=row["latest_conviction_score"],
+        reexamination_count=int(row["reexamination_count"]),
     )
 
 
-def _reexamination(row: ReexaminationRow) -> Reexamination:
+def _reexamination(row: Row) -> Reexamination:
     return Reexamination(
-        id=row.id,
-        parent_decision_id=row.parent_decision_id,
-        run_id=row.run_id,
-        conviction_score=row.conviction_score,
-        notes=row.notes,
-        suggested_action=row.suggested_action,
-        created_at=row.created_at,
+        id=row["id"],
+        parent_decision_id=row["parent_decision_id"],
+        run_id=row["run_id"],
+        conviction_score=row["conviction_score"],
+        notes=row["notes"],
+        suggested_action=row["suggested_action"],
+        created_at=row["created_at"],
     )
 
 
-# --- card types -------------------------------------------------------------------------
+class PgDecisions(DecisionRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._tenant = {"tenant_id": principal.tenant_id}
 
-
-async def put_card_type(
-    session: AsyncSession, *, tenant_id: str, card_type: CardType
-) -> tuple[CardType, bool]:
-    """Insert or replace the card type of that name; says whether it was new."""
-    stmt = insert(CardTypeRow).values(
-        tenant_id=tenant_id,
-        name=card_type.name,
-        re_examinable=card_type.re_examinable.value,
-        actions=list(card_type.actions),
-        decision_actions=list(card_type.decision_actions),
-        # One instant for both on insert; an update is always later, so "created" is
-        # exactly created_at == updated_at.
-        created_at=func.statement_timestamp(),
-        updated_at=func.statement_timestamp(),
-    )
-    upsert = stmt.on_conflict_do_update(
-        index_elements=[CardTypeRow.tenant_id, CardTypeRow.name],
-        set_={
-            "re_examinable": stmt.excluded.re_examinable,
-            "actions": stmt.excluded.actions,
-            "decision_actions": stmt.excluded.decision_actions,
-            "updated_at": func.clock_timestamp(),
-        },
-    ).returning(CardTypeRow, CardTypeRow.created_at == CardTypeRow.updated_at)
-    row, created = (
-        await session.execute(upsert, execution_options={"populate_existing": True})
-    ).one()
-    return _card_type(row), bool(created)
-
-
-async def get_card_type(session: AsyncSession, *, tenant_id: str, name: str) -> CardType | None:
-    row = await session.scalar(
-        select(CardTypeRow).where(CardTypeRow.tenant_id == tenant_id, CardTypeRow.name == name)
-    )
-    return _card_type(row) if row is not None else None
-
-
-# --- decisions --------------------------------------------------------------------------
-
-
-def _with_conviction(tenant_id: str) -> Select[Any]:
-    """Decisions with their newest conviction score and how many re-examinations they have."""
-    history = ReexaminationRow.tenant_id == tenant_id
-    parent = ReexaminationRow.parent_decision_id == DecisionRow.id
-    latest = (
-        select(ReexaminationRow.conviction_score)
-        .where(history, parent)
-        .order_by(ReexaminationRow.created_at.desc(), ReexaminationRow.id.desc())
-        .limit(1)
-        .correlate(DecisionRow)
-        .scalar_subquery()
-    )
-    count = (
-        select(func.count())
-        .select_from(ReexaminationRow)
-        .where(history, parent)
-        .correlate(DecisionRow)
-        .scalar_subquery()
-    )
-    return select(DecisionRow, latest, count).where(DecisionRow.tenant_id == tenant_id)
-
-
-async def insert_decision(
-    session: AsyncSession, *, tenant_id: str, decision: NewDecision, result: Mapping[str, Any]
-) -> Decision | None:
-    """Record an OPEN decision; ``None`` when its run id already has one."""
-    stmt = (
-        insert(DecisionRow)
-        .values(
-            tenant_id=tenant_id,
-            id=uuid.uuid4(),
-            run_id=decision.run_id,
-            agent_id=decision.agent_id,
-            card_type=decision.card_type,
-            action=decision.action,
-            summary=decision.summary,
-            result=dict(result),
-            resolution_status=ResolutionStatus.OPEN.value,
-            created_at=func.clock_timestamp(),
+    async def put_card_type(self, card_type: CardType) -> tuple[CardType, bool]:
+        row = await fetch_one(
+            self._conn,
+            _PUT_CARD_TYPE,
+            {
+                **self._tenant,
+                "name": card_type.name,
+                "re_examinable": card_type.re_examinable.value,
+                "actions": list(card_type.actions),
+                "decision_actions": list(card_type.decision_actions),
+            },
         )
-        .on_conflict_do_nothing(index_elements=[DecisionRow.tenant_id, DecisionRow.run_id])
-        .returning(DecisionRow)
-    )
-    row = await session.scalar(stmt, execution_options={"populate_existing": True})
-    return _decision(row, with_result=True) if row is not None else None
+        assert row is not None  # an upsert returns its row
+        return _card_type(row), bool(row["created"])
 
+    async def get_card_type(self, name: str) -> CardType | None:
+        row = await fetch_one(self._conn, _GET_CARD_TYPE, {**self._tenant, "name": name})
+        return _card_type(row) if row else None
 
-async def get_decision(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    decision_id: uuid.UUID,
-    lock: Lock | None = None,
-) -> Decision | None:
-    """One decision with its result, optionally locked until the transaction ends.
-
-    ``share`` holds its status still while letting other re-examinations in;
-    ``update`` is for changing the status.
-    """
-    stmt = _with_conviction(tenant_id).where(DecisionRow.id == decision_id)
-    if lock is not None:
-        stmt = stmt.with_for_update(read=lock == "share", of=DecisionRow)
-    found = (await session.execute(stmt, execution_options={"populate_existing": True})).first()
-    if found is None:
-        return None
-    row, latest, count = found
-    return _decision(row, with_result=True, latest=latest, count=count)
-
-
-async def find_decision_by_run(
-    session: AsyncSession, *, tenant_id: str, run_id: str
-) -> Decision | None:
-    stmt = _with_conviction(tenant_id).where(DecisionRow.run_id == run_id)
-    found = (await session.execute(stmt)).first()
-    if found is None:
-        return None
-    row, latest, count = found
-    return _decision(row, with_result=True, latest=latest, count=count)
-
-
-async def recent_decisions(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    agent_id: str,
-    limit: int,
-    with_result: bool,
-    card_type: str | None = None,
-) -> list[Decision]:
-    """An agent's newest decisions first; results are not even read unless wanted."""
-    stmt = _with_conviction(tenant_id).where(DecisionRow.agent_id == agent_id)
-    if card_type is not None:
-        stmt = stmt.where(DecisionRow.card_type == card_type)
-    if not with_result:
-        stmt = stmt.options(defer(DecisionRow.result, raiseload=True))
-    stmt = stmt.order_by(DecisionRow.created_at.desc(), DecisionRow.id.desc()).limit(limit)
-    rows = (await session.execute(stmt)).all()
-    return [
-        _decision(row, with_result=with_result, latest=latest, count=count)
-        for row, latest, count in rows
-    ]
-
-
-async def set_resolution(
-    session: AsyncSession, *, tenant_id: str, decision_id: uuid.UUID, status: ResolutionStatus
-) -> None:
-    """Set the status, and when the decision closed; every other column is left alone."""
-    closed = status is not ResolutionStatus.OPEN
-    await session.execute(
-        update(DecisionRow)
-        .where(DecisionRow.tenant_id == tenant_id, DecisionRow.id == decision_id)
-        .values(
-            resolution_status=status.value,
-            resolved_at=func.clock_timestamp() if closed else None,
+    async def insert(self, decision: NewDecision) -> Decision | None:
+        row = await fetch_one(
+            self._conn,
+            _INSERT,
+            {
+                **self._tenant,
+                "id": uuid.uuid4(),
+                "run_id": decision.run_id,
+                "agent_id": decision.agent_id,
+                "card_type": decision.card_type,
+                "action": decision.action,
+                "summary": decision.summary,
+                "result": Jsonb(dict(decision.result)),
+            },
         )
-    )
+        return decision_from_row(row) if row else None
 
+    async def get(self, decision_id: uuid.UUID, *, lock: Lock | None = None) -> Decision | None:
+        row = await fetch_one(self._conn, _GETS[lock], {**self._tenant, "id": decision_id})
+        return decision_from_row(row) if row else None
 
-# --- re-examinations --------------------------------------------------------------------
+    async def find_by_run(self, run_id: str) -> Decision | None:
+        row = await fetch_one(self._conn, _FIND_BY_RUN, {**self._tenant, "run_id": run_id})
+        return decision_from_row(row) if row else None
 
+    async def recent(
+        self, agent_id: str, *, limit: int, with_result: bool, card_type: str | None = None
+    ) -> list[Decision]:
+        params = {**self._tenant, "agent_id": agent_id, "card_type": card_type, "limit": limit}
+        rows = await fetch_all(self._conn, _RECENT[with_result], params)
+        return [decision_from_row(r) for r in rows]
 
-async def insert_reexamination(
-    session: AsyncSession, *, tenant_id: str, item: NewReexamination
-) -> Reexamination | None:
-    """Record a re-examination; ``None`` when its run id already has one."""
-    stmt = (
-        insert(ReexaminationRow)
-        .values(
-            tenant_id=tenant_id,
-            id=uuid.uuid4(),
-            parent_decision_id=item.parent_decision_id,
-            run_id=item.run_id,
-            conviction_score=item.conviction_score,
-            notes=item.notes,
-            suggested_action=item.suggested_action,
-            created_at=func.clock_timestamp(),
+    async def set_resolution(self, decision_id: uuid.UUID, status: ResolutionStatus) -> None:
+        params = {**self._tenant, "id": decision_id, "status": status.value}
+        await execute(self._conn, _SET_RESOLUTION, params)
+
+    async def insert_reexamination(self, item: NewReexamination) -> Reexamination | None:
+        row = await fetch_one(
+            self._conn,
+            _INSERT_REEXAMINATION,
+            {
+                **self._tenant,
+                "id": uuid.uuid4(),
+                "parent_decision_id": item.parent_decision_id,
+                "run_id": item.run_id,
+                "conviction_score": item.conviction_score,
+                "notes": item.notes,
+                "suggested_action": item.suggested_action,
+            },
         )
-        .on_conflict_do_nothing(
-            index_elements=[ReexaminationRow.tenant_id, ReexaminationRow.run_id]
-        )
-        .returning(ReexaminationRow)
-    )
-    row = await session.scalar(stmt, execution_options={"populate_existing": True})
-    return _reexamination(row) if row is not None else None
+        return _reexamination(row) if row else None
 
+    async def find_reexamination_by_run(self, run_id: str) -> Reexamination | None:
+        row = await fetch_one(self._conn, _FIND_REEXAMINATION, {**self._tenant, "run_id": run_id})
+        return _reexamination(row) if row else None
 
-async def find_reexamination_by_run(
-    session: AsyncSession, *, tenant_id: str, run_id: str
-) -> Reexamination | None:
-    row = await session.scalar(
-        select(ReexaminationRow).where(
-            ReexaminationRow.tenant_id == tenant_id, ReexaminationRow.run_id == run_id
-        )
-    )
-    return _reexamination(row) if row is not None else None
-
-
-async def reexaminations(
-    session: AsyncSession, *, tenant_id: str, parent_decision_id: uuid.UUID
-) -> list[Reexamination]:
-    """A decision's conviction history, oldest first."""
-    rows = await session.scalars(
-        select(ReexaminationRow)
-        .where(
-            ReexaminationRow.tenant_id == tenant_id,
-            ReexaminationRow.parent_decision_id == parent_decision_id,
-        )
-        .order_by(ReexaminationRow.created_at, ReexaminationRow.id)
-    )
-    return [_reexamination(row) for row in rows]
+    async def reexaminations(self, decision_id: uuid.UUID) -> list[Reexamination]:
+        rows = await fetch_all(self._conn, _REEXAMINATIONS, {**self._tenant, "id": decision_id})
+        return [_reexamination(r) for r in rows]

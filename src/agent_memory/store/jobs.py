@@ -1,194 +1,160 @@
-"""Queued extraction passes: enqueue, claim with SKIP LOCKED, finish or retry."""
+"""Queued extraction passes: enqueue, claim with SKIP LOCKED, finish or retry.
+
+A claim counts an attempt, and ``attempt`` fences every later change: once a lease
+ran out and another worker claimed the job, the late runner matches nothing.
+"""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import timedelta
+from typing import LiteralString
 
-from sqlalchemy import exists, func, or_, select, text, update
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from agent_memory.domain.extraction import (
+    ClaimedJob,
+    ExtractionOutcome,
+    ExtractionRequest,
+)
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import JobQueue, JobRepository
+from agent_memory.store.sql import Connection, fetch_one
 
-from agent_memory.domain.extraction import ExtractionOutcome, ExtractionRequest
-from agent_memory.store.models import ExtractionJobRow
+_ENQUEUE: LiteralString = """
+INSERT INTO extraction_jobs (tenant_id, id, synthetic_session_id, agent_id, workspace_id,
+                             session_id, chain_id, actor_user_id, transcript, run_after)
+VALUES (%(tenant_id)s, %(id)s, %(synthetic_session_id)s, %(agent_id)s, %(workspace_id)s,
+        %(session_id)s, %(chain_id)s, %(actor)s, %(transcript)s, now() + %(settle)s)
+ON CONFLICT (tenant_id, synthetic_session_id) WHERE status = 'queued' DO UPDATE
+SET agent_id = excluded.agent_id, workspace_id = excluded.workspace_id,
+    transcript = excluded.transcript, actor_user_id = excluded.actor_user_id,
+    run_after = excluded.run_after, updated_at = now()
+RETURNING id
+"""
+
+_CLAIM: LiteralString = """
+WITH due AS (
+    SELECT tenant_id, id FROM extraction_jobs
+    WHERE (status = 'queued' AND run_after <= now())
+       OR (status = 'running' AND lease_until < now())
+    ORDER BY run_after
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE extraction_jobs AS j
+SET status = 'running', attempts = j.attempts + 1, lease_until = now() + %(lease)s,
+    updated_at = now()
+FROM due
+WHERE j.tenant_id = due.tenant_id AND j.id = due.id
+RETURNING j.*
+"""
+
+_OURS: LiteralString = """
+WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'running'
+  AND attempts = %(attempt)s"""
+
+_FINISH: LiteralString = f"""
+UPDATE extraction_jobs
+SET status = 'done', outcome = %(outcome)s, detail = %(detail)s, lease_until = NULL,
+    updated_at = now()
+{_OURS}
+RETURNING id
+"""
+
+# Back in the queue unless a newer pass of the same run waits there already: then the
+# job is closed instead, superseded.
+_RETRY: LiteralString = f"""
+WITH newer AS (
+    SELECT FROM extraction_jobs AS queued
+    JOIN extraction_jobs AS this
+      ON queued.tenant_id = this.tenant_id
+     AND queued.synthetic_session_id = this.synthetic_session_id
+    WHERE this.tenant_id = %(tenant_id)s AND this.id = %(id)s AND queued.status = 'queued'
+)
+UPDATE extraction_jobs
+SET status = CASE WHEN EXISTS (SELECT FROM newer) THEN 'done' ELSE 'queued' END,
+    run_after = CASE WHEN EXISTS (SELECT FROM newer) THEN run_after
+                     ELSE now() + %(delay)s END,
+    detail = CASE WHEN EXISTS (SELECT FROM newer)
+                  THEN %(detail)s || '; superseded by a newer pass of the same run'
+                  ELSE %(detail)s END,
+    lease_until = NULL, outcome = %(outcome)s, updated_at = now()
+{_OURS}
+RETURNING status
+"""
 
 
-@dataclass(frozen=True)
-class ClaimedJob:
-    tenant_id: str
-    id: uuid.UUID
-    actor_user_id: str
-    attempts: int
-    request: ExtractionRequest
+class PgJobs(JobRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._principal = principal
 
-
-async def enqueue(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    actor: str,
-    request: ExtractionRequest,
-    settle: timedelta,
-) -> uuid.UUID:
-    """Queue a pass to run after ``settle``. A pass of the same run still waiting is
-    replaced and its clock restarted: the run had not settled."""
-    stmt = insert(ExtractionJobRow).values(
-        tenant_id=tenant_id,
-        id=uuid.uuid4(),
-        synthetic_session_id=request.synthetic_session_id,
-        agent_id=request.agent_id,
-        workspace_id=request.workspace_id,
-        session_id=request.session_id,
-        chain_id=request.chain_id,
-        actor_user_id=actor,
-        transcript=request.transcript,
-        run_after=func.now() + settle,
-    )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[ExtractionJobRow.tenant_id, ExtractionJobRow.synthetic_session_id],
-        index_where=text("status = 'queued'"),
-        set_={
-            "agent_id": stmt.excluded.agent_id,
-            "workspace_id": stmt.excluded.workspace_id,
-            "transcript": stmt.excluded.transcript,
-            "actor_user_id": stmt.excluded.actor_user_id,
-            "run_after": stmt.excluded.run_after,
-            "updated_at": func.now(),
-        },
-    )
-    job_id: uuid.UUID = (await session.execute(stmt.returning(ExtractionJobRow.id))).scalar_one()
-    return job_id
-
-
-async def claim(session: AsyncSession, *, lease: timedelta) -> ClaimedJob | None:
-    """Take one due job, or one whose runner's lease ran out (its server died)."""
-    due = (
-        select(ExtractionJobRow.tenant_id, ExtractionJobRow.id)
-        .where(
-            or_(
-                (ExtractionJobRow.status == "queued") & (ExtractionJobRow.run_after <= func.now()),
-                (ExtractionJobRow.status == "running")
-                & (ExtractionJobRow.lease_until < func.now()),
-            )
+    async def enqueue(self, request: ExtractionRequest, *, settle: timedelta) -> uuid.UUID:
+        row = await fetch_one(
+            self._conn,
+            _ENQUEUE,
+            {
+                "tenant_id": self._principal.tenant_id,
+                "id": uuid.uuid4(),
+                "synthetic_session_id": request.synthetic_session_id,
+                "agent_id": request.agent_id,
+                "workspace_id": request.workspace_id,
+                "session_id": request.session_id,
+                "chain_id": request.chain_id,
+                "actor": self._principal.user_id,
+                "transcript": request.transcript,
+                "settle": settle,
+            },
         )
-        .order_by(ExtractionJobRow.run_after)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .cte("due")
-    )
-    stmt = (
-        update(ExtractionJobRow)
-        .where(
-            ExtractionJobRow.tenant_id == due.c.tenant_id,
-            ExtractionJobRow.id == due.c.id,
-        )
-        .values(
-            status="running",
-            attempts=ExtractionJobRow.attempts + 1,
-            lease_until=func.now() + lease,
-            updated_at=func.now(),
-        )
-        .returning(ExtractionJobRow)
-    )
-    row = (await session.scalars(stmt, execution_options={"populate_existing": True})).first()
-    if row is None:
-        return None
-    return ClaimedJob(
-        tenant_id=row.tenant_id,
-        id=row.id,
-        actor_user_id=row.actor_user_id,
-        attempts=row.attempts,
-        request=ExtractionRequest(
-            agent_id=row.agent_id,
-            workspace_id=row.workspace_id,
-            session_id=row.session_id,
-            chain_id=row.chain_id,
-            transcript=row.transcript,
-        ),
-    )
+        assert row is not None  # an upsert returns its row
+        job_id: uuid.UUID = row["id"]
+        return job_id
+
+    def _ours(self, job_id: uuid.UUID, attempt: int) -> dict[str, object]:
+        return {"tenant_id": self._principal.tenant_id, "id": job_id, "attempt": attempt}
+
+    async def finish(
+        self, job_id: uuid.UUID, *, attempt: int, outcome: ExtractionOutcome, detail: str
+    ) -> bool:
+        params = {**self._ours(job_id, attempt), "outcome": outcome.value, "detail": detail}
+        return await fetch_one(self._conn, _FINISH, params) is not None
+
+    async def retry_later(
+        self,
+        job_id: uuid.UUID,
+        *,
+        attempt: int,
+        delay: timedelta,
+        outcome: ExtractionOutcome,
+        detail: str,
+    ) -> bool:
+        params = {
+            **self._ours(job_id, attempt),
+            "delay": delay,
+            "outcome": outcome.value,
+            "detail": detail,
+        }
+        row = await fetch_one(self._conn, _RETRY, params)
+        return row is not None and row["status"] == "queued"
 
 
-async def finish(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    job_id: uuid.UUID,
-    attempt: int,
-    outcome: ExtractionOutcome,
-    detail: str,
-) -> bool:
-    """Mark a running job done; ``False`` when it is no longer ours.
+class PgJobQueue(JobQueue):
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
 
-    ``attempt`` fences the lease: once a lease ran out and another worker claimed
-    the job, the attempt count moved on and the late runner matches nothing.
-    """
-    done = await session.execute(
-        update(ExtractionJobRow)
-        .where(
-            ExtractionJobRow.tenant_id == tenant_id,
-            ExtractionJobRow.id == job_id,
-            ExtractionJobRow.status == "running",
-            ExtractionJobRow.attempts == attempt,
-        )
-        .values(
-            status="done",
-            outcome=outcome.value,
-            detail=detail,
-            lease_until=None,
-            updated_at=func.now(),
-        )
-        .returning(ExtractionJobRow.id)
-    )
-    return done.first() is not None
-
-
-async def retry_later(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    job_id: uuid.UUID,
-    attempt: int,
-    delay: timedelta,
-    outcome: ExtractionOutcome,
-    detail: str,
-) -> bool:
-    """Queue the job again after ``delay``; ``False`` (and the job is closed) when a newer
-    pass of the same run is already waiting, which supersedes it. A runner whose lease
-    was taken over (``attempt`` moved on) changes nothing."""
-    newer = aliased(ExtractionJobRow)
-    requeued = await session.execute(
-        update(ExtractionJobRow)
-        .where(
-            ExtractionJobRow.tenant_id == tenant_id,
-            ExtractionJobRow.id == job_id,
-            ExtractionJobRow.status == "running",
-            ExtractionJobRow.attempts == attempt,
-            ~exists().where(
-                newer.tenant_id == ExtractionJobRow.tenant_id,
-                newer.synthetic_session_id == ExtractionJobRow.synthetic_session_id,
-                newer.status == "queued",
+    async def claim(self, *, lease: timedelta) -> ClaimedJob | None:
+        row = await fetch_one(self._conn, _CLAIM, {"lease": lease})
+        if row is None:
+            return None
+        return ClaimedJob(
+            tenant_id=row["tenant_id"],
+            id=row["id"],
+            actor_user_id=row["actor_user_id"],
+            attempts=row["attempts"],
+            request=ExtractionRequest(
+                agent_id=row["agent_id"],
+                workspace_id=row["workspace_id"],
+                session_id=row["session_id"],
+                chain_id=row["chain_id"],
+                transcript=row["transcript"],
             ),
         )
-        .values(
-            status="queued",
-            run_after=func.now() + delay,
-            lease_until=None,
-            outcome=outcome.value,
-            detail=detail,
-            updated_at=func.now(),
-        )
-        .returning(ExtractionJobRow.id)
-    )
-    if requeued.first() is not None:
-        return True
-    await finish(
-        session,
-        tenant_id=tenant_id,
-        job_id=job_id,
-        attempt=attempt,
-        outcome=outcome,
-        detail=f"{detail}; superseded by a newer pass of the same run",
-    )
-    return False

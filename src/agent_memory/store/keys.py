@@ -1,51 +1,68 @@
-"""API key queries."""
+"""API keys across tenants; only a hash of each secret is stored."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import LiteralString
 
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from agent_memory.domain.identity import ApiKeyInfo, StoredApiKey
+from agent_memory.store.repositories import KeyRepository
+from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 
-from agent_memory.store.models import ApiKeyRow
+_ADD: LiteralString = """
+INSERT INTO api_keys (tenant_id, id, user_id, secret_hash, name)
+VALUES (%(tenant_id)s, %(id)s, %(user_id)s, %(secret_hash)s, %(name)s)
+RETURNING *
+"""
+_FIND: LiteralString = "SELECT * FROM api_keys WHERE id = %(id)s"
+_ALL: LiteralString = """
+SELECT * FROM api_keys
+WHERE %(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s
+ORDER BY tenant_id, created_at, id
+"""
+_REVOKE: LiteralString = """
+UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = %(id)s RETURNING *
+"""
 
 
-async def add(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    key_id: str,
-    user_id: str,
-    secret_hash: bytes,
-    name: str,
-) -> ApiKeyRow:
-    row = ApiKeyRow(
-        tenant_id=tenant_id, id=key_id, user_id=user_id, secret_hash=secret_hash, name=name
+def _info(row: Row) -> ApiKeyInfo:
+    return ApiKeyInfo(
+        key_id=row["id"],
+        tenant_id=row["tenant_id"],
+        user_id=row["user_id"],
+        name=row["name"],
+        created_at=row["created_at"],
+        revoked_at=row["revoked_at"],
     )
-    session.add(row)
-    await session.flush()
-    await session.refresh(row)
-    return row
 
 
-async def find(session: AsyncSession, key_id: str) -> ApiKeyRow | None:
-    row: ApiKeyRow | None = await session.scalar(select(ApiKeyRow).where(ApiKeyRow.id == key_id))
-    return row
+class PgKeys(KeyRepository):
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
 
+    async def add(
+        self, *, tenant_id: str, key_id: str, user_id: str, name: str, secret_hash: bytes
+    ) -> ApiKeyInfo:
+        row = await fetch_one(
+            self._conn,
+            _ADD,
+            {
+                "tenant_id": tenant_id,
+                "id": key_id,
+                "user_id": user_id,
+                "secret_hash": secret_hash,
+                "name": name,
+            },
+        )
+        assert row is not None  # an insert returns its row
+        return _info(row)
 
-async def list_all(session: AsyncSession, *, tenant_id: str | None = None) -> list[ApiKeyRow]:
-    stmt = select(ApiKeyRow).order_by(ApiKeyRow.tenant_id, ApiKeyRow.created_at, ApiKeyRow.id)
-    if tenant_id is not None:
-        stmt = stmt.where(ApiKeyRow.tenant_id == tenant_id)
-    return list((await session.scalars(stmt)).all())
+    async def find(self, key_id: str) -> StoredApiKey | None:
+        row = await fetch_one(self._conn, _FIND, {"id": key_id})
+        return StoredApiKey(_info(row), bytes(row["secret_hash"])) if row else None
 
+    async def select(self, tenant_id: str | None = None) -> list[ApiKeyInfo]:
+        return [_info(r) for r in await fetch_all(self._conn, _ALL, {"tenant_id": tenant_id})]
 
-async def revoke(session: AsyncSession, key_id: str) -> datetime | None:
-    """Mark the key revoked; returns when, or ``None`` when no such key exists."""
-    revoked: datetime | None = await session.scalar(
-        update(ApiKeyRow)
-        .where(ApiKeyRow.id == key_id)
-        .values(revoked_at=func.coalesce(ApiKeyRow.revoked_at, func.now()))
-        .returning(ApiKeyRow.revoked_at)
-    )
-    return revoked
+    async def revoke(self, key_id: str) -> ApiKeyInfo | None:
+        row = await fetch_one(self._conn, _REVOKE, {"id": key_id})
+        return _info(row) if row else None

@@ -1,329 +1,445 @@
-"""Memory queries. Every statement is confined to one tenant; none commits."""
+"""Memories, each change in one statement with its audit event.
+
+The audit event's snapshots are the stored rows themselves (``to_jsonb``), read back
+through :func:`memory_from_row` like any other row, so a new column reaches the
+audit trail without a line of code.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, LiteralString
 
-from sqlalchemy import Table, and_, delete, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
+import psycopg
+from psycopg.types.json import Jsonb
 
+from agent_memory.domain.errors import AlreadyExists
+from agent_memory.domain.events import MemoryEventType
+from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import (
-    IMPORTANCE_MAX,
-    IMPORTANCE_MIN,
-    KEY_MAX_CHARS,
+    LEARNING_KEY_PREFIX,
     Grounding,
+    KeyHeld,
+    ListingPosition,
     Memory,
+    MemoryPatch,
     MemorySource,
+    MemoryWrite,
     Owner,
     Scope,
-    text_violations,
+    Written,
 )
-from agent_memory.store import keyset
-from agent_memory.store.models import MemoryGroundingRow, MemoryRow
+from agent_memory.store.repositories import MemoryRepository
+from agent_memory.store.sql import (
+    Connection,
+    as_time,
+    as_uuid,
+    execute,
+    fetch_all,
+    fetch_one,
+)
 
-# Core statements on the table: plain rows, no identity map, less work per call.
-MEMORIES: Table = MemoryRow.__table__  # type: ignore[assignment]
-COLS = MEMORIES.c
 
-LEARNING_KEY_PREFIX = "director:learning:"
-
-
-def to_domain(row: Any, groundings: tuple[Grounding, ...] = ()) -> Memory:
-    """A memory from a Core row of the memories table (read by column name)."""
-    m = row._mapping
+def memory_from_row(row: Mapping[str, Any]) -> Memory:
+    """A memory from a row of ``memories`` or from an audit snapshot (its JSON)."""
     return Memory(
-        id=m["id"],
-        owner=Owner(Scope(m["scope"]), m["owner_id"]),
-        key=m["key"],
-        value=m["value"],
-        pinned=m["pinned"],
-        importance=m["importance"],
-        source=MemorySource(m["source"]),
-        created_at=m["created_at"],
-        updated_at=m["updated_at"],
-        version=m["version"],
-        tags=tuple(m["tags"] or ()),
-        confidence=m["confidence"],
-        metadata=dict(m["metadata"] or {}),
-        groundings=groundings,
-        conversation_provider=m["conversation_provider"],
-        conversation_id=m["conversation_id"],
+        id=as_uuid(row["id"]),
+        owner=Owner(Scope(row["scope"]), row["owner_id"]),
+        key=row["key"],
+        value=row["value"],
+        pinned=row["pinned"],
+        importance=row["importance"],
+        source=MemorySource(row["source"]),
+        created_at=as_time(row["created_at"]),
+        updated_at=as_time(row["updated_at"]),
+        version=row["version"],
+        tags=tuple(row.get("tags") or ()),
+        confidence=row.get("confidence"),
+        metadata=row.get("metadata") or {},
+        groundings=tuple(_grounding(g) for g in row.get("groundings") or ()),
+        conversation_provider=row.get("conversation_provider"),
+        conversation_id=row.get("conversation_id"),
     )
 
 
-async def insert_new(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    owner: Owner,
-    key: str,
-    source: MemorySource,
-    actor: str,
-    fields: dict[str, Any],
-) -> Memory | None:
-    """Insert a row at (owner, key); ``None`` when a concurrent writer got there first."""
-    stmt = (
-        insert(MEMORIES)
-        .values(
-            tenant_id=tenant_id,
-            id=uuid.uuid4(),
-            scope=owner.scope.value,
-            owner_id=owner.id,
-            key=key,
-            source=source.value,
-            created_by=actor,
-            updated_by=actor,
-            **fields,
+def _grounding(g: Mapping[str, Any]) -> Grounding:
+    return Grounding(
+        message_position=g["message_position"],
+        provider_message_id=g["provider_message_id"],
+        start_character=g["start_character"],
+        end_character=g["end_character"],
+        quote=g["quote"],
+        raw_event_index=g["raw_event_index"],
+        raw_start_character=g["raw_start_character"],
+        raw_end_character=g["raw_end_character"],
+        metadata=g["metadata"] or {},
+    )
+
+
+def _event(kind: LiteralString, old: LiteralString, new: LiteralString) -> LiteralString:
+    """The audit insert of one event per row of the CTE ``new`` (after the change) and
+    ``old`` (before it); either may be ``NULL`` (a creation, a deletion)."""
+    if old == "NULL":
+        rows = new
+    elif new == "NULL":
+        rows = old
+    else:
+        rows = f"{new} JOIN {old} ON {old}.id = {new}.id"
+    row = new if new != "NULL" else old
+    return f"""
+    INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
+                               occurred_at, old_memory, new_memory)
+    SELECT {row}.tenant_id, gen_random_uuid(), {row}.id, {kind}, %(actor)s,
+           clock_timestamp(), {_snapshot(old)}, {_snapshot(new)}
+    FROM {rows}"""
+
+
+def _snapshot(name: LiteralString) -> LiteralString:
+    return "NULL::jsonb" if name == "NULL" else f"to_jsonb({name}) - 'tenant_id'"
+
+
+_GROUNDINGS = """(
+    SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
+    FROM memory_groundings AS g
+    WHERE g.tenant_id = m.tenant_id AND g.memory_id = m.id
+) AS groundings"""
+
+_AT_KEY = """
+    tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
+    AND key = %(key)s"""
+
+_NEW_ROW = """
+    INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value, pinned,
+                          importance, tags, confidence, metadata, conversation_provider,
+                          conversation_id, created_by, updated_by)
+    SELECT %(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(source)s, %(value)s,
+           coalesce(%(pinned)s::boolean, false), coalesce(%(importance)s::smallint, 0),
+           coalesce(%(tags)s::text[], '{}'), %(confidence)s::float8,
+           coalesce(%(metadata)s::jsonb, '{}'), %(conversation_provider)s,
+           %(conversation_id)s, %(actor)s, %(actor)s"""
+
+# Lock the row at the key, if any: update it when the source matches, insert one when
+# there is none, and report it when it belongs to another source. A concurrent insert
+# of the same key makes the insert do nothing and the statement return no row.
+_WRITE: LiteralString = f"""
+WITH current AS (
+    SELECT * FROM memories WHERE {_AT_KEY}
+    FOR UPDATE
+),
+updated AS (
+    UPDATE memories AS m
+    SET value = %(value)s,
+        pinned = coalesce(%(pinned)s::boolean, m.pinned),
+        importance = coalesce(%(importance)s::smallint, m.importance),
+        tags = CASE WHEN %(evidence)s THEN %(tags)s::text[] ELSE m.tags END,
+        confidence = CASE WHEN %(evidence)s THEN %(confidence)s::float8 ELSE m.confidence END,
+        metadata = CASE WHEN %(evidence)s THEN %(metadata)s::jsonb ELSE m.metadata END,
+        conversation_provider = CASE WHEN %(evidence)s THEN %(conversation_provider)s
+                                     ELSE m.conversation_provider END,
+        conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s
+                               ELSE m.conversation_id END,
+        updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
+    FROM current AS c
+    WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND c.source = %(source)s
+    RETURNING m.*
+),
+inserted AS ({_NEW_ROW}
+    WHERE NOT EXISTS (SELECT FROM current)
+    ON CONFLICT (tenant_id, scope, owner_id, key) DO NOTHING
+    RETURNING *
+),
+created_event AS ({_event("'created'", "NULL", "inserted")}),
+updated_event AS ({_event("'updated'", "current", "updated")})
+SELECT 'created' AS outcome, n.* FROM inserted AS n
+UNION ALL SELECT 'updated', n.* FROM updated AS n
+UNION ALL SELECT 'held', c.* FROM current AS c WHERE c.source <> %(source)s
+"""
+
+_CREATE: LiteralString = f"""
+WITH inserted AS ({_NEW_ROW}
+    ON CONFLICT (tenant_id, scope, owner_id, key) DO NOTHING
+    RETURNING *
+),
+created_event AS ({_event("'created'", "NULL", "inserted")})
+SELECT * FROM inserted
+"""
+
+_GET: LiteralString = f"""
+SELECT m.*, {_GROUNDINGS}
+FROM memories AS m
+WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
+"""
+_GET_LOCKED: LiteralString = _GET + "FOR UPDATE OF m"
+
+_FIND_BY_KEY: LiteralString = f"SELECT * FROM memories WHERE {_AT_KEY}"
+
+# One change of a locked row: "changed" holds the new row when the change applies.
+_CHANGE_OLD: LiteralString = """
+WITH old AS (
+    SELECT * FROM memories WHERE tenant_id = %(tenant_id)s AND id = %(id)s FOR UPDATE
+),"""
+_CHANGED_OR_OLD: LiteralString = f"""
+SELECT m.*, {_GROUNDINGS}
+FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT FROM changed))
+     AS m
+"""
+
+_UPDATE: LiteralString = (
+    _CHANGE_OLD
+    + f"""
+changed AS (
+    UPDATE memories AS m
+    SET key = coalesce(%(key)s, m.key),
+        value = coalesce(%(value)s, m.value),
+        pinned = coalesce(%(pinned)s::boolean, m.pinned),
+        importance = coalesce(%(importance)s::smallint, m.importance),
+        updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
+    FROM old
+    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+    RETURNING m.*
+),
+event AS ({_event("%(event)s", "old", "changed")})
+"""
+    + _CHANGED_OR_OLD
+)
+
+_PIN: LiteralString = (
+    _CHANGE_OLD
+    + f"""
+changed AS (
+    UPDATE memories AS m
+    SET pinned = %(pinned)s, updated_by = %(actor)s, updated_at = clock_timestamp(),
+        version = m.version + 1
+    FROM old
+    WHERE m.tenant_id = old.tenant_id AND m.id = old.id AND old.pinned <> %(pinned)s
+    RETURNING m.*
+),
+event AS ({_event("CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END", "old", "changed")})
+"""
+    + _CHANGED_OR_OLD
+)
+
+_DELETE: LiteralString = (
+    _CHANGE_OLD
+    + f"""
+gone AS (
+    DELETE FROM memories AS m
+    USING old
+    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+      AND (%(version)s::integer IS NULL OR old.version = %(version)s::integer)
+    RETURNING m.id
+),
+event AS ({_event("'deleted'", "old", "NULL")} WHERE EXISTS (SELECT FROM gone))
+SELECT old.*, EXISTS (SELECT FROM gone) AS deleted FROM old
+"""
+)
+
+_DELETE_GROUNDINGS: LiteralString = """
+DELETE FROM memory_groundings WHERE tenant_id = %(tenant_id)s AND memory_id = %(id)s
+"""
+_INSERT_GROUNDINGS: LiteralString = """
+INSERT INTO memory_groundings (tenant_id, memory_id, ordinal, message_position,
+                               provider_message_id, start_character, end_character, quote,
+                               raw_event_index, raw_start_character, raw_end_character,
+                               metadata)
+SELECT %(tenant_id)s, %(id)s, g.ordinal, g.message_position, g.provider_message_id,
+       g.start_character, g.end_character, g.quote, g.raw_event_index,
+       g.raw_start_character, g.raw_end_character, coalesce(g.metadata, '{}')
+FROM jsonb_to_recordset(%(groundings)s::jsonb) AS g(
+    ordinal smallint, message_position integer, provider_message_id text,
+    start_character integer, end_character integer, quote text, raw_event_index integer,
+    raw_start_character integer, raw_end_character integer, metadata jsonb)
+"""
+
+# Listing orders, each ending in a unique column, and the keyset predicate that continues
+# each after a position.
+_OWNED: LiteralString = f"""
+SELECT m.*, {_GROUNDINGS}
+FROM memories AS m
+WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id = %(owner_id)s"""
+_AGENT_ORDER: LiteralString = " ORDER BY m.pinned DESC, m.importance DESC, m.key LIMIT %(limit)s"
+_AGENT_AFTER: LiteralString = """
+  AND (m.pinned < %(pinned)s
+       OR (m.pinned = %(pinned)s AND (m.importance < %(importance)s
+           OR (m.importance = %(importance)s AND m.key > %(key)s))))"""
+_WORKSPACE_ORDER: LiteralString = (
+    " ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT %(limit)s"
+)
+_WORKSPACE_AFTER: LiteralString = """
+  AND (m.pinned < %(pinned)s
+       OR (m.pinned = %(pinned)s AND (m.importance < %(importance)s
+           OR (m.importance = %(importance)s AND (m.updated_at < %(updated_at)s
+               OR (m.updated_at = %(updated_at)s AND m.id > %(id)s))))))"""
+_LISTINGS: dict[tuple[Scope, bool], LiteralString] = {
+    (Scope.AGENT, False): _OWNED + _AGENT_ORDER,
+    (Scope.AGENT, True): _OWNED + _AGENT_AFTER + _AGENT_ORDER,
+    (Scope.WORKSPACE, False): _OWNED + _WORKSPACE_ORDER,
+    (Scope.WORKSPACE, True): _OWNED + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
+}
+
+_COUNT: LiteralString = """
+SELECT count(*) AS n FROM memories
+WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
+"""
+
+_RECENT: LiteralString = """
+SELECT m.* FROM memories AS m
+JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
+  ON m.scope = o.scope AND m.owner_id = o.owner_id
+WHERE m.tenant_id = %(tenant_id)s
+ORDER BY m.updated_at DESC, m.id
+LIMIT %(limit)s
+"""
+
+_LEARNINGS: LiteralString = """
+SELECT * FROM memories
+WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
+  AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
+ORDER BY created_at DESC, key DESC
+LIMIT %(limit)s
+"""
+
+
+def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
+    e = write.evidence
+    return {
+        "tenant_id": principal.tenant_id,
+        "actor": principal.user_id,
+        "id": uuid.uuid4(),
+        "scope": write.owner.scope.value,
+        "owner_id": write.owner.id,
+        "key": write.key,
+        "source": write.source.value,
+        "value": write.value,
+        "pinned": write.pinned,
+        "importance": write.importance,
+        "evidence": e is not None,
+        "tags": list(e.tags) if e else None,
+        "confidence": e.confidence if e else None,
+        "metadata": Jsonb(dict(e.metadata)) if e else None,
+        "conversation_provider": e.conversation_provider if e else None,
+        "conversation_id": e.conversation_id if e else None,
+    }
+
+
+class PgMemories(MemoryRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._principal = principal
+        self._tenant = {"tenant_id": principal.tenant_id}
+
+    def _changing(self, **params: Any) -> dict[str, Any]:
+        return {**self._tenant, "actor": self._principal.user_id, **params}
+
+    async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
+        row = await fetch_one(self._conn, _WRITE, _write_params(self._principal, write))
+        if row is None:
+            return None
+        memory = memory_from_row(row)
+        if row["outcome"] == "held":
+            return KeyHeld(memory)
+        return Written(memory, created=row["outcome"] == "created")
+
+    async def create(self, write: MemoryWrite) -> Memory | None:
+        row = await fetch_one(self._conn, _CREATE, _write_params(self._principal, write))
+        return memory_from_row(row) if row else None
+
+    async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
+        row = await fetch_one(
+            self._conn, _GET_LOCKED if lock else _GET, {**self._tenant, "id": memory_id}
         )
-        .on_conflict_do_nothing(
-            index_elements=[COLS.tenant_id, COLS.scope, COLS.owner_id, COLS.key]
+        return memory_from_row(row) if row else None
+
+    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+        params = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id, "key": key}
+        row = await fetch_one(self._conn, _FIND_BY_KEY, params)
+        return memory_from_row(row) if row else None
+
+    async def update(
+        self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType
+    ) -> Memory:
+        params = self._changing(
+            id=memory_id,
+            key=patch.key,
+            value=patch.value,
+            pinned=patch.pinned,
+            importance=patch.importance,
+            event=event.value,
         )
-        .returning(*MEMORIES.c)
-    )
-    row = (await session.execute(stmt)).first()
-    return to_domain(row) if row else None
+        try:
+            row = await fetch_one(self._conn, _UPDATE, params)
+        except psycopg.errors.UniqueViolation as exc:
+            raise AlreadyExists(
+                f"key {patch.key!r} is already used by another memory of the same owner",
+                reason="KEY_TAKEN",
+            ) from exc
+        if row is None:
+            raise LookupError(f"memory {memory_id} does not exist")
+        return memory_from_row(row)
 
+    async def pin(self, memory_id: uuid.UUID, pinned: bool) -> Memory | None:
+        row = await fetch_one(self._conn, _PIN, self._changing(id=memory_id, pinned=pinned))
+        return memory_from_row(row) if row else None
 
-async def find_by_key(
-    session: AsyncSession, *, tenant_id: str, owner: Owner, key: str, for_update: bool = False
-) -> Memory | None:
-    stmt = select(MEMORIES).where(
-        COLS.tenant_id == tenant_id,
-        COLS.scope == owner.scope.value,
-        COLS.owner_id == owner.id,
-        COLS.key == key,
-    )
-    if for_update:
-        stmt = stmt.with_for_update()
-    row = (await session.execute(stmt)).first()
-    return to_domain(row) if row else None
+    async def delete(
+        self, memory_id: uuid.UUID, *, version: int | None = None
+    ) -> tuple[Memory | None, bool]:
+        row = await fetch_one(self._conn, _DELETE, self._changing(id=memory_id, version=version))
+        if row is None:
+            return None, False
+        return memory_from_row(row), bool(row["deleted"])
 
-
-async def get(
-    session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID, for_update: bool = False
-) -> Memory | None:
-    stmt = select(MEMORIES).where(COLS.tenant_id == tenant_id, COLS.id == memory_id)
-    if for_update:
-        stmt = stmt.with_for_update()
-    row = (await session.execute(stmt)).first()
-    return to_domain(row) if row else None
-
-
-async def apply(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    memory_id: uuid.UUID,
-    changes: dict[str, Any],
-    actor: str,
-) -> Memory:
-    """Write ``changes`` to a row the caller has locked; bumps version and time."""
-    stmt = (
-        update(MEMORIES)
-        .where(COLS.tenant_id == tenant_id, COLS.id == memory_id)
-        .values(
-            **changes,
-            updated_by=actor,
-            updated_at=func.clock_timestamp(),
-            version=COLS.version + 1,
-        )
-        .returning(*MEMORIES.c)
-    )
-    row = (await session.execute(stmt)).one()
-    return to_domain(row)
-
-
-async def delete_row(session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID) -> None:
-    await session.execute(delete(MEMORIES).where(COLS.tenant_id == tenant_id, COLS.id == memory_id))
-
-
-async def replace_groundings(
-    session: AsyncSession, *, tenant_id: str, memory_id: uuid.UUID, groundings: Sequence[Grounding]
-) -> None:
-    await session.execute(
-        delete(MemoryGroundingRow).where(
-            MemoryGroundingRow.tenant_id == tenant_id, MemoryGroundingRow.memory_id == memory_id
-        )
-    )
-    if groundings:
-        await session.execute(
-            insert(MemoryGroundingRow),
-            [
-                {
-                    "tenant_id": tenant_id,
-                    "memory_id": memory_id,
-                    "ordinal": i,
-                    "message_position": g.message_position,
-                    "provider_message_id": g.provider_message_id,
-                    "start_character": g.start_character,
-                    "end_character": g.end_character,
-                    "quote": g.quote,
-                    "raw_event_index": g.raw_event_index,
-                    "raw_start_character": g.raw_start_character,
-                    "raw_end_character": g.raw_end_character,
-                    "metadata_": dict(g.metadata),
-                }
+    async def replace_groundings(
+        self, memory_id: uuid.UUID, groundings: Sequence[Grounding]
+    ) -> None:
+        params = {**self._tenant, "id": memory_id}
+        await execute(self._conn, _DELETE_GROUNDINGS, params)
+        if groundings:
+            rows = [
+                {**g.__dict__, "metadata": dict(g.metadata), "ordinal": i}
                 for i, g in enumerate(groundings)
-            ],
-        )
+            ]
+            await execute(self._conn, _INSERT_GROUNDINGS, {**params, "groundings": Jsonb(rows)})
 
+    async def list_page(
+        self, owner: Owner, *, after: ListingPosition | None, limit: int
+    ) -> list[Memory]:
+        params: dict[str, Any] = {
+            **self._tenant,
+            "scope": owner.scope.value,
+            "owner_id": owner.id,
+            "limit": limit,
+        }
+        if after is not None:
+            names: tuple[str, ...] = ("pinned", "importance", "key")
+            if owner.scope is Scope.WORKSPACE:
+                names = ("pinned", "importance", "updated_at", "id")
+            params.update(zip(names, after, strict=True))
+        rows = await fetch_all(self._conn, _LISTINGS[owner.scope, after is not None], params)
+        return [memory_from_row(r) for r in rows]
 
-async def with_groundings(
-    session: AsyncSession, *, tenant_id: str, memories: Sequence[Memory]
-) -> list[Memory]:
-    """The same memories with their groundings, loaded in one query."""
-    if not memories:
-        return []
-    rows = (
-        await session.scalars(
-            select(MemoryGroundingRow)
-            .where(
-                MemoryGroundingRow.tenant_id == tenant_id,
-                MemoryGroundingRow.memory_id.in_([m.id for m in memories]),
-            )
-            .order_by(MemoryGroundingRow.memory_id, MemoryGroundingRow.ordinal)
-        )
-    ).all()
-    by_memory: dict[uuid.UUID, list[Grounding]] = {}
-    for r in rows:
-        by_memory.setdefault(r.memory_id, []).append(
-            Grounding(
-                message_position=r.message_position,
-                provider_message_id=r.provider_message_id,
-                start_character=r.start_character,
-                end_character=r.end_character,
-                quote=r.quote,
-                raw_event_index=r.raw_event_index,
-                raw_start_character=r.raw_start_character,
-                raw_end_character=r.raw_end_character,
-                metadata=dict(r.metadata_ or {}),
-            )
-        )
-    return [replace(m, groundings=tuple(by_memory.get(m.id, ()))) for m in memories]
+    async def count(self, owner: Owner) -> int:
+        params = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id}
+        row = await fetch_one(self._conn, _COUNT, params)
+        return int(row["n"]) if row else 0
 
+    async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
+        if not owners or limit <= 0:
+            return []
+        params = {
+            **self._tenant,
+            "scopes": [o.scope.value for o in owners],
+            "owner_ids": [o.id for o in owners],
+            "limit": limit,
+        }
+        return [memory_from_row(r) for r in await fetch_all(self._conn, _RECENT, params)]
 
-async def list_learnings(
-    session: AsyncSession, *, tenant_id: str, agent_ids: Sequence[str], limit: int
-) -> list[Memory]:
-    """Director learnings of any of ``agent_ids``, newest first."""
-    rows = (
-        await session.execute(
-            select(MEMORIES)
-            .where(
-                COLS.tenant_id == tenant_id,
-                COLS.source == MemorySource.DIRECTOR.value,
-                COLS.scope == Scope.AGENT.value,
-                COLS.owner_id.in_(list(agent_ids)),
-                COLS.key.startswith(LEARNING_KEY_PREFIX, autoescape=True),
-            )
-            .order_by(COLS.created_at.desc(), COLS.key.desc())
-            .limit(limit)
-        )
-    ).all()
-    return [to_domain(r) for r in rows]
-
-
-# Listing orders, as (sort expression, descending) pairs ending in a unique column.
-def _agent_order() -> list[tuple[Any, bool]]:
-    return [
-        (COLS.pinned, True),
-        (COLS.importance, True),
-        (COLS.key, False),
-    ]
-
-
-def _workspace_order() -> list[tuple[Any, bool]]:
-    return [
-        (COLS.pinned, True),
-        (COLS.importance, True),
-        (COLS.updated_at, True),
-        (COLS.id, False),
-    ]
-
-
-async def list_page(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    owner: Owner,
-    after: Sequence[Any] | None,
-    limit: int,
-) -> list[Memory]:
-    """One page of an owner's memories in the scope's order, after ``after``."""
-    order = _agent_order() if owner.scope is Scope.AGENT else _workspace_order()
-    stmt = select(MEMORIES).where(
-        COLS.tenant_id == tenant_id,
-        COLS.scope == owner.scope.value,
-        COLS.owner_id == owner.id,
-    )
-    if after is not None:
-        stmt = stmt.where(keyset.after(order, after))
-    stmt = stmt.order_by(*(c.desc() if d else c.asc() for c, d in order)).limit(limit)
-    rows = (await session.execute(stmt)).all()
-    return [to_domain(r) for r in rows]
-
-
-def sort_position(memory: Memory) -> list[Any]:
-    """The keyset position of ``memory`` in its owner's listing order, JSON-safe."""
-    if memory.owner.scope is Scope.AGENT:
-        return [memory.pinned, memory.importance, memory.key]
-    return [memory.pinned, memory.importance, memory.updated_at.isoformat(), str(memory.id)]
-
-
-def parse_position(scope: Scope, raw: Sequence[Any]) -> list[Any]:
-    """Undo :func:`sort_position`. Raises ValueError for a position we did not make."""
-    expected = 3 if scope is Scope.AGENT else 4
-    if (
-        len(raw) != expected
-        or not isinstance(raw[0], bool)
-        or type(raw[1]) is not int
-        or not IMPORTANCE_MIN <= raw[1] <= IMPORTANCE_MAX
-        or not all(isinstance(v, str) for v in raw[2:])
-    ):
-        raise ValueError("not a listing position")
-    if scope is Scope.AGENT:
-        if text_violations("key", raw[2], max_chars=KEY_MAX_CHARS):
-            raise ValueError("not a listing position")
-        return list(raw)
-    updated_at = datetime.fromisoformat(raw[2])
-    if updated_at.tzinfo is None:
-        raise ValueError("not a listing position")
-    return [raw[0], raw[1], updated_at, uuid.UUID(raw[3])]
-
-
-async def recent(
-    session: AsyncSession, *, tenant_id: str, owners: Sequence[Owner], limit: int
-) -> list[Memory]:
-    """The most recently updated memories of any of ``owners``."""
-    if not owners or limit <= 0:
-        return []
-    rows = (
-        await session.execute(
-            select(MEMORIES)
-            .where(
-                COLS.tenant_id == tenant_id,
-                or_(*(and_(COLS.scope == o.scope.value, COLS.owner_id == o.id) for o in owners)),
-            )
-            .order_by(COLS.updated_at.desc(), COLS.id)
-            .limit(limit)
-        )
-    ).all()
-    return [to_domain(r) for r in rows]
-
-
-async def count(session: AsyncSession, *, tenant_id: str, owner: Owner) -> int:
-    total = await session.scalar(
-        select(func.count())
-        .select_from(MEMORIES)
-        .where(
-            COLS.tenant_id == tenant_id,
-            COLS.scope == owner.scope.value,
-            COLS.owner_id == owner.id,
-        )
-    )
-    return int(total or 0)
+    async def learnings(self, agent_ids: Sequence[str], limit: int) -> list[Memory]:
+        params = {
+            **self._tenant,
+            "agent_ids": list(agent_ids),
+            "prefix": LEARNING_KEY_PREFIX,
+            "limit": limit,
+        }
+        return [memory_from_row(r) for r in await fetch_all(self._conn, _LEARNINGS, params)]

@@ -328,6 +328,19 @@ class ArchivalLineRow(Base):
     embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
 
 
+class ArchivalVocabularyRow(Base):
+    """The distinct lexemes of one archival block, rewritten with it: the candidates
+    recall matches a misspelt query term against."""
+
+    __tablename__ = "archival_vocabulary"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    lexemes: Mapped[list[str]] = mapped_column(ARRAY(Text))
+
+
 class ActiveSessionRow(Base):
     """The model session an agent's chat and scheduled runs share, one row per agent.
 
@@ -459,6 +472,7 @@ __all__ = [
     "AgentSettingsRow",
     "ApiKeyRow",
     "ArchivalLineRow",
+    "ArchivalVocabularyRow",
     "Base",
     "BlockRow",
     "BlockVersionRow",

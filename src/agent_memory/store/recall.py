@@ -1,5 +1,5 @@
 """Ranking inside PostgreSQL: BM25 over stemmed lexemes, with typo-tolerant terms and
-the neighbouring lines of a block as context.
+the neighbouring lines of a block as context. One statement.
 
 * Terms are the English-stemmed lexemes of the query (``to_tsvector('english')``),
   the same analysis the lines get when they are written.
@@ -7,6 +7,7 @@ the neighbouring lines of a block as context.
   searched (the caller's blocks), so names and rare words count most.
 * A query term that occurs nowhere is matched to close lexemes by trigram
   similarity, weighted by that similarity: typos and name variants still hit.
+  The candidates are the searched blocks' vocabularies, kept with each write.
 * Short lines need little length normalisation (b = 0.4).
 * In a conversation the answer often sits next to the line that names the
   topic, so each line also gets half the score of its best neighbour (a quarter
@@ -15,56 +16,69 @@ the neighbouring lines of a block as context.
   would get (the sum of the terms' weights) and capped at 1, so it means the
   same for every query: 1 is "all of it is here", 0.3 "a third of the evidence".
 
-With an embedder and pgvector the lexical score is blended with the cosine
-similarity of the line's embedding to the query's (clipped at 0):
+With an embedding of the query (an embedder, and pgvector) the lexical score is
+blended with the cosine similarity of each line's embedding (clipped at 0):
 ``(1 - w) * lexical + w * similarity``, over the same lines, so a line that shares
 no word with the query but means the same is a candidate too. A line without a
-usable embedding (written while the embedder failed, or by another model) and a
-memory row keep their lexical score.
+usable embedding and a memory row keep their lexical score.
+
+The statement's parameters are prefixed ``rank_`` (but for the caller's
+``tenant_id``, ``user_id`` and ``agent_id``) so it can be part of a larger one.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from typing import Any, LiteralString
 
-from sqlalchemy import bindparam, text
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.types import Boolean, Float, Integer, String
-
+from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Scope
-from agent_memory.domain.recall import RecallMatch
+from agent_memory.domain.recall import RankQuery, RecallMatch
+from agent_memory.store.repositories import RecallRepository
+from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_one
 
 K1 = 1.2
 B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
 FUZZY_MIN_SIMILARITY = 0.4
 
-_LEXICAL_SQL = f"""
-WITH terms AS (
-    SELECT DISTINCT u.lexeme AS term
-    FROM unnest(to_tsvector('english', :query)) AS u
-),
+
+def _docs(embeddings: bool) -> LiteralString:
+    """The searched lines and memories, each with its lexemes and its place in its block."""
+    line_embedding: LiteralString = ", l.embedding" if embeddings else ""
+    memory_embedding: LiteralString = ", NULL::real[]" if embeddings else ""
+    return f"""
 docs AS (
     SELECT 'line' AS kind, l.scope, l.agent_id, '' AS workspace_id, l.line_number,
-           NULL::uuid AS memory_id, l.content, l.lexemes,
+           NULL::uuid AS memory_id, l.content, l.lexemes{line_embedding},
            row_number() OVER (PARTITION BY l.scope, l.agent_id ORDER BY l.line_number) AS ord
     FROM archival_lines AS l
-    WHERE l.tenant_id = :tenant_id AND l.user_id = :user_id
+    WHERE l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
       AND ((l.scope = 'user' AND l.agent_id = '')
-           OR (l.scope = 'agent' AND l.agent_id = :agent_id))
+           OR (l.scope = 'agent' AND l.agent_id = %(agent_id)s))
     UNION ALL
     SELECT 'memory', m.scope,
            CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END,
            CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END,
            0, m.id, m.key || ': ' || m.value,
-           to_tsvector('english', m.key || ' ' || m.value),
+           to_tsvector('english', m.key || ' ' || m.value){memory_embedding},
            row_number() OVER (ORDER BY m.id)
     FROM memories AS m
-    WHERE :include_memories AND m.tenant_id = :tenant_id
-      AND ((m.scope = 'agent' AND m.owner_id = :agent_id)
-           OR (m.scope = 'workspace' AND m.owner_id = :workspace_id))
-),
+    WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
+      AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
+           OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
+)"""
+
+
+_TERMS: LiteralString = """
+terms AS (
+    SELECT DISTINCT u.lexeme AS term
+    FROM unnest(to_tsvector('english', %(rank_query)s)) AS u
+)"""
+
+# BM25 with fuzzy terms and neighbours, up to each hit's points ("combined") and the
+# best attainable points ("best").
+_LEXICAL: LiteralString = f"""
 stats AS (
     SELECT count(*)::float8 AS n, greatest(avg(length(lexemes)), 1)::float8 AS avgdl
     FROM docs
@@ -85,26 +99,38 @@ exact_hits AS (
 ),
 missing AS (
     SELECT term FROM terms
-    WHERE term NOT IN (SELECT DISTINCT term FROM exact_hits) AND length(term) >= 4
+    WHERE term NOT IN (SELECT term FROM exact_hits) AND length(term) >= 4
 ),
 vocab AS (
-    SELECT DISTINCT u.lexeme
+    SELECT v.lexeme
+    FROM archival_vocabulary AS a, unnest(a.lexemes) AS v(lexeme)
+    WHERE EXISTS (SELECT FROM missing)
+      AND a.tenant_id = %(tenant_id)s AND a.user_id = %(user_id)s
+      AND ((a.scope = 'user' AND a.agent_id = '')
+           OR (a.scope = 'agent' AND a.agent_id = %(agent_id)s))
+    UNION
+    SELECT u.lexeme
     FROM docs AS d, unnest(d.lexemes) AS u
-    WHERE EXISTS (SELECT 1 FROM missing)
+    WHERE d.kind = 'memory' AND EXISTS (SELECT FROM missing)
 ),
 fuzzy AS (
     SELECT m.term, v.lexeme, similarity(v.lexeme, m.term)::float8 AS weight
     FROM missing AS m, vocab AS v
     WHERE similarity(v.lexeme, m.term) >= {FUZZY_MIN_SIMILARITY}
 ),
+fuzzy_query AS (
+    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq
+    FROM (SELECT DISTINCT lexeme FROM fuzzy) AS f
+),
 fuzzy_hits AS (
     SELECT d.kind, d.scope, d.agent_id, d.ord, f.term, f.weight,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
            length(d.lexemes)::float8 AS dl
     FROM docs AS d
+    CROSS JOIN fuzzy_query AS q
     CROSS JOIN LATERAL unnest(d.lexemes) AS u
     JOIN fuzzy AS f ON f.lexeme = u.lexeme
-    WHERE EXISTS (SELECT 1 FROM fuzzy)
+    WHERE q.tsq IS NOT NULL AND d.lexemes @@ q.tsq
 ),
 hits AS (
     SELECT * FROM exact_hits
@@ -142,7 +168,9 @@ combined AS (
     FROM scored AS sc
     FULL JOIN context AS cx
       ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (sc.kind, sc.scope, sc.agent_id, sc.ord)
-),
+)"""
+
+_LEXICAL_RANKED: LiteralString = """
 ranked AS (
     SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
            d.content, c.points / nullif(b.top, 0) AS raw
@@ -150,49 +178,17 @@ ranked AS (
     JOIN docs AS d
       ON (d.kind, d.scope, d.agent_id, d.ord) = (c.kind, c.scope, c.agent_id, c.ord)
     CROSS JOIN best AS b
-)
-SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-       least(1.0, raw) AS score
-FROM ranked
-WHERE raw > 0 AND least(1.0, raw) >= :min_score
-ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
-LIMIT :limit
-"""
+)"""
 
-_FINAL = """
-SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-       least(1.0, raw) AS score
-FROM ranked
-WHERE raw > 0 AND least(1.0, raw) >= :min_score
-ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
-LIMIT :limit
-"""
-
-
-def _hybrid_sql() -> str:
-    """The lexical statement with each line's embedding carried along and blended in."""
-    sql = _LEXICAL_SQL
-    for old, new in (
-        ("l.content, l.lexemes,", "l.content, l.lexemes, l.embedding,"),
-        (
-            "to_tsvector('english', m.key || ' ' || m.value),",
-            "to_tsvector('english', m.key || ' ' || m.value), NULL::real[],",
-        ),
-    ):
-        assert sql.count(old) == 1, old
-        sql = sql.replace(old, new)
-    head, tail = sql.split("ranked AS (")
-    assert tail.endswith(_FINAL), "the final SELECT moved"
-    return (
-        head
-        + """distances AS (
+# A zero vector has no direction: its distance is NaN and it says nothing.
+_HYBRID_RANKED: LiteralString = """
+distances AS (
     SELECT d.kind, d.scope, d.agent_id, d.ord,
-           (d.embedding::vector <=> CAST(:query_embedding AS vector))::float8 AS distance
+           (d.embedding::vector <=> CAST(%(rank_embedding)s AS vector))::float8 AS distance
     FROM docs AS d
-    WHERE d.embedding IS NOT NULL AND cardinality(d.embedding) = :dimensions
+    WHERE d.embedding IS NOT NULL AND cardinality(d.embedding) = %(rank_dimensions)s
 ),
 semantic AS (
-    -- A zero vector has no direction: its distance is NaN and it says nothing.
     SELECT kind, scope, agent_id, ord, greatest(0, 1 - distance) AS near
     FROM distances
     WHERE distance <> 'NaN'::float8
@@ -205,7 +201,7 @@ lexical AS (
 ranked AS (
     SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id, d.content,
            CASE WHEN s.near IS NULL THEN coalesce(x.score, 0)
-                ELSE (1 - :weight) * coalesce(x.score, 0) + :weight * s.near
+                ELSE (1 - %(rank_weight)s) * coalesce(x.score, 0) + %(rank_weight)s * s.near
            END AS raw
     FROM docs AS d
     LEFT JOIN lexical AS x
@@ -214,96 +210,78 @@ ranked AS (
       ON (s.kind, s.scope, s.agent_id, s.ord) = (d.kind, d.scope, d.agent_id, d.ord)
     WHERE x.kind IS NOT NULL OR s.kind IS NOT NULL
 )"""
-        + _FINAL
-    )
+
+_BEST_FIRST: LiteralString = """
+SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
+       least(1.0, raw) AS score, raw
+FROM ranked
+WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
+LIMIT %(rank_limit)s"""
 
 
-_PARAMS = (
-    bindparam("query", type_=String),
-    bindparam("tenant_id", type_=String),
-    bindparam("user_id", type_=String),
-    bindparam("agent_id", type_=String),
-    bindparam("workspace_id", type_=String),
-    bindparam("include_memories", type_=Boolean),
-    bindparam("min_score", type_=Float),
-    bindparam("limit", type_=Integer),
-)
-_RANK = text(_LEXICAL_SQL).bindparams(*_PARAMS)
-_HYBRID = text(_hybrid_sql()).bindparams(
-    *_PARAMS,
-    bindparam("query_embedding", type_=String),
-    bindparam("dimensions", type_=Integer),
-    bindparam("weight", type_=Float),
+# How its rows are ordered, for a caller that aggregates them.
+BEST_FIRST_ORDER: LiteralString = "raw DESC, kind, scope, agent_id, line_number, memory_id"
+
+
+def ranking(embeddings: bool) -> LiteralString:
+    """The ranking statement: lexical, or hybrid with a query embedding."""
+    ranked = _HYBRID_RANKED if embeddings else _LEXICAL_RANKED
+    return f"WITH {_TERMS},{_docs(embeddings)},{_LEXICAL},{ranked}{_BEST_FIRST}"
+
+
+_RANKINGS: dict[bool, LiteralString] = {e: ranking(e) for e in (False, True)}
+
+PGVECTOR_INSTALLED: LiteralString = (
+    "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') AS installed"
 )
 
 _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
 
 
-async def rank(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    user_id: str,
-    agent_id: str,
-    query: str,
-    limit: int,
-    min_score: float,
-    include_memories: bool,
-    workspace_id: str | None,
-    query_embedding: list[float] | None = None,
-    embedding_weight: float = 0.3,
-) -> AsyncIterator[RecallMatch]:
-    """Matches best first, yielded as PostgreSQL returns them.
-
-    With ``query_embedding`` (only where pgvector is installed) the ranking is hybrid.
-    """
-    params: dict[str, object] = {
-        "query": query,
-        "tenant_id": tenant_id,
-        "user_id": user_id,
-        "agent_id": agent_id,
-        "workspace_id": workspace_id or "",
-        "include_memories": include_memories,
-        "min_score": min_score,
-        "limit": limit,
+def rank_params(query: RankQuery) -> dict[str, Any]:
+    """The ``rank_`` parameters of the ranking statement (and the caller's agent)."""
+    params: dict[str, Any] = {
+        "agent_id": query.agent_id,
+        "rank_query": query.query,
+        "rank_limit": query.limit,
+        "rank_min_score": query.min_score,
+        "rank_include_memories": query.include_memories,
+        "rank_workspace_id": query.workspace_id,
     }
-    statement = _RANK
-    if query_embedding:
-        statement = _HYBRID
-        params["query_embedding"] = "[" + ",".join(repr(float(x)) for x in query_embedding) + "]"
-        params["dimensions"] = len(query_embedding)
-        params["weight"] = embedding_weight
-    # At most 100 rows, all ranked before the first is known: one round trip,
-    # no server-side cursor. The caller streams them on as they are read.
-    result = await session.execute(statement, params)
-    for row in result:
-        yield RecallMatch(
-            content=row.content,
-            score=float(row.score),
-            scope=_SCOPES[row.scope],
-            agent_id=row.agent_id,
-            line_number=int(row.line_number),
-            memory_id=row.memory_id if isinstance(row.memory_id, uuid.UUID) else None,
-            workspace_id=row.workspace_id,
+    if query.embedding:
+        params["rank_embedding"] = "[" + ",".join(repr(float(x)) for x in query.embedding) + "]"
+        params["rank_dimensions"] = len(query.embedding)
+        params["rank_weight"] = query.weight
+    return params
+
+
+def match_from_row(row: Mapping[str, Any]) -> RecallMatch:
+    """A match from a row of the ranking statement, or from its JSON."""
+    memory_id = row["memory_id"]
+    return RecallMatch(
+        content=row["content"],
+        score=float(row["score"]),
+        scope=_SCOPES[row["scope"]],
+        agent_id=row["agent_id"],
+        line_number=int(row["line_number"]),
+        memory_id=as_uuid(memory_id) if memory_id is not None else None,
+        workspace_id=row["workspace_id"],
+    )
+
+
+class PgRecall(RecallRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+
+    async def rank(self, query: RankQuery) -> list[RecallMatch]:
+        # At most 100 rows, all ranked before the first is known: fetched at once.
+        rows = await fetch_all(
+            self._conn, _RANKINGS[bool(query.embedding)], {**self._caller, **rank_params(query)}
         )
+        return [match_from_row(r) for r in rows]
 
-
-async def pgvector_available(session: AsyncSession) -> bool:
-    """Whether this PostgreSQL can load pgvector (for embedding-assisted recall)."""
-    found = await session.scalar(
-        text("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')")
-    )
-    return bool(found)
-
-
-async def pgvector_installed(session: AsyncSession) -> bool:
-    """Whether pgvector is installed in this database."""
-    found = await session.scalar(
-        text("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')")
-    )
-    return bool(found)
-
-
-async def install_pgvector(session: AsyncSession) -> None:
-    """Install pgvector in this database (it must be available on the server)."""
-    await session.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+    async def vectors_available(self) -> bool:
+        row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})
+        return bool(row and row["installed"])

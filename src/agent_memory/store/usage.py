@@ -2,97 +2,103 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from decimal import Decimal
+from typing import LiteralString
 
-from sqlalchemy import ColumnElement, func, select
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from agent_memory.domain.extraction import ExtractionOutcome, UsageRecord, UsageReport
-from agent_memory.store.models import UsageRecordRow
+from agent_memory.domain.extraction import ExtractionOutcome, Usage, UsageRecord, UsageReport
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import UsageRepository
+from agent_memory.store.sql import Connection, execute, fetch_all
 
 MAX_RECORDS = 1000
 
+_RECORD: LiteralString = """
+INSERT INTO usage_records (tenant_id, id, synthetic_session_id, agent_id, model, input_tokens,
+                           output_tokens, cost_usd, outcome)
+VALUES (%(tenant_id)s, gen_random_uuid(), %(synthetic_session_id)s, %(agent_id)s, %(model)s,
+        %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(outcome)s)
+"""
 
-async def record(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    synthetic_session_id: str,
-    agent_id: str,
-    model: str,
-    input_tokens: int,
-    output_tokens: int,
-    cost_usd: float,
-    outcome: ExtractionOutcome,
-) -> None:
-    await session.execute(
-        insert(UsageRecordRow).values(
-            tenant_id=tenant_id,
-            id=uuid.uuid4(),
-            synthetic_session_id=synthetic_session_id,
-            agent_id=agent_id,
-            model=model,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=Decimal(str(round(cost_usd, 8))),
-            outcome=outcome.value,
-        )
-    )
+# The records (at most MAX_RECORDS, oldest first) and, on every row, the totals over
+# every match; a row of NULL record columns carries the totals when nothing matched.
+_REPORT: LiteralString = f"""
+WITH matched AS (
+    SELECT * FROM usage_records
+    WHERE tenant_id = %(tenant_id)s
+      AND starts_with(synthetic_session_id, %(prefix)s)
+      AND (%(start)s::timestamptz IS NULL OR recorded_at >= %(start)s::timestamptz)
+      AND (%(end)s::timestamptz IS NULL OR recorded_at < %(end)s::timestamptz)
+),
+totals AS (
+    SELECT coalesce(sum(input_tokens), 0) AS total_input_tokens,
+           coalesce(sum(output_tokens), 0) AS total_output_tokens,
+           coalesce(sum(cost_usd), 0) AS total_cost_usd
+    FROM matched
+)
+SELECT r.*, t.* FROM totals AS t
+LEFT JOIN LATERAL (
+    SELECT * FROM matched ORDER BY recorded_at, id LIMIT {MAX_RECORDS}
+) AS r ON true
+ORDER BY r.recorded_at, r.id
+"""
 
 
-async def report(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    prefix: str,
-    start: datetime | None,
-    end: datetime | None,
-) -> UsageReport:
-    """Records whose id starts with ``prefix`` in [start, end), oldest first, with totals
-    over every match (the record list itself is capped)."""
-    conditions: list[ColumnElement[bool]] = [UsageRecordRow.tenant_id == tenant_id]
-    if prefix:
-        conditions.append(UsageRecordRow.synthetic_session_id.startswith(prefix, autoescape=True))
-    if start is not None:
-        conditions.append(UsageRecordRow.recorded_at >= start)
-    if end is not None:
-        conditions.append(UsageRecordRow.recorded_at < end)
-    totals = (
-        await session.execute(
-            select(
-                func.coalesce(func.sum(UsageRecordRow.input_tokens), 0),
-                func.coalesce(func.sum(UsageRecordRow.output_tokens), 0),
-                func.coalesce(func.sum(UsageRecordRow.cost_usd), 0),
-            ).where(*conditions)
+class PgUsage(UsageRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._tenant = principal.tenant_id
+
+    async def record(
+        self,
+        synthetic_session_id: str,
+        *,
+        agent_id: str,
+        model: str,
+        usage: Usage,
+        outcome: ExtractionOutcome,
+    ) -> None:
+        await execute(
+            self._conn,
+            _RECORD,
+            {
+                "tenant_id": self._tenant,
+                "synthetic_session_id": synthetic_session_id,
+                "agent_id": agent_id,
+                "model": model,
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cost_usd": Decimal(str(round(usage.cost_usd, 8))),
+                "outcome": outcome.value,
+            },
         )
-    ).one()
-    rows = (
-        await session.scalars(
-            select(UsageRecordRow)
-            .where(*conditions)
-            .order_by(UsageRecordRow.recorded_at, UsageRecordRow.id)
-            .limit(MAX_RECORDS)
+
+    async def report(
+        self, prefix: str, *, start: datetime | None, end: datetime | None
+    ) -> UsageReport:
+        rows = await fetch_all(
+            self._conn,
+            _REPORT,
+            {"tenant_id": self._tenant, "prefix": prefix, "start": start, "end": end},
         )
-    ).all()
-    return UsageReport(
-        records=[
-            UsageRecord(
-                id=r.id,
-                synthetic_session_id=r.synthetic_session_id,
-                agent_id=r.agent_id,
-                model=r.model,
-                input_tokens=r.input_tokens,
-                output_tokens=r.output_tokens,
-                cost_usd=float(r.cost_usd),
-                outcome=ExtractionOutcome(r.outcome),
-                recorded_at=r.recorded_at,
-            )
-            for r in rows
-        ],
-        total_input_tokens=int(totals[0]),
-        total_output_tokens=int(totals[1]),
-        total_cost_usd=float(totals[2]),
-    )
+        totals = rows[0]
+        return UsageReport(
+            records=[
+                UsageRecord(
+                    id=r["id"],
+                    synthetic_session_id=r["synthetic_session_id"],
+                    agent_id=r["agent_id"],
+                    model=r["model"],
+                    input_tokens=r["input_tokens"],
+                    output_tokens=r["output_tokens"],
+                    cost_usd=float(r["cost_usd"]),
+                    outcome=ExtractionOutcome(r["outcome"]),
+                    recorded_at=r["recorded_at"],
+                )
+                for r in rows
+                if r["id"] is not None
+            ],
+            total_input_tokens=int(totals["total_input_tokens"]),
+            total_output_tokens=int(totals["total_output_tokens"]),
+            total_cost_usd=float(totals["total_cost_usd"]),
+        )

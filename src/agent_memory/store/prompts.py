@@ -1,0 +1,130 @@
+"""Everything a render reads, in one statement: core blocks, the agent's switch, both
+memory listings with their totals, recent decisions and (in AUTO mode) the archival
+ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, LiteralString
+
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory import MemoryRows
+from agent_memory.domain.recall import PromptRead, PromptState
+from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
+from agent_memory.store.memories import memory_from_row
+from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
+from agent_memory.store.repositories import PromptRepository
+from agent_memory.store.sql import Connection, Row, fetch_one
+
+_CORE: LiteralString = """(
+    SELECT content FROM blocks
+    WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
+
+_READ: LiteralString = f"""
+WITH settings AS (
+    SELECT coalesce((SELECT memory_enabled FROM agent_settings
+                     WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s),
+                    false) AS memory_enabled
+),
+agent_rows AS (
+    SELECT m.* FROM memories AS m, settings
+    WHERE settings.memory_enabled
+      AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s
+    ORDER BY m.pinned DESC, m.importance DESC, m.key
+    LIMIT %(agent_cap)s
+),
+workspace_rows AS (
+    SELECT m.* FROM memories AS m
+    WHERE %(workspace_id)s::text IS NOT NULL
+      AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace'
+      AND m.owner_id = %(workspace_id)s::text
+    ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
+    LIMIT %(workspace_cap)s
+)
+SELECT
+    clock_timestamp() AS now,
+    settings.memory_enabled,
+    CASE WHEN %(user_core)s THEN {_CORE} AND scope = 'user' AND agent_id = '')
+    END AS user_core,
+    CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
+    END AS agent_core,
+    (SELECT json_agg(r ORDER BY r.pinned DESC, r.importance DESC, r.key)
+     FROM agent_rows AS r) AS agent_rows,
+    CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
+        SELECT count(*) FROM memories
+        WHERE tenant_id = %(tenant_id)s AND scope = 'agent' AND owner_id = %(agent_id)s)
+    END AS agent_total,
+    (SELECT json_agg(r ORDER BY r.pinned DESC, r.importance DESC, r.updated_at DESC, r.id)
+     FROM workspace_rows AS r) AS workspace_rows,
+    CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
+        SELECT count(*) FROM memories
+        WHERE tenant_id = %(tenant_id)s AND scope = 'workspace'
+          AND owner_id = %(workspace_id)s::text)
+    END AS workspace_total,
+    CASE WHEN %(decisions)s THEN (
+        SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
+        FROM (SELECT {DECISION_COLUMNS}
+              FROM decisions AS d
+              WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s
+              ORDER BY d.created_at DESC, d.id DESC
+              LIMIT %(decisions_limit)s) AS x)
+    END AS decisions"""
+
+_ARCHIVAL: dict[bool, LiteralString] = {
+    embeddings: f""",
+    (SELECT json_agg(r ORDER BY {BEST_FIRST_ORDER})
+     FROM ({ranking(embeddings)}) AS r) AS archival"""
+    for embeddings in (False, True)
+}
+_FROM: LiteralString = "\nFROM settings"
+
+
+def _rows(found: Any, total: Any) -> MemoryRows:
+    """The rows, and how many more the owner has (``total`` is only counted when the
+    rows reached their cap)."""
+    rows = [memory_from_row(r) for r in found or ()]
+    return MemoryRows(rows=rows, left_out=0 if total is None else max(int(total) - len(rows), 0))
+
+
+class PgPrompts(PromptRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+
+    async def read(self, request: PromptRead) -> PromptState:
+        params: dict[str, Any] = {
+            **self._caller,
+            "agent_id": request.agent_id,
+            "workspace_id": request.workspace_id,
+            "user_core": request.user_core,
+            "agent_core": request.agent_core,
+            "agent_cap": request.agent_cap,
+            "workspace_cap": request.workspace_cap,
+            "decisions": request.decisions_limit is not None,
+            "decisions_limit": request.decisions_limit or 0,
+        }
+        statement = _READ
+        if request.archival is not None:
+            statement += _ARCHIVAL[bool(request.archival.embedding)]
+            params.update(rank_params(request.archival))
+        row = await fetch_one(self._conn, statement + _FROM, params)
+        assert row is not None  # one row, always
+        return _state(row, request)
+
+
+def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
+    return PromptState(
+        now=row["now"],
+        user_core=row["user_core"],
+        agent_core=row["agent_core"],
+        agent_memory=_rows(row["agent_rows"], row["agent_total"])
+        if row["memory_enabled"]
+        else None,
+        workspace_memory=_rows(row["workspace_rows"], row["workspace_total"])
+        if request.workspace_id is not None
+        else None,
+        decisions=[decision_from_row(d) for d in row["decisions"]]
+        if row["decisions"] is not None
+        else None,
+        archival=[match_from_row(m) for m in row.get("archival") or ()],
+    )

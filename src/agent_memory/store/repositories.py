@@ -1,0 +1,443 @@
+"""The store's contract: repositories on a unit of work, in domain types only.
+
+A unit of work (:class:`Tx`) is bound to one caller: every repository on it reads
+and writes that caller's tenant and nothing else, and records that caller as the
+actor of what it writes. Services get units of work from a :class:`Store`:
+
+- ``transaction(principal)``: one PostgreSQL transaction, committed when the block
+  ends and rolled back when it raises;
+- ``connection(principal)``: no transaction around the block; each call is its own
+  (for use cases that are one statement, and for independent reads).
+
+Every method may also raise :class:`~agent_memory.domain.errors.Unavailable` (the
+database cannot be reached) and :class:`~agent_memory.domain.errors.Timeout` (a
+statement ran past the server's statement timeout); the docstrings name only the
+failures particular to the method.
+
+``PostgresStore`` (``store/database.py``) implements the contract; the test suite
+has an in-memory one for service logic, and ``tests/integration`` checks both
+against the same cases.
+"""
+
+from __future__ import annotations
+
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from agent_memory.domain.active_sessions import RunSession, StoredSession
+from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.blocks import Block, BlockKey, BlockVersion, BlockWrite, ScopeFilter
+from agent_memory.domain.decisions import (
+    CardType,
+    Decision,
+    NewDecision,
+    NewReexamination,
+    Reexamination,
+    ResolutionStatus,
+)
+from agent_memory.domain.events import MemoryEvent, MemoryEventType
+from agent_memory.domain.extraction import (
+    ClaimedJob,
+    ExtractionOutcome,
+    ExtractionRequest,
+    Usage,
+    UsageReport,
+)
+from agent_memory.domain.identity import ApiKeyInfo, Principal, StoredApiKey
+from agent_memory.domain.memorize import Conversation
+from agent_memory.domain.memory import (
+    Grounding,
+    KeyHeld,
+    ListingPosition,
+    Memory,
+    MemoryPatch,
+    MemoryWrite,
+    Owner,
+    Written,
+)
+from agent_memory.domain.recall import PromptRead, PromptState, RankQuery, RecallMatch
+
+Lock = Literal["share", "update"]
+
+
+class MemoryRepository(ABC):
+    """Memories of the caller's tenant. Every change writes its audit event with it."""
+
+    @abstractmethod
+    async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
+        """Create the memory at (owner, key), or update the one there if it has the
+        write's source (a CREATED or UPDATED event with it).
+
+        Returns ``KeyHeld`` (nothing written) when the key belongs to a memory of
+        another source, and ``None`` when a concurrent writer created the key
+        first: nothing was written, and the same write, tried again, updates it.
+        """
+
+    @abstractmethod
+    async def create(self, write: MemoryWrite) -> Memory | None:
+        """Create the memory at (owner, key) with a CREATED event; ``None`` (nothing
+        written) when the key is taken."""
+
+    @abstractmethod
+    async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
+        """The memory with its groundings. With ``lock`` the row stays locked until the
+        transaction ends."""
+
+    @abstractmethod
+    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+        """The memory at (owner, key), without its groundings."""
+
+    @abstractmethod
+    async def update(
+        self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType
+    ) -> Memory:
+        """Apply ``patch`` to an existing memory (a new version, updated now) and record
+        ``event`` with the memory before and after.
+
+        Raises:
+            AlreadyExists: the patch's key is taken under the same owner
+                (reason ``KEY_TAKEN``).
+            LookupError: no such memory (the caller checks existence first).
+        """
+
+    @abstractmethod
+    async def pin(self, memory_id: uuid.UUID, pinned: bool) -> Memory | None:
+        """Set ``pinned``; a PINNED or UNPINNED event when it changes. ``None`` when there
+        is no such memory."""
+
+    @abstractmethod
+    async def delete(
+        self, memory_id: uuid.UUID, *, version: int | None = None
+    ) -> tuple[Memory | None, bool]:
+        """Delete the memory (with a DELETED event), only if it is at ``version`` when
+        one is given. Returns the memory as it was (``None``: no such memory) and
+        whether it was deleted."""
+
+    @abstractmethod
+    async def replace_groundings(
+        self, memory_id: uuid.UUID, groundings: Sequence[Grounding]
+    ) -> None:
+        """Make ``groundings`` the memory's groundings, in order."""
+
+    @abstractmethod
+    async def list_page(
+        self, owner: Owner, *, after: ListingPosition | None, limit: int
+    ) -> list[Memory]:
+        """Up to ``limit`` of the owner's memories with their groundings, in the owner's
+        listing order (agent: pinned, importance desc, key; workspace: pinned,
+        importance desc, most recently updated), after the position ``after``."""
+
+    @abstractmethod
+    async def count(self, owner: Owner) -> int:
+        """How many memories the owner has."""
+
+    @abstractmethod
+    async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
+        """The most recently updated memories of any of ``owners``, newest first."""
+
+    @abstractmethod
+    async def learnings(self, agent_ids: Sequence[str], limit: int) -> list[Memory]:
+        """Director learnings of any of ``agent_ids``, newest first."""
+
+
+class EventRepository(ABC):
+    """The audit trail of the tenant's memories; it outlives the memories."""
+
+    @abstractmethod
+    async def list_page(
+        self, memory_id: uuid.UUID, *, after: tuple[datetime, uuid.UUID] | None, limit: int
+    ) -> list[MemoryEvent]:
+        """A memory's events, oldest first, after the ``(occurred_at, id)`` position."""
+
+
+class ConversationRepository(ABC):
+    @abstractmethod
+    async def put(self, conversation: Conversation) -> None:
+        """Store the snapshot, replacing an earlier one of the same (provider, id)."""
+
+
+class AgentRepository(ABC):
+    @abstractmethod
+    async def get(self, agent_id: str, *, lock: bool = False) -> AgentSettings:
+        """The agent's settings; an agent never written reads as the defaults. With
+        ``lock`` a stored row stays locked until the transaction ends."""
+
+    @abstractmethod
+    async def put(self, settings: AgentSettings) -> AgentSettings:
+        """Store the settings, updated now."""
+
+
+class BlockRepository(ABC):
+    """Blocks of the caller (tenant and user), their versions and archival lines."""
+
+    @abstractmethod
+    async def get(self, key: BlockKey) -> Block | None: ...
+
+    @abstractmethod
+    async def select(self, scope_filter: ScopeFilter, agent_id: str) -> list[Block]:
+        """The user's blocks, then agent blocks by agent id; core before archival.
+        ``agent_id`` narrows the agent blocks."""
+
+    @abstractmethod
+    async def write(
+        self,
+        key: BlockKey,
+        content: str,
+        *,
+        expected: datetime | None,
+        keep: int,
+        embeddings: Sequence[Sequence[float]] | None = None,
+    ) -> BlockWrite:
+        """Compare-and-set: with ``expected`` absent create the block at version 1 if
+        there is none; present, replace it if its ``updated_at`` is exactly that, with
+        the next version and a strictly later ``updated_at``. A write keeps a version
+        row (the newest ``keep`` are kept) and, for archival blocks, makes the stored
+        lines those of ``content`` (with ``embeddings``, one per non-empty line).
+
+        Of concurrent writers holding the same ``expected`` exactly one writes; the
+        others get the block as that writer left it.
+        """
+
+    @abstractmethod
+    async def delete(
+        self, key: BlockKey, *, expected: datetime | None
+    ) -> tuple[bool, Block | None]:
+        """Delete the block with its versions and lines, only if last written at exactly
+        ``expected`` when that is given. Returns whether it was deleted and, when
+        not, the block as it is."""
+
+    @abstractmethod
+    async def versions(
+        self, key: BlockKey, *, before: int | None, limit: int
+    ) -> list[BlockVersion] | None:
+        """Up to ``limit`` kept versions, newest first, older than ``before`` when given;
+        ``None`` when the block does not exist."""
+
+
+class SessionRepository(ABC):
+    """Active sessions and finished runs. The agent's session row is the lock that
+    serialises runs finishing at once, resets and enables."""
+
+    @abstractmethod
+    async def get(self, agent_id: str, *, lock: bool = False) -> StoredSession | None: ...
+
+    @abstractmethod
+    async def ensure(self, agent_id: str) -> None:
+        """Create the agent's session row, fresh and anchored now, unless it exists."""
+
+    @abstractmethod
+    async def reset(self, agent_id: str) -> StoredSession:
+        """Forget the session id and move the anchor to now, strictly after every run
+        already counted."""
+
+    @abstractmethod
+    async def find_run(self, agent_id: str, run_id: str) -> RunSession | None: ...
+
+    @abstractmethod
+    async def insert_run(
+        self, agent_id: str, run: RunSession, *, carried: bool, after: datetime | None
+    ) -> datetime | None:
+        """Record a run, strictly later than ``after``; returns when, or ``None`` when
+        the run id is taken (nothing written)."""
+
+    @abstractmethod
+    async def carry(self, agent_id: str, session_id: str, at: datetime) -> StoredSession:
+        """Make ``session_id`` the one the agent's next run resumes."""
+
+    @abstractmethod
+    async def runs_since(self, agent_id: str, anchor: datetime) -> int:
+        """Carried runs recorded after ``anchor``."""
+
+
+class DecisionRepository(ABC):
+    """Card types, decisions and re-examinations. No method changes a decision's result."""
+
+    @abstractmethod
+    async def put_card_type(self, card_type: CardType) -> tuple[CardType, bool]:
+        """Insert or replace the card type of that name; says whether it was new."""
+
+    @abstractmethod
+    async def get_card_type(self, name: str) -> CardType | None: ...
+
+    @abstractmethod
+    async def insert(self, decision: NewDecision) -> Decision | None:
+        """Record an OPEN decision; ``None`` when its run id already has one."""
+
+    @abstractmethod
+    async def get(self, decision_id: uuid.UUID, *, lock: Lock | None = None) -> Decision | None:
+        """One decision with its result. ``lock``: ``"share"`` holds its status still
+        while letting re-examinations in; ``"update"`` is for changing the status."""
+
+    @abstractmethod
+    async def find_by_run(self, run_id: str) -> Decision | None: ...
+
+    @abstractmethod
+    async def recent(
+        self, agent_id: str, *, limit: int, with_result: bool, card_type: str | None = None
+    ) -> list[Decision]:
+        """The agent's newest decisions first; results are not read unless wanted."""
+
+    @abstractmethod
+    async def set_resolution(self, decision_id: uuid.UUID, status: ResolutionStatus) -> None:
+        """Set the status, and when the decision closed; nothing else changes."""
+
+    @abstractmethod
+    async def insert_reexamination(self, item: NewReexamination) -> Reexamination | None:
+        """Record a re-examination; ``None`` when its run id already has one."""
+
+    @abstractmethod
+    async def find_reexamination_by_run(self, run_id: str) -> Reexamination | None: ...
+
+    @abstractmethod
+    async def reexaminations(self, decision_id: uuid.UUID) -> list[Reexamination]:
+        """A decision's conviction history, oldest first."""
+
+
+class UsageRepository(ABC):
+    @abstractmethod
+    async def record(
+        self,
+        synthetic_session_id: str,
+        *,
+        agent_id: str,
+        model: str,
+        usage: Usage,
+        outcome: ExtractionOutcome,
+    ) -> None:
+        """Add one model call to the ledger, recorded now."""
+
+    @abstractmethod
+    async def report(
+        self, prefix: str, *, start: datetime | None, end: datetime | None
+    ) -> UsageReport:
+        """Records whose id starts with ``prefix`` in [start, end), oldest first, with
+        totals over every match (the record list itself is capped)."""
+
+
+class JobRepository(ABC):
+    """The tenant's queued extraction passes."""
+
+    @abstractmethod
+    async def enqueue(self, request: ExtractionRequest, *, settle: timedelta) -> uuid.UUID:
+        """Queue a pass to run after ``settle``, run by the caller. A pass of the same
+        run still waiting is replaced and its clock restarted."""
+
+    @abstractmethod
+    async def finish(
+        self, job_id: uuid.UUID, *, attempt: int, outcome: ExtractionOutcome, detail: str
+    ) -> bool:
+        """Close a running job; ``False`` when it is no longer ``attempt``'s (its lease
+        ran out and another worker claimed it)."""
+
+    @abstractmethod
+    async def retry_later(
+        self,
+        job_id: uuid.UUID,
+        *,
+        attempt: int,
+        delay: timedelta,
+        outcome: ExtractionOutcome,
+        detail: str,
+    ) -> bool:
+        """Queue the job again after ``delay``; ``False`` (and the job is closed) when a
+        newer pass of the same run is already waiting. A runner whose lease was
+        taken over changes nothing."""
+
+
+class RecallRepository(ABC):
+    @abstractmethod
+    async def rank(self, query: RankQuery) -> list[RecallMatch]:
+        """Matches best first (at most ``query.limit``), each with a score in [0, 1]."""
+
+    @abstractmethod
+    async def vectors_available(self) -> bool:
+        """Whether the database can compare embeddings (pgvector is installed)."""
+
+
+class PromptRepository(ABC):
+    @abstractmethod
+    async def read(self, request: PromptRead) -> PromptState:
+        """Every part of a render at once. Raises what any part's read raises."""
+
+
+@dataclass(frozen=True)
+class Tx:
+    """A unit of work bound to one caller: the repositories, and the database clock."""
+
+    principal: Principal
+    memories: MemoryRepository
+    events: EventRepository
+    conversations: ConversationRepository
+    agents: AgentRepository
+    blocks: BlockRepository
+    sessions: SessionRepository
+    decisions: DecisionRepository
+    usage: UsageRepository
+    jobs: JobRepository
+    recall: RecallRepository
+    prompts: PromptRepository
+    clock: Clock
+
+
+class Clock(ABC):
+    @abstractmethod
+    async def now(self) -> datetime:
+        """The database's current time, read now: one clock for every replica."""
+
+
+class KeyRepository(ABC):
+    """API keys of every tenant (operators' and authentication's view)."""
+
+    @abstractmethod
+    async def add(
+        self, *, tenant_id: str, key_id: str, user_id: str, name: str, secret_hash: bytes
+    ) -> ApiKeyInfo:
+        """Store a new key."""
+
+    @abstractmethod
+    async def find(self, key_id: str) -> StoredApiKey | None: ...
+
+    @abstractmethod
+    async def select(self, tenant_id: str | None = None) -> list[ApiKeyInfo]:
+        """Keys by tenant, then creation time."""
+
+    @abstractmethod
+    async def revoke(self, key_id: str) -> ApiKeyInfo | None:
+        """Mark the key revoked (once); ``None`` when there is no such key."""
+
+
+class JobQueue(ABC):
+    """The extraction queue across tenants, as the workers see it."""
+
+    @abstractmethod
+    async def claim(self, *, lease: timedelta) -> ClaimedJob | None:
+        """Take one due job, or one whose runner's lease ran out, under a new lease."""
+
+
+@dataclass(frozen=True)
+class AdminTx:
+    """Work across tenants: API keys and the extraction queue."""
+
+    keys: KeyRepository
+    job_queue: JobQueue
+
+
+class Store(ABC):
+    """Where units of work come from."""
+
+    @abstractmethod
+    def transaction(self, principal: Principal) -> AbstractAsyncContextManager[Tx]:
+        """One transaction: committed when the block ends, rolled back when it raises."""
+
+    @abstractmethod
+    def connection(self, principal: Principal) -> AbstractAsyncContextManager[Tx]:
+        """No transaction around the block: each repository call commits on its own."""
+
+    @abstractmethod
+    def admin(self) -> AbstractAsyncContextManager[AdminTx]:
+        """Across tenants, no transaction around the block: each call commits on its own."""

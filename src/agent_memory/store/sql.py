@@ -1,0 +1,84 @@
+"""How every repository talks to PostgreSQL: fixed SQL through psycopg, rows as dicts.
+
+Statements are plain text with named parameters, so psycopg prepares each one on a
+connection after a few runs and PostgreSQL plans it once. Driver failures leave
+here as the service's errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, LiteralString
+
+import psycopg
+from psycopg.rows import DictRow
+from psycopg_pool import PoolTimeout
+
+from agent_memory.domain.errors import Conflict, Timeout, Unavailable
+
+log = logging.getLogger(__name__)
+
+Row = DictRow
+Params = Mapping[str, Any]
+Connection = psycopg.AsyncConnection[DictRow]
+
+
+@contextmanager
+def database_errors() -> Iterator[None]:
+    """Driver and pool failures as the service's errors; anything else passes through.
+
+    Raises:
+        Timeout: a statement ran past the statement timeout.
+        Conflict: PostgreSQL gave up a transaction (a deadlock or serialization failure).
+        Unavailable: the database could not be reached or dropped the connection.
+    """
+    try:
+        yield
+    except psycopg.errors.QueryCanceled as exc:
+        raise Timeout(
+            "the query ran past the server's statement timeout", reason="STATEMENT_TIMEOUT"
+        ) from exc
+    except psycopg.errors.TransactionRollback as exc:
+        raise Conflict(
+            "a concurrent change got in the way; retry", reason="CONCURRENT_WRITE"
+        ) from exc
+    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError) as exc:
+        log.warning("database unavailable: %s", exc)
+        raise Unavailable("the database is unavailable; retry later") from exc
+
+
+async def fetch_one(conn: Connection, query: LiteralString, params: Params) -> Row | None:
+    with database_errors():
+        cursor = await conn.execute(query, params)
+        return await cursor.fetchone()
+
+
+async def fetch_all(conn: Connection, query: LiteralString, params: Params) -> list[Row]:
+    with database_errors():
+        cursor = await conn.execute(query, params)
+        return await cursor.fetchall()
+
+
+async def execute(conn: Connection, query: LiteralString, params: Params) -> int:
+    """Run a statement; returns how many rows it changed."""
+    with database_errors():
+        cursor = await conn.execute(query, params)
+        return cursor.rowcount
+
+
+def as_uuid(value: Any) -> uuid.UUID:
+    """A UUID from a column (already one) or from JSON (its text)."""
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
+
+
+def as_time(value: Any) -> datetime:
+    """A timestamp from a column (already one) or from JSON (ISO 8601 text)."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def as_optional_time(value: Any) -> datetime | None:
+    return None if value is None else as_time(value)
