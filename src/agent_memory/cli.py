@@ -37,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
         "(env MEMORY_LISTEN, default 127.0.0.1:50051)",
     )
     serve.add_argument(
+        "--workers",
+        type=int,
+        help="server processes sharing the port, each with its own database pool "
+        "(env MEMORY_WORKERS, default 1; more than 1 needs Linux)",
+    )
+    serve.add_argument(
         "--insecure-local",
         action="store_true",
         default=None,
@@ -71,6 +77,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         data_dir=args.data_dir,
         log_level=args.log_level,
         insecure_local=getattr(args, "insecure_local", None),
+        workers=getattr(args, "workers", None),
     )
 
 
@@ -84,11 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         from agent_memory.api.server import serve
 
-        asyncio.run(serve(settings))
+        try:
+            status = serve(settings)
+        except SettingsError as exc:
+            print(f"agent-memory: {exc}", file=sys.stderr)
+            return 2
         # The event loop is gone but the process is still exiting: a late SIGTERM
         # must not turn a clean shutdown into a kill.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        return 0
+        return status
     from agent_memory.telemetry.logging import configure_logging
 
     configure_logging(settings.log_level if args.log_level else "WARNING")

@@ -168,3 +168,27 @@ def test_with_overrides_keeps_the_rest() -> None:
     assert changed.listen == "127.0.0.1:0"
     assert changed.core_max_chars == 123
     assert base.listen == "127.0.0.1:50051"
+
+
+def test_workers_come_from_the_environment_or_the_flag() -> None:
+    assert Settings.from_env({}).workers == 1
+    assert Settings.from_env({"MEMORY_WORKERS": "3"}).workers == 3
+    assert Settings.from_env({"MEMORY_WORKERS": "3"}, workers=2).workers == 2
+
+
+def test_fewer_than_one_worker_is_refused() -> None:
+    with pytest.raises(SettingsError, match="--workers"):
+        Settings.from_env({"MEMORY_WORKERS": "0"})
+
+
+def test_several_workers_need_so_reuseport(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.platform", "darwin")
+    with pytest.raises(SettingsError, match="--workers 2 needs SO_REUSEPORT"):
+        Settings.from_env({}, workers=2)
+    assert Settings.from_env({}, workers=1).workers == 1
+
+
+@pytest.mark.parametrize("raw", ["-1", "5.5", "30"])
+def test_the_auth_cache_is_at_most_five_seconds(raw: str) -> None:
+    with pytest.raises(SettingsError, match="MEMORY_AUTH_CACHE_SECONDS"):
+        Settings.from_env({"MEMORY_AUTH_CACHE_SECONDS": raw})

@@ -1,0 +1,168 @@
+"""Several server processes on one port (``--workers N``).
+
+The supervisor starts the embedded PostgreSQL (when no URL is given) and migrates
+once, then spawns N worker processes. Each binds the same address with
+SO_REUSEPORT, so the kernel spreads incoming connections over them, and each has
+its own connection pool and extraction workers. SIGTERM (or SIGINT) is passed on
+to every worker, which drains its in-flight calls; when all have exited the
+supervisor stops the embedded PostgreSQL. A worker that dies on its own stops the
+rest: a supervisor of the supervisor (systemd, Kubernetes) restarts the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import queue
+import signal
+import socket
+import time
+from dataclasses import replace
+from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
+from types import FrameType
+
+from agent_memory.api.server import database_url, log_recall_mode, mode, serve_on
+from agent_memory.config import Settings, SettingsError
+from agent_memory.store import migrate
+from agent_memory.telemetry.logging import configure_logging
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 60.0
+# Beyond the grace period, how long a draining worker may take to exit before it is killed.
+EXIT_MARGIN_SECONDS = 10.0
+
+
+def _reserve(listen: str) -> tuple[socket.socket, str]:
+    """Bind ``listen`` with SO_REUSEPORT (port 0: a free port), so the workers can share it
+    and nothing else takes it meanwhile. Returns the socket and HOST:PORT.
+
+    Raises:
+        SettingsError: the address cannot be bound.
+    """
+    host, _, port = listen.rpartition(":")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except (OSError, ValueError) as exc:
+        raise SettingsError(
+            f"--listen {listen}: cannot bind it ({exc}); pick another with --listen or "
+            "MEMORY_LISTEN"
+        ) from exc
+    return sock, f"{host}:{sock.getsockname()[1]}"
+
+
+def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> None:
+    """A worker process: serve until SIGTERM or SIGINT; say on ``ready`` when serving."""
+    configure_logging(settings.log_level)
+
+    def serving(address: str) -> None:
+        log.info("worker %d accepting calls on %s", number, address)
+        ready.put(number)
+
+    asyncio.run(serve_on(settings, url, reuse_port=True, serving=serving))
+
+
+def serve_workers(settings: Settings) -> int:
+    """Run ``settings.workers`` server processes on one port until SIGTERM or SIGINT.
+
+    Returns the exit status: 0 after a clean shutdown, 1 when a worker failed.
+    """
+    url, embedded = database_url(settings)
+    processes: list[BaseProcess] = []
+    try:
+        migrate.upgrade(url)
+        asyncio.run(log_recall_mode(url, settings))
+        reserved, listen = _reserve(settings.listen)
+        with reserved:
+            context = multiprocessing.get_context("spawn")
+            ready: Queue[int] = context.Queue()
+            worker_settings = replace(settings, listen=listen)
+            for n in range(settings.workers):
+                process: BaseProcess = context.Process(
+                    target=_worker,
+                    args=(worker_settings, url, ready, n + 1),
+                    name=f"agent-memory-worker-{n + 1}",
+                )
+                process.start()
+                processes.append(process)
+            if not _all_serving(processes, ready):
+                return _stop(processes, settings, failed=True)
+        log.info(
+            "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
+        )
+        return _supervise(processes, settings)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        if embedded is not None:
+            embedded.stop()
+        log.info("agent-memory stopped")
+
+
+def _all_serving(processes: list[BaseProcess], ready: Queue[int]) -> bool:
+    """Wait until every worker serves; False when one died first or they took too long."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    waiting = len(processes)
+    while waiting:
+        if any(not p.is_alive() for p in processes):
+            log.error("a worker exited while starting")
+            return False
+        if time.monotonic() > deadline:
+            log.error("the workers did not start within %.0f s", START_TIMEOUT_SECONDS)
+            return False
+        try:
+            ready.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        waiting -= 1
+    return True
+
+
+def _supervise(processes: list[BaseProcess], settings: Settings) -> int:
+    stopping = False
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while not stopping:
+            wait([p.sentinel for p in processes], timeout=0.2)
+            dead = [p for p in processes if not p.is_alive()]
+            if dead and not stopping:
+                for p in dead:
+                    log.error("%s exited with status %s; stopping the others", p.name, p.exitcode)
+                return _stop(processes, settings, failed=True)
+        return _stop(processes, settings, failed=False)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop(processes: list[BaseProcess], settings: Settings, *, failed: bool) -> int:
+    """SIGTERM to every worker still running; wait for them to drain and exit."""
+    log.info("stopping %d workers", sum(p.is_alive() for p in processes))
+    for p in processes:
+        if p.is_alive() and p.pid is not None:
+            p.terminate()
+    deadline = time.monotonic() + settings.shutdown_grace_seconds + EXIT_MARGIN_SECONDS
+    for p in processes:
+        p.join(max(deadline - time.monotonic(), 0))
+        if p.is_alive():
+            log.error("%s did not exit in time; killing it", p.name)
+            p.kill()
+            p.join()
+            failed = True
+        elif p.exitcode not in (0, -signal.SIGTERM):
+            failed = True
+    return 1 if failed else 0

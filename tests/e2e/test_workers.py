@@ -1,0 +1,155 @@
+"""``agent-memory serve --workers N``: N processes on one port, one database start, and
+SIGTERM draining all of them."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import psutil
+import psycopg
+import pytest
+
+from agent_memory.store import migrate
+from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
+from agentmemory.v1 import memory_service_pb2 as pb
+from tests.support import ServeProcess
+
+OWNER = memory_pb2.MemoryOwner(agent_id="spread")
+
+
+def listeners(served: ServeProcess) -> dict[int, int]:
+    """pid -> port of every process under the server that listens on its port."""
+    port = int(served.address.rsplit(":", 1)[1])
+    found: dict[int, int] = {}
+    for child in psutil.Process(served.proc.pid).children(recursive=True):
+        try:
+            sockets = child.net_connections(kind="tcp")
+        except psutil.Error:
+            continue
+        for s in sockets:
+            if s.status == psutil.CONN_LISTEN and s.laddr.port == port:
+                found[child.pid] = port
+    return found
+
+
+def serving_pids(served: ServeProcess) -> set[int]:
+    """Processes under the server holding an accepted connection on its port."""
+    port = int(served.address.rsplit(":", 1)[1])
+    pids = set()
+    for child in psutil.Process(served.proc.pid).children(recursive=True):
+        try:
+            sockets = child.net_connections(kind="tcp")
+        except psutil.Error:
+            continue
+        if any(s.status == psutil.CONN_ESTABLISHED and s.laddr.port == port for s in sockets):
+            pids.add(child.pid)
+    return pids
+
+
+@pytest.fixture
+def workers_database(create_database: Callable[[], str]) -> str:
+    url = create_database()
+    migrate.upgrade(url)
+    return url
+
+
+def test_two_workers_listen_on_one_port_and_both_take_calls(workers_database: str) -> None:
+    served = ServeProcess("--workers", "2", "--database-url", workers_database, "--insecure-local")
+    channels: list[grpc.Channel] = []
+    try:
+        assert len(listeners(served)) == 2
+        # Each channel is its own connection (no shared subchannel); the kernel spreads
+        # the connections over the listeners.
+        for i in range(32):
+            channel = grpc.insecure_channel(
+                served.address, options=[("grpc.use_local_subchannel_pool", 1)]
+            )
+            channels.append(channel)
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            stub.UpsertMemory(
+                pb.UpsertMemoryRequest(owner=OWNER, key=f"k{i}", value="v"), timeout=20
+            )
+        assert serving_pids(served) == set(listeners(served))
+    finally:
+        for channel in channels:
+            channel.close()
+        code = served.terminate()
+    assert code == 0, served.log()
+    lines = served.log().splitlines()
+    assert sum("agent-memory serving on" in line for line in lines) == 1
+    assert "2 workers" in next(line for line in lines if "agent-memory serving on" in line)
+
+
+def test_sigterm_drains_every_worker_and_loses_no_acknowledged_write(
+    workers_database: str,
+) -> None:
+    served = ServeProcess("--workers", "2", "--database-url", workers_database, "--insecure-local")
+    workers = set(listeners(served))
+    acked: list[str] = []
+    failures: list[grpc.StatusCode] = []
+    lock = threading.Lock()
+
+    def write(n: int) -> None:
+        own_connection = [("grpc.use_local_subchannel_pool", 1)]
+        with grpc.insecure_channel(served.address, options=own_connection) as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            for i in itertools.count():
+                key = f"w{n}-{i}"
+                try:
+                    stub.UpsertMemory(
+                        pb.UpsertMemoryRequest(owner=OWNER, key=key, value="v"), timeout=20
+                    )
+                except grpc.RpcError as error:
+                    with lock:
+                        failures.append(error.code())  # type: ignore[attr-defined]
+                    return
+                with lock:
+                    acked.append(key)
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(6)]
+    for writer in writers:
+        writer.start()
+    try:
+        while True:
+            with lock:
+                if len(acked) >= 60:
+                    break
+            if not any(w.is_alive() for w in writers):
+                raise AssertionError(f"the writers stopped early: {failures}")
+        code = served.terminate()
+    finally:
+        for writer in writers:
+            writer.join(30)
+    assert code == 0, served.log()
+    assert not any(
+        psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        for pid in workers
+    )
+    # Calls refused once the workers stopped taking new ones are UNAVAILABLE, nothing else.
+    assert set(failures) <= {grpc.StatusCode.UNAVAILABLE}, failures
+    with psycopg.connect(workers_database) as conn:
+        stored = {r[0] for r in conn.execute("SELECT key FROM memories").fetchall()}
+    assert set(acked) <= stored
+    assert "agent-memory stopped" in served.log()
+
+
+def test_the_embedded_database_starts_once_for_every_worker(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    served = ServeProcess("--workers", "2", "--data-dir", str(data_dir), "--insecure-local")
+    try:
+        assert len(listeners(served)) == 2
+        with grpc.insecure_channel(served.address) as channel:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+            assert stub.UpsertMemory(
+                pb.UpsertMemoryRequest(owner=OWNER, key="k", value="v"), timeout=20
+            ).created
+    finally:
+        code = served.terminate()
+    assert code == 0, served.log()
+    assert served.log().count("starting embedded PostgreSQL") == 1
+    # The last one to let go stopped it.
+    assert not (data_dir / "pgdata" / "postmaster.pid").exists()
