@@ -119,13 +119,20 @@ _NEW_ROW = """
            coalesce(%(metadata)s::jsonb, '{}'), %(conversation_provider)s,
            %(conversation_id)s, %(actor)s, %(actor)s"""
 
-# Lock the row at the key, if any: update it when the source matches, insert one when
-# there is none, and report it when it belongs to another source. A concurrent insert
-# of the same key makes the insert do nothing and the statement return no row.
-_WRITE: LiteralString = f"""
+
+def _write(lock: LiteralString) -> LiteralString:
+    """Read the row at the key, if any: update it when the source matches and it is still
+    the version read, insert one when there is none, and report it when it belongs to
+    another source ("held") or changed since it was read ("moved").
+
+    Without a lock nothing waits and nothing is written twice to the row; a concurrent
+    insert of the key makes the insert do nothing and the statement return no row. With
+    ``FOR UPDATE`` the read waits for a concurrent writer and sees what it left.
+    """
+    return f"""
 WITH current AS (
     SELECT * FROM memories WHERE {_AT_KEY}
-    FOR UPDATE
+    {lock}
 ),
 updated AS (
     UPDATE memories AS m
@@ -141,7 +148,8 @@ updated AS (
                                ELSE m.conversation_id END,
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM current AS c
-    WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND c.source = %(source)s
+    WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.version = c.version
+      AND c.source = %(source)s
     RETURNING m.*
 ),
 inserted AS ({_NEW_ROW}
@@ -154,7 +162,14 @@ updated_event AS ({_event("'updated'", "current", "updated")})
 SELECT 'created' AS outcome, n.* FROM inserted AS n
 UNION ALL SELECT 'updated', n.* FROM updated AS n
 UNION ALL SELECT 'held', c.* FROM current AS c WHERE c.source <> %(source)s
+UNION ALL
+SELECT 'moved', c.* FROM current AS c
+WHERE c.source = %(source)s AND NOT EXISTS (SELECT FROM updated)
 """
+
+
+_WRITE = _write("")
+_WRITE_LOCKED = _write("FOR UPDATE")
 
 _CREATE: LiteralString = f"""
 WITH inserted AS ({_NEW_ROW}
@@ -333,8 +348,12 @@ class PgMemories(MemoryRepository):
         return {**self._tenant, "actor": self._principal.user_id, **params}
 
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
-        row = await fetch_one(self._conn, _WRITE, _write_params(self._principal, write))
-        if row is None:
+        params = _write_params(self._principal, write)
+        row = await fetch_one(self._conn, _WRITE, params)
+        if row is not None and row["outcome"] == "moved":
+            # Another writer changed the row since it was read: wait for it, then write.
+            row = await fetch_one(self._conn, _WRITE_LOCKED, params)
+        if row is None or row["outcome"] == "moved":
             return None
         memory = memory_from_row(row)
         if row["outcome"] == "held":

@@ -103,7 +103,14 @@ class MemoryRow(Base):
             text("importance DESC"),
             "key",
         ),
-        Index("ix_memories_source_created", "tenant_id", "source", "owner_id", "created_at"),
+        # Director learnings only: a smaller index, kept only by the rows it serves.
+        Index(
+            "ix_memories_learnings",
+            "tenant_id",
+            "owner_id",
+            "created_at",
+            postgresql_where=text("source = 'director'"),
+        ),
     )
 
 

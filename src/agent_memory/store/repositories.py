@@ -74,8 +74,9 @@ class MemoryRepository(ABC):
         write's source (a CREATED or UPDATED event with it).
 
         Returns ``KeyHeld`` (nothing written) when the key belongs to a memory of
-        another source, and ``None`` when a concurrent writer created the key
-        first: nothing was written, and the same write, tried again, updates it.
+        another source, and ``None`` when a concurrent writer created or changed
+        the memory at the key first: nothing was written, and the same write, tried
+        again, goes on from what that writer left.
         """
 
     @abstractmethod
