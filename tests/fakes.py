@@ -1,0 +1,346 @@
+"""An in-memory store for unit tests of service logic: memories, their audit trail,
+conversations and agent settings, under the same contract as PostgreSQL's.
+
+``tests/integration/test_store_contract.py`` runs the same cases against this store
+and the real one, so the service tests below it test against a faithful stand-in.
+A transaction that raises leaves the state as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.errors import AlreadyExists
+from agent_memory.domain.events import MemoryEvent, MemoryEventType
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memorize import Conversation
+from agent_memory.domain.memory import (
+    LEARNING_KEY_PREFIX,
+    Grounding,
+    KeyHeld,
+    ListingPosition,
+    Memory,
+    MemoryPatch,
+    MemorySource,
+    MemoryWrite,
+    Owner,
+    Scope,
+    Written,
+    listing_position,
+)
+from agent_memory.store.repositories import (
+    AdminTx,
+    AgentRepository,
+    ConversationRepository,
+    EventRepository,
+    MemoryRepository,
+    Store,
+    Tx,
+)
+
+
+@dataclass
+class State:
+    memories: dict[tuple[str, uuid.UUID], Memory] = field(default_factory=dict)
+    events: list[tuple[str, MemoryEvent]] = field(default_factory=list)
+    conversations: dict[tuple[str, str, str], Conversation] = field(default_factory=dict)
+    agents: dict[tuple[str, str], AgentSettings] = field(default_factory=dict)
+
+
+class Clock:
+    """Strictly increasing time, a microsecond a tick."""
+
+    def __init__(self) -> None:
+        self._now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self._now += timedelta(microseconds=1)
+        return self._now
+
+
+class FakeStore(Store):
+    def __init__(self) -> None:
+        self.state = State()
+        self.clock = Clock()
+        # Called before each memory write: a test makes a concurrent writer act here.
+        self.before_write: Callable[[MemoryWrite], None] | None = None
+
+    @asynccontextmanager
+    async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
+        saved = copy.deepcopy(self.state)
+        try:
+            yield self.tx(principal)
+        except BaseException:
+            self.state = saved
+            raise
+
+    @asynccontextmanager
+    async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
+        yield self.tx(principal)
+
+    @asynccontextmanager
+    async def admin(self) -> AsyncIterator[AdminTx]:
+        raise NotImplementedError("the fake store has no API keys or job queue")
+        yield  # pragma: no cover
+
+    def add(self, principal: Principal, write: MemoryWrite) -> Memory:
+        """Create a memory (with its event) outside any unit of work: a concurrent writer."""
+        return FakeMemories(self, principal).new(write)
+
+    def tx(self, principal: Principal) -> Tx:
+        missing: Any = _Missing()
+        return Tx(
+            principal=principal,
+            memories=FakeMemories(self, principal),
+            events=FakeEvents(self, principal),
+            conversations=FakeConversations(self, principal),
+            agents=FakeAgents(self, principal),
+            blocks=missing,
+            sessions=missing,
+            decisions=missing,
+            usage=missing,
+            jobs=missing,
+            recall=missing,
+            prompts=missing,
+            clock=missing,
+        )
+
+
+class _Missing:
+    def __getattr__(self, name: str) -> Any:
+        raise NotImplementedError(f"the fake store does not implement {name}")
+
+
+class FakeMemories(MemoryRepository):
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+        self._actor = principal.user_id
+
+    @property
+    def _rows(self) -> dict[tuple[str, uuid.UUID], Memory]:
+        return self._store.state.memories
+
+    def _mine(self) -> list[Memory]:
+        return [m for (tenant, _), m in self._rows.items() if tenant == self._tenant]
+
+    def _at(self, owner: Owner, key: str) -> Memory | None:
+        return next((m for m in self._mine() if m.owner == owner and m.key == key), None)
+
+    def _record(self, kind: MemoryEventType, old: Memory | None, new: Memory | None) -> None:
+        subject = new or old
+        assert subject is not None
+        event = MemoryEvent(
+            id=uuid.uuid4(),
+            memory_id=subject.id,
+            type=kind,
+            actor_user_id=self._actor,
+            occurred_at=self._store.clock(),
+            old=replace(old, groundings=()) if old else None,
+            new=replace(new, groundings=()) if new else None,
+        )
+        self._store.state.events.append((self._tenant, event))
+
+    def new(self, write: MemoryWrite) -> Memory:
+        now = self._store.clock()
+        e = write.evidence
+        memory = Memory(
+            id=uuid.uuid4(),
+            owner=write.owner,
+            key=write.key,
+            value=write.value,
+            pinned=bool(write.pinned),
+            importance=write.importance or 0,
+            source=write.source,
+            created_at=now,
+            updated_at=now,
+            version=1,
+            tags=tuple(e.tags) if e else (),
+            confidence=e.confidence if e else None,
+            metadata=dict(e.metadata) if e else {},
+            conversation_provider=e.conversation_provider if e else None,
+            conversation_id=e.conversation_id if e else None,
+        )
+        self._rows[(self._tenant, memory.id)] = memory
+        self._record(MemoryEventType.CREATED, None, memory)
+        return memory
+
+    def _bump(self, current: Memory, **changes: Any) -> Memory:
+        updated = replace(
+            current, **changes, version=current.version + 1, updated_at=self._store.clock()
+        )
+        self._rows[(self._tenant, current.id)] = updated
+        return updated
+
+    async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
+        current = self._at(write.owner, write.key)
+        if self._store.before_write is not None:
+            self._store.before_write(write)
+            if self._at(write.owner, write.key) != current:
+                return None  # a concurrent writer got there first
+        if current is None:
+            return Written(self.new(write), created=True)
+        if current.source is not write.source:
+            return KeyHeld(current)
+        changes: dict[str, Any] = {"value": write.value}
+        if write.pinned is not None:
+            changes["pinned"] = write.pinned
+        if write.importance is not None:
+            changes["importance"] = write.importance
+        if write.evidence is not None:
+            e = write.evidence
+            changes.update(
+                tags=tuple(e.tags),
+                confidence=e.confidence,
+                metadata=dict(e.metadata),
+                conversation_provider=e.conversation_provider,
+                conversation_id=e.conversation_id,
+            )
+        updated = self._bump(current, **changes)
+        self._record(MemoryEventType.UPDATED, current, updated)
+        return Written(updated, created=False)
+
+    async def create(self, write: MemoryWrite) -> Memory | None:
+        if self._at(write.owner, write.key) is not None:
+            return None
+        return self.new(write)
+
+    async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
+        return self._rows.get((self._tenant, memory_id))
+
+    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+        found = self._at(owner, key)
+        return replace(found, groundings=()) if found else None
+
+    async def update(
+        self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType
+    ) -> Memory:
+        current = self._rows.get((self._tenant, memory_id))
+        if current is None:
+            raise LookupError(f"memory {memory_id} does not exist")
+        taken = patch.key is not None and self._at(current.owner, patch.key) is not None
+        if taken and patch.key != current.key:
+            raise AlreadyExists(f"key {patch.key!r} is already used", reason="KEY_TAKEN")
+        changes = {
+            name: value
+            for name in ("key", "value", "pinned", "importance")
+            if (value := getattr(patch, name)) is not None
+        }
+        updated = self._bump(current, **changes)
+        self._record(event, current, updated)
+        return updated
+
+    async def pin(self, memory_id: uuid.UUID, pinned: bool) -> Memory | None:
+        current = self._rows.get((self._tenant, memory_id))
+        if current is None or current.pinned == pinned:
+            return current
+        updated = self._bump(current, pinned=pinned)
+        kind = MemoryEventType.PINNED if pinned else MemoryEventType.UNPINNED
+        self._record(kind, current, updated)
+        return updated
+
+    async def delete(
+        self, memory_id: uuid.UUID, *, version: int | None = None
+    ) -> tuple[Memory | None, bool]:
+        current = self._rows.get((self._tenant, memory_id))
+        if current is None:
+            return None, False
+        if version is not None and current.version != version:
+            return current, False
+        del self._rows[(self._tenant, memory_id)]
+        self._record(MemoryEventType.DELETED, current, None)
+        return current, True
+
+    async def replace_groundings(
+        self, memory_id: uuid.UUID, groundings: Sequence[Grounding]
+    ) -> None:
+        current = self._rows[(self._tenant, memory_id)]
+        self._rows[(self._tenant, memory_id)] = replace(current, groundings=tuple(groundings))
+
+    def _listing(self, owner: Owner) -> list[Memory]:
+        rows = [m for m in self._mine() if m.owner == owner]
+        if owner.scope is Scope.AGENT:
+            return sorted(rows, key=lambda m: (not m.pinned, -m.importance, m.key))
+        return sorted(
+            rows,
+            key=lambda m: (not m.pinned, -m.importance, -m.updated_at.timestamp(), str(m.id)),
+        )
+
+    async def list_page(
+        self, owner: Owner, *, after: ListingPosition | None, limit: int
+    ) -> list[Memory]:
+        rows = self._listing(owner)
+        if after is not None:
+            positions = [listing_position(m) for m in rows]
+            rows = rows[positions.index(after) + 1 :] if after in positions else []
+        return rows[:limit]
+
+    async def count(self, owner: Owner) -> int:
+        return len([m for m in self._mine() if m.owner == owner])
+
+    async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
+        rows = [replace(m, groundings=()) for m in self._mine() if m.owner in owners]
+        return sorted(rows, key=lambda m: (m.updated_at, str(m.id)), reverse=True)[:limit]
+
+    async def learnings(self, agent_ids: Sequence[str], limit: int) -> list[Memory]:
+        rows = [
+            m
+            for m in self._mine()
+            if m.source is MemorySource.DIRECTOR
+            and m.owner.scope is Scope.AGENT
+            and m.owner.id in agent_ids
+            and m.key.startswith(LEARNING_KEY_PREFIX)
+        ]
+        return sorted(rows, key=lambda m: (m.created_at, m.key), reverse=True)[:limit]
+
+
+class FakeEvents(EventRepository):
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    async def list_page(
+        self, memory_id: uuid.UUID, *, after: tuple[datetime, uuid.UUID] | None, limit: int
+    ) -> list[MemoryEvent]:
+        events = [
+            e
+            for tenant, e in self._store.state.events
+            if tenant == self._tenant and e.memory_id == memory_id
+        ]
+        events.sort(key=lambda e: (e.occurred_at, str(e.id)))
+        if after is not None:
+            events = [e for e in events if (e.occurred_at, str(e.id)) > (after[0], str(after[1]))]
+        return events[:limit]
+
+
+class FakeConversations(ConversationRepository):
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    async def put(self, conversation: Conversation) -> None:
+        key = (self._tenant, conversation.provider, conversation.conversation_id)
+        self._store.state.conversations[key] = conversation
+
+
+class FakeAgents(AgentRepository):
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    async def get(self, agent_id: str, *, lock: bool = False) -> AgentSettings:
+        return self._store.state.agents.get(
+            (self._tenant, agent_id), AgentSettings(agent_id=agent_id)
+        )
+
+    async def put(self, settings: AgentSettings) -> AgentSettings:
+        stored = replace(settings, updated_at=self._store.clock())
+        self._store.state.agents[(self._tenant, settings.agent_id)] = stored
+        return stored
