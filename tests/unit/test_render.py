@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory.domain.memory import Memory, MemorySource, Owner, Scope
+from agent_memory.domain.memory import Memory, MemoryLine, MemorySource, Owner, Scope
 from agent_memory.domain.recall import RecallMatch
 from agent_memory.render import prompt
 from agent_memory.render.prompt import MemoryRows, RenderInput, render
@@ -31,7 +31,7 @@ def memory(key: str, value: str, *, scope: Scope = Scope.AGENT) -> Memory:
 
 
 def rows(*pairs: tuple[str, str], left_out: int = 0) -> MemoryRows:
-    return MemoryRows(rows=[memory(k, v) for k, v in pairs], left_out=left_out)
+    return MemoryRows(rows=[MemoryLine.of(memory(k, v)) for k, v in pairs], left_out=left_out)
 
 
 def full_input() -> RenderInput:

@@ -97,10 +97,24 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class MemoryLine:
+    """A memory as a prompt shows it."""
+
+    key: str
+    value: str
+    source: MemorySource = MemorySource.MANUAL
+    tags: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryLine:
+        return cls(memory.key, memory.value, memory.source, memory.tags)
+
+
+@dataclass(frozen=True)
 class MemoryRows:
     """The first rows of an owner's listing, and how many more there are."""
 
-    rows: Sequence[Memory]
+    rows: Sequence[MemoryLine]
     left_out: int = 0
 
 

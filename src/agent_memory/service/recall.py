@@ -12,7 +12,7 @@ from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import compact_line, recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemoryRows, Owner, Scope
+from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope
 from agent_memory.domain.recall import (
     DEFAULT_LIMIT,
     ArchivalMode,
@@ -214,7 +214,8 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
     async def rows(owner: Owner, cap: int) -> MemoryRows:
         found = await tx.memories.list_page(owner, after=None, limit=cap)
         total = await tx.memories.count(owner) if len(found) == cap else len(found)
-        return MemoryRows(rows=found, left_out=max(total - len(found), 0))
+        lines = [MemoryLine.of(m) for m in found]
+        return MemoryRows(rows=lines, left_out=max(total - len(found), 0))
 
     async def agent_memory() -> MemoryRows | None:
         if not (await tx.agents.get(read.agent_id)).memory_enabled:

@@ -8,10 +8,9 @@ from collections.abc import Mapping
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemoryRows
+from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
-from agent_memory.store.memories import memory_from_row
 from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
@@ -48,13 +47,15 @@ SELECT
     END AS user_core,
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
-    (SELECT json_agg(r ORDER BY r.pinned DESC, r.importance DESC, r.key)
+    (SELECT json_agg(json_build_array(r.key, r.value, r.source, r.tags)
+                     ORDER BY r.pinned DESC, r.importance DESC, r.key)
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM memories
         WHERE tenant_id = %(tenant_id)s AND scope = 'agent' AND owner_id = %(agent_id)s)
     END AS agent_total,
-    (SELECT json_agg(r ORDER BY r.pinned DESC, r.importance DESC, r.updated_at DESC, r.id)
+    (SELECT json_agg(json_build_array(r.key, r.value, r.source, r.tags)
+                     ORDER BY r.pinned DESC, r.importance DESC, r.updated_at DESC, r.id)
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM memories
@@ -82,7 +83,10 @@ _FROM: LiteralString = "\nFROM settings"
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap)."""
-    rows = [memory_from_row(r) for r in found or ()]
+    rows = [
+        MemoryLine(key, value, MemorySource(source), tuple(tags))
+        for key, value, source, tags in found or ()
+    ]
     return MemoryRows(rows=rows, left_out=0 if total is None else max(int(total) - len(rows), 0))
 
 

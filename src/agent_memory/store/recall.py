@@ -44,13 +44,16 @@ FUZZY_MIN_SIMILARITY = 0.4
 
 
 def _docs(embeddings: bool) -> LiteralString:
-    """The searched lines and memories, each with its lexemes and its place in its block."""
+    """The searched lines and memories, each with its lexemes and its place in its block.
+
+    Their text stays behind: only the best few are read again for theirs, at the end.
+    """
     line_embedding: LiteralString = ", l.embedding" if embeddings else ""
     memory_embedding: LiteralString = ", NULL::real[]" if embeddings else ""
     return f"""
 docs AS (
     SELECT 'line' AS kind, l.scope, l.agent_id, '' AS workspace_id, l.line_number,
-           NULL::uuid AS memory_id, l.content, l.lexemes{line_embedding},
+           NULL::uuid AS memory_id, l.lexemes{line_embedding},
            row_number() OVER (PARTITION BY l.scope, l.agent_id ORDER BY l.line_number) AS ord
     FROM archival_lines AS l
     WHERE l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
@@ -60,8 +63,7 @@ docs AS (
     SELECT 'memory', m.scope,
            CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END,
            CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END,
-           0, m.id, m.key || ': ' || m.value,
-           to_tsvector('english', m.key || ' ' || m.value){memory_embedding},
+           0, m.id, to_tsvector('english', m.key || ' ' || m.value){memory_embedding},
            row_number() OVER (ORDER BY m.id)
     FROM memories AS m
     WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
@@ -173,7 +175,7 @@ combined AS (
 _LEXICAL_RANKED: LiteralString = """
 ranked AS (
     SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
-           d.content, c.points / nullif(b.top, 0) AS raw
+           c.points / nullif(b.top, 0) AS raw
     FROM combined AS c
     JOIN docs AS d
       ON (d.kind, d.scope, d.agent_id, d.ord) = (c.kind, c.scope, c.agent_id, c.ord)
@@ -199,7 +201,7 @@ lexical AS (
     FROM combined AS c CROSS JOIN best AS b
 ),
 ranked AS (
-    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id, d.content,
+    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
            CASE WHEN s.near IS NULL THEN coalesce(x.score, 0)
                 ELSE (1 - %(rank_weight)s) * coalesce(x.score, 0) + %(rank_weight)s * s.near
            END AS raw
@@ -211,13 +213,25 @@ ranked AS (
     WHERE x.kind IS NOT NULL OR s.kind IS NOT NULL
 )"""
 
-_BEST_FIRST: LiteralString = """
-SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-       least(1.0, raw) AS score, raw
-FROM ranked
-WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
-ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
-LIMIT %(rank_limit)s"""
+# The best matches, then their text: a line's content, a memory's "key: value".
+_BEST_FIRST: LiteralString = """,
+best_first AS (
+    SELECT kind, scope, agent_id, workspace_id, line_number, memory_id,
+           least(1.0, raw) AS score, raw
+    FROM ranked
+    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+    ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
+    LIMIT %(rank_limit)s
+)
+SELECT b.kind, b.scope, b.agent_id, b.workspace_id, b.line_number, b.memory_id,
+       coalesce(l.content, m.key || ': ' || m.value) AS content, b.score, b.raw
+FROM best_first AS b
+LEFT JOIN archival_lines AS l
+  ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+ AND l.scope = b.scope AND l.agent_id = b.agent_id AND l.line_number = b.line_number
+LEFT JOIN memories AS m
+  ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
+ORDER BY b.raw DESC, b.kind, b.scope, b.agent_id, b.line_number, b.memory_id"""
 
 
 # How its rows are ordered, for a caller that aggregates them.
