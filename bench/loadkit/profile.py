@@ -1,0 +1,62 @@
+"""py-spy on a service process during a measured window, summarised as two top lists."""
+
+from __future__ import annotations
+
+import collections
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TOP = 25
+
+
+class Profiler:
+    """``py-spy record`` of one process, started now, stopped after ``seconds``."""
+
+    def __init__(self, pid: int, seconds: float) -> None:
+        spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        self._out = Path(tempfile.mkdtemp(prefix="rpc-load-profile-")) / "stacks.txt"
+        self._proc = subprocess.Popen(
+            [
+                *(spy, "record", "-p", str(pid), "-d", str(max(1, round(seconds)))),
+                *("-r", "200", "--format", "raw", "-o", str(self._out)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def finish(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """(own %, total %) by function, the busiest first."""
+        _, err = self._proc.communicate(timeout=60)
+        if not self._out.exists():
+            raise RuntimeError(f"py-spy recorded nothing: {err.strip()}")
+        own: collections.Counter[str] = collections.Counter()
+        total: collections.Counter[str] = collections.Counter()
+        samples = 0
+        for line in self._out.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            frames = [_name(f) for f in stack.split(";") if "(" in f]
+            if not frames:
+                continue
+            n = int(count)
+            samples += n
+            own[frames[-1]] += n
+            for name in set(frames):
+                total[name] += n
+        shutil.rmtree(self._out.parent, ignore_errors=True)
+
+        def top(counter: collections.Counter[str]) -> list[tuple[str, float]]:
+            return [(name, 100 * n / samples) for name, n in counter.most_common(TOP)]
+
+        return top(own), top(total)
+
+
+def _name(frame: str) -> str:
+    """``function (path:line)`` to ``function (module path)``, site-packages trimmed."""
+    function, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    short = path.split("site-packages/")[-1].split("/src/")[-1]
+    return f"{function} ({short})"
