@@ -9,6 +9,7 @@ A transaction that raises leaves the state as it was.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -150,7 +151,7 @@ class FakeMemories(MemoryRepository):
 
     def new(self, write: MemoryWrite) -> Memory:
         now = self._store.clock()
-        e = write.evidence
+        evidence = dataclasses.asdict(write.evidence) if write.evidence else {}
         memory = Memory(
             id=uuid.uuid4(),
             owner=write.owner,
@@ -162,11 +163,7 @@ class FakeMemories(MemoryRepository):
             created_at=now,
             updated_at=now,
             version=1,
-            tags=tuple(e.tags) if e else (),
-            confidence=e.confidence if e else None,
-            metadata=dict(e.metadata) if e else {},
-            conversation_provider=e.conversation_provider if e else None,
-            conversation_id=e.conversation_id if e else None,
+            **{**evidence, "tags": tuple(evidence.get("tags", ()))},
         )
         self._rows[(self._tenant, memory.id)] = memory
         self._record(MemoryEventType.CREATED, None, memory)
@@ -195,14 +192,8 @@ class FakeMemories(MemoryRepository):
         if write.importance is not None:
             changes["importance"] = write.importance
         if write.evidence is not None:
-            e = write.evidence
-            changes.update(
-                tags=tuple(e.tags),
-                confidence=e.confidence,
-                metadata=dict(e.metadata),
-                conversation_provider=e.conversation_provider,
-                conversation_id=e.conversation_id,
-            )
+            evidence = dataclasses.asdict(write.evidence)
+            changes.update(evidence, tags=tuple(evidence["tags"]))
         updated = self._bump(current, **changes)
         self._record(MemoryEventType.UPDATED, current, updated)
         return Written(updated, created=False)
