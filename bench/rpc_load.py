@@ -260,10 +260,12 @@ async def bench(args: argparse.Namespace, scratch: Path, notes: list[str]) -> tu
                     min_size=pool_size,
                     max_size=pool_size,
                     open=False,
-                    kwargs={
+                    kwargs={  # the service's connection settings: prepared, planned once
                         "autocommit": True,
                         "row_factory": dict_row,
-                        "options": f"-c statement_timeout={SETTINGS.db_statement_timeout_ms}",
+                        "prepare_threshold": 0,
+                        "options": f"-c statement_timeout={SETTINGS.db_statement_timeout_ms}"
+                        " -c plan_cache_mode=force_generic_plan",
                         "application_name": "rpc-load-baseline",
                     },
                 )

@@ -111,7 +111,14 @@ class Database(Store):
             kwargs={
                 "autocommit": True,
                 "row_factory": dict_row,
-                "options": f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC",
+                # Every statement is fixed text with parameters: prepare it on first use
+                # and plan it once per connection, not once per call. Their plans do not
+                # depend on the parameters' values.
+                "prepare_threshold": 0,
+                "options": (
+                    f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC"
+                    " -c plan_cache_mode=force_generic_plan"
+                ),
                 "application_name": "agent-memory",
             },
             min_size=1,
