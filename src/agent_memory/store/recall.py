@@ -110,13 +110,14 @@ vocab AS (
       AND a.tenant_id = %(tenant_id)s AND a.user_id = %(user_id)s
       AND ((a.scope = 'user' AND a.agent_id = '')
            OR (a.scope = 'agent' AND a.agent_id = %(agent_id)s))
-    UNION
+    UNION ALL
     SELECT u.lexeme
     FROM docs AS d, unnest(d.lexemes) AS u
     WHERE d.kind = 'memory' AND EXISTS (SELECT FROM missing)
 ),
 fuzzy AS (
-    SELECT m.term, v.lexeme, similarity(v.lexeme, m.term)::float8 AS weight
+    -- A lexeme in several of the searched vocabularies counts once.
+    SELECT DISTINCT m.term, v.lexeme, similarity(v.lexeme, m.term)::float8 AS weight
     FROM missing AS m, vocab AS v
     WHERE similarity(v.lexeme, m.term) >= {FUZZY_MIN_SIMILARITY}
 ),
