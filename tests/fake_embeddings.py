@@ -53,6 +53,7 @@ class FakeEmbeddings:
     base_url: str = ""
     failing: bool = False  # answer 500 to every request
     requests: list[dict[str, Any]] = field(default_factory=list)
+    peers: list[tuple[str, int]] = field(default_factory=list)  # the client's address, per request
 
 
 @contextmanager
@@ -60,6 +61,8 @@ def running_fake() -> Iterator[FakeEmbeddings]:
     fake = FakeEmbeddings()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: a client may reuse its connection
+
         def log_message(self, *args: object) -> None:
             pass
 
@@ -68,6 +71,7 @@ def running_fake() -> Iterator[FakeEmbeddings]:
             body = json.loads(self.rfile.read(length) or b"{}")
             body["_headers"] = {k.lower(): v for k, v in self.headers.items()}
             fake.requests.append(body)
+            fake.peers.append(self.client_address)
             if self.path != "/v1/embeddings":
                 self._send(404, {"error": {"message": "not found"}})
             elif fake.failing:

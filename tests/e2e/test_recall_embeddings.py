@@ -135,3 +135,19 @@ def test_the_http_embedder_batches_and_keeps_the_order(fake: FakeEmbeddings) -> 
     assert [len(r["input"]) for r in sent] == [128, 128, 44]
     assert all(r["_headers"]["authorization"] == "Bearer sk-test" for r in sent)
     assert vectors == [pytest.approx(vector(t)) for t in texts]
+
+
+def test_the_http_embedder_keeps_one_connection_across_calls(fake: FakeEmbeddings) -> None:
+    embedder = HttpEmbedder(f"{fake.base_url}/v1", "fake")
+
+    async def calls() -> None:
+        try:
+            for n in range(5):
+                await embedder.embed([f"call {n}"])
+        finally:
+            await embedder.close()
+
+    before = len(fake.peers)
+    asyncio.run(calls())
+    assert len(fake.peers) - before == 5
+    assert len(set(fake.peers[before:])) == 1

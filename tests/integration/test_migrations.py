@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import psycopg
@@ -78,3 +79,22 @@ def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:
     assert keys
     assert all(column == "tenant_id" for _, column in rows), rows
     assert all(column == "tenant_id" for _, column in keys), keys
+
+
+def test_pgvector_is_installed_where_the_server_has_it_and_skipped_with_a_word_elsewhere(
+    fresh_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="alembic.runtime.migration"):
+        migrate.upgrade(fresh_url)
+    with psycopg.connect(fresh_url) as conn:
+        available = conn.execute(
+            "SELECT EXISTS (SELECT FROM pg_available_extensions WHERE name = 'vector')"
+        ).fetchone()
+        installed = conn.execute(
+            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
+        ).fetchone()
+    if available == (True,):
+        assert installed == (True,)
+    else:
+        assert installed == (False,)
+        assert "pgvector is not available on this server: recall stays lexical" in caplog.text

@@ -3,10 +3,13 @@ must let through. Memory points at where a credential lives; it never holds one.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import threading
 
 import pytest
 
+from agent_memory.domain import secrets
 from agent_memory.domain.errors import InvalidArgument
 from agent_memory.domain.secrets import SecretFinding, find_secrets, refuse_secrets
 
@@ -146,3 +149,35 @@ def test_ordinary_values_are_not_secrets(text: str) -> None:
 
 def test_empty_text_has_no_secrets() -> None:
     assert find_secrets("") == []
+
+
+def scanned_on(texts: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The threads the texts were scanned on, seen from an event loop."""
+    threads: set[str] = set()
+    scan = secrets.refuse_secrets
+
+    def recording(field: str, text: str) -> None:
+        threads.add(threading.current_thread().name)
+        scan(field, text)
+
+    monkeypatch.setattr(secrets, "refuse_secrets", recording)
+    asyncio.run(secrets.refuse_secrets_in(texts))
+    return threads
+
+
+def test_short_texts_are_scanned_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert scanned_on([("key", "k"), ("value", "a short fact")], monkeypatch) == {"MainThread"}
+
+
+def test_long_texts_are_scanned_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    long = "An ordinary line about the harbor and its ferries.\n" * 100
+    threads = scanned_on([("content", long)], monkeypatch)
+    assert threads
+    assert "MainThread" not in threads
+
+
+def test_a_secret_in_a_long_text_is_refused_and_named_by_its_field() -> None:
+    long = "An ordinary line about the harbor.\n" * 100 + "sk-ant-" + "a" * 40
+    with pytest.raises(InvalidArgument) as info:
+        asyncio.run(secrets.refuse_secrets_in([("title", "ok"), ("content", long)]))
+    assert info.value.violations[0].field == "content"
