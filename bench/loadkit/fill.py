@@ -56,7 +56,7 @@ async def fill(
                     conn.cursor() as cur,
                     cur.copy(
                         b"COPY archival_lines (tenant_id, user_id, scope, agent_id, line_number,"
-                        b" content) FROM STDIN"
+                        b" ordinal, content) FROM STDIN"
                     ) as copy,
                 ):
                     for user in part[start : start + 20]:
@@ -64,7 +64,7 @@ async def fill(
                         lines = ctx.corpus.lines(rng, lines_per_user)
                         await copy.write(
                             "".join(
-                                f"{TENANT}\t{user}\tuser\t\t{n}\t{line}\n"
+                                f"{TENANT}\t{user}\tuser\t\t{n}\t{n}\t{line}\n"
                                 for n, line in enumerate(lines, start=1)
                             ).encode()
                         )

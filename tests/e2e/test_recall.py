@@ -420,7 +420,9 @@ def test_malformed_requests_are_invalid_arguments(
 
 
 def recall_backends(database_url: str) -> list[tuple[int, str, str]]:
-    """(pid, state, query) of the service's connections busy with a recall right now."""
+    """(pid, state, query) of the service's connections busy with a recall right now: the
+    ranking statement opens with the query's terms and the blocks' vocabularies, within
+    the part of its text pg_stat_activity keeps."""
     with psycopg.connect(database_url, autocommit=True) as conn:
         rows = conn.execute(
             """
@@ -428,7 +430,7 @@ def recall_backends(database_url: str) -> list[tuple[int, str, str]]:
             WHERE datname = current_database() AND application_name = 'agent-memory'
               AND pid <> pg_backend_pid()
               AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')
-              AND (query ILIKE '%archival_lines%' OR query ILIKE 'FETCH%')
+              AND query ILIKE '%terms AS%archival_vocabulary%'
             """
         ).fetchall()
     return [(int(pid), str(state), str(query)) for pid, state, query in rows]

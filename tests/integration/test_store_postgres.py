@@ -353,3 +353,42 @@ def test_a_job_enqueued_twice_before_it_runs_is_one_job(store_url: str, caller: 
 
     first, second = on_database(store_url, body)
     assert first == second
+
+
+def test_neighbours_are_the_blocks_non_empty_lines_in_order_across_rewrites(
+    store_url: str, caller: Principal
+) -> None:
+    query = RankQuery(agent_id="coder", query="harbor", limit=10)
+
+    async def body(db: Database) -> None:
+        async with db.connection(caller) as tx:
+            first = await tx.blocks.write(
+                ARCHIVAL,
+                "The harbor opens at nine\n\nFerries leave from pier four\nUnrelated note",
+                expected=None,
+                keep=50,
+            )
+            ranked = {m.line_number: m.score for m in await tx.recall.rank(query)}
+            # The ferries line is one non-empty line from the harbor, a blank line between.
+            assert set(ranked) == {1, 3, 4}
+            assert ranked[1] > ranked[3] > ranked[4] > 0
+            assert first.written is not None
+            await tx.blocks.write(
+                ARCHIVAL,
+                "A new first line\nThe harbor opens at nine\n\nFerries leave from pier four"
+                "\nUnrelated note",
+                expected=first.written.updated_at,
+                keep=50,
+            )
+            shifted = {m.line_number: m.score for m in await tx.recall.rank(query)}
+        assert set(shifted) == {1, 2, 4, 5}
+        assert shifted[2] == max(shifted.values())
+        assert shifted[1] == shifted[4]  # each one non-empty line away from the harbor
+        assert rows(
+            store_url,
+            "SELECT line_number, ordinal FROM archival_lines WHERE tenant_id = %s"
+            " ORDER BY line_number",
+            caller.tenant_id,
+        ) == [(1, 1), (2, 2), (4, 3), (5, 4)]
+
+    on_database(store_url, body)

@@ -99,7 +99,8 @@ kept AS (
 )"""
 
 # The block's non-empty lines: those gone are deleted, the others written where they
-# changed (a line's lexemes are recomputed only then); and the block's vocabulary.
+# changed (a line's lexemes are recomputed only then); and what recall needs of the
+# block as a whole (its vocabulary, line count and total length).
 _LINES: LiteralString = f""",
 lines_gone AS (
     DELETE FROM archival_lines AS l
@@ -108,25 +109,35 @@ lines_gone AS (
 ),
 lines_put AS (
     INSERT INTO archival_lines AS l (tenant_id, user_id, scope, agent_id, line_number,
-                                     content, embedding)
-    SELECT w.tenant_id, w.user_id, w.scope, w.agent_id, x.line_number, x.content,
+                                     ordinal, content, embedding)
+    SELECT w.tenant_id, w.user_id, w.scope, w.agent_id, x.line_number, x.ordinal, x.content,
            x.embedding::real[]
     FROM written AS w,
          unnest(%(line_numbers)s::integer[], %(line_contents)s::text[],
-                %(line_embeddings)s::text[]) AS x(line_number, content, embedding)
+                %(line_embeddings)s::text[])
+             WITH ORDINALITY AS x(line_number, content, embedding, ordinal)
     ON CONFLICT (tenant_id, user_id, scope, agent_id, line_number) DO UPDATE
-    SET content = excluded.content, embedding = excluded.embedding
+    SET content = excluded.content, embedding = excluded.embedding, ordinal = excluded.ordinal
     WHERE l.content IS DISTINCT FROM excluded.content
        OR l.embedding IS DISTINCT FROM excluded.embedding
+       OR l.ordinal <> excluded.ordinal
+),
+analysed AS (
+    SELECT to_tsvector('english', t.line) AS lexemes
+    FROM unnest(%(line_contents)s::text[]) AS t(line)
 ),
 vocabulary AS (
-    INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes)
+    INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes,
+                                     line_count, lexeme_total)
     SELECT w.tenant_id, w.user_id, w.scope, w.agent_id,
            coalesce((SELECT array_agg(DISTINCT u.lexeme)
-                     FROM unnest(%(line_contents)s::text[]) AS t(line),
-                          unnest(to_tsvector('english', t.line)) AS u), '{{}}')
+                     FROM analysed AS a, unnest(a.lexemes) AS u), '{{}}'),
+           (SELECT count(*) FROM analysed),
+           (SELECT coalesce(sum(length(a.lexemes)), 0) FROM analysed AS a)
     FROM written AS w
-    ON CONFLICT (tenant_id, user_id, scope, agent_id) DO UPDATE SET lexemes = excluded.lexemes
+    ON CONFLICT (tenant_id, user_id, scope, agent_id) DO UPDATE
+    SET lexemes = excluded.lexemes, line_count = excluded.line_count,
+        lexeme_total = excluded.lexeme_total
 )"""
 
 _OUTCOME: LiteralString = """

@@ -326,6 +326,9 @@ class ArchivalLineRow(Base):
     scope: Mapped[str] = mapped_column(String(16), primary_key=True)
     agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     line_number: Mapped[int] = mapped_column(primary_key=True)
+    # The line's place among the block's non-empty lines (1, 2, ...): neighbours are
+    # one ordinal apart, whatever blank lines lie between them.
+    ordinal: Mapped[int]
     content: Mapped[str] = mapped_column(Text)
     # Stemmed lexemes for recall, computed by PostgreSQL from the content.
     lexemes: Mapped[str] = mapped_column(
@@ -334,10 +337,16 @@ class ArchivalLineRow(Base):
     # The line's embedding when an embedder is configured (compared with pgvector).
     embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
 
+    __table_args__ = (
+        Index("ix_archival_lines_ordinal", "tenant_id", "user_id", "scope", "agent_id", "ordinal"),
+    )
+
 
 class ArchivalVocabularyRow(Base):
-    """The distinct lexemes of one archival block, rewritten with it: the candidates
-    recall matches a misspelt query term against."""
+    """What recall needs of one archival block as a whole, rewritten with it: its
+    distinct lexemes (the candidates a misspelt query term is matched against), how
+    many non-empty lines it has, and their lexemes counted together (for the
+    lines' average length)."""
 
     __tablename__ = "archival_vocabulary"
 
@@ -346,6 +355,8 @@ class ArchivalVocabularyRow(Base):
     scope: Mapped[str] = mapped_column(String(16), primary_key=True)
     agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     lexemes: Mapped[list[str]] = mapped_column(ARRAY(Text))
+    line_count: Mapped[int] = mapped_column(server_default=text("0"))
+    lexeme_total: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
 
 
 class ActiveSessionRow(Base):

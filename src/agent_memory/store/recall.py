@@ -11,7 +11,7 @@ the neighbouring lines of a block as context. One statement.
 * Short lines need little length normalisation (b = 0.4).
 * In a conversation the answer often sits next to the line that names the
   topic, so each line also gets half the score of its best neighbour (a quarter
-  from two lines away).
+  from two lines away), neighbours being the block's non-empty lines in order.
 * The score is normalised by what a typical line holding every query term once
   would get (the sum of the terms' weights) and capped at 1, so it means the
   same for every query: 1 is "all of it is here", 0.3 "a third of the evidence".
@@ -21,6 +21,10 @@ blended with the cosine similarity of each line's embedding (clipped at 0):
 ``(1 - w) * lexical + w * similarity``, over the same lines, so a line that shares
 no word with the query but means the same is a candidate too. A line without a
 usable embedding and a memory row keep their lexical score.
+
+Lexical ranking reads only the lines that hold a query term (or a close one); the
+blocks' line counts, total lengths and vocabularies are kept with each write, and
+the text of the best few is read at the end. Ranking by meaning reads every line.
 
 The statement's parameters are prefixed ``rank_`` (but for the caller's
 ``tenant_id``, ``user_id`` and ``agent_id``) so it can be part of a larger one.
@@ -42,29 +46,40 @@ B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
 FUZZY_MIN_SIMILARITY = 0.4
 
-
-def _docs(embeddings: bool) -> LiteralString:
-    """The searched lines and memories, each with its lexemes and its place in its block.
-
-    Their text stays behind: only the best few are read again for theirs, at the end.
-    """
-    line_embedding: LiteralString = ", l.embedding" if embeddings else ""
-    memory_embedding: LiteralString = ", NULL::real[]" if embeddings else ""
-    return f"""
-docs AS (
-    SELECT 'line' AS kind, l.scope, l.agent_id, '' AS workspace_id, l.line_number,
-           NULL::uuid AS memory_id, l.lexemes{line_embedding},
-           row_number() OVER (PARTITION BY l.scope, l.agent_id ORDER BY l.line_number) AS ord
-    FROM archival_lines AS l
-    WHERE l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+_SEARCHED_LINES: LiteralString = """
+    l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
       AND ((l.scope = 'user' AND l.agent_id = '')
-           OR (l.scope = 'agent' AND l.agent_id = %(agent_id)s))
-    UNION ALL
-    SELECT 'memory', m.scope,
-           CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END,
-           CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END,
-           0, m.id, to_tsvector('english', m.key || ' ' || m.value){memory_embedding},
-           row_number() OVER (ORDER BY m.id)
+           OR (l.scope = 'agent' AND l.agent_id = %(agent_id)s))"""
+
+_TERMS: LiteralString = """
+terms AS (
+    SELECT DISTINCT u.lexeme AS term
+    FROM unnest(to_tsvector('english', %(rank_query)s)) AS u
+),
+query_terms AS (
+    SELECT coalesce(array_agg(term), '{}') AS terms,
+           coalesce(string_agg(quote_literal(term), ' | '), '')::tsquery AS tsq
+    FROM terms
+),
+blocks AS (
+    SELECT b.scope, b.agent_id, b.lexemes, b.line_count, b.lexeme_total
+    FROM archival_vocabulary AS b
+    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
+      AND ((b.scope = 'user' AND b.agent_id = '')
+           OR (b.scope = 'agent' AND b.agent_id = %(agent_id)s))
+)"""
+
+
+def _memories(embeddings: bool) -> LiteralString:
+    """The memories searched with the lines (only when asked for)."""
+    embedding: LiteralString = ", NULL::real[] AS embedding" if embeddings else ""
+    return f"""
+memory_docs AS (
+    SELECT 'memory' AS kind, m.scope,
+           CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
+           CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END AS workspace_id,
+           m.id AS memory_id, to_tsvector('english', m.key || ' ' || m.value) AS lexemes,
+           row_number() OVER (ORDER BY m.id) AS ord{embedding}
     FROM memories AS m
     WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
@@ -72,31 +87,52 @@ docs AS (
 )"""
 
 
-_TERMS: LiteralString = """
-terms AS (
-    SELECT DISTINCT u.lexeme AS term
-    FROM unnest(to_tsvector('english', %(rank_query)s)) AS u
+# BM25 statistics over the searched lines and memories: how many, and how long on average.
+_STATS: LiteralString = """
+stats AS (
+    SELECT x.n::float8 AS n, greatest(x.total / nullif(x.n, 0), 1)::float8 AS avgdl
+    FROM (
+        SELECT coalesce((SELECT sum(line_count) FROM blocks), 0)
+                   + (SELECT count(*) FROM memory_docs) AS n,
+               (coalesce((SELECT sum(lexeme_total) FROM blocks), 0)
+                   + coalesce((SELECT sum(length(lexemes)) FROM memory_docs), 0))::numeric
+                   AS total
+    ) AS x
 )"""
 
-# BM25 with fuzzy terms and neighbours, up to each hit's points ("combined") and the
-# best attainable points ("best").
-_LEXICAL: LiteralString = f"""
-stats AS (
-    SELECT count(*)::float8 AS n, greatest(avg(length(lexemes)), 1)::float8 AS avgdl
-    FROM docs
-),
-query_terms AS (
-    SELECT coalesce(array_agg(term), '{{}}') AS terms,
-           coalesce(string_agg(quote_literal(term), ' | '), '')::tsquery AS tsq
-    FROM terms
-),
-exact_hits AS (
-    SELECT d.kind, d.scope, d.agent_id, d.ord, u.lexeme AS term, 1.0::float8 AS weight,
+
+def _hits(docs: LiteralString, query: LiteralString, matched: LiteralString) -> LiteralString:
+    """Each (document, term) of the documents ``docs`` (a table expression aliased ``d``)
+    that match the tsquery of CTE ``query``, with what BM25 needs of it."""
+    return f"""
+    SELECT d.kind, d.scope, d.agent_id, d.ord, {matched},
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
            length(d.lexemes)::float8 AS dl
-    FROM docs AS d
-    CROSS JOIN query_terms AS q
-    CROSS JOIN LATERAL unnest(d.lexemes) AS u
+    FROM {docs}
+    CROSS JOIN {query} AS q
+    CROSS JOIN LATERAL unnest(d.lexemes) AS u"""
+
+
+# Lexical ranking reads the searched lines where they are, twice (for exact and for
+# close terms), each time only those that match: nothing is materialised.
+_MATCHABLE: LiteralString = (
+    """(
+        SELECT 'line' AS kind, l.scope, l.agent_id, l.ordinal::bigint AS ord, l.lexemes
+        FROM archival_lines AS l
+        WHERE"""
+    + _SEARCHED_LINES
+    + """
+        UNION ALL
+        SELECT kind, scope, agent_id, ord, lexemes FROM memory_docs
+    ) AS d"""
+)
+
+
+def _scoring(docs: LiteralString) -> LiteralString:
+    """From terms to each document's points ("combined") and the best attainable
+    ("best"), over documents ``docs`` (a table expression aliased ``d``)."""
+    return f"""
+exact_hits AS ({_hits(docs, "query_terms", "u.lexeme AS term, 1.0::float8 AS weight")}
     WHERE d.lexemes @@ q.tsq AND u.lexeme = ANY (q.terms)
 ),
 missing AS (
@@ -105,15 +141,12 @@ missing AS (
 ),
 vocab AS (
     SELECT v.lexeme
-    FROM archival_vocabulary AS a, unnest(a.lexemes) AS v(lexeme)
+    FROM blocks AS b, unnest(b.lexemes) AS v(lexeme)
     WHERE EXISTS (SELECT FROM missing)
-      AND a.tenant_id = %(tenant_id)s AND a.user_id = %(user_id)s
-      AND ((a.scope = 'user' AND a.agent_id = '')
-           OR (a.scope = 'agent' AND a.agent_id = %(agent_id)s))
     UNION ALL
     SELECT u.lexeme
-    FROM docs AS d, unnest(d.lexemes) AS u
-    WHERE d.kind = 'memory' AND EXISTS (SELECT FROM missing)
+    FROM memory_docs AS d, unnest(d.lexemes) AS u
+    WHERE EXISTS (SELECT FROM missing)
 ),
 fuzzy AS (
     -- A lexeme in several of the searched vocabularies counts once.
@@ -125,13 +158,7 @@ fuzzy_query AS (
     SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq
     FROM (SELECT DISTINCT lexeme FROM fuzzy) AS f
 ),
-fuzzy_hits AS (
-    SELECT d.kind, d.scope, d.agent_id, d.ord, f.term, f.weight,
-           coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
-           length(d.lexemes)::float8 AS dl
-    FROM docs AS d
-    CROSS JOIN fuzzy_query AS q
-    CROSS JOIN LATERAL unnest(d.lexemes) AS u
+fuzzy_hits AS ({_hits(docs, "fuzzy_query", "f.term, f.weight")}
     JOIN fuzzy AS f ON f.lexeme = u.lexeme
     WHERE q.tsq IS NOT NULL AND d.lexemes @@ q.tsq
 ),
@@ -173,14 +200,39 @@ combined AS (
       ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (sc.kind, sc.scope, sc.agent_id, sc.ord)
 )"""
 
+
+# Ranking by meaning reads every searched line, with its embedding, once.
+_DOCS: LiteralString = """(
+        SELECT kind, scope, agent_id, ord, lexemes FROM docs
+    ) AS d"""
+_ALL_DOCS: LiteralString = (
+    """
+docs AS (
+    SELECT 'line' AS kind, l.scope, l.agent_id, '' AS workspace_id, l.ordinal::bigint AS ord,
+           NULL::uuid AS memory_id, l.lexemes, l.embedding
+    FROM archival_lines AS l
+    WHERE"""
+    + _SEARCHED_LINES
+    + """
+    UNION ALL
+    SELECT kind, scope, agent_id, workspace_id, ord, memory_id, lexemes, embedding
+    FROM memory_docs
+)"""
+)
+
+# The documents with points: a line is one that exists (its ordinal is within its block),
+# a memory one that was searched.
 _LEXICAL_RANKED: LiteralString = """
 ranked AS (
-    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
-           c.points / nullif(b.top, 0) AS raw
+    SELECT c.kind, c.scope, c.agent_id, coalesce(m.workspace_id, '') AS workspace_id, c.ord,
+           m.memory_id, c.points / nullif(b.top, 0) AS raw
     FROM combined AS c
-    JOIN docs AS d
-      ON (d.kind, d.scope, d.agent_id, d.ord) = (c.kind, c.scope, c.agent_id, c.ord)
     CROSS JOIN best AS b
+    LEFT JOIN blocks AS k
+      ON c.kind = 'line' AND k.scope = c.scope AND k.agent_id = c.agent_id
+    LEFT JOIN memory_docs AS m
+      ON c.kind = 'memory' AND m.ord = c.ord
+    WHERE (c.kind = 'line' AND c.ord BETWEEN 1 AND k.line_count) OR m.memory_id IS NOT NULL
 )"""
 
 # A zero vector has no direction: its distance is NaN and it says nothing.
@@ -202,7 +254,7 @@ lexical AS (
     FROM combined AS c CROSS JOIN best AS b
 ),
 ranked AS (
-    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.line_number, d.memory_id,
+    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.ord, d.memory_id,
            CASE WHEN s.near IS NULL THEN coalesce(x.score, 0)
                 ELSE (1 - %(rank_weight)s) * coalesce(x.score, 0) + %(rank_weight)s * s.near
            END AS raw
@@ -214,35 +266,39 @@ ranked AS (
     WHERE x.kind IS NOT NULL OR s.kind IS NOT NULL
 )"""
 
-# The best matches, then their text: a line's content, a memory's "key: value".
+# The best matches, then their text: a line's content and number (by its ordinal), a
+# memory's "key: value". A line's ordinal orders like its number, a memory's like its id.
 _BEST_FIRST: LiteralString = """,
 best_first AS (
-    SELECT kind, scope, agent_id, workspace_id, line_number, memory_id,
+    SELECT kind, scope, agent_id, workspace_id, ord, memory_id,
            least(1.0, raw) AS score, raw
     FROM ranked
     WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
-    ORDER BY raw DESC, kind, scope, agent_id, line_number, memory_id
+    ORDER BY raw DESC, kind, scope, agent_id, ord
     LIMIT %(rank_limit)s
 )
-SELECT b.kind, b.scope, b.agent_id, b.workspace_id, b.line_number, b.memory_id,
-       coalesce(l.content, m.key || ': ' || m.value) AS content, b.score, b.raw
+SELECT b.kind, b.scope, b.agent_id, b.workspace_id, coalesce(l.line_number, 0) AS line_number,
+       b.memory_id, coalesce(l.content, m.key || ': ' || m.value) AS content, b.score, b.raw,
+       b.ord
 FROM best_first AS b
 LEFT JOIN archival_lines AS l
   ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
- AND l.scope = b.scope AND l.agent_id = b.agent_id AND l.line_number = b.line_number
+ AND l.scope = b.scope AND l.agent_id = b.agent_id AND l.ordinal = b.ord
 LEFT JOIN memories AS m
   ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
-ORDER BY b.raw DESC, b.kind, b.scope, b.agent_id, b.line_number, b.memory_id"""
-
+ORDER BY b.raw DESC, b.kind, b.scope, b.agent_id, b.ord"""
 
 # How its rows are ordered, for a caller that aggregates them.
-BEST_FIRST_ORDER: LiteralString = "raw DESC, kind, scope, agent_id, line_number, memory_id"
+BEST_FIRST_ORDER: LiteralString = "raw DESC, kind, scope, agent_id, ord"
 
 
 def ranking(embeddings: bool) -> LiteralString:
     """The ranking statement: lexical, or hybrid with a query embedding."""
-    ranked = _HYBRID_RANKED if embeddings else _LEXICAL_RANKED
-    return f"WITH {_TERMS},{_docs(embeddings)},{_LEXICAL},{ranked}{_BEST_FIRST}"
+    if embeddings:
+        ranked = f"{_ALL_DOCS},{_scoring(_DOCS)},{_HYBRID_RANKED}"
+    else:
+        ranked = f"{_scoring(_MATCHABLE)},{_LEXICAL_RANKED}"
+    return f"WITH {_TERMS},{_memories(embeddings)},{_STATS},{ranked}{_BEST_FIRST}"
 
 
 _RANKINGS: dict[bool, LiteralString] = {e: ranking(e) for e in (False, True)}
