@@ -345,8 +345,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=3.0, help="seconds measured per run")
-    parser.add_argument("--warmup", type=float, default=0.5, help="seconds before measuring")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per run")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds before measuring")
     parser.add_argument(
         "--concurrency",
         type=_numbers,
