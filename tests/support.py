@@ -185,7 +185,10 @@ def executable(name: str) -> str:
 class ServeProcess:
     """``agent-memory serve`` as a child process, as an operator runs it."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    SERVING = "serving on "
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None, until: str = SERVING) -> None:
+        """Start it and read its log until ``until`` (by default: until it serves)."""
         import os
         import subprocess
 
@@ -197,7 +200,8 @@ class ServeProcess:
             env={**os.environ, **(env or {})},
         )
         self.output: list[str] = []
-        self.address = self._wait_for("serving on ").rsplit(" on ", 1)[1].split()[0]
+        line = self._wait_for(until)
+        self.address = line.rsplit(" on ", 1)[1].split()[0] if until == self.SERVING else ""
 
     def _wait_for(self, needle: str, timeout: float = 60) -> str:
         import time

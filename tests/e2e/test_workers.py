@@ -1,10 +1,13 @@
-"""``agent-memory serve --workers N``: N processes on one port, one database start, and
-SIGTERM draining all of them."""
+"""``agent-memory serve --workers N``: N processes on one port, one database start,
+SIGTERM draining all of them, and no worker outliving its supervisor."""
 
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -153,4 +156,61 @@ def test_the_embedded_database_starts_once_for_every_worker(tmp_path: Path) -> N
     assert code == 0, served.log()
     assert served.log().count("starting embedded PostgreSQL") == 1
     # The last one to let go stopped it.
+    assert not (data_dir / "pgdata" / "postmaster.pid").exists()
+
+
+def gone(pids: set[int], within: float = 30) -> bool:
+    """Whether every process in ``pids`` has exited (or is a zombie) within ``within`` s."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        alive = set()
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.add(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_workers_stop_when_the_supervisor_is_killed(workers_database: str) -> None:
+    served = ServeProcess("--workers", "2", "--database-url", workers_database, "--insecure-local")
+    workers = set(listeners(served))
+    assert len(workers) == 2
+    try:
+        # SIGKILL: the supervisor cannot pass anything on; the workers notice by themselves.
+        os.kill(served.proc.pid, signal.SIGKILL)
+        served.proc.wait(30)
+        assert gone(workers), "a worker outlived its supervisor"
+        # The port is free again.
+        port = served.address.rsplit(":", 1)[1]
+        assert not any(
+            c.status == psutil.CONN_LISTEN and c.laddr.port == int(port)
+            for c in psutil.net_connections(kind="tcp")
+        )
+    finally:
+        for pid in workers:
+            if psutil.pid_exists(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_sigterm_during_start_up_stops_cleanly(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    served = ServeProcess(
+        "--workers",
+        "2",
+        "--data-dir",
+        str(data_dir),
+        "--insecure-local",
+        until="starting embedded PostgreSQL",
+    )
+    below = {c.pid for c in psutil.Process(served.proc.pid).children(recursive=True)}
+    code = served.terminate()
+    assert code == 0, served.log()
+    assert "serving on" not in served.log()
+    assert "agent-memory stopped" in served.log()
+    assert gone(below), "a process started before the signal is still running"
     assert not (data_dir / "pgdata" / "postmaster.pid").exists()

@@ -6,7 +6,9 @@ SO_REUSEPORT, so the kernel spreads incoming connections over them, and each has
 its own connection pool and extraction workers. SIGTERM (or SIGINT) is passed on
 to every worker, which drains its in-flight calls; when all have exited the
 supervisor stops the embedded PostgreSQL. A worker that dies on its own stops the
-rest: a supervisor of the supervisor (systemd, Kubernetes) restarts the service.
+rest: a supervisor of the supervisor (systemd, Kubernetes) restarts the service. A
+supervisor that is killed outright takes the workers with it: each notices its
+parent is gone and drains as on SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import queue
 import signal
 import socket
+import threading
 import time
 from dataclasses import replace
 from multiprocessing.connection import wait
@@ -34,6 +38,8 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_SECONDS = 60.0
 # Beyond the grace period, how long a draining worker may take to exit before it is killed.
 EXIT_MARGIN_SECONDS = 10.0
+# How often a worker checks that its supervisor is still there.
+SUPERVISOR_POLL_SECONDS = 1.0
 
 
 def _reserve(listen: str) -> tuple[socket.socket, str]:
@@ -62,6 +68,7 @@ def _reserve(listen: str) -> tuple[socket.socket, str]:
 def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> None:
     """A worker process: serve until SIGTERM or SIGINT; say on ``ready`` when serving."""
     configure_logging(settings.log_level)
+    _follow_supervisor(os.getppid())
 
     def serving(address: str) -> None:
         log.info("worker %d accepting calls on %s", number, address)
@@ -70,15 +77,39 @@ def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> Non
     asyncio.run(serve_on(settings, url, reuse_port=True, serving=serving))
 
 
+def _follow_supervisor(supervisor: int) -> None:
+    """Drain and exit (as on SIGTERM) once the supervisor is gone, even if it was killed
+    without passing the signal on, so no worker is left holding the port."""
+
+    def watch() -> None:
+        while os.getppid() == supervisor:
+            time.sleep(SUPERVISOR_POLL_SECONDS)
+        log.warning("the supervisor exited; stopping")
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
+
+
 def serve_workers(settings: Settings) -> int:
     """Run ``settings.workers`` server processes on one port until SIGTERM or SIGINT.
 
     Returns the exit status: 0 after a clean shutdown, 1 when a worker failed.
     """
-    url, embedded = database_url(settings)
+    # Signals are caught from the start: one that arrives while the database starts or
+    # the workers spawn stops the service cleanly, never halfway through a migration.
+    stopping = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     processes: list[BaseProcess] = []
+    embedded = None
     try:
+        url, embedded = database_url(settings)
         migrate.upgrade(url)
+        if stopping.is_set():
+            return 0
         asyncio.run(log_recall_mode(url, settings))
         reserved, listen = _reserve(settings.listen)
         with reserved:
@@ -93,26 +124,35 @@ def serve_workers(settings: Settings) -> int:
                 )
                 process.start()
                 processes.append(process)
-            if not _all_serving(processes, ready):
-                return _stop(processes, settings, failed=True)
+            serving = _all_serving(processes, ready, stopping)
+            if not serving:
+                return _stop(processes, settings, failed=not stopping.is_set())
         log.info(
             "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
         )
-        return _supervise(processes, settings)
+        return _supervise(processes, settings, stopping)
     finally:
         for process in processes:
             if process.is_alive():
                 process.kill()
         if embedded is not None:
             embedded.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         log.info("agent-memory stopped")
 
 
-def _all_serving(processes: list[BaseProcess], ready: Queue[int]) -> bool:
-    """Wait until every worker serves; False when one died first or they took too long."""
+def _all_serving(
+    processes: list[BaseProcess], ready: Queue[int], stopping: threading.Event
+) -> bool:
+    """Wait until every worker serves; False when one died first, they took too long or a
+    stop was requested meanwhile."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     waiting = len(processes)
     while waiting:
+        if stopping.is_set():
+            log.info("stop requested while the workers were starting")
+            return False
         if any(not p.is_alive() for p in processes):
             log.error("a worker exited while starting")
             return False
@@ -127,26 +167,15 @@ def _all_serving(processes: list[BaseProcess], ready: Queue[int]) -> bool:
     return True
 
 
-def _supervise(processes: list[BaseProcess], settings: Settings) -> int:
-    stopping = False
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
-        stopping = True
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        while not stopping:
-            wait([p.sentinel for p in processes], timeout=0.2)
-            dead = [p for p in processes if not p.is_alive()]
-            if dead and not stopping:
-                for p in dead:
-                    log.error("%s exited with status %s; stopping the others", p.name, p.exitcode)
-                return _stop(processes, settings, failed=True)
-        return _stop(processes, settings, failed=False)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+def _supervise(processes: list[BaseProcess], settings: Settings, stopping: threading.Event) -> int:
+    while not stopping.is_set():
+        wait([p.sentinel for p in processes], timeout=0.2)
+        dead = [p for p in processes if not p.is_alive()]
+        if dead and not stopping.is_set():
+            for p in dead:
+                log.error("%s exited with status %s; stopping the others", p.name, p.exitcode)
+            return _stop(processes, settings, failed=True)
+    return _stop(processes, settings, failed=False)
 
 
 def _stop(processes: list[BaseProcess], settings: Settings, *, failed: bool) -> int:
