@@ -61,7 +61,8 @@ class Child:
         return self.proc.pid
 
     def pids(self) -> list[int]:
-        """This process and the Python processes under it (the workers), not PostgreSQL's."""
+        """This process and the workers it spawned; not PostgreSQL's processes, nor the
+        multiprocessing resource tracker (which also runs Python but serves nothing)."""
         try:
             parent = psutil.Process(self.proc.pid)
             children = parent.children(recursive=True)
@@ -70,7 +71,7 @@ class Child:
         found = [parent.pid]
         for child in children:
             with contextlib.suppress(psutil.Error):
-                if "python" in child.name():
+                if any("spawn_main" in part for part in child.cmdline()):
                     found.append(child.pid)
         return found
 
