@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 import psycopg
+import psycopg.sql
 import pytest
 
 from agent_memory.domain.agents import AgentSettings
@@ -392,3 +393,85 @@ def test_neighbours_are_the_blocks_non_empty_lines_in_order_across_rewrites(
         ) == [(1, 1), (2, 2), (4, 3), (5, 4)]
 
     on_database(store_url, body)
+
+
+def test_statements_already_prepared_survive_a_migration_that_adds_columns(
+    create_database: Callable[[], str],
+) -> None:
+    """Servers migrate on start-up while others still run: a column added to any table must
+    not break the statements a running server has prepared on its connections."""
+    url = create_database()
+    migrate.upgrade(url)
+    caller = Principal("tenant-a", "alice")
+    agent = Owner(Scope.AGENT, "coder")
+
+    async def every_repository(db: Database, round_: int) -> None:
+        async with db.connection(caller) as tx:
+            outcome = await tx.memories.write(
+                MemoryWrite(agent, f"k{round_}", MemorySource.MANUAL, "v", pinned=True)
+            )
+            assert isinstance(outcome, Written)
+            memory = outcome.memory
+            assert await tx.memories.get(memory.id) is not None
+            assert await tx.memories.find_by_key(agent, memory.key) is not None
+            assert await tx.memories.list_page(agent, after=None, limit=10)
+            assert await tx.memories.pin(memory.id, False) is not None
+            assert await tx.memories.recent([agent], 5)
+            assert await tx.events.list_page(memory.id, after=None, limit=5)
+            assert (await tx.memories.delete(memory.id))[1]
+            block = await tx.blocks.write(ARCHIVAL, f"harbor line {round_}", expected=None, keep=5)
+            current = block.written or block.current
+            assert current is not None
+            assert await tx.blocks.get(ARCHIVAL) is not None
+            assert await tx.blocks.select(ScopeFilter.ALL, "")
+            assert await tx.blocks.versions(ARCHIVAL, before=None, limit=5)
+            await tx.agents.put(AgentSettings("coder", memory_enabled=True))
+            assert (await tx.agents.get("coder")).memory_enabled
+            await tx.sessions.reset("coder")
+            assert await tx.sessions.get("coder") is not None
+            await tx.decisions.put_card_type(CardType("t", ReExaminable.ALWAYS))
+            await tx.decisions.insert(NewDecision(f"run-{round_}", "coder", "t", "", "s", {}))
+            assert await tx.decisions.recent("coder", limit=5, with_result=True)
+            assert await tx.recall.rank(RankQuery(agent_id="coder", query="harbor", limit=5))
+            state = await tx.prompts.read(
+                PromptRead(
+                    "coder",
+                    None,
+                    user_core=True,
+                    agent_core=True,
+                    agent_cap=5,
+                    workspace_cap=5,
+                    decisions_limit=5,
+                )
+            )
+            assert state.agent_memory is not None
+        async with db.admin() as admin:
+            info = await admin.keys.add(
+                tenant_id="tenant-a",
+                key_id=f"key{round_}",
+                user_id="alice",
+                name="",
+                secret_hash=b"x" * 32,
+            )
+            assert await admin.keys.find(info.key_id) is not None
+            assert await admin.keys.select("tenant-a")
+
+    async def body(db: Database) -> None:
+        await every_repository(db, 1)
+        with psycopg.connect(url, autocommit=True) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables"
+                    " WHERE table_schema = 'public' AND table_name <> 'alembic_version'"
+                ).fetchall()
+            ]
+            for table in tables:
+                conn.execute(
+                    psycopg.sql.SQL("ALTER TABLE {} ADD COLUMN added_later text").format(
+                        psycopg.sql.Identifier(table)
+                    )
+                )
+        await every_repository(db, 2)
+
+    on_database(url, body, pool_size=1)

@@ -15,8 +15,10 @@ from agent_memory.domain.identity import Principal
 from agent_memory.store.repositories import SessionRepository
 from agent_memory.store.sql import Connection, Row, execute, fetch_one
 
-_GET: LiteralString = """
-SELECT * FROM active_sessions WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+_COLUMNS: LiteralString = "session_id, session_updated_at, last_reset_at"
+_GET: LiteralString = f"""
+SELECT {_COLUMNS} FROM active_sessions
+WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE"
 _ENSURE: LiteralString = """
@@ -26,7 +28,7 @@ ON CONFLICT (tenant_id, agent_id) DO NOTHING
 """
 # GREATEST skips NULL: the anchor is strictly after the last carried run even when the
 # clock lags.
-_RESET: LiteralString = """
+_RESET: LiteralString = f"""
 INSERT INTO active_sessions (tenant_id, agent_id, session_id, session_updated_at,
                              last_reset_at, updated_at)
 VALUES (%(tenant_id)s, %(agent_id)s, NULL, NULL, clock_timestamp(), clock_timestamp())
@@ -35,10 +37,10 @@ SET session_id = NULL, session_updated_at = NULL,
     last_reset_at = greatest(clock_timestamp(),
                              active_sessions.session_updated_at + interval '1 microsecond'),
     updated_at = clock_timestamp()
-RETURNING *
+RETURNING {_COLUMNS}
 """
 _FIND_RUN: LiteralString = """
-SELECT * FROM agent_runs
+SELECT run_id, session_id_before, session_id_after FROM agent_runs
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND run_id = %(run_id)s
 """
 _INSERT_RUN: LiteralString = """
@@ -49,11 +51,11 @@ VALUES (%(tenant_id)s, %(agent_id)s, %(run_id)s, %(before)s, %(after)s, %(carrie
 ON CONFLICT (tenant_id, agent_id, run_id) DO NOTHING
 RETURNING recorded_at
 """
-_CARRY: LiteralString = """
+_CARRY: LiteralString = f"""
 UPDATE active_sessions
 SET session_id = %(session_id)s, session_updated_at = %(at)s, updated_at = clock_timestamp()
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
-RETURNING *
+RETURNING {_COLUMNS}
 """
 _RUNS_SINCE: LiteralString = """
 SELECT count(*) AS n FROM agent_runs

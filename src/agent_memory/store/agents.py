@@ -9,11 +9,13 @@ from agent_memory.domain.identity import Principal
 from agent_memory.store.repositories import AgentRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 
-_GET: LiteralString = """
-SELECT * FROM agent_settings WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+_COLUMNS: LiteralString = "agent_id, memory_enabled, active_memory_enabled, updated_at"
+_GET: LiteralString = f"""
+SELECT {_COLUMNS} FROM agent_settings
+WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE"
-_PUT: LiteralString = """
+_PUT: LiteralString = f"""
 INSERT INTO agent_settings (tenant_id, agent_id, memory_enabled, active_memory_enabled,
                             updated_by)
 VALUES (%(tenant_id)s, %(agent_id)s, %(memory_enabled)s, %(active_memory_enabled)s,
@@ -22,7 +24,7 @@ ON CONFLICT (tenant_id, agent_id) DO UPDATE
 SET memory_enabled = excluded.memory_enabled,
     active_memory_enabled = excluded.active_memory_enabled,
     updated_by = excluded.updated_by, updated_at = clock_timestamp()
-RETURNING *
+RETURNING {_COLUMNS}
 """
 
 

@@ -45,10 +45,19 @@ def _same_owner(a: LiteralString, b: LiteralString) -> LiteralString:
       AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id"""
 
 
-_GET: LiteralString = f"SELECT * FROM blocks AS b WHERE {_is_block('b')}"
+def _columns(a: LiteralString) -> LiteralString:
+    """What a statement returns of a block: named, so that a column a migration adds does
+    not change the result of a statement a running server has prepared."""
+    return (
+        f"{a}.scope, {a}.agent_id, {a}.label, {a}.content, {a}.version, {a}.created_at,"
+        f" {a}.updated_at"
+    )
 
-_SELECT: LiteralString = """
-SELECT * FROM blocks
+
+_GET: LiteralString = f"SELECT {_columns('b')} FROM blocks AS b WHERE {_is_block('b')}"
+
+_SELECT: LiteralString = f"""
+SELECT {_columns("b")} FROM blocks AS b
 WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s
   AND ((scope = 'user' AND %(users)s)
        OR (scope = 'agent' AND %(agents)s AND (%(agent_id)s = '' OR agent_id = %(agent_id)s)))
@@ -140,10 +149,10 @@ vocabulary AS (
         lexeme_total = excluded.lexeme_total
 )"""
 
-_OUTCOME: LiteralString = """
-SELECT true AS written, w.* FROM written AS w
+_OUTCOME: LiteralString = f"""
+SELECT true AS written, {_columns("w")} FROM written AS w
 UNION ALL
-SELECT false, c.* FROM current AS c WHERE NOT EXISTS (SELECT FROM written)
+SELECT false, {_columns("c")} FROM current AS c WHERE NOT EXISTS (SELECT FROM written)
 """
 
 _WRITES: dict[tuple[bool, BlockLabel], LiteralString] = {
@@ -177,7 +186,7 @@ vocabulary_gone AS (
     USING gone AS g
     WHERE {_same_owner("v", "g")} AND g.label = 'archival'
 )
-SELECT EXISTS (SELECT FROM gone) AS deleted, c.* FROM current AS c
+SELECT EXISTS (SELECT FROM gone) AS deleted, {_columns("c")} FROM current AS c
 """
 
 # No row: the block does not exist. Otherwise one row per version, or a row of NULLs.

@@ -111,9 +111,9 @@ class Database(Store):
             kwargs={
                 "autocommit": True,
                 "row_factory": dict_row,
-                # Every statement is fixed text with parameters: prepare it on first use
-                # and plan it once per connection, not once per call. Their plans do not
-                # depend on the parameters' values.
+                # Every statement is fixed text with parameters, written to be served by
+                # one plan (lookups by key, optional filters checked on the rows the key
+                # narrowed): prepare it on first use and plan it once per connection.
                 "prepare_threshold": 0,
                 "options": (
                     f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC"

@@ -31,7 +31,8 @@ from agent_memory.store.sql import (
     fetch_one,
 )
 
-_PUT_CARD_TYPE: LiteralString = """
+_CARD_TYPE: LiteralString = "name, re_examinable, actions, decision_actions, created_at, updated_at"
+_PUT_CARD_TYPE: LiteralString = f"""
 INSERT INTO card_types (tenant_id, name, re_examinable, actions, decision_actions,
                         created_at, updated_at)
 VALUES (%(tenant_id)s, %(name)s, %(re_examinable)s, %(actions)s, %(decision_actions)s,
@@ -39,10 +40,10 @@ VALUES (%(tenant_id)s, %(name)s, %(re_examinable)s, %(actions)s, %(decision_acti
 ON CONFLICT (tenant_id, name) DO UPDATE
 SET re_examinable = excluded.re_examinable, actions = excluded.actions,
     decision_actions = excluded.decision_actions, updated_at = clock_timestamp()
-RETURNING *, created_at = updated_at AS created
+RETURNING {_CARD_TYPE}, created_at = updated_at AS created
 """
-_GET_CARD_TYPE: LiteralString = """
-SELECT * FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+_GET_CARD_TYPE: LiteralString = f"""
+SELECT {_CARD_TYPE} FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %(name)s
 """
 
 # A decision with its newest conviction score and how many re-examinations it has.
@@ -86,7 +87,10 @@ WITH d AS (
     ON CONFLICT (tenant_id, run_id) DO NOTHING
     RETURNING *
 )
-SELECT d.*, NULL::smallint AS latest_conviction_score, 0 AS reexamination_count FROM d
+SELECT d.id, d.run_id, d.agent_id, d.card_type, d.action, d.summary, d.resolution_status,
+       d.created_at, d.resolved_at, d.result, NULL::smallint AS latest_conviction_score,
+       0 AS reexamination_count
+FROM d
 """
 _SET_RESOLUTION: LiteralString = """
 UPDATE decisions
@@ -94,19 +98,23 @@ SET resolution_status = %(status)s::text,
     resolved_at = CASE WHEN %(status)s::text = 'open' THEN NULL ELSE clock_timestamp() END
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s
 """
-_INSERT_REEXAMINATION: LiteralString = """
+_REEXAMINATION: LiteralString = (
+    "id, parent_decision_id, run_id, conviction_score, notes, suggested_action, created_at"
+)
+_INSERT_REEXAMINATION: LiteralString = f"""
 INSERT INTO reexaminations (tenant_id, id, parent_decision_id, run_id, conviction_score,
                             notes, suggested_action, created_at)
 VALUES (%(tenant_id)s, %(id)s, %(parent_decision_id)s, %(run_id)s, %(conviction_score)s,
         %(notes)s, %(suggested_action)s, clock_timestamp())
 ON CONFLICT (tenant_id, run_id) DO NOTHING
-RETURNING *
+RETURNING {_REEXAMINATION}
 """
-_FIND_REEXAMINATION: LiteralString = """
-SELECT * FROM reexaminations WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
+_FIND_REEXAMINATION: LiteralString = f"""
+SELECT {_REEXAMINATION} FROM reexaminations
+WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
 """
-_REEXAMINATIONS: LiteralString = """
-SELECT * FROM reexaminations
+_REEXAMINATIONS: LiteralString = f"""
+SELECT {_REEXAMINATION} FROM reexaminations
 WHERE tenant_id = %(tenant_id)s AND parent_decision_id = %(id)s
 ORDER BY created_at, id
 """

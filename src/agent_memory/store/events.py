@@ -13,7 +13,8 @@ from agent_memory.store.repositories import EventRepository
 from agent_memory.store.sql import Connection, Row, fetch_all
 
 _EVENTS: LiteralString = """
-SELECT * FROM memory_events
+SELECT id, memory_id, event_type, actor_user_id, occurred_at, old_memory, new_memory
+FROM memory_events
 WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s"""
 _ORDER: LiteralString = " ORDER BY occurred_at, id LIMIT %(limit)s"
 _AFTER: LiteralString = """

@@ -45,7 +45,8 @@ SET status = 'running', attempts = j.attempts + 1, lease_until = now() + %(lease
     updated_at = now()
 FROM due
 WHERE j.tenant_id = due.tenant_id AND j.id = due.id
-RETURNING j.*
+RETURNING j.tenant_id, j.id, j.actor_user_id, j.attempts, j.agent_id, j.workspace_id,
+          j.session_id, j.chain_id, j.transcript
 """
 
 _OURS: LiteralString = """

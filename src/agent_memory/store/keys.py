@@ -8,19 +8,21 @@ from agent_memory.domain.identity import ApiKeyInfo, StoredApiKey
 from agent_memory.store.repositories import KeyRepository
 from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 
-_ADD: LiteralString = """
+_COLUMNS: LiteralString = "tenant_id, id, user_id, name, created_at, revoked_at, secret_hash"
+_ADD: LiteralString = f"""
 INSERT INTO api_keys (tenant_id, id, user_id, secret_hash, name)
 VALUES (%(tenant_id)s, %(id)s, %(user_id)s, %(secret_hash)s, %(name)s)
-RETURNING *
+RETURNING {_COLUMNS}
 """
-_FIND: LiteralString = "SELECT * FROM api_keys WHERE id = %(id)s"
-_ALL: LiteralString = """
-SELECT * FROM api_keys
+_FIND: LiteralString = f"SELECT {_COLUMNS} FROM api_keys WHERE id = %(id)s"
+_ALL: LiteralString = f"""
+SELECT {_COLUMNS} FROM api_keys
 WHERE %(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s
 ORDER BY tenant_id, created_at, id
 """
-_REVOKE: LiteralString = """
-UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = %(id)s RETURNING *
+_REVOKE: LiteralString = f"""
+UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = %(id)s
+RETURNING {_COLUMNS}
 """
 
 

@@ -7,6 +7,7 @@ audit trail without a line of code.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString
@@ -39,6 +40,32 @@ from agent_memory.store.sql import (
     fetch_all,
     fetch_one,
 )
+
+# What a statement returns of a memory: named, not "*", so that a column added by a
+# migration does not change the result of a statement a running server has prepared.
+MEMORY_COLUMNS = (
+    "id",
+    "scope",
+    "owner_id",
+    "key",
+    "value",
+    "pinned",
+    "importance",
+    "source",
+    "tags",
+    "confidence",
+    "metadata",
+    "version",
+    "created_at",
+    "updated_at",
+    "conversation_provider",
+    "conversation_id",
+)
+
+
+def columns(alias: LiteralString) -> LiteralString:
+    """The memory columns of the row ``alias``, for a select list."""
+    return ", ".join(f"{alias}.{c}" for c in MEMORY_COLUMNS)
 
 
 def memory_from_row(row: Mapping[str, Any]) -> Memory:
@@ -77,16 +104,18 @@ def _grounding(g: Mapping[str, Any]) -> Grounding:
     )
 
 
-def _event(kind: LiteralString, old: LiteralString, new: LiteralString) -> LiteralString:
-    """The audit insert of one event per row of the CTE ``new`` (after the change) and
-    ``old`` (before it); either may be ``NULL`` (a creation, a deletion)."""
-    if old == "NULL":
-        rows = new
-    elif new == "NULL":
-        rows = old
+def _event(
+    kind: LiteralString, old: LiteralString | None, new: LiteralString | None
+) -> LiteralString:
+    """The audit insert of one event per row of the CTE ``new`` (the row after the change)
+    and ``old`` (before it); a creation has no ``old``, a deletion no ``new``."""
+    if old is None:
+        assert new is not None
+        row, rows = new, new
+    elif new is None:
+        row, rows = old, old
     else:
-        rows = f"{new} JOIN {old} ON {old}.id = {new}.id"
-    row = new if new != "NULL" else old
+        row, rows = new, f"{new} JOIN {old} ON {old}.id = {new}.id"
     return f"""
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
@@ -95,8 +124,9 @@ def _event(kind: LiteralString, old: LiteralString, new: LiteralString) -> Liter
     FROM {rows}"""
 
 
-def _snapshot(name: LiteralString) -> LiteralString:
-    return "NULL::jsonb" if name == "NULL" else f"to_jsonb({name}) - 'tenant_id'"
+def _snapshot(name: LiteralString | None) -> LiteralString:
+    """A row as the audit keeps it: the stored row itself, less the tenant."""
+    return "NULL::jsonb" if name is None else f"to_jsonb({name}) - 'tenant_id'"
 
 
 _GROUNDINGS = """(
@@ -157,13 +187,13 @@ inserted AS ({_NEW_ROW}
     ON CONFLICT (tenant_id, scope, owner_id, key) DO NOTHING
     RETURNING *
 ),
-created_event AS ({_event("'created'", "NULL", "inserted")}),
+created_event AS ({_event("'created'", None, "inserted")}),
 updated_event AS ({_event("'updated'", "current", "updated")})
-SELECT 'created' AS outcome, n.* FROM inserted AS n
-UNION ALL SELECT 'updated', n.* FROM updated AS n
-UNION ALL SELECT 'held', c.* FROM current AS c WHERE c.source <> %(source)s
+SELECT 'created' AS outcome, {columns("n")} FROM inserted AS n
+UNION ALL SELECT 'updated', {columns("n")} FROM updated AS n
+UNION ALL SELECT 'held', {columns("c")} FROM current AS c WHERE c.source <> %(source)s
 UNION ALL
-SELECT 'moved', c.* FROM current AS c
+SELECT 'moved', {columns("c")} FROM current AS c
 WHERE c.source = %(source)s AND NOT EXISTS (SELECT FROM updated)
 """
 
@@ -176,18 +206,18 @@ WITH inserted AS ({_NEW_ROW}
     ON CONFLICT (tenant_id, scope, owner_id, key) DO NOTHING
     RETURNING *
 ),
-created_event AS ({_event("'created'", "NULL", "inserted")})
-SELECT * FROM inserted
+created_event AS ({_event("'created'", None, "inserted")})
+SELECT {columns("n")} FROM inserted AS n
 """
 
 _GET: LiteralString = f"""
-SELECT m.*, {_GROUNDINGS}
+SELECT {columns("m")}, {_GROUNDINGS}
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE OF m"
 
-_FIND_BY_KEY: LiteralString = f"SELECT * FROM memories WHERE {_AT_KEY}"
+_FIND_BY_KEY: LiteralString = f"SELECT {columns('m')} FROM memories AS m WHERE {_AT_KEY}"
 
 # One change of a locked row: "changed" holds the new row when the change applies.
 _CHANGE_OLD: LiteralString = """
@@ -195,7 +225,7 @@ WITH old AS (
     SELECT * FROM memories WHERE tenant_id = %(tenant_id)s AND id = %(id)s FOR UPDATE
 ),"""
 _CHANGED_OR_OLD: LiteralString = f"""
-SELECT m.*, {_GROUNDINGS}
+SELECT {columns("m")}, {_GROUNDINGS}
 FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT FROM changed))
      AS m
 """
@@ -242,11 +272,11 @@ gone AS (
     DELETE FROM memories AS m
     USING old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
-      AND (%(version)s::integer IS NULL OR old.version = %(version)s::integer)
+      AND (%(version)s::bigint IS NULL OR old.version = %(version)s::bigint)
     RETURNING m.id
 ),
-event AS ({_event("'deleted'", "old", "NULL")} WHERE EXISTS (SELECT FROM gone))
-SELECT old.*, EXISTS (SELECT FROM gone) AS deleted FROM old
+event AS ({_event("'deleted'", "old", None)} WHERE EXISTS (SELECT FROM gone))
+SELECT {columns("old")}, EXISTS (SELECT FROM gone) AS deleted FROM old
 """
 )
 
@@ -267,20 +297,31 @@ FROM jsonb_to_recordset(%(groundings)s::jsonb) AS g(
     raw_start_character integer, raw_end_character integer, metadata jsonb)
 """
 
+
+def agent_order(a: LiteralString) -> LiteralString:
+    """An agent's memories: pinned first, then by importance, then by key."""
+    return f"{a}.pinned DESC, {a}.importance DESC, {a}.key"
+
+
+def workspace_order(a: LiteralString) -> LiteralString:
+    """A workspace's memories: pinned first, then by importance, then the most recent."""
+    return f"{a}.pinned DESC, {a}.importance DESC, {a}.updated_at DESC, {a}.id"
+
+
 # Listing orders, each ending in a unique column, and the keyset predicate that continues
 # each after a position.
 _OWNED: LiteralString = f"""
-SELECT m.*, {_GROUNDINGS}
+SELECT {columns("m")}, {_GROUNDINGS}
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id = %(owner_id)s"""
-_AGENT_ORDER: LiteralString = " ORDER BY m.pinned DESC, m.importance DESC, m.key LIMIT %(limit)s"
+
+
+_AGENT_ORDER: LiteralString = f" ORDER BY {agent_order('m')} LIMIT %(limit)s"
 _AGENT_AFTER: LiteralString = """
   AND (m.pinned < %(pinned)s
        OR (m.pinned = %(pinned)s AND (m.importance < %(importance)s
            OR (m.importance = %(importance)s AND m.key > %(key)s))))"""
-_WORKSPACE_ORDER: LiteralString = (
-    " ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id LIMIT %(limit)s"
-)
+_WORKSPACE_ORDER: LiteralString = f" ORDER BY {workspace_order('m')} LIMIT %(limit)s"
 _WORKSPACE_AFTER: LiteralString = """
   AND (m.pinned < %(pinned)s
        OR (m.pinned = %(pinned)s AND (m.importance < %(importance)s
@@ -298,8 +339,8 @@ SELECT count(*) AS n FROM memories
 WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
 """
 
-_RECENT: LiteralString = """
-SELECT m.* FROM memories AS m
+_RECENT: LiteralString = f"""
+SELECT {columns("m")} FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
   ON m.scope = o.scope AND m.owner_id = o.owner_id
 WHERE m.tenant_id = %(tenant_id)s
@@ -307,8 +348,8 @@ ORDER BY m.updated_at DESC, m.id
 LIMIT %(limit)s
 """
 
-_LEARNINGS: LiteralString = """
-SELECT * FROM memories
+_LEARNINGS: LiteralString = f"""
+SELECT {columns("m")} FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
 ORDER BY created_at DESC, key DESC
@@ -416,7 +457,7 @@ class PgMemories(MemoryRepository):
         await execute(self._conn, _DELETE_GROUNDINGS, params)
         if groundings:
             rows = [
-                {**g.__dict__, "metadata": dict(g.metadata), "ordinal": i}
+                {**dataclasses.asdict(g), "metadata": dict(g.metadata), "ordinal": i}
                 for i, g in enumerate(groundings)
             ]
             await execute(self._conn, _INSERT_GROUNDINGS, {**params, "groundings": Jsonb(rows)})

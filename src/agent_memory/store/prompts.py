@@ -11,6 +11,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
+from agent_memory.store.memories import agent_order, workspace_order
 from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
@@ -29,7 +30,7 @@ agent_rows AS (
     SELECT m.* FROM memories AS m, settings
     WHERE settings.memory_enabled
       AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s
-    ORDER BY m.pinned DESC, m.importance DESC, m.key
+    ORDER BY {agent_order("m")}
     LIMIT %(agent_cap)s
 ),
 workspace_rows AS (
@@ -37,7 +38,7 @@ workspace_rows AS (
     WHERE %(workspace_id)s::text IS NOT NULL
       AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace'
       AND m.owner_id = %(workspace_id)s::text
-    ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
+    ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
 )
 SELECT
@@ -48,14 +49,14 @@ SELECT
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
     (SELECT json_agg(json_build_array(r.key, r.value, r.source, r.tags)
-                     ORDER BY r.pinned DESC, r.importance DESC, r.key)
+                     ORDER BY {agent_order("r")})
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM memories
         WHERE tenant_id = %(tenant_id)s AND scope = 'agent' AND owner_id = %(agent_id)s)
     END AS agent_total,
     (SELECT json_agg(json_build_array(r.key, r.value, r.source, r.tags)
-                     ORDER BY r.pinned DESC, r.importance DESC, r.updated_at DESC, r.id)
+                     ORDER BY {workspace_order("r")})
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM memories

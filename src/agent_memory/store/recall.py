@@ -46,12 +46,17 @@ B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
 FUZZY_MIN_SIMILARITY = 0.4
 
-_SEARCHED_LINES: LiteralString = """
-    l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
-      AND ((l.scope = 'user' AND l.agent_id = '')
-           OR (l.scope = 'agent' AND l.agent_id = %(agent_id)s))"""
 
-_TERMS: LiteralString = """
+def _searched(a: LiteralString) -> LiteralString:
+    """Rows of the caller's user block and of the agent's block (lines or vocabularies)."""
+    return f"""
+    {a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
+      AND (({a}.scope = 'user' AND {a}.agent_id = '')
+           OR ({a}.scope = 'agent' AND {a}.agent_id = %(agent_id)s))"""
+
+
+_TERMS: LiteralString = (
+    """
 terms AS (
     SELECT DISTINCT u.lexeme AS term
     FROM unnest(to_tsvector('english', %(rank_query)s)) AS u
@@ -61,13 +66,14 @@ query_terms AS (
            coalesce(string_agg(quote_literal(term), ' | '), '')::tsquery AS tsq
     FROM terms
 ),
-blocks AS (
+searched_blocks AS (
     SELECT b.scope, b.agent_id, b.lexemes, b.line_count, b.lexeme_total
     FROM archival_vocabulary AS b
-    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
-      AND ((b.scope = 'user' AND b.agent_id = '')
-           OR (b.scope = 'agent' AND b.agent_id = %(agent_id)s))
+    WHERE"""
+    + _searched("b")
+    + """
 )"""
+)
 
 
 def _memories(embeddings: bool) -> LiteralString:
@@ -92,9 +98,9 @@ _STATS: LiteralString = """
 stats AS (
     SELECT x.n::float8 AS n, greatest(x.total / nullif(x.n, 0), 1)::float8 AS avgdl
     FROM (
-        SELECT coalesce((SELECT sum(line_count) FROM blocks), 0)
+        SELECT coalesce((SELECT sum(line_count) FROM searched_blocks), 0)
                    + (SELECT count(*) FROM memory_docs) AS n,
-               (coalesce((SELECT sum(lexeme_total) FROM blocks), 0)
+               (coalesce((SELECT sum(lexeme_total) FROM searched_blocks), 0)
                    + coalesce((SELECT sum(length(lexemes)) FROM memory_docs), 0))::numeric
                    AS total
     ) AS x
@@ -120,7 +126,7 @@ _MATCHABLE: LiteralString = (
         SELECT 'line' AS kind, l.scope, l.agent_id, l.ordinal::bigint AS ord, l.lexemes
         FROM archival_lines AS l
         WHERE"""
-    + _SEARCHED_LINES
+    + _searched("l")
     + """
         UNION ALL
         SELECT kind, scope, agent_id, ord, lexemes FROM memory_docs
@@ -141,7 +147,7 @@ missing AS (
 ),
 vocab AS (
     SELECT v.lexeme
-    FROM blocks AS b, unnest(b.lexemes) AS v(lexeme)
+    FROM searched_blocks AS b, unnest(b.lexemes) AS v(lexeme)
     WHERE EXISTS (SELECT FROM missing)
     UNION ALL
     SELECT u.lexeme
@@ -212,7 +218,7 @@ docs AS (
            NULL::uuid AS memory_id, l.lexemes, l.embedding
     FROM archival_lines AS l
     WHERE"""
-    + _SEARCHED_LINES
+    + _searched("l")
     + """
     UNION ALL
     SELECT kind, scope, agent_id, workspace_id, ord, memory_id, lexemes, embedding
@@ -228,7 +234,7 @@ ranked AS (
            m.memory_id, c.points / nullif(b.top, 0) AS raw
     FROM combined AS c
     CROSS JOIN best AS b
-    LEFT JOIN blocks AS k
+    LEFT JOIN searched_blocks AS k
       ON c.kind = 'line' AND k.scope = c.scope AND k.agent_id = c.agent_id
     LEFT JOIN memory_docs AS m
       ON c.kind = 'memory' AND m.ord = c.ord

@@ -14,9 +14,9 @@ database cannot be reached) and :class:`~agent_memory.domain.errors.Timeout` (a
 statement ran past the server's statement timeout); the docstrings name only the
 failures particular to the method.
 
-``PostgresStore`` (``store/database.py``) implements the contract; the test suite
-has an in-memory one for service logic, and ``tests/integration`` checks both
-against the same cases.
+``Database`` (``store/database.py``) implements the contract over PostgreSQL; the
+test suite has an in-memory one for service logic, and ``tests/integration`` checks
+both against the same cases.
 """
 
 from __future__ import annotations

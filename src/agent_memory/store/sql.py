@@ -1,8 +1,9 @@
 """How every repository talks to PostgreSQL: fixed SQL through psycopg, rows as dicts.
 
-Statements are plain text with named parameters, so psycopg prepares each one on a
-connection after a few runs and PostgreSQL plans it once. Driver failures leave
-here as the service's errors.
+Statements are fixed text with named parameters, so psycopg prepares each one on a
+connection the first time it runs there and PostgreSQL plans it once. A statement
+names the columns it returns (a column a migration adds changes no prepared
+statement's result). Driver failures leave here as the service's errors.
 """
 
 from __future__ import annotations

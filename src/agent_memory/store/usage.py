@@ -36,7 +36,10 @@ totals AS (
            coalesce(sum(cost_usd), 0) AS total_cost_usd
     FROM matched
 )
-SELECT r.*, t.* FROM totals AS t
+SELECT r.id, r.synthetic_session_id, r.agent_id, r.model, r.input_tokens, r.output_tokens,
+       r.cost_usd, r.outcome, r.recorded_at,
+       t.total_input_tokens, t.total_output_tokens, t.total_cost_usd
+FROM totals AS t
 LEFT JOIN LATERAL (
     SELECT * FROM matched ORDER BY recorded_at, id LIMIT {MAX_RECORDS}
 ) AS r ON true
