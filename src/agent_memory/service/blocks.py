@@ -180,9 +180,12 @@ def _describe(exc: Exception) -> str:
     return str(exc) if isinstance(exc, EmbeddingError) else f"{type(exc).__name__}: {exc}"
 
 
+MAX_VERSION = 2**63 - 1  # versions are PostgreSQL bigints
+
+
 def _version_position(value: object) -> int:
     """Undo the position a version page token holds; refuse one we did not make."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
         refuse_page_token()
     return value
 

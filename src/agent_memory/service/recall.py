@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
 from typing import TypeVar
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
-from agent_memory.domain.decisions import compact_line, recent_limit
+from agent_memory.domain.decisions import Decision, compact_line, recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope
@@ -239,15 +240,17 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
         workspace_rows = await section(
             prompt.WORKSPACE_MEMORY, lambda: rows(owner, read.workspace_cap)
         )
+
+    async def recent_decisions(limit: int) -> tuple[list[Decision], datetime]:
+        found = await tx.decisions.recent(read.agent_id, limit=limit, with_result=False)
+        return found, await tx.clock.now()
+
     decisions, now = None, None
     if read.decisions_limit is not None:
         limit = read.decisions_limit
-        found = await section(
-            prompt.RECENT_DECISIONS,
-            lambda: tx.decisions.recent(read.agent_id, limit=limit, with_result=False),
-        )
+        found = await section(prompt.RECENT_DECISIONS, lambda: recent_decisions(limit))
         if found is not None:
-            decisions, now = found, await tx.clock.now()
+            decisions, now = found
     archival: list[RecallMatch] = []
     if read.archival is not None:
         ranking = read.archival
