@@ -1,9 +1,10 @@
 """The measured operations, each two ways: over gRPC (the service, or the null server)
 and as the minimal SQL for it, one statement through psycopg (the database's limit).
 
-The minimal SQL is written here, for the operation, not copied from the service:
-the upsert with its audit event, the compare-and-set update with its version row,
-the recall ranking, and one SELECT of what a render shows.
+The minimal SQL is written here for the operation, not copied from the service: the
+upsert with its audit event, the compare-and-set update with its version row, and one
+SELECT of what a render shows. Recall's is the ranking statement itself: it already
+is one statement, and nothing smaller ranks.
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ class HttpEmbedder:
         """The client of the running event loop (a client's connections belong to one)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop or self._client.is_closed:
+            # A client left by another loop went with that loop: it cannot be closed here.
             self._client = httpx.AsyncClient(timeout=self._timeout, headers=self._headers)
             self._loop = loop
         return self._client

@@ -7,10 +7,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory.domain.memory import Memory, MemoryLine, MemorySource, Owner, Scope
+from agent_memory.domain.memory import (
+    Memory,
+    MemoryLine,
+    MemoryRows,
+    MemorySource,
+    Owner,
+    Scope,
+)
 from agent_memory.domain.recall import RecallMatch
 from agent_memory.render import prompt
-from agent_memory.render.prompt import MemoryRows, RenderInput, render
+from agent_memory.render.prompt import RenderInput, render
 
 WHEN = datetime(2026, 4, 30, 16, 20, tzinfo=UTC)
 

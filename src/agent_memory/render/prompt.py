@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from agent_memory.domain.memory import MemoryRows
 from agent_memory.domain.recall import RecallMatch
 
-__all__ = ["MemoryRows", "RenderInput", "Rendered", "Section", "memory_sections", "render"]
-
 PERSONA = "persona"
 USER_CORE = "user_core"
 AGENT_CORE = "agent_core"
