@@ -303,7 +303,7 @@ async def bench(args: argparse.Namespace, scratch: Path, notes: list[str]) -> tu
                             args.profile == op
                             and mode == SERVICE
                             and index == 0
-                            and c == min(concurrencies, key=lambda x: abs(x - PROFILE_CLIENTS))
+                            and c == _profiled_clients(concurrencies)
                         )
                         result = await _run(w, op, mode, c, run, ctx, pool, servers, args, profile)
                         runs[(op, 0 if mode == PSYCOPG else workers, c, mode)] = result
@@ -324,6 +324,11 @@ async def bench(args: argparse.Namespace, scratch: Path, notes: list[str]) -> tu
             await pool.close()
         if database is not None:
             database.close()
+
+
+def _profiled_clients(concurrencies: Sequence[int]) -> int:
+    """The client count whose service run ``--profile`` records: the nearest to 8."""
+    return min(concurrencies, key=lambda x: abs(x - PROFILE_CLIENTS))
 
 
 def _parse_list(text: str, allowed: Sequence[str] | None = None) -> list[str]:
@@ -401,7 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         workloads = _workloads(args.ops, max(args.concurrency))
         for op in args.ops:
             print_table(op, workloads[op].title, args.workers, args.concurrency, results)
-        print_targets(args.ops, args.workers, args.concurrency, results, peak_rss)
+        profiled = (args.profile, _profiled_clients(args.concurrency)) if args.profile else None
+        print_targets(args.ops, args.workers, args.concurrency, results, peak_rss, profiled)
         print(f"\nTotal time: {time.perf_counter() - started:.0f} s")
         return 0
     except KeyboardInterrupt:

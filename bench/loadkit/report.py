@@ -86,13 +86,23 @@ def print_targets(
     clients: Sequence[int],
     results: Results,
     peak_rss: int,
+    profiled: tuple[str, int] | None = None,
 ) -> None:
+    """Each target against this run. The service run recorded under py-spy (op, clients)
+    ran slower than it does: its figures are shown, not judged."""
     print("\n### Targets\n")
     print("| target | measured | met |")
     print("|---|---|---|")
 
-    def row(target: str, measured: str, met: bool | None) -> None:
-        verdict = "not measured" if met is None else ("yes" if met else "**no**")
+    def row(
+        target: str, measured: str, met: bool | None, run: tuple[str, int] | None = None
+    ) -> None:
+        if run is not None and run == profiled:
+            verdict = "not judged (under py-spy)"
+        elif met is None:
+            verdict = "not measured"
+        else:
+            verdict = "yes" if met else "**no**"
         print(f"| {target} | {measured} | {verdict} |")
 
     for op, name, bound in (
@@ -107,20 +117,18 @@ def print_targets(
                 ratio = results.ratio(op, w, 8)
                 s = results.get(op, w, 8, SERVICE).throughput
                 measured = f"{ratio:.2f} ({s:,.0f} of {results.limit(op, w, 8):,.0f} ops/s)"
-                row(target, measured, ratio >= bound)
+                row(target, measured, ratio >= bound, (op, 8))
             else:
                 row(target, "-", None)
-    first, low = workers[0], min(clients)
+    first = workers[0]
     for op, name, bound in (
         ("recall", "Recall", TARGET_RECALL_P99_MS),
         ("render", "RenderPrompt", TARGET_RENDER_P99_MS),
     ):
-        target = (
-            f"{name} p99 < {bound:g} ms ({low} client, {first} worker{'s' if first > 1 else ''})"
-        )
-        if op in ops:
-            p99 = results.get(op, first, low, SERVICE).ms(0.99)
-            row(target, f"{p99:.1f} ms", p99 < bound)
+        target = f"{name} p99 < {bound:g} ms (1 client, {first} worker{'s' if first > 1 else ''})"
+        if op in ops and 1 in clients:
+            p99 = results.get(op, first, 1, SERVICE).ms(0.99)
+            row(target, f"{p99:.1f} ms", p99 < bound, (op, 1))
         else:
             row(target, "-", None)
     mb = peak_rss / 2**20
