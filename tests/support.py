@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -24,6 +25,16 @@ from agentmemory.v1 import (
 )
 
 T = TypeVar("T")
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30, step: float = 0.05) -> bool:
+    """Whether ``condition`` holds within ``timeout`` seconds (checked every ``step``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
 
 
 def database_url_for(admin_url: str, name: str) -> str:
@@ -187,8 +198,15 @@ class ServeProcess:
 
     SERVING = "serving on "
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, until: str = SERVING) -> None:
-        """Start it and read its log until ``until`` (by default: until it serves)."""
+    def __init__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        until: str = SERVING,
+        own_group: bool = False,
+    ) -> None:
+        """Start it and read its log until ``until`` (by default: until it serves).
+        ``own_group``: in a process group of its own, as a terminal's foreground job is."""
         import os
         import subprocess
 
@@ -198,6 +216,7 @@ class ServeProcess:
             stderr=subprocess.STDOUT,
             text=True,
             env={**os.environ, **(env or {})},
+            start_new_session=own_group,
         )
         self.output: list[str] = []
         line = self._wait_for(until)

@@ -103,39 +103,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_memory.telemetry.logging import configure_logging
 
     configure_logging(settings.log_level if args.log_level else "WARNING")
-    if args.command == "migrate":
-        return _migrate(settings)
     try:
+        if args.command == "migrate":
+            return _migrate(settings)
         return asyncio.run(_keys(settings, args))
+    except SettingsError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 2
     except ServiceError as exc:
         print(f"agent-memory: {exc.message}", file=sys.stderr)
         return 2
 
 
 def _migrate(settings: Settings) -> int:
-    from agent_memory.api.server import database_url
-    from agent_memory.store import migrate
+    from agent_memory.api.server import open_database
 
-    url, embedded = database_url(settings)
-    try:
-        migrate.upgrade(url)
-    finally:
-        if embedded is not None:
-            embedded.stop()
+    _, embedded = open_database(settings)
+    if embedded is not None:
+        embedded.stop()
     print("schema is up to date")
     return 0
 
 
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
-    from agent_memory.api.server import database_url
+    from agent_memory.api.server import open_database
     from agent_memory.service.keys import ApiKeys
-    from agent_memory.store import migrate
     from agent_memory.store.database import Database
 
-    url, embedded = await asyncio.to_thread(database_url, settings)
+    url, embedded = await asyncio.to_thread(open_database, settings)
     db: Database | None = None
     try:
-        await asyncio.to_thread(migrate.upgrade, url)
         db = Database(url, pool_size=1)
         keys = ApiKeys(db)
         if args.keys_command == "create":

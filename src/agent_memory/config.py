@@ -139,8 +139,12 @@ class Settings:
             raise SettingsError("MEMORY_EMBEDDER_URL must be an http:// or https:// URL")
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
-        if ":" not in self.listen:
-            raise SettingsError(f"MEMORY_LISTEN must be HOST:PORT, got {self.listen!r}")
+        _, colon, port = self.listen.rpartition(":")
+        if not colon or not port.isdigit() or int(port) > 65535:
+            raise SettingsError(
+                f"--listen {self.listen!r}: must be HOST:PORT with a port from 0 to 65535 "
+                "(--listen or MEMORY_LISTEN)"
+            )
         if self.workers < 1:
             raise SettingsError("--workers (MEMORY_WORKERS) must be at least 1")
         if self.workers > 1 and not (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import threading
 import time
@@ -175,3 +176,36 @@ def test_serve_without_a_database_url_starts_an_embedded_postgres(tmp_path: Path
         code = served.terminate()
     assert code == 0, served.log()
     assert "starting embedded PostgreSQL" in served.log()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("migrate",),
+        ("keys", "list"),
+        ("serve", "--listen", "127.0.0.1:0"),
+        ("serve", "--listen", "127.0.0.1:0", "--workers", "2"),
+    ],
+)
+def test_an_unreachable_database_is_one_line_naming_the_flag(command: tuple[str, ...]) -> None:
+    url = f"postgresql://postgres:hunter2@127.0.0.1:{free_port()}/nothing"
+    done = cli(*command, "--database-url", url, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "--database-url" in done.stderr
+    assert "hunter2" not in done.stderr  # the password stays out of logs
+
+
+def test_a_database_url_of_another_kind_is_one_line_naming_the_flag() -> None:
+    done = cli("migrate", "--database-url", "mysql://root@127.0.0.1/db", timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "--database-url" in done.stderr
+    assert "postgresql://" in done.stderr

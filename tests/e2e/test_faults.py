@@ -47,18 +47,9 @@ from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import decision_service_pb2 as decision_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
-from tests.support import Client, ServeProcess, ServerThread, error_details
+from tests.support import Client, ServeProcess, ServerThread, error_details, wait_until
 
 OWNER = memory_pb2.MemoryOwner(agent_id="writer")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 30, step: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return condition()
 
 
 # --- a steady stream of writes ---------------------------------------------------------

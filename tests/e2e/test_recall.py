@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import string
-import time
 from collections.abc import Callable, Iterator
 
 import grpc
@@ -17,7 +16,7 @@ from agentmemory.v1 import block_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
-from tests.support import Client, ErrorDetails, ServerThread, error_details
+from tests.support import Client, ErrorDetails, ServerThread, error_details, wait_until
 
 ARCHIVAL = block_pb2.BLOCK_LABEL_ARCHIVAL
 CORE = block_pb2.BLOCK_LABEL_CORE
@@ -434,15 +433,6 @@ def recall_backends(database_url: str) -> list[tuple[int, str, str]]:
             """
         ).fetchall()
     return [(int(pid), str(state), str(query)) for pid, state, query in rows]
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 15) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,38 +19,52 @@ import pytest
 from agent_memory.store import migrate
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.support import ServeProcess
+from tests.support import ServeProcess, executable, wait_until
 
 OWNER = memory_pb2.MemoryOwner(agent_id="spread")
 
 
-def listeners(served: ServeProcess) -> dict[int, int]:
-    """pid -> port of every process under the server that listens on its port."""
+def holders(served: ServeProcess, status: str) -> set[int]:
+    """Processes under the server with a socket in ``status`` on its port: the listeners
+    (``psutil.CONN_LISTEN``), or those serving a connection (``CONN_ESTABLISHED``)."""
     port = int(served.address.rsplit(":", 1)[1])
-    found: dict[int, int] = {}
+    found = set()
     for child in psutil.Process(served.proc.pid).children(recursive=True):
         try:
             sockets = child.net_connections(kind="tcp")
         except psutil.Error:
             continue
-        for s in sockets:
-            if s.status == psutil.CONN_LISTEN and s.laddr.port == port:
-                found[child.pid] = port
+        if any(s.status == status and s.laddr.port == port for s in sockets):
+            found.add(child.pid)
     return found
 
 
-def serving_pids(served: ServeProcess) -> set[int]:
-    """Processes under the server holding an accepted connection on its port."""
-    port = int(served.address.rsplit(":", 1)[1])
-    pids = set()
-    for child in psutil.Process(served.proc.pid).children(recursive=True):
-        try:
-            sockets = child.net_connections(kind="tcp")
-        except psutil.Error:
-            continue
-        if any(s.status == psutil.CONN_ESTABLISHED and s.laddr.port == port for s in sockets):
-            pids.add(child.pid)
-    return pids
+def listeners(served: ServeProcess) -> set[int]:
+    return holders(served, psutil.CONN_LISTEN)
+
+
+def gone(pids: set[int]) -> bool:
+    """Whether every process in ``pids`` exits (or is left a zombie) in good time."""
+
+    def exited() -> bool:
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    return False
+            except psutil.NoSuchProcess:
+                pass
+        return True
+
+    return wait_until(exited, step=0.2)
+
+
+def using(data_dir: Path) -> set[int]:
+    """Processes whose command line names ``data_dir`` (the embedded PostgreSQL's)."""
+    found = set()
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(str(data_dir) in part for part in proc.info["cmdline"] or ()):
+            found.add(proc.pid)
+    return found
 
 
 @pytest.fixture
@@ -76,7 +90,7 @@ def test_two_workers_listen_on_one_port_and_both_take_calls(workers_database: st
             stub.UpsertMemory(
                 pb.UpsertMemoryRequest(owner=OWNER, key=f"k{i}", value="v"), timeout=20
             )
-        assert serving_pids(served) == set(listeners(served))
+        assert holders(served, psutil.CONN_ESTABLISHED) == listeners(served)
     finally:
         for channel in channels:
             channel.close()
@@ -95,6 +109,7 @@ def test_sigterm_drains_every_worker_and_loses_no_acknowledged_write(
     acked: list[str] = []
     failures: list[grpc.StatusCode] = []
     lock = threading.Lock()
+    enough = threading.Event()
 
     def write(n: int) -> None:
         own_connection = [("grpc.use_local_subchannel_pool", 1)]
@@ -109,20 +124,20 @@ def test_sigterm_drains_every_worker_and_loses_no_acknowledged_write(
                 except grpc.RpcError as error:
                     with lock:
                         failures.append(error.code())  # type: ignore[attr-defined]
+                    enough.set()  # stop waiting: the check below reports it
                     return
                 with lock:
                     acked.append(key)
+                    if len(acked) >= 60:
+                        enough.set()
 
     writers = [threading.Thread(target=write, args=(n,)) for n in range(6)]
     for writer in writers:
         writer.start()
     try:
-        while True:
-            with lock:
-                if len(acked) >= 60:
-                    break
-            if not any(w.is_alive() for w in writers):
-                raise AssertionError(f"the writers stopped early: {failures}")
+        assert enough.wait(60), "the writers made no progress"
+        with lock:
+            assert len(acked) >= 60, f"the writers stopped early: {failures}"
         code = served.terminate()
     finally:
         for writer in writers:
@@ -159,23 +174,6 @@ def test_the_embedded_database_starts_once_for_every_worker(tmp_path: Path) -> N
     assert not (data_dir / "pgdata" / "postmaster.pid").exists()
 
 
-def gone(pids: set[int], within: float = 30) -> bool:
-    """Whether every process in ``pids`` has exited (or is a zombie) within ``within`` s."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        alive = set()
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.add(pid)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive:
-            return True
-        time.sleep(0.2)
-    return False
-
-
 def test_workers_stop_when_the_supervisor_is_killed(workers_database: str) -> None:
     served = ServeProcess("--workers", "2", "--database-url", workers_database, "--insecure-local")
     workers = set(listeners(served))
@@ -207,10 +205,57 @@ def test_sigterm_during_start_up_stops_cleanly(tmp_path: Path) -> None:
         "--insecure-local",
         until="starting embedded PostgreSQL",
     )
-    below = {c.pid for c in psutil.Process(served.proc.pid).children(recursive=True)}
     code = served.terminate()
     assert code == 0, served.log()
     assert "serving on" not in served.log()
     assert "agent-memory stopped" in served.log()
-    assert gone(below), "a process started before the signal is still running"
+    # The database it was starting is stopped, not left running.
+    assert gone(using(data_dir)), "the embedded PostgreSQL outlived the service"
     assert not (data_dir / "pgdata" / "postmaster.pid").exists()
+
+
+def test_ctrl_c_while_the_workers_start_stops_cleanly(workers_database: str) -> None:
+    # A terminal's Ctrl-C is SIGINT to the whole process group: the supervisor and the
+    # workers it has just spawned, which are still importing.
+    served = ServeProcess(
+        "--workers",
+        "2",
+        "--database-url",
+        workers_database,
+        "--insecure-local",
+        until="started 2 workers",
+        own_group=True,
+    )
+    workers = {c.pid for c in psutil.Process(served.proc.pid).children(recursive=True)}
+    assert workers
+    os.killpg(served.proc.pid, signal.SIGINT)
+    code = served.terminate()
+    assert code == 0, served.log()
+    assert "Traceback" not in served.log()
+    assert "KeyboardInterrupt" not in served.log()
+    assert gone(workers), "a worker outlived the stop"
+
+
+def test_a_port_another_server_listens_on_is_refused(workers_database: str) -> None:
+    first = ServeProcess("--workers", "2", "--database-url", workers_database, "--insecure-local")
+    try:
+        for workers in ("2", "1"):
+            second = subprocess.run(
+                [executable("agent-memory"), "serve", "--listen", first.address],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env={
+                    **os.environ,
+                    "MEMORY_WORKERS": workers,
+                    "MEMORY_DATABASE_URL": workers_database,
+                    "MEMORY_INSECURE_LOCAL": "1",
+                },
+            )
+            # Sharing the port would silently split the calls between two services.
+            assert second.returncode == 2, second.stderr
+            assert "--listen" in second.stderr
+            assert "Traceback" not in second.stderr
+        assert len(listeners(first)) == 2
+    finally:
+        assert first.terminate() == 0, first.log()

@@ -153,6 +153,18 @@ def test_listen_needs_host_and_port() -> None:
         Settings.from_env({"MEMORY_LISTEN": "localhost"})
 
 
+@pytest.mark.parametrize("listen", ["127.0.0.1:99999", "127.0.0.1:http", "127.0.0.1:", "localhost"])
+def test_listen_needs_a_port_a_socket_can_have(listen: str) -> None:
+    # 99999 would otherwise be taken modulo 65536 and serve on a port nobody asked for.
+    with pytest.raises(SettingsError, match="--listen"):
+        Settings.from_env({}, listen=listen)
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0:0", "[::1]:50051", "localhost:65535"])
+def test_listen_takes_any_host_with_a_port(listen: str) -> None:
+    assert Settings.from_env({}, listen=listen).listen == listen
+
+
 def test_invalid_override_is_refused_too() -> None:
     with pytest.raises(SettingsError, match="MEMORY_CORE_MAX_CHARS"):
         Settings.from_env({}, core_max_chars=0)

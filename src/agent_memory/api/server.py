@@ -14,6 +14,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.sdk.trace import TracerProvider
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
 
 from agent_memory.api.block_servicer import BlockServicer
 from agent_memory.api.decision_servicer import DecisionServicer
@@ -85,6 +87,14 @@ class RunningServer:
             await self.embedder.close()
 
 
+def server_options(settings: Settings) -> list[tuple[str, int]]:
+    """The gRPC server's channel options (without SO_REUSEPORT, which the caller decides)."""
+    return [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+    ]
+
+
 async def start_server(
     settings: Settings,
     db: Database,
@@ -110,11 +120,7 @@ async def start_server(
     interceptors.append(ServiceInterceptor(identify))
     server = grpc.aio.server(
         interceptors=interceptors,
-        options=[
-            ("grpc.max_receive_message_length", settings.max_message_bytes),
-            ("grpc.max_send_message_length", settings.max_message_bytes),
-            ("grpc.so_reuseport", 1 if reuse_port else 0),
-        ],
+        options=[*server_options(settings), ("grpc.so_reuseport", 1 if reuse_port else 0)],
     )
     extraction = Extraction(
         db,
@@ -177,13 +183,9 @@ async def start_server(
     )
 
 
-async def log_recall_mode(url: str, settings: Settings) -> None:
+async def log_recall_mode(db: Database, settings: Settings) -> None:
     """Say once at start how recall ranks on this database."""
-    db = Database(url, pool_size=1, statement_timeout_ms=settings.db_statement_timeout_ms)
-    try:
-        vector = await db.has_pgvector()
-    finally:
-        await db.close()
+    vector = await db.has_pgvector()
     if not settings.embedder_url:
         if vector:
             log.info("recall is lexical: pgvector is installed but no embedder is configured")
@@ -202,12 +204,40 @@ async def log_recall_mode(url: str, settings: Settings) -> None:
         )
 
 
-def database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
-    """The configured URL, or a started embedded PostgreSQL's when none is set."""
-    if settings.database_url:
-        return settings.database_url, None
-    embedded = EmbeddedPostgres(settings.data_dir)
-    return embedded.start(), embedded
+def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+    """The configured database, or a started embedded PostgreSQL when none is set, with
+    its schema brought up to date. The caller stops the embedded server it is given.
+
+    Raises:
+        SettingsError: the database cannot be reached or the URL is not one we can use.
+    """
+    if not settings.database_url:
+        embedded = EmbeddedPostgres(settings.data_dir)
+        url = embedded.start()
+        try:
+            migrate.upgrade(url)
+        except BaseException:
+            embedded.stop()
+            raise
+        return url, embedded
+    try:
+        migrate.upgrade(settings.database_url)
+    except (ValueError, sa_exc.ArgumentError, sa_exc.OperationalError) as exc:
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise SettingsError(
+            f"--database-url {_redacted(settings.database_url)}: cannot use it ({cause}); "
+            "check that the server is up and the URL is postgresql://USER@HOST:PORT/DB "
+            "(--database-url or MEMORY_DATABASE_URL)"
+        ) from exc
+    return settings.database_url, None
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for a message."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ValueError, sa_exc.ArgumentError):
+        return "(unparseable URL)"
 
 
 def mode(settings: Settings) -> str:
@@ -220,12 +250,19 @@ async def serve_on(
     *,
     reuse_port: bool = False,
     serving: Callable[[str], None] | None = None,
+    describe_recall: bool = True,
 ) -> None:
     """Serve on ``url``'s database until SIGTERM or SIGINT, then shut down gracefully.
 
     ``serving`` is told the bound address once the server accepts calls; without it
-    the serving line operators and scripts wait for is logged.
+    the serving line operators and scripts wait for is logged. ``describe_recall``:
+    log how recall ranks on this database (one worker of several says it for all).
     """
+    # From the first moment: a stop requested while starting drains what was started.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     tracer_provider = tracer_provider_from_env()
     db = Database(
         url,
@@ -233,32 +270,35 @@ async def serve_on(
         statement_timeout_ms=settings.db_statement_timeout_ms,
         tracer_provider=tracer_provider,
     )
-    running = await start_server(
-        settings, db, tracer_provider=tracer_provider, reuse_port=reuse_port
-    )
-    # What start-up made lives as long as the process: out of the collector's sight, it
-    # does not lengthen the collections that calls trigger.
-    gc.collect()
-    gc.freeze()
-    if serving is not None:
-        serving(running.address)
-    else:
-        log.info("agent-memory serving on %s (%s)", running.address, mode(settings))
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    # Shutdown is bounded by the grace period: a repeated signal changes nothing.
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, log.info, "already shutting down")
-    log.info(
-        "shutting down: finishing in-flight calls (up to %ss)", settings.shutdown_grace_seconds
-    )
-    await running.stop(settings.shutdown_grace_seconds)
-    await db.close()
-    if tracer_provider is not None:
-        tracer_provider.shutdown()
+    try:
+        if describe_recall:
+            await log_recall_mode(db, settings)
+        running = await start_server(
+            settings, db, tracer_provider=tracer_provider, reuse_port=reuse_port
+        )
+        # What start-up made lives as long as the process: out of the collector's sight,
+        # it does not lengthen the collections that calls trigger.
+        gc.collect()
+        gc.freeze()
+        if serving is not None:
+            serving(running.address)
+        else:
+            log.info("agent-memory serving on %s (%s)", running.address, mode(settings))
+        await stop.wait()
+        # Shutdown is bounded by the grace period: a repeated signal changes nothing.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, log.info, "already shutting down")
+        log.info(
+            "shutting down: finishing in-flight calls (up to %ss)",
+            settings.shutdown_grace_seconds,
+        )
+        await running.stop(settings.shutdown_grace_seconds)
+    finally:
+        # Also when start-up failed (a busy port): the pool's connections are closed,
+        # not left for the event loop's teardown to wait on.
+        await db.close()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()
 
 
 def serve(settings: Settings) -> int:
@@ -269,10 +309,8 @@ def serve(settings: Settings) -> int:
         from agent_memory.api.workers import serve_workers
 
         return serve_workers(settings)
-    url, embedded = database_url(settings)
+    url, embedded = open_database(settings)
     try:
-        migrate.upgrade(url)
-        asyncio.run(log_recall_mode(url, settings))
         asyncio.run(serve_on(settings, url))
     finally:
         if embedded is not None:

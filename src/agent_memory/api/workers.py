@@ -28,9 +28,9 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from types import FrameType
 
-from agent_memory.api.server import database_url, log_recall_mode, mode, serve_on
+from agent_memory.api.server import mode, open_database, serve_on
 from agent_memory.config import Settings, SettingsError
-from agent_memory.store import migrate
+from agent_memory.store.embedded import EmbeddedPostgres
 from agent_memory.telemetry.logging import configure_logging
 
 log = logging.getLogger(__name__)
@@ -47,14 +47,23 @@ def _reserve(listen: str) -> tuple[socket.socket, str]:
     and nothing else takes it meanwhile. Returns the socket and HOST:PORT.
 
     Raises:
-        SettingsError: the address cannot be bound.
+        SettingsError: the address cannot be bound, or something already listens on it
+            (another server sharing the port would silently take half the calls).
     """
     host, _, port = listen.rpartition(":")
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
+        if int(port) != 0:
+            # Without SO_REUSEPORT, so that a listener that has it is found too.
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
         sock = socket.socket(family, kind, proto)
+        # SO_REUSEADDR as gRPC sets it: connections of a previous run in TIME_WAIT do not
+        # keep the port.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except (OSError, ValueError) as exc:
@@ -74,7 +83,9 @@ def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> Non
         log.info("worker %d accepting calls on %s", number, address)
         ready.put(number)
 
-    asyncio.run(serve_on(settings, url, reuse_port=True, serving=serving))
+    asyncio.run(
+        serve_on(settings, url, reuse_port=True, serving=serving, describe_recall=number == 1)
+    )
 
 
 def _follow_supervisor(supervisor: int) -> None:
@@ -104,33 +115,42 @@ def serve_workers(settings: Settings) -> int:
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     processes: list[BaseProcess] = []
-    embedded = None
+    embedded: EmbeddedPostgres | None = None
+    log_stop = True
     try:
-        url, embedded = database_url(settings)
-        migrate.upgrade(url)
-        if stopping.is_set():
-            return 0
-        asyncio.run(log_recall_mode(url, settings))
+        # The port first: a busy one fails before the database is started or migrated.
         reserved, listen = _reserve(settings.listen)
         with reserved:
+            url, embedded = open_database(settings)
+            if stopping.is_set():
+                return 0
             context = multiprocessing.get_context("spawn")
             ready: Queue[int] = context.Queue()
             worker_settings = replace(settings, listen=listen)
-            for n in range(settings.workers):
-                process: BaseProcess = context.Process(
-                    target=_worker,
-                    args=(worker_settings, url, ready, n + 1),
-                    name=f"agent-memory-worker-{n + 1}",
-                )
-                process.start()
-                processes.append(process)
-            serving = _all_serving(processes, ready, stopping)
-            if not serving:
+            # A Ctrl-C reaches the whole process group: workers still starting ignore it
+            # (their supervisor passes the stop on as SIGTERM) instead of dying mid-import.
+            interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                for n in range(settings.workers):
+                    process: BaseProcess = context.Process(
+                        target=_worker,
+                        args=(worker_settings, url, ready, n + 1),
+                        name=f"agent-memory-worker-{n + 1}",
+                    )
+                    process.start()
+                    processes.append(process)
+            finally:
+                signal.signal(signal.SIGINT, interrupt)
+            log.info("started %d workers; waiting until each serves", len(processes))
+            if not _all_serving(processes, ready, stopping):
                 return _stop(processes, settings, failed=not stopping.is_set())
         log.info(
             "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
         )
         return _supervise(processes, settings, stopping)
+    except SettingsError:
+        log_stop = False  # the operator's mistake is the one line they see
+        raise
     finally:
         for process in processes:
             if process.is_alive():
@@ -139,7 +159,8 @@ def serve_workers(settings: Settings) -> int:
             embedded.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        log.info("agent-memory stopped")
+        if log_stop:
+            log.info("agent-memory stopped")
 
 
 def _all_serving(
