@@ -148,9 +148,17 @@ JSON_SCALARS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     TEXT,
 )
+# What a Struct can carry that PostgreSQL's jsonb cannot: NUL, NaN, the infinities.
+STRUCT_SCALARS = st.one_of(JSON_SCALARS, ODD_TEXT, st.floats())
+STRUCT_KEYS = st.one_of(TEXT, ODD_TEXT)
 JSON = st.recursive(
     JSON_SCALARS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+STRUCT_JSON = st.recursive(
+    STRUCT_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(STRUCT_KEYS, inner, max_size=3),
     max_leaves=8,
 )
 
@@ -184,7 +192,7 @@ def forged_tokens(real: list[str]) -> st.SearchStrategy[str]:
 
 
 def struct_values() -> st.SearchStrategy[dict[str, Any]]:
-    return st.dictionaries(TEXT, JSON, max_size=4)
+    return st.dictionaries(STRUCT_KEYS, STRUCT_JSON, max_size=4)
 
 
 def timestamps(real: list[tuple[int, int]]) -> st.SearchStrategy[tuple[int, int]]:
@@ -647,6 +655,70 @@ def test_memorize_with_an_out_of_range_message_time_is_invalid_argument(
     assert snapshots.take(client.tenant_id) == before
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()  # type: ignore[attr-defined]
     assert "conversation.messages[0].created_at" in error_details(error).violations
+
+
+@pytest.mark.parametrize(
+    ("metadata", "grounding_metadata", "path"),
+    [
+        ({"a\x00b": 1}, {}, "metadata"),
+        ({"k": ["v\x00"]}, {}, "metadata"),
+        ({"k": float("nan")}, {}, "metadata"),
+        ({}, {"k": float("inf")}, "groundings[0].metadata"),
+        ({}, {"k": {"deep": "\x00"}}, "groundings[0].metadata"),
+    ],
+    ids=["nul-in-key", "nul-in-value", "nan", "inf-in-grounding", "nul-in-grounding"],
+)
+def test_memorize_with_metadata_jsonb_cannot_hold_is_invalid_argument(
+    client: Client,
+    snapshots: Snapshots,
+    metadata: dict[str, Any],
+    grounding_metadata: dict[str, Any],
+    path: str,
+) -> None:
+    request = memory_pb.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id="a"),
+        content="likes tea",
+        groundings=[memory_pb2.Grounding(quote="tea")],
+        conversation=memory_pb2.Conversation(
+            conversation_id="c1",
+            messages=[memory_pb2.ConversationMessage(role="user", content="tea")],
+        ),
+    )
+    request.metadata.update(metadata)
+    request.groundings[0].metadata.update(grounding_metadata)
+    before = snapshots.take(client.tenant_id)
+    error = failure(lambda: client.call(client.memory.Memorize, request, timeout=CALL_TIMEOUT))
+    assert snapshots.take(client.tenant_id) == before
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()  # type: ignore[attr-defined]
+    assert path in error_details(error).violations
+
+
+def test_a_page_token_holding_text_no_database_can_store_is_invalid_argument(
+    client: Client,
+) -> None:
+    owner = memory_pb2.MemoryOwner(agent_id="paged")
+    for key in ("a", "b", "c"):
+        client.call(
+            client.memory.UpsertMemory,
+            memory_pb.UpsertMemoryRequest(owner=owner, key=key, value="v"),
+            timeout=CALL_TIMEOUT,
+        )
+    first = client.call(
+        client.memory.ListMemories,
+        memory_pb.ListMemoriesRequest(owner=owner, page_size=1),
+        timeout=CALL_TIMEOUT,
+    )
+    payload = json.loads(base64.urlsafe_b64decode(first.next_page_token + "==="))
+    for bad in ("\ud800", "a\x00"):  # a lone surrogate; NUL
+        payload["p"] = [bad if isinstance(v, str) else v for v in payload["p"]]
+        token = b64(json.dumps(payload).encode())
+        request = memory_pb.ListMemoriesRequest(owner=owner, page_size=1, page_token=token)
+        error = failure(
+            lambda request=request: client.call(
+                client.memory.ListMemories, request, timeout=CALL_TIMEOUT
+            )
+        )
+        assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()  # type: ignore[attr-defined]
 
 
 def test_an_error_listing_many_violations_still_reaches_the_client(client: Client) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 
 from agent_memory.domain.active_sessions import ActiveSession, ActiveSessionStatus
 from agent_memory.domain.agents import AgentSettings
@@ -109,8 +109,20 @@ def struct(data: Any) -> struct_pb2.Struct:
 
 
 def plain(message: struct_pb2.Struct) -> dict[str, Any]:
-    data: dict[str, Any] = json_format.MessageToDict(message)
-    return data
+    """The Struct as plain Python values. NaN and the infinities are kept, for validation
+    to refuse with the field's path (JSON conversion would fail on them without one)."""
+    return {key: _plain_value(value) for key, value in message.fields.items()}
+
+
+def _plain_value(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return plain(value.struct_value)
+    if kind == "list_value":
+        return [_plain_value(v) for v in value.list_value.values]
+    if kind is None or kind == "null_value":
+        return None
+    return getattr(value, kind)
 
 
 def grounding_to_proto(g: Grounding) -> memory_pb2.Grounding:

@@ -9,7 +9,6 @@ action words their decisions and re-examinations may use.
 from __future__ import annotations
 
 import json
-import math
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
-from agent_memory.domain.memory import owner_violations, text_violations
+from agent_memory.domain.memory import json_violations, owner_violations, text_violations
 
 CARD_TYPE_NAME_MAX_CHARS = 64
 ACTION_MAX_CHARS = 32
@@ -219,21 +218,6 @@ def _one_line_violations(path: str, text: str, max_chars: int) -> list[FieldViol
     return violations
 
 
-def _unstorable(value: Any) -> str | None:
-    """What in a JSON value PostgreSQL's jsonb cannot hold: NUL characters, NaN, infinities."""
-    if isinstance(value, str):
-        return "must not contain NUL characters" if "\x00" in value else None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else "must not contain NaN or infinite numbers"
-    if isinstance(value, Mapping):
-        if any("\x00" in k for k in value):
-            return "must not contain NUL characters"
-        return next((e for e in map(_unstorable, value.values()) if e), None)
-    if isinstance(value, list | tuple):
-        return next((e for e in map(_unstorable, value) if e), None)
-    return None
-
-
 def result_json(result: Mapping[str, Any]) -> str:
     """The result as the compact JSON that is measured, scanned for secrets and stored."""
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -250,10 +234,10 @@ def validate_decision(decision: NewDecision) -> str:
     violations += card_type_name_violations("decision.card_type", decision.card_type)
     violations += action_violations("decision.action", decision.action)
     violations += _one_line_violations("decision.summary", decision.summary, SUMMARY_MAX_CHARS)
-    unstorable = _unstorable(decision.result)
+    unstorable = json_violations("decision.result", decision.result)
     dumped = "" if unstorable else result_json(decision.result)
     if unstorable:
-        violations.append(FieldViolation("decision.result", unstorable, "INVALID_VALUE"))
+        violations += unstorable
     elif len(dumped.encode()) > RESULT_MAX_BYTES:
         violations.append(
             FieldViolation(

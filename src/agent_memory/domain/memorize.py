@@ -15,6 +15,7 @@ from agent_memory.domain.memory import (
     KEY_MAX_CHARS,
     VALUE_MAX_CHARS,
     Grounding,
+    json_violations,
     text_violations,
 )
 
@@ -102,6 +103,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         violations.append(
             FieldViolation("groundings", f"at most {MAX_GROUNDINGS} groundings", "TOO_MANY")
         )
+    violations += json_violations("metadata", raw.metadata)
     for i, g in enumerate(raw.groundings):
         violations += _grounding_violations(f"groundings[{i}]", g)
     if raw.conversation is not None:
@@ -145,6 +147,7 @@ def _grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
         found.append(
             FieldViolation(f"{path}.quote", "must not contain NUL characters", "INVALID_CHARACTER")
         )
+    found += json_violations(f"{path}.metadata", g.metadata)
     return found
 
 

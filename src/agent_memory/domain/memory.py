@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -270,6 +271,27 @@ def text_violations(
     if "\x00" in text:
         return [FieldViolation(path, "must not contain NUL characters", "INVALID_CHARACTER")]
     return []
+
+
+def json_violations(path: str, value: Any) -> list[FieldViolation]:
+    """What in a JSON value (metadata, a result) PostgreSQL's jsonb cannot hold: NUL
+    characters in keys or strings, NaN, infinities."""
+    problem = _unstorable(value)
+    return [FieldViolation(path, problem, "INVALID_VALUE")] if problem else []
+
+
+def _unstorable(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "must not contain NUL characters" if "\x00" in value else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "must not contain NaN or infinite numbers"
+    if isinstance(value, Mapping):
+        if any("\x00" in k for k in value):
+            return "must not contain NUL characters"
+        return next((e for e in map(_unstorable, value.values()) if e), None)
+    if isinstance(value, list | tuple):
+        return next((e for e in map(_unstorable, value) if e), None)
+    return None
 
 
 def owner_violations(path: str, owner_id: str) -> list[FieldViolation]:

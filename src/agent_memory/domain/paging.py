@@ -74,8 +74,19 @@ def decode_page_token(token: str, listing: str, *, arity: int) -> Position | Non
         or data.get("l") != listing
         or not isinstance(data.get("p"), list)
         or len(data["p"]) != arity
-        or not all(isinstance(v, str | int | bool | float) or v is None for v in data["p"])
+        or not all(_storable(v) for v in data["p"])
     ):
         refuse_page_token()
     position: Position = data["p"]
     return position
+
+
+def _storable(value: object) -> bool:
+    """A position value the database can take: text without NUL or lone surrogates."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return "\x00" not in value
+    return value is None or isinstance(value, int | bool | float)
