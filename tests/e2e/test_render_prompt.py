@@ -3,6 +3,7 @@ sections exactly as they would reach the model."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -512,6 +513,46 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
         restored = render(client, workspace="ws-1", persona=PERSONA)
         assert list(restored.warnings) == []
         assert restored.system_prompt == healthy.system_prompt
+
+
+def test_an_archival_ranking_past_the_statement_timeout_leaves_out_only_archival(
+    create_database: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="agent_memory.service.recall")
+    url: str = create_database()
+    migrate.upgrade(url)
+    server = ServerThread(url, settings=Settings(db_statement_timeout_ms=300))
+    with server, server.client() as client:
+        full_state(client)
+        healthy = render(client, workspace="ws-1", persona=PERSONA)
+        with psycopg.connect(url) as conn:
+            # Held until the block ends: the ranking waits on it past the timeout.
+            conn.execute("LOCK TABLE archival_lines IN ACCESS EXCLUSIVE MODE")
+            slow = render(
+                client,
+                workspace="ws-1",
+                persona=PERSONA,
+                user_message="Acme renewal",
+                archival_mode=AUTO,
+            )
+        assert list(slow.warnings) == ["archival: left out, it could not be read (Timeout)"]
+        # The slow ranking ran once: the rest was read again without it, not section by
+        # section with the ranking waiting out the timeout a second time.
+        render_lines = [r.getMessage() for r in caplog.records if "render:" in r.getMessage()]
+        assert len(render_lines) == 1, render_lines
+        assert render_lines[0].startswith("render: archival left out")
+        assert list(slow.system_reminders) == []
+        # Every memory section is there, as without the ranking.
+        assert slow.system_prompt == healthy.system_prompt
+        after = render(
+            client,
+            workspace="ws-1",
+            persona=PERSONA,
+            user_message="Acme renewal",
+            archival_mode=AUTO,
+        )
+        assert list(after.warnings) == []
+        assert list(after.system_reminders)
 
 
 # --- validation ---------------------------------------------------------------------------

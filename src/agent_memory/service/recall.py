@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -166,6 +167,13 @@ class Recall:
                     state = await tx.prompts.read(read)
                 except Unavailable:
                     raise
+                except Timeout as exc:
+                    if read.archival is None:
+                        raise
+                    # The ranking is what takes time: read the rest without it, once.
+                    log.warning("render: archival left out: %s", exc)
+                    warnings.append("archival: left out, it could not be read (Timeout)")
+                    state = await tx.prompts.read(replace(read, archival=None))
                 except Exception as exc:
                     log.info("render: reading section by section: %s", exc)
                     state = await _read_sections(tx, read, warnings)
