@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 GEN_AI_SYSTEM = "anthropic"
 
 
+class LeaseLost(Conflict):
+    """The job's lease ran out and another worker runs it now: this pass changed nothing."""
+
+
 @dataclass(frozen=True)
 class JobRef:
     """The queued job a pass runs for; closed in the pass's last transaction."""
@@ -319,7 +323,7 @@ class Extraction:
         if not finished:
             # Our lease ran out and another worker owns the job now: roll back, so the
             # pass's facts land once, from that worker.
-            raise Conflict(
+            raise LeaseLost(
                 f"extraction job {job.id} was taken over by another worker",
                 reason="EXTRACTION_LEASE_LOST",
             )

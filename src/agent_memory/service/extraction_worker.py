@@ -16,9 +16,8 @@ import logging
 from datetime import timedelta
 
 from agent_memory.config import Settings
-from agent_memory.domain.errors import Conflict
 from agent_memory.domain.identity import Principal
-from agent_memory.service.extraction import Extraction, JobRef
+from agent_memory.service.extraction import Extraction, JobRef, LeaseLost
 from agent_memory.store.repositories import Store
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ class ExtractionWorkers:
             result = await self._extraction.run_pass(
                 runner, job.request, JobRef(job.id, attempt=job.attempts, final_attempt=final)
             )
-        except Conflict as lost:
+        except LeaseLost as lost:
             log.warning("extraction job %s: %s", job.id, lost.message)
             return True
         if result.outcome.retryable and not final:
