@@ -4,6 +4,12 @@ conversations and agent settings, under the same contract as PostgreSQL's.
 ``tests/integration/test_store_contract.py`` runs the same cases against this store
 and the real one, so the service tests below it test against a faithful stand-in.
 A transaction that raises leaves the state as it was.
+
+Times follow PostgreSQL's two clocks: a row created takes the time its transaction
+began (``now()``: one instant for every row of a transaction, the statement's own
+start outside one), and a change or an audit event takes the wall clock at that
+moment (``clock_timestamp()``). What a statement returns carries groundings only
+where PostgreSQL's statement reads them.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -55,14 +62,19 @@ class State:
     agents: dict[tuple[str, str], AgentSettings] = field(default_factory=dict)
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
 class Clock:
-    """Strictly increasing time, a microsecond a tick."""
+    """The wall clock (``clock_timestamp()``): strictly later at every reading, a
+    microsecond a tick."""
 
     def __init__(self) -> None:
         self._now = datetime(2026, 1, 1, tzinfo=UTC)
 
     def __call__(self) -> datetime:
-        self._now += timedelta(microseconds=1)
+        self._now += MICROSECOND
         return self._now
 
 
@@ -70,17 +82,30 @@ class FakeStore(Store):
     def __init__(self) -> None:
         self.state = State()
         self.clock = Clock()
+        # When the transaction the current task is in began, if it is in one.
+        self._began: ContextVar[datetime | None] = ContextVar(
+            f"fake-store-{id(self)}-began", default=None
+        )
         # Called before each memory write: a test makes a concurrent writer act here.
         self.before_write: Callable[[MemoryWrite], None] | None = None
+
+    def now(self) -> datetime:
+        """``now()``: when the current transaction began; outside one, every call is a
+        statement of its own and starts now."""
+        began = self._began.get()
+        return began if began is not None else self.clock()
 
     @asynccontextmanager
     async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
         saved = copy.deepcopy(self.state)
+        began = self._began.set(self.clock())
         try:
             yield self.tx(principal)
         except BaseException:
             self.state = saved
             raise
+        finally:
+            self._began.reset(began)
 
     @asynccontextmanager
     async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
@@ -93,7 +118,7 @@ class FakeStore(Store):
 
     def add(self, principal: Principal, write: MemoryWrite) -> Memory:
         """Create a memory (with its event) outside any unit of work: a concurrent writer."""
-        return FakeMemories(self, principal).new(write)
+        return FakeMemories(self, principal, now=self.clock).new(write)
 
     def tx(self, principal: Principal) -> Tx:
         missing: Any = _Missing()
@@ -119,11 +144,31 @@ class _Missing:
         raise NotImplementedError(f"the fake store does not implement {name}")
 
 
+def _bare(memory: Memory) -> Memory:
+    """The memory as a statement that does not read its groundings returns it."""
+    return replace(memory, groundings=())
+
+
+def _listing_key(position: ListingPosition) -> tuple[Any, ...]:
+    """A sort key of the listing order: pinned first, then importance, then the key
+    (agent) or the most recently updated and the id (workspace)."""
+    pinned, importance, *rest = position
+    last = [-((v - EPOCH) // MICROSECOND) if isinstance(v, datetime) else v for v in rest]
+    return (not pinned, -importance, *last)
+
+
 class FakeMemories(MemoryRepository):
-    def __init__(self, store: FakeStore, principal: Principal) -> None:
+    def __init__(
+        self,
+        store: FakeStore,
+        principal: Principal,
+        *,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
         self._store = store
         self._tenant = principal.tenant_id
         self._actor = principal.user_id
+        self._now = now or store.now
 
     @property
     def _rows(self) -> dict[tuple[str, uuid.UUID], Memory]:
@@ -144,13 +189,13 @@ class FakeMemories(MemoryRepository):
             type=kind,
             actor_user_id=self._actor,
             occurred_at=self._store.clock(),
-            old=replace(old, groundings=()) if old else None,
-            new=replace(new, groundings=()) if new else None,
+            old=_bare(old) if old else None,
+            new=_bare(new) if new else None,
         )
         self._store.state.events.append((self._tenant, event))
 
     def new(self, write: MemoryWrite) -> Memory:
-        now = self._store.clock()
+        now = self._now()
         evidence = dataclasses.asdict(write.evidence) if write.evidence else {}
         memory = Memory(
             id=uuid.uuid4(),
@@ -183,9 +228,9 @@ class FakeMemories(MemoryRepository):
             if self._at(write.owner, write.key) != current:
                 return None  # a concurrent writer got there first
         if current is None:
-            return Written(self.new(write), created=True)
+            return Written(_bare(self.new(write)), created=True)
         if current.source is not write.source:
-            return KeyHeld(current)
+            return KeyHeld(_bare(current))
         changes: dict[str, Any] = {"value": write.value}
         if write.pinned is not None:
             changes["pinned"] = write.pinned
@@ -196,19 +241,19 @@ class FakeMemories(MemoryRepository):
             changes.update(evidence, tags=tuple(evidence["tags"]))
         updated = self._bump(current, **changes)
         self._record(MemoryEventType.UPDATED, current, updated)
-        return Written(updated, created=False)
+        return Written(_bare(updated), created=False)
 
     async def create(self, write: MemoryWrite) -> Memory | None:
         if self._at(write.owner, write.key) is not None:
             return None
-        return self.new(write)
+        return _bare(self.new(write))
 
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
         return self._rows.get((self._tenant, memory_id))
 
     async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
         found = self._at(owner, key)
-        return replace(found, groundings=()) if found else None
+        return _bare(found) if found else None
 
     async def update(
         self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType
@@ -244,10 +289,10 @@ class FakeMemories(MemoryRepository):
         if current is None:
             return None, False
         if version is not None and current.version != version:
-            return current, False
+            return _bare(current), False
         del self._rows[(self._tenant, memory_id)]
         self._record(MemoryEventType.DELETED, current, None)
-        return current, True
+        return _bare(current), True
 
     async def replace_groundings(
         self, memory_id: uuid.UUID, groundings: Sequence[Grounding]
@@ -255,34 +300,26 @@ class FakeMemories(MemoryRepository):
         current = self._rows[(self._tenant, memory_id)]
         self._rows[(self._tenant, memory_id)] = replace(current, groundings=tuple(groundings))
 
-    def _listing(self, owner: Owner) -> list[Memory]:
-        rows = [m for m in self._mine() if m.owner == owner]
-        if owner.scope is Scope.AGENT:
-            return sorted(rows, key=lambda m: (not m.pinned, -m.importance, m.key))
-        return sorted(
-            rows,
-            key=lambda m: (not m.pinned, -m.importance, -m.updated_at.timestamp(), str(m.id)),
-        )
-
     async def list_page(
         self, owner: Owner, *, after: ListingPosition | None, limit: int
     ) -> list[Memory]:
-        rows = self._listing(owner)
+        rows = [m for m in self._mine() if m.owner == owner]
         if after is not None:
-            positions = [listing_position(m) for m in rows]
-            rows = rows[positions.index(after) + 1 :] if after in positions else []
-        return rows[:limit]
+            # A position, not a row: the page goes on even when that row is gone.
+            rows = [m for m in rows if _listing_key(listing_position(m)) > _listing_key(after)]
+        return sorted(rows, key=lambda m: _listing_key(listing_position(m)))[:limit]
 
     async def count(self, owner: Owner) -> int:
         return len([m for m in self._mine() if m.owner == owner])
 
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
-        rows = [replace(m, groundings=()) for m in self._mine() if m.owner in owners]
-        return sorted(rows, key=lambda m: (m.updated_at, str(m.id)), reverse=True)[:limit]
+        rows = sorted((_bare(m) for m in self._mine() if m.owner in owners), key=lambda m: m.id)
+        # Newest first; of rows updated in the same instant, the lowest id first.
+        return sorted(rows, key=lambda m: m.updated_at, reverse=True)[:limit]
 
     async def learnings(self, agent_ids: Sequence[str], limit: int) -> list[Memory]:
         rows = [
-            m
+            _bare(m)
             for m in self._mine()
             if m.source is MemorySource.DIRECTOR
             and m.owner.scope is Scope.AGENT
@@ -332,6 +369,8 @@ class FakeAgents(AgentRepository):
         )
 
     async def put(self, settings: AgentSettings) -> AgentSettings:
-        stored = replace(settings, updated_at=self._store.clock())
+        # A new row takes now(); a change of one the wall clock.
+        exists = (self._tenant, settings.agent_id) in self._store.state.agents
+        stored = replace(settings, updated_at=self._store.clock() if exists else self._store.now())
         self._store.state.agents[(self._tenant, settings.agent_id)] = stored
         return stored

@@ -1,21 +1,26 @@
-"""The store's contract for memories and their audit trail, run against PostgreSQL and
-against the in-memory store the service unit tests use: both must behave the same."""
+"""The store's contract for memories, their audit trail and conversations, run against
+PostgreSQL and against the in-memory store the service unit tests use: both must behave
+the same, and where they differ PostgreSQL is right."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
+import psycopg
 import pytest
 
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import AlreadyExists
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memorize import Conversation, ConversationMessage
 from agent_memory.domain.memory import (
+    LEARNING_KEY_PREFIX,
     Evidence,
     Grounding,
     KeyHeld,
@@ -28,33 +33,21 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
-from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.repositories import Store, Tx
 from tests.fakes import FakeStore
+from tests.integration.conftest import run_on
 
 AGENT = Owner(Scope.AGENT, "coder")
 WORKSPACE = Owner(Scope.WORKSPACE, "ws")
-
-
-@pytest.fixture(scope="module")
-def contract_database(create_database: Callable[[], str]) -> str:
-    url = create_database()
-    migrate.upgrade(url)
-    return url
+LEAD = Owner(Scope.AGENT, "lead")
 
 
 @pytest.fixture(params=["postgres", "in-memory"])
-def make_store(request: pytest.FixtureRequest, contract_database: str) -> Callable[[], Store]:
+def make_store(request: pytest.FixtureRequest, store_url: str) -> Callable[[], Store]:
     if request.param == "in-memory":
         return FakeStore
-    return lambda: Database(contract_database, pool_size=4)
-
-
-@pytest.fixture
-def caller() -> Principal:
-    """A tenant of this test alone."""
-    return Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
+    return lambda: Database(store_url, pool_size=4)
 
 
 Body = Callable[[Store], Awaitable[None]]
@@ -63,17 +56,53 @@ Body = Callable[[Store], Awaitable[None]]
 @pytest.fixture
 def scenario(make_store: Callable[[], Store]) -> Callable[[Body], None]:
     def run(body: Body) -> None:
-        async def go() -> None:
-            store = make_store()
-            try:
-                await body(store)
-            finally:
-                if isinstance(store, Database):
-                    await store.close()
-
-        asyncio.run(go())
+        run_on(make_store, body)
 
     return run
+
+
+StoredConversations = Callable[[Store, str], dict[tuple[str, str], Conversation]]
+
+
+@pytest.fixture
+def stored_conversations(store_url: str) -> StoredConversations:
+    """The conversations a tenant has stored, by (provider, id), read from each store
+    itself: the repository only writes them."""
+
+    def read(store: Store, tenant_id: str) -> dict[tuple[str, str], Conversation]:
+        if isinstance(store, FakeStore):
+            return {
+                (provider, conversation_id): conversation
+                for (tenant, provider, conversation_id), conversation in (
+                    store.state.conversations.items()
+                )
+                if tenant == tenant_id
+            }
+        with psycopg.connect(store_url) as conn:
+            rows = conn.execute(
+                "SELECT provider, conversation_id, messages, message_count FROM conversations"
+                " WHERE tenant_id = %s",
+                (tenant_id,),
+            ).fetchall()
+        found = {}
+        for provider, conversation_id, messages, message_count in rows:
+            assert message_count == len(messages)
+            found[provider, conversation_id] = Conversation(
+                provider,
+                conversation_id,
+                tuple(
+                    ConversationMessage(
+                        m["role"],
+                        m["content"],
+                        m["provider_message_id"],
+                        datetime.fromisoformat(m["created_at"]) if m["created_at"] else None,
+                    )
+                    for m in messages
+                ),
+            )
+        return found
+
+    return read
 
 
 def write(key: str = "k", value: str = "v", **fields: Any) -> MemoryWrite:
@@ -90,7 +119,24 @@ async def written(tx: Tx, w: MemoryWrite) -> Memory:
 
 def same_memory(a: Memory, b: Memory) -> bool:
     """Equal in every field but the groundings (which the audit does not repeat)."""
-    return dataclasses.replace(a, groundings=()) == dataclasses.replace(b, groundings=())
+    return bare(a) == bare(b)
+
+
+def bare(memory: Memory) -> Memory:
+    """The memory without its groundings, as statements that do not read them return it."""
+    return dataclasses.replace(memory, groundings=())
+
+
+async def every_page(tx: Tx, owner: Owner, size: int) -> list[list[str]]:
+    """The keys of the owner's listing, page by page, each page continuing after the last
+    row of the one before."""
+    pages: list[list[str]] = []
+    page = await tx.memories.list_page(owner, after=None, limit=size)
+    while page:
+        assert len(page) <= size
+        pages.append([m.key for m in page])
+        page = await tx.memories.list_page(owner, after=listing_position(page[-1]), limit=size)
+    return pages
 
 
 def test_a_write_creates_then_updates_in_place_with_its_audit_events(
@@ -329,11 +375,47 @@ def test_listings_follow_each_scopes_order_and_continue_after_a_position(
                 WORKSPACE, after=listing_position(ws_first[-1]), limit=10
             )
             assert await tx.memories.count(AGENT) == 4
-        assert [m.key for m in agent] == ["c", "d", "a", "b"]
-        assert [m.key for m in first + rest] == ["c", "d", "a", "b"]
-        # Same pin and importance: the most recently updated first ("a" was written last).
-        assert [m.key for m in workspace] == ["c", "d", "a", "b"]
-        assert [m.key for m in ws_first + ws_rest] == [m.key for m in workspace]
+            assert [m.key for m in agent] == ["c", "d", "a", "b"]
+            assert [m.key for m in first + rest] == ["c", "d", "a", "b"]
+            # Same pin and importance: the most recently updated first ("a" was written last).
+            assert [m.key for m in workspace] == ["c", "d", "a", "b"]
+            assert [m.key for m in ws_first + ws_rest] == [m.key for m in workspace]
+
+            # From here on recency and key order disagree: "e" is new, then "b" is rewritten.
+            for owner in (AGENT, WORKSPACE):
+                await written(tx, write("e", owner=owner, importance=10))
+                await written(tx, write("b", "again", owner=owner))
+            agent_pages = {size: await every_page(tx, AGENT, size) for size in range(1, 6)}
+            workspace_pages = {size: await every_page(tx, WORKSPACE, size) for size in range(1, 6)}
+            assert await tx.memories.count(WORKSPACE) == 5
+        assert agent_pages[5] == [["c", "d", "a", "b", "e"]]
+        assert workspace_pages[5] == [["c", "d", "b", "e", "a"]]
+        assert workspace_pages[2] == [["c", "d"], ["b", "e"], ["a"]]
+        for size in range(1, 6):
+            assert list(chain(*agent_pages[size])) == ["c", "d", "a", "b", "e"], size
+            assert list(chain(*workspace_pages[size])) == ["c", "d", "b", "e", "a"], size
+
+    scenario(body)
+
+
+def test_a_page_goes_on_from_its_position_when_its_last_row_is_gone(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            for key in ("a", "b", "c", "d"):
+                await written(tx, write(key))
+                await written(tx, write(key, owner=WORKSPACE))
+            for owner, order in ((AGENT, "abcd"), (WORKSPACE, "dcba")):
+                everything = await tx.memories.list_page(owner, after=None, limit=10)
+                assert [m.key for m in everything] == list(order)
+                first = await tx.memories.list_page(owner, after=None, limit=2)
+                assert first == everything[:2]
+                assert (await tx.memories.delete(first[-1].id))[1]
+                rest = await tx.memories.list_page(
+                    owner, after=listing_position(first[-1]), limit=10
+                )
+                assert rest == everything[2:], owner
 
     scenario(body)
 
@@ -384,17 +466,34 @@ def test_a_tenant_never_sees_or_changes_another_tenants_rows(
     async def body(store: Store) -> None:
         async with store.connection(caller) as tx:
             mine = await written(tx, write(value="mine"))
+            learning = await tx.memories.create(
+                write(f"{LEARNING_KEY_PREFIX}1", owner=LEAD, source=MemorySource.DIRECTOR)
+            )
+            assert learning is not None
         async with store.connection(intruder) as tx:
             assert await tx.memories.get(mine.id) is None
             assert await tx.memories.pin(mine.id, True) is None
             assert await tx.memories.delete(mine.id) == (None, False)
+            with pytest.raises(LookupError):
+                await tx.memories.update(mine.id, MemoryPatch(value="x"), MemoryEventType.UPDATED)
             assert await tx.memories.list_page(AGENT, after=None, limit=10) == []
+            assert await tx.memories.count(AGENT) == 0
+            assert await tx.memories.recent([AGENT, LEAD], 10) == []
+            assert await tx.memories.learnings(["lead"], 10) == []
+            assert await tx.memories.find_by_key(AGENT, "k") is None
             assert await tx.events.list_page(mine.id, after=None, limit=10) == []
             theirs = await tx.memories.write(write(value="theirs"))
             assert isinstance(theirs, Written)
             assert theirs.created
+            assert theirs.memory.id != mine.id
+            assert await tx.memories.count(AGENT) == 1
         async with store.connection(caller) as tx:
             assert await tx.memories.get(mine.id) == mine
+            assert await tx.memories.find_by_key(AGENT, "k") == mine
+            assert await tx.memories.count(AGENT) == 1
+            assert await tx.memories.recent([AGENT], 10) == [mine]
+            assert await tx.memories.learnings(["lead"], 10) == [learning]
+            assert len(await tx.events.list_page(mine.id, after=None, limit=10)) == 1
 
     scenario(body)
 
@@ -425,5 +524,210 @@ def test_agent_settings_default_until_written(
             stored = await tx.agents.put(AgentSettings("a", memory_enabled=True))
             assert stored.updated_at is not None
             assert (await tx.agents.get("a", lock=True)).memory_enabled
+
+    scenario(body)
+
+
+def test_find_by_key_reads_the_owners_memory_at_the_key_without_its_groundings(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            memory = await written(
+                tx, write("deploy", "make release", source=MemorySource.MEMORIZE)
+            )
+            await tx.memories.replace_groundings(memory.id, [Grounding(quote="release")])
+            elsewhere = await written(tx, write("deploy", "other", owner=WORKSPACE))
+            found = await tx.memories.find_by_key(AGENT, "deploy")
+            in_workspace = await tx.memories.find_by_key(WORKSPACE, "deploy")
+            other_agent = await tx.memories.find_by_key(Owner(Scope.AGENT, "reviewer"), "deploy")
+            other_case = await tx.memories.find_by_key(AGENT, "Deploy")
+            got = await tx.memories.get(memory.id)
+        assert got is not None
+        assert got.groundings == (Grounding(quote="release"),)
+        assert found == bare(got) == memory
+        assert in_workspace == elsewhere
+        assert other_agent is None
+        assert other_case is None
+
+    scenario(body)
+
+
+def test_groundings_come_back_only_from_the_reads_that_ask_for_them(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    groundings = (
+        Grounding(message_position=1, end_character=4, quote="q1"),
+        Grounding(message_position=2, quote="q2", raw_event_index=3, metadata={"k": "v"}),
+    )
+    evidence = Evidence(tags=("t",), conversation_provider="p", conversation_id="c")
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            memory = await written(tx, write(source=MemorySource.MEMORIZE, evidence=evidence))
+            await tx.memories.replace_groundings(memory.id, groundings)
+        async with store.connection(caller) as tx:
+            rewritten = await written(tx, write(value="v2", source=MemorySource.MEMORIZE))
+            held = await tx.memories.write(write(value="by hand"))
+            pinned = await tx.memories.pin(memory.id, True)
+            unchanged = await tx.memories.pin(memory.id, True)
+            updated = await tx.memories.update(
+                memory.id, MemoryPatch(importance=5), MemoryEventType.UPDATED
+            )
+            got = await tx.memories.get(memory.id)
+            locked = await tx.memories.get(memory.id, lock=True)
+            listed = await tx.memories.list_page(AGENT, after=None, limit=10)
+            found = await tx.memories.find_by_key(AGENT, "k")
+            recent = await tx.memories.recent([AGENT], 10)
+            stale = await tx.memories.delete(memory.id, version=1)
+            gone = await tx.memories.delete(memory.id)
+        assert memory.groundings == ()
+        # A write returns the row it wrote or found, without reading its groundings ...
+        assert rewritten.groundings == ()
+        assert isinstance(held, KeyHeld)
+        assert held.current == rewritten
+        # ... and leaves them as they are.
+        for changed in (pinned, unchanged, updated, got, locked):
+            assert changed is not None
+            assert changed.groundings == groundings
+        assert pinned == unchanged
+        assert got == locked == updated
+        assert listed == [updated]
+        assert found == bare(updated)
+        assert recent == [bare(updated)]
+        assert stale == (bare(updated), False)
+        assert gone == (bare(updated), True)
+
+    scenario(body)
+
+
+def test_learnings_are_director_memories_of_the_agents_under_the_learning_prefix(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    coder = Owner(Scope.AGENT, "coder")
+    director = MemorySource.DIRECTOR
+
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            first = await tx.memories.create(
+                write(f"{LEARNING_KEY_PREFIX}1", "first", owner=LEAD, source=director)
+            )
+            second = await tx.memories.create(
+                write(f"{LEARNING_KEY_PREFIX}2", "second", owner=coder, source=director)
+            )
+            for left_out in (
+                write("director:note", owner=LEAD, source=director),
+                write(LEARNING_KEY_PREFIX.rstrip(":"), owner=LEAD, source=director),
+                write(f"x{LEARNING_KEY_PREFIX}3", owner=LEAD, source=director),
+                write(LEARNING_KEY_PREFIX.upper() + "4", owner=LEAD, source=director),
+                write(f"{LEARNING_KEY_PREFIX}5", owner=LEAD, source=MemorySource.MANUAL),
+                write(f"{LEARNING_KEY_PREFIX}6", owner=LEAD, source=MemorySource.AUTO),
+                write(
+                    f"{LEARNING_KEY_PREFIX}7", owner=Owner(Scope.WORKSPACE, "lead"), source=director
+                ),
+                write(
+                    f"{LEARNING_KEY_PREFIX}8", owner=Owner(Scope.AGENT, "other"), source=director
+                ),
+            ):
+                assert await tx.memories.create(left_out) is not None
+            assert first is not None
+            await tx.memories.replace_groundings(first.id, [Grounding(quote="ask first")])
+            both = await tx.memories.learnings(["lead", "coder"], 10)
+            newest = await tx.memories.learnings(["coder", "lead"], 1)
+            lead_only = await tx.memories.learnings(["lead"], 10)
+            nobody = await tx.memories.learnings([], 10)
+        assert second is not None
+        assert both == [second, first]
+        assert newest == [second]
+        assert lead_only == [first]
+        assert nobody == []
+
+    scenario(body)
+
+
+def test_rows_created_in_one_transaction_share_its_start_and_changes_take_the_clock(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    """Rows created take ``now()``, when their transaction began; a change and an audit
+    event take the clock at that moment. Rows created together tie on time, and only
+    the tie-break of the order (the id of a workspace listing, the key of learnings)
+    says which comes first."""
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            created = [await written(tx, write(key, owner=WORKSPACE)) for key in ("x", "y", "z")]
+            learned = [
+                await tx.memories.create(
+                    write(f"{LEARNING_KEY_PREFIX}{n}", owner=LEAD, source=MemorySource.DIRECTOR)
+                )
+                for n in ("a", "c", "b")
+            ]
+            listed = await tx.memories.list_page(WORKSPACE, after=None, limit=10)
+            tied = await tx.memories.recent([WORKSPACE], 10)
+            changed = await written(tx, write("y", "changed", owner=WORKSPACE))
+            recent = await tx.memories.recent([WORKSPACE], 10)
+            learnings = await tx.memories.learnings(["lead"], 10)
+            events = await tx.events.list_page(changed.id, after=None, limit=10)
+        async with store.connection(caller) as tx:
+            later = await written(tx, write("w", owner=WORKSPACE))
+        began = created[0].created_at
+        assert {m.created_at for m in created} == {began}
+        assert {m.updated_at for m in created} == {began}
+        assert {m.created_at for m in learned if m is not None} == {began}
+        assert listed == sorted(created, key=lambda m: m.id)
+        assert sorted(tied, key=lambda m: m.id) == sorted(created, key=lambda m: m.id)
+        assert changed.created_at == began
+        assert changed.updated_at > began
+        assert recent[0] == changed
+        assert {m.id for m in recent[1:]} == {created[0].id, created[2].id}
+        assert [m.key[len(LEARNING_KEY_PREFIX) :] for m in learnings] == ["c", "b", "a"]
+        assert began < events[0].occurred_at < changed.updated_at
+        assert events[0].occurred_at < events[1].occurred_at
+        assert later.created_at > changed.updated_at
+
+    scenario(body)
+
+
+def test_a_conversation_is_kept_once_per_provider_and_id_and_replaced_in_place(
+    scenario: Callable[[Body], None],
+    caller: Principal,
+    stored_conversations: StoredConversations,
+) -> None:
+    intruder = Principal(f"other-{uuid.uuid4().hex[:8]}", "mallory")
+    asked = ConversationMessage(
+        "user", "where from?", "m1", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    )
+    first = Conversation("claude-code", "conv-1", (asked,))
+    second = Conversation("claude-code", "conv-1", (asked, ConversationMessage("assistant", "x")))
+    other = Conversation("codex", "conv-1", ())
+
+    async def refused_memorize(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            await tx.conversations.put(Conversation("claude-code", "conv-2", (asked,)))
+            await tx.conversations.put(first)
+            raise RuntimeError("the memory that goes with it was refused")
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            await tx.conversations.put(first)
+            await tx.conversations.put(other)
+        assert stored_conversations(store, caller.tenant_id) == {
+            ("claude-code", "conv-1"): first,
+            ("codex", "conv-1"): other,
+        }
+        async with store.connection(caller) as tx:
+            await tx.conversations.put(second)
+        kept = {("claude-code", "conv-1"): second, ("codex", "conv-1"): other}
+        assert stored_conversations(store, caller.tenant_id) == kept
+        with pytest.raises(RuntimeError):
+            await refused_memorize(store)
+        assert stored_conversations(store, caller.tenant_id) == kept
+        theirs = Conversation("claude-code", "conv-1", ())
+        async with store.connection(intruder) as tx:
+            await tx.conversations.put(theirs)
+        assert stored_conversations(store, intruder.tenant_id) == {
+            ("claude-code", "conv-1"): theirs
+        }
+        assert stored_conversations(store, caller.tenant_id) == kept
 
     scenario(body)

@@ -6,50 +6,62 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
-from datetime import timedelta
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
 import psycopg
 import psycopg.sql
-import pytest
 
+from agent_memory.domain.active_sessions import RunSession
 from agent_memory.domain.agents import AgentSettings
-from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope, ScopeFilter
-from agent_memory.domain.decisions import CardType, NewDecision, ReExaminable
+from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope, BlockWrite, ScopeFilter
+from agent_memory.domain.decisions import (
+    CardType,
+    NewDecision,
+    NewReexamination,
+    ReExaminable,
+    ResolutionStatus,
+)
+from agent_memory.domain.events import MemoryEventType
+from agent_memory.domain.extraction import ExtractionOutcome, ExtractionRequest, Usage
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope, Written
+from agent_memory.domain.memorize import Conversation, ConversationMessage
+from agent_memory.domain.memory import (
+    LEARNING_KEY_PREFIX,
+    Grounding,
+    KeyHeld,
+    MemoryPatch,
+    MemorySource,
+    MemoryWrite,
+    Owner,
+    Scope,
+    Written,
+    listing_position,
+)
 from agent_memory.domain.recall import PromptRead, RankQuery
 from agent_memory.service.memories import write_by_key
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
+from agent_memory.store.repositories import Lock, Tx
+from tests.integration.conftest import on_database
 
-T = TypeVar("T")
 CORE = BlockKey(BlockLabel.CORE, BlockScope.USER)
+AGENT_CORE = BlockKey(BlockLabel.CORE, BlockScope.AGENT, "coder")
 ARCHIVAL = BlockKey(BlockLabel.ARCHIVAL, BlockScope.AGENT, "coder")
 
 
-@pytest.fixture(scope="module")
-def store_url(create_database: Callable[[], str]) -> str:
-    url = create_database()
-    migrate.upgrade(url)
-    return url
-
-
-@pytest.fixture
-def caller() -> Principal:
-    return Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
-
-
-def on_database(url: str, body: Callable[[Database], Awaitable[T]], pool_size: int = 4) -> T:
-    async def go() -> T:
-        db = Database(url, pool_size=pool_size)
-        try:
-            return await body(db)
-        finally:
-            await db.close()
-
-    return asyncio.run(go())
+async def put_block(
+    tx: Tx,
+    key: BlockKey,
+    content: str,
+    *,
+    expected: datetime | None = None,
+    keep: int = 50,
+    embeddings: Sequence[Sequence[float]] | None = None,
+) -> BlockWrite:
+    """Write a block: create it (``expected`` absent) or replace the one last written
+    at ``expected``."""
+    return await tx.blocks.write(key, content, expected=expected, keep=keep, embeddings=embeddings)
 
 
 def rows(url: str, sql: str, *params: object) -> list[tuple[object, ...]]:
@@ -65,21 +77,17 @@ def test_a_block_is_created_once_then_replaced_only_at_the_time_it_was_read(
 ) -> None:
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            created = await tx.blocks.write(CORE, "- one", expected=None, keep=50)
+            created = await put_block(tx, CORE, "- one")
             assert created.written is not None
             assert created.written.version == 1
-            again = await tx.blocks.write(CORE, "- two", expected=None, keep=50)
+            again = await put_block(tx, CORE, "- two")
             assert again.written is None
             assert again.current == created.written
-            replaced = await tx.blocks.write(
-                CORE, "- three", expected=created.written.updated_at, keep=50
-            )
+            replaced = await put_block(tx, CORE, "- three", expected=created.written.updated_at)
             assert replaced.written is not None
             assert replaced.written.version == 2
             assert replaced.written.updated_at > created.written.updated_at
-            stale = await tx.blocks.write(
-                CORE, "- four", expected=created.written.updated_at, keep=50
-            )
+            stale = await put_block(tx, CORE, "- four", expected=created.written.updated_at)
             assert stale.written is None
             assert stale.current == replaced.written
             versions = await tx.blocks.versions(CORE, before=None, limit=10)
@@ -93,13 +101,13 @@ def test_of_concurrent_writers_holding_the_same_time_exactly_one_wins(
 ) -> None:
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            first = await tx.blocks.write(CORE, "- start", expected=None, keep=50)
+            first = await put_block(tx, CORE, "- start")
         assert first.written is not None
         expected = first.written.updated_at
 
         async def writer(n: int) -> bool:
             async with db.connection(caller) as tx:
-                found = await tx.blocks.write(CORE, f"- writer {n}", expected=expected, keep=50)
+                found = await put_block(tx, CORE, f"- writer {n}", expected=expected)
             if found.written is None:
                 assert found.current is not None
                 assert found.current.updated_at != expected
@@ -114,11 +122,11 @@ def test_of_concurrent_writers_holding_the_same_time_exactly_one_wins(
 def test_only_the_newest_versions_are_kept(store_url: str, caller: Principal) -> None:
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            found = await tx.blocks.write(CORE, "- v1", expected=None, keep=3)
+            found = await put_block(tx, CORE, "- v1", keep=3)
             for n in range(2, 7):
                 assert found.written is not None
-                found = await tx.blocks.write(
-                    CORE, f"- v{n}", expected=found.written.updated_at, keep=3
+                found = await put_block(
+                    tx, CORE, f"- v{n}", expected=found.written.updated_at, keep=3
                 )
             versions = await tx.blocks.versions(CORE, before=None, limit=10)
             older = await tx.blocks.versions(CORE, before=5, limit=10)
@@ -149,17 +157,15 @@ def test_an_archival_write_keeps_its_lines_and_vocabulary_in_step(
 
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            first = await tx.blocks.write(
-                ARCHIVAL, "Harbor opens at nine\n\nThe pier is closed", expected=None, keep=50
-            )
+            first = await put_block(tx, ARCHIVAL, "Harbor opens at nine\n\nThe pier is closed")
             assert first.written is not None
             assert stored_lines() == [(1, "Harbor opens at nine"), (3, "The pier is closed")]
             assert {"harbor", "pier", "close"} <= vocabulary()
-            second = await tx.blocks.write(
+            second = await put_block(
+                tx,
                 ARCHIVAL,
                 "Harbor opens at nine\nFerries run hourly",
                 expected=first.written.updated_at,
-                keep=50,
             )
             assert second.written is not None
             assert stored_lines() == [(1, "Harbor opens at nine"), (2, "Ferries run hourly")]
@@ -176,9 +182,9 @@ def test_an_archival_write_keeps_its_lines_and_vocabulary_in_step(
 def test_a_stale_delete_leaves_the_block(store_url: str, caller: Principal) -> None:
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            first = await tx.blocks.write(CORE, "- a", expected=None, keep=50)
+            first = await put_block(tx, CORE, "- a")
             assert first.written is not None
-            second = await tx.blocks.write(CORE, "- b", expected=first.written.updated_at, keep=50)
+            second = await put_block(tx, CORE, "- b", expected=first.written.updated_at)
             deleted, current = await tx.blocks.delete(CORE, expected=first.written.updated_at)
             assert not deleted
             assert current == second.written
@@ -237,18 +243,16 @@ def test_the_render_read_returns_every_part_at_once(store_url: str, caller: Prin
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
             await tx.agents.put(AgentSettings("coder", memory_enabled=True))
-            await tx.blocks.write(CORE, "- user core", expected=None, keep=50)
-            await tx.blocks.write(
-                BlockKey(BlockLabel.CORE, BlockScope.AGENT, "coder"),
-                "- agent core",
-                expected=None,
-                keep=50,
-            )
-            await tx.blocks.write(ARCHIVAL, "The harbor opens at nine", expected=None, keep=50)
+            await put_block(tx, CORE, "- user core")
+            await put_block(tx, AGENT_CORE, "- agent core")
+            await put_block(tx, ARCHIVAL, "The harbor opens at nine")
             for n in range(3):
                 await tx.memories.write(MemoryWrite(agent, f"a{n}", MemorySource.MANUAL, "x"))
+            # Neither the order written nor the keys' order is the workspace's order:
+            # importance first, then the most recently updated.
+            for key, importance in (("w0", 1), ("w1", 9), ("w2", 1), ("w3", 1)):
                 await tx.memories.write(
-                    MemoryWrite(workspace, f"w{n}", MemorySource.MANUAL, "y", importance=n)
+                    MemoryWrite(workspace, key, MemorySource.MANUAL, "y", importance=importance)
                 )
             await tx.decisions.put_card_type(
                 CardType("trade", ReExaminable.ALWAYS, decision_actions=("WAIT",))
@@ -276,7 +280,7 @@ def test_the_render_read_returns_every_part_at_once(store_url: str, caller: Prin
         assert [m.key for m in state.agent_memory.rows] == ["a0", "a1"]
         assert state.agent_memory.left_out == 1
         assert state.workspace_memory is not None
-        assert [m.key for m in state.workspace_memory.rows] == ["w2", "w1", "w0"]
+        assert [m.key for m in state.workspace_memory.rows] == ["w1", "w3", "w2", "w0"]
         assert state.workspace_memory.left_out == 0
         assert [d.summary for d in state.decisions or []] == ["range unresolved"]
         assert state.now is not None
@@ -288,28 +292,56 @@ def test_the_render_read_returns_every_part_at_once(store_url: str, caller: Prin
 def test_the_render_read_leaves_out_what_was_not_asked_and_a_disabled_agents_memory(
     store_url: str, caller: Principal
 ) -> None:
+    everything = PromptRead(
+        agent_id="coder",
+        workspace_id="ws",
+        user_core=True,
+        agent_core=True,
+        agent_cap=5,
+        workspace_cap=5,
+        decisions_limit=5,
+        archival=RankQuery(agent_id="coder", query="harbor", limit=3),
+    )
+
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            await tx.blocks.write(CORE, "- user core", expected=None, keep=50)
+            await put_block(tx, CORE, "- user core")
+            await put_block(tx, AGENT_CORE, "- agent core")
+            await put_block(tx, ARCHIVAL, "The harbor opens at nine")
             await tx.memories.write(
                 MemoryWrite(Owner(Scope.AGENT, "coder"), "a", MemorySource.MANUAL, "x")
             )
+            await tx.memories.write(
+                MemoryWrite(Owner(Scope.WORKSPACE, "ws"), "w", MemorySource.MANUAL, "y")
+            )
+            await tx.decisions.put_card_type(CardType("trade", ReExaminable.ALWAYS))
+            await tx.decisions.insert(NewDecision("run-1", "coder", "trade", "WAIT", "s", {}))
             state = await tx.prompts.read(
                 PromptRead(
                     agent_id="coder",
                     workspace_id=None,
                     user_core=False,
-                    agent_core=True,
+                    agent_core=False,
                     agent_cap=5,
                     workspace_cap=5,
                 )
             )
+            asked = await tx.prompts.read(everything)
         assert state.user_core is None
         assert state.agent_core is None
         assert state.agent_memory is None  # memory is off for the agent
         assert state.workspace_memory is None
         assert state.decisions is None
         assert list(state.archival) == []
+        # All of it was there to be read: asked for, it comes back (but the agent's
+        # memory, which stays off).
+        assert asked.user_core == "- user core"
+        assert asked.agent_core == "- agent core"
+        assert asked.agent_memory is None
+        assert asked.workspace_memory is not None
+        assert [m.key for m in asked.workspace_memory.rows] == ["w"]
+        assert [d.summary for d in asked.decisions or []] == ["s"]
+        assert [m.content for m in asked.archival] == ["The harbor opens at nine"]
 
     on_database(store_url, body)
 
@@ -342,8 +374,6 @@ def test_single_statement_use_cases_run_without_begin_or_commit(
 
 
 def test_a_job_enqueued_twice_before_it_runs_is_one_job(store_url: str, caller: Principal) -> None:
-    from agent_memory.domain.extraction import ExtractionRequest
-
     request = ExtractionRequest("a", None, "s1", None, "t" * 300)
 
     async def body(db: Database) -> tuple[uuid.UUID, uuid.UUID]:
@@ -363,23 +393,22 @@ def test_neighbours_are_the_blocks_non_empty_lines_in_order_across_rewrites(
 
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
-            first = await tx.blocks.write(
+            first = await put_block(
+                tx,
                 ARCHIVAL,
                 "The harbor opens at nine\n\nFerries leave from pier four\nUnrelated note",
-                expected=None,
-                keep=50,
             )
             ranked = {m.line_number: m.score for m in await tx.recall.rank(query)}
             # The ferries line is one non-empty line from the harbor, a blank line between.
             assert set(ranked) == {1, 3, 4}
             assert ranked[1] > ranked[3] > ranked[4] > 0
             assert first.written is not None
-            await tx.blocks.write(
+            await put_block(
+                tx,
                 ARCHIVAL,
                 "A new first line\nThe harbor opens at nine\n\nFerries leave from pier four"
                 "\nUnrelated note",
                 expected=first.written.updated_at,
-                keep=50,
             )
             shifted = {m.line_number: m.score for m in await tx.recall.rank(query)}
         assert set(shifted) == {1, 2, 4, 5}
@@ -399,53 +428,227 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
     create_database: Callable[[], str],
 ) -> None:
     """Servers migrate on start-up while others still run: a column added to any table must
-    not break the statements a running server has prepared on its connections."""
+    not break the statements a running server has prepared on its connections. Every
+    repository's statements run on one connection before the migration (so they are
+    prepared there) and again after it."""
     url = create_database()
     migrate.upgrade(url)
     caller = Principal("tenant-a", "alice")
     agent = Owner(Scope.AGENT, "coder")
+    workspace = Owner(Scope.WORKSPACE, "ws")
+    manual = MemorySource.MANUAL
+    lease = timedelta(minutes=5)
+
+    async def memories(tx: Tx, round_: int) -> None:
+        outcome = await tx.memories.write(
+            MemoryWrite(agent, f"k{round_}", manual, "v", pinned=True)
+        )
+        assert isinstance(outcome, Written)
+        assert outcome.created
+        memory = outcome.memory
+        again = await tx.memories.write(MemoryWrite(agent, memory.key, manual, "v2"))
+        assert isinstance(again, Written)
+        assert not again.created
+        held = await tx.memories.write(MemoryWrite(agent, memory.key, MemorySource.AUTO, "v3"))
+        assert isinstance(held, KeyHeld)
+        created = await tx.memories.create(
+            MemoryWrite(workspace, f"w{round_}", MemorySource.MEMORIZE, "w")
+        )
+        assert created is not None
+        assert await tx.memories.create(MemoryWrite(workspace, created.key, manual, "x")) is None
+        await tx.memories.replace_groundings(created.id, [Grounding(quote="q")])
+        grounded = await tx.memories.get(created.id)
+        assert grounded is not None
+        assert grounded.groundings == (Grounding(quote="q"),)
+        assert await tx.memories.get(memory.id) is not None
+        assert await tx.memories.get(memory.id, lock=True) is not None
+        assert await tx.memories.find_by_key(agent, memory.key) is not None
+        updated = await tx.memories.update(
+            memory.id, MemoryPatch(value="v4", importance=3), MemoryEventType.UPDATED
+        )
+        assert (updated.value, updated.importance) == ("v4", 3)
+        learning = await tx.memories.create(
+            MemoryWrite(agent, f"{LEARNING_KEY_PREFIX}{round_}", MemorySource.DIRECTOR, "l")
+        )
+        assert learning is not None
+        assert await tx.memories.learnings(["coder"], 5) == [learning]
+        assert await tx.memories.count(agent) == 2
+        for owner in (agent, workspace):
+            listed = await tx.memories.list_page(owner, after=None, limit=10)
+            assert listed
+            after_first = listing_position(listed[0])
+            assert await tx.memories.list_page(owner, after=after_first, limit=10) == listed[1:]
+        unpinned = await tx.memories.pin(memory.id, False)
+        assert unpinned is not None
+        assert await tx.memories.recent([agent], 5)
+        assert await tx.memories.recent([agent, workspace], 5)
+        events = await tx.events.list_page(memory.id, after=None, limit=5)
+        assert events
+        later = await tx.events.list_page(
+            memory.id, after=(events[0].occurred_at, events[0].id), limit=5
+        )
+        assert later == events[1:]
+        assert await tx.memories.delete(memory.id, version=1) == (unpinned, False)
+        for gone in (memory, created, learning):
+            assert (await tx.memories.delete(gone.id))[1]
+
+    async def blocks_and_reads(tx: Tx, round_: int) -> None:
+        for key in (CORE, AGENT_CORE, ARCHIVAL):
+            first = await put_block(tx, key, f"harbor line {round_}", keep=5)
+            current = first.written or first.current
+            assert current is not None
+            assert first.written is not None
+            assert (await put_block(tx, key, "lost", keep=5)).written is None
+            replaced = await put_block(
+                tx,
+                key,
+                f"harbor line {round_}\nferries leave hourly",
+                expected=first.written.updated_at,
+                keep=5,
+                embeddings=[[1.0, 0.0], [0.0, 1.0]] if key is ARCHIVAL else None,
+            )
+            assert replaced.written is not None
+            assert await tx.blocks.get(key) == replaced.written
+            assert [v.version for v in await tx.blocks.versions(key, before=None, limit=5) or []]
+            assert await tx.blocks.versions(key, before=2, limit=5)
+        assert await tx.blocks.select(ScopeFilter.ALL, "")
+        assert await tx.blocks.select(ScopeFilter.AGENT, "coder")
+        assert await tx.recall.rank(RankQuery(agent_id="coder", query="harbor", limit=5))
+        assert await tx.recall.rank(
+            RankQuery(
+                agent_id="coder",
+                query="harbor",
+                limit=5,
+                include_memories=True,
+                workspace_id="ws",
+            )
+        )
+        vectors = await tx.recall.vectors_available()
+        if vectors:
+            assert await tx.recall.rank(
+                RankQuery(
+                    agent_id="coder", query="harbor", limit=5, embedding=[1.0, 0.0], weight=0.5
+                )
+            )
+        state = await tx.prompts.read(
+            PromptRead(
+                "coder",
+                "ws",
+                user_core=True,
+                agent_core=True,
+                agent_cap=5,
+                workspace_cap=5,
+                decisions_limit=5,
+                archival=RankQuery(
+                    agent_id="coder",
+                    query="harbor",
+                    limit=5,
+                    embedding=[1.0, 0.0] if vectors else None,
+                    weight=0.5 if vectors else 0.0,
+                ),
+            )
+        )
+        assert state.agent_memory is not None
+        assert state.workspace_memory is not None
+        assert state.agent_core is not None
+        assert state.user_core is not None
+        assert state.decisions
+        assert state.archival
+        for key in (CORE, AGENT_CORE, ARCHIVAL):
+            block = await tx.blocks.get(key)
+            assert block is not None
+            assert await tx.blocks.delete(key, expected=block.created_at) == (False, block)
+            assert (await tx.blocks.delete(key, expected=block.updated_at))[0]
+
+    async def the_rest(tx: Tx, round_: int) -> None:
+        await tx.agents.put(AgentSettings("coder", memory_enabled=True))
+        assert (await tx.agents.get("coder")).memory_enabled
+        assert (await tx.agents.get("coder", lock=True)).memory_enabled
+        assert await tx.clock.now()
+        messages = (ConversationMessage("user", "where from?"),)
+        await tx.conversations.put(Conversation("claude-code", "conv", ()))
+        await tx.conversations.put(Conversation("claude-code", "conv", messages))
+
+        await tx.sessions.ensure("coder")
+        reset = await tx.sessions.reset("coder")
+        assert await tx.sessions.get("coder") is not None
+        assert await tx.sessions.get("coder", lock=True) == reset
+        run = RunSession(f"run-{round_}", None, f"session-{round_}")
+        assert await tx.sessions.find_run("coder", run.run_id) is None
+        at = await tx.sessions.insert_run("coder", run, carried=True, after=reset.last_reset_at)
+        assert at is not None
+        assert await tx.sessions.insert_run("coder", run, carried=True, after=None) is None
+        assert await tx.sessions.find_run("coder", run.run_id) == run
+        carried = await tx.sessions.carry("coder", f"session-{round_}", at)
+        assert carried.session_id == f"session-{round_}"
+        assert await tx.sessions.runs_since("coder", reset.last_reset_at) == 1
+
+        await tx.decisions.put_card_type(CardType("t", ReExaminable.ALWAYS))
+        assert await tx.decisions.get_card_type("t") is not None
+        new = NewDecision(f"run-{round_}", "coder", "t", "", "s", {"n": round_})
+        decision = await tx.decisions.insert(new)
+        assert decision is not None
+        assert await tx.decisions.insert(new) is None
+        locks: tuple[Lock | None, ...] = (None, "share", "update")
+        for lock in locks:
+            assert await tx.decisions.get(decision.id, lock=lock) == decision
+        assert await tx.decisions.find_by_run(new.run_id) == decision
+        assert await tx.decisions.recent("coder", limit=5, with_result=True)
+        assert await tx.decisions.recent("coder", limit=5, with_result=False, card_type="t")
+        await tx.decisions.set_resolution(decision.id, ResolutionStatus.RESOLVED)
+        reexamined = await tx.decisions.insert_reexamination(
+            NewReexamination(decision.id, f"again-{round_}", 70, "notes", "WAIT")
+        )
+        assert reexamined is not None
+        assert await tx.decisions.find_reexamination_by_run(reexamined.run_id) == reexamined
+        assert await tx.decisions.reexaminations(decision.id) == [reexamined]
+        resolved = await tx.decisions.get(decision.id)
+        assert resolved is not None
+        assert resolved.resolution_status is ResolutionStatus.RESOLVED
+        assert (resolved.latest_conviction_score, resolved.reexamination_count) == (70, 1)
+
+        session = f"memory-extract:s{round_}"
+        await tx.usage.record(
+            session,
+            agent_id="coder",
+            model="m",
+            usage=Usage(10, 5, 0.01),
+            outcome=ExtractionOutcome.COMPLETED,
+        )
+        report = await tx.usage.report(session, start=None, end=None)
+        assert [r.input_tokens for r in report.records] == [10]
+        assert report.total_output_tokens == 5
 
     async def every_repository(db: Database, round_: int) -> None:
         async with db.connection(caller) as tx:
-            outcome = await tx.memories.write(
-                MemoryWrite(agent, f"k{round_}", MemorySource.MANUAL, "v", pinned=True)
-            )
-            assert isinstance(outcome, Written)
-            memory = outcome.memory
-            assert await tx.memories.get(memory.id) is not None
-            assert await tx.memories.find_by_key(agent, memory.key) is not None
-            assert await tx.memories.list_page(agent, after=None, limit=10)
-            assert await tx.memories.pin(memory.id, False) is not None
-            assert await tx.memories.recent([agent], 5)
-            assert await tx.events.list_page(memory.id, after=None, limit=5)
-            assert (await tx.memories.delete(memory.id))[1]
-            block = await tx.blocks.write(ARCHIVAL, f"harbor line {round_}", expected=None, keep=5)
-            current = block.written or block.current
-            assert current is not None
-            assert await tx.blocks.get(ARCHIVAL) is not None
-            assert await tx.blocks.select(ScopeFilter.ALL, "")
-            assert await tx.blocks.versions(ARCHIVAL, before=None, limit=5)
-            await tx.agents.put(AgentSettings("coder", memory_enabled=True))
-            assert (await tx.agents.get("coder")).memory_enabled
-            await tx.sessions.reset("coder")
-            assert await tx.sessions.get("coder") is not None
-            await tx.decisions.put_card_type(CardType("t", ReExaminable.ALWAYS))
-            await tx.decisions.insert(NewDecision(f"run-{round_}", "coder", "t", "", "s", {}))
-            assert await tx.decisions.recent("coder", limit=5, with_result=True)
-            assert await tx.recall.rank(RankQuery(agent_id="coder", query="harbor", limit=5))
-            state = await tx.prompts.read(
-                PromptRead(
-                    "coder",
-                    None,
-                    user_core=True,
-                    agent_core=True,
-                    agent_cap=5,
-                    workspace_cap=5,
-                    decisions_limit=5,
-                )
-            )
-            assert state.agent_memory is not None
+            await memories(tx, round_)
+            await the_rest(tx, round_)
+            await blocks_and_reads(tx, round_)
+            request = ExtractionRequest("coder", None, f"s{round_}", None, "t" * 300)
+            job_id = await tx.jobs.enqueue(request, settle=timedelta(0))
+            assert await tx.jobs.enqueue(request, settle=timedelta(0)) == job_id
         async with db.admin() as admin:
+            claimed = await admin.job_queue.claim(lease=lease)
+        assert claimed is not None
+        assert claimed.id == job_id
+        async with db.connection(caller) as tx:
+            assert await tx.jobs.retry_later(
+                job_id,
+                attempt=claimed.attempts,
+                delay=timedelta(0),
+                outcome=ExtractionOutcome.TIMEOUT,
+                detail="again",
+            )
+        async with db.admin() as admin:
+            again = await admin.job_queue.claim(lease=lease)
+        assert again is not None
+        assert (again.id, again.attempts) == (job_id, claimed.attempts + 1)
+        async with db.connection(caller) as tx:
+            assert await tx.jobs.finish(
+                job_id, attempt=again.attempts, outcome=ExtractionOutcome.COMPLETED, detail="done"
+            )
+        async with db.admin() as admin:
+            assert await admin.job_queue.claim(lease=lease) is None
             info = await admin.keys.add(
                 tenant_id="tenant-a",
                 key_id=f"key{round_}",
@@ -455,6 +658,12 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
             )
             assert await admin.keys.find(info.key_id) is not None
             assert await admin.keys.select("tenant-a")
+            assert await admin.keys.select()
+            revoked = await admin.keys.revoke(info.key_id)
+            assert revoked is not None
+            assert revoked.revoked_at is not None
+            assert await admin.keys.revoke(info.key_id) == revoked
+            assert await admin.keys.revoke("no-such-key") is None
 
     async def body(db: Database) -> None:
         await every_repository(db, 1)

@@ -40,14 +40,14 @@ def test_the_ttl_counts_from_the_verification_not_from_the_last_use() -> None:
 
 
 def test_another_secret_under_the_same_key_id_is_not_recognised() -> None:
-    keys = VerifiedKeys(5)
+    keys = VerifiedKeys(5, clock=Clock())
     keys.put("k1", b"right", ALICE, verified_at=keys.now())
     assert keys.get("k1", b"wrong") is None
     assert keys.get("k1", b"right") == ALICE
 
 
 def test_the_least_recently_used_keys_go_beyond_the_bound() -> None:
-    keys = VerifiedKeys(5, entries=2)
+    keys = VerifiedKeys(5, entries=2, clock=Clock())
     for name in ("k1", "k2"):
         keys.put(name, b"h", ALICE, verified_at=keys.now())
     assert keys.get("k1", b"h") == ALICE  # k2 is now the least recently used
@@ -58,12 +58,12 @@ def test_the_least_recently_used_keys_go_beyond_the_bound() -> None:
 
 
 def test_a_ttl_of_zero_remembers_nothing() -> None:
-    keys = VerifiedKeys(0)
+    keys = VerifiedKeys(0, clock=Clock())
     keys.put("k1", b"h", ALICE, verified_at=keys.now())
     assert keys.get("k1", b"h") is None
 
 
 @pytest.mark.parametrize("ttl", [-1, 5.5, 60])
-def test_a_ttl_beyond_five_seconds_is_refused(ttl: float) -> None:
+def test_a_ttl_outside_zero_to_five_seconds_is_refused(ttl: float) -> None:
     with pytest.raises(ValueError, match="0 to 5"):
         VerifiedKeys(ttl)
