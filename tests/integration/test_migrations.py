@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -11,8 +12,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
+from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
+from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
-from agent_memory.store.database import sqlalchemy_url
+from agent_memory.store.database import Database, sqlalchemy_url
 from agent_memory.store.models import Base
 
 
@@ -81,20 +84,101 @@ def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:
     assert all(column == "tenant_id" for _, column in keys), keys
 
 
-def test_pgvector_is_installed_where_the_server_has_it_and_skipped_with_a_word_elsewhere(
-    fresh_url: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.INFO, logger="alembic.runtime.migration"):
-        migrate.upgrade(fresh_url)
-    with psycopg.connect(fresh_url) as conn:
-        available = conn.execute(
+def pgvector_available(url: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
             "SELECT EXISTS (SELECT FROM pg_available_extensions WHERE name = 'vector')"
         ).fetchone()
-        installed = conn.execute(
+    return row == (True,)
+
+
+def pgvector_installed(url: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
             "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
         ).fetchone()
-    if available == (True,):
-        assert installed == (True,)
-    else:
-        assert installed == (False,)
-        assert "pgvector is not available on this server: recall stays lexical" in caplog.text
+    return row == (True,)
+
+
+def test_pgvector_is_installed_where_the_server_has_it(fresh_url: str) -> None:
+    if not pgvector_available(fresh_url):
+        pytest.skip("this PostgreSQL server does not ship pgvector")
+    migrate.upgrade(fresh_url)
+    assert pgvector_installed(fresh_url)
+
+
+def test_pgvector_is_skipped_with_a_word_where_the_server_lacks_it(
+    fresh_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    if pgvector_available(fresh_url):
+        pytest.skip("this PostgreSQL server ships pgvector")
+    with caplog.at_level(logging.INFO, logger="alembic.runtime.migration"):
+        migrate.upgrade(fresh_url)
+    assert not pgvector_installed(fresh_url)
+    assert "pgvector is not available on this server: recall stays lexical" in caplog.text
+
+
+ARCHIVE = "\n".join(
+    [
+        "Acme renewal: the CFO wants pricing options.",
+        "",
+        "it is what it is",  # stop words only: no lexeme at all
+        "Dana owns the Acme account",
+        "   ",
+        "the end",
+    ]
+)
+
+
+def test_archival_blocks_stored_before_the_vocabulary_read_as_if_written_now(
+    create_database: Callable[[], str],
+) -> None:
+    """Blocks stored before 0008 get, from the migrations, the ordinals, vocabulary and
+    counts that writing them now gives; so recall ranks them the same."""
+    now_url, old_url = create_database(), create_database()
+    migrate.upgrade(now_url)
+    caller = Principal("t", "u")
+
+    async def write_now() -> None:
+        db = Database(now_url)
+        try:
+            async with db.connection(caller) as tx:
+                for scope, agent, content in blocks:
+                    key = BlockKey(BlockLabel.ARCHIVAL, scope, agent)
+                    await tx.blocks.write(key, content, expected=None, keep=5)
+        finally:
+            await db.close()
+
+    blocks = [
+        (BlockScope.USER, "", ARCHIVE),
+        (BlockScope.AGENT, "a", "the and of"),  # a block of stop words only
+    ]
+    asyncio.run(write_now())
+    lines_sql = (
+        "SELECT scope, agent_id, line_number, content, ordinal FROM archival_lines "
+        "WHERE tenant_id = 't' ORDER BY scope, agent_id, line_number"
+    )
+    vocabulary_sql = (
+        "SELECT scope, agent_id, lexemes, line_count, lexeme_total FROM archival_vocabulary "
+        "WHERE tenant_id = 't' ORDER BY scope, agent_id"
+    )
+    with psycopg.connect(now_url) as conn:
+        written_lines = conn.execute(lines_sql).fetchall()
+        written_vocabulary = conn.execute(vocabulary_sql).fetchall()
+    assert {r[1] for r in written_vocabulary} == {"", "a"}
+
+    migrate.upgrade(old_url, "0007")
+    with psycopg.connect(old_url) as conn:
+        for scope, agent, number, content, _ in written_lines:
+            conn.execute(
+                "INSERT INTO archival_lines (tenant_id, user_id, scope, agent_id, line_number,"
+                " content) VALUES ('t', 'u', %s, %s, %s, %s)",
+                (scope, agent, number, content),
+            )
+    migrate.upgrade(old_url)
+    with psycopg.connect(old_url) as conn:
+        assert conn.execute(lines_sql).fetchall() == written_lines
+        migrated = conn.execute(vocabulary_sql).fetchall()
+    assert [(*r[:2], sorted(r[2]), *r[3:]) for r in migrated] == [
+        (*r[:2], sorted(r[2]), *r[3:]) for r in written_vocabulary
+    ]

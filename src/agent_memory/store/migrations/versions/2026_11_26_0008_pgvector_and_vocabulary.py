@@ -3,7 +3,8 @@
 The extension used to be created by the first recall that needed it, on the
 request path; here it is created once, by whoever migrates. Where the server does
 not ship pgvector (or the migrating role may not create it) recall stays lexical
-and the migration says so.
+and the migration says so. Every block with lines gets a vocabulary, an empty one
+when its lines hold only stop words, as a block written from now on does.
 
 Revision ID: 0008
 Revises: 0007
@@ -58,8 +59,10 @@ def upgrade() -> None:
     op.execute(
         """
         INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes)
-        SELECT l.tenant_id, l.user_id, l.scope, l.agent_id, array_agg(DISTINCT u.lexeme)
-        FROM archival_lines AS l, unnest(l.lexemes) AS u
+        SELECT l.tenant_id, l.user_id, l.scope, l.agent_id,
+               coalesce(array_agg(DISTINCT u.lexeme) FILTER (WHERE u.lexeme IS NOT NULL),
+                        '{}')
+        FROM archival_lines AS l LEFT JOIN LATERAL unnest(l.lexemes) AS u(lexeme) ON true
         GROUP BY l.tenant_id, l.user_id, l.scope, l.agent_id
         """
     )

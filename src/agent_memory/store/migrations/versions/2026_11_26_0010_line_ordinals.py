@@ -1,8 +1,11 @@
 """Each archival line's ordinal, and each block's line count and total length.
 
-Recall used to read every line of the searched blocks to number the non-empty lines
-(for neighbours) and to count and measure them (for BM25); with these kept at write
-time it reads only the lines that match.
+Recall used to number the non-empty lines of the searched blocks (for neighbours)
+and count and measure them (for BM25) on every call; with these kept at write time
+it no longer computes them.
+
+Not compatible with replicas of the code before it, which insert lines without an
+ordinal: stop them before upgrading (docs/scaling.md).
 
 Revision ID: 0010
 Revises: 0009
