@@ -123,7 +123,6 @@ class FakeStore(Store):
     def tx(self, principal: Principal) -> Tx:
         missing: Any = _Missing()
         return Tx(
-            principal=principal,
             memories=FakeMemories(self, principal),
             events=FakeEvents(self, principal),
             conversations=FakeConversations(self, principal),

@@ -103,12 +103,10 @@ class MemoryLine:
 
     key: str
     value: str
-    source: MemorySource = MemorySource.MANUAL
-    tags: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:
-        return cls(memory.key, memory.value, memory.source, memory.tags)
+        return cls(memory.key, memory.value)
 
 
 @dataclass(frozen=True)

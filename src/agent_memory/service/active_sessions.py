@@ -77,7 +77,7 @@ class ActiveSessions:
                     )
             elif carried and run.session_id_after is not None:
                 stored = await tx.sessions.carry(agent_id, run.session_id_after, recorded_at)
-            return await self._view(tx, agent_id, stored)
+            return await self._view(tx, agent_id, stored, enabled=settings.active_memory_enabled)
 
     async def reset(self, principal: Principal, agent_id: str) -> ActiveSession:
         """Forget the agent's session id and restart the runs count: the next run is fresh.
@@ -90,9 +90,13 @@ class ActiveSessions:
             stored = await tx.sessions.reset(agent_id)
             return await self._view(tx, agent_id, stored)
 
-    async def _view(self, tx: Tx, agent_id: str, stored: StoredSession | None) -> ActiveSession:
-        settings = await tx.agents.get(agent_id)
-        enabled = settings.active_memory_enabled
+    async def _view(
+        self, tx: Tx, agent_id: str, stored: StoredSession | None, *, enabled: bool | None = None
+    ) -> ActiveSession:
+        """The session as a caller sees it; ``enabled``: the agent's switch when the caller
+        has already read it in this transaction."""
+        if enabled is None:
+            enabled = (await tx.agents.get(agent_id)).active_memory_enabled
         runs = 0
         if enabled and stored is not None:
             runs = await tx.sessions.runs_since(agent_id, stored.last_reset_at)

@@ -72,7 +72,6 @@ class PgClock(Clock):
 
 def _tx(conn: Connection, principal: Principal) -> Tx:
     return Tx(
-        principal=principal,
         memories=PgMemories(conn, principal),
         events=PgEvents(conn, principal),
         conversations=PgConversations(conn, principal),

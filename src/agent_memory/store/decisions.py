@@ -47,7 +47,7 @@ SELECT {_CARD_TYPE} FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %
 """
 
 # A decision with its newest conviction score and how many re-examinations it has.
-_COLUMNS: LiteralString = """
+DECISION_COLUMNS: LiteralString = """
     d.id, d.run_id, d.agent_id, d.card_type, d.action, d.summary, d.resolution_status,
     d.created_at, d.resolved_at,
     (SELECT r.conviction_score FROM reexaminations AS r
@@ -55,9 +55,8 @@ _COLUMNS: LiteralString = """
      ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS latest_conviction_score,
     (SELECT count(*) FROM reexaminations AS r
      WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id) AS reexamination_count"""
-DECISION_COLUMNS = _COLUMNS  # for the render's read of recent decisions
-_WITH_RESULT: LiteralString = f"SELECT {_COLUMNS}, d.result FROM decisions AS d"
-_WITHOUT_RESULT: LiteralString = f"SELECT {_COLUMNS} FROM decisions AS d"
+_WITH_RESULT: LiteralString = f"SELECT {DECISION_COLUMNS}, d.result FROM decisions AS d"
+_WITHOUT_RESULT: LiteralString = f"SELECT {DECISION_COLUMNS} FROM decisions AS d"
 
 _GET: LiteralString = _WITH_RESULT + " WHERE d.tenant_id = %(tenant_id)s AND d.id = %(id)s"
 _GETS: dict[Lock | None, LiteralString] = {

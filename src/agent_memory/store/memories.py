@@ -308,12 +308,17 @@ def workspace_order(a: LiteralString) -> LiteralString:
     return f"{a}.pinned DESC, {a}.importance DESC, {a}.updated_at DESC, {a}.id"
 
 
+def owned_by(a: LiteralString, scope: LiteralString, owner: LiteralString) -> LiteralString:
+    """The rows of ``a`` that the owner (``scope``, ``owner``: SQL) has in the tenant."""
+    return f"{a}.tenant_id = %(tenant_id)s AND {a}.scope = {scope} AND {a}.owner_id = {owner}"
+
+
 # Listing orders, each ending in a unique column, and the keyset predicate that continues
 # each after a position.
 _OWNED: LiteralString = f"""
 SELECT {columns("m")}, {_GROUNDINGS}
 FROM memories AS m
-WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id = %(owner_id)s"""
+WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
 
 
 _AGENT_ORDER: LiteralString = f" ORDER BY {agent_order('m')} LIMIT %(limit)s"
@@ -334,9 +339,8 @@ _LISTINGS: dict[tuple[Scope, bool], LiteralString] = {
     (Scope.WORKSPACE, True): _OWNED + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
 }
 
-_COUNT: LiteralString = """
-SELECT count(*) AS n FROM memories
-WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
+_COUNT: LiteralString = f"""
+SELECT count(*) AS n FROM memories AS m WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}
 """
 
 _RECENT: LiteralString = f"""

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
+from agent_memory.domain.memory import MemoryLine, MemoryRows
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
-from agent_memory.store.memories import agent_order, workspace_order
+from agent_memory.store.memories import agent_order, owned_by, workspace_order
 from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
@@ -20,6 +20,11 @@ _CORE: LiteralString = """(
     SELECT content FROM blocks
     WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
 
+# What a prompt shows of a memory, and what its listing is ordered by.
+_LISTED: LiteralString = "m.key, m.value, m.pinned, m.importance, m.updated_at, m.id"
+_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s")
+_WORKSPACES: LiteralString = owned_by("m", "'workspace'", "%(workspace_id)s::text")
+
 _READ: LiteralString = f"""
 WITH settings AS (
     SELECT coalesce((SELECT memory_enabled FROM agent_settings
@@ -27,17 +32,14 @@ WITH settings AS (
                     false) AS memory_enabled
 ),
 agent_rows AS (
-    SELECT m.* FROM memories AS m, settings
-    WHERE settings.memory_enabled
-      AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s
+    SELECT {_LISTED} FROM memories AS m, settings
+    WHERE settings.memory_enabled AND {_AGENTS}
     ORDER BY {agent_order("m")}
     LIMIT %(agent_cap)s
 ),
 workspace_rows AS (
-    SELECT m.* FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL
-      AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace'
-      AND m.owner_id = %(workspace_id)s::text
+    SELECT {_LISTED} FROM memories AS m
+    WHERE %(workspace_id)s::text IS NOT NULL AND {_WORKSPACES}
     ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
 )
@@ -48,20 +50,15 @@ SELECT
     END AS user_core,
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.source, r.tags)
-                     ORDER BY {agent_order("r")})
+    (SELECT json_agg(json_build_array(r.key, r.value) ORDER BY {agent_order("r")})
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
-        SELECT count(*) FROM memories
-        WHERE tenant_id = %(tenant_id)s AND scope = 'agent' AND owner_id = %(agent_id)s)
+        SELECT count(*) FROM memories AS m WHERE {_AGENTS})
     END AS agent_total,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.source, r.tags)
-                     ORDER BY {workspace_order("r")})
+    (SELECT json_agg(json_build_array(r.key, r.value) ORDER BY {workspace_order("r")})
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
-        SELECT count(*) FROM memories
-        WHERE tenant_id = %(tenant_id)s AND scope = 'workspace'
-          AND owner_id = %(workspace_id)s::text)
+        SELECT count(*) FROM memories AS m WHERE {_WORKSPACES})
     END AS workspace_total,
     CASE WHEN %(decisions)s THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
@@ -84,10 +81,7 @@ _FROM: LiteralString = "\nFROM settings"
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap)."""
-    rows = [
-        MemoryLine(key, value, MemorySource(source), tuple(tags))
-        for key, value, source, tags in found or ()
-    ]
+    rows = [MemoryLine(key, value) for key, value in found or ()]
     return MemoryRows(rows=rows, left_out=0 if total is None else max(int(total) - len(rows), 0))
 
 

@@ -370,7 +370,6 @@ class PromptRepository(ABC):
 class Tx:
     """A unit of work bound to one caller: the repositories, and the database clock."""
 
-    principal: Principal
     memories: MemoryRepository
     events: EventRepository
     conversations: ConversationRepository

@@ -22,13 +22,17 @@ VALUES (%(tenant_id)s, gen_random_uuid(), %(synthetic_session_id)s, %(agent_id)s
 
 # The records (at most MAX_RECORDS, oldest first) and, on every row, the totals over
 # every match; a row of NULL record columns carries the totals when nothing matched.
+# ``matched`` is inlined into both uses (not copied whole), and the time bounds are
+# ranges even when absent, so one generic plan can use the time index for both.
 _REPORT: LiteralString = f"""
-WITH matched AS (
-    SELECT * FROM usage_records
+WITH matched AS NOT MATERIALIZED (
+    SELECT id, synthetic_session_id, agent_id, model, input_tokens, output_tokens, cost_usd,
+           outcome, recorded_at
+    FROM usage_records
     WHERE tenant_id = %(tenant_id)s
       AND starts_with(synthetic_session_id, %(prefix)s)
-      AND (%(start)s::timestamptz IS NULL OR recorded_at >= %(start)s::timestamptz)
-      AND (%(end)s::timestamptz IS NULL OR recorded_at < %(end)s::timestamptz)
+      AND recorded_at >= coalesce(%(start)s::timestamptz, '-infinity')
+      AND recorded_at < coalesce(%(end)s::timestamptz, 'infinity')
 ),
 totals AS (
     SELECT coalesce(sum(input_tokens), 0) AS total_input_tokens,
