@@ -31,18 +31,26 @@ window of ``--duration`` seconds whose completed calls are the sample:
 1. service: over real gRPC with ``grpc.aio``, one channel and one connection per
    simulated client, as separate orchestrator processes would have; every client
    runs in this process on one event loop.
-2. psycopg: the minimal SQL for the operation, one statement (``loadkit/workloads``),
-   through an async psycopg pool as large as the clients: the database's limit.
+2. psycopg: the minimal SQL for the operation, one statement written for it in
+   ``loadkit/workloads`` (never the service's own), through an async psycopg pool of
+   one connection per client, set up as the service sets up its connections and
+   open for that run only: the database's limit.
 3. null gRPC: ``grpc.aio`` servers (as many processes as the service's workers)
    answering every method at once, driven by the same client code: the framework's
    limit.
 
 An operation's limit is the lower throughput of the two; service / limit is the
 share of it the service reaches. Server CPU (ms per call, all the service's
-processes) and peak RSS (the largest service process) cover the window; PostgreSQL
-runs in separate processes and is not counted. Client, service, PostgreSQL and null
-server share the machine's cores: read each figure against its limit from the same
-run. Latency targets are judged at one client, where latency is not queueing.
+processes) and peak RSS (the largest service process) cover the window, and so do
+the errors counted; the whole-run peak RSS covers every run after setup (the fill is
+left out for every ``--workers`` value alike). PostgreSQL runs in separate processes
+and is not counted. Client, service, PostgreSQL and null server share the machine's
+cores: read each figure against its limit from the same run. Latency targets are
+judged at one client, where latency is not queueing.
+
+Each service worker's database pool holds up to the highest concurrency, and the
+psycopg run as many besides: combinations that could pass PostgreSQL's 100
+connections are refused.
 
 Run (a few minutes at full size on two cores, setup included):
 
@@ -50,9 +58,11 @@ Run (a few minutes at full size on two cores, setup included):
     python bench/rpc_load.py --users 50 --duration 2 --workers 1
     python bench/rpc_load.py --ops upsert --concurrency 8 --profile upsert
 
-``--profile OP`` records the service with py-spy during OP's run at 8 clients (one
-worker) and prints the functions it spends its time in. The scratch folder, the
-servers and PostgreSQL are removed on exit, also on Ctrl-C or SIGTERM.
+``--profile OP`` records the service with py-spy during OP's measured window (after
+the usual warm-up) at the concurrency nearest 8, with the first ``--workers`` value,
+and prints the functions it spends its time in; that run's figures are shown, not
+judged. When py-spy cannot record, a note says so and the run goes on. The scratch
+folder, the servers and PostgreSQL are removed on exit, also on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -67,6 +77,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
@@ -77,12 +88,14 @@ from loadkit.driver import Client, RunResult, channel_to, drive
 from loadkit.fill import fill, measured_users
 from loadkit.null_server import serve_null
 from loadkit.processes import (
+    Child,
     EmbeddedDatabase,
     ProcessSampler,
+    StartError,
     start_null_server,
     start_service,
 )
-from loadkit.profile import Profiler
+from loadkit.profile import ProfileError, Profiler
 from loadkit.report import (
     NULL,
     PSYCOPG,
@@ -93,29 +106,26 @@ from loadkit.report import (
     print_targets,
 )
 from loadkit.workloads import (
-    RECALL_AGENT,
-    RECALL_LIMIT,
-    RPC_TIMEOUT,
-    SETTINGS,
     TENANT,
     Context,
-    Pool,
     RecallLoad,
     Render,
     Stubs,
     Upsert,
     Workload,
     WriteBlockCas,
+    baseline_pool,
 )
-from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
-from agentmemory.v1 import recall_service_pb2
 
 OPS = ("upsert", "writeblock", "recall", "render")
 PROFILE_CLIENTS = 8
+# PostgreSQL's default max_connections, which the embedded server keeps, less what the
+# benchmark's own setup connections and a service's start-up may hold besides the pools.
+MAX_CONNECTIONS = 100
+SPARE_CONNECTIONS = 8
 
 
 def _workloads(ops: Sequence[str], clients: int) -> dict[str, Workload]:
@@ -137,19 +147,37 @@ async def _create_keys(url: str, users: Sequence[str]) -> dict[str, str]:
         await db.close()
 
 
+@dataclass
+class Extras:
+    """What the report shows besides the tables: notes, and the profile of the run
+    recorded under py-spy (operation, workers, clients), whose figures are not judged."""
+
+    notes: list[str] = field(default_factory=list)
+    profile: tuple[str, list[tuple[str, float]], list[tuple[str, float]]] | None = None
+    profiled: tuple[str, int, int] | None = None
+
+
 class Servers:
     """The service and the null server for one ``--workers`` value, and the peak RSS
-    of any service process while they ran."""
+    of any service process from ``start_sampling`` on."""
 
     def __init__(self, scratch: Path, workers: int, pool_size: int, archival_chars: int) -> None:
         self.workers = workers
         self.service = start_service(
             scratch, workers=workers, pool_size=pool_size, archival_chars=archival_chars
         )
-        self.service.wait_ready(180)
-        self.null = start_null_server(workers)
-        self.null.wait_ready(60)
-        self.sampler = ProcessSampler(self.service.pids()).__enter__()
+        null: Child | None = None
+        try:
+            self.service.wait_ready(180)
+            null = start_null_server(workers)
+            null.wait_ready(60)
+        except BaseException:
+            if null is not None:
+                null.stop()
+            self.service.stop()
+            raise
+        self.null = null
+        self.sampler = ProcessSampler(self.service.pids())
         print(
             f"service ({workers} workers) pids {self.service.pids()} on {self.service.address},"
             f" null server on {self.null.address}",
@@ -161,151 +189,162 @@ class Servers:
         pids = self.service.pids()
         return pids[1:2] if self.workers > 1 else pids[:1]
 
+    def start_sampling(self) -> None:
+        self.sampler.start()
+
     def stop(self) -> int:
-        self.sampler.__exit__(None, None, None)
+        self.sampler.stop()
         for child in (self.null, self.service):
             child.stop()
         return self.sampler.peak_per_process
 
 
-async def _run(
-    w: Workload,
-    op: str,
-    mode: str,
-    clients: int,
-    run: int,
-    ctx: Context,
-    pool: Pool,
-    servers: Servers,
-    args: argparse.Namespace,
-    profile: bool,
+async def _run_sql(
+    w: Workload, ctx: Context, clients: int, run: int, url: str, args: argparse.Namespace
 ) -> RunResult:
-    if mode == PSYCOPG:
+    """The operation's minimal SQL through a pool of one connection per client, open
+    for this run only."""
+    pool = baseline_pool(url, clients)
+    await pool.open(wait=True, timeout=60)
+    try:
         return await drive(
             [Client(w.sql_op(ctx, pool, i, run)) for i in range(clients)],
             args.warmup,
             args.duration,
             [],
         )
+    finally:
+        await pool.close()
+
+
+async def _run_rpc(
+    w: Workload,
+    op: str,
+    mode: str,
+    clients: int,
+    run: int,
+    ctx: Context,
+    servers: Servers,
+    args: argparse.Namespace,
+    extras: Extras | None,
+) -> RunResult:
+    """Over gRPC, to the service or the null server; with ``extras`` the service is
+    recorded under py-spy over the measured window and the profile kept there."""
     address = servers.service.address if mode == SERVICE else servers.null.address
     drivers: list[Client] = []
-    for i in range(clients):
-        channel = await channel_to(address)
-        drivers.append(Client(w.rpc_op(ctx, Stubs.of(channel), i, run), channel.close))
-    profiler = None
-    if profile:
-        await asyncio.sleep(args.warmup)
-        profiler = Profiler(servers.worker_pids()[0], args.duration)
+    profilers: list[Profiler] = []
+
+    def start_profiler() -> None:
+        assert extras is not None
+        try:
+            profilers.append(Profiler(servers.worker_pids()[0], args.duration))
+        except ProfileError as exc:
+            _note(extras, f"Profile of {w.title}: none ({exc}); the run was measured as usual.")
+            return
+        extras.profiled = (op, servers.workers, clients)
+
     try:
+        for i in range(clients):
+            channel = await channel_to(address)
+            drivers.append(Client(w.rpc_op(ctx, Stubs.of(channel), i, run), channel.close))
         sampled = servers.service.pids() if mode == SERVICE else []
-        result = await drive(drivers, 0 if profile else args.warmup, args.duration, sampled)
+        result = await drive(
+            drivers,
+            args.warmup,
+            args.duration,
+            sampled,
+            start_profiler if extras is not None else None,
+        )
     finally:
         for d in drivers:
             if d.close is not None:
                 await d.close()
-    if profiler is not None:
-        own, total = profiler.finish()
-        print_profile(f"{w.title}, {clients} clients, service under py-spy", own, total)
+    for profiler in profilers:
+        assert extras is not None
+        plural = "s" if servers.workers > 1 else ""
+        title = f"{w.title}, {servers.workers} worker{plural}, {clients} clients, under py-spy"
+        try:
+            own, total = profiler.finish()
+        except ProfileError as exc:
+            _note(extras, f"Profile of {w.title}: none ({exc}).")
+            continue
+        extras.profile = (title, own, total)
     return result
 
 
-async def _check_recall(ctx: Context, stubs: Stubs, pool: Pool) -> int:
-    """The database's limit does the service's work: the same question gives the same
-    lines in the same order."""
-    load = RecallLoad()
-    user = ctx.recall_users[0]
-    questions = ctx.questions[user][:5]
-    for question in questions:
-        got = [
-            m.line_number
-            async for m in stubs.recall.Recall(
-                recall_service_pb2.RecallRequest(
-                    query=question, agent_id=RECALL_AGENT, limit=RECALL_LIMIT
-                ),
-                metadata=ctx.auth(user),
-                timeout=RPC_TIMEOUT,
-            )
-        ]
-        async with pool.connection() as conn:
-            rows = await (await conn.execute(load.SQL, load.params(user, question))).fetchall()
-        if got != [r["line_number"] for r in rows] or not got:
-            raise RuntimeError(f"Recall and its SQL disagree on {question!r}: {got} vs {rows}")
-    return len(questions)
+def _note(extras: Extras, note: str) -> None:
+    print(f"  note: {note}", file=sys.stderr, flush=True)
+    extras.notes.append(note)
 
 
-async def bench(args: argparse.Namespace, scratch: Path, notes: list[str]) -> tuple[Results, int]:
+async def _setup(
+    ctx: Context,
+    workloads: dict[str, Workload],
+    servers: Servers,
+    url: str,
+    args: argparse.Namespace,
+    extras: Extras,
+) -> None:
+    """API keys, the fill, each workload's own rows, then fresh statistics."""
+    users = measured_users(args.users) + [u for w in workloads.values() for u in w.users()]
+    ctx.keys = await _create_keys(url, users)
+    setup = await channel_to(servers.service.address)
+    try:
+        stubs = Stubs.of(setup)
+        lines, seconds = await fill(ctx, stubs, url, args.users, args.lines_per_user)
+        extras.notes.append(
+            f"Database: {lines:,} archival lines ({args.users:,} users x "
+            f"{args.lines_per_user:,}; {len(ctx.recall_users)} measured users written "
+            "through WriteBlock, the rest by COPY) and 50 memories for each other "
+            f"user's agent, then VACUUM ANALYZE, in {seconds:.0f} s."
+        )
+        for w in workloads.values():
+            await w.setup(ctx, stubs)
+    finally:
+        await setup.close()
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(b"ANALYZE")  # statistics, as a database in use has
+
+
+async def bench(
+    args: argparse.Namespace, workloads: dict[str, Workload], scratch: Path, extras: Extras
+) -> tuple[Results, int]:
     concurrencies: list[int] = args.concurrency
     pool_size = max(concurrencies)
     archival_chars = max(2_000_000, args.lines_per_user * 200)
+    profiled_clients = _profiled_clients(concurrencies)
     ctx = Context(corpus=Corpus.load(LOCOMO), seed=args.seed, values=[])
     rng = random.Random(args.seed)
     ctx.values = [" ".join(ctx.corpus.lines(rng, rng.randint(1, 2))) for _ in range(256)]
-    workloads = _workloads(args.ops, pool_size)
     runs: dict[tuple[str, int, int, str], RunResult] = {}
     peak_rss = 0
+    run = 0  # numbers every run of the benchmark: no run replays another's upsert keys
     database: EmbeddedDatabase | None = None
-    pool: Pool | None = None
     servers: Servers | None = None
     try:
         for index, workers in enumerate(args.workers):
             servers = Servers(scratch, workers, pool_size, archival_chars)
             if database is None:
                 database = EmbeddedDatabase(scratch / "pgdata")
-                users = measured_users(args.users) + [
-                    u for w in workloads.values() for u in w.users()
-                ]
-                ctx.keys = await _create_keys(database.url, users)
-                pool = AsyncConnectionPool(
-                    database.url,
-                    min_size=pool_size,
-                    max_size=pool_size,
-                    open=False,
-                    kwargs={  # the service's connection settings: prepared, planned once
-                        "autocommit": True,
-                        "row_factory": dict_row,
-                        "prepare_threshold": 0,
-                        "options": f"-c statement_timeout={SETTINGS.db_statement_timeout_ms}"
-                        " -c plan_cache_mode=force_generic_plan",
-                        "application_name": "rpc-load-baseline",
-                    },
-                )
-                await pool.open(wait=True, timeout=60)
-                setup = await channel_to(servers.service.address)
-                stubs = Stubs.of(setup)
-                lines, seconds = await fill(
-                    ctx, stubs, database.url, args.users, args.lines_per_user
-                )
-                notes.append(
-                    f"Database: {lines:,} archival lines ({args.users:,} users x "
-                    f"{args.lines_per_user:,}; {len(ctx.recall_users)} measured users written "
-                    "through WriteBlock, the rest by COPY) and 50 memories for each other "
-                    f"user's agent, then VACUUM ANALYZE, in {seconds:.0f} s."
-                )
-                for w in workloads.values():
-                    await w.setup(ctx, stubs)
-                async with pool.connection() as conn:  # statistics, as a database in use has
-                    await conn.execute("ANALYZE")
-                if "recall" in workloads:
-                    checked = await _check_recall(ctx, stubs, pool)
-                    notes.append(
-                        f"Recall check: the service and the ranking statement return the same "
-                        f"lines, in the same order, for {checked} questions."
-                    )
-                await setup.close()
-            assert pool is not None
-            run = 0
+                await _setup(ctx, workloads, servers, database.url, args, extras)
+            servers.start_sampling()
             for op, w in workloads.items():
                 for c in concurrencies:
                     modes = (SERVICE, PSYCOPG, NULL) if index == 0 else (SERVICE, NULL)
                     for mode in modes:
                         run += 1
-                        profile = (
-                            args.profile == op
-                            and mode == SERVICE
-                            and index == 0
-                            and c == _profiled_clients(concurrencies)
-                        )
-                        result = await _run(w, op, mode, c, run, ctx, pool, servers, args, profile)
+                        if mode == PSYCOPG:
+                            result = await _run_sql(w, ctx, c, run, database.url, args)
+                        else:
+                            profile = (
+                                args.profile == op
+                                and mode == SERVICE
+                                and index == 0
+                                and c == profiled_clients
+                            )
+                            result = await _run_rpc(
+                                w, op, mode, c, run, ctx, servers, args, extras if profile else None
+                            )
                         runs[(op, 0 if mode == PSYCOPG else workers, c, mode)] = result
                         print(
                             f"  {op:<10} {workers}w {c:>2} clients {mode:<8} "
@@ -320,8 +359,6 @@ async def bench(args: argparse.Namespace, scratch: Path, notes: list[str]) -> tu
     finally:
         if servers is not None:
             servers.stop()
-        if pool is not None:
-            await pool.close()
         if database is not None:
             database.close()
 
@@ -331,8 +368,18 @@ def _profiled_clients(concurrencies: Sequence[int]) -> int:
     return min(concurrencies, key=lambda x: abs(x - PROFILE_CLIENTS))
 
 
+def _connections_needed(concurrencies: Sequence[int], workers: Sequence[int]) -> int:
+    """The most PostgreSQL connections the pools may hold at once: each service worker's
+    pool up to the highest concurrency, and with the first ``--workers`` value (when the
+    psycopg runs are measured) the baseline's as many besides."""
+    most = max(concurrencies)
+    return max(workers[0] * most + most, max(workers) * most)
+
+
 def _parse_list(text: str, allowed: Sequence[str] | None = None) -> list[str]:
     items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("give at least one, comma-separated")
     if allowed is not None:
         unknown = sorted(set(items) - set(allowed))
         if unknown:
@@ -341,7 +388,10 @@ def _parse_list(text: str, allowed: Sequence[str] | None = None) -> list[str]:
 
 
 def _numbers(text: str) -> list[int]:
-    return sorted({int(x) for x in _parse_list(text)})
+    try:
+        return sorted({int(x) for x in _parse_list(text)})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: whole numbers, comma-separated") from None
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -373,21 +423,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--serve-null", type=int, metavar="PROCESSES", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve_null:
+    if args.serve_null is not None:
+        if args.serve_null < 1:
+            parser.error("--serve-null must be at least 1")
         serve_null(args.serve_null)
         return 0
     if args.users < 1 or args.lines_per_user < 1 or min(args.concurrency) < 1:
         parser.error("--users, --lines-per-user and --concurrency must be positive")
     if min(args.workers) < 1:
         parser.error("--workers must be at least 1")
+    if args.duration <= 0 or args.warmup < 0:
+        parser.error("--duration must be positive and --warmup not negative")
+    if args.profile is not None and args.profile not in args.ops:
+        parser.error(f"--profile {args.profile}: not among --ops {','.join(args.ops)}")
+    needed = _connections_needed(args.concurrency, args.workers)
+    if needed > MAX_CONNECTIONS - SPARE_CONNECTIONS:
+        parser.error(
+            f"--concurrency {max(args.concurrency)} with --workers {max(args.workers)} may hold "
+            f"{needed} PostgreSQL connections at once, over the "
+            f"{MAX_CONNECTIONS - SPARE_CONNECTIONS} the benchmark can use: lower either"
+        )
 
     signal.signal(signal.SIGTERM, _interrupt)
     started = time.perf_counter()
     load_before = os.getloadavg()
     scratch = Path(tempfile.mkdtemp(prefix="rpc-load-"))
+    workloads = _workloads(args.ops, max(args.concurrency))
     try:
-        notes: list[str] = []
-        results, peak_rss = asyncio.run(bench(args, scratch, notes))
+        extras = Extras()
+        results, peak_rss = asyncio.run(bench(args, workloads, scratch, extras))
         print(f"\n## agent-memory RPC load ({time.strftime('%Y-%m-%d %H:%M')})\n")
         print(
             f"Machine: {os.cpu_count()} cores, load average {load_before[0]:.1f} at start, "
@@ -398,18 +462,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"Each run: {args.warmup:g} s warm-up, then {args.duration:g} s measured. Service: "
             f"`agent-memory serve --workers N` with API keys on, embedded PostgreSQL, DB pool "
             f"{max(args.concurrency)} per worker. Limit = the lower of psycopg running the "
-            "operation's minimal SQL (one statement) and a null grpc.aio server with as many "
-            "processes. Latency p50 / p95 / p99 in ms."
+            "operation's minimal SQL (one statement, one connection per client) and a null "
+            "grpc.aio server with as many processes. Latency p50 / p95 / p99 in ms."
         )
-        for note in notes:
+        for note in extras.notes:
             print(note)
-        workloads = _workloads(args.ops, max(args.concurrency))
         for op in args.ops:
             print_table(op, workloads[op].title, args.workers, args.concurrency, results)
-        profiled = (args.profile, _profiled_clients(args.concurrency)) if args.profile else None
-        print_targets(args.ops, args.workers, args.concurrency, results, peak_rss, profiled)
+        print_targets(args.ops, args.workers, args.concurrency, results, peak_rss, extras.profiled)
+        if extras.profile is not None:
+            print_profile(*extras.profile)
         print(f"\nTotal time: {time.perf_counter() - started:.0f} s")
         return 0
+    except StartError as exc:
+        print(f"\nrpc_load: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             "\ninterrupted: stopping the servers and removing the scratch folder", file=sys.stderr

@@ -55,11 +55,16 @@ async def channel_to(address: str) -> grpc.aio.Channel:
 
 
 async def drive(
-    clients: Sequence[Client], warmup: float, duration: float, sampled: list[int]
+    clients: Sequence[Client],
+    warmup: float,
+    duration: float,
+    sampled: list[int],
+    on_window: Callable[[], None] | None = None,
 ) -> RunResult:
     """Every client calls its op in a loop. After ``warmup`` seconds a window of
-    ``duration`` seconds opens: the calls that end inside it are the sample, and the
-    ``sampled`` processes (RSS, CPU) are watched over exactly that window."""
+    ``duration`` seconds opens (``on_window`` is called then): the calls that end
+    inside it, completed or failed, are the sample, and the ``sampled`` processes
+    (RSS, CPU) are watched over exactly that window."""
     result = RunResult(elapsed=duration)
     window = {"start": math.inf, "end": math.inf}
     stopping = asyncio.Event()
@@ -70,8 +75,9 @@ async def drive(
             try:
                 retries = await op()
             except Exception as exc:
-                result.errors += 1
-                result.last_error = f"{type(exc).__name__}: {exc}"[:300]
+                if window["start"] <= time.perf_counter() <= window["end"]:
+                    result.errors += 1
+                    result.last_error = f"{type(exc).__name__}: {exc}"[:300]
                 await asyncio.sleep(0.01)
                 continue
             ended = time.perf_counter()
@@ -84,6 +90,8 @@ async def drive(
         await asyncio.sleep(warmup)
         with contextlib.ExitStack() as stack:
             sampler = stack.enter_context(ProcessSampler(sampled)) if sampled else None
+            if on_window is not None:
+                on_window()
             window["start"] = time.perf_counter()
             window["end"] = window["start"] + duration
             await asyncio.sleep(duration)

@@ -1,10 +1,13 @@
 """The framework's ceiling: ``grpc.aio`` servers registering the service's generated
 servicers, every method answering at once (Recall: 10 empty messages), in as many
-processes on one port (SO_REUSEPORT) as the service runs workers."""
+processes on one port (SO_REUSEPORT) as the service runs workers, with the service's
+server options and, as the service does, start-up's objects frozen out of the
+garbage collector's sight."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import queue
 import signal
@@ -19,6 +22,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
+from agent_memory.api.server import server_options
 from agent_memory.config import Settings
 from agentmemory.v1 import (
     block_service_pb2,
@@ -32,7 +36,6 @@ from agentmemory.v1 import (
 )
 
 STREAM_ITEMS = 10
-_LIMITS = Settings().max_message_bytes
 _SERVICES: tuple[tuple[Any, str, type, Callable[[Any, grpc.aio.Server], None]], ...] = (
     (
         memory_service_pb2,
@@ -87,17 +90,13 @@ def null_servicer(service: ServiceDescriptor, base: type) -> object:
 
 
 async def _serve(port: int, ready: Callable[[int], None]) -> None:
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", _LIMITS),
-            ("grpc.max_send_message_length", _LIMITS),
-            ("grpc.so_reuseport", 1),
-        ]
-    )
+    server = grpc.aio.server(options=[*server_options(Settings()), ("grpc.so_reuseport", 1)])
     for module, name, base, add in _SERVICES:
         add(null_servicer(module.DESCRIPTOR.services_by_name[name], base), server)
     bound = server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
+    gc.collect()
+    gc.freeze()
     ready(bound)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

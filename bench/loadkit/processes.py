@@ -20,6 +20,10 @@ SAMPLE_SECONDS = 0.05
 BENCH = Path(__file__).resolve().parents[1]
 
 
+class StartError(RuntimeError):
+    """A server process did not come up; the message ends with its last output."""
+
+
 class Child:
     """A subprocess in its own session; a thread drains its output (the tail is kept)."""
 
@@ -53,12 +57,8 @@ class Child:
         self._ready.wait(timeout)
         if not self.address:
             self.stop()
-            raise RuntimeError(f"{self.name} did not start:\n" + "\n".join(self.tail))
+            raise StartError(f"{self.name} did not start:\n" + "\n".join(self.tail))
         return self.address
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def pids(self) -> list[int]:
         """This process and the workers it spawned; not PostgreSQL's processes, nor the
@@ -167,14 +167,23 @@ class ProcessSampler:
                 total += times.user + times.system
         return total
 
-    def __enter__(self) -> ProcessSampler:
+    def start(self) -> None:
         self._sample()
         self._cpu_start = self._cpu()
         self._thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """Stop sampling (once; later calls change nothing)."""
+        if self._stop.is_set() or not self._thread.is_alive():
+            return
         self._stop.set()
         self._thread.join()
         self._sample()
         self.cpu_seconds = max(self._cpu() - self._cpu_start, 0.0)
+
+    def __enter__(self) -> ProcessSampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -2,9 +2,12 @@
 and as the minimal SQL for it, one statement through psycopg (the database's limit).
 
 The minimal SQL is written here for the operation, not copied from the service: the
-upsert with its audit event, the compare-and-set update with its version row, and one
-SELECT of what a render shows. Recall's is the ranking statement itself: it already
-is one statement, and nothing smaller ranks.
+upsert with its audit event, the compare-and-set update with its version row, one
+SELECT of what a render shows, and for recall a full-text search of the caller's user
+and agent archival lines for any of the question's English lexemes (the analysis the
+service gives a query), ranked by ``ts_rank``. It leaves out what the service adds to
+ranking (BM25 weights, close terms for typos, neighbouring lines): it is the floor of
+the database work a recall needs.
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ from google.protobuf import field_mask_pb2
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory.config import Settings
-from agent_memory.domain.recall import RankQuery
-from agent_memory.store.recall import rank_params, ranking
+from agent_memory.store.database import connection_kwargs
 from agentmemory.v1 import (
     block_pb2,
     block_service_pb2,
@@ -47,6 +49,21 @@ AGENT_CAP = SETTINGS.render_agent_memory_cap
 WORKSPACE_CAP = SETTINGS.render_workspace_memory_cap
 
 Pool = AsyncConnectionPool[psycopg.AsyncConnection[Any]]
+
+
+def baseline_pool(url: str, clients: int) -> Pool:
+    """A pool of ``clients`` connections (one per client), each set up as the service
+    sets up its own: autocommit, rows as dicts, every statement prepared on first use
+    and planned once, the same session settings. The caller opens and closes it."""
+    return AsyncConnectionPool(
+        url,
+        connection_class=psycopg.AsyncConnection[Any],
+        kwargs=connection_kwargs(SETTINGS.db_statement_timeout_ms, "rpc-load-baseline"),
+        min_size=clients,
+        max_size=clients,
+        open=False,
+        name="rpc-load-baseline",
+    )
 
 
 @dataclass(frozen=True)
@@ -281,10 +298,24 @@ RETURNING version
 
 class RecallLoad:
     """Recall of one measured user's archival block while the table holds every user's
-    lines. The database's limit is the ranking statement itself."""
+    lines. The database's limit is one full-text search of the lines recall searches
+    (the user's block and the agent's), for any of the question's lexemes, the best
+    ``RECALL_LIMIT`` by ``ts_rank``."""
 
     title = "Recall"
-    SQL = ranking(False)
+    SQL: LiteralString = """
+WITH q AS (
+    SELECT string_agg(quote_literal(t.lexeme), ' | ')::tsquery AS query
+    FROM unnest(to_tsvector('english', %(question)s)) AS t
+)
+SELECT l.scope, l.agent_id, l.line_number, l.content, ts_rank(l.lexemes, q.query) AS score
+FROM archival_lines AS l, q
+WHERE l.tenant_id = %(tenant)s AND l.user_id = %(user)s
+  AND ((l.scope = 'user' AND l.agent_id = '') OR (l.scope = 'agent' AND l.agent_id = %(agent)s))
+  AND l.lexemes @@ q.query
+ORDER BY score DESC
+LIMIT %(limit)s
+"""
 
     def users(self) -> list[str]:
         return []  # the measured users, made by the fill
@@ -321,18 +352,20 @@ class RecallLoad:
 
         return op
 
-    @staticmethod
-    def params(user: str, question: str) -> dict[str, Any]:
-        query = RankQuery(agent_id=RECALL_AGENT, query=question, limit=RECALL_LIMIT)
-        return {"tenant_id": TENANT, "user_id": user, **rank_params(query)}
-
     def sql_op(self, ctx: Context, pool: Pool, client: int, run: int) -> Op:
         next_question = self._next(ctx, client)
 
         async def op() -> int:
             user, question = next_question()
+            params = {
+                "tenant": TENANT,
+                "user": user,
+                "agent": RECALL_AGENT,
+                "question": question,
+                "limit": RECALL_LIMIT,
+            }
             async with pool.connection() as conn:
-                await (await conn.execute(self.SQL, self.params(user, question))).fetchall()
+                await (await conn.execute(self.SQL, params)).fetchall()
             return 0
 
         return op

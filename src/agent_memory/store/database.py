@@ -59,6 +59,25 @@ def libpq_url(url: str) -> str:
     return sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
 
 
+def connection_kwargs(
+    statement_timeout_ms: int, application_name: str = "agent-memory"
+) -> dict[str, Any]:
+    """How every connection of the service is set up (the benchmark's baseline too)."""
+    return {
+        "autocommit": True,
+        "row_factory": dict_row,
+        # Every statement is fixed text with parameters, written to be served by one plan
+        # (lookups by key, optional filters checked on the rows the key narrowed):
+        # prepare it on first use and plan it once per connection.
+        "prepare_threshold": 0,
+        "options": (
+            f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC"
+            " -c plan_cache_mode=force_generic_plan"
+        ),
+        "application_name": application_name,
+    }
+
+
 class PgClock(Clock):
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
@@ -107,19 +126,7 @@ class Database(Store):
         self._pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
             libpq_url(url),
             connection_class=psycopg.AsyncConnection[Any],
-            kwargs={
-                "autocommit": True,
-                "row_factory": dict_row,
-                # Every statement is fixed text with parameters, written to be served by
-                # one plan (lookups by key, optional filters checked on the rows the key
-                # narrowed): prepare it on first use and plan it once per connection.
-                "prepare_threshold": 0,
-                "options": (
-                    f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC"
-                    " -c plan_cache_mode=force_generic_plan"
-                ),
-                "application_name": "agent-memory",
-            },
+            kwargs=connection_kwargs(statement_timeout_ms),
             min_size=1,
             max_size=pool_size,
             open=False,
