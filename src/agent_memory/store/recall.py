@@ -22,9 +22,11 @@ blended with the cosine similarity of each line's embedding (clipped at 0):
 no word with the query but means the same is a candidate too. A line without a
 usable embedding and a memory row keep their lexical score.
 
-Lexical ranking reads only the lines that hold a query term (or a close one); the
-blocks' line counts, total lengths and vocabularies are kept with each write, and
-the text of the best few is read at the end. Ranking by meaning reads every line.
+Lexical ranking needs no per-block statistics from the lines: the blocks' line
+counts, total lengths and vocabularies are kept with each write. It scans the
+searched blocks' lines (at most a block's worth each, by index) for the query's
+terms and reads the text of the best few at the end. Ranking by meaning compares
+every line's embedding.
 
 The statement's parameters are prefixed ``rank_`` (but for the caller's
 ``tenant_id``, ``user_id`` and ``agent_id``) so it can be part of a larger one.
