@@ -182,3 +182,26 @@ def test_archival_blocks_stored_before_the_vocabulary_read_as_if_written_now(
     assert [(*r[:2], sorted(r[2]), *r[3:]) for r in migrated] == [
         (*r[:2], sorted(r[2]), *r[3:]) for r in written_vocabulary
     ]
+
+
+def test_keys_from_before_roles_become_orchestrators(fresh_url: str) -> None:
+    migrate.upgrade(fresh_url, "0010")
+    with psycopg.connect(fresh_url) as conn:
+        conn.execute(
+            "INSERT INTO api_keys (tenant_id, id, user_id, secret_hash) "
+            "VALUES ('t', 'old-key', 'u', %s)",
+            (b"x" * 32,),
+        )
+    migrate.upgrade(fresh_url)
+    with psycopg.connect(fresh_url) as conn:
+        row = conn.execute("SELECT role FROM api_keys WHERE id = 'old-key'").fetchone()
+        assert row == ("orchestrator",)
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute("UPDATE api_keys SET role = 'admin' WHERE id = 'old-key'")
+    migrate.downgrade(fresh_url, "0010")
+    with psycopg.connect(fresh_url) as conn:
+        columns = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'api_keys'"
+        ).fetchall()
+    assert ("role",) not in columns
+    assert ("secret_hash",) in columns

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unauthenticated, check
-from agent_memory.domain.identity import ApiKeyInfo, Principal
+from agent_memory.domain.identity import ApiKeyInfo, Principal, Role
 from agent_memory.domain.memory import text_violations
 from agent_memory.store.repositories import Store
 
@@ -54,7 +54,8 @@ class VerifiedKeys:
     """Keys verified against the store, each remembered for ``ttl`` seconds from its
     verification, the least recently used dropped beyond ``entries``.
 
-    Only the hash of a key's secret is kept, never the secret.
+    Only the hash of a key's secret is kept, never the secret; the caller it stands
+    for is kept whole, role included.
     """
 
     def __init__(
@@ -103,7 +104,15 @@ class ApiKeys:
         self._store = store
         self._verified = VerifiedKeys(cache_seconds)
 
-    async def create(self, *, tenant_id: str, user_id: str, name: str = "") -> NewApiKey:
+    async def create(
+        self,
+        *,
+        tenant_id: str,
+        user_id: str,
+        name: str = "",
+        role: Role = Role.ORCHESTRATOR,
+    ) -> NewApiKey:
+        """A new key of ``role`` for the user; its secret is in the result only."""
         validate_identity(tenant_id, user_id)
         check(text_violations("name", name, max_chars=255, min_chars=0))
         key_id = secrets.token_hex(8)
@@ -115,6 +124,7 @@ class ApiKeys:
                 user_id=user_id,
                 name=name,
                 secret_hash=_hash(secret),
+                role=role,
             )
         return NewApiKey(info=info, key=f"{KEY_PREFIX}_{key_id}_{secret}")
 
@@ -150,6 +160,8 @@ class ApiKeys:
             or not hmac.compare_digest(stored.secret_hash, secret_hash)
         ):
             raise Unauthenticated("invalid API key", reason="INVALID_API_KEY")
-        principal = Principal(tenant_id=stored.info.tenant_id, user_id=stored.info.user_id)
+        principal = Principal(
+            tenant_id=stored.info.tenant_id, user_id=stored.info.user_id, role=stored.info.role
+        )
         self._verified.put(key_id, secret_hash, principal, verified_at)
         return principal

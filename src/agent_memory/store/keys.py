@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import LiteralString
 
-from agent_memory.domain.identity import ApiKeyInfo, StoredApiKey
+from agent_memory.domain.identity import ApiKeyInfo, Role, StoredApiKey
 from agent_memory.store.repositories import KeyRepository
 from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 
-_COLUMNS: LiteralString = "tenant_id, id, user_id, name, created_at, revoked_at, secret_hash"
+_COLUMNS: LiteralString = "tenant_id, id, user_id, name, created_at, revoked_at, secret_hash, role"
 _ADD: LiteralString = f"""
-INSERT INTO api_keys (tenant_id, id, user_id, secret_hash, name)
-VALUES (%(tenant_id)s, %(id)s, %(user_id)s, %(secret_hash)s, %(name)s)
+INSERT INTO api_keys (tenant_id, id, user_id, secret_hash, name, role)
+VALUES (%(tenant_id)s, %(id)s, %(user_id)s, %(secret_hash)s, %(name)s, %(role)s)
 RETURNING {_COLUMNS}
 """
 _FIND: LiteralString = f"SELECT {_COLUMNS} FROM api_keys WHERE id = %(id)s"
@@ -34,6 +34,7 @@ def _info(row: Row) -> ApiKeyInfo:
         name=row["name"],
         created_at=row["created_at"],
         revoked_at=row["revoked_at"],
+        role=Role(row["role"]),
     )
 
 
@@ -42,7 +43,14 @@ class PgKeys(KeyRepository):
         self._conn = conn
 
     async def add(
-        self, *, tenant_id: str, key_id: str, user_id: str, name: str, secret_hash: bytes
+        self,
+        *,
+        tenant_id: str,
+        key_id: str,
+        user_id: str,
+        name: str,
+        secret_hash: bytes,
+        role: Role = Role.ORCHESTRATOR,
     ) -> ApiKeyInfo:
         row = await fetch_one(
             self._conn,
@@ -53,6 +61,7 @@ class PgKeys(KeyRepository):
                 "user_id": user_id,
                 "secret_hash": secret_hash,
                 "name": name,
+                "role": role.value,
             },
         )
         assert row is not None  # an insert returns its row

@@ -56,8 +56,12 @@ class ApiKeyRow(Base):
     name: Mapped[str] = mapped_column(String(255), server_default="")
     created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
     revoked_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    role: Mapped[str] = mapped_column(Text, server_default="orchestrator")
 
-    __table_args__ = (UniqueConstraint("id"),)
+    __table_args__ = (
+        UniqueConstraint("id"),
+        CheckConstraint("role IN ('reader', 'editor', 'orchestrator')", name="role"),
+    )
 
 
 class MemoryRow(Base):

@@ -48,7 +48,7 @@ from agent_memory.domain.extraction import (
     Usage,
     UsageReport,
 )
-from agent_memory.domain.identity import ApiKeyInfo, Principal, StoredApiKey
+from agent_memory.domain.identity import ApiKeyInfo, Principal, Role, StoredApiKey
 from agent_memory.domain.memorize import Conversation
 from agent_memory.domain.memory import (
     Grounding,
@@ -395,9 +395,16 @@ class KeyRepository(ABC):
 
     @abstractmethod
     async def add(
-        self, *, tenant_id: str, key_id: str, user_id: str, name: str, secret_hash: bytes
+        self,
+        *,
+        tenant_id: str,
+        key_id: str,
+        user_id: str,
+        name: str,
+        secret_hash: bytes,
+        role: Role = Role.ORCHESTRATOR,
     ) -> ApiKeyInfo:
-        """Store a new key."""
+        """Store a new key with its role."""
 
     @abstractmethod
     async def find(self, key_id: str) -> StoredApiKey | None: ...
