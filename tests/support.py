@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.descriptor import MethodDescriptor
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy.engine import make_url
 
 from agent_memory.api.server import RunningServer, start_server
 from agent_memory.config import Settings
+from agent_memory.domain.identity import Role
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
 from agentmemory.v1 import (
@@ -35,6 +37,24 @@ def wait_until(condition: Callable[[], bool], timeout: float = 30, step: float =
             return True
         time.sleep(step)
     return condition()
+
+
+def agentmemory_rpcs() -> list[MethodDescriptor]:
+    """Every RPC of every service in every generated ``agentmemory.v1`` module, so a
+    service or RPC added to the protos is found without naming it here."""
+    import importlib
+    import pkgutil
+
+    import agentmemory.v1
+
+    found: dict[str, MethodDescriptor] = {}
+    for module in pkgutil.iter_modules(agentmemory.v1.__path__):
+        if module.name.endswith("_pb2"):
+            descriptor = importlib.import_module(f"agentmemory.v1.{module.name}").DESCRIPTOR
+            for service in descriptor.services_by_name.values():
+                for method in service.methods:
+                    found[f"/{service.full_name}/{method.name}"] = method
+    return [found[name] for name in sorted(found)]
 
 
 def database_url_for(admin_url: str, name: str) -> str:
@@ -122,14 +142,22 @@ class ServerThread:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
-    def new_key(self, tenant_id: str, user_id: str) -> str:
+    def new_key(self, tenant_id: str, user_id: str, role: str = Role.ORCHESTRATOR) -> str:
         assert self.db is not None
-        return self.run(ApiKeys(self.db).create(tenant_id=tenant_id, user_id=user_id)).key
+        keys = ApiKeys(self.db)
+        return self.run(keys.create(tenant_id=tenant_id, user_id=user_id, role=Role(role))).key
 
-    def client(self, tenant_id: str | None = None, user_id: str = "user-1") -> Client:
-        """A client with a new key of ``tenant_id`` (a fresh tenant when not given)."""
+    def client(
+        self,
+        tenant_id: str | None = None,
+        user_id: str = "user-1",
+        *,
+        role: str = Role.ORCHESTRATOR,
+    ) -> Client:
+        """A client with a new key of ``tenant_id`` (a fresh tenant when not given) and
+        ``role`` (orchestrator when not given)."""
         tenant = tenant_id or f"tenant-{uuid.uuid4().hex[:10]}"
-        key = self.new_key(tenant, user_id)
+        key = self.new_key(tenant, user_id, role)
         return Client(
             channel=grpc.insecure_channel(self.address),
             tenant_id=tenant,

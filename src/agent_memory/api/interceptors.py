@@ -11,8 +11,9 @@ from typing import Any, Protocol
 import grpc
 
 from agent_memory.api.errors import plain_status, to_status
+from agent_memory.api.roles import authorize
 from agent_memory.domain.errors import ServiceError, Unauthenticated
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, Role
 from agent_memory.service.keys import validate_identity
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,8 @@ class BearerAuth:
 
 
 class LocalIdentity:
-    """Unauthenticated local mode: the caller says who it is in metadata."""
+    """Unauthenticated local mode: the caller says who it is in metadata, and acts
+    as orchestrator."""
 
     async def __call__(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
         found = {k: v for k, v in metadata if k in {"x-tenant-id", "x-user-id"}}
@@ -64,14 +66,16 @@ class LocalIdentity:
         if not isinstance(tenant, str) or not isinstance(user, str):
             raise Unauthenticated("x-tenant-id and x-user-id must be text", reason="BAD_IDENTITY")
         validate_identity(tenant, user)
-        return Principal(tenant_id=tenant, user_id=user)
+        return Principal(tenant_id=tenant, user_id=user, role=Role.ORCHESTRATOR)
 
 
 IdentifyCaller = Callable[[Sequence[tuple[str, str | bytes]]], Awaitable[Principal]]
 
 
 class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Identifies the caller, then runs the servicer; every error leaves through here.
+    """Identifies the caller, checks its role against the method's (see
+    :mod:`agent_memory.api.roles`), then runs the servicer; every error leaves
+    through here.
 
     Every handler kind is wrapped (unary or streaming requests and responses), so no
     agentmemory RPC, present or future, runs without an identified caller. Domain
@@ -132,6 +136,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
             try:
                 await self._caller(context)
+                authorize(current_principal(), method)
                 result = behaviour(request, context)
                 if inspect.isawaitable(result):
                     result = await result
@@ -149,6 +154,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             try:
                 await self._caller(context)
+                authorize(current_principal(), method)
                 async for item in behaviour(request, context):
                     yield item
             except Exception as exc:

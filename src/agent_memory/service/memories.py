@@ -17,7 +17,7 @@ from agent_memory.domain.errors import (
     check,
 )
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, Role, require_role
 from agent_memory.domain.memorize import MemorizeInput, memory_key, prepare
 from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
@@ -95,7 +95,11 @@ class Memories:
             InvalidArgument: a field breaks its limit, or the value carries a secret.
             FailedPrecondition: the key is held by a read-only memory
                 (reason ``READ_ONLY_MEMORY``) or by one of another source.
+            PermissionDenied: a source other than MANUAL from a caller whose role is
+                not orchestrator (reason ``ROLE_FORBIDS``).
         """
+        if source is not MemorySource.MANUAL:
+            require_role(principal, Role.ORCHESTRATOR, f"UpsertMemory with source {source}")
         owner = validate_owner(owner)
         validate_new_memory(key=key, value=value, importance=importance)
         if source not in UPSERT_SOURCES:
