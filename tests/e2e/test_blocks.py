@@ -270,7 +270,7 @@ def test_an_out_of_range_expected_updated_at_is_invalid(client: Client) -> None:
     ("fields", "expected"),
     [
         ({"label": block_pb2.BLOCK_LABEL_UNSPECIFIED}, {"label": "REQUIRED"}),
-        ({"label": 7}, {"label": "REQUIRED"}),
+        ({"label": 7}, {"label": "INVALID_ENUM"}),
         ({"scope": memory_pb2.SCOPE_UNSPECIFIED}, {"scope": "INVALID_SCOPE"}),
         ({"scope": memory_pb2.SCOPE_WORKSPACE, "agent_id": "w"}, {"scope": "INVALID_SCOPE"}),
         ({"scope": AGENT}, {"agent_id": "REQUIRED"}),
@@ -486,7 +486,7 @@ def test_listed_blocks_carry_every_field(client: Client) -> None:
         (block_pb2.BLOCK_SCOPE_FILTER_USER, "a", {"agent_id": "NOT_ALLOWED"}),
         (block_pb2.BLOCK_SCOPE_FILTER_AGENT, "a" * 256, {"agent_id": "TOO_LONG"}),
         (block_pb2.BLOCK_SCOPE_FILTER_ALL, "a\x00", {"agent_id": "INVALID_CHARACTER"}),
-        (9, "", {"scope_filter": "INVALID_SCOPE_FILTER"}),
+        (9, "", {"scope_filter": "INVALID_ENUM"}),
     ],
 )
 def test_bad_list_filters_are_invalid(

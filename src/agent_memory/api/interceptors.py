@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import grpc
 
 from agent_memory.api.errors import plain_status, to_status
+from agent_memory.api.request_checks import checked, decoding
 from agent_memory.api.roles import authorize
 from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
@@ -106,7 +107,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         codecs = {
-            "request_deserializer": handler.request_deserializer,
+            # A request that does not decode reaches the behaviour as a marker that
+            # ``checked`` refuses, instead of failing inside gRPC.
+            "request_deserializer": decoding(handler.request_deserializer, method),
             "response_serializer": handler.response_serializer,
         }
         if handler.unary_unary is not None:
@@ -137,6 +140,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 await self._caller(context)
                 authorize(current_principal(), method)
+                request = checked(request)
                 result = behaviour(request, context)
                 if inspect.isawaitable(result):
                     result = await result
@@ -155,6 +159,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 await self._caller(context)
                 authorize(current_principal(), method)
+                request = checked(request)
                 async for item in behaviour(request, context):
                     yield item
             except Exception as exc:
