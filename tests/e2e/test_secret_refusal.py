@@ -137,7 +137,7 @@ PATHS = {
         "groundings[0].quote", memorize_quote, lambda c: only(c).groundings[0].quote
     ),
     "memorize-metadata": WritePath(
-        "metadata",
+        'metadata.fields["note"]',
         memorize_metadata,
         lambda c: json_format.MessageToDict(only(c).metadata)["note"],
     ),

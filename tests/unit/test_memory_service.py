@@ -157,10 +157,9 @@ def test_upsert_creates_then_updates_in_place_keeping_pin_and_importance(
         {"key": "", "value": "v"},
         {"key": "k", "value": "v" * 2001},
         {"key": "k", "value": "v", "importance": 101},
-        {"key": "db", "value": "postgres://admin:hunter22@db:5432/prod"},
         {"key": "k", "value": "v", "source": MemorySource.MEMORIZE},
     ],
-    ids=["empty-key", "long-value", "importance", "secret", "memorize-source"],
+    ids=["empty-key", "long-value", "importance", "memorize-source"],
 )
 def test_a_refused_upsert_writes_nothing(
     store: FakeStore, memories: Memories, kwargs: dict[str, Any]

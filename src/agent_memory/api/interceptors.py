@@ -9,10 +9,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf.message import Message
 
 from agent_memory.api.errors import plain_status, to_status
-from agent_memory.api.request_checks import checked, decoding
 from agent_memory.api.roles import authorize
+from agent_memory.api.stored_text import refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.service.keys import validate_identity
@@ -107,9 +108,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         codecs = {
-            # A request that does not decode reaches the behaviour as a marker that
-            # ``checked`` refuses, instead of failing inside gRPC.
-            "request_deserializer": decoding(handler.request_deserializer, method),
+            "request_deserializer": handler.request_deserializer,
             "response_serializer": handler.response_serializer,
         }
         if handler.unary_unary is not None:
@@ -140,7 +139,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 await self._caller(context)
                 authorize(current_principal(), method)
-                request = checked(request)
+                request = await _scanned(method, request)
                 result = behaviour(request, context)
                 if inspect.isawaitable(result):
                     result = await result
@@ -159,13 +158,32 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 await self._caller(context)
                 authorize(current_principal(), method)
-                request = checked(request)
+                request = await _scanned(method, request)
                 async for item in behaviour(request, context):
                     yield item
             except Exception as exc:
                 await _abort(context, method, exc)
 
         return run
+
+
+async def _scanned(method: str, request: Any) -> Any:
+    """The request, once no string it could store carries a secret; a stream of
+    requests is scanned one request at a time, as the servicer reads it.
+
+    Raises:
+        InvalidArgument: reason ``SECRET_IN_VALUE`` (a single request).
+    """
+    if isinstance(request, Message):
+        await refuse_stored_secrets(method, request)
+        return request
+    return _scanning(method, request)
+
+
+async def _scanning(method: str, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        await refuse_stored_secrets(method, request)
+        yield request
 
 
 async def _abort(context: grpc.aio.ServicerContext, method: str, exc: Exception) -> None:

@@ -28,7 +28,6 @@ from agent_memory.domain.paging import (
     page_size,
     refuse_page_token,
 )
-from agent_memory.domain.secrets import refuse_secrets_in
 from agent_memory.embed import Embedder, EmbeddingError, usable
 from agent_memory.store.repositories import Store
 
@@ -86,12 +85,12 @@ class Blocks:
 
         Raises:
             InvalidArgument: content over the label's limits or with NUL characters
-                (reasons ``TOO_LONG``, ``TOO_MANY_ENTRIES``), or carrying a secret
-                (reason ``SECRET_IN_VALUE``).
+                (reasons ``TOO_LONG``, ``TOO_MANY_ENTRIES``). A secret in the content
+                is refused before this runs, with every string of the request
+                (:mod:`agent_memory.api.stored_text`).
             Conflict: the precondition does not hold (reason ``BLOCK_CONFLICT``).
         """
         check(content_violations(key.label, content, self._limits))
-        await refuse_secrets_in([("content", content)])
         embeddings = None
         if key.label is BlockLabel.ARCHIVAL:
             # Before the write: no connection is held across a network call.

@@ -1,4 +1,8 @@
-"""Decision use cases: card types, decisions and their review, re-examinations."""
+"""Decision use cases: card types, decisions and their review, re-examinations.
+
+Secrets never get this far: every string of a write's request, a result's included,
+is scanned before the use case runs (:mod:`agent_memory.api.stored_text`).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +29,6 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition, NotFound, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
-from agent_memory.domain.secrets import refuse_secrets, refuse_secrets_in
 from agent_memory.store.repositories import Lock, Store, Tx
 
 
@@ -57,17 +60,14 @@ class Decisions:
         """Record a run's decision, OPEN; the same decision sent again is returned as it is.
 
         Raises:
-            InvalidArgument: a malformed field, an action outside the card type's
-                decision actions, or a secret in the summary or result.
+            InvalidArgument: a malformed field, or an action outside the card type's
+                decision actions.
             FailedPrecondition: the card type is not registered
                 (reason ``CARD_TYPE_NOT_REGISTERED``).
             AlreadyExists: the run id already has a different decision
                 (reason ``DECISION_ALREADY_RECORDED``).
         """
-        dumped = validate_decision(decision)
-        await refuse_secrets_in(
-            [("decision.summary", decision.summary), ("decision.result", dumped)]
-        )
+        validate_decision(decision)
         async with self._store.transaction(principal) as tx:
             card_type = await tx.decisions.get_card_type(decision.card_type)
             if card_type is None:
@@ -147,8 +147,8 @@ class Decisions:
         """Record a later run's conviction on a decision, beside it; the decision is untouched.
 
         Raises:
-            InvalidArgument: a malformed field, a suggested action outside the card
-                type's actions, or a secret in the notes.
+            InvalidArgument: a malformed field, or a suggested action outside the card
+                type's actions.
             NotFound: no such decision in the caller's tenant.
             FailedPrecondition: the card type forbids re-examination
                 (``NOT_RE_EXAMINABLE``), or the decision is closed and the card type is
@@ -157,7 +157,6 @@ class Decisions:
                 (reason ``REEXAMINATION_ALREADY_RECORDED``).
         """
         validate_reexamination(item)
-        refuse_secrets("notes", item.notes)
         async with self._store.transaction(principal) as tx:
             parent = await _decision(tx, item.parent_decision_id, lock="share")
             existing = await tx.decisions.find_reexamination_by_run(item.run_id)

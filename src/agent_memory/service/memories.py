@@ -1,8 +1,11 @@
-"""Memory use cases: upsert, read, list, update, pin, delete, memorize, learnings, audit."""
+"""Memory use cases: upsert, read, list, update, pin, delete, memorize, learnings, audit.
+
+Secrets never get this far: every string of a write's request is scanned before the
+use case runs (:mod:`agent_memory.api.stored_text`).
+"""
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -48,7 +51,6 @@ from agent_memory.domain.paging import (
     page_size,
     refuse_page_token,
 )
-from agent_memory.domain.secrets import refuse_secrets, refuse_secrets_in
 from agent_memory.store.repositories import MemoryRepository, Store
 
 UPSERT_SOURCES = (MemorySource.MANUAL, MemorySource.AUTO, MemorySource.DIRECTOR)
@@ -92,7 +94,7 @@ class Memories:
         """Create or update the memory at (owner, key).
 
         Raises:
-            InvalidArgument: a field breaks its limit, or the value carries a secret.
+            InvalidArgument: a field breaks its limit.
             FailedPrecondition: the key is held by a read-only memory
                 (reason ``READ_ONLY_MEMORY``) or by one of another source.
             PermissionDenied: a source other than MANUAL from a caller whose role is
@@ -112,8 +114,6 @@ class Memories:
                     )
                 ]
             )
-        refuse_secrets("key", key)
-        refuse_secrets("value", value)
         write = MemoryWrite(owner, key, source, value, pinned=pinned, importance=importance)
         async with self._store.connection(principal) as tx:
             written = await write_by_key(tx.memories, write)
@@ -125,13 +125,11 @@ class Memories:
         """Idempotently write one memory keyed by ``memory_key`` or a content hash.
 
         Raises:
-            InvalidArgument: malformed input, or a secret in the content, a quote,
-                the metadata or the conversation.
+            InvalidArgument: malformed input.
             FailedPrecondition: the key is held by a memory of another source.
         """
         owner = validate_owner(owner)
         item = prepare(item)
-        await refuse_secrets_in(_memorized_texts(item))
         conversation = item.conversation
         write = MemoryWrite(
             owner,
@@ -160,11 +158,10 @@ class Memories:
         ``director:learning:<UTC timestamp>`` key (distinct even within one instant).
 
         Raises:
-            InvalidArgument: an empty chain, a bad agent id, or bad or secret content.
+            InvalidArgument: an empty chain, a bad agent id, or bad content.
         """
         _validate_chain(chain_agent_ids)
         check(text_violations("content", content, max_chars=VALUE_MAX_CHARS))
-        refuse_secrets("content", content)
         owner = Owner(Scope.AGENT, chain_agent_ids[0])
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         async with self._store.connection(principal) as tx:
@@ -232,13 +229,9 @@ class Memories:
             Conflict: ``etag`` is given and stale (reason ``ETAG_MISMATCH``).
             FailedPrecondition: key, value or importance of a read-only memory.
             AlreadyExists: the new key is taken under the same owner.
-            InvalidArgument: a field breaks its limit or carries a secret.
+            InvalidArgument: a field breaks its limit.
         """
         validate_patch(patch)
-        if patch.key is not None:
-            refuse_secrets("memory.key", patch.key)
-        if patch.value is not None:
-            refuse_secrets("memory.value", patch.value)
         expected = _expected_version(etag)
         async with self._store.transaction(principal) as tx:
             current = await tx.memories.get(memory_id, lock=True)
@@ -344,23 +337,6 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
             metadata={"memory_id": str(current.id), "source": current.source.value},
         )
     raise Conflict(f"key {write.key!r} kept changing; retry", reason="CONCURRENT_WRITE")
-
-
-def _memorized_texts(item: MemorizeInput) -> list[tuple[str, str]]:
-    """The texts of a Memorize call a secret may hide in, by field path."""
-    texts = [("content", item.content)]
-    if item.memory_key:
-        texts.append(("memory_key", item.memory_key))
-    for i, g in enumerate(item.groundings):
-        texts.append((f"groundings[{i}].quote", g.quote))
-        if g.metadata:
-            texts.append((f"groundings[{i}].metadata", json.dumps(g.metadata, ensure_ascii=False)))
-    if item.metadata:
-        texts.append(("metadata", json.dumps(item.metadata, ensure_ascii=False)))
-    if item.conversation is not None:
-        for i, m in enumerate(item.conversation.messages):
-            texts.append((f"conversation.messages[{i}].content", m.content))
-    return texts
 
 
 def _validate_chain(chain: list[str]) -> None:

@@ -1,0 +1,332 @@
+"""The request walk behind "no secret at rest" (api/stored_text.py): which RPCs are
+scanned, which strings of a request it finds and under which paths, and the refusal."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from agent_memory.api.stored_text import (
+    NOT_REFUSED,
+    NOT_STORING,
+    refuse_stored_secrets,
+    stored_texts,
+    stores_request,
+)
+from agent_memory.domain.errors import InvalidArgument
+from agentmemory.v1 import (
+    block_service_pb2,
+    decision_pb2,
+    decision_service_pb2,
+    memory_pb2,
+    memory_service_pb2,
+    recall_pb2,
+    recall_service_pb2,
+)
+
+SERVICE_MODULES: tuple[ModuleType, ...] = (
+    memory_service_pb2,
+    block_service_pb2,
+    recall_service_pb2,
+    decision_service_pb2,
+)
+
+# Built from pieces so no complete credential sits in the source as one literal.
+GITHUB_TOKEN = "ghp_" + "Zq7Xw2Rv9Lm4Kp8Tn3Bc" + "6Hy1Jd5Sf0Ga2Ue7"
+AWS_KEY_ID = "AKIA" + "4HFT2QWRZ7ZXCVBN"
+
+# Every RPC that stores (or deletes) something of its request. Together with
+# NOT_STORING it must name every RPC: a new one fails here until it is placed.
+WRITES = frozenset(
+    "/agentmemory.v1." + name
+    for name in (
+        "MemoryService/UpsertMemory",
+        "MemoryService/UpdateMemory",
+        "MemoryService/PinMemory",
+        "MemoryService/DeleteMemory",
+        "MemoryService/Memorize",
+        "MemoryService/RecordLearning",
+        "MemoryService/UpdateAgentSettings",
+        "MemoryService/ExtractMemories",
+        "MemoryService/RecordRunSession",
+        "MemoryService/ResetActiveSession",
+        "BlockService/WriteBlock",
+        "BlockService/DeleteBlock",
+        "DecisionService/RegisterCardType",
+        "DecisionService/RecordDecision",
+        "DecisionService/ResolveDecision",
+        "DecisionService/RecordReexamination",
+    )
+)
+
+
+def all_methods() -> set[str]:
+    return {
+        f"/{service.full_name}/{method.name}"
+        for module in SERVICE_MODULES
+        for service in module.DESCRIPTOR.services_by_name.values()
+        for method in service.methods
+    }
+
+
+def test_every_rpc_is_either_a_write_or_a_read_that_stores_nothing() -> None:
+    methods = all_methods()
+    assert methods >= NOT_STORING, f"not an RPC: {sorted(NOT_STORING - methods)}"
+    assert methods >= WRITES, f"not an RPC: {sorted(WRITES - methods)}"
+    assert not NOT_STORING & WRITES
+    unplaced = methods - NOT_STORING - WRITES
+    assert not unplaced, f"say whether these store their request: {sorted(unplaced)}"
+    assert all(stores_request(m) for m in WRITES)
+    assert not any(stores_request(m) for m in NOT_STORING)
+
+
+def test_an_rpc_no_table_names_is_scanned() -> None:
+    assert stores_request("/agentmemory.v1.MemoryService/SomethingNew")
+    request = memory_service_pb2.RecordLearningRequest(content=f"token {GITHUB_TOKEN}")
+    with pytest.raises(InvalidArgument) as info:
+        asyncio.run(refuse_stored_secrets("/agentmemory.v1.MemoryService/SomethingNew", request))
+    assert info.value.reason == "SECRET_IN_VALUE"
+
+
+def test_the_fields_spared_refusal_are_few_real_string_fields_of_writes() -> None:
+    assert len(NOT_REFUSED) <= 3
+    pool = descriptor_pool.Default()
+    for name, why in NOT_REFUSED.items():
+        field = pool.FindFieldByName(name)
+        assert field.type == FieldDescriptor.TYPE_STRING
+        assert why
+    assert set(NOT_REFUSED) == {"agentmemory.v1.ExtractMemoriesRequest.transcript"}
+
+
+def memorize_request() -> memory_service_pb2.MemorizeRequest:
+    return memory_service_pb2.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(workspace_id="ws"),
+        content="the fact",
+        tags=["deploy", "ops"],
+        memory_key="mk",
+        metadata={"note": "n", "deep": {"list": ["x", 2, {"leaf": "y"}]}, "count": 3},
+        groundings=[memory_pb2.Grounding(quote="q", provider_message_id="pm", metadata={"g": "h"})],
+        conversation=memory_pb2.Conversation(
+            provider="anthropic",
+            conversation_id="conv",
+            messages=[
+                memory_pb2.ConversationMessage(role="user", content="hi", provider_message_id="m0")
+            ],
+        ),
+    )
+
+
+def test_every_string_of_a_request_is_found_with_its_path() -> None:
+    assert list(stored_texts(memorize_request())) == [
+        ("owner.workspace_id", "ws"),
+        ("content", "the fact"),
+        ("tags[0]", "deploy"),
+        ("tags[1]", "ops"),
+        ("memory_key", "mk"),
+        ("metadata.fields", "count"),
+        ("metadata.fields", "deep"),
+        ('metadata.fields["deep"].fields', "list"),
+        ('metadata.fields["deep"].fields["list"].values[0]', "x"),
+        ('metadata.fields["deep"].fields["list"].values[2].fields', "leaf"),
+        ('metadata.fields["deep"].fields["list"].values[2].fields["leaf"]', '"leaf": "y"'),
+        ("metadata.fields", "note"),
+        ('metadata.fields["note"]', '"note": "n"'),
+        ("groundings[0].provider_message_id", "pm"),
+        ("groundings[0].quote", "q"),
+        ("groundings[0].metadata.fields", "g"),
+        ('groundings[0].metadata.fields["g"]', '"g": "h"'),
+        ("conversation.provider", "anthropic"),
+        ("conversation.conversation_id", "conv"),
+        ("conversation.messages[0].role", "user"),
+        ("conversation.messages[0].content", "hi"),
+        ("conversation.messages[0].provider_message_id", "m0"),
+    ]
+
+
+def test_a_oneof_gives_its_set_member_and_the_transcript_is_spared() -> None:
+    request = memory_service_pb2.ExtractMemoriesRequest(
+        agent_id="a", workspace_id="w", chain_id="c", transcript="t", queued=True
+    )
+    assert list(stored_texts(request)) == [
+        ("agent_id", "a"),
+        ("workspace_id", "w"),
+        ("chain_id", "c"),
+    ]
+
+
+def test_nested_messages_of_other_services_are_walked() -> None:
+    decision = decision_service_pb2.RecordDecisionRequest(
+        decision=decision_pb2.Decision(
+            run_id="r", agent_id="a", card_type="t", action="WAIT", summary="s", result={"k": "v"}
+        )
+    )
+    assert list(stored_texts(decision)) == [
+        ("decision.run_id", "r"),
+        ("decision.agent_id", "a"),
+        ("decision.card_type", "t"),
+        ("decision.action", "WAIT"),
+        ("decision.summary", "s"),
+        ("decision.result.fields", "k"),
+        ('decision.result.fields["k"]', '"k": "v"'),
+    ]
+    card = decision_service_pb2.RegisterCardTypeRequest(
+        card_type=decision_pb2.CardType(name="n", actions=["HOLD"], decision_actions=["LONG"])
+    )
+    assert list(stored_texts(card)) == [
+        ("card_type.name", "n"),
+        ("card_type.actions[0]", "HOLD"),
+        ("card_type.decision_actions[0]", "LONG"),
+    ]
+
+
+def map_message() -> type[Message]:
+    """A message with the shapes no agentmemory request has yet: maps and bytes."""
+    string, optional, repeated = (
+        FieldDescriptor.TYPE_STRING,
+        FieldDescriptor.LABEL_OPTIONAL,
+        FieldDescriptor.LABEL_REPEATED,
+    )
+    f = descriptor_pb2.FileDescriptorProto(
+        name="stored_text_shapes.proto", package="shapes", syntax="proto3"
+    )
+    inner = f.message_type.add(name="Inner")
+    inner.field.add(name="note", number=1, type=string, label=optional)
+    outer = f.message_type.add(name="Outer")
+    labels = outer.nested_type.add(name="LabelsEntry")
+    labels.options.map_entry = True
+    labels.field.add(name="key", number=1, type=string, label=optional)
+    labels.field.add(name="value", number=2, type=string, label=optional)
+    inners = outer.nested_type.add(name="InnersEntry")
+    inners.options.map_entry = True
+    inners.field.add(name="key", number=1, type=FieldDescriptor.TYPE_INT32, label=optional)
+    inners.field.add(
+        name="value",
+        number=2,
+        type=FieldDescriptor.TYPE_MESSAGE,
+        label=optional,
+        type_name=".shapes.Inner",
+    )
+    outer.field.add(
+        name="labels",
+        number=1,
+        type=FieldDescriptor.TYPE_MESSAGE,
+        label=repeated,
+        type_name=".shapes.Outer.LabelsEntry",
+    )
+    outer.field.add(
+        name="inners",
+        number=2,
+        type=FieldDescriptor.TYPE_MESSAGE,
+        label=repeated,
+        type_name=".shapes.Outer.InnersEntry",
+    )
+    outer.field.add(name="blob", number=3, type=FieldDescriptor.TYPE_BYTES, label=optional)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shapes.Outer"))
+
+
+def test_map_keys_and_values_and_bytes_are_found() -> None:
+    message = map_message()()
+    message.labels["b"] = "second"  # type: ignore[attr-defined]
+    message.labels["a"] = "first"  # type: ignore[attr-defined]
+    message.inners[7].note = "inner"  # type: ignore[attr-defined]
+    message.blob = b"raw bytes"  # type: ignore[attr-defined]
+    assert list(stored_texts(message)) == [
+        ("labels", "a"),
+        ('labels["a"]', "first"),
+        ("labels", "b"),
+        ('labels["b"]', "second"),
+        ("inners[7].note", "inner"),
+        ("blob", "raw bytes"),
+    ]
+
+
+def refusal(method: str, request: Message) -> InvalidArgument:
+    with pytest.raises(InvalidArgument) as info:
+        asyncio.run(refuse_stored_secrets(method, request))
+    return info.value
+
+
+MEMORIZE = "/agentmemory.v1.MemoryService/Memorize"
+
+
+def secret_role(r: memory_service_pb2.MemorizeRequest) -> None:
+    r.conversation.messages[0].role = GITHUB_TOKEN
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda r: r.tags.append(GITHUB_TOKEN), "tags[2]"),
+        (secret_role, "conversation.messages[0].role"),
+        (lambda r: r.metadata.update({"note": f"key {AWS_KEY_ID}"}), 'metadata.fields["note"]'),
+        (
+            lambda r: r.metadata["deep"]["list"].append(GITHUB_TOKEN),
+            'metadata.fields["deep"].fields["list"].values[3]',
+        ),
+        (
+            lambda r: r.groundings[0].metadata.update({GITHUB_TOKEN: 1}),
+            "groundings[0].metadata.fields",
+        ),
+        (lambda r: r.metadata.update({GITHUB_TOKEN: "v"}), "metadata.fields"),
+    ],
+    ids=["tag", "role", "struct-value", "list-item", "grounding-struct-key", "struct-key"],
+)
+def test_a_secret_anywhere_is_refused_naming_the_field_never_the_secret(
+    change: Callable[[memory_service_pb2.MemorizeRequest], None], path: str
+) -> None:
+    request = memorize_request()
+    change(request)
+    error = refusal(MEMORIZE, request)
+    assert error.reason == "SECRET_IN_VALUE"
+    [violation] = error.violations
+    assert (violation.field, violation.reason) == (path, "SECRET_IN_VALUE")
+    for text in (error.message, violation.description, *error.metadata.values()):
+        assert GITHUB_TOKEN not in text
+        assert AWS_KEY_ID not in text
+
+
+def test_a_credential_named_by_its_struct_key_is_refused() -> None:
+    # The value alone is 40 characters of nothing in particular; beside its name it
+    # is an AWS secret key.
+    request = memorize_request()
+    request.metadata.update({"aws_secret_access_key": "abcdefghijabcdefghijabcdefghijabcdefghij"})
+    error = refusal(MEMORIZE, request)
+    assert error.violations[0].field == 'metadata.fields["aws_secret_access_key"]'
+
+
+def test_ordinary_writes_pass() -> None:
+    asyncio.run(refuse_stored_secrets(MEMORIZE, memorize_request()))
+
+
+def test_reads_are_not_refused_whatever_they_carry() -> None:
+    render = recall_service_pb2.RenderPromptRequest(
+        agent_id="a",
+        persona=f"you hold {GITHUB_TOKEN}",
+        user_message="where does the deploy key live?",
+        memory_policy=recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_AUTO),
+    )
+    asyncio.run(refuse_stored_secrets("/agentmemory.v1.RecallService/RenderPrompt", render))
+    recall = recall_service_pb2.RecallRequest(agent_id="a", query=f"token {GITHUB_TOKEN}")
+    asyncio.run(refuse_stored_secrets("/agentmemory.v1.RecallService/Recall", recall))
+    listing = memory_service_pb2.ListMemoriesRequest(
+        owner=memory_pb2.MemoryOwner(agent_id="a"), page_token="eyJsIjoiYWJjIiwicCI6WzEsMl19"
+    )
+    asyncio.run(refuse_stored_secrets("/agentmemory.v1.MemoryService/ListMemories", listing))
+
+
+def test_a_queued_transcript_with_a_secret_is_not_refused() -> None:
+    request = memory_service_pb2.ExtractMemoriesRequest(
+        agent_id="a", session_id="s", transcript=f"user: my token is {GITHUB_TOKEN}", queued=True
+    )
+    asyncio.run(refuse_stored_secrets("/agentmemory.v1.MemoryService/ExtractMemories", request))
+    request.session_id = GITHUB_TOKEN
+    error = refusal("/agentmemory.v1.MemoryService/ExtractMemories", request)
+    assert error.violations[0].field == "session_id"
