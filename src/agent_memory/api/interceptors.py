@@ -12,6 +12,7 @@ import grpc
 from google.protobuf.message import Message
 
 from agent_memory.api.errors import plain_status, to_status
+from agent_memory.api.request_checks import checked, decoding
 from agent_memory.api.roles import authorize
 from agent_memory.api.stored_text import refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
@@ -108,7 +109,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         codecs = {
-            "request_deserializer": handler.request_deserializer,
+            # A request that does not decode reaches the behaviour as a marker that
+            # ``checked`` refuses, instead of failing inside gRPC.
+            "request_deserializer": decoding(handler.request_deserializer, method),
             "response_serializer": handler.response_serializer,
         }
         if handler.unary_unary is not None:
@@ -139,6 +142,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 await self._caller(context)
                 authorize(current_principal(), method)
+                request = checked(request)
                 request = await _scanned(method, request)
                 result = behaviour(request, context)
                 if inspect.isawaitable(result):
@@ -158,6 +162,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 await self._caller(context)
                 authorize(current_principal(), method)
+                request = checked(request)
                 request = await _scanned(method, request)
                 async for item in behaviour(request, context):
                     yield item
