@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import text_violations
+from agent_memory.domain.memory import identifier_violations
 
 AGENT_ID_MAX_CHARS = 255
 
@@ -157,7 +157,7 @@ def agent_id_violations(scope: BlockScope | None, agent_id: str) -> list[FieldVi
         return [FieldViolation("agent_id", "is required for SCOPE_AGENT", "REQUIRED")]
     if not agent_id:
         return []
-    return text_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
+    return identifier_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
 
 
 def content_violations(
@@ -221,7 +221,7 @@ def list_filter(scope_filter: ScopeFilter | None, agent_id: str) -> ScopeFilter:
             FieldViolation("agent_id", "must be empty for BLOCK_SCOPE_FILTER_USER", "NOT_ALLOWED")
         )
     elif agent_id:
-        violations += text_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
+        violations += identifier_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
     check(violations)
     if scope_filter is None:
         raise AssertionError  # unreachable: check() raised

@@ -18,7 +18,12 @@ from enum import StrEnum
 from typing import Any
 
 from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
-from agent_memory.domain.memory import json_violations, owner_violations, text_violations
+from agent_memory.domain.memory import (
+    identifier_violations,
+    json_violations,
+    owner_violations,
+    text_violations,
+)
 
 CARD_TYPE_NAME_MAX_CHARS = 64
 ACTION_MAX_CHARS = 32
@@ -229,7 +234,9 @@ def validate_decision(decision: NewDecision) -> str:
     Raises:
         InvalidArgument: a bad run id, agent id, card type name, action, summary or result.
     """
-    violations = text_violations("decision.run_id", decision.run_id, max_chars=RUN_ID_MAX_CHARS)
+    violations = identifier_violations(
+        "decision.run_id", decision.run_id, max_chars=RUN_ID_MAX_CHARS
+    )
     violations += owner_violations("decision.agent_id", decision.agent_id)
     violations += card_type_name_violations("decision.card_type", decision.card_type)
     violations += action_violations("decision.action", decision.action)
@@ -256,7 +263,7 @@ def validate_reexamination(item: NewReexamination) -> None:
     Raises:
         InvalidArgument: a bad run id, conviction score, notes or suggested action.
     """
-    violations = text_violations("run_id", item.run_id, max_chars=RUN_ID_MAX_CHARS)
+    violations = identifier_violations("run_id", item.run_id, max_chars=RUN_ID_MAX_CHARS)
     if not CONVICTION_MIN <= item.conviction_score <= CONVICTION_MAX:
         violations.append(
             FieldViolation(

@@ -15,6 +15,7 @@ from agent_memory.domain.memory import (
     KEY_MAX_CHARS,
     VALUE_MAX_CHARS,
     Grounding,
+    identifier_violations,
     json_violations,
     text_violations,
 )
@@ -88,7 +89,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     """
     violations = text_violations("content", raw.content, max_chars=VALUE_MAX_CHARS)
     if raw.memory_key:
-        violations += text_violations("memory_key", raw.memory_key, max_chars=KEY_MAX_CHARS)
+        violations += identifier_violations("memory_key", raw.memory_key, max_chars=KEY_MAX_CHARS)
     if raw.confidence is not None and not 0.0 <= raw.confidence <= 1.0:
         violations.append(
             FieldViolation(

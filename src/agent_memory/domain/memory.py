@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,12 @@ OWNER_ID_MAX_CHARS = 255
 IMPORTANCE_MIN = 0
 IMPORTANCE_MAX = 100
 LEARNING_KEY_PREFIX = "director:learning:"
+
+# What an identifier (a key, an agent, workspace or block owner id, a run id) must not
+# hold: C0 and C1 control characters (tab, line feed, carriage return, escape ...),
+# DEL, and the Unicode line and paragraph separators. Identifiers are rendered into
+# prompts, where a line break in a key would open a heading of its own.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class Scope(StrEnum):
@@ -271,6 +278,22 @@ def text_violations(
     return []
 
 
+def identifier_violations(
+    path: str, text: str, *, max_chars: int, min_chars: int = 1
+) -> list[FieldViolation]:
+    """:func:`text_violations`, and on one line without control characters."""
+    found = text_violations(path, text, max_chars=max_chars, min_chars=min_chars)
+    if not found and _CONTROL_CHARACTERS.search(text):
+        found.append(
+            FieldViolation(
+                path,
+                "must not contain control characters (tab, line breaks, U+2028, U+2029 ...)",
+                "INVALID_CHARACTER",
+            )
+        )
+    return found
+
+
 def json_violations(path: str, value: Any) -> list[FieldViolation]:
     """What in a JSON value (metadata, a result) PostgreSQL's jsonb cannot hold: NUL
     characters in keys or strings, NaN, infinities."""
@@ -293,7 +316,7 @@ def _unstorable(value: Any) -> str | None:
 
 
 def owner_violations(path: str, owner_id: str) -> list[FieldViolation]:
-    return text_violations(path, owner_id, max_chars=OWNER_ID_MAX_CHARS)
+    return identifier_violations(path, owner_id, max_chars=OWNER_ID_MAX_CHARS)
 
 
 def importance_violations(path: str, importance: int) -> list[FieldViolation]:
@@ -309,7 +332,7 @@ def importance_violations(path: str, importance: int) -> list[FieldViolation]:
 
 
 def validate_new_memory(*, key: str, value: str, importance: int | None, prefix: str = "") -> None:
-    violations = text_violations(f"{prefix}key", key, max_chars=KEY_MAX_CHARS)
+    violations = identifier_violations(f"{prefix}key", key, max_chars=KEY_MAX_CHARS)
     violations += text_violations(f"{prefix}value", value, max_chars=VALUE_MAX_CHARS)
     if importance is not None:
         violations += importance_violations(f"{prefix}importance", importance)
@@ -319,7 +342,7 @@ def validate_new_memory(*, key: str, value: str, importance: int | None, prefix:
 def validate_patch(patch: MemoryPatch, *, prefix: str = "memory.") -> None:
     violations: list[FieldViolation] = []
     if patch.key is not None:
-        violations += text_violations(f"{prefix}key", patch.key, max_chars=KEY_MAX_CHARS)
+        violations += identifier_violations(f"{prefix}key", patch.key, max_chars=KEY_MAX_CHARS)
     if patch.value is not None:
         violations += text_violations(f"{prefix}value", patch.value, max_chars=VALUE_MAX_CHARS)
     if patch.importance is not None:

@@ -6,6 +6,7 @@ prompt caches keep hitting. Every section carries a stable name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +27,13 @@ _TITLES = {
     WORKSPACE_MEMORY: "## Workspace Memory",
     RECENT_DECISIONS: "## Recent Decisions",
 }
+
+
+# Stored text must not open a section of its own: a line that markdown reads as a
+# heading (``#`` at its start, or a setext underline of ``=`` or ``-``) gets a
+# backslash in front, and the reminder tags inside a reminder are spelled as text.
+_HEADING_LINE = re.compile(r"^([ \t]{0,3})(#|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+_REMINDER_TAG = re.compile(r"<(\s*/?\s*system-reminder)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,7 @@ class Rendered:
 
 
 def _memory_lines(rows: MemoryRows) -> str:
-    lines = [f"- **{m.key}**: {_one_line(m.value)}" for m in rows.rows]
+    lines = [f"- **{_one_line(m.key)}**: {_one_line(m.value)}" for m in rows.rows]
     if rows.left_out:
         noun = "memory" if rows.left_out == 1 else "memories"
         lines.append(f"_({rows.left_out} more {noun} not shown)_")
@@ -66,6 +74,12 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _no_headings(text: str) -> str:
+    """Multi-line stored text (a core block) with no line that reads as a heading.
+    Every line break (``\\r``, ``\\u2028`` ...) becomes ``\\n``, so none hides one."""
+    return _HEADING_LINE.sub(r"\1\\\2", "\n".join(text.splitlines()))
+
+
 def _titled(name: str, body: str) -> Section:
     return Section(name, f"{_TITLES[name]}\n{body.strip()}")
 
@@ -74,9 +88,9 @@ def memory_sections(data: RenderInput) -> list[Section]:
     """Every memory section that has something to say, in prompt order."""
     sections: list[Section] = []
     if data.user_core and data.user_core.strip():
-        sections.append(_titled(USER_CORE, data.user_core))
+        sections.append(_titled(USER_CORE, _no_headings(data.user_core.strip())))
     if data.agent_core and data.agent_core.strip():
-        sections.append(_titled(AGENT_CORE, data.agent_core))
+        sections.append(_titled(AGENT_CORE, _no_headings(data.agent_core.strip())))
     if data.agent_memory is not None and data.agent_memory.rows:
         sections.append(_titled(AGENT_MEMORY, _memory_lines(data.agent_memory)))
     if data.workspace_memory is not None and data.workspace_memory.rows:
@@ -94,9 +108,14 @@ def reminder(match: RecallMatch) -> str:
         where += f", line {match.line_number}"
     return (
         "<system-reminder>\n"
-        f"Possibly relevant ({where}, score {match.score:.2f}): {_one_line(match.content)}\n"
+        f"Possibly relevant ({where}, score {match.score:.2f}): {_inert(match.content)}\n"
         "</system-reminder>"
     )
+
+
+def _inert(text: str) -> str:
+    """One line in which no reminder tag opens or closes a reminder."""
+    return _REMINDER_TAG.sub(r"&lt;\1", _one_line(text))
 
 
 def render(data: RenderInput) -> Rendered:
