@@ -8,11 +8,12 @@ never a traceback in the log, never a half-applied write.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
 
+from agent_memory.config import Settings
 from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
@@ -24,7 +25,7 @@ from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import decision_service_pb2 as decision_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
-from tests.support import Client, ErrorDetails, error_details
+from tests.support import Client, ErrorDetails, ServerThread, error_details
 
 TIMEOUT = 10.0
 AGENT = memory_pb2.MemoryOwner(agent_id="probed")
@@ -346,3 +347,196 @@ def test_an_archival_line_cannot_close_its_reminder(client: Client) -> None:
     assert reminders[0].count("</system-reminder>") == 1
     assert reminders[0].endswith("</system-reminder>")
     assert "&lt;/system-reminder>" in reminders[0]
+
+
+# --- listings larger than a gRPC message ----------------------------------------------
+
+MESSAGE_LIMIT = Settings().max_message_bytes
+WIDE = "\U0001f600" * 2000  # 2000 characters, 8000 bytes: the largest value there is
+
+
+def test_a_listing_of_large_rows_is_cut_by_bytes_and_pages_hand_on_every_row_once(
+    client: Client,
+) -> None:
+    quotes = [memory_pb2.Grounding(message_position=0, quote=WIDE)] * 100
+    keys = [f"wide-{i}" for i in range(6)]  # ~800 KB each: 4.8 MB in all
+    for key in keys:
+        client.call(
+            client.memory.Memorize,
+            memory_pb.MemorizeRequest(owner=AGENT, content=WIDE, memory_key=key, groundings=quotes),
+            timeout=TIMEOUT,
+        )
+    seen: list[str] = []
+    token, pages = "", 0
+    while True:
+        page = client.call(
+            client.memory.ListMemories,
+            memory_pb.ListMemoriesRequest(owner=AGENT, page_size=1000, page_token=token),
+            timeout=TIMEOUT,
+        )
+        pages += 1
+        assert page.ByteSize() < MESSAGE_LIMIT // 2 + 1_000_000
+        seen += [m.key for m in page.memories]
+        token = page.next_page_token
+        if not token:
+            break
+    assert sorted(seen) == keys
+    assert pages > 1
+
+
+def test_audit_events_larger_than_a_message_are_paged_by_bytes(client: Client) -> None:
+    values = [WIDE, WIDE[:-1] + "x"]
+    created = client.call(
+        client.memory.UpsertMemory,
+        memory_pb.UpsertMemoryRequest(owner=AGENT, key="churn", value=values[0]),
+        timeout=TIMEOUT,
+    ).memory
+    updates = 300  # an event holds the row before and after: ~16 KB each, 4.8 MB in all
+    for i in range(updates):
+        client.call(
+            client.memory.UpsertMemory,
+            memory_pb.UpsertMemoryRequest(owner=AGENT, key="churn", value=values[(i + 1) % 2]),
+            timeout=TIMEOUT,
+        )
+    ids: list[str] = []
+    token, pages = "", 0
+    while True:
+        page = client.call(
+            client.memory.ListMemoryEvents,
+            memory_pb.ListMemoryEventsRequest(
+                memory_id=created.id, page_size=1000, page_token=token
+            ),
+            timeout=TIMEOUT,
+        )
+        pages += 1
+        ids += [e.id for e in page.events]
+        token = page.next_page_token
+        if not token:
+            break
+    assert len(ids) == len(set(ids)) == updates + 1
+    assert pages == 3
+
+
+@pytest.fixture(scope="module")
+def roomy(database_url: str) -> Iterator[ServerThread]:
+    """A server whose core blocks hold 100,000 characters (400 KB) and keep every version."""
+    settings = Settings(core_max_chars=100_000, core_max_entries=1000, block_versions_kept=1000)
+    with ServerThread(database_url, settings=settings) as running:
+        yield running
+
+
+ROOMY_CORE = WIDE * 50  # 400 KB
+
+
+def test_block_versions_larger_than_a_message_are_paged_by_bytes(roomy: ServerThread) -> None:
+    with roomy.client() as client:
+        at = None
+        writes = 12  # 4.8 MB in all
+        for i in range(writes):
+            request = block_pb.WriteBlockRequest(
+                label=block_pb2.BLOCK_LABEL_CORE,
+                scope=memory_pb2.SCOPE_USER,
+                content=ROOMY_CORE[: -1 - i % 2],
+                expected_updated_at=at,
+            )
+            at = client.call(client.blocks.WriteBlock, request, timeout=TIMEOUT).block.updated_at
+        versions: list[int] = []
+        token, pages = "", 0
+        while True:
+            page = client.call(
+                client.blocks.ListBlockVersions,
+                block_pb.ListBlockVersionsRequest(
+                    label=block_pb2.BLOCK_LABEL_CORE,
+                    scope=memory_pb2.SCOPE_USER,
+                    page_size=1000,
+                    page_token=token,
+                ),
+                timeout=TIMEOUT,
+            )
+            pages += 1
+            versions += [v.version for v in page.versions]
+            token = page.next_page_token
+            if not token:
+                break
+        assert versions == list(range(writes, 0, -1))
+        assert pages == 3
+
+
+def test_a_block_listing_larger_than_a_message_is_refused_with_advice(
+    roomy: ServerThread,
+) -> None:
+    with roomy.client() as client:
+        for i in range(12):  # 4.8 MB in all
+            client.call(
+                client.blocks.WriteBlock,
+                block_pb.WriteBlockRequest(
+                    label=block_pb2.BLOCK_LABEL_CORE,
+                    scope=memory_pb2.SCOPE_AGENT,
+                    agent_id=f"agent-{i}",
+                    content=ROOMY_CORE,
+                ),
+                timeout=TIMEOUT,
+            )
+        details = refused(
+            lambda: client.call(
+                client.blocks.ListBlocks, block_pb.ListBlocksRequest(), timeout=TIMEOUT
+            )
+        )
+        assert details.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert details.reason == "RESPONSE_TOO_LARGE"
+        assert "agent_id" in details.message
+        one = client.call(
+            client.blocks.ListBlocks,
+            block_pb.ListBlocksRequest(agent_id="agent-7"),
+            timeout=TIMEOUT,
+        )
+        assert [b.agent_id for b in one.blocks] == ["agent-7"]
+
+
+def test_recent_decisions_whose_results_overflow_a_message_are_refused_with_advice(
+    client: Client,
+) -> None:
+    decisions = decision_stub(client)
+    client.call(
+        decisions.RegisterCardType,
+        decision_pb.RegisterCardTypeRequest(
+            card_type=decision_pb2.CardType(name="trade", decision_actions=["WAIT"])
+        ),
+        timeout=TIMEOUT,
+    )
+    for i in range(25):  # 16,000 numbers: under 64 KiB as JSON, 176 KB as a Struct
+        decision = decision_pb2.Decision(
+            run_id=f"run-{i}", agent_id="a", card_type="trade", action="WAIT", summary="s"
+        )
+        decision.result.update({"series": [0] * 16_000})
+        client.call(
+            decisions.RecordDecision,
+            decision_pb.RecordDecisionRequest(decision=decision),
+            timeout=TIMEOUT,
+        )
+    request = decision_pb.ListRecentDecisionsRequest(agent_id="a", limit=50, include_result=True)
+    details = refused(lambda: client.call(decisions.ListRecentDecisions, request, timeout=TIMEOUT))
+    assert details.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert details.reason == "RESPONSE_TOO_LARGE"
+    assert "include_result" in details.message
+    compact = client.call(
+        decisions.ListRecentDecisions,
+        decision_pb.ListRecentDecisionsRequest(agent_id="a", limit=50),
+        timeout=TIMEOUT,
+    )
+    assert len(compact.decisions) == 25
+
+
+def test_the_most_learnings_of_the_largest_size_fit_in_one_response(client: Client) -> None:
+    for _ in range(100):
+        client.call(
+            client.memory.RecordLearning,
+            memory_pb.RecordLearningRequest(chain_agent_ids=["lead"], content=WIDE),
+            timeout=TIMEOUT,
+        )
+    listed = client.call(
+        client.memory.ListLearnings,
+        memory_pb.ListLearningsRequest(chain_agent_ids=["lead"], limit=100),
+        timeout=TIMEOUT,
+    )
+    assert len(listed.memories) == 100

@@ -6,8 +6,10 @@ import base64
 import json
 
 import pytest
+from google.protobuf import wrappers_pb2
 
-from agent_memory.domain.errors import InvalidArgument
+from agent_memory.api.convert import fitted_all, fitted_page
+from agent_memory.domain.errors import InvalidArgument, ResourceExhausted
 from agent_memory.domain.paging import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -16,6 +18,7 @@ from agent_memory.domain.paging import (
     encode_page_token,
     listing_fingerprint,
     page_size,
+    paged,
 )
 
 LISTING = listing_fingerprint("memories", "agent", "a")
@@ -176,3 +179,56 @@ def test_token_at_the_size_limit_is_read() -> None:
     token = encode_page_token(LISTING, position)
     assert len(token) <= MAX_TOKEN_CHARS
     assert decode_page_token(token, LISTING, arity=3) == position
+
+
+# --- pages cut short by the size of a response ----------------------------------------
+
+
+def test_a_page_read_with_one_row_more_knows_another_page_follows() -> None:
+    page = paged([1, 2, 3, 4], 3, LISTING, lambda n: [n])
+    assert page.items == [1, 2, 3]
+    assert decode_page_token(page.next_page_token, LISTING, arity=1) == [3]
+    last = paged([1, 2], 3, LISTING, lambda n: [n])
+    assert (last.items, last.next_page_token) == ([1, 2], "")
+
+
+def test_a_cut_page_resumes_right_after_its_last_row() -> None:
+    page = paged([1, 2, 3], 5, LISTING, lambda n: [n])
+    cut = page.cut(2)
+    assert cut.items == [1, 2]
+    assert decode_page_token(cut.next_page_token, LISTING, arity=1) == [2]
+    assert page.cut(3) is page
+
+
+def test_a_page_is_never_cut_to_nothing() -> None:
+    with pytest.raises(ValueError, match="at least one row"):
+        paged([1, 2], 5, LISTING, lambda n: [n]).cut(0)
+
+
+def test_a_response_takes_rows_up_to_its_byte_budget_and_hands_on_the_rest() -> None:
+    page = paged(["a" * 100] * 5, 10, LISTING, lambda s: [len(s)])
+    messages, token = fitted_page(page, lambda s: wrappers_pb2.StringValue(value=s), budget=250)
+    assert len(messages) == 2
+    assert decode_page_token(token, LISTING, arity=1) == [100]
+    everything, last = fitted_page(page, lambda s: wrappers_pb2.StringValue(value=s))
+    assert (len(everything), last) == (5, "")
+
+
+def test_a_row_larger_than_the_budget_is_still_sent_alone() -> None:
+    page = paged(["a" * 1000, "b"], 10, LISTING, lambda s: [s[0]])
+    messages, token = fitted_page(page, lambda s: wrappers_pb2.StringValue(value=s), budget=10)
+    assert [m.value for m in messages] == ["a" * 1000]
+    assert decode_page_token(token, LISTING, arity=1) == ["a"]
+
+
+def test_an_unpaged_listing_past_the_budget_is_refused_with_advice() -> None:
+    rows = ["x" * 100] * 3
+    assert len(fitted_all(rows, wrap, what="rows", advice="ask for less", budget=400)) == 3
+    with pytest.raises(ResourceExhausted) as error:
+        fitted_all(rows, wrap, what="rows", advice="ask for less", budget=200)
+    assert error.value.reason == "RESPONSE_TOO_LARGE"
+    assert error.value.message.endswith("ask for less")
+
+
+def wrap(text: str) -> wrappers_pb2.StringValue:
+    return wrappers_pb2.StringValue(value=text)

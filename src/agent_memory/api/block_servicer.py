@@ -5,6 +5,7 @@ from __future__ import annotations
 from grpc.aio import ServicerContext
 
 from agent_memory.api import block_convert as convert
+from agent_memory.api.convert import fitted_all, fitted_page
 from agent_memory.api.interceptors import current_principal
 from agent_memory.service.blocks import Blocks
 from agentmemory.v1 import block_service_pb2 as pb
@@ -29,7 +30,14 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         blocks = await self._blocks.list(
             current_principal(), scope_filter=scope_filter, agent_id=request.agent_id
         )
-        return pb.ListBlocksResponse(blocks=[convert.block_to_proto(b) for b in blocks])
+        return pb.ListBlocksResponse(
+            blocks=fitted_all(
+                blocks,
+                convert.block_to_proto,
+                what="blocks",
+                advice="narrow the listing with scope_filter or agent_id",
+            )
+        )
 
     async def WriteBlock(
         self, request: pb.WriteBlockRequest, context: ServicerContext
@@ -60,7 +68,5 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         page = await self._blocks.versions(
             current_principal(), key, size=request.page_size, token=request.page_token
         )
-        return pb.ListBlockVersionsResponse(
-            versions=[convert.version_to_proto(v) for v in page.items],
-            next_page_token=page.next_page_token,
-        )
+        versions, next_page_token = fitted_page(page, convert.version_to_proto)
+        return pb.ListBlockVersionsResponse(versions=versions, next_page_token=next_page_token)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
+from google.protobuf.message import Message
 
+from agent_memory.config import Settings
 from agent_memory.domain.active_sessions import ActiveSession, ActiveSessionStatus
 from agent_memory.domain.agents import AgentSettings
-from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.errors import FieldViolation, ResourceExhausted, check
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.memorize import Conversation, ConversationMessage, MemorizeInput
 from agent_memory.domain.memory import (
@@ -20,7 +23,18 @@ from agent_memory.domain.memory import (
     Owner,
     Scope,
 )
+from agent_memory.domain.paging import Page
 from agentmemory.v1 import memory_pb2, memory_service_pb2
+
+T = TypeVar("T")
+M = TypeVar("M", bound=Message)
+
+# The rows of one response come to at most this many bytes: a paged listing hands the
+# rest on with its next page token, an unpaged one that does not fit is refused. Half
+# the gRPC message limit's default (Settings.max_message_bytes), so a response of large
+# rows stays well under it.
+RESPONSE_MAX_BYTES = Settings.max_message_bytes // 2
+_REPEATED_OVERHEAD = 6  # the tag and length prefix of one element of a repeated field
 
 SCOPES_OUT = {
     Scope.AGENT: memory_pb2.SCOPE_AGENT,
@@ -37,6 +51,48 @@ _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
 
 # Paths of Memory that UpdateMemory may change (AIP-134).
 UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance")
+
+
+def fitted_page(
+    page: Page[T], to_proto: Callable[[T], M], *, budget: int = RESPONSE_MAX_BYTES
+) -> tuple[list[M], str]:
+    """The page's rows as messages, as many as fit in ``budget`` bytes (always the first),
+    and the token that continues right after the last one sent."""
+    messages: list[M] = []
+    used = 0
+    for item in page.items:
+        message = to_proto(item)
+        used += message.ByteSize() + _REPEATED_OVERHEAD
+        if messages and used > budget:
+            return messages, page.cut(len(messages)).next_page_token
+        messages.append(message)
+    return messages, page.next_page_token
+
+
+def fitted_all(
+    items: Sequence[T],
+    to_proto: Callable[[T], M],
+    *,
+    what: str,
+    advice: str,
+    budget: int = RESPONSE_MAX_BYTES,
+) -> list[M]:
+    """Every row as a message, for a listing without pages.
+
+    Raises:
+        ResourceExhausted: together they come to more than ``budget`` bytes (reason
+            ``RESPONSE_TOO_LARGE``); ``advice`` says how to ask for less.
+    """
+    messages = [to_proto(item) for item in items]
+    size = sum(m.ByteSize() + _REPEATED_OVERHEAD for m in messages)
+    if size > budget:
+        raise ResourceExhausted(
+            f"the {len(messages)} {what} come to {size} bytes, more than one response "
+            f"holds ({budget}); {advice}",
+            reason="RESPONSE_TOO_LARGE",
+            metadata={"size_bytes": str(size), "max_bytes": str(budget)},
+        )
+    return messages
 
 
 def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:

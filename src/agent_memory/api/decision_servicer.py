@@ -5,7 +5,7 @@ from __future__ import annotations
 from grpc.aio import ServicerContext
 
 from agent_memory.api import decision_convert as convert
-from agent_memory.api.convert import timestamp
+from agent_memory.api.convert import fitted_all, timestamp
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.decisions import parse_decision_id
 from agent_memory.service.decisions import Decisions
@@ -56,7 +56,12 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
             card_type=request.card_type,
         )
         return pb.ListRecentDecisionsResponse(
-            decisions=[convert.decision_to_proto(d) for d in review.decisions],
+            decisions=fitted_all(
+                review.decisions,
+                convert.decision_to_proto,
+                what="decisions",
+                advice="ask for fewer with limit, or leave out include_result",
+            ),
             as_of=timestamp(review.as_of),
         )
 
@@ -87,5 +92,10 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
             current_principal(), parse_decision_id("parent_decision_id", request.parent_decision_id)
         )
         return pb.ListReexaminationsResponse(
-            reexaminations=[convert.reexamination_to_proto(r) for r in items]
+            reexaminations=fitted_all(
+                items,
+                convert.reexamination_to_proto,
+                what="re-examinations",
+                advice="a decision's re-examinations are listed in one response",
+            )
         )

@@ -58,10 +58,8 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             size=request.page_size,
             token=request.page_token,
         )
-        return pb.ListMemoriesResponse(
-            memories=[convert.memory_to_proto(m) for m in page.items],
-            next_page_token=page.next_page_token,
-        )
+        memories, next_page_token = convert.fitted_page(page, convert.memory_to_proto)
+        return pb.ListMemoriesResponse(memories=memories, next_page_token=next_page_token)
 
     async def UpdateMemory(
         self, request: pb.UpdateMemoryRequest, context: ServicerContext
@@ -122,7 +120,14 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             chain_agent_ids=list(request.chain_agent_ids),
             limit=request.limit,
         )
-        return pb.ListLearningsResponse(memories=[convert.memory_to_proto(m) for m in memories])
+        return pb.ListLearningsResponse(
+            memories=convert.fitted_all(
+                memories,
+                convert.memory_to_proto,
+                what="learnings",
+                advice="ask for fewer with limit",
+            )
+        )
 
     async def ListMemoryEvents(
         self, request: pb.ListMemoryEventsRequest, context: ServicerContext
@@ -133,10 +138,8 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             size=request.page_size,
             token=request.page_token,
         )
-        return pb.ListMemoryEventsResponse(
-            events=[convert.event_to_proto(e) for e in page.items],
-            next_page_token=page.next_page_token,
-        )
+        events, next_page_token = convert.fitted_page(page, convert.event_to_proto)
+        return pb.ListMemoryEventsResponse(events=events, next_page_token=next_page_token)
 
     async def ExtractMemories(
         self, request: pb.ExtractMemoriesRequest, context: ServicerContext

@@ -3,6 +3,10 @@
 A token remembers where the previous page stopped (the sort key of its last
 row) and which listing it belongs to, so a token from one listing is refused
 by another instead of silently skipping rows.
+
+A page can be cut shorter than it was read (a response has a size limit): every
+page knows the token that continues right after any of its rows, so the rows cut
+off come first on the next page and every row is still listed exactly once.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, NoReturn, TypeVar
 
@@ -22,13 +26,39 @@ MAX_PAGE_SIZE = 1000
 MAX_TOKEN_CHARS = 2048
 
 T = TypeVar("T")
-Position = list[str | int | bool | float | None]
+Scalar = str | int | bool | float | None
+Position = list[Scalar]
 
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
     items: list[T]
     next_page_token: str
+    # The token that continues the listing right after a given row of this page.
+    resume_after: Callable[[T], str] | None = None
+
+    def cut(self, count: int) -> Page[T]:
+        """The first ``count`` rows, with the token that continues after the last of them."""
+        if count >= len(self.items):
+            return self
+        if count < 1 or self.resume_after is None:
+            raise ValueError("a page is cut after at least one row, by a listing that resumes")
+        kept = self.items[:count]
+        return Page(kept, self.resume_after(kept[-1]), self.resume_after)
+
+
+def paged(
+    rows: list[T], limit: int, listing: str, position: Callable[[T], Sequence[Scalar]]
+) -> Page[T]:
+    """The page of ``rows`` (read with one row more than ``limit``, to know whether
+    another page follows), resuming after a row at its ``position`` in ``listing``."""
+
+    def resume_after(row: T) -> str:
+        return encode_page_token(listing, position(row))
+
+    items = rows[:limit]
+    next_token = resume_after(items[-1]) if len(rows) > limit else ""
+    return Page(items, next_token, resume_after)
 
 
 def page_size(
@@ -46,7 +76,7 @@ def listing_fingerprint(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
-def encode_page_token(listing: str, position: Sequence[str | int | bool | float | None]) -> str:
+def encode_page_token(listing: str, position: Sequence[Scalar]) -> str:
     payload = json.dumps({"l": listing, "p": list(position)}, separators=(",", ":"))
     return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
 

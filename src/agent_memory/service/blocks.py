@@ -23,9 +23,9 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.paging import (
     Page,
     decode_page_token,
-    encode_page_token,
     listing_fingerprint,
     page_size,
+    paged,
     refuse_page_token,
 )
 from agent_memory.embed import Embedder, EmbeddingError, usable
@@ -168,11 +168,7 @@ class Blocks:
             rows = await tx.blocks.versions(key, before=before, limit=limit + 1)
         if rows is None:
             raise _not_found(key)
-        items = rows[:limit]
-        next_token = ""
-        if len(rows) > limit:
-            next_token = encode_page_token(listing, [items[-1].version])
-        return Page(items=items, next_page_token=next_token)
+        return paged(rows, limit, listing, lambda v: [v.version])
 
 
 def _describe(exc: Exception) -> str:

@@ -46,9 +46,9 @@ from agent_memory.domain.memory import (
 from agent_memory.domain.paging import (
     Page,
     decode_page_token,
-    encode_page_token,
     listing_fingerprint,
     page_size,
+    paged,
     refuse_page_token,
 )
 from agent_memory.store.repositories import MemoryRepository, Store
@@ -208,11 +208,7 @@ class Memories:
                 refuse_page_token()
         async with self._store.connection(principal) as tx:
             rows = await tx.memories.list_page(owner, after=after, limit=limit + 1)
-        items = rows[:limit]
-        next_token = ""
-        if len(rows) > limit:
-            next_token = encode_page_token(listing, position_to_token(listing_position(items[-1])))
-        return Page(items=items, next_page_token=next_token)
+        return paged(rows, limit, listing, lambda m: position_to_token(listing_position(m)))
 
     async def update(
         self,
@@ -299,12 +295,7 @@ class Memories:
             rows = await tx.events.list_page(memory_id, after=after, limit=limit + 1)
             if not rows and after is None and await tx.memories.get(memory_id) is None:
                 raise _not_found(memory_id)
-        items = rows[:limit]
-        next_token = ""
-        if len(rows) > limit:
-            last = items[-1]
-            next_token = encode_page_token(listing, [last.occurred_at.isoformat(), str(last.id)])
-        return Page(items=items, next_page_token=next_token)
+        return paged(rows, limit, listing, lambda e: [e.occurred_at.isoformat(), str(e.id)])
 
 
 async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Written:
