@@ -223,8 +223,55 @@ def test_bad_grounding_positions_are_refused_and_nothing_is_written(
         (pb.MemorizeRequest(owner=AGENT, content="c" * 2001), "content"),
         (pb.MemorizeRequest(content="c"), "owner"),
         (pb.MemorizeRequest(owner=AGENT, content="c", memory_key="k" * 256), "memory_key"),
+        (
+            pb.MemorizeRequest(
+                owner=AGENT,
+                content="c",
+                conversation=memory_pb2.Conversation(
+                    conversation_id="c",
+                    messages=[memory_pb2.ConversationMessage(role="r" * 65, content="hi")],
+                ),
+            ),
+            "conversation.messages[0].role",
+        ),
+        (
+            pb.MemorizeRequest(
+                owner=AGENT,
+                content="c",
+                conversation=memory_pb2.Conversation(
+                    conversation_id="c",
+                    messages=[
+                        memory_pb2.ConversationMessage(
+                            role="user", content="hi", provider_message_id="m" * 256
+                        )
+                    ],
+                ),
+            ),
+            "conversation.messages[0].provider_message_id",
+        ),
+        (
+            pb.MemorizeRequest(owner=AGENT, content="c", metadata={"note": "n" * 65_536}),
+            "metadata",
+        ),
+        (
+            pb.MemorizeRequest(
+                owner=AGENT,
+                content="c",
+                groundings=[grounding(metadata={"note": "n" * 65_536})],
+            ),
+            "groundings[0].metadata",
+        ),
     ],
-    ids=["empty-content", "long-content", "no-owner", "long-key"],
+    ids=[
+        "empty-content",
+        "long-content",
+        "no-owner",
+        "long-key",
+        "long-role",
+        "long-message-id",
+        "large-metadata",
+        "large-grounding-metadata",
+    ],
 )
 def test_malformed_memorize_is_invalid(
     client: Client, request_: pb.MemorizeRequest, field: str

@@ -26,6 +26,9 @@ MAX_TAGS = 32
 MAX_GROUNDINGS = 100
 CONVERSATION_ID_MAX_CHARS = 255
 MAX_MESSAGES = 10_000
+ROLE_MAX_CHARS = 64
+MESSAGE_ID_MAX_CHARS = 255
+METADATA_MAX_BYTES = 64 * 1024
 DEFAULT_PROVIDER = "unknown"
 MEMORIZE_KEY_PREFIX = "memorize:"
 
@@ -104,7 +107,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         violations.append(
             FieldViolation("groundings", f"at most {MAX_GROUNDINGS} groundings", "TOO_MANY")
         )
-    violations += json_violations("metadata", raw.metadata)
+    violations += metadata_violations("metadata", raw.metadata)
     for i, g in enumerate(raw.groundings):
         violations += _grounding_violations(f"groundings[{i}]", g)
     if raw.conversation is not None:
@@ -148,7 +151,7 @@ def _grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
         found.append(
             FieldViolation(f"{path}.quote", "must not contain NUL characters", "INVALID_CHARACTER")
         )
-    found += json_violations(f"{path}.metadata", g.metadata)
+    found += metadata_violations(f"{path}.metadata", g.metadata)
     return found
 
 
@@ -162,15 +165,39 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
             FieldViolation("conversation.messages", f"at most {MAX_MESSAGES} messages", "TOO_MANY")
         )
     for i, m in enumerate(c.messages):
-        for name in ("role", "content", "provider_message_id"):
-            if "\x00" in getattr(m, name):
-                found.append(
-                    FieldViolation(
-                        f"conversation.messages[{i}].{name}",
-                        "must not contain NUL characters",
-                        "INVALID_CHARACTER",
-                    )
+        path = f"conversation.messages[{i}]"
+        found += identifier_violations(
+            f"{path}.role", m.role, max_chars=ROLE_MAX_CHARS, min_chars=0
+        )
+        found += identifier_violations(
+            f"{path}.provider_message_id",
+            m.provider_message_id,
+            max_chars=MESSAGE_ID_MAX_CHARS,
+            min_chars=0,
+        )
+        if "\x00" in m.content:
+            found.append(
+                FieldViolation(
+                    f"{path}.content", "must not contain NUL characters", "INVALID_CHARACTER"
                 )
+            )
+    return found
+
+
+def metadata_violations(path: str, metadata: Mapping[str, Any]) -> list[FieldViolation]:
+    """What jsonb cannot hold, and at most :data:`METADATA_MAX_BYTES` as JSON."""
+    found = json_violations(path, metadata)
+    if found:
+        return found
+    size = len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > METADATA_MAX_BYTES:
+        found.append(
+            FieldViolation(
+                path,
+                f"must be at most {METADATA_MAX_BYTES} bytes as JSON (got {size})",
+                "TOO_LARGE",
+            )
+        )
     return found
 
 
