@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agent_memory.config import Settings, SettingsError
 from agent_memory.domain.errors import ServiceError
+from agent_memory.domain.identity import Role
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--tenant", required=True)
     create.add_argument("--user", required=True)
     create.add_argument("--name", default="", help="a label to recognise the key by")
+    create.add_argument(
+        "--role",
+        choices=[r.value for r in Role],
+        default=Role.ORCHESTRATOR.value,
+        help="reader: read RPCs only; editor: also writes MANUAL memories and blocks "
+        "(people using the memory panel); orchestrator: everything (default)",
+    )
     database_options(create)
     listing = key_commands.add_parser("list", help="list keys (never their secrets)")
     listing.add_argument("--tenant", help="only this tenant's keys")
@@ -136,20 +144,22 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
         db = Database(url, pool_size=1)
         keys = ApiKeys(db)
         if args.keys_command == "create":
-            new = await keys.create(tenant_id=args.tenant, user_id=args.user, name=args.name)
+            new = await keys.create(
+                tenant_id=args.tenant, user_id=args.user, name=args.name, role=Role(args.role)
+            )
             print(
-                f"created key {new.info.key_id} for tenant {new.info.tenant_id!r} "
-                f"user {new.info.user_id!r}; it is shown only now:"
+                f"created {new.info.role} key {new.info.key_id} for tenant "
+                f"{new.info.tenant_id!r} user {new.info.user_id!r}; it is shown only now:"
             )
             print(new.key)
             return 0
         if args.keys_command == "list":
             rows = await keys.list(tenant_id=args.tenant)
-            print(f"{'KEY ID':<18} {'TENANT':<20} {'USER':<20} {'CREATED':<26} STATUS")
+            print(f"{'KEY ID':<18} {'TENANT':<20} {'USER':<20} {'ROLE':<13} {'CREATED':<26} STATUS")
             for k in rows:
                 status = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
                 print(
-                    f"{k.key_id:<18} {k.tenant_id:<20} {k.user_id:<20} "
+                    f"{k.key_id:<18} {k.tenant_id:<20} {k.user_id:<20} {k.role:<13} "
                     f"{k.created_at:%Y-%m-%d %H:%M:%S%z}       {status}"
                 )
             return 0
