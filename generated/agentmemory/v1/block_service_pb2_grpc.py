@@ -28,6 +28,9 @@ if _version_not_supported:
 class BlockServiceStub:
     """Full-replacement memory blocks of the authenticated user (SCOPE_USER) or
     of the user plus one agent (SCOPE_AGENT).
+
+    Roles (see MemoryService): reads need a reader key; WriteBlock and
+    DeleteBlock an editor key.
     """
 
     def __init__(self, channel):
@@ -66,6 +69,9 @@ class BlockServiceStub:
 class BlockServiceServicer:
     """Full-replacement memory blocks of the authenticated user (SCOPE_USER) or
     of the user plus one agent (SCOPE_AGENT).
+
+    Roles (see MemoryService): reads need a reader key; WriteBlock and
+    DeleteBlock an editor key.
     """
 
     def GetBlock(self, request, context):
@@ -162,6 +168,9 @@ def add_BlockServiceServicer_to_server(servicer, server):
 class BlockService:
     """Full-replacement memory blocks of the authenticated user (SCOPE_USER) or
     of the user plus one agent (SCOPE_AGENT).
+
+    Roles (see MemoryService): reads need a reader key; WriteBlock and
+    DeleteBlock an editor key.
     """
 
     @staticmethod

@@ -34,6 +34,10 @@ class DecisionServiceStub:
     runs in unauthenticated local mode. Ids from another tenant are NOT_FOUND.
     Errors carry google.rpc.Status details: BadRequest field violations for
     INVALID_ARGUMENT and one ErrorInfo with a stable reason.
+
+    Roles (see MemoryService): GetDecision, ListRecentDecisions and
+    ListReexaminations need a reader key; registering card types and
+    recording, resolving or re-examining decisions an orchestrator key.
     """
 
     def __init__(self, channel):
@@ -88,6 +92,10 @@ class DecisionServiceServicer:
     runs in unauthenticated local mode. Ids from another tenant are NOT_FOUND.
     Errors carry google.rpc.Status details: BadRequest field violations for
     INVALID_ARGUMENT and one ErrorInfo with a stable reason.
+
+    Roles (see MemoryService): GetDecision, ListRecentDecisions and
+    ListReexaminations need a reader key; registering card types and
+    recording, resolving or re-examining decisions an orchestrator key.
     """
 
     def RegisterCardType(self, request, context):
@@ -211,6 +219,10 @@ class DecisionService:
     runs in unauthenticated local mode. Ids from another tenant are NOT_FOUND.
     Errors carry google.rpc.Status details: BadRequest field violations for
     INVALID_ARGUMENT and one ErrorInfo with a stable reason.
+
+    Roles (see MemoryService): GetDecision, ListRecentDecisions and
+    ListReexaminations need a reader key; registering card types and
+    recording, resolving or re-examining decisions an orchestrator key.
     """
 
     @staticmethod

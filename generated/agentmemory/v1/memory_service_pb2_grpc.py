@@ -33,6 +33,17 @@ class MemoryServiceStub:
     runs in unauthenticated local mode. Errors carry google.rpc.Status details:
     BadRequest field violations for INVALID_ARGUMENT and one ErrorInfo with a
     stable reason for ABORTED and FAILED_PRECONDITION.
+
+    Every API key has a role: reader, editor or orchestrator, each allowed
+    what the one before it is. A call beyond the key's role is
+    PERMISSION_DENIED with an ErrorInfo of reason ROLE_FORBIDS whose metadata
+    names the role held (role) and the role needed (required_role). The
+    unauthenticated local mode acts as orchestrator.
+
+    Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
+    UpdateMemory, PinMemory and DeleteMemory an editor key; everything else
+    (other sources, Memorize, learnings, settings updates, extraction, run
+    sessions and resets) an orchestrator key.
     """
 
     def __init__(self, channel):
@@ -136,12 +147,25 @@ class MemoryServiceServicer:
     runs in unauthenticated local mode. Errors carry google.rpc.Status details:
     BadRequest field violations for INVALID_ARGUMENT and one ErrorInfo with a
     stable reason for ABORTED and FAILED_PRECONDITION.
+
+    Every API key has a role: reader, editor or orchestrator, each allowed
+    what the one before it is. A call beyond the key's role is
+    PERMISSION_DENIED with an ErrorInfo of reason ROLE_FORBIDS whose metadata
+    names the role held (role) and the role needed (required_role). The
+    unauthenticated local mode acts as orchestrator.
+
+    Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
+    UpdateMemory, PinMemory and DeleteMemory an editor key; everything else
+    (other sources, Memorize, learnings, settings updates, extraction, run
+    sessions and resets) an orchestrator key.
     """
 
     def UpsertMemory(self, request, context):
         """Creates or updates the memory with the owner and key; says whether it
         created. A value carrying a secret is INVALID_ARGUMENT with reason
-        SECRET_IN_VALUE.
+        SECRET_IN_VALUE. An editor writes MANUAL memories only: AUTO and
+        DIRECTOR need an orchestrator (ROLE_FORBIDS), and MEMORIZE rows are
+        written by Memorize.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -157,21 +181,23 @@ class MemoryServiceServicer:
     def UpdateMemory(self, request, context):
         """Partially updates a memory (AIP-134). Only MANUAL memories may change
         key, value or importance (others: FAILED_PRECONDITION, reason
-        READ_ONLY_MEMORY). A stale etag is ABORTED.
+        READ_ONLY_MEMORY), whatever the key's role. A stale etag is ABORTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def PinMemory(self, request, context):
-        """Pins or unpins a memory of any source.
+        """Pins or unpins a memory of any source; an editor may, as people in
+        the memory panel do.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteMemory(self, request, context):
-        """Deletes a memory of any source. A stale etag is ABORTED.
+        """Deletes a memory of any source; an editor may, so people in the memory
+        panel can clear stale rows. A stale etag is ABORTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -383,6 +409,17 @@ class MemoryService:
     runs in unauthenticated local mode. Errors carry google.rpc.Status details:
     BadRequest field violations for INVALID_ARGUMENT and one ErrorInfo with a
     stable reason for ABORTED and FAILED_PRECONDITION.
+
+    Every API key has a role: reader, editor or orchestrator, each allowed
+    what the one before it is. A call beyond the key's role is
+    PERMISSION_DENIED with an ErrorInfo of reason ROLE_FORBIDS whose metadata
+    names the role held (role) and the role needed (required_role). The
+    unauthenticated local mode acts as orchestrator.
+
+    Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
+    UpdateMemory, PinMemory and DeleteMemory an editor key; everything else
+    (other sources, Memorize, learnings, settings updates, extraction, run
+    sessions and resets) an orchestrator key.
     """
 
     @staticmethod

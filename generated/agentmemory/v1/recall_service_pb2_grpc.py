@@ -27,6 +27,8 @@ if _version_not_supported:
 
 class RecallServiceStub:
     """Ranked recall over archival memory and prompt rendering.
+
+    Roles (see MemoryService): both calls read, so a reader key is enough.
     """
 
     def __init__(self, channel):
@@ -49,6 +51,8 @@ class RecallServiceStub:
 
 class RecallServiceServicer:
     """Ranked recall over archival memory and prompt rendering.
+
+    Roles (see MemoryService): both calls read, so a reader key is enough.
     """
 
     def Recall(self, request, context):
@@ -91,6 +95,8 @@ def add_RecallServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class RecallService:
     """Ranked recall over archival memory and prompt rendering.
+
+    Roles (see MemoryService): both calls read, so a reader key is enough.
     """
 
     @staticmethod

@@ -2,7 +2,8 @@
 servicer code runs.
 
 A method missing from the table needs ``orchestrator`` (it fails closed), and a unit
-test holds the table to exactly the RPCs of the services' descriptors.
+test holds the table to exactly the RPCs of the services' descriptors. The service
+comments in ``proto/`` tell clients the same.
 
 Finer rules live with the use cases: UpsertMemory needs ``editor`` for a MANUAL
 memory and ``orchestrator`` for any other source. An editor may pin, unpin and
