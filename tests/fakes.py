@@ -43,6 +43,7 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
+from agent_memory.store.conversations import keep_grounded
 from agent_memory.store.repositories import (
     AdminTx,
     AgentRepository,
@@ -352,8 +353,25 @@ class FakeConversations(ConversationRepository):
         self._store = store
         self._tenant = principal.tenant_id
 
-    async def put(self, conversation: Conversation) -> None:
+    async def put(self, conversation: Conversation, *, writer: uuid.UUID | None = None) -> None:
         key = (self._tenant, conversation.provider, conversation.conversation_id)
+        stored = self._store.state.conversations.get(key)
+        if stored is not None:
+            new = conversation.messages
+            lost = {
+                p: m
+                for p, m in enumerate(stored.messages)
+                if p >= len(new) or new[p].content != m.content
+            }
+            grounded = {
+                g.message_position
+                for (tenant, memory_id), memory in self._store.state.memories.items()
+                if tenant == self._tenant
+                and memory_id != writer
+                and (memory.conversation_provider, memory.conversation_id) == key[1:]
+                for g in memory.groundings
+            }
+            conversation = keep_grounded(conversation, lost, grounded)
         self._store.state.conversations[key] = conversation
 
 

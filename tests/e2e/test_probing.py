@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterator
 
 import grpc
+import psycopg
 import pytest
 
 from agent_memory.config import Settings
@@ -540,3 +541,88 @@ def test_the_most_learnings_of_the_largest_size_fit_in_one_response(client: Clie
         timeout=TIMEOUT,
     )
     assert len(listed.memories) == 100
+
+
+# --- conversation snapshots keep what groundings point into ----------------------------
+
+
+def said(*texts: str) -> memory_pb2.Conversation:
+    return memory_pb2.Conversation(
+        provider="anthropic",
+        conversation_id="conv-g",
+        messages=[memory_pb2.ConversationMessage(role="user", content=t) for t in texts],
+    )
+
+
+def stored_messages(database_url: str, tenant_id: str) -> list[str]:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT messages, message_count FROM conversations WHERE tenant_id = %s",
+            (tenant_id,),
+        ).fetchone()
+    assert row is not None
+    assert row[1] == len(row[0])
+    return [m["content"] for m in row[0]]
+
+
+def test_a_shorter_snapshot_keeps_the_messages_earlier_groundings_point_into(
+    client: Client, database_url: str
+) -> None:
+    client.call(
+        client.memory.Memorize,
+        memory_pb.MemorizeRequest(
+            owner=AGENT,
+            content="deploys need a ticket",
+            memory_key="deploys",
+            groundings=[memory_pb2.Grounding(message_position=3, quote="ticket")],
+            conversation=said("hi", "how do we deploy?", "via CI", "with a ticket", "thanks"),
+        ),
+        timeout=TIMEOUT,
+    )
+    client.call(
+        client.memory.Memorize,
+        memory_pb.MemorizeRequest(
+            owner=AGENT,
+            content="greets first",
+            memory_key="greets",
+            groundings=[memory_pb2.Grounding(message_position=0, quote="hi")],
+            conversation=said("hi", "how do we deploy?"),
+        ),
+        timeout=TIMEOUT,
+    )
+    assert stored_messages(database_url, client.tenant_id) == [
+        "hi",
+        "how do we deploy?",
+        "via CI",
+        "with a ticket",
+    ]
+
+    rewritten = said("hi", "how do we deploy?", "via CI", "without a ticket")
+    details = refused(
+        lambda: client.call(
+            client.memory.Memorize,
+            memory_pb.MemorizeRequest(owner=AGENT, content="no tickets", conversation=rewritten),
+            timeout=TIMEOUT,
+        )
+    )
+    assert details.code is grpc.StatusCode.FAILED_PRECONDITION
+    assert details.reason == "GROUNDED_MESSAGE_CHANGED"
+    assert details.metadata["message_position"] == "3"
+    listed = client.call(
+        client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=AGENT), timeout=TIMEOUT
+    )
+    assert sorted(m.key for m in listed.memories) == ["deploys", "greets"]
+
+    # Without groundings in the way, a snapshot replaces the stored one whole.
+    client.call(
+        client.memory.Memorize,
+        memory_pb.MemorizeRequest(
+            owner=AGENT,
+            content="deploys need a ticket",
+            memory_key="deploys",
+            groundings=[memory_pb2.Grounding(message_position=0, quote="hi")],
+            conversation=said("hi"),
+        ),
+        timeout=TIMEOUT,
+    )
+    assert stored_messages(database_url, client.tenant_id) == ["hi"]

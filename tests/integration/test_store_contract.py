@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from agent_memory.domain.agents import AgentSettings
-from agent_memory.domain.errors import AlreadyExists
+from agent_memory.domain.errors import AlreadyExists, FailedPrecondition
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, ConversationMessage
@@ -729,5 +729,41 @@ def test_a_conversation_is_kept_once_per_provider_and_id_and_replaced_in_place(
             ("claude-code", "conv-1"): theirs
         }
         assert stored_conversations(store, caller.tenant_id) == kept
+
+    scenario(body)
+
+
+def test_a_snapshot_never_loses_a_message_another_memory_is_grounded_on(
+    scenario: Callable[[Body], None],
+    caller: Principal,
+    stored_conversations: StoredConversations,
+) -> None:
+    said = tuple(ConversationMessage("user", f"message {i}") for i in range(5))
+    evidence = Evidence(conversation_provider="p", conversation_id="c")
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            first = await written(tx, write("first", evidence=evidence))
+            await tx.memories.replace_groundings(first.id, [Grounding(message_position=3)])
+            await tx.conversations.put(Conversation("p", "c", said), writer=first.id)
+        async with store.transaction(caller) as tx:
+            second = await written(tx, write("second", evidence=evidence))
+            await tx.conversations.put(Conversation("p", "c", said[:2]), writer=second.id)
+        # The messages up to the grounded one stay; the one after it goes.
+        assert stored_conversations(store, caller.tenant_id) == {
+            ("p", "c"): Conversation("p", "c", said[:4])
+        }
+        rewritten = (*said[:3], ConversationMessage("user", "something else"))
+        with pytest.raises(FailedPrecondition) as refused:
+            async with store.transaction(caller) as tx:
+                await tx.conversations.put(Conversation("p", "c", rewritten), writer=second.id)
+        assert refused.value.reason == "GROUNDED_MESSAGE_CHANGED"
+        assert refused.value.metadata["message_position"] == "3"
+        # The memory grounded there may change its own snapshot as it likes.
+        async with store.transaction(caller) as tx:
+            await tx.conversations.put(Conversation("p", "c", rewritten), writer=first.id)
+        assert stored_conversations(store, caller.tenant_id) == {
+            ("p", "c"): Conversation("p", "c", rewritten)
+        }
 
     scenario(body)

@@ -126,7 +126,9 @@ class Memories:
 
         Raises:
             InvalidArgument: malformed input.
-            FailedPrecondition: the key is held by a memory of another source.
+            FailedPrecondition: the key is held by a memory of another source, or
+                the conversation changes a message another memory is grounded on
+                (reason ``GROUNDED_MESSAGE_CHANGED``).
         """
         owner = validate_owner(owner)
         item = prepare(item)
@@ -145,10 +147,11 @@ class Memories:
             ),
         )
         async with self._store.transaction(principal) as tx:
-            if conversation is not None:
-                await tx.conversations.put(conversation)
             written = await write_by_key(tx.memories, write)
             await tx.memories.replace_groundings(written.memory.id, item.groundings)
+            if conversation is not None:
+                # After the memory's own groundings changed: only others' hold messages.
+                await tx.conversations.put(conversation, writer=written.memory.id)
         return replace(written.memory, groundings=item.groundings), written.created
 
     async def record_learning(

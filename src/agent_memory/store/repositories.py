@@ -158,8 +158,16 @@ class EventRepository(ABC):
 
 class ConversationRepository(ABC):
     @abstractmethod
-    async def put(self, conversation: Conversation) -> None:
-        """Store the snapshot, replacing an earlier one of the same (provider, id)."""
+    async def put(self, conversation: Conversation, *, writer: uuid.UUID | None = None) -> None:
+        """Store the snapshot in place of an earlier one of the same (provider, id),
+        never losing a message that a grounding of a memory other than ``writer``
+        points into: stored messages past the new snapshot's end are kept up to the
+        last grounded one.
+
+        Raises:
+            FailedPrecondition: the snapshot changes the content of a grounded
+                message (reason ``GROUNDED_MESSAGE_CHANGED``).
+        """
 
 
 class AgentRepository(ABC):
