@@ -13,8 +13,12 @@ from collections.abc import Callable, Iterator
 import grpc
 import psycopg
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agent_memory.config import Settings
+from agent_memory.store import migrate
 from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
@@ -626,3 +630,43 @@ def test_a_shorter_snapshot_keeps_the_messages_earlier_groundings_point_into(
         timeout=TIMEOUT,
     )
     assert stored_messages(database_url, client.tenant_id) == ["hi"]
+
+
+# --- SQL parameters never reach the log or a span -------------------------------------
+
+
+def test_a_database_error_leaves_no_parameter_in_the_log_or_a_span(
+    create_database: Callable[[], str], caplog: pytest.LogCaptureFixture
+) -> None:
+    url = create_database()
+    migrate.upgrade(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        # A rule the service does not know of: PostgreSQL refuses the row, and its error
+        # message quotes the row ("Failing row contains (...)") with the value in it.
+        conn.execute(
+            "ALTER TABLE memories ADD CONSTRAINT probe_canary"
+            " CHECK (position('CANARY' in value) = 0)"
+        )
+    canary = "CANARY zebra lighthouse quartz"
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    caplog.set_level(logging.DEBUG)
+    own = ServerThread(url, tracer_provider=provider)
+    with own, own.client() as client:
+        request = memory_pb.UpsertMemoryRequest(owner=AGENT, key="k", value=canary)
+        details = refused(lambda: client.call(client.memory.UpsertMemory, request, timeout=TIMEOUT))
+    assert details.code is grpc.StatusCode.INTERNAL
+    assert canary not in details.message
+    logged = [r for r in caplog.records if r.name.startswith("agent_memory")]
+    assert any("CheckViolation" in caplog.text for _ in logged), caplog.text
+    for record in caplog.records:
+        text = logging.Formatter().format(record)
+        assert canary not in text, text
+    spans = exporter.get_finished_spans()
+    assert any(s.attributes and s.attributes.get("db.system") for s in spans)
+    for span in spans:
+        seen = [str(span.status.description), *map(str, (span.attributes or {}).values())]
+        for event in span.events:
+            seen += [event.name, *map(str, (event.attributes or {}).values())]
+        assert not [text for text in seen if canary in text], span.name

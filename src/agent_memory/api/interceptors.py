@@ -18,6 +18,7 @@ from agent_memory.api.stored_text import refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.service.keys import validate_identity
+from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -202,6 +203,11 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, exc: Exception)
             grpc.StatusCode.UNIMPLEMENTED, f"{name} is not implemented yet", "NOT_IMPLEMENTED"
         )
     else:
-        log.exception("unexpected error in %s", method)
+        log_failure(log, exc, "unexpected error in %s", method)
         status = plain_status(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL")
-    await context.abort(status.code, status.details, status.trailing_metadata)
+    try:
+        await context.abort(status.code, status.details, status.trailing_metadata)
+    except grpc.aio.AbortError as abort:
+        # The abort stands alone: tracing records it with its stack, which would
+        # otherwise go on to the error it answers, message and all.
+        raise abort from None

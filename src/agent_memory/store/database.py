@@ -35,6 +35,7 @@ from agent_memory.store.recall import PGVECTOR_INSTALLED, PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
 from agent_memory.store.sql import Connection, database_errors, fetch_one
 from agent_memory.store.usage import PgUsage
+from agent_memory.telemetry.tracing import RedactingTracerProvider
 
 # How long a caller waits for a free connection before the call is UNAVAILABLE.
 CHECKOUT_TIMEOUT_SECONDS = 5.0
@@ -197,9 +198,14 @@ class Database(Store):
         """A span per SQL statement, only when tracing is on: no cost otherwise."""
         from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
 
+        # Statements are traced as their text (values are placeholders), never with
+        # their parameters, and a failed one without its error's message.
+        assert self._tracer_provider is not None
         # Its signature names the row type of a plain connection; ours yield dicts.
         PsycopgInstrumentor.instrument_connection(  # type: ignore[type-var]
-            conn, tracer_provider=self._tracer_provider
+            conn,
+            tracer_provider=RedactingTracerProvider(self._tracer_provider),
+            enable_commenter=False,
         )
 
     async def close(self) -> None:

@@ -2,17 +2,32 @@
 
 With none of them set nothing is created: no provider, no instrumentation,
 no cost on the request path.
+
+What a request stores never reaches a span or the log through an error: a
+database error's message quotes the statement's values ("DETAIL: Key (key)=(...)
+already exists", "Failing row contains (...)"), so such errors are described by
+their type, SQLSTATE and the schema names involved only (:func:`describe_error`).
+SQL statements are traced as their text, whose values are placeholders;
+parameters are never captured.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
 
+import psycopg
+from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry.util.types import Attributes
 
 from agent_memory import __version__
 
@@ -62,3 +77,149 @@ def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> Tracer
             log.warning("unknown OTEL_TRACES_EXPORTER %r ignored", name)
     log.info("tracing on: exporters %s", ", ".join(exporters))
     return provider
+
+
+# --- errors as telemetry may keep them ------------------------------------------------
+
+
+def describe_error(exc: BaseException) -> str:
+    """``type: message`` of an exception; for a database error the SQLSTATE and the
+    constraint, table and column it names instead of its message."""
+    name = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    if isinstance(exc, psycopg.Error):
+        diag = exc.diag
+        named = [
+            f"{what} {value}"
+            for what, value in (
+                ("constraint", diag.constraint_name),
+                ("table", diag.table_name),
+                ("column", diag.column_name),
+            )
+            if value
+        ]
+        return f"{name}: SQLSTATE {exc.sqlstate or '?'}" + "".join(f", {n}" for n in named)
+    message = str(exc)
+    return f"{name}: {message}" if message else name
+
+
+def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: object) -> None:
+    """Log ``message`` at ERROR with the traceback of ``exc``; when a database error is
+    among the exceptions that led to it, as :func:`redacted_traceback` tells it."""
+    if any(isinstance(link, psycopg.Error) for link in _chain(exc)):
+        logger.error(message + "\n%s", *args, redacted_traceback(exc))
+    else:
+        logger.error(message, *args, exc_info=exc)
+
+
+def redacted_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` and of the exceptions that led to it, as the log may keep
+    it: every frame, each exception as :func:`describe_error` tells it."""
+    parts: list[str] = []
+    for i, link in enumerate(reversed(_chain(exc))):
+        if i:
+            parts.append("\nwhich led to:\n\n")
+        parts.append("Traceback (most recent call last):\n")
+        parts += traceback.format_tb(link.__traceback__)
+        parts.append(describe_error(link) + "\n")
+    return "".join(parts).rstrip("\n")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc``, then what caused it, as far back as a traceback would show."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        if current.__cause__ is not None:
+            current = current.__cause__
+        else:
+            current = None if current.__suppress_context__ else current.__context__
+    return chain
+
+
+class RedactingTracerProvider(trace.TracerProvider):
+    """Tracers whose spans record a failure as :func:`describe_error` tells it, without
+    the exception's message or stack: for the database instrumentation, whose spans
+    would otherwise keep a database error's message, values and all."""
+
+    def __init__(self, provider: trace.TracerProvider) -> None:
+        self._provider = provider
+
+    def get_tracer(
+        self,
+        instrumenting_module_name: str,
+        instrumenting_library_version: str | None = None,
+        schema_url: str | None = None,
+        attributes: Attributes = None,
+    ) -> trace.Tracer:
+        return _RedactingTracer(
+            self._provider.get_tracer(
+                instrumenting_module_name, instrumenting_library_version, schema_url, attributes
+            )
+        )
+
+
+class _RedactingTracer(trace.Tracer):
+    def __init__(self, tracer: trace.Tracer) -> None:
+        self._tracer = tracer
+
+    def start_span(
+        self,
+        name: str,
+        context: Context | None = None,
+        kind: SpanKind = SpanKind.INTERNAL,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        start_time: int | None = None,
+        record_exception: bool = True,
+        set_status_on_exception: bool = True,
+    ) -> Span:
+        # A span used as a context manager records what leaves it: not the message.
+        return self._tracer.start_span(
+            name, context, kind, attributes, links, start_time, False, False
+        )
+
+    @contextmanager
+    def start_as_current_span(  # type: ignore[override]
+        self,
+        name: str,
+        context: Context | None = None,
+        kind: SpanKind = SpanKind.INTERNAL,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        start_time: int | None = None,
+        record_exception: bool = True,
+        set_status_on_exception: bool = True,
+        end_on_exit: bool = True,
+    ) -> Iterator[Span]:
+        with self._tracer.start_as_current_span(
+            name,
+            context,
+            kind,
+            attributes,
+            links,
+            start_time,
+            record_exception=False,
+            set_status_on_exception=False,
+            end_on_exit=end_on_exit,
+        ) as span:
+            try:
+                yield span
+            except BaseException as exc:
+                if span.is_recording():
+                    _record_failure(span, exc, record_exception, set_status_on_exception)
+                raise
+
+
+def _record_failure(
+    span: Span, exc: BaseException, record_exception: bool, set_status: bool
+) -> None:
+    described = describe_error(exc)
+    if record_exception:
+        attributes: dict[str, Any] = {
+            "exception.type": f"{type(exc).__module__}.{type(exc).__qualname__}",
+            "exception.message": described,
+        }
+        span.add_event("exception", attributes)
+    if set_status:
+        span.set_status(Status(StatusCode.ERROR, described))
