@@ -7,6 +7,8 @@ never a traceback in the log, never a half-applied write.
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 from collections.abc import Callable, Iterator
 
@@ -670,3 +672,167 @@ def test_a_database_error_leaves_no_parameter_in_the_log_or_a_span(
         for event in span.events:
             seen += [event.name, *map(str, (event.attributes or {}).values())]
         assert not [text for text in seen if canary in text], span.name
+
+
+# --- Struct values no database can hold ------------------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    ("metadata", "grounding", "path"),
+    [
+        ({"n": NAN}, {}, "metadata"),
+        ({"n": -INF}, {}, "metadata"),
+        ({"deep": {"list": [1, INF]}}, {}, "metadata"),
+        ({"k\x00": 1}, {}, "metadata"),
+        ({"k": "v\x00"}, {}, "metadata"),
+        ({}, {"n": NAN}, "groundings[0].metadata"),
+        ({}, {"k": ["\x00"]}, "groundings[0].metadata"),
+    ],
+    ids=["nan", "minus-inf", "nested-inf", "nul-key", "nul-value", "g-nan", "g-nul"],
+)
+def test_memorize_metadata_jsonb_cannot_hold_is_invalid_argument_naming_the_field(
+    client: Client, metadata: dict[str, object], grounding: dict[str, object], path: str
+) -> None:
+    request = memory_pb.MemorizeRequest(
+        owner=AGENT, content="likes tea", groundings=[memory_pb2.Grounding(quote="tea")]
+    )
+    request.metadata.update(metadata)
+    request.groundings[0].metadata.update(grounding)
+    details = invalid(lambda: client.call(client.memory.Memorize, request, timeout=TIMEOUT))
+    assert path in details.violations
+
+
+@pytest.mark.parametrize(
+    "result",
+    [{"n": NAN}, {"n": INF}, {"list": [[-INF]]}, {"k\x00": 1}, {"k": {"v": "\x00"}}],
+    ids=["nan", "inf", "nested-minus-inf", "nul-key", "nul-value"],
+)
+def test_a_decision_result_jsonb_cannot_hold_is_invalid_argument_naming_the_field(
+    client: Client, result: dict[str, object]
+) -> None:
+    decisions = decision_stub(client)
+    client.call(
+        decisions.RegisterCardType,
+        decision_pb.RegisterCardTypeRequest(
+            card_type=decision_pb2.CardType(name="trade", decision_actions=["WAIT"])
+        ),
+        timeout=TIMEOUT,
+    )
+    decision = decision_pb2.Decision(
+        run_id="run-1", agent_id="a", card_type="trade", action="WAIT", summary="s"
+    )
+    decision.result.update(result)
+    request = decision_pb.RecordDecisionRequest(decision=decision)
+    details = invalid(lambda: client.call(decisions.RecordDecision, request, timeout=TIMEOUT))
+    assert "decision.result" in details.violations
+
+
+# --- forged page tokens on every listing ------------------------------------------------
+
+
+def token(listing_token: str, position: object) -> str:
+    payload = json.loads(base64.urlsafe_b64decode(listing_token + "=" * (-len(listing_token) % 4)))
+    payload["p"] = position
+    raw = json.dumps(payload, allow_nan=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+GARBAGE = ["!!!", "a" * 3000, base64.urlsafe_b64encode(b"\xff\x00garbage").decode(), "e30"]
+HUGE = [10**30, -(10**30), 2**63, 2**64, 1e308, INF, -INF, NAN, 10**4000]
+
+
+def pages_of(
+    client: Client, listing: Callable[[str], object], first: object
+) -> list[tuple[str, grpc.StatusCode]]:
+    """What each forged token gets: the listing's real token with its position replaced
+    by huge numbers (where numbers and texts go), and plain garbage."""
+    real = first.next_page_token  # type: ignore[attr-defined]
+    assert real
+    arity = len(json.loads(base64.urlsafe_b64decode(real + "===")).get("p"))
+    forged = [*GARBAGE]
+    for number in HUGE:
+        for slot in range(arity):
+            position = json.loads(base64.urlsafe_b64decode(real + "==="))["p"]
+            position[slot] = number
+            forged.append(token(real, position))
+    outcomes = []
+    for forgery in forged:
+        try:
+            listing(forgery)
+        except grpc.RpcError as error:
+            details = error_details(error)
+            outcomes.append((forgery, details.code))
+            assert details.violations.keys() == {"page_token"}, details.message
+            continue
+        outcomes.append((forgery, grpc.StatusCode.OK))
+    return outcomes
+
+
+def test_forged_page_tokens_are_invalid_argument_on_every_listing(client: Client) -> None:
+    agent, workspace = AGENT, memory_pb2.MemoryOwner(workspace_id="w")
+    memory_id = ""
+    for owner in (agent, workspace):
+        for key in ("a", "b"):
+            memory_id = client.call(
+                client.memory.UpsertMemory,
+                memory_pb.UpsertMemoryRequest(owner=owner, key=key, value="v"),
+                timeout=TIMEOUT,
+            ).memory.id
+    for value in ("w", "x"):
+        client.call(
+            client.memory.UpsertMemory,
+            memory_pb.UpsertMemoryRequest(owner=workspace, key="b", value=value),
+            timeout=TIMEOUT,
+        )
+    at = None
+    for content in ("- one", "- two"):
+        at = client.call(
+            client.blocks.WriteBlock,
+            block_pb.WriteBlockRequest(
+                label=block_pb2.BLOCK_LABEL_CORE,
+                scope=memory_pb2.SCOPE_USER,
+                content=content,
+                expected_updated_at=at,
+            ),
+            timeout=TIMEOUT,
+        ).block.updated_at
+
+    def memories(owner: memory_pb2.MemoryOwner) -> Callable[[str], object]:
+        return lambda page_token: client.call(
+            client.memory.ListMemories,
+            memory_pb.ListMemoriesRequest(owner=owner, page_size=1, page_token=page_token),
+            timeout=TIMEOUT,
+        )
+
+    def events(page_token: str) -> object:
+        return client.call(
+            client.memory.ListMemoryEvents,
+            memory_pb.ListMemoryEventsRequest(
+                memory_id=memory_id, page_size=1, page_token=page_token
+            ),
+            timeout=TIMEOUT,
+        )
+
+    def versions(page_token: str) -> object:
+        return client.call(
+            client.blocks.ListBlockVersions,
+            block_pb.ListBlockVersionsRequest(
+                label=block_pb2.BLOCK_LABEL_CORE,
+                scope=memory_pb2.SCOPE_USER,
+                page_size=1,
+                page_token=page_token,
+            ),
+            timeout=TIMEOUT,
+        )
+
+    for name, listing in [
+        ("agent memories", memories(agent)),
+        ("workspace memories", memories(workspace)),
+        ("events", events),
+        ("versions", versions),
+    ]:
+        outcomes = pages_of(client, listing, listing(""))
+        accepted = [t for t, code in outcomes if code is not grpc.StatusCode.INVALID_ARGUMENT]
+        assert accepted == [], (name, accepted)
