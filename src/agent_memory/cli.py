@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--data-dir",
             type=Path,
-            help="embedded database folder (env MEMORY_DATA_DIR, default .agent-memory)",
+            help="embedded database folder (env MEMORY_DATA_DIR, default: the user's data folder, "
+            "e.g. ~/.local/share/agent-memory)",
         )
         p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (env MEMORY_LOG_LEVEL)")
 

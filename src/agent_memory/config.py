@@ -10,8 +10,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 DEFAULT_LISTEN = "127.0.0.1:50051"
-DEFAULT_DATA_DIR = ".agent-memory"
+# The user's data folder (e.g. ~/.local/share/agent-memory), whatever the current folder.
+DEFAULT_DATA_DIR = platformdirs.user_data_dir("agent-memory")
 
 
 class SettingsError(ValueError):

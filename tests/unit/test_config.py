@@ -13,7 +13,7 @@ def test_defaults_without_any_variable() -> None:
     settings = Settings.from_env({})
     assert settings.listen == "127.0.0.1:50051"
     assert settings.database_url is None
-    assert settings.data_dir == Path(".agent-memory")
+    assert settings.data_dir.is_absolute()  # the user's data folder, not the current one
     assert settings.insecure_local is False
     assert settings.core_max_chars == 4000
     assert settings.core_max_entries == 20
