@@ -126,8 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _migrate(settings: Settings) -> int:
     from agent_memory.api.server import open_database
+    from agent_memory.store.embedded import describe_database
 
-    _, embedded = open_database(settings)
+    url, embedded = open_database(settings)
+    print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
     if embedded is not None:
         embedded.stop()
     print("schema is up to date")
@@ -138,8 +140,10 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     from agent_memory.api.server import open_database
     from agent_memory.service.keys import ApiKeys
     from agent_memory.store.database import Database
+    from agent_memory.store.embedded import describe_database
 
     url, embedded = await asyncio.to_thread(open_database, settings)
+    print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
     db: Database | None = None
     try:
         db = Database(url, pool_size=1)

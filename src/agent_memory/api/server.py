@@ -41,7 +41,7 @@ from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
-from agent_memory.store.embedded import EmbeddedPostgres
+from agent_memory.store.embedded import EmbeddedPostgres, describe_database
 from agent_memory.telemetry.logging import configure_logging
 from agent_memory.telemetry.tracing import tracer_provider_from_env
 from agentmemory.v1 import (
@@ -219,6 +219,7 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
         except BaseException:
             embedded.stop()
             raise
+        log.info("using database: %s", describe_database(url, embedded))
         return url, embedded
     try:
         migrate.upgrade(settings.database_url)
@@ -229,6 +230,7 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
             "check that the server is up and the URL is postgresql://USER@HOST:PORT/DB "
             "(--database-url or MEMORY_DATABASE_URL)"
         ) from exc
+    log.info("using database: %s", describe_database(settings.database_url, None))
     return settings.database_url, None
 
 
