@@ -836,3 +836,33 @@ def test_forged_page_tokens_are_invalid_argument_on_every_listing(client: Client
         outcomes = pages_of(client, listing, listing(""))
         accepted = [t for t, code in outcomes if code is not grpc.StatusCode.INVALID_ARGUMENT]
         assert accepted == [], (name, accepted)
+
+
+# --- metadata is bounded per field and per memory ---------------------------------------
+
+
+def test_the_metadata_of_a_memory_and_its_groundings_is_bounded_together(
+    client: Client,
+) -> None:
+    def memorize(groundings: int) -> memory_pb.MemorizeResponse:
+        request = memory_pb.MemorizeRequest(owner=AGENT, content="likes tea", memory_key="big")
+        for _ in range(groundings):
+            request.groundings.add(quote="tea").metadata.update({"blob": "x" * 60_000})
+        response: memory_pb.MemorizeResponse = client.call(
+            client.memory.Memorize, request, timeout=TIMEOUT
+        )
+        return response
+
+    details = invalid(lambda: memorize(5))  # 5 x 60 KB: each under 64 KiB, 300 KB together
+    assert details.violations.keys() == {"groundings[4].metadata"}
+    assert "262144 bytes as JSON together" in details.violations["groundings[4].metadata"]
+    stored = memorize(4).memory  # 240 KB
+    again = client.call(
+        client.memory.GetMemory, memory_pb.GetMemoryRequest(id=stored.id), timeout=TIMEOUT
+    )
+    assert len(again.memory.groundings) == 4
+
+    one_field = memory_pb.MemorizeRequest(owner=AGENT, content="likes coffee")
+    one_field.metadata.update({"blob": "x" * 70_000})
+    details = invalid(lambda: client.call(client.memory.Memorize, one_field, timeout=TIMEOUT))
+    assert details.violations.keys() == {"metadata"}

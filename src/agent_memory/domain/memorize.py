@@ -29,6 +29,10 @@ MAX_MESSAGES = 10_000
 ROLE_MAX_CHARS = 64
 MESSAGE_ID_MAX_CHARS = 255
 METADATA_MAX_BYTES = 64 * 1024
+# The metadata of one memory and of all its groundings together, as JSON: with the other
+# limits a memory comes to well under 2 MB as a message, so it always fits in a response
+# (and an audit event, which holds it twice, in one too).
+MEMORY_METADATA_MAX_BYTES = 256 * 1024
 DEFAULT_PROVIDER = "unknown"
 MEMORIZE_KEY_PREFIX = "memorize:"
 
@@ -112,6 +116,8 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         violations += _grounding_violations(f"groundings[{i}]", g)
     if raw.conversation is not None:
         violations += _conversation_violations(raw.conversation)
+    if not violations:
+        violations += _total_metadata_violations(raw)
     check(violations)
     conversation = raw.conversation
     if conversation is not None and not conversation.provider:
@@ -199,6 +205,29 @@ def metadata_violations(path: str, metadata: Mapping[str, Any]) -> list[FieldVio
             )
         )
     return found
+
+
+def _total_metadata_violations(item: MemorizeInput) -> list[FieldViolation]:
+    """At most :data:`MEMORY_METADATA_MAX_BYTES` of metadata in all, named at the field
+    where the running total passes it."""
+    fields = [("metadata", item.metadata)]
+    fields += [(f"groundings[{i}].metadata", g.metadata) for i, g in enumerate(item.groundings)]
+    total = 0
+    for path, metadata in fields:
+        if not metadata:
+            continue
+        total += len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode())
+        if total > MEMORY_METADATA_MAX_BYTES:
+            return [
+                FieldViolation(
+                    path,
+                    "the metadata of a memory and of its groundings must come to at most "
+                    f"{MEMORY_METADATA_MAX_BYTES} bytes as JSON together (got {total} "
+                    "up to here)",
+                    "TOO_LARGE",
+                )
+            ]
+    return []
 
 
 def content_key(item: MemorizeInput) -> str:
