@@ -53,16 +53,17 @@ _OURS: LiteralString = """
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'running'
   AND attempts = %(attempt)s"""
 
+# A job that ends keeps no transcript: it was only ever needed to run the pass.
 _FINISH: LiteralString = f"""
 UPDATE extraction_jobs
 SET status = 'done', outcome = %(outcome)s, detail = %(detail)s, lease_until = NULL,
-    updated_at = now()
+    transcript = '', updated_at = now()
 {_OURS}
 RETURNING id
 """
 
 # Back in the queue unless a newer pass of the same run waits there already: then the
-# job is closed instead, superseded.
+# job is closed instead, superseded, and its transcript emptied.
 _RETRY: LiteralString = f"""
 WITH newer AS (
     SELECT FROM extraction_jobs AS queued
@@ -78,6 +79,7 @@ SET status = CASE WHEN EXISTS (SELECT FROM newer) THEN 'done' ELSE 'queued' END,
     detail = CASE WHEN EXISTS (SELECT FROM newer)
                   THEN %(detail)s || '; superseded by a newer pass of the same run'
                   ELSE %(detail)s END,
+    transcript = CASE WHEN EXISTS (SELECT FROM newer) THEN '' ELSE transcript END,
     lease_until = NULL, outcome = %(outcome)s, updated_at = now()
 {_OURS}
 RETURNING status
