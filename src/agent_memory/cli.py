@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent_memory import __version__
 from agent_memory.config import Settings, SettingsError
 from agent_memory.domain.errors import ServiceError
 from agent_memory.domain.identity import Role
@@ -16,6 +18,7 @@ from agent_memory.domain.identity import Role
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def database_options(p: argparse.ArgumentParser) -> None:
@@ -29,6 +32,13 @@ def _parser() -> argparse.ArgumentParser:
             type=Path,
             help="embedded database folder (env MEMORY_DATA_DIR, default: the user's data folder, "
             "e.g. ~/.local/share/agent-memory)",
+        )
+        p.add_argument(
+            "--database-wait",
+            type=float,
+            metavar="SECONDS",
+            help="at start, keep retrying a database that does not answer yet for this "
+            "long (env MEMORY_DATABASE_WAIT_SECONDS, default 30)",
         )
         p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (env MEMORY_LOG_LEVEL)")
 
@@ -49,9 +59,47 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         default=None,
         help="no API keys: take tenant and user from x-tenant-id / x-user-id "
-        "metadata (env MEMORY_INSECURE_LOCAL=1); for local development only",
+        "metadata (env MEMORY_INSECURE_LOCAL=1); for local development only, so it "
+        "listens on loopback addresses only",
+    )
+    serve.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help="serve TLS with this PEM certificate chain (env MEMORY_TLS_CERT); needs --tls-key",
+    )
+    serve.add_argument(
+        "--tls-key",
+        type=Path,
+        metavar="FILE",
+        help="the PEM private key of --tls-cert (env MEMORY_TLS_KEY)",
+    )
+    serve.add_argument(
+        "--tls-client-ca",
+        type=Path,
+        metavar="FILE",
+        help="require client certificates signed by these PEM CA certificates "
+        "(env MEMORY_TLS_CLIENT_CA)",
     )
     database_options(serve)
+
+    health = commands.add_parser(
+        "health",
+        help="ask a running server whether it serves (exit 0) or not (exit 1); "
+        "for container health checks",
+    )
+    health.add_argument(
+        "--address",
+        help="HOST:PORT of the server (default: the address of --listen / MEMORY_LISTEN)",
+    )
+    health.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="FILE",
+        help="the server speaks TLS: trust these PEM CA certificates "
+        "(default: MEMORY_TLS_CERT when set)",
+    )
+    health.add_argument("--timeout", type=float, default=3.0, help="seconds (default 3)")
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
     database_options(migrate)
@@ -87,11 +135,17 @@ def _settings(args: argparse.Namespace) -> Settings:
         log_level=args.log_level,
         insecure_local=getattr(args, "insecure_local", None),
         workers=getattr(args, "workers", None),
+        tls_cert=getattr(args, "tls_cert", None),
+        tls_key=getattr(args, "tls_key", None),
+        tls_client_ca=getattr(args, "tls_client_ca", None),
+        database_wait_seconds=getattr(args, "database_wait", None),
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "health":
+        return _health(args)
     try:
         settings = _settings(args)
     except SettingsError as exc:
@@ -122,6 +176,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServiceError as exc:
         print(f"agent-memory: {exc.message}", file=sys.stderr)
         return 2
+
+
+def _health(args: argparse.Namespace) -> int:
+    """One health check of a running server: 0 when it serves, 1 when not, 2 when the
+    question cannot be asked."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from agent_memory.config import DEFAULT_LISTEN
+
+    listen = os.environ.get("MEMORY_LISTEN") or DEFAULT_LISTEN
+    address = args.address or listen
+    host, _, port = address.rpartition(":")
+    if host in {"", "0.0.0.0", "::", "[::]"}:  # a wildcard bind: ask on loopback
+        address = f"127.0.0.1:{port}"
+    ca = args.tls_ca or (
+        Path(os.environ["MEMORY_TLS_CERT"]) if os.environ.get("MEMORY_TLS_CERT") else None
+    )
+    try:
+        if ca is None:
+            channel = grpc.insecure_channel(address)
+        else:
+            channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(ca.read_bytes()))
+    except (OSError, ValueError) as exc:
+        print(f"agent-memory: --tls-ca {str(ca)!r}: cannot read it ({exc})", file=sys.stderr)
+        return 2
+    with channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=args.timeout
+            )
+        except grpc.RpcError as exc:
+            print(f"{address}: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            return 1
+    name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    print(f"{address}: {name}")
+    return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
 def _migrate(settings: Settings) -> int:

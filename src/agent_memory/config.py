@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
+import ssl
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -27,9 +29,18 @@ class Settings:
 
     listen: str = DEFAULT_LISTEN
     database_url: str | None = None
+    # At start, how long to keep retrying a database that does not answer yet.
+    database_wait_seconds: float = 30.0
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     insecure_local: bool = False
+    # TLS on the serving port: a PEM certificate chain and its key; with a client CA,
+    # callers must present a certificate it signed.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
     log_level: str = "INFO"
+    # How often the server asks the database whether it answers (health follows it).
+    health_check_seconds: float = 2.0
     # Server processes sharing the port (SO_REUSEPORT), each with its own pool.
     workers: int = 1
     # How long a verified API key is trusted without asking the database (0 to 5 s):
@@ -159,6 +170,106 @@ class Settings:
             )
         if not 0 <= self.auth_cache_seconds <= 5:
             raise SettingsError("MEMORY_AUTH_CACHE_SECONDS must be between 0 and 5")
+        if self.database_wait_seconds < 0:
+            raise SettingsError(
+                "--database-wait (MEMORY_DATABASE_WAIT_SECONDS) must not be negative"
+            )
+        if self.health_check_seconds <= 0:
+            raise SettingsError("MEMORY_HEALTH_CHECK_SECONDS must be positive")
+        if self.log_level.upper() not in _LOG_LEVELS:
+            raise SettingsError(
+                f"--log-level {self.log_level!r}: use one of {', '.join(_LOG_LEVELS)} "
+                "(--log-level or MEMORY_LOG_LEVEL)"
+            )
+        self._validate_tls()
+        if self.insecure_local and not is_loopback(self.listen.rpartition(":")[0]):
+            raise SettingsError(
+                f"--insecure-local serves without API keys, so it only listens on loopback, "
+                f"not {self.listen!r}: use --listen 127.0.0.1:PORT, or drop --insecure-local "
+                "and create keys with 'agent-memory keys create'"
+            )
+        if not self.database_url:
+            self._validate_data_dir()
+
+    def _validate_tls(self) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise SettingsError(
+                "--tls-cert and --tls-key go together (MEMORY_TLS_CERT, MEMORY_TLS_KEY): "
+                "give both, or neither for plaintext"
+            )
+        if self.tls_client_ca is not None and self.tls_cert is None:
+            raise SettingsError(
+                "--tls-client-ca needs --tls-cert and --tls-key: client certificates are "
+                "checked only over TLS"
+            )
+        for flag, path in (
+            ("--tls-cert", self.tls_cert),
+            ("--tls-key", self.tls_key),
+            ("--tls-client-ca", self.tls_client_ca),
+        ):
+            if path is not None and not (path.is_file() and os.access(path, os.R_OK)):
+                env = "MEMORY_" + flag.removeprefix("--").replace("-", "_").upper()
+                raise SettingsError(
+                    f"{flag} {str(path)!r}: not a readable file; give the path of a PEM "
+                    f"file ({flag} or {env})"
+                )
+        if self.tls_cert is None or self.tls_key is None:
+            return
+        # Checked here, at start, so a wrong file is one clear line rather than every
+        # handshake failing later.
+        check = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            check.load_cert_chain(self.tls_cert, self.tls_key)
+        except (ssl.SSLError, OSError) as exc:
+            raise SettingsError(
+                f"--tls-cert {str(self.tls_cert)!r} with --tls-key {str(self.tls_key)!r}: not "
+                f"a PEM certificate chain and its own private key ({_reason(exc)}); check "
+                "the two files (MEMORY_TLS_CERT, MEMORY_TLS_KEY)"
+            ) from exc
+        if self.tls_client_ca is not None:
+            try:
+                check.load_verify_locations(cafile=self.tls_client_ca)
+            except (ssl.SSLError, OSError) as exc:
+                raise SettingsError(
+                    f"--tls-client-ca {str(self.tls_client_ca)!r}: not PEM CA certificates "
+                    f"({_reason(exc)}); check the file (MEMORY_TLS_CLIENT_CA)"
+                ) from exc
+
+    def _validate_data_dir(self) -> None:
+        folder = self.data_dir.expanduser()
+        fix = "give a folder this user may write with --data-dir (or MEMORY_DATA_DIR)"
+        if folder.exists() and not folder.is_dir():
+            raise SettingsError(f"--data-dir {str(folder)!r} is a file, not a folder: {fix}")
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
+            raise SettingsError(
+                f"--data-dir {str(folder)!r}: {str(existing)!r} is not writable: {fix}"
+            )
+        if not existing.is_dir():
+            raise SettingsError(
+                f"--data-dir {str(folder)!r}: {str(existing)!r} is not a folder: {fix}"
+            )
+
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _reason(exc: Exception) -> str:
+    reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+    return str(reason).lower().replace("_", " ")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 maybe in brackets) is this machine only."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _parse(name: str, raw: str, annotation: object) -> Any:
@@ -175,7 +286,7 @@ def _parse(name: str, raw: str, annotation: object) -> Any:
             return int(raw)
         if kind == "float":
             return float(raw)
-        if kind == "Path":
+        if kind in {"Path", "Path | None"}:
             return Path(raw)
     except ValueError as exc:
         raise SettingsError(f"MEMORY_{name.upper()}={raw!r} is not a valid {kind}") from exc

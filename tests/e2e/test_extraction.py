@@ -707,6 +707,7 @@ def test_without_credentials_the_pass_is_a_model_error_not_a_failure(
             enable(client)
             reply = extract(client)
             assert reply.outcome == OUT.EXTRACTION_OUTCOME_MODEL_ERROR
+            assert "ANTHROPIC_API_KEY" in reply.detail
             assert fake.requests == []
             assert_nothing_written(client)
     finally:

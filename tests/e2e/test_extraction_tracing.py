@@ -130,3 +130,26 @@ def test_every_pass_has_its_own_span_even_without_a_model_call(
     ]
     assert all(s.attributes and s.attributes["memory.extract.kept"] == 0 for s in spans)
     assert all(s.attributes and s.attributes["gen_ai.system"] == "anthropic" for s in spans)
+
+
+def test_the_idle_workers_polls_make_no_spans(database_url: str) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    srv = ServerThread(database_url, tracer_provider=provider)
+    with srv:
+        running = srv._running
+        assert running is not None
+        with srv.client() as client:
+            # A call's statements are traced (so the check below can fail) ...
+            client.call(
+                client.memory.ListMemories,
+                pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id="idle")),
+            )
+            assert any(s.kind.name == "CLIENT" for s in exporter.get_finished_spans())
+            exporter.clear()
+            # ... an idle worker's look at the queue is not.
+            for _ in range(3):
+                assert srv.run(running.workers._run_one()) is False
+            assert exporter.get_finished_spans() == ()
+    provider.shutdown()

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import gc
 import itertools
+import logging
 import random
 import subprocess
 import threading
@@ -29,6 +30,7 @@ from typing import Any
 import grpc
 import psycopg
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from psycopg import sql
 
 from agent_memory.config import Settings
@@ -248,6 +250,45 @@ def test_postgres_restarting_under_load_is_unavailable_then_recovers_without_los
         assert set(acked_before_crash) <= stored
         assert set(writers.acked) <= stored
         assert "probe" in stored
+
+
+def test_health_follows_the_database_and_its_outage_is_logged_sparingly(
+    restartable_postgres: RestartablePostgres, caplog: pytest.LogCaptureFixture
+) -> None:
+    pg = restartable_postgres
+    served = ServerThread(
+        pg.url, settings=Settings(health_check_seconds=0.2, extraction_poll_seconds=0.05)
+    )
+    with served, served.client() as client:
+        health = health_pb2_grpc.HealthStub(client.channel)
+
+        def status(service: str = "") -> int:
+            reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            return int(reply.status)
+
+        assert status() == health_pb2.HealthCheckResponse.SERVING
+        caplog.set_level(logging.INFO)
+        caplog.clear()
+        pg.stop()
+        assert wait_until(lambda: status() == health_pb2.HealthCheckResponse.NOT_SERVING)
+        assert status("agentmemory.v1.MemoryService") == health_pb2.HealthCheckResponse.NOT_SERVING
+        for _ in range(30):
+            with pytest.raises(grpc.RpcError) as down:
+                client.call(client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=OWNER))
+            assert down.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+        pg.start()
+        assert wait_until(lambda: status() == health_pb2.HealthCheckResponse.SERVING, timeout=60)
+        client.call(client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=OWNER))
+    told = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # No traceback and no line per refused call, per reconnection attempt or per poll of
+    # the idle extraction worker: the outage is said once, summarised every few
+    # seconds, and its end said once.
+    assert all(r.exc_info is None for r in told), [r.getMessage() for r in told]
+    texts = [r.getMessage() for r in told]
+    assert sum(t.startswith("database unavailable") for t in texts) == 1, texts
+    assert sum(t.startswith("database answers again") for t in texts) == 1, texts
+    assert all(t.startswith("database ") for t in texts), texts
+    assert sum(t.startswith("database still unavailable") for t in texts) == len(texts) - 2
 
 
 # --- client deadlines and cancellations ---------------------------------------------

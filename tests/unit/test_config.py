@@ -28,7 +28,7 @@ def test_unrelated_variables_are_ignored() -> None:
 def test_variables_are_parsed_to_their_types() -> None:
     settings = Settings.from_env(
         {
-            "MEMORY_LISTEN": "0.0.0.0:6000",
+            "MEMORY_LISTEN": "127.0.0.1:6000",
             "MEMORY_DATABASE_URL": "postgresql://u@db:5432/memory",
             "MEMORY_DATA_DIR": "/var/lib/agent-memory",
             "MEMORY_INSECURE_LOCAL": "1",
@@ -39,7 +39,7 @@ def test_variables_are_parsed_to_their_types() -> None:
             "MEMORY_SHUTDOWN_GRACE_SECONDS": "2.5",
         }
     )
-    assert settings.listen == "0.0.0.0:6000"
+    assert settings.listen == "127.0.0.1:6000"
     assert settings.database_url == "postgresql://u@db:5432/memory"
     assert settings.data_dir == Path("/var/lib/agent-memory")
     assert isinstance(settings.data_dir, Path)
@@ -204,3 +204,58 @@ def test_several_workers_need_so_reuseport(monkeypatch: pytest.MonkeyPatch) -> N
 def test_the_auth_cache_is_at_most_five_seconds(raw: str) -> None:
     with pytest.raises(SettingsError, match="MEMORY_AUTH_CACHE_SECONDS"):
         Settings.from_env({"MEMORY_AUTH_CACHE_SECONDS": raw})
+
+
+@pytest.mark.parametrize("level", ["LOUD", "verbose", "5"])
+def test_an_unknown_log_level_names_the_flag(level: str) -> None:
+    with pytest.raises(SettingsError, match="--log-level"):
+        Settings.from_env({"MEMORY_LOG_LEVEL": level})
+
+
+def test_log_levels_are_taken_in_any_case() -> None:
+    assert Settings.from_env({"MEMORY_LOG_LEVEL": "warning"}).log_level == "warning"
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0:50051", "192.0.2.7:1", "[::]:50051", "example.com:1"])
+def test_insecure_local_refuses_an_address_beyond_loopback(listen: str) -> None:
+    with pytest.raises(SettingsError, match="--insecure-local"):
+        Settings.from_env({}, listen=listen, insecure_local=True)
+
+
+@pytest.mark.parametrize("listen", ["127.0.0.1:0", "127.9.9.9:1", "[::1]:50051", "localhost:7"])
+def test_insecure_local_is_served_on_loopback(listen: str) -> None:
+    assert Settings.from_env({}, listen=listen, insecure_local=True).insecure_local
+
+
+def test_a_data_dir_that_is_a_file_names_the_flag(tmp_path: Path) -> None:
+    afile = tmp_path / "data"
+    afile.write_text("not a folder")
+    with pytest.raises(SettingsError, match=r"--data-dir .* is a file"):
+        Settings.from_env({}, data_dir=afile)
+    with pytest.raises(SettingsError, match="--data-dir"):
+        Settings.from_env({}, data_dir=afile / "below")
+
+
+def test_a_data_dir_is_not_checked_when_a_database_url_is_given(tmp_path: Path) -> None:
+    afile = tmp_path / "data"
+    afile.write_text("not a folder")
+    Settings.from_env({}, data_dir=afile, database_url="postgresql://u@h/db")
+
+
+def test_tls_files_go_in_pairs_and_must_be_readable(tmp_path: Path) -> None:
+    cert = tmp_path / "cert.pem"
+    cert.write_text("x")
+    with pytest.raises(SettingsError, match="--tls-cert and --tls-key go together"):
+        Settings.from_env({}, tls_cert=cert)
+    with pytest.raises(SettingsError, match="--tls-client-ca needs --tls-cert"):
+        Settings.from_env({}, tls_client_ca=cert)
+    with pytest.raises(SettingsError, match=r"--tls-key .*not a readable file"):
+        Settings.from_env({}, tls_cert=cert, tls_key=tmp_path / "missing.pem")
+    with pytest.raises(SettingsError, match="not a PEM certificate chain"):
+        Settings.from_env({"MEMORY_TLS_CERT": str(cert), "MEMORY_TLS_KEY": str(cert)})
+
+
+def test_database_wait_must_not_be_negative() -> None:
+    assert Settings.from_env({"MEMORY_DATABASE_WAIT_SECONDS": "0"}).database_wait_seconds == 0
+    with pytest.raises(SettingsError, match="--database-wait"):
+        Settings.from_env({}, database_wait_seconds=-1)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
+import psycopg
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
@@ -27,9 +30,10 @@ from agent_memory.api.interceptors import (
 )
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
+from agent_memory.api.tls import server_credentials
 from agent_memory.config import Settings, SettingsError
 from agent_memory.embed import Embedder, embedder_from_settings
-from agent_memory.extract.model import AnthropicModel
+from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
@@ -74,12 +78,17 @@ class RunningServer:
     address: str
     workers: ExtractionWorkers
     embedder: Embedder | None
+    watcher: asyncio.Task[None] | None = None
 
     async def stop(self, grace: float) -> None:
         """Refuse new calls at once; let in-flight calls finish for up to ``grace`` seconds.
 
         Queued extraction passes that were running resume on the next start.
         """
+        if self.watcher is not None:
+            self.watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watcher
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         await self.workers.stop()
@@ -161,16 +170,19 @@ async def start_server(
         server,
     )
     host = settings.listen.rsplit(":", 1)[0]
+    credentials = server_credentials(settings)
     try:
-        port = server.add_insecure_port(settings.listen)
+        if credentials is None:
+            port = server.add_insecure_port(settings.listen)
+        else:
+            port = server.add_secure_port(settings.listen, credentials)
     except RuntimeError as exc:
         raise SettingsError(
             f"--listen {settings.listen}: cannot bind it (in use, or not an address of this "
             "machine); pick another with --listen or MEMORY_LISTEN"
         ) from exc
     await server.start()
-    for name in ("", *SERVICE_NAMES):
-        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    await _set_health(health, serving=await db.probe())
     workers = ExtractionWorkers(db, extraction, settings)
     extraction.on_queued = workers.wake
     workers.start()
@@ -180,7 +192,32 @@ async def start_server(
         address=f"{host}:{port}",
         workers=workers,
         embedder=embedder,
+        watcher=asyncio.create_task(
+            _watch_database(db, health, settings.health_check_seconds), name="health-watcher"
+        ),
     )
+
+
+async def _set_health(health: HealthServicer, *, serving: bool) -> None:
+    status = (
+        health_pb2.HealthCheckResponse.SERVING
+        if serving
+        else health_pb2.HealthCheckResponse.NOT_SERVING
+    )
+    for name in ("", *SERVICE_NAMES):
+        await health.set(name, status)
+
+
+async def _watch_database(db: Database, health: HealthServicer, every: float) -> None:
+    """Health follows the database: NOT_SERVING while it does not answer, SERVING when
+    it does again. Every call would fail meanwhile, so a balancer should look elsewhere."""
+    serving = not db.outage.down
+    while True:
+        await asyncio.sleep(every)
+        answered = await db.probe()
+        if answered != serving:
+            serving = answered
+            await _set_health(health, serving=serving)
 
 
 async def log_recall_mode(db: Database, settings: Settings) -> None:
@@ -221,17 +258,64 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
             raise
         log.info("using database: %s", describe_database(url, embedded))
         return url, embedded
-    try:
-        migrate.upgrade(settings.database_url)
-    except (ValueError, sa_exc.ArgumentError, sa_exc.OperationalError) as exc:
-        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise SettingsError(
-            f"--database-url {_redacted(settings.database_url)}: cannot use it ({cause}); "
-            "check that the server is up and the URL is postgresql://USER@HOST:PORT/DB "
-            "(--database-url or MEMORY_DATABASE_URL)"
-        ) from exc
-    log.info("using database: %s", describe_database(settings.database_url, None))
-    return settings.database_url, None
+    deadline = time.monotonic() + settings.database_wait_seconds
+    pause = 0.25
+    while True:
+        try:
+            migrate.upgrade(settings.database_url)
+            log.info("using database: %s", describe_database(settings.database_url, None))
+            return settings.database_url, None
+        except (ValueError, sa_exc.ArgumentError, sa_exc.OperationalError) as exc:
+            orig = getattr(exc, "orig", None)
+            cause = str(orig or exc).strip().splitlines()[0]
+            # Not answering yet (starting, restarting) is worth waiting for; a refusal
+            # with a reason (no such role or database, a wrong password) is not.
+            waitable = isinstance(orig, psycopg.OperationalError) and _worth_waiting(cause)
+            left = deadline - time.monotonic()
+            if not waitable or left <= 0:
+                raise SettingsError(_database_fix(settings, cause, waited=waitable)) from exc
+            if pause == 0.25:
+                log.warning(
+                    "the database at %s does not answer yet (%s); retrying for up to %.0fs "
+                    "(--database-wait)",
+                    _redacted(settings.database_url),
+                    cause,
+                    settings.database_wait_seconds,
+                )
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 5.0)
+
+
+def _worth_waiting(cause: str) -> bool:
+    """No answer at all, or a server that is starting, stopping or full: it may answer
+    soon. A server that refused with a reason (no such database or role) will not."""
+    if "FATAL:" not in cause:
+        return True
+    return any(
+        passing in cause
+        for passing in ("starting up", "shutting down", "in recovery", "too many clients")
+    )
+
+
+def _database_fix(settings: Settings, cause: str, *, waited: bool) -> str:
+    url = _redacted(settings.database_url or "")
+    if waited:
+        return (
+            f"--database-url {url}: no answer after {settings.database_wait_seconds:.0f}s "
+            f"({cause}); check that the server is up and the URL is "
+            "postgresql://USER@HOST:PORT/DB (--database-url or MEMORY_DATABASE_URL; wait "
+            "longer with --database-wait)"
+        )
+    if "does not exist" in cause and "database" in cause:
+        fix = "create the database (createdb NAME) or name another in the URL"
+    elif "role" in cause or "authentication" in cause or "password" in cause:
+        fix = "fix the user or password in the URL, or create the role on the server"
+    else:
+        fix = "check that the server is up and the URL is postgresql://USER@HOST:PORT/DB"
+    return (
+        f"--database-url {url}: cannot use it ({cause}); {fix} "
+        "(--database-url or MEMORY_DATABASE_URL)"
+    )
 
 
 def _redacted(url: str) -> str:
@@ -243,7 +327,12 @@ def _redacted(url: str) -> str:
 
 
 def mode(settings: Settings) -> str:
-    return "unauthenticated local mode" if settings.insecure_local else "API keys required"
+    auth = "unauthenticated local mode" if settings.insecure_local else "API keys required"
+    if settings.tls_cert is None:
+        return f"{auth}, plaintext"
+    if settings.tls_client_ca is None:
+        return f"{auth}, TLS"
+    return f"{auth}, TLS with client certificates"
 
 
 async def serve_on(
@@ -275,6 +364,11 @@ async def serve_on(
     try:
         if describe_recall:
             await log_recall_mode(db, settings)
+            if not model_configured():
+                log.warning(
+                    "extraction is off: %s; ExtractMemories answers MODEL_ERROR saying so",
+                    NOT_CONFIGURED,
+                )
         running = await start_server(
             settings, db, tracer_provider=tracer_provider, reuse_port=reuse_port
         )

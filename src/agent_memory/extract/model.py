@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,6 +48,18 @@ class ExtractionModel(Protocol):
         ...
 
 
+NOT_CONFIGURED = (
+    "no model is configured: the server has no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) "
+    "in its environment"
+)
+
+
+def model_configured(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the SDK will find credentials where it looks for them, the environment."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+
+
 class AnthropicModel:
     """The Messages API through the official SDK, which reads ANTHROPIC_API_KEY and
     ANTHROPIC_BASE_URL from the environment as it always does."""
@@ -73,6 +87,8 @@ class AnthropicModel:
         return int(counted.input_tokens)
 
     async def extract(self, call: ModelCall) -> ModelReply:
+        if not model_configured():
+            return ModelReply(ExtractionOutcome.MODEL_ERROR, detail=NOT_CONFIGURED)
         try:
             response = await self._sdk().messages.create(  # type: ignore[call-overload]
                 model=call.model,

@@ -13,14 +13,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from datetime import timedelta
 
+from opentelemetry.instrumentation.utils import suppress_instrumentation
+
 from agent_memory.config import Settings
+from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.service.extraction import Extraction, JobRef, LeaseLost
 from agent_memory.store.repositories import Store
 
 log = logging.getLogger(__name__)
+
+# An unexpected failure that repeats at every poll is logged with its traceback at most
+# this often.
+FAILURE_LOG_SECONDS = 60.0
 
 
 class ExtractionWorkers:
@@ -30,6 +38,7 @@ class ExtractionWorkers:
         self._settings = settings
         self._tasks: list[asyncio.Task[None]] = []
         self._wake = asyncio.Event()
+        self._failure_logged_at = -FAILURE_LOG_SECONDS
 
     def start(self) -> None:
         for n in range(self._settings.extraction_workers):
@@ -54,16 +63,26 @@ class ExtractionWorkers:
                     continue
             except asyncio.CancelledError:
                 raise
+            except (Unavailable, Timeout):
+                pass  # the database's outage is logged where it is found, sparingly
             except Exception:
-                log.exception("extraction worker failed; retrying after the poll interval")
+                now = time.monotonic()
+                if now - self._failure_logged_at >= FAILURE_LOG_SECONDS:
+                    self._failure_logged_at = now
+                    log.exception("extraction worker failed; retrying after the poll interval")
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._settings.extraction_poll_seconds)
 
     async def _run_one(self) -> bool:
         s = self._settings
-        async with self._store.admin() as admin:
-            job = await admin.job_queue.claim(lease=timedelta(seconds=s.extraction_lease_seconds))
+        # An idle worker asks every poll interval: those asks are not traced, only
+        # the passes they find.
+        with suppress_instrumentation():
+            async with self._store.admin() as admin:
+                job = await admin.job_queue.claim(
+                    lease=timedelta(seconds=s.extraction_lease_seconds)
+                )
         if job is None:
             return False
         final = job.attempts >= s.extraction_max_attempts

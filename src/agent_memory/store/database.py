@@ -9,6 +9,8 @@ in BEGIN ... COMMIT for use cases of several statements.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -20,6 +22,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy.engine import make_url
 
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.store.active_sessions import PgSessions
 from agent_memory.store.agents import PgAgents
@@ -30,6 +33,7 @@ from agent_memory.store.events import PgEvents
 from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
 from agent_memory.store.memories import PgMemories
+from agent_memory.store.outage import DatabaseOutage
 from agent_memory.store.prompts import PgPrompts
 from agent_memory.store.recall import PGVECTOR_INSTALLED, PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
@@ -37,8 +41,14 @@ from agent_memory.store.sql import Connection, database_errors, fetch_one
 from agent_memory.store.usage import PgUsage
 from agent_memory.telemetry.tracing import RedactingTracerProvider
 
+# The pool warns at every failed reconnection, several lines each: the database's
+# outages are told by DatabaseOutage instead, once and then in summaries.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+
 # How long a caller waits for a free connection before the call is UNAVAILABLE.
 CHECKOUT_TIMEOUT_SECONDS = 5.0
+# A health probe that takes longer than this finds the database unavailable.
+PROBE_TIMEOUT_SECONDS = 3.0
 
 _NOW: LiteralString = "SELECT clock_timestamp() AS now"
 
@@ -124,6 +134,13 @@ class Database(Store):
         tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._tracer_provider = tracer_provider
+        self._url = libpq_url(url)
+        self._probe_conn: psycopg.AsyncConnection[Any] | None = None
+        # Set while the last probe found no database: calls are refused at once then,
+        # instead of each waiting out the pool's checkout timeout.
+        self._unreachable = False
+        # Every failure to reach the database is reported here, which logs it sparingly.
+        self.outage = DatabaseOutage()
         self._pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
             libpq_url(url),
             connection_class=psycopg.AsyncConnection[Any],
@@ -157,6 +174,34 @@ class Database(Store):
         async with self._connection() as conn:
             await fetch_one(conn, _NOW, {})
 
+    async def probe(self) -> bool:
+        """Whether the database answers now, asked on a connection of its own (a busy
+        pool does not make a healthy database look down). Reports to :attr:`outage`."""
+        try:
+            async with asyncio.timeout(PROBE_TIMEOUT_SECONDS):
+                if self._probe_conn is None or self._probe_conn.closed:
+                    self._probe_conn = await psycopg.AsyncConnection.connect(
+                        self._url,
+                        autocommit=True,
+                        connect_timeout=max(2, int(PROBE_TIMEOUT_SECONDS)),
+                        application_name="agent-memory-health",
+                    )
+                await self._probe_conn.execute("SELECT 1")
+        except (psycopg.Error, OSError, TimeoutError) as exc:
+            await self._close_probe()
+            self._unreachable = True
+            self.outage.failed(exc if str(exc) else "no answer in time")
+            return False
+        self._unreachable = False
+        self.outage.answered()
+        return True
+
+    async def _close_probe(self) -> None:
+        conn, self._probe_conn = self._probe_conn, None
+        if conn is not None and not conn.closed:
+            with contextlib.suppress(psycopg.Error, OSError):
+                await conn.close()
+
     async def has_pgvector(self) -> bool:
         """Whether pgvector is installed in the database (recall can compare embeddings)."""
         async with self._connection() as conn:
@@ -169,14 +214,20 @@ class Database(Store):
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
-        with database_errors():
-            if self._pool.closed:
-                await self._pool.open()
-            conn = await self._checkout()
-            try:
-                yield conn
-            finally:
-                await asyncio.shield(self._pool.putconn(conn))
+        try:
+            if self._unreachable:
+                raise Unavailable("the database is unavailable; retry later")
+            with database_errors():
+                if self._pool.closed:
+                    await self._pool.open()
+                conn = await self._checkout()
+                try:
+                    yield conn
+                finally:
+                    await asyncio.shield(self._pool.putconn(conn))
+        except Unavailable as exc:
+            self.outage.failed(exc.__cause__ or exc)
+            raise
 
     async def _checkout(self) -> Connection:
         """A pooled connection, handed back even if the caller is cancelled meanwhile."""
@@ -209,5 +260,6 @@ class Database(Store):
         )
 
     async def close(self) -> None:
+        await self._close_probe()
         await asyncio.gather(*self._returning, return_exceptions=True)
         await self._pool.close()

@@ -48,7 +48,6 @@ def database_errors() -> Iterator[None]:
             "a concurrent change got in the way; retry", reason="CONCURRENT_WRITE"
         ) from exc
     except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError) as exc:
-        log.warning("database unavailable: %s", exc)
         raise Unavailable("the database is unavailable; retry later") from exc
 
 
