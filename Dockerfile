@@ -5,8 +5,6 @@ FROM python:3.11-slim AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 WORKDIR /src
-# The pip bundled with the image may be too old to resolve the OpenTelemetry pins.
-RUN pip install --upgrade pip
 
 # Dependencies first, from pyproject.toml alone, so this layer survives code changes.
 COPY pyproject.toml ./
@@ -41,6 +39,9 @@ WORKDIR /var/lib/agent-memory
 
 EXPOSE 50051
 USER memory
+# SERVING only while the database answers too (MEMORY_LISTEN's port, asked on loopback).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["agent-memory", "health", "--timeout", "4"]
 # Tip: `docker run --init` gives the server a reaper for the embedded PostgreSQL's processes.
 ENTRYPOINT ["agent-memory"]
 CMD ["serve"]

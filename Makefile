@@ -17,9 +17,8 @@ help: ## list targets
 $(PY):
 	python3 -m venv $(VENV)
 
-# The pip bundled with Python 3.11 cannot resolve the OpenTelemetry pins: upgrade it first.
+# With the pip that python3 -m venv ships, as users install it.
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e ".[dev]"
 	@touch $@
 
