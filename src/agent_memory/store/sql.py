@@ -19,7 +19,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg_pool import PoolTimeout
 
-from agent_memory.domain.errors import Conflict, Timeout, Unavailable
+from agent_memory.domain.errors import Conflict, ResourceExhausted, Timeout, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ def database_errors() -> Iterator[None]:
     Raises:
         Timeout: a statement ran past the statement timeout.
         Conflict: PostgreSQL gave up a transaction (a deadlock or serialization failure).
+        ResourceExhausted: a value is past what PostgreSQL can store or index.
         Unavailable: the database could not be reached or dropped the connection.
     """
     try:
@@ -42,6 +43,13 @@ def database_errors() -> Iterator[None]:
     except psycopg.errors.QueryCanceled as exc:
         raise Timeout(
             "the query ran past the server's statement timeout", reason="STATEMENT_TIMEOUT"
+        ) from exc
+    except psycopg.errors.ProgramLimitExceeded as exc:
+        # A value past what PostgreSQL can hold or index: the request's, so retrying
+        # the same call would never help.
+        raise ResourceExhausted(
+            "a value is too large for the database to store or index; send less",
+            reason="VALUE_TOO_LARGE_FOR_DATABASE",
         ) from exc
     except psycopg.errors.TransactionRollback as exc:
         raise Conflict(
