@@ -74,6 +74,6 @@ bench: venv ## run every bench/*.py in order
 
 check: check-generated lint typecheck test ## everything CI checks
 
-clean: ## remove caches and build output (keeps .venv, node_modules and .agent-memory)
+clean: ## remove caches and build output (keeps .venv, node_modules and the embedded database)
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis src/*.egg-info *.egg-info
 	find . -name __pycache__ -type d -not -path './.venv/*' -not -path './node_modules/*' -prune -exec rm -rf {} +
