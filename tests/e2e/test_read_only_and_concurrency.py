@@ -342,16 +342,13 @@ def conversation_count(database_url: str, tenant_id: str) -> int:
 
 
 @pytest.mark.parametrize(
-    ("with_conversation", "table"),
-    [(True, "conversations"), (False, "memories")],
-    ids=["with-conversation", "without-conversation"],
+    "with_conversation", [True, False], ids=["with-conversation", "without-conversation"]
 )
 def test_concurrent_identical_memorize_calls_make_one_row(
     server: ServerThread,
     client: Client,
     database_url: str,
     with_conversation: bool,
-    table: str,
 ) -> None:
     request = pb.MemorizeRequest(
         owner=OWNER,
@@ -369,8 +366,45 @@ def test_concurrent_identical_memorize_calls_make_one_row(
         )
     writers = 8
     with callers_of(server, client, writers) as callers:
-        responses = race(database_url, table, callers, lambda c: c.call(c.memory.Memorize, request))
+        # The memory is written first (its conversation after it), so that is where
+        # identical calls meet.
+        responses = race(
+            database_url, "memories", callers, lambda c: c.call(c.memory.Memorize, request)
+        )
     assert sum(r.created for r in responses) == 1
     assert len({r.memory.id for r in responses}) == 1
     assert [m.id for m in listed(client)] == [responses[0].memory.id]
     assert conversation_count(database_url, client.tenant_id) == (1 if with_conversation else 0)
+
+
+def test_concurrent_memorize_calls_of_one_new_conversation_store_one_snapshot(
+    server: ServerThread, client: Client, database_url: str
+) -> None:
+    conversation = memory_pb2.Conversation(
+        provider="anthropic",
+        conversation_id="conv-shared",
+        messages=[
+            memory_pb2.ConversationMessage(role="user", content="gateway and queue?"),
+            memory_pb2.ConversationMessage(role="assistant", content="Kong and SQS"),
+        ],
+    )
+
+    def memorize(c: Client) -> pb.MemorizeResponse:
+        response: pb.MemorizeResponse = c.call(
+            c.memory.Memorize,
+            pb.MemorizeRequest(
+                owner=OWNER,
+                content=f"a fact noted by {c.user_id}",
+                groundings=[memory_pb2.Grounding(message_position=1, end_character=4)],
+                conversation=conversation,
+            ),
+        )
+        return response
+
+    writers = 8
+    with callers_of(server, client, writers) as callers:
+        # Different memories, one conversation none of them has stored yet.
+        responses = race(database_url, "conversations", callers, memorize)
+    assert all(r.created for r in responses)
+    assert len({r.memory.id for r in responses}) == writers
+    assert conversation_count(database_url, client.tenant_id) == 1
