@@ -6,9 +6,9 @@ nested messages, the set member of a oneof, and the contents of
 ``google.protobuf.Struct``, ``Value`` and ``ListValue`` (member names included). A
 field added to a request is covered the day it is added.
 
-Which RPCs write comes from one table, :data:`NOT_STORING`, the reads whose requests
-store nothing; every other method, present or future, is scanned (fail closed). A test
-checks the table against the services' descriptors.
+Which RPCs only read comes from the one table of roles (:mod:`agent_memory.api.roles`):
+the methods a ``reader`` may call store nothing; every other method, present or
+future, is scanned (fail closed).
 """
 
 from __future__ import annotations
@@ -20,32 +20,16 @@ from typing import Any
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from agent_memory.api.roles import METHOD_ROLES
+from agent_memory.domain.identity import Role
 from agent_memory.domain.secrets import refuse_secrets_in
 
-_PREFIX = "/agentmemory.v1."
-
 NOT_STORING: frozenset[str] = frozenset(
-    _PREFIX + name
-    for name in (
-        "MemoryService/GetMemory",
-        "MemoryService/ListMemories",
-        "MemoryService/ListLearnings",
-        "MemoryService/ListMemoryEvents",
-        "MemoryService/GetAgentSettings",
-        "MemoryService/GetUsage",
-        "MemoryService/GetActiveSession",
-        "BlockService/GetBlock",
-        "BlockService/ListBlocks",
-        "BlockService/ListBlockVersions",
-        "RecallService/Recall",
-        "RecallService/RenderPrompt",
-        "DecisionService/GetDecision",
-        "DecisionService/ListRecentDecisions",
-        "DecisionService/ListReexaminations",
-    )
+    method for method, role in METHOD_ROLES.items() if role is Role.READER
 )
-"""Full method names of the reads: their requests (queries, personas, page tokens)
-are used to answer and never stored, so they are not scanned."""
+"""Full method names of the reads: what a ``reader`` key may call stores nothing (its
+queries, personas and page tokens are used to answer), so it is not scanned. A
+method missing from the role table is not a read, and is scanned."""
 
 NOT_REFUSED: Mapping[str, str] = {
     "agentmemory.v1.ExtractMemoriesRequest.transcript": (
