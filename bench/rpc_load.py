@@ -325,7 +325,7 @@ async def bench(
         for index, workers in enumerate(args.workers):
             servers = Servers(scratch, workers, pool_size, archival_chars)
             if database is None:
-                database = EmbeddedDatabase(scratch / "pgdata")
+                database = EmbeddedDatabase(scratch)
                 await _setup(ctx, workloads, servers, database.url, args, extras)
             servers.start_sampling()
             for op, w in workloads.items():

