@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import threading
+import time
 
 import pytest
 
 from agent_memory.domain import secrets
 from agent_memory.domain.errors import InvalidArgument
-from agent_memory.domain.secrets import SecretFinding, find_secrets, refuse_secrets
+from agent_memory.domain.secrets import (
+    SecretFinding,
+    find_secrets,
+    redact_secrets,
+    refuse_secrets,
+)
+from tests import secret_corpus
 
 # Built from pieces so no complete credential sits in the source as one literal.
 PEM_KEY = (
@@ -181,3 +189,204 @@ def test_a_secret_in_a_long_text_is_refused_and_named_by_its_field() -> None:
     with pytest.raises(InvalidArgument) as info:
         asyncio.run(secrets.refuse_secrets_in([("title", "ok"), ("content", long)]))
     assert info.value.violations[0].field == "content"
+
+
+# -- the labelled corpus (tests/secret_corpus.py) ------------------------------------------
+
+CORPUS_SECRETS = [
+    pytest.param(text, id=f"{shape}-{i}") for i, (shape, text) in enumerate(secret_corpus.SECRETS)
+]
+CORPUS_ORDINARY = [
+    pytest.param(text, id=f"{kind}-{i}") for i, (kind, text) in enumerate(secret_corpus.ORDINARY)
+]
+
+
+def test_the_corpus_is_large_and_varied() -> None:
+    assert len(secret_corpus.SECRETS) >= 60
+    assert len({shape for shape, _ in secret_corpus.SECRETS}) >= 20
+    assert len(secret_corpus.ORDINARY) >= 60
+    texts = [text for _, text in secret_corpus.SECRETS + secret_corpus.ORDINARY]
+    assert len(set(texts)) == len(texts), "every text is there once"
+
+
+@pytest.mark.parametrize("text", CORPUS_SECRETS)
+def test_every_corpus_secret_is_refused_without_being_echoed(text: str) -> None:
+    kinds = [f.kind for f in find_secrets(text)]
+    assert kinds
+    assert all(re.fullmatch(r"[A-Z][A-Z0-9_]*", k) for k in kinds)
+    error = refusal("value", text)
+    said = " ".join([error.message, *error.metadata.values(), error.violations[0].description])
+    assert text not in said
+
+
+@pytest.mark.parametrize("text", CORPUS_SECRETS)
+def test_every_corpus_secret_is_found_inside_longer_text(text: str) -> None:
+    assert find_secrets(f"Notes from the deploy on 2024-05-01.\n{text}\nAsk ops before rotating.")
+    assert find_secrets(f"from the runbook: {text} (ask ops first)")
+
+
+@pytest.mark.parametrize("text", CORPUS_ORDINARY)
+def test_every_corpus_ordinary_text_is_allowed(text: str) -> None:
+    assert find_secrets(text) == []
+    refuse_secrets("value", text)
+
+
+@pytest.mark.parametrize("text", CORPUS_SECRETS)
+def test_redaction_leaves_no_secret(text: str) -> None:
+    redacted = redact_secrets(text)
+    assert "[REDACTED:" in redacted
+    assert find_secrets(redacted) == []
+    assert redact_secrets(redacted) == redacted
+
+
+@pytest.mark.parametrize("text", CORPUS_ORDINARY)
+def test_redaction_leaves_ordinary_text_alone(text: str) -> None:
+    assert redact_secrets(text) == text
+
+
+# -- the shapes that used to be stored, and the ones that used to be refused --------------
+
+HEROKU_KEY = "0b5d3f6e-8c2a-" + "4f1e-9d7b-3a6c5e4f2b1d"
+BASIC_CREDENTIALS = "dXNlcjpw" + "YXNzd29yZDEyMw=="  # base64 of user:password123
+
+NAMED_SECRETS = [
+    pytest.param(
+        "password = Hunter2Winter!", "PASSWORD", "Hunter2Winter!", id="password-assignment"
+    ),
+    pytest.param(
+        "The prod DB password is Tr0ub4dor&3", "PASSWORD", "Tr0ub4dor&3", id="password-prose"
+    ),
+    pytest.param("DATABASE_PASSWORD=s3cr3t-value", "PASSWORD", "s3cr3t-value", id="env-password"),
+    pytest.param(
+        f"Authorization: Basic {BASIC_CREDENTIALS}",
+        "BASIC_AUTH_HEADER",
+        BASIC_CREDENTIALS,
+        id="basic-auth-header",
+    ),
+    pytest.param("redis://:pw@host:6379/0", "PASSWORD_IN_URL", ":pw@", id="url-empty-user"),
+    pytest.param("mysql -u root -pS3cret", "PASSWORD", "S3cret", id="mysql-p"),
+    pytest.param(
+        "curl -u admin:Sup3rSecret https://api.example.com/v1/status",
+        "PASSWORD",
+        "Sup3rSecret",
+        id="curl-u",
+    ),
+    pytest.param(
+        f"HEROKU_API_KEY={HEROKU_KEY}", "SECRET_ASSIGNMENT", HEROKU_KEY, id="uuid-api-key"
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), NAMED_SECRETS)
+def test_named_shapes_are_refused_and_redacted(text: str, kind: str, secret: str) -> None:
+    assert kind in [f.kind for f in find_secrets(text)]
+    error = refusal("value", text)
+    assert secret not in " ".join([error.message, *error.metadata.values()])
+    redacted = redact_secrets(text)
+    assert secret not in redacted
+    assert find_secrets(redacted) == []
+
+
+def test_redaction_keeps_the_text_around_the_secret() -> None:
+    assert redact_secrets("password = Hunter2Winter! (rotated monthly)") == (
+        "password = [REDACTED:PASSWORD] (rotated monthly)"
+    )
+    assert redact_secrets("redis://:pw@host:6379/0") == (
+        "redis://:[REDACTED:PASSWORD_IN_URL]@host:6379/0"
+    )
+    assert redact_secrets("") == ""
+
+
+def test_redaction_removes_a_whole_private_key_block() -> None:
+    redacted = redact_secrets(f"the deploy key:\n{PEM_KEY}\nkeep it safe")
+    assert redacted == "the deploy key:\n[REDACTED:PRIVATE_KEY]\nkeep it safe"
+
+
+def test_overlapping_findings_become_one_placeholder() -> None:
+    # A GitHub token is both a known format and a value given to a credential name.
+    redacted = redact_secrets(f"GITHUB_TOKEN={GITHUB_TOKEN}")
+    assert redacted.count("[REDACTED:") == 1
+    assert GITHUB_TOKEN not in redacted
+
+
+NAMED_ORDINARY = [
+    pytest.param("postgres://app:${DB_PASSWORD}@db/prod", id="env-reference-in-url"),
+    pytest.param(
+        "https://docs.google.com/document/d/1aBcD3fGhIjKlMnOpQrStUvWxYz0123456789AbCdEf/edit",
+        id="google-docs-url",
+    ),
+    pytest.param(
+        "sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC", id="sri-hash"
+    ),
+    pytest.param("QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG", id="ipfs-cid-v0"),
+    pytest.param("bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi", id="ipfs-cid-v1"),
+    pytest.param("kTq3bXz9WZNq2v0cP8hYdR1sLmF2", id="firebase-uid"),
+    pytest.param("user_2NNEqL2nrIRdJ194ndJqAHwEfxC", id="clerk-user-id"),
+]
+
+
+@pytest.mark.parametrize("text", NAMED_ORDINARY)
+def test_named_ordinary_shapes_are_allowed(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+PLACEHOLDERS = [
+    "${DB_PASSWORD}",
+    "$DB_PASSWORD",
+    "%DB_PASSWORD%",
+    "{{ secrets.DB_PASSWORD }}",
+    "<password>",
+    "****",
+    "xxx",
+    "...",
+    "changeme",
+    "[REDACTED:PASSWORD]",
+]
+
+
+@pytest.mark.parametrize("placeholder", PLACEHOLDERS)
+@pytest.mark.parametrize(
+    "template",
+    [
+        "password = {}",
+        "DATABASE_PASSWORD={}",
+        'api_key: "{}"',
+        "postgres://app:{}@db/prod",
+        "curl -u admin:{} https://api.example.com",
+        "Authorization: Bearer {}",
+    ],
+)
+def test_pointers_and_placeholders_are_not_secrets(template: str, placeholder: str) -> None:
+    text = template.format(placeholder)
+    assert find_secrets(text) == [], text
+
+
+# -- staying linear ----------------------------------------------------------------------------
+
+# Inputs that made patterns backtrack: a keyword then thousands of spaces was cubic in
+# one of detect-secrets' own patterns; repeated prefixes were quadratic in others.
+ADVERSARIAL = {
+    "keyword-then-spaces": "api_key" + " " * 20_000 + "x",
+    "password-then-spaces": "password" + " " * 20_000 + "x",
+    "slashes-before-a-token-name": "//a" * 10_000,
+    "scheme-separators": "://" * 10_000,
+    "repeated-key-prefix": "sk-" * 10_000,
+    "repeated-jwt-prefix": "eyJ" * 10_000,
+    "repeated-prose": "password for " * 3_000,
+    "repeated-assignments": "key=" * 8_000,
+    "repeated-credential-names": "token=" * 5_000,
+    "repeated-password-labels": "pw: " * 8_000,
+    "one-long-token": "aB3" * 10_000,
+    "repeated-commands": "curl mysql -p " * 2_000,
+    "key-blocks-without-end": "-----BEGIN RSA PRIVATE KEY-----" * 1_000,
+}
+
+
+@pytest.mark.parametrize("text", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
+def test_long_adversarial_inputs_are_scanned_quickly(text: str) -> None:
+    started = time.perf_counter()
+    find_secrets(text)
+    redact_secrets(text)
+    # Linear scanning takes tens of milliseconds here; the backtracking this guards
+    # against took minutes.
+    assert time.perf_counter() - started < 5

@@ -1,0 +1,396 @@
+"""A labelled corpus for the secret detector: credentials the way people paste them into
+notes, and ordinary text that only looks risky.
+
+``SECRETS`` holds (shape, text) pairs that must be refused; ``ORDINARY`` holds (kind,
+text) pairs that must be stored. Every credential here is synthetic: the random parts
+come from a seeded generator and the vendor prefixes are joined on at import time, so no
+complete credential sits in the source as one literal.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import uuid
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+_HEXDIGITS = "0123456789abcdef"
+_B64 = _ALNUM + "+/"
+_URLSAFE = _ALNUM + "-_"
+_rng = random.Random(20240501)
+
+
+def _r(n: int, alphabet: str = _ALNUM) -> str:
+    """``n`` random characters with at least one digit, one lower and one upper letter
+    when the alphabet has them (a synthetic key always reads as random)."""
+    while True:
+        text = "".join(_rng.choice(alphabet) for _ in range(n))
+        wanted = [
+            any(c.isdigit() for c in alphabet) <= any(c.isdigit() for c in text),
+            any(c.islower() for c in alphabet) <= any(c.islower() for c in text),
+            any(c.isupper() for c in alphabet) <= any(c.isupper() for c in text),
+        ]
+        if all(wanted) or n < 8:
+            return text
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _b64url(data: dict[str, object]) -> str:
+    raw = json.dumps(data, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _uuid() -> str:
+    return str(uuid.UUID(int=_rng.getrandbits(128), version=4))
+
+
+def _pem(label: str, body_lines: int = 3) -> str:
+    body = "\n".join(_r(64, _B64) for _ in range(body_lines))
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+
+
+# Vendor prefixes, split so that no line holds a whole credential pattern.
+AKIA, ASIA = "AK" + "IA", "AS" + "IA"
+GHP, GHS, GH_PAT = "gh" + "p_", "gh" + "s_", "github" + "_pat_"
+XOXB, XOXP = "xo" + "xb-", "xo" + "xp-"
+SK_LIVE, SK_TEST, RK_LIVE, WHSEC = "sk" + "_live_", "sk" + "_test_", "rk" + "_live_", "wh" + "sec_"
+SK_PROJ, SK_ANT = "sk-" + "proj-", "sk-" + "ant-api03-"
+AIZA = "AI" + "za"
+NPM = "np" + "m_"
+GLPAT, HF = "gl" + "pat-", "h" + "f_"
+SG = "S" + "G."
+PYPI = "pypi-" + "AgEIcHlwaS5vcmc"
+DOP, SHPAT = "dop" + "_v1_", "shp" + "at_"
+YA29, GOCSPX = "ya" + "29.", "GOC" + "SPX-"
+SLACK_HOOK = "https://hooks.slack" + ".com/services/"
+DISCORD_HOOK = "https://discord" + ".com/api/webhooks/"
+JWT_HEADER = _b64url({"alg": "HS256", "typ": "JWT"})
+JWT = (
+    JWT_HEADER
+    + "."
+    + _b64url({"sub": "1234567890", "name": "Dana Ops", "iat": 1716200000})
+    + "."
+    + _r(43, _URLSAFE)
+)
+
+SECRETS: list[tuple[str, str]] = [
+    # -- passwords in config, prose and environment ------------------------------------
+    ("password-assignment", "password = Hunter2Winter!"),
+    ("password-assignment", 'config.yaml has `password: "Gr33n-Tea-Pot"` under the db section'),
+    ("password-assignment", 'settings.json: {"db_password": "Pl4net$Orbit9", "pool": 5}'),
+    ("password-assignment", "spring.datasource.password=Qu4rtz!Lake"),
+    ("password-assignment", "vault login -method=userpass username=ops password=V4ult-Ops-9"),
+    ("password-prose", "The prod DB password is Tr0ub4dor&3"),
+    ("password-prose", "fyi the wifi password for the office is Sunfl0wer#22 (guest network)"),
+    ("password-prose", "root pw: Zx9!kLm2pQ"),
+    ("password-prose", "Jenkins admin password was changed to Orbit-7731-Lime yesterday."),
+    ("password-prose", "username admin password Adm1n!2024"),
+    ("env-password", "DATABASE_PASSWORD=s3cr3t-value"),
+    ("env-password", "export PGPASSWORD=pg-L0cal-77 && psql -h db.internal -U app"),
+    ("env-password", "environment:\n  MYSQL_ROOT_PASSWORD: r00tM3!now\n  MYSQL_DATABASE: shop"),
+    ("env-password", "in .env: DB_PASS=kettle"),
+    (
+        "connection-string",
+        "Server=tcp:sql.example.net,1433;Database=shop;User ID=app;"
+        "Password=MyS3cret!Pass;Encrypt=true",
+    ),
+    # -- headers ------------------------------------------------------------------------
+    ("basic-auth-header", "Authorization: Basic " + _b64("deploy:Wint3r-Is-Here")),
+    (
+        "basic-auth-header",
+        'curl -H "Authorization: Basic ' + _b64("ci-bot:" + _r(12)) + '" https://ci.example.com',
+    ),
+    ("basic-auth-header", "the hook sends Basic " + _b64("hook:" + _r(16)) + " on every call"),
+    ("bearer-token", "call it with Authorization: Bearer " + _r(30)),
+    ("bearer-token", 'headers = {"Authorization": "Bearer ' + _r(40, _URLSAFE) + '"}'),
+    ("bearer-token", "Authorization: Token " + _r(40, _HEXDIGITS)),
+    ("jwt", "Authorization: Bearer " + JWT),
+    ("jwt", "the test user's session JWT: " + JWT),
+    # -- URLs ---------------------------------------------------------------------------
+    ("url-password-empty-user", "redis://:pw@cache.internal:6379/0"),
+    ("url-password-empty-user", "REDIS_URL=redis://:9fQ2mZ7x@redis-prod:6379"),
+    ("url-password-empty-user", "rediss://:Str0ngCache!@cache.example.net:6380/1"),
+    ("password-in-url", "db is postgres://admin:hunter22@db:5432/prod"),
+    (
+        "password-in-url",
+        "mongodb+srv://svc_reporting:Rep0rt-2024@cluster0.ab1cd.mongodb.net/analytics",
+    ),
+    ("password-in-url", "the broker: amqp://guest:Rabb1tHole@mq.internal:5672/"),
+    ("password-in-url", "git clone https://deploy:Kx82-pqLm@git.example.com/org/repo.git"),
+    # -- command lines ------------------------------------------------------------------
+    ("mysql-p", "mysql -u root -pS3cret"),
+    ("mysql-p", "mysqldump -h db.internal -u backup -p'B4ckup!Pass' shop > shop.sql"),
+    ("mysql-p", "run `mariadb -uadmin -pMaria2024 -e 'show databases'` on the replica"),
+    ("curl-u", "curl -u admin:Sup3rSecret https://api.example.com/v1/status"),
+    ("curl-u", 'curl -s --user "ops:Gl4cier-99" https://grafana.example.com/api/health'),
+    ("cli-password-flag", "docker login -u deploy --password Dck3r-Hub-55 registry.example.com"),
+    ("cli-password-flag", "sshpass -p 'Bl0ckCha1n' ssh ops@bastion.example.com"),
+    # -- named keys and tokens ----------------------------------------------------------
+    ("uuid-api-key", "HEROKU_API_KEY=" + _uuid()),
+    ("uuid-api-key", "heroku api key: " + _uuid()),
+    ("uuid-api-key", 'export PAGERDUTY_API_KEY="' + _uuid() + '"'),
+    ("generic-api-key", "X-Api-Key: " + _r(32)),
+    ("generic-api-key", 'api_key: "' + _r(40, _URLSAFE) + '"'),
+    ("generic-api-key", "the api key for the staging tenant is " + _r(32, _HEXDIGITS)),
+    ("generic-api-key", "SENTRY_AUTH_TOKEN=" + _r(64, _HEXDIGITS)),
+    ("generic-api-key", '{"client_id": "app-42", "client_secret": "' + _r(32) + '"}'),
+    ("high-entropy-token", "the session token is Xk9mQ2vLp7RtZ4wN" + "8bYc3HfJ6sDg"),
+    ("high-entropy-token", "cookie Zm9vYmFyQmF6UXV4" + "MTIzNDU2Nzg5MA=="),
+    ("high-entropy-token", "use " + _r(40) + " to sign the upload"),
+    # -- cloud providers ----------------------------------------------------------------
+    ("aws-access-key", "prod uses " + AKIA + "4HFT2QWRZ7ZXCVBN for S3"),
+    ("aws-access-key", "aws_access_key_id = " + AKIA + _r(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")),
+    ("aws-access-key", "temporary creds " + ASIA + _r(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")),
+    ("aws-secret-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzQ3kLm"),
+    ("aws-secret-key", "AWS_SECRET_ACCESS_KEY=" + _r(40, _B64)),
+    ("aws-secret-key", '"SecretAccessKey": "' + _r(40, _B64) + '",'),
+    (
+        "azure-storage-key",
+        "DefaultEndpointsProtocol=https;AccountName=shopstore;AccountKey="
+        + _r(86, _B64)
+        + "==;EndpointSuffix=core.windows.net",
+    ),
+    ("google-api-key", "maps key " + AIZA + "Sy" + _r(33, _URLSAFE)),
+    (
+        "google-api-key",
+        "https://maps.googleapis.com/maps/api/js?key=" + AIZA + "Sy" + _r(33, _URLSAFE),
+    ),
+    ("google-oauth", "access token " + YA29 + "a0Af" + _r(60, _URLSAFE)),
+    ("google-oauth", "GOOGLE_CLIENT_SECRET=" + GOCSPX + _r(28, _URLSAFE)),
+    ("digitalocean-token", "doctl auth init -t " + DOP + _r(64, _HEXDIGITS)),
+    (
+        "private-key-pem",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Zq3vQx9"
+        + "Lm2Kp8Rt4Wn6Yb1Hc5Jd\n-----END RSA PRIVATE KEY-----",
+    ),
+    ("private-key-pem", "deploy key:\n" + _pem("OPENSSH PRIVATE KEY", 4)),
+    ("private-key-pem", _pem("EC PRIVATE KEY", 2)),
+    (
+        "private-key-pem",
+        '{"type": "service_account", "private_key": "'
+        + _pem("PRIVATE KEY").replace("\n", "\\n")
+        + '\\n", "client_email": "bot@proj.iam.gserviceaccount.com"}',
+    ),
+    # -- code hosts, chat, payments, mail -----------------------------------------------
+    ("github-token", "token " + GHP + _r(36)),
+    ("github-token", "GITHUB_TOKEN=" + GH_PAT + "11A" + _r(19) + "_" + _r(59)),
+    (
+        "github-token",
+        "git remote set-url origin https://x-access-token:"
+        + GHS
+        + _r(36)
+        + "@github.com/org/repo.git",
+    ),
+    ("gitlab-token", "CI uses " + GLPAT + _r(20, _URLSAFE)),
+    ("slack-token", "bot token " + XOXB + "2401234567890-4012345678901-" + _r(24)),
+    (
+        "slack-token",
+        "SLACK_TOKEN=" + XOXP + "1234567890-1234567890-1234567890-" + _r(32, _HEXDIGITS),
+    ),
+    (
+        "slack-webhook",
+        "alerts post to " + SLACK_HOOK + "T0" + _r(8) + "/B0" + _r(8) + "/" + _r(24),
+    ),
+    ("discord-webhook", "webhook: " + DISCORD_HOOK + "112233445566778899/" + _r(68, _URLSAFE)),
+    ("telegram-bot-token", "bot token 6123456789:AA" + _r(33, _URLSAFE)),
+    ("stripe-key", "Stripe: " + SK_LIVE + _r(24)),
+    ("stripe-key", "STRIPE_SECRET_KEY=" + SK_TEST + "51" + _r(40)),
+    ("stripe-key", "restricted key " + RK_LIVE + _r(24) + " for the reporting job"),
+    ("stripe-key", "STRIPE_WEBHOOK_SECRET=" + WHSEC + _r(32)),
+    ("twilio", "TWILIO_AUTH_TOKEN=" + _r(32, _HEXDIGITS)),
+    ("twilio", "twilio api key " + "S" + "K" + _r(32, _HEXDIGITS)),
+    ("sendgrid", "SENDGRID_API_KEY=" + SG + _r(22, _URLSAFE) + "." + _r(43, _URLSAFE)),
+    ("sendgrid", "mail goes through " + SG + _r(22, _URLSAFE) + "." + _r(43, _URLSAFE)),
+    ("npm-token", "//registry.npmjs.org/:_authToken=" + NPM + _r(36)),
+    ("npm-token", "NPM_TOKEN=" + NPM + _r(36)),
+    ("pypi-token", "twine upload -p " + PYPI + _r(80, _URLSAFE)),
+    ("shopify-token", "shop admin token " + SHPAT + _r(32, _HEXDIGITS)),
+    # -- model providers ----------------------------------------------------------------
+    ("openai-key", "OPENAI_API_KEY=" + SK_PROJ + _r(48, _URLSAFE)),
+    ("openai-key", "old key: sk-" + _r(20) + "T3Blbk" + "FJ" + _r(20)),
+    ("anthropic-key", "key: " + SK_ANT + "Q7vX2mK9pL4rT8wZ1nB6" + "cY3hJ5sD0fG2aE7uI9oR"),
+    ("anthropic-key", "ANTHROPIC_API_KEY=" + SK_ANT + _r(93, _URLSAFE) + "AA"),
+    ("huggingface-token", "HF token " + HF + _r(34)),
+    # -- more of the way people write them down ---------------------------------------------
+    ("password-prose", "the staging password: winter2024"),
+    ("password-prose", "pass: Hx7#mQ2z"),
+    ("password-prose", "Password: Correct-Horse-Battery-Staple"),
+    ("password-prose", "the SMTP password for ses is " + _r(44, _B64)),
+    ("env-password", "PGPASSWORD='Ab12!cd' psql -h db.internal"),
+    ("password-in-url", "ftp://anonymous:guest123@ftp.example.com/pub"),
+    ("generic-api-key", "secret=" + _r(32, _HEXDIGITS)),
+    ("generic-api-key", "JWT_SECRET=super-secret-signing-string-123"),
+    ("high-entropy-token", "use the key " + _r(32) + " when calling the vendor"),
+    ("aws-secret-key", "export AWS_SECRET_ACCESS_KEY=" + _r(40, _B64)),
+    ("google-oauth", "client_secret=" + GOCSPX + _r(28, _URLSAFE)),
+]
+
+_SHA1 = "3f786850e387550fdab836ed7e6dc881de23001b"
+_SRI = "sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"
+_PUBLIC_KEY = _pem("PUBLIC KEY", 4)
+
+ORDINARY: list[tuple[str, str]] = [
+    # -- pointers to where a secret lives ------------------------------------------------
+    ("secret-reference", "postgres://app:${DB_PASSWORD}@db/prod"),
+    ("secret-reference", "redis://:${REDIS_PASSWORD}@cache:6379/0"),
+    ("secret-reference", "password: $DB_PASSWORD"),
+    ("secret-reference", "set PASSWORD=%DB_PASSWORD% before running the batch file"),
+    ("secret-reference", "password: ${{ secrets.DB_PASSWORD }}"),
+    ("secret-reference", "token: {{ secrets.GITHUB_TOKEN }}"),
+    ("secret-reference", "password = os.environ['DB_PASSWORD']"),
+    ("secret-reference", "curl -u admin:$ADMIN_PASSWORD https://api.example.com/v1/status"),
+    ("secret-reference", "Authorization: Bearer $TOKEN"),
+    ("secret-reference", "export OPENAI_API_KEY=$(op read op://dev/openai/key)"),
+    ("secret-reference", "the prod DB password lives in 1Password under Infra/Prod DB"),
+    ("secret-reference", "db password is in op://Engineering/Prod DB/password"),
+    (
+        "secret-reference",
+        "DB password is in arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+    ),
+    ("secret-reference", 'headers: {"X-Api-Key": process.env.API_KEY}'),
+    ("secret-reference", "const apiKey = import.meta.env.VITE_API_KEY;"),
+    ("secret-reference", "SECRET_KEY = get_random_secret_key()"),
+    ("secret-reference", "password = getpass.getpass()"),
+    (
+        "secret-reference",
+        "kubectl create secret generic db-creds --from-literal=password=$DB_PASSWORD",
+    ),
+    ("secret-reference", "valueFrom: {secretKeyRef: {name: db-creds, key: password}}"),
+    ("secret-reference", "the key lives in AWS Secrets Manager under prod/stripe"),
+    ("secret-reference", "credentials come from the env var ANTHROPIC_API_KEY"),
+    # -- placeholders ---------------------------------------------------------------------
+    ("placeholder", "mysql -u root -p<password> shop"),
+    ("placeholder", "password = ****"),
+    ("placeholder", "api_key = xxx"),
+    ("placeholder", "token: ..."),
+    ("placeholder", "DB_PASSWORD=changeme"),
+    ("placeholder", "api_key: <redacted>"),
+    ("placeholder", "Authorization: Bearer <token>"),
+    ("placeholder", "postgres://user:password@localhost:5432/app is the docs example"),
+    ("placeholder", "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx"),
+    ("placeholder", "OPENAI_API_KEY=your-api-key-here"),
+    # -- talk about credentials, without one --------------------------------------------
+    ("password-talk", "reset your password in settings"),
+    ("password-talk", "the password policy requires 12 characters"),
+    ("password-talk", "Password must be at least 12 characters and include a digit"),
+    ("password-talk", "password: see the team vault"),
+    ("password-talk", "password is in 1Password vault infra"),
+    ("password-talk", "the pw field stays empty for SSO users"),
+    ("password-talk", "passwordless login via magic links ships in v2.4.0"),
+    ("password-talk", "rotate the API key every 90 days"),
+    ("password-talk", "the token is valid for 3600 seconds"),
+    ("password-talk", "Bearer token authentication is required for /v1/*"),
+    ("password-talk", "mysql -u root -p (it prompts for the password)"),
+    ("password-talk", "Authorization: see RFC 7235 for the header format"),
+    ("password-talk", 'WWW-Authenticate: Basic realm="api"'),
+    ("config-about-secrets", "PASSWORD_MIN_LENGTH=12"),
+    ("config-about-secrets", "max_tokens: 4096"),
+    ("config-about-secrets", 'token_type: "Bearer"'),
+    ("config-about-secrets", "require_password: true"),
+    ("config-about-secrets", "def login(user: str, password: str) -> Session:"),
+    ("config-about-secrets", "secret_name: prod/db-credentials"),
+    ("config-about-secrets", "next_page_token: CiAKGjBpNDd2NmptbHV6ZGFpZ2V0ZWdsN2RzZ3hyNxAB"),
+    ("config-about-secrets", "memory_key=deploy-command"),
+    # -- random-looking ids -----------------------------------------------------------------
+    (
+        "google-docs-url",
+        "spec: https://docs.google.com/document/d/1aBcD3fGhIjKlMnOpQrStUvWxYz0123456789AbCdEf/edit",
+    ),
+    (
+        "google-docs-url",
+        "sheet https://docs.google.com/spreadsheets/d/1Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9876543/edit#gid=0",
+    ),
+    (
+        "google-docs-url",
+        "https://drive.google.com/file/d/1Qw2Er3Ty4Ui5Op6As7Df8Gh9Jk0LzXcVbNm/view?usp=sharing",
+    ),
+    (
+        "sri-hash",
+        '<script src="https://cdn.example.com/lib.js" integrity="' + _SRI + '" '
+        'crossorigin="anonymous"></script>',
+    ),
+    ("sri-hash", _SRI),
+    ("sri-hash", '"integrity": "sha512-' + _r(86, _B64) + '=="'),
+    ("ipfs-cid", "pinned at QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG"),
+    ("ipfs-cid", "ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi"),
+    ("ipfs-cid", "CID bafkreidivzimqfqtoqxkrpge6bjyhlvxqs3rhe73owtmdulaxr5do5in7u"),
+    ("firebase-uid", "Firebase uid kTq3bXz9WZNq2v0cP8hYdR1sLmF2 owns the workspace"),
+    ("firebase-uid", "kTq3bXz9WZNq2v0cP8hYdR1sLmF2"),
+    ("firebase-uid", "doc path users/kTq3bXz9WZNq2v0cP8hYdR1sLmF2/settings/profile"),
+    ("clerk-id", "Clerk user user_2NNEqL2nrIRdJ194ndJqAHwEfxC signed up twice"),
+    ("clerk-id", "user_2NNEqL2nrIRdJ194ndJqAHwEfxC"),
+    ("clerk-id", "org org_2Z4xRk9mLq7WvT3nBp8YcHd1sJf moved to the enterprise plan"),
+    (
+        "provider-id",
+        "the failing call was msg_01XFDUDYJgAACzvnptvVoYEL (request req_011CPXjR9k2LqT7vWm3nB8yH)",
+    ),
+    ("provider-id", "refund pi_3MtwBwLkdIwHu7ix28a3tqPa for cus_NffrFeUfNV2Hib"),
+    ("git-sha", f"fixed in {_SHA1}"),
+    ("git-sha", "cherry-pick 9fceb02d0ae598e95dc970b74767f19372d61af8 onto release/2024.05"),
+    ("uuid", "the agent is 3f2b8c1e-9d4a-4b7e-8f6a-2c1d0e9b7a54"),
+    ("uuid", "tenant_id = 6f1c2a9e-5b7d-4c3e-9a8f-1e2d3c4b5a69"),
+    (
+        "hex-digest",
+        "image sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    ),
+    ("hex-digest", "md5 of the export: 9e107d9d372bb6826bd81d3542a419d6"),
+    ("hex-digest", "etag 0x8DC2F4A1B3E5D7C"),
+    (
+        "base64-words",
+        "the fixture header is X-Note: " + _b64("The quick brown fox jumps over the lazy dog"),
+    ),
+    ("base64-words", "echo " + _b64("Hello, World! This is a test message.") + " | base64 -d"),
+    (
+        "base64-words",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    ),
+    ("public-key", "our signing public key:\n" + _PUBLIC_KEY),
+    ("public-key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + _r(43, _B64) + " ops@laptop"),
+    # -- paths, URLs, code ------------------------------------------------------------------
+    ("file-path", "config in /etc/myapp/config.yaml and ~/.aws/credentials"),
+    ("file-path", "/home/alice/Projects2024/AgentMemoryService/src/agent_memory/domain/secrets.py"),
+    ("file-path", r"C:\Users\Alice\AppData\Roaming\AgentMemory\settings.json"),
+    ("url", "docs at https://docs.example.com/v2/guides/deploy?section=rollback#step-3"),
+    ("url", "postgres://db.internal:5432/prod is the primary"),
+    ("url", "psql postgresql://reporting@db.internal:5432/analytics"),
+    ("url", "watch https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42s"),
+    ("code-identifier", "see HttpRequestHandlerFactory and AbstractSingletonProxyFactoryBean"),
+    ("code-identifier", "the OAuth2AuthorizationCodeGrantFlow class"),
+    ("code-identifier", "HttpRequestHandlerFactoryProviderConfigurationImpl wires the routes"),
+    ("code-identifier", "MEMORY_ARCHIVAL_MAX_CHARS and memory_extract_max_facts"),
+    (
+        "code-identifier",
+        "the handler is agent_memory.service.memories.Memories.record_learning",
+    ),
+    ("code-identifier", "token = request.headers.get('Authorization')"),
+    ("semver", "upgrade to 1.0.0-alpha.1+exp.sha.5114f85 then 2.13.4"),
+    ("semver", "ULID 01HZX3J8K9M2N4P6Q8R0S2T4V6 marks the run"),
+    ("command", "docker run -u 1000:1000 -p 8080:8080 ghcr.io/example/app:2024.05"),
+    ("command", "ssh-keygen -t ed25519 -C ops@example.com -f ~/.ssh/id_ed25519"),
+    ("prose", "Deploy with npm run deploy from the repo root"),
+    (
+        "prose",
+        "On 2024-03-15 we moved 3 services to 12 nodes; p99 latency fell from 840ms to "
+        "120ms by Q2 2024, build 1234567 at 2025-01-02T03:04:05.123456Z.",
+    ),
+    ("prose", "email alice.smith+billing@example.co.uk about invoice INV-2024-0042"),
+    ("prose", "Bearer tokens expire after 1h; refresh via /auth/refresh"),
+    ("prose", "Set AUTH_SECRET in .env.local (generate with openssl rand -base64 32)"),
+    ("code-identifier", "tokenizer = AutoTokenizer.from_pretrained('bert-base-uncased')"),
+    ("code-identifier", "if password != confirm_password: raise ValueError('mismatch')"),
+    ("code-identifier", "user.password = hash_password(form.password.data)"),
+    ("code-identifier", "api_key_header = APIKeyHeader(name='X-API-Key')"),
+    ("code-identifier", "access_token_expires = timedelta(minutes=30)"),
+    ("config-about-secrets", 'The API returns {"access_token": "...", "token_type": "bearer"}'),
+    ("config-about-secrets", "NEXTAUTH_URL=http://localhost:3000"),
+    ("placeholder", "password=<YOUR_PASSWORD>"),
+    ("url", f"https://github.com/org/repo/blob/{_SHA1}/src/main.py#L10-L20"),
+    ("url", "Figma: https://www.figma.com/file/Xk9mQ2vLp7RtZ4wN8bYc3H/Design-System?node-id=1-2"),
+    ("provider-id", "Vercel deployment dpl_8bQ3kXz9WZNq2v0cP8hYdR1sLmF2 is live"),
+    ("uuid", "Use `uuidgen` to create ids like E621E1F8-C36C-495A-93FC-0C247A3E6E5F"),
+]
