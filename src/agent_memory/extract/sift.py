@@ -33,10 +33,17 @@ def sift(
 ) -> tuple[list[KeptFact], list[DroppedFact]]:
     """Keep the candidates worth writing; every other one comes back with its reason.
 
+    A candidate holding a secret is dropped first, whatever else is wrong with it, and
+    comes back without its value, and without its key when the key holds the secret:
+    dropped facts are reported to the caller and must never echo one. The key is
+    scanned as proposed and as slugged; the value as proposed (before trimming and
+    cutting) together with its key, so a credential named only by the key
+    (``prod db password`` = ``Tr0ub4dor&3``) is caught too.
+
     Scope: WORKSPACE only when the run has a workspace, otherwise forced to AGENT;
-    AGENT facts only when the agent has memory enabled. Values are cut to the
-    memory limit. Near-duplicates (Jaccard over normalised word sets above the
-    threshold) of an existing value or of a fact already kept are dropped.
+    AGENT facts only when the agent has memory enabled. Values are cut to the memory
+    limit. Near-duplicates (Jaccard over normalised word sets above the threshold) of
+    an existing value or of a fact already kept are dropped.
     """
     kept: list[KeptFact] = []
     dropped: list[DroppedFact] = []
@@ -44,8 +51,13 @@ def sift(
         scope = c.scope if rules.has_workspace else Scope.AGENT
         value = c.value.strip()[:VALUE_MAX_CHARS]
         key = auto_key(c.key)
+        key_secret = bool(find_secrets(c.key) or find_secrets(key))
         reason: DropReason | None = None
-        if index >= rules.max_facts:
+        if key_secret or find_secrets(f"{c.key}: {c.value}"):
+            key = "" if key_secret else key
+            value = ""
+            reason = DropReason.SECRET_IN_VALUE
+        elif index >= rules.max_facts:
             reason = DropReason.OVER_LIMIT
         elif not value or not key or "\x00" in value:
             reason = DropReason.INVALID_FACT
@@ -53,11 +65,6 @@ def sift(
             reason = DropReason.LOW_CONFIDENCE
         elif scope is Scope.AGENT and not rules.memory_enabled:
             reason = DropReason.MEMORY_DISABLED
-        elif find_secrets(value) or find_secrets(key):
-            # Never echo a secret back, in the value or in a key that holds one.
-            key = "" if find_secrets(key) else key
-            value = ""
-            reason = DropReason.SECRET_IN_VALUE
         elif (
             most_similar(value, [*existing_values, *(k.value for k in kept)])
             > rules.jaccard_threshold
@@ -66,6 +73,7 @@ def sift(
         if reason is None:
             kept.append(KeptFact(key, value, scope, c.confidence))
         else:
+            # The proposed key is shown when it has no slug; it was scanned above.
             shown_key = key if key or reason is DropReason.SECRET_IN_VALUE else c.key[:255]
             dropped.append(DroppedFact(shown_key, value, scope, c.confidence, reason))
     return kept, dropped
