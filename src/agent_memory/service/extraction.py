@@ -1,7 +1,13 @@
-"""Automatic extraction: one budgeted model pass over a finished run's transcript."""
+"""Automatic extraction: one budgeted model pass over a finished run's transcript.
+
+Credentials turn up in conversations, so a transcript is not refused for carrying
+one: every secret in it is redacted before it is queued and before the model sees
+it, and a queued transcript is emptied when its job ends.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable
@@ -32,6 +38,7 @@ from agent_memory.domain.memory import (
     Scope,
     text_violations,
 )
+from agent_memory.domain.secrets import OFF_LOOP_CHARS, redact_secrets
 from agent_memory.extract import budget, prompt
 from agent_memory.extract.model import ExtractionModel, ModelCall
 from agent_memory.extract.sift import KeptFact, SiftRules, sift
@@ -92,6 +99,7 @@ class Extraction:
         """
         request.validate()
         if queued:
+            request = replace(request, transcript=await redacted(request.transcript))
             async with self._store.connection(principal) as tx:
                 job_id = await tx.jobs.enqueue(
                     request, settle=timedelta(seconds=self._settings.extraction_settle_seconds)
@@ -160,6 +168,8 @@ class Extraction:
         s = self._settings
         synthetic = request.synthetic_session_id
         has_workspace = request.workspace_id is not None
+        # Queued transcripts were redacted when queued; those of older servers were not.
+        request = replace(request, transcript=await redacted(request.transcript))
 
         def early(outcome: ExtractionOutcome, detail: str) -> ExtractionResult:
             return ExtractionResult(outcome, synthetic, detail=detail)
@@ -335,3 +345,11 @@ class Extraction:
             async with self._store.connection(principal) as tx:
                 await self._finish_job(tx, job, result)
         return result
+
+
+async def redacted(transcript: str) -> str:
+    """``transcript`` with every secret replaced by a placeholder naming its kind; off
+    the event loop when long."""
+    if len(transcript) <= OFF_LOOP_CHARS:
+        return redact_secrets(transcript)
+    return await asyncio.to_thread(redact_secrets, transcript)
