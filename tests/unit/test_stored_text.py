@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -300,6 +301,29 @@ def test_a_credential_named_by_its_struct_key_is_refused() -> None:
     request.metadata.update({"aws_secret_access_key": "abcdefghijabcdefghijabcdefghijabcdefghij"})
     error = refusal(MEMORIZE, request)
     assert error.violations[0].field == 'metadata.fields["aws_secret_access_key"]'
+
+
+@pytest.mark.parametrize("path", ["upsert", "update"])
+def test_a_credential_named_by_its_memory_key_is_refused(path: str) -> None:
+    # Neither half is a secret alone: "db-password" names one, "Tr0ub4dor&3" is a word.
+    if path == "upsert":
+        method = "/agentmemory.v1.MemoryService/UpsertMemory"
+        request: Any = memory_service_pb2.UpsertMemoryRequest(
+            owner=memory_pb2.MemoryOwner(agent_id="a"), key="db-password", value="Tr0ub4dor&3"
+        )
+        where = "value"
+    else:
+        method = "/agentmemory.v1.MemoryService/UpdateMemory"
+        request = memory_service_pb2.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(key="db-password", value="Tr0ub4dor&3")
+        )
+        where = "memory.value"
+    error = refusal(method, request)
+    assert [v.field for v in error.violations] == [where]
+    assert "Tr0ub4dor&3" not in error.message
+    # A key that names a secret beside a value that points at it is what memory is for.
+    (request if path == "upsert" else request.memory).value = "in the vault at secret/prod/db"
+    asyncio.run(refuse_stored_secrets(method, request))
 
 
 def test_ordinary_writes_pass() -> None:

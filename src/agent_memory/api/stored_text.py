@@ -58,8 +58,9 @@ def stored_texts(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
     given as JSON shows it, name and value together (``"aws_secret": "…"``), so a
     detector that needs a credential's name beside it still sees it; the member's
     name is also given alone, at the path of the map (``metadata.fields``), which
-    never repeats the name, so a secret there is not echoed. Fields in
-    :data:`NOT_REFUSED` are skipped.
+    never repeats the name, so a secret there is not echoed. A message with a ``key``
+    and a ``value`` also gives them together, at the value's path, for the same
+    reason. Fields in :data:`NOT_REFUSED` are skipped.
     """
     name = message.DESCRIPTOR.full_name
     if name == _STRUCT:
@@ -82,6 +83,7 @@ def stored_texts(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
                 yield from _single(field, item, f"{at}[{i}]")
         else:
             yield from _single(field, value, at)
+    yield from _pair(message, path)
 
 
 async def refuse_stored_secrets(method: str, request: Message) -> None:
@@ -92,6 +94,17 @@ async def refuse_stored_secrets(method: str, request: Message) -> None:
     """
     if stores_request(method):
         await refuse_secrets_in(list(stored_texts(request)))
+
+
+def _pair(message: Message, path: str) -> Iterator[tuple[str, str]]:
+    """A message's ``key`` and ``value`` together, as a note would read them: a
+    credential is often known by its name alone (``db-password`` = ``Tr0ub4dor&3``)."""
+    fields = message.DESCRIPTOR.fields_by_name
+    if "key" not in fields or "value" not in fields:
+        return
+    key, value = getattr(message, "key", None), getattr(message, "value", None)
+    if isinstance(key, str) and isinstance(value, str) and key and value:
+        yield (f"{path}.value" if path else "value"), f"{key}: {value}"
 
 
 def _single(field: FieldDescriptor, value: Any, path: str) -> Iterator[tuple[str, str]]:
