@@ -18,7 +18,6 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import make_url
 
 from agent_memory.api.block_servicer import BlockServicer
 from agent_memory.api.decision_servicer import DecisionServicer
@@ -45,7 +44,7 @@ from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
-from agent_memory.store.embedded import EmbeddedPostgres, describe_database
+from agent_memory.store.embedded import EmbeddedPostgres, describe_database, redacted_url
 from agent_memory.telemetry.logging import configure_logging
 from agent_memory.telemetry.tracing import tracer_provider_from_env
 from agentmemory.v1 import (
@@ -278,7 +277,7 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
                 log.warning(
                     "the database at %s does not answer yet (%s); retrying for up to %.0fs "
                     "(--database-wait)",
-                    _redacted(settings.database_url),
+                    redacted_url(settings.database_url),
                     cause,
                     settings.database_wait_seconds,
                 )
@@ -298,7 +297,7 @@ def _worth_waiting(cause: str) -> bool:
 
 
 def _database_fix(settings: Settings, cause: str, *, waited: bool) -> str:
-    url = _redacted(settings.database_url or "")
+    url = redacted_url(settings.database_url or "")
     if waited:
         return (
             f"--database-url {url}: no answer after {settings.database_wait_seconds:.0f}s "
@@ -316,14 +315,6 @@ def _database_fix(settings: Settings, cause: str, *, waited: bool) -> str:
         f"--database-url {url}: cannot use it ({cause}); {fix} "
         "(--database-url or MEMORY_DATABASE_URL)"
     )
-
-
-def _redacted(url: str) -> str:
-    """The URL without its password, for a message."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ValueError, sa_exc.ArgumentError):
-        return "(unparseable URL)"
 
 
 def mode(settings: Settings) -> str:
