@@ -391,6 +391,37 @@ def test_a_listing_of_large_rows_is_cut_by_bytes_and_pages_hand_on_every_row_onc
     assert pages > 1
 
 
+def test_pages_fit_the_message_limit_the_server_is_given(database_url: str) -> None:
+    limit = 64 * 1024  # a server told to send at most 64 KiB per message
+    with (
+        ServerThread(database_url, settings=Settings(max_message_bytes=limit)) as small,
+        small.client() as client,
+    ):
+        keys = [f"row-{i:02d}" for i in range(20)]  # 8 KB each: 160 KB in all
+        for key in keys:
+            client.call(
+                client.memory.UpsertMemory,
+                memory_pb.UpsertMemoryRequest(owner=AGENT, key=key, value=WIDE),
+                timeout=TIMEOUT,
+            )
+        seen: list[str] = []
+        token, pages = "", 0
+        while True:
+            page = client.call(
+                client.memory.ListMemories,
+                memory_pb.ListMemoriesRequest(owner=AGENT, page_size=1000, page_token=token),
+                timeout=TIMEOUT,
+            )
+            pages += 1
+            assert page.ByteSize() <= limit
+            seen += [m.key for m in page.memories]
+            token = page.next_page_token
+            if not token:
+                break
+    assert seen == keys
+    assert pages >= 3
+
+
 def test_audit_events_larger_than_a_message_are_paged_by_bytes(client: Client) -> None:
     values = [WIDE, WIDE[:-1] + "x"]
     created = client.call(

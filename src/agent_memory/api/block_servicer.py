@@ -5,7 +5,7 @@ from __future__ import annotations
 from grpc.aio import ServicerContext
 
 from agent_memory.api import block_convert as convert
-from agent_memory.api.convert import fitted_all, fitted_page
+from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, fitted_page
 from agent_memory.api.interceptors import current_principal
 from agent_memory.service.blocks import Blocks
 from agentmemory.v1 import block_service_pb2 as pb
@@ -13,8 +13,9 @@ from agentmemory.v1 import block_service_pb2_grpc
 
 
 class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
-    def __init__(self, blocks: Blocks) -> None:
+    def __init__(self, blocks: Blocks, *, response_bytes: int = RESPONSE_MAX_BYTES) -> None:
         self._blocks = blocks
+        self._budget = response_bytes
 
     async def GetBlock(
         self, request: pb.GetBlockRequest, context: ServicerContext
@@ -36,6 +37,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
                 convert.block_to_proto,
                 what="blocks",
                 advice="narrow the listing with scope_filter or agent_id",
+                budget=self._budget,
             )
         )
 
@@ -68,5 +70,5 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         page = await self._blocks.versions(
             current_principal(), key, size=request.page_size, token=request.page_token
         )
-        versions, next_page_token = fitted_page(page, convert.version_to_proto)
+        versions, next_page_token = fitted_page(page, convert.version_to_proto, budget=self._budget)
         return pb.ListBlockVersionsResponse(versions=versions, next_page_token=next_page_token)

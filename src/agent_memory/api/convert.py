@@ -34,6 +34,13 @@ M = TypeVar("M", bound=Message)
 # the gRPC message limit's default (Settings.max_message_bytes), so a response of large
 # rows stays well under it.
 RESPONSE_MAX_BYTES = Settings.max_message_bytes // 2
+
+
+def response_budget(max_message_bytes: int) -> int:
+    """How many bytes of rows one response may carry under a message limit."""
+    return max_message_bytes // 2
+
+
 _REPEATED_OVERHEAD = 6  # the tag and length prefix of one element of a repeated field
 
 SCOPES_OUT = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from grpc.aio import ServicerContext
 
 from agent_memory.api import decision_convert as convert
-from agent_memory.api.convert import fitted_all, timestamp
+from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, timestamp
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.decisions import parse_decision_id
 from agent_memory.service.decisions import Decisions
@@ -14,8 +14,9 @@ from agentmemory.v1 import decision_service_pb2_grpc
 
 
 class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
-    def __init__(self, decisions: Decisions) -> None:
+    def __init__(self, decisions: Decisions, *, response_bytes: int = RESPONSE_MAX_BYTES) -> None:
         self._decisions = decisions
+        self._budget = response_bytes
 
     async def RegisterCardType(
         self, request: pb.RegisterCardTypeRequest, context: ServicerContext
@@ -61,6 +62,7 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
                 convert.decision_to_proto,
                 what="decisions",
                 advice="ask for fewer with limit, or leave out include_result",
+                budget=self._budget,
             ),
             as_of=timestamp(review.as_of),
         )
@@ -97,5 +99,6 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
                 convert.reexamination_to_proto,
                 what="re-examinations",
                 advice="a decision's re-examinations are listed in one response",
+                budget=self._budget,
             )
         )

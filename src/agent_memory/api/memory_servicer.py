@@ -23,7 +23,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         agents: Agents,
         extraction: Extraction,
         active_sessions: ActiveSessions,
+        *,
+        response_bytes: int = convert.RESPONSE_MAX_BYTES,
     ) -> None:
+        self._budget = response_bytes
         self._memories = memories
         self._agents = agents
         self._extraction = extraction
@@ -58,7 +61,9 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             size=request.page_size,
             token=request.page_token,
         )
-        memories, next_page_token = convert.fitted_page(page, convert.memory_to_proto)
+        memories, next_page_token = convert.fitted_page(
+            page, convert.memory_to_proto, budget=self._budget
+        )
         return pb.ListMemoriesResponse(memories=memories, next_page_token=next_page_token)
 
     async def UpdateMemory(
@@ -126,6 +131,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
                 convert.memory_to_proto,
                 what="learnings",
                 advice="ask for fewer with limit",
+                budget=self._budget,
             )
         )
 
@@ -138,7 +144,9 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             size=request.page_size,
             token=request.page_token,
         )
-        events, next_page_token = convert.fitted_page(page, convert.event_to_proto)
+        events, next_page_token = convert.fitted_page(
+            page, convert.event_to_proto, budget=self._budget
+        )
         return pb.ListMemoryEventsResponse(events=events, next_page_token=next_page_token)
 
     async def ExtractMemories(

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import exc as sa_exc
 
 from agent_memory.api.block_servicer import BlockServicer
+from agent_memory.api.convert import response_budget
 from agent_memory.api.decision_servicer import DecisionServicer
 from agent_memory.api.interceptors import (
     BearerAuth,
@@ -139,21 +140,27 @@ async def start_server(
         settings,
         tracer_provider=tracer_provider,
     )
+    # Listings fit what this server sends: the rest goes on with a next page token.
+    response_bytes = response_budget(settings.max_message_bytes)
     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(
             Memories(db),
             Agents(db),
             extraction,
             ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
+            response_bytes=response_bytes,
         ),
         server,
     )
     decision_service_pb2_grpc.add_DecisionServiceServicer_to_server(
-        DecisionServicer(Decisions(db)), server
+        DecisionServicer(Decisions(db), response_bytes=response_bytes), server
     )
     embedder = embedder_from_settings(settings)
     block_service_pb2_grpc.add_BlockServiceServicer_to_server(
-        BlockServicer(Blocks(db, block_limits(settings), embedder=embedder)), server
+        BlockServicer(
+            Blocks(db, block_limits(settings), embedder=embedder), response_bytes=response_bytes
+        ),
+        server,
     )
     recall_service_pb2_grpc.add_RecallServiceServicer_to_server(
         RecallServicer(Recall(db, settings, embedder=embedder)), server
