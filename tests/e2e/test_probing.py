@@ -11,6 +11,7 @@ import base64
 import json
 import logging
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 import psycopg
@@ -359,6 +360,19 @@ def test_an_archival_line_cannot_close_its_reminder(client: Client) -> None:
 # --- listings larger than a gRPC message ----------------------------------------------
 
 MESSAGE_LIMIT = Settings().max_message_bytes
+
+
+def every_page(ask: Callable[[str], Any]) -> list[Any]:
+    """Every page of a listing: ``ask(token)`` fetches one, from "" until no next token."""
+    pages, token = [], ""
+    while True:
+        page = ask(token)
+        pages.append(page)
+        token = page.next_page_token
+        if not token:
+            return pages
+
+
 WIDE = "\U0001f600" * 2000  # 2000 characters, 8000 bytes: the largest value there is
 
 
@@ -373,22 +387,16 @@ def test_a_listing_of_large_rows_is_cut_by_bytes_and_pages_hand_on_every_row_onc
             memory_pb.MemorizeRequest(owner=AGENT, content=WIDE, memory_key=key, groundings=quotes),
             timeout=TIMEOUT,
         )
-    seen: list[str] = []
-    token, pages = "", 0
-    while True:
-        page = client.call(
+    pages = every_page(
+        lambda token: client.call(
             client.memory.ListMemories,
             memory_pb.ListMemoriesRequest(owner=AGENT, page_size=1000, page_token=token),
             timeout=TIMEOUT,
         )
-        pages += 1
-        assert page.ByteSize() < MESSAGE_LIMIT // 2 + 1_000_000
-        seen += [m.key for m in page.memories]
-        token = page.next_page_token
-        if not token:
-            break
-    assert sorted(seen) == keys
-    assert pages > 1
+    )
+    assert all(page.ByteSize() < MESSAGE_LIMIT // 2 + 1_000_000 for page in pages)
+    assert sorted(m.key for page in pages for m in page.memories) == keys
+    assert len(pages) > 1
 
 
 def test_pages_fit_the_message_limit_the_server_is_given(database_url: str) -> None:
@@ -404,22 +412,16 @@ def test_pages_fit_the_message_limit_the_server_is_given(database_url: str) -> N
                 memory_pb.UpsertMemoryRequest(owner=AGENT, key=key, value=WIDE),
                 timeout=TIMEOUT,
             )
-        seen: list[str] = []
-        token, pages = "", 0
-        while True:
-            page = client.call(
+        pages = every_page(
+            lambda token: client.call(
                 client.memory.ListMemories,
                 memory_pb.ListMemoriesRequest(owner=AGENT, page_size=1000, page_token=token),
                 timeout=TIMEOUT,
             )
-            pages += 1
-            assert page.ByteSize() <= limit
-            seen += [m.key for m in page.memories]
-            token = page.next_page_token
-            if not token:
-                break
-    assert seen == keys
-    assert pages >= 3
+        )
+    assert all(page.ByteSize() <= limit for page in pages)
+    assert [m.key for page in pages for m in page.memories] == keys
+    assert len(pages) >= 3
 
 
 def test_audit_events_larger_than_a_message_are_paged_by_bytes(client: Client) -> None:
@@ -436,23 +438,18 @@ def test_audit_events_larger_than_a_message_are_paged_by_bytes(client: Client) -
             memory_pb.UpsertMemoryRequest(owner=AGENT, key="churn", value=values[(i + 1) % 2]),
             timeout=TIMEOUT,
         )
-    ids: list[str] = []
-    token, pages = "", 0
-    while True:
-        page = client.call(
+    pages = every_page(
+        lambda token: client.call(
             client.memory.ListMemoryEvents,
             memory_pb.ListMemoryEventsRequest(
                 memory_id=created.id, page_size=1000, page_token=token
             ),
             timeout=TIMEOUT,
         )
-        pages += 1
-        ids += [e.id for e in page.events]
-        token = page.next_page_token
-        if not token:
-            break
+    )
+    ids = [e.id for page in pages for e in page.events]
     assert len(ids) == len(set(ids)) == updates + 1
-    assert pages == 3
+    assert len(pages) == 3
 
 
 @pytest.fixture(scope="module")
@@ -478,10 +475,8 @@ def test_block_versions_larger_than_a_message_are_paged_by_bytes(roomy: ServerTh
                 expected_updated_at=at,
             )
             at = client.call(client.blocks.WriteBlock, request, timeout=TIMEOUT).block.updated_at
-        versions: list[int] = []
-        token, pages = "", 0
-        while True:
-            page = client.call(
+        pages = every_page(
+            lambda token: client.call(
                 client.blocks.ListBlockVersions,
                 block_pb.ListBlockVersionsRequest(
                     label=block_pb2.BLOCK_LABEL_CORE,
@@ -491,13 +486,9 @@ def test_block_versions_larger_than_a_message_are_paged_by_bytes(roomy: ServerTh
                 ),
                 timeout=TIMEOUT,
             )
-            pages += 1
-            versions += [v.version for v in page.versions]
-            token = page.next_page_token
-            if not token:
-                break
-        assert versions == list(range(writes, 0, -1))
-        assert pages == 3
+        )
+        assert [v.version for page in pages for v in page.versions] == list(range(writes, 0, -1))
+        assert len(pages) == 3
 
 
 def test_a_block_listing_larger_than_a_message_is_refused_with_advice(

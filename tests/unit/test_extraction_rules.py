@@ -13,28 +13,10 @@ from agent_memory.domain.memory import Scope
 from agent_memory.extract import budget, dedup, prompt
 from agent_memory.extract.budget import Price
 from agent_memory.extract.model import parse_candidates
-from agent_memory.extract.sift import SiftRules, sift
-
-# Built from pieces so no complete credential sits in the source as one literal.
-ANTHROPIC_KEY = "sk-ant-api03-" + "Q7vX2mK9pL4rT8wZ1nB6" + "cY3hJ5sD0fG2aE7uI9oR"
+from agent_memory.extract.sift import sift
+from tests.sift_support import ANTHROPIC_KEY, cand, rules
 
 TEN_WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
-
-
-def rules(**overrides: object) -> SiftRules:
-    values: dict[str, object] = {
-        "max_facts": 5,
-        "min_confidence": 0.6,
-        "jaccard_threshold": 0.8,
-        "has_workspace": True,
-        "memory_enabled": True,
-    }
-    values.update(overrides)
-    return SiftRules(**values)  # type: ignore[arg-type]
-
-
-def cand(key: str, value: str, confidence: float = 0.9, scope: Scope = Scope.AGENT) -> Candidate:
-    return Candidate(key=key, value=value, confidence=confidence, scope=scope)
 
 
 # -- slugs -------------------------------------------------------------------------------
