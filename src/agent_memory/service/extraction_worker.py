@@ -19,10 +19,11 @@ from datetime import timedelta
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.errors import Timeout, Unavailable
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.service.extraction import Extraction, JobRef, LeaseLost
 from agent_memory.store.repositories import Store
+from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,14 @@ class ExtractionWorkers:
                     continue
             except asyncio.CancelledError:
                 raise
-            except (Unavailable, Timeout):
+            except Unavailable:
                 pass  # the database's outage is logged where it is found, sparingly
-            except Exception:
+            except Exception as exc:
                 now = time.monotonic()
                 if now - self._failure_logged_at >= FAILURE_LOG_SECONDS:
                     self._failure_logged_at = now
-                    log.exception("extraction worker failed; retrying after the poll interval")
+                    # Without the values of a failed statement, as every log of ours.
+                    log_failure(log, exc, "extraction worker failed; retrying after the poll")
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._settings.extraction_poll_seconds)
