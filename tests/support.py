@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -204,6 +207,24 @@ def error_details(error: grpc.RpcError) -> ErrorDetails:
         reason=infos[0].reason,
         metadata=dict(infos[0].metadata),
         violations=violations,
+    )
+
+
+def cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """``agent-memory ARGS`` as an operator runs it (``env`` added to this process's),
+    its output captured."""
+    return subprocess.run(
+        [executable("agent-memory"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
     )
 
 

@@ -16,13 +16,7 @@ from google.protobuf import field_mask_pb2
 
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.support import ServeProcess, executable
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [executable("agent-memory"), *args], capture_output=True, text=True, timeout=timeout
-    )
+from tests.support import ServeProcess, cli, executable
 
 
 @pytest.fixture(scope="module")

@@ -4,27 +4,12 @@ flag, the embedded database lives in the user's data folder, from whatever folde
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from tests.support import ServeProcess, executable
-
-
-def cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [executable("agent-memory"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-    )
+from tests.support import ServeProcess, cli
 
 
 def first_line(text: str) -> str:

@@ -12,21 +12,9 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from agent_memory import __version__
-from tests.support import database_url_for, executable
+from tests.support import cli, database_url_for
 
 pytestmark = pytest.mark.e2e
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run(
-        [executable("agent-memory"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], *named: str) -> str:
@@ -49,20 +37,20 @@ def busy_port() -> Iterator[int]:
 
 
 def test_a_port_in_use_names_the_flag(database_url: str, busy_port: int) -> None:
-    done = run("serve", "--listen", f"127.0.0.1:{busy_port}", "--database-url", database_url)
+    done = cli("serve", "--listen", f"127.0.0.1:{busy_port}", "--database-url", database_url)
     assert_one_line(done, "--listen", str(busy_port))
 
 
 @pytest.mark.parametrize("listen", ["127.0.0.1:70000", "127.0.0.1", "127.0.0.1:http"])
 def test_a_listen_address_without_a_usable_port_names_the_flag(listen: str) -> None:
-    assert_one_line(run("serve", "--listen", listen), "--listen")
+    assert_one_line(cli("serve", "--listen", listen), "--listen")
 
 
 @pytest.mark.parametrize(
     "url", ["postgresql://[::1/db", "mysql://root@127.0.0.1/db", "not a url at all"]
 )
 def test_a_malformed_or_foreign_database_url_names_the_flag(url: str) -> None:
-    assert_one_line(run("migrate", "--database-url", url), "--database-url")
+    assert_one_line(cli("migrate", "--database-url", url), "--database-url")
 
 
 def test_an_unreachable_database_is_retried_for_a_bounded_time_then_one_line() -> None:
@@ -70,7 +58,7 @@ def test_an_unreachable_database_is_retried_for_a_bounded_time_then_one_line() -
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"postgresql://postgres:hunter2@127.0.0.1:{port}/memory"
-    done = run("keys", "list", "--database-url", url, "--database-wait", "1")
+    done = cli("keys", "list", "--database-url", url, "--database-wait", "1")
     line = assert_one_line(done, "--database-url", "--database-wait")
     assert "no answer after 1s" in line
     assert "does not answer yet" in done.stderr  # the wait was announced
@@ -83,7 +71,7 @@ def test_an_unknown_database_or_role_is_one_line_at_once(
     missing_db = database_url_for(postgres_admin_url, "no_such_database_here")
     # Waiting would not help: these are refused at once, whatever the wait.
     line = assert_one_line(
-        run("migrate", "--database-url", missing_db, "--database-wait", "600"), "--database-url"
+        cli("migrate", "--database-url", missing_db, "--database-wait", "600"), "--database-url"
     )
     assert "create the database" in line
     missing_role = (
@@ -92,7 +80,7 @@ def test_an_unknown_database_or_role_is_one_line_at_once(
         .render_as_string(hide_password=False)
     )
     line = assert_one_line(
-        run("migrate", "--database-url", missing_role, "--database-wait", "600"), "--database-url"
+        cli("migrate", "--database-url", missing_role, "--database-wait", "600"), "--database-url"
     )
     assert "role" in line
 
@@ -101,22 +89,22 @@ def test_a_data_dir_that_is_a_file_names_the_flag(tmp_path: Path) -> None:
     afile = tmp_path / "data"
     afile.write_text("a file")
     for command in (("serve",), ("keys", "list"), ("migrate",)):
-        done = run(*command, "--data-dir", str(afile), env={"MEMORY_DATABASE_URL": ""})
+        done = cli(*command, "--data-dir", str(afile), env={"MEMORY_DATABASE_URL": ""})
         assert_one_line(done, "--data-dir", "is a file")
 
 
 def test_a_bad_log_level_names_the_flag() -> None:
-    assert_one_line(run("migrate", "--log-level", "chatty"), "--log-level", "INFO")
-    done = run("serve", env={"MEMORY_LOG_LEVEL": "chatty"})
+    assert_one_line(cli("migrate", "--log-level", "chatty"), "--log-level", "INFO")
+    done = cli("serve", env={"MEMORY_LOG_LEVEL": "chatty"})
     assert_one_line(done, "--log-level", "MEMORY_LOG_LEVEL")
 
 
 def test_insecure_local_on_a_public_address_names_the_flag() -> None:
-    done = run("serve", "--insecure-local", "--listen", "0.0.0.0:0")
+    done = cli("serve", "--insecure-local", "--listen", "0.0.0.0:0")
     assert_one_line(done, "--insecure-local", "127.0.0.1")
 
 
 def test_version() -> None:
-    done = run("--version")
+    done = cli("--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"agent-memory {__version__}"

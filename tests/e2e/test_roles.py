@@ -9,7 +9,6 @@ editor's must refuse both.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
 
 import grpc
@@ -22,7 +21,7 @@ from agent_memory.config import Settings
 from agentmemory.v1 import block_pb2, memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.support import Client, ServerThread, agentmemory_rpcs, error_details, executable
+from tests.support import Client, ServerThread, agentmemory_rpcs, cli, error_details
 
 READER_RPCS = {
     "MemoryService.GetMemory",
@@ -257,12 +256,6 @@ def test_the_local_mode_acts_as_an_orchestrator(database_url: str) -> None:
 
 
 # --- the CLI ---------------------------------------------------------------------------
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [executable("agent-memory"), *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def create_key(database_url: str, tenant: str, *role: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.support import ServeProcess, ServerThread, executable
+from tests.support import ServeProcess, ServerThread, cli
 
 pytestmark = pytest.mark.e2e
 
@@ -193,18 +192,8 @@ def test_the_command_serves_tls_and_its_health_check_speaks_it(database_url: str
                 health_pb2.HealthCheckRequest(), timeout=10
             )
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
-        checked = subprocess.run(
-            [
-                executable("agent-memory"),
-                "health",
-                "--address",
-                f"localhost:{port}",
-                "--tls-ca",
-                str(pki.folder / "ca.pem"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=30,
+        checked = cli(
+            "health", "--address", f"localhost:{port}", "--tls-ca", str(pki.folder / "ca.pem")
         )
         assert checked.returncode == 0, checked.stderr
         assert "SERVING" in checked.stdout
@@ -237,19 +226,13 @@ def test_a_tls_mistake_is_one_line_naming_the_flag(
         "junk": pki.write("junk.pem", b"not a certificate\n"),
     }
     args = [flag.format(**{k: str(v) for k, v in paths.items()}) for flag in flags]
-    done = subprocess.run(
-        [
-            executable("agent-memory"),
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--database-url",
-            "postgresql://postgres@127.0.0.1:1/unused",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = cli(
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--database-url",
+        "postgresql://postgres@127.0.0.1:1/unused",
+        *args,
     )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
