@@ -318,6 +318,8 @@ def test_a_credential_named_by_its_memory_key_is_refused(path: str) -> None:
             memory=memory_pb2.Memory(key="db-password", value="Tr0ub4dor&3")
         )
         where = "memory.value"
+    # The value is scanned once, beside its key.
+    assert [path for path, _ in stored_texts(request)].count(where) == 1
     error = refusal(method, request)
     assert [v.field for v in error.violations] == [where]
     assert "Tr0ub4dor&3" not in error.message

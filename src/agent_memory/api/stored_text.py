@@ -59,7 +59,7 @@ def stored_texts(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
     detector that needs a credential's name beside it still sees it; the member's
     name is also given alone, at the path of the map (``metadata.fields``), which
     never repeats the name, so a secret there is not echoed. A message with a ``key``
-    and a ``value`` also gives them together, at the value's path, for the same
+    and a ``value`` gives the value beside its key, at the value's path, for the same
     reason. Fields in :data:`NOT_REFUSED` are skipped.
     """
     name = message.DESCRIPTOR.full_name
@@ -72,18 +72,20 @@ def stored_texts(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
     if name == _LIST:
         yield from _list(message, path)
         return
+    named_value = _named_value(message)
     for field, value in message.ListFields():
         if field.full_name in NOT_REFUSED:
             continue
         at = f"{path}.{field.name}" if path else field.name
-        if _is_map(field):
+        if named_value is not None and field.name == "value":
+            yield at, named_value  # the value with its name: scanned once, the two together
+        elif _is_map(field):
             yield from _map(field, value, at)
         elif field.is_repeated:
             for i, item in enumerate(value):
                 yield from _single(field, item, f"{at}[{i}]")
         else:
             yield from _single(field, value, at)
-    yield from _pair(message, path)
 
 
 async def refuse_stored_secrets(method: str, request: Message) -> None:
@@ -96,15 +98,17 @@ async def refuse_stored_secrets(method: str, request: Message) -> None:
         await refuse_secrets_in(list(stored_texts(request)))
 
 
-def _pair(message: Message, path: str) -> Iterator[tuple[str, str]]:
-    """A message's ``key`` and ``value`` together, as a note would read them: a
-    credential is often known by its name alone (``db-password`` = ``Tr0ub4dor&3``)."""
+def _named_value(message: Message) -> str | None:
+    """A message's ``key`` and ``value`` together, as a note would read them, or None:
+    a credential is often known by its name alone (``db-password`` = ``Tr0ub4dor&3``).
+    Whatever the value alone would show, it shows beside its name too."""
     fields = message.DESCRIPTOR.fields_by_name
     if "key" not in fields or "value" not in fields:
-        return
+        return None
     key, value = getattr(message, "key", None), getattr(message, "value", None)
     if isinstance(key, str) and isinstance(value, str) and key and value:
-        yield (f"{path}.value" if path else "value"), f"{key}: {value}"
+        return f"{key}: {value}"
+    return None
 
 
 def _single(field: FieldDescriptor, value: Any, path: str) -> Iterator[tuple[str, str]]:
