@@ -16,17 +16,15 @@ from __future__ import annotations
 import contextlib
 import secrets
 import string
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import grpc
 import psycopg
 import pytest
-from google.protobuf import field_mask_pb2
+from google.protobuf import field_mask_pb2, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 from psycopg import sql
@@ -46,7 +44,7 @@ from agentmemory.v1 import (
     recall_service_pb2,
 )
 from tests.fake_anthropic import FakeAnthropic, fact, running_fake
-from tests.support import Client, ServerThread, error_details
+from tests.support import Client, ServerThread, agentmemory_rpcs, error_details, wait_until
 
 # A GitHub token no detector can miss, new on every run, built so no credential sits in
 # the source. Searched for case-insensitively: a slugged copy would be found too.
@@ -54,12 +52,6 @@ _ALPHANUMERIC = string.ascii_letters + string.digits
 BODY = "".join(secrets.choice(_ALPHANUMERIC) for _ in range(36))
 SECRET = "ghp_" + BODY
 
-SERVICE_MODULES: tuple[ModuleType, ...] = (
-    memory_service_pb2,
-    block_service_pb2,
-    recall_service_pb2,
-    decision_service_pb2,
-)
 TRANSCRIPT_FIELD = "agentmemory.v1.ExtractMemoriesRequest.transcript"
 AGENT = "agent-rest"
 CARD = "rest-card"
@@ -76,12 +68,7 @@ LONG_TRANSCRIPT = (
 
 
 def methods() -> list[MethodDescriptor]:
-    return [
-        method
-        for module in SERVICE_MODULES
-        for service in module.DESCRIPTOR.services_by_name.values()
-        for method in service.methods
-    ]
+    return agentmemory_rpcs()
 
 
 def full_name(method: MethodDescriptor) -> str:
@@ -223,11 +210,7 @@ def call(client: Client, method: MethodDescriptor, request: Message) -> Any:
 
 
 def _message_class(descriptor: Descriptor) -> type[Message]:
-    for module in (*SERVICE_MODULES, memory_pb2, block_pb2, decision_pb2, recall_pb2):
-        found = getattr(module, descriptor.name, None)
-        if found is not None and found.DESCRIPTOR.full_name == descriptor.full_name:
-            return found  # type: ignore[no-any-return]
-    raise LookupError(descriptor.full_name)
+    return message_factory.GetMessageClass(descriptor)
 
 
 def method(name: str) -> MethodDescriptor:
@@ -601,6 +584,9 @@ def test_a_secret_in_a_proposed_key_is_neither_written_nor_echoed(
     fake.facts(fact(f"token {SECRET}", "the registry token lives in the vault"))
     try:
         reply = extract(client)
+        # The model was asked and its one fact dropped for the secret, not lost otherwise.
+        assert [d.reason for d in reply.dropped] == ["SECRET_IN_VALUE"], reply
+        assert reply.written == []
         assert BODY.lower() not in str(reply).lower()
         assert holding(rest_db) == []
     finally:
@@ -628,15 +614,6 @@ def jobs(database_url: str, tenant_id: str) -> list[dict[str, Any]]:
         ).fetchall()
 
 
-def wait_for(what: str, probe: Callable[[], Any], timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := probe()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-    return found
-
-
 def test_a_queued_transcript_is_stored_redacted_and_emptied_once_its_job_ends(
     client: Client, fake: FakeAnthropic, rest_db: str
 ) -> None:
@@ -656,10 +633,10 @@ def test_a_queued_transcript_is_stored_redacted_and_emptied_once_its_job_ends(
     )
     runner = ServerThread(rest_db, settings=settings())
     with runner:
-        done = wait_for(
-            "the job to end",
-            lambda: [j for j in jobs(rest_db, client.tenant_id) if j["status"] == "done"],
-        )
+        assert wait_until(
+            lambda: any(j["status"] == "done" for j in jobs(rest_db, client.tenant_id))
+        ), "the job never ended"
+    done = [j for j in jobs(rest_db, client.tenant_id) if j["status"] == "done"]
     assert [j["transcript"] for j in done] == [""]
     mine = [r for r in fake.requests if "make release" in str(r.get("messages"))]
     assert len(mine) == 1
@@ -679,10 +656,10 @@ def test_a_job_that_fails_for_good_keeps_no_transcript(
         settings=settings(extraction_max_attempts=2, extraction_retry_base_seconds=0.1),
     )
     with runner:
-        done = wait_for(
-            "the job to end",
-            lambda: [j for j in jobs(rest_db, client.tenant_id) if j["status"] == "done"],
-        )
+        assert wait_until(
+            lambda: any(j["status"] == "done" for j in jobs(rest_db, client.tenant_id))
+        ), "the job never ended"
+    done = [j for j in jobs(rest_db, client.tenant_id) if j["status"] == "done"]
     assert [j["transcript"] for j in done] == [""]
     assert holding(rest_db) == []
 

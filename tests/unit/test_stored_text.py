@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from agent_memory.api.stored_text import (
 )
 from agent_memory.domain.errors import InvalidArgument
 from agentmemory.v1 import (
-    block_service_pb2,
     decision_pb2,
     decision_service_pb2,
     memory_pb2,
@@ -30,13 +28,7 @@ from agentmemory.v1 import (
     recall_pb2,
     recall_service_pb2,
 )
-
-SERVICE_MODULES: tuple[ModuleType, ...] = (
-    memory_service_pb2,
-    block_service_pb2,
-    recall_service_pb2,
-    decision_service_pb2,
-)
+from tests.support import agentmemory_rpcs
 
 # Built from pieces so no complete credential sits in the source as one literal.
 GITHUB_TOKEN = "ghp_" + "Zq7Xw2Rv9Lm4Kp8Tn3Bc" + "6Hy1Jd5Sf0Ga2Ue7"
@@ -68,12 +60,7 @@ WRITES = frozenset(
 
 
 def all_methods() -> set[str]:
-    return {
-        f"/{service.full_name}/{method.name}"
-        for module in SERVICE_MODULES
-        for service in module.DESCRIPTOR.services_by_name.values()
-        for method in service.methods
-    }
+    return {f"/{m.containing_service.full_name}/{m.name}" for m in agentmemory_rpcs()}
 
 
 def test_every_rpc_is_either_a_write_or_a_read_that_stores_nothing() -> None:
