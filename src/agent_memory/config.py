@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import socket
 import ssl
@@ -170,12 +171,18 @@ class Settings:
             )
         if not 0 <= self.auth_cache_seconds <= 5:
             raise SettingsError("MEMORY_AUTH_CACHE_SECONDS must be between 0 and 5")
+        for setting in fields(self):
+            value = getattr(self, setting.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SettingsError(
+                    f"MEMORY_{setting.name.upper()}={value!r}: give a finite number"
+                )
         if self.database_wait_seconds < 0:
             raise SettingsError(
                 "--database-wait (MEMORY_DATABASE_WAIT_SECONDS) must not be negative"
             )
-        if self.health_check_seconds <= 0:
-            raise SettingsError("MEMORY_HEALTH_CHECK_SECONDS must be positive")
+        if self.health_check_seconds < 0.1:
+            raise SettingsError("MEMORY_HEALTH_CHECK_SECONDS must be at least 0.1")
         if self.log_level.upper() not in _LOG_LEVELS:
             raise SettingsError(
                 f"--log-level {self.log_level!r}: use one of {', '.join(_LOG_LEVELS)} "
@@ -238,6 +245,13 @@ class Settings:
     def _validate_data_dir(self) -> None:
         folder = self.data_dir.expanduser()
         fix = "give a folder this user may write with --data-dir (or MEMORY_DATA_DIR)"
+        try:
+            self._check_data_dir(folder, fix)
+        except OSError as exc:  # a folder on the way this user may not look into
+            raise SettingsError(f"--data-dir {str(folder)!r}: {exc.strerror}: {fix}") from exc
+
+    @staticmethod
+    def _check_data_dir(folder: Path, fix: str) -> None:
         if folder.exists() and not folder.is_dir():
             raise SettingsError(f"--data-dir {str(folder)!r} is a file, not a folder: {fix}")
         existing = folder

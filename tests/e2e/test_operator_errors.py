@@ -108,3 +108,48 @@ def test_version() -> None:
     done = cli("--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"agent-memory {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [("?foo=bar", "foo"), ("?connect_timeout=abc", "connect_timeout")],
+    ids=["unknown-option", "bad-value"],
+)
+def test_a_database_url_libpq_cannot_use_is_one_line_at_once(
+    postgres_admin_url: str, query: str, named: str
+) -> None:
+    url = make_url(postgres_admin_url).render_as_string(hide_password=False)
+    # No wait, however long one is allowed: the URL itself is wrong.
+    line = assert_one_line(
+        cli("migrate", "--database-url", url.split("?")[0] + query, "--database-wait", "600"),
+        "--database-url",
+    )
+    assert named in line
+
+
+def test_a_port_out_of_range_in_the_database_url_is_one_line_at_once() -> None:
+    url = "postgresql://postgres@127.0.0.1:99999/memory"
+    line = assert_one_line(
+        cli("migrate", "--database-url", url, "--database-wait", "600"), "--database-url"
+    )
+    assert "port" in line
+
+
+def test_a_data_dir_the_embedded_database_cannot_use_names_the_flag(tmp_path: Path) -> None:
+    (tmp_path / "pgdata").write_text("a file where the cluster would go")
+    for command in (("migrate",), ("keys", "list")):
+        done = cli(*command, "--data-dir", str(tmp_path), env={"MEMORY_DATABASE_URL": ""})
+        assert_one_line(done, "--data-dir", "--database-url")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("MEMORY_DATABASE_WAIT_SECONDS", "nan"),
+        ("MEMORY_HEALTH_CHECK_SECONDS", "inf"),
+        ("MEMORY_HEALTH_CHECK_SECONDS", "0.001"),
+    ],
+)
+def test_a_number_that_would_hang_or_spin_names_the_setting(variable: str, value: str) -> None:
+    done = cli("serve", "--listen", "127.0.0.1:0", env={variable: value})
+    assert_one_line(done, variable)

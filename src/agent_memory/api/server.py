@@ -7,6 +7,7 @@ import contextlib
 import gc
 import logging
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -256,7 +257,15 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
     """
     if not settings.database_url:
         embedded = EmbeddedPostgres(settings.data_dir)
-        url = embedded.start()
+        try:
+            url = embedded.start()
+        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise SettingsError(
+                f"--data-dir {str(settings.data_dir)!r}: cannot start the embedded PostgreSQL "
+                f"there ({cause}); give an empty or earlier agent-memory folder with --data-dir "
+                "(or MEMORY_DATA_DIR), or a server with --database-url"
+            ) from exc
         try:
             migrate.upgrade(url)
         except BaseException:
@@ -271,11 +280,12 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
             migrate.upgrade(settings.database_url)
             log.info("using database: %s", describe_database(settings.database_url, None))
             return settings.database_url, None
-        except (ValueError, sa_exc.ArgumentError, sa_exc.OperationalError) as exc:
+        except (ValueError, sa_exc.ArgumentError, sa_exc.DBAPIError) as exc:
             orig = getattr(exc, "orig", None)
             cause = str(orig or exc).strip().splitlines()[0]
             # Not answering yet (starting, restarting) is worth waiting for; a refusal
-            # with a reason (no such role or database, a wrong password) is not.
+            # with a reason (no such role or database, a wrong password) or a URL libpq
+            # cannot use (an unknown option, a port out of range) is not.
             waitable = isinstance(orig, psycopg.OperationalError) and _worth_waiting(cause)
             left = deadline - time.monotonic()
             if not waitable or left <= 0:
@@ -295,6 +305,8 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
 def _worth_waiting(cause: str) -> bool:
     """No answer at all, or a server that is starting, stopping or full: it may answer
     soon. A server that refused with a reason (no such database or role) will not."""
+    if "invalid" in cause:  # libpq refusing the URL itself: "invalid port number"
+        return False
     if "FATAL:" not in cause:
         return True
     return any(

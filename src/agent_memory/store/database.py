@@ -19,7 +19,7 @@ from typing import Any, LiteralString
 import psycopg
 from opentelemetry.trace import TracerProvider
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from sqlalchemy.engine import make_url
 
 from agent_memory.domain.errors import Unavailable
@@ -226,7 +226,10 @@ class Database(Store):
                 finally:
                     await asyncio.shield(self._pool.putconn(conn))
         except Unavailable as exc:
-            self.outage.failed(exc.__cause__ or exc)
+            # A pool with no free connection is busy, not down: only a database that
+            # does not answer is an outage.
+            if not isinstance(exc.__cause__, PoolTimeout):
+                self.outage.failed(exc.__cause__ or exc)
             raise
 
     async def _checkout(self) -> Connection:
