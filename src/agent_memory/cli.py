@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import signal
 import sys
@@ -90,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     health.add_argument(
         "--address",
+        type=_host_port,
         help="HOST:PORT of the server (default: the address of --listen / MEMORY_LISTEN)",
     )
     health.add_argument(
@@ -99,7 +101,15 @@ def _parser() -> argparse.ArgumentParser:
         help="the server speaks TLS: trust these PEM CA certificates "
         "(default: MEMORY_TLS_CERT when set)",
     )
-    health.add_argument("--timeout", type=float, default=3.0, help="seconds (default 3)")
+    health.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="the name the server's certificate carries, when it is not the host asked "
+        "(a container asking itself on 127.0.0.1)",
+    )
+    health.add_argument(
+        "--timeout", type=_seconds, default=3.0, help="seconds, more than 0 (default 3)"
+    )
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
     database_options(migrate)
@@ -178,6 +188,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _host_port(text: str) -> str:
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return text
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
 def _health(args: argparse.Namespace) -> int:
     """One health check of a running server: 0 when it serves, 1 when not, 2 when the
     question cannot be asked."""
@@ -186,8 +213,7 @@ def _health(args: argparse.Namespace) -> int:
 
     from agent_memory.config import DEFAULT_LISTEN
 
-    listen = os.environ.get("MEMORY_LISTEN") or DEFAULT_LISTEN
-    address = args.address or listen
+    address = args.address or os.environ.get("MEMORY_LISTEN") or DEFAULT_LISTEN
     host, _, port = address.rpartition(":")
     if host in {"", "0.0.0.0", "::", "[::]"}:  # a wildcard bind: ask on loopback
         address = f"127.0.0.1:{port}"
@@ -198,9 +224,17 @@ def _health(args: argparse.Namespace) -> int:
         if ca is None:
             channel = grpc.insecure_channel(address)
         else:
-            channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(ca.read_bytes()))
+            options = (
+                [("grpc.ssl_target_name_override", args.tls_server_name)]
+                if args.tls_server_name
+                else []
+            )
+            channel = grpc.secure_channel(
+                address, grpc.ssl_channel_credentials(ca.read_bytes()), options=options
+            )
     except (OSError, ValueError) as exc:
-        print(f"agent-memory: --tls-ca {str(ca)!r}: cannot read it ({exc})", file=sys.stderr)
+        flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CERT"
+        print(f"agent-memory: {flag} {str(ca)!r}: cannot read it ({exc})", file=sys.stderr)
         return 2
     with channel:
         try:

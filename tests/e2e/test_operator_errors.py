@@ -153,3 +153,22 @@ def test_a_data_dir_the_embedded_database_cannot_use_names_the_flag(tmp_path: Pa
 def test_a_number_that_would_hang_or_spin_names_the_setting(variable: str, value: str) -> None:
     done = cli("serve", "--listen", "127.0.0.1:0", env={variable: value})
     assert_one_line(done, variable)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--address", "garbage"),
+        ("--address", "127.0.0.1:70000"),
+        ("--timeout", "-1"),
+        ("--timeout", "nan"),
+    ],
+)
+def test_a_health_check_asked_wrongly_is_a_usage_error_not_a_verdict(
+    flags: tuple[str, ...],
+) -> None:
+    done = cli("health", *flags)
+    # 2: the question was wrong; 1 would tell a container runtime the server is unwell.
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert flags[0] in done.stderr
+    assert "Traceback" not in done.stderr

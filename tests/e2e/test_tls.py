@@ -35,7 +35,12 @@ def _name(common_name: str) -> x509.Name:
 
 
 def issue(
-    common_name: str, *, signer: Issued | None = None, ca: bool = False, server: bool = False
+    common_name: str,
+    *,
+    signer: Issued | None = None,
+    ca: bool = False,
+    server: bool = False,
+    names: tuple[str, ...] = ("localhost",),
 ) -> Issued:
     """A certificate for ``common_name``, signed by ``signer`` (self-signed without one)."""
     key = ec.generate_private_key(ec.SECP256R1())
@@ -58,7 +63,12 @@ def issue(
     if server:
         builder = builder.add_extension(
             x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                [
+                    *(x509.DNSName(name) for name in names),
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                ]
+                if "localhost" in names
+                else [x509.DNSName(name) for name in names]
             ),
             critical=False,
         )
@@ -238,3 +248,37 @@ def test_a_tls_mistake_is_one_line_naming_the_flag(
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert named in done.stderr
+
+
+def test_the_health_check_asks_by_the_name_the_certificate_carries(
+    database_url: str, pki: Pki
+) -> None:
+    named = issue("memory.example", signer=pki.ca, server=True, names=("memory.example",))
+    served = ServeProcess(
+        "--database-url",
+        database_url,
+        "--insecure-local",
+        "--tls-cert",
+        str(pki.write("named.pem", named.cert)),
+        "--tls-key",
+        str(pki.write("named-key.pem", named.key)),
+    )
+    try:
+        ca = str(pki.folder / "ca.pem")
+        # Asked on loopback, as a container asks itself: the name does not match ...
+        mismatched = cli("health", "--address", served.address, "--tls-ca", ca)
+        assert mismatched.returncode == 1, mismatched.stderr
+        # ... unless told the name the certificate carries.
+        checked = cli(
+            "health",
+            "--address",
+            served.address,
+            "--tls-ca",
+            ca,
+            "--tls-server-name",
+            "memory.example",
+        )
+        assert checked.returncode == 0, checked.stderr
+        assert "SERVING" in checked.stdout
+    finally:
+        assert served.terminate() == 0, served.log()
