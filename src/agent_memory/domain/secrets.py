@@ -281,7 +281,6 @@ _CONTEXT_CHARS = 48
 _HIGH_ENTROPY_BITS = 4.0
 _SEQUENCES = ("abcdefgh", "01234567", "qwertyui")
 _UNPROMPTED_MIN_CHARS = 32
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _LEFT_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+")
 _RIGHT_TOKEN_CHARS = _LEFT_TOKEN_CHARS | frozenset("/.=~")
 _EXTEND_MAX = 512
@@ -421,7 +420,7 @@ def _reference(value: str) -> bool:
         return True
     # snake_case or CamelCase made of words, no digits: a variable, not a value. Words
     # joined by dashes are not a variable name (``Correct-Horse-Battery-Staple``).
-    if _DIGIT_OR_DASH.search(v) or not ("_" in v or len(_WORDS.findall(v)) > 1):
+    if _DIGIT_OR_DASH.search(v) or not ("_" in v or len(_NAME_PARTS.findall(v)) > 1):
         return False
     return _looks_like_identifier(v)
 
@@ -542,7 +541,7 @@ def _looks_like_identifier(token: str) -> bool:
     for part in parts:
         if not part.isalnum() or not part.isascii():
             return False
-        words = _WORDS.findall(part)
+        words = _NAME_PARTS.findall(part)
         for word in words:
             if word.isdigit():
                 if len(word) > 4:
