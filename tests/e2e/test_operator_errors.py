@@ -172,3 +172,23 @@ def test_a_health_check_asked_wrongly_is_a_usage_error_not_a_verdict(
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert flags[0] in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_data_dir_holding_something_else_is_refused_before_anything_is_changed(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from agent_memory.store.embedded import acl_entries
+
+    data = tmp_path / "data"
+    (data / "pgdata").mkdir(parents=True)
+    (data / "pgdata" / "notes.txt").write_text("someone else's file")
+    modes = {p: p.stat().st_mode for p in (tmp_path, data, data / "pgdata")}
+    done = cli("migrate", "--data-dir", str(data), env={"MEMORY_DATABASE_URL": ""})
+    assert_one_line(done, "--data-dir", "something other than a database cluster")
+    # Its owner, modes and ACLs are as they were: a refused start changes nothing.
+    assert (data / "pgdata").stat().st_uid == os.geteuid()
+    assert {p: p.stat().st_mode for p in modes} == modes
+    user_entries = 0x02  # ACL_USER: an entry naming another account
+    assert not [k for p in modes for k in acl_entries(p) if k[0] == user_entries]

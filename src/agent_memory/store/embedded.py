@@ -107,6 +107,7 @@ class EmbeddedPostgres:
         """Start (or join) the server and return a URL to the service's database."""
         if self._url is not None:
             return self._url
+        self._refuse_what_is_not_a_cluster()
         self._private_data_dir()
         with self._locked():
             account = self.account = self._account()
@@ -284,6 +285,19 @@ class EmbeddedPostgres:
                 output.seek(0)
                 said = output.read().strip()
                 raise RuntimeError(f"{args[0]} failed (exit status {done.returncode}): {said}")
+
+    def _refuse_what_is_not_a_cluster(self) -> None:
+        """Before anything is changed (modes, owners, ACLs): a ``pgdata`` that is neither
+        a cluster nor empty is not ours to take over.
+
+        Raises:
+            RuntimeError: it is a file, or a folder holding other things.
+        """
+        if not self.pgdata.exists() or (self.pgdata / "PG_VERSION").exists():
+            return
+        ours = {USERS_FILE}
+        if not self.pgdata.is_dir() or any(p.name not in ours for p in self.pgdata.iterdir()):
+            raise RuntimeError(f"{self.pgdata} holds something other than a database cluster")
 
     def _initdb(self) -> None:
         if (self.pgdata / "PG_VERSION").exists():
