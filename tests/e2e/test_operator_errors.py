@@ -41,6 +41,22 @@ def test_a_port_in_use_names_the_flag(database_url: str, busy_port: int) -> None
     assert_one_line(done, "--listen", str(busy_port))
 
 
+def test_a_port_in_use_is_found_before_the_embedded_database_is_made(
+    tmp_path: Path, busy_port: int
+) -> None:
+    data = tmp_path / "data"
+    done = cli(
+        "serve",
+        "--listen",
+        f"127.0.0.1:{busy_port}",
+        "--data-dir",
+        str(data),
+        env={"MEMORY_DATABASE_URL": ""},
+    )
+    assert_one_line(done, "--listen", str(busy_port))
+    assert not (data / "pgdata").exists()
+
+
 @pytest.mark.parametrize("listen", ["127.0.0.1:70000", "127.0.0.1", "127.0.0.1:http"])
 def test_a_listen_address_without_a_usable_port_names_the_flag(listen: str) -> None:
     assert_one_line(cli("serve", "--listen", listen), "--listen")

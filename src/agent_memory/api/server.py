@@ -7,10 +7,12 @@ import contextlib
 import gc
 import logging
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import psycopg
@@ -184,10 +186,7 @@ async def start_server(
         else:
             port = server.add_secure_port(settings.listen, credentials)
     except RuntimeError as exc:
-        raise SettingsError(
-            f"--listen {settings.listen}: cannot bind it (in use, or not an address of this "
-            "machine); pick another with --listen or MEMORY_LISTEN"
-        ) from exc
+        raise unbindable(settings.listen, "in use, or not an address of this machine") from exc
     await server.start()
     await _set_health(health, serving=await db.probe())
     workers = ExtractionWorkers(db, extraction, settings)
@@ -407,6 +406,44 @@ async def serve_on(
             tracer_provider.shutdown()
 
 
+def bind_address(listen: str) -> tuple[socket.AddressFamily, socket.SocketKind, int, Any]:
+    """Family, type, protocol and socket address to bind ``listen`` (HOST:PORT).
+
+    Raises:
+        OSError: the host does not resolve.
+    """
+    host, _, port = listen.rpartition(":")
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    return family, kind, proto, address
+
+
+def refuse_busy_port(listen: str) -> None:
+    """Find a busy or unbindable ``--listen`` before the database is started for nothing.
+
+    Raises:
+        SettingsError: something listens there already, or it is no address of ours.
+    """
+    if listen.rpartition(":")[2] == "0":
+        return
+    try:
+        family, kind, proto, address = bind_address(listen)
+        # Without SO_REUSEPORT, so that a listener that has it is found too.
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except (OSError, ValueError) as exc:
+        raise unbindable(listen, exc) from exc
+
+
+def unbindable(listen: str, cause: object) -> SettingsError:
+    """The one line for a ``--listen`` address that cannot be bound."""
+    return SettingsError(
+        f"--listen {listen}: cannot bind it ({cause}); pick another with --listen or MEMORY_LISTEN"
+    )
+
+
 def serve(settings: Settings) -> int:
     """Run the service: in this process, or (``workers`` > 1) in worker processes that
     share the port. Returns the exit status."""
@@ -415,6 +452,7 @@ def serve(settings: Settings) -> int:
         from agent_memory.api.workers import serve_workers
 
         return serve_workers(settings)
+    refuse_busy_port(settings.listen)
     url, embedded = open_database(settings)
     try:
         asyncio.run(serve_on(settings, url))

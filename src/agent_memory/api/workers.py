@@ -28,7 +28,14 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from types import FrameType
 
-from agent_memory.api.server import mode, open_database, serve_on
+from agent_memory.api.server import (
+    bind_address,
+    mode,
+    open_database,
+    refuse_busy_port,
+    serve_on,
+    unbindable,
+)
 from agent_memory.config import Settings, SettingsError
 from agent_memory.store.embedded import EmbeddedPostgres
 from agent_memory.telemetry.logging import configure_logging
@@ -50,16 +57,10 @@ def _reserve(listen: str) -> tuple[socket.socket, str]:
         SettingsError: the address cannot be bound, or something already listens on it
             (another server sharing the port would silently take half the calls).
     """
-    host, _, port = listen.rpartition(":")
+    host = listen.rpartition(":")[0]
+    refuse_busy_port(listen)
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-        if int(port) != 0:
-            # Without SO_REUSEPORT, so that a listener that has it is found too.
-            with socket.socket(family, kind, proto) as probe:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                probe.bind(address)
+        family, kind, proto, address = bind_address(listen)
         sock = socket.socket(family, kind, proto)
         # SO_REUSEADDR as gRPC sets it: connections of a previous run in TIME_WAIT do not
         # keep the port.
@@ -67,10 +68,7 @@ def _reserve(listen: str) -> tuple[socket.socket, str]:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except (OSError, ValueError) as exc:
-        raise SettingsError(
-            f"--listen {listen}: cannot bind it ({exc}); pick another with --listen or "
-            "MEMORY_LISTEN"
-        ) from exc
+        raise unbindable(listen, exc) from exc
     return sock, f"{host}:{sock.getsockname()[1]}"
 
 
