@@ -4,7 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PATHS  := $(wildcard src tests bench scripts)
-BUF    := npx --no-install buf lint
+# buf lints an image of the protos with their imports: google/api comes from the
+# googleapis-common-protos package, as buf's registry is not reachable from CI.
+BUF    := $(PY) scripts/generate_protos.py --image build/proto.binpb && \
+          npx --no-install buf lint build/proto.binpb --path agentmemory
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
@@ -51,7 +54,7 @@ examples/node/node_modules/.package-lock.json: examples/node/package-lock.json e
 	npm ci --prefix examples/node
 	@touch $@
 
-lint-proto: node_modules ## buf lint the protos
+lint-proto: venv node_modules ## buf lint the protos
 	$(BUF)
 
 lint: venv node_modules ## ruff check + format check, then buf lint

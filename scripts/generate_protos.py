@@ -3,10 +3,14 @@
 
     python scripts/generate_protos.py          # rewrite generated/
     python scripts/generate_protos.py --check  # exit 1 when generated/ is stale
+    python scripts/generate_protos.py --image build/proto.binpb  # for buf lint
 
 Output goes under ``generated/agentmemory/v1/`` (``*_pb2.py``, ``*_pb2.pyi``,
 ``*_pb2_grpc.py``), importable as ``agentmemory.v1.memory_pb2`` with
-``generated/`` on ``sys.path``. The whole folder belongs to this script: it is
+``generated/`` on ``sys.path``, plus ``descriptors.binpb``: the contract as a
+``FileDescriptorSet`` with its comments, which the HTTP side reads for OpenAPI
+descriptions (the Python stubs carry no comments). The ``google.api`` protos
+come from the googleapis-common-protos package, not from this repository. The whole folder belongs to this script: it is
 rebuilt from scratch so stubs of deleted protos do not linger.
 """
 
@@ -59,9 +63,28 @@ def proto_digest(files: list[Path]) -> str:
     return digest.hexdigest()
 
 
+DESCRIPTOR_SET = Path("agentmemory") / "v1" / "descriptors.binpb"
+
+
 def well_known_include() -> str:
     """Return the include path of the well-known protos bundled with grpcio-tools."""
     return str(resources.files("grpc_tools") / "_proto")
+
+
+def googleapis_include() -> str:
+    """The include path of ``google/api/*.proto``, shipped by googleapis-common-protos."""
+    from google.api import annotations_pb2
+
+    return str(Path(annotations_pb2.__file__).resolve().parent.parent.parent)
+
+
+def include_args() -> list[str]:
+    """``--proto_path`` flags for our protos and everything they import."""
+    return [
+        f"--proto_path={PROTO_DIR}",
+        f"--proto_path={googleapis_include()}",
+        f"--proto_path={well_known_include()}",
+    ]
 
 
 def generate(out_dir: Path) -> None:
@@ -72,18 +95,20 @@ def generate(out_dir: Path) -> None:
         raise SystemExit(msg)
     args = [
         "grpc_tools.protoc",
-        f"--proto_path={PROTO_DIR}",
-        f"--proto_path={well_known_include()}",
+        *include_args(),
+        f"--descriptor_set_out={out_dir / DESCRIPTOR_SET}",
+        "--include_source_info",
         f"--python_out={out_dir}",
         f"--pyi_out={out_dir}",
         f"--grpc_python_out={out_dir}",
         *(f.as_posix() for f in files),
     ]
+    for package in PACKAGE_DIRS:
+        (out_dir / package).mkdir(parents=True, exist_ok=True)
     if protoc.main(args) != 0:
         msg = "protoc failed"
         raise SystemExit(msg)
     for package in PACKAGE_DIRS:
-        (out_dir / package).mkdir(parents=True, exist_ok=True)
         (out_dir / package / "__init__.py").write_bytes(b"")
     readme = README.format(digest=proto_digest(files))
     (out_dir / "README.md").write_text(readme, encoding="utf-8", newline="\n")
@@ -139,6 +164,27 @@ def write() -> int:
     return 0
 
 
+def image(path: Path) -> int:
+    """Write the contract with every import and its comments, as ``buf lint`` reads it.
+
+    buf cannot fetch ``google/api`` from its registry here, so it lints this image
+    (``buf lint IMAGE --path agentmemory``) instead of building the protos itself.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    args = [
+        "grpc_tools.protoc",
+        *include_args(),
+        f"--descriptor_set_out={path}",
+        "--include_imports",
+        "--include_source_info",
+        *(f.as_posix() for f in proto_files()),
+    ]
+    if protoc.main(args) != 0:
+        msg = "protoc failed"
+        raise SystemExit(msg)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, then write or check ``generated/``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -147,7 +193,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="compare a fresh build with generated/ and exit 1 when it is stale",
     )
+    parser.add_argument(
+        "--image",
+        type=Path,
+        metavar="PATH",
+        help="write the protos with their imports as a descriptor set image, for buf lint",
+    )
     args = parser.parse_args(argv)
+    if args.image is not None:
+        return image(args.image)
     return check() if args.check else write()
 
 
