@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from agent_memory.config import Settings
 from agent_memory.store import migrate
 from agent_memory.store.embedded import EmbeddedPostgres
 from tests.support import Client, ServerThread, database_url_for
@@ -68,8 +69,9 @@ def database_url(create_database: object) -> str:
 
 @pytest.fixture(scope="session")
 def server(database_url: str) -> Iterator[ServerThread]:
-    """The production server (interceptors, health, reflection) on a free loopback port."""
-    running = ServerThread(database_url)
+    """The production server (interceptors, health, reflection) on a free loopback port,
+    with its HTTP side on another."""
+    running = ServerThread(database_url, settings=Settings(http_listen="127.0.0.1:0"))
     with running:
         yield running
 

@@ -111,6 +111,7 @@ class ServerThread:
         self._running: RunningServer | None = None
         self.db: Database | None = None
         self.address = ""
+        self.http_address = ""  # HOST:PORT when settings.http_listen is set
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
@@ -129,6 +130,7 @@ class ServerThread:
 
         self._running = self.run(boot())
         self.address = self._running.address
+        self.http_address = self._running.http_address or ""
 
     def __enter__(self) -> ServerThread:
         self.start()

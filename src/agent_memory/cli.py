@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         "(env MEMORY_LISTEN, default 127.0.0.1:50051)",
     )
     serve.add_argument(
+        "--http-listen",
+        metavar="HOST:PORT",
+        help="also serve HTTP/JSON and the memory panel here; port 0 picks a free one "
+        "(env MEMORY_HTTP_LISTEN, default: no HTTP)",
+    )
+    serve.add_argument(
         "--workers",
         type=int,
         help="server processes sharing the port, each with its own database pool "
@@ -140,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace) -> Settings:
     return Settings.from_env(
         listen=getattr(args, "listen", None),
+        http_listen=getattr(args, "http_listen", None),
         database_url=args.database_url,
         data_dir=args.data_dir,
         log_level=args.log_level,

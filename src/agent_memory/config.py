@@ -29,6 +29,8 @@ class Settings:
     """Server settings. Each field has an environment variable ``MEMORY_<NAME>``."""
 
     listen: str = DEFAULT_LISTEN
+    # HTTP/JSON and the memory panel on a second port; unset: no HTTP.
+    http_listen: str | None = None
     database_url: str | None = None
     # At start, how long to keep retrying a database that does not answer yet.
     database_wait_seconds: float = 30.0
@@ -154,12 +156,9 @@ class Settings:
             raise SettingsError("MEMORY_EMBEDDER_URL must be an http:// or https:// URL")
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
-        _, colon, port = self.listen.rpartition(":")
-        if not colon or not port.isdigit() or int(port) > 65535:
-            raise SettingsError(
-                f"--listen {self.listen!r}: must be HOST:PORT with a port from 0 to 65535 "
-                "(--listen or MEMORY_LISTEN)"
-            )
+        _check_address("--listen", "MEMORY_LISTEN", self.listen)
+        if self.http_listen is not None:
+            _check_address("--http-listen", "MEMORY_HTTP_LISTEN", self.http_listen)
         if self.workers < 1:
             raise SettingsError("--workers (MEMORY_WORKERS) must be at least 1")
         if self.workers > 1 and not (
@@ -189,12 +188,13 @@ class Settings:
                 "(--log-level or MEMORY_LOG_LEVEL)"
             )
         self._validate_tls()
-        if self.insecure_local and not is_loopback(self.listen.rpartition(":")[0]):
-            raise SettingsError(
-                f"--insecure-local serves without API keys, so it only listens on loopback, "
-                f"not {self.listen!r}: use --listen 127.0.0.1:PORT, or drop --insecure-local "
-                "and create keys with 'agent-memory keys create'"
-            )
+        for flag, address in (("--listen", self.listen), ("--http-listen", self.http_listen)):
+            if self.insecure_local and address and not is_loopback(address.rpartition(":")[0]):
+                raise SettingsError(
+                    f"--insecure-local serves without API keys, so it only listens on "
+                    f"loopback, not {address!r}: use {flag} 127.0.0.1:PORT, or drop "
+                    "--insecure-local and create keys with 'agent-memory keys create'"
+                )
         if not self.database_url:
             self._validate_data_dir()
 
@@ -265,6 +265,15 @@ class Settings:
             raise SettingsError(
                 f"--data-dir {str(folder)!r}: {str(existing)!r} is not a folder: {fix}"
             )
+
+
+def _check_address(flag: str, env: str, address: str) -> None:
+    _, colon, port = address.rpartition(":")
+    # isascii: int() also reads digits of other scripts, which no port is written in.
+    if not colon or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+        raise SettingsError(
+            f"{flag} {address!r}: must be HOST:PORT with a port from 0 to 65535 ({flag} or {env})"
+        )
 
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -37,6 +37,8 @@ from agent_memory.api.tls import server_credentials
 from agent_memory.config import Settings, SettingsError
 from agent_memory.embed import Embedder, embedder_from_settings
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
+from agent_memory.http.app import HttpServer, http_app, http_socket
+from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
@@ -82,6 +84,12 @@ class RunningServer:
     workers: ExtractionWorkers
     embedder: Embedder | None
     watcher: asyncio.Task[None] | None = None
+    http: HttpServer | None = None
+
+    @property
+    def http_address(self) -> str | None:
+        """HOST:PORT of the HTTP side, when it serves."""
+        return self.http.address if self.http is not None else None
 
     async def stop(self, grace: float) -> None:
         """Refuse new calls at once; let in-flight calls finish for up to ``grace`` seconds.
@@ -93,7 +101,10 @@ class RunningServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.watcher
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(grace)
+        stopping = [self.server.stop(grace)]
+        if self.http is not None:
+            stopping.append(self.http.stop())
+        await asyncio.gather(*stopping)
         await self.workers.stop()
         if self.embedder is not None:
             await self.embedder.close()
@@ -129,7 +140,8 @@ async def start_server(
         from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
         interceptors.append(aio_server_interceptor(tracer_provider=tracer_provider))
-    interceptors.append(ServiceInterceptor(identify))
+    service_interceptor = ServiceInterceptor(identify)
+    interceptors.append(service_interceptor)
     server = grpc.aio.server(
         interceptors=interceptors,
         options=[*server_options(settings), ("grpc.so_reuseport", 1 if reuse_port else 0)],
@@ -145,29 +157,33 @@ async def start_server(
     )
     # Listings fit what this server sends: the rest goes on with a next page token.
     response_bytes = response_budget(settings.max_message_bytes)
-    memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(
-            Memories(db),
-            Agents(db),
-            extraction,
-            ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
-            response_bytes=response_bytes,
-        ),
-        server,
-    )
-    decision_service_pb2_grpc.add_DecisionServiceServicer_to_server(
-        DecisionServicer(Decisions(db), response_bytes=response_bytes), server
-    )
     embedder = embedder_from_settings(settings)
-    block_service_pb2_grpc.add_BlockServiceServicer_to_server(
-        BlockServicer(
-            Blocks(db, block_limits(settings), embedder=embedder), response_bytes=response_bytes
-        ),
-        server,
-    )
-    recall_service_pb2_grpc.add_RecallServiceServicer_to_server(
-        RecallServicer(Recall(db, settings, embedder=embedder)), server
-    )
+    # Registered with gRPC and with the table HTTP calls go through: one set of handlers.
+    table = HandlerTable()
+    for registry in (server, table):
+        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
+            MemoryServicer(
+                Memories(db),
+                Agents(db),
+                extraction,
+                ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
+                response_bytes=response_bytes,
+            ),
+            registry,
+        )
+        decision_service_pb2_grpc.add_DecisionServiceServicer_to_server(
+            DecisionServicer(Decisions(db), response_bytes=response_bytes), registry
+        )
+        block_service_pb2_grpc.add_BlockServiceServicer_to_server(
+            BlockServicer(
+                Blocks(db, block_limits(settings), embedder=embedder),
+                response_bytes=response_bytes,
+            ),
+            registry,
+        )
+        recall_service_pb2_grpc.add_RecallServiceServicer_to_server(
+            RecallServicer(Recall(db, settings, embedder=embedder)), registry
+        )
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     reflection.enable_server_reflection(
@@ -187,7 +203,20 @@ async def start_server(
             port = server.add_secure_port(settings.listen, credentials)
     except RuntimeError as exc:
         raise unbindable(settings.listen, "in use, or not an address of this machine") from exc
+    http: HttpServer | None = None
+    if settings.http_listen is not None:
+        try:
+            sock = http_socket(settings.http_listen, reuse_port=reuse_port)
+        except (OSError, ValueError) as exc:
+            raise unbindable(settings.http_listen, exc, flag="--http-listen") from exc
+        transcoder = Transcoder(
+            await table.intercepted(service_interceptor),
+            max_message_bytes=settings.max_message_bytes,
+        )
+        http = HttpServer(http_app(transcoder, db.probe), sock, settings)
     await server.start()
+    if http is not None:
+        await http.start()
     await _set_health(health, serving=await db.probe())
     workers = ExtractionWorkers(db, extraction, settings)
     extraction.on_queued = workers.wake
@@ -201,6 +230,7 @@ async def start_server(
         watcher=asyncio.create_task(
             _watch_database(db, health, settings.health_check_seconds), name="health-watcher"
         ),
+        http=http,
     )
 
 
@@ -389,6 +419,8 @@ async def serve_on(
             serving(running.address)
         else:
             log.info("agent-memory serving on %s (%s)", running.address, mode(settings))
+            if running.http_address is not None:
+                log.info("agent-memory http on %s", running.http_address)
         await stop.wait()
         # Shutdown is bounded by the grace period: a repeated signal changes nothing.
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -419,8 +451,9 @@ def bind_address(listen: str) -> tuple[socket.AddressFamily, socket.SocketKind, 
     return family, kind, proto, address
 
 
-def refuse_busy_port(listen: str) -> None:
-    """Find a busy or unbindable ``--listen`` before the database is started for nothing.
+def refuse_busy_port(listen: str, *, flag: str = "--listen") -> None:
+    """Find a busy or unbindable ``--listen`` (or ``flag``) before the database is started
+    for nothing.
 
     Raises:
         SettingsError: something listens there already, or it is no address of ours.
@@ -434,13 +467,14 @@ def refuse_busy_port(listen: str) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(address)
     except (OSError, ValueError) as exc:
-        raise unbindable(listen, exc) from exc
+        raise unbindable(listen, exc, flag=flag) from exc
 
 
-def unbindable(listen: str, cause: object) -> SettingsError:
-    """The one line for a ``--listen`` address that cannot be bound."""
+def unbindable(listen: str, cause: object, *, flag: str = "--listen") -> SettingsError:
+    """The one line for a ``--listen`` (or ``flag``) address that cannot be bound."""
+    env = "MEMORY_" + flag.removeprefix("--").replace("-", "_").upper()
     return SettingsError(
-        f"--listen {listen}: cannot bind it ({cause}); pick another with --listen or MEMORY_LISTEN"
+        f"{flag} {listen}: cannot bind it ({cause}); pick another with {flag} or {env}"
     )
 
 
@@ -453,6 +487,8 @@ def serve(settings: Settings) -> int:
 
         return serve_workers(settings)
     refuse_busy_port(settings.listen)
+    if settings.http_listen is not None:
+        refuse_busy_port(settings.http_listen, flag="--http-listen")
     url, embedded = open_database(settings)
     try:
         asyncio.run(serve_on(settings, url))

@@ -14,6 +14,7 @@ parent is gone and drains as on SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -22,6 +23,7 @@ import signal
 import socket
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
@@ -49,7 +51,7 @@ EXIT_MARGIN_SECONDS = 10.0
 SUPERVISOR_POLL_SECONDS = 1.0
 
 
-def _reserve(listen: str) -> tuple[socket.socket, str]:
+def _reserve(listen: str, flag: str = "--listen") -> tuple[socket.socket, str]:
     """Bind ``listen`` with SO_REUSEPORT (port 0: a free port), so the workers can share it
     and nothing else takes it meanwhile. Returns the socket and HOST:PORT.
 
@@ -58,7 +60,7 @@ def _reserve(listen: str) -> tuple[socket.socket, str]:
             (another server sharing the port would silently take half the calls).
     """
     host = listen.rpartition(":")[0]
-    refuse_busy_port(listen)
+    refuse_busy_port(listen, flag=flag)
     try:
         family, kind, proto, address = bind_address(listen)
         sock = socket.socket(family, kind, proto)
@@ -68,7 +70,7 @@ def _reserve(listen: str) -> tuple[socket.socket, str]:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except (OSError, ValueError) as exc:
-        raise unbindable(listen, exc) from exc
+        raise unbindable(listen, exc, flag=flag) from exc
     return sock, f"{host}:{sock.getsockname()[1]}"
 
 
@@ -118,13 +120,18 @@ def serve_workers(settings: Settings) -> int:
     try:
         # The port first: a busy one fails before the database is started or migrated.
         reserved, listen = _reserve(settings.listen)
-        with reserved:
+        http_reserved, http_listen = (
+            _reserve(settings.http_listen, "--http-listen")
+            if settings.http_listen is not None
+            else (None, None)
+        )
+        with reserved, contextlib.closing(http_reserved) if http_reserved else nullcontext():
             url, embedded = open_database(settings)
             if stopping.is_set():
                 return 0
             context = multiprocessing.get_context("spawn")
             ready: Queue[int] = context.Queue()
-            worker_settings = replace(settings, listen=listen)
+            worker_settings = replace(settings, listen=listen, http_listen=http_listen)
             # A Ctrl-C reaches the whole process group: workers still starting ignore it
             # (their supervisor passes the stop on as SIGTERM) instead of dying mid-import.
             interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -145,6 +152,8 @@ def serve_workers(settings: Settings) -> int:
         log.info(
             "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
         )
+        if http_listen is not None:
+            log.info("agent-memory http on %s", http_listen)
         return _supervise(processes, settings, stopping)
     except SettingsError:
         log_stop = False  # the operator's mistake is the one line they see

@@ -1,0 +1,158 @@
+"""The HTTP side of the service: the transcoded API, its OpenAPI document, a health
+route and the memory panel, served by uvicorn on the gRPC server's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import socket
+import ssl
+from collections.abc import Awaitable, Callable
+from importlib import resources
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from agent_memory.config import Settings
+from agent_memory.http.transcoder import Transcoder
+
+log = logging.getLogger(__name__)
+
+_VERBS = ["GET", "POST", "PATCH", "PUT", "DELETE"]
+# The panel loads nothing from elsewhere, and the browser enforces it.
+_PANEL_HEADERS = {
+    "content-security-policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+
+
+def panel_file(name: str) -> bytes:
+    """A file of the memory panel, from the installed package."""
+    return resources.files("agent_memory.http").joinpath("panel", name).read_bytes()
+
+
+def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bool]]) -> Starlette:
+    """The ASGI application: ``/v1/...`` routes, ``/v1/openapi.json``, ``/healthz``,
+    and the panel at ``/`` with its files under ``/panel/``."""
+    probing = asyncio.Lock()
+
+    async def healthz(request: Request) -> Response:
+        async with probing:
+            serving = await database_answers()
+        return JSONResponse(
+            {"status": "SERVING" if serving else "NOT_SERVING"},
+            status_code=200 if serving else 503,
+        )
+
+    async def openapi(request: Request) -> Response:
+        from agent_memory.http.openapi import openapi_document
+
+        return JSONResponse(openapi_document())
+
+    async def panel(request: Request) -> Response:
+        return Response(panel_file("index.html"), media_type="text/html", headers=_PANEL_HEADERS)
+
+    async def api(request: Request) -> Response:
+        return await transcoder(request)
+
+    static = StaticFiles(packages=[("agent_memory.http", "panel")])
+
+    async def panel_files(scope, receive, send):  # type: ignore[no-untyped-def]
+        async def secured(message):  # type: ignore[no-untyped-def]
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *((k.encode(), v.encode()) for k, v in _PANEL_HEADERS.items()),
+                ]
+            await send(message)
+
+        await static(scope, receive, secured)
+
+    return Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/v1/openapi.json", openapi, methods=["GET"]),
+            Route("/v1/{rest:path}", api, methods=_VERBS),
+            Route("/", panel, methods=["GET"]),
+            Mount("/panel", app=panel_files),
+        ]
+    )
+
+
+def http_socket(address: str, *, reuse_port: bool = False) -> socket.socket:
+    """A bound socket for ``address`` (HOST:PORT); the caller owns it.
+
+    Raises:
+        OSError: the address is taken or not this machine's.
+    """
+    from agent_memory.api.server import bind_address
+
+    family, kind, proto, bound = bind_address(address)
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(bound)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class HttpServer:
+    """uvicorn serving ``app`` on a socket of ours, in the running event loop, without
+    taking over signals (the gRPC server's shutdown drives it)."""
+
+    def __init__(self, app: Starlette, sock: socket.socket, settings: Settings) -> None:
+        self._sock = sock
+        tls: dict[str, object] = {}
+        if settings.tls_cert is not None:
+            tls = {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
+            if settings.tls_client_ca is not None:
+                tls |= {
+                    "ssl_ca_certs": str(settings.tls_client_ca),
+                    "ssl_cert_reqs": ssl.CERT_REQUIRED,
+                }
+        self._config = uvicorn.Config(
+            app,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_seconds),
+            **tls,  # type: ignore[arg-type]
+        )
+        self._server = uvicorn.Server(self._config)
+        self._loop: asyncio.Task[None] | None = None
+
+    @property
+    def address(self) -> str:
+        host, port = self._sock.getsockname()[:2]
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    async def start(self) -> None:
+        self._config.load()
+        self._server.lifespan = self._config.lifespan_class(self._config)
+        await self._server.startup(sockets=[self._sock])
+        self._loop = asyncio.create_task(self._server.main_loop(), name="http-server")
+
+    async def stop(self) -> None:
+        """Stop accepting, let requests in flight finish (up to the grace period)."""
+        self._server.should_exit = True
+        if self._loop is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop
+            await self._server.shutdown(sockets=[self._sock])
+        self._sock.close()

@@ -1,0 +1,456 @@
+"""HTTP/JSON to the gRPC service code, driven by the ``google.api.http`` routes.
+
+A request is matched to a route (:mod:`agent_memory.http.routes`), its path
+variables, query parameters and body become the RPC's request message through the
+proto JSON mapping, and the message goes to the very handler gRPC calls: the one
+the service interceptor wrapped, so authentication, roles, request checks, the
+secret scan and error mapping are the same code on both sides. Answers go back as
+proto JSON; a server stream as newline-delimited JSON, one message a line, each
+line sent as it is produced. Errors are the ``google.rpc.Status`` JSON with the
+HTTP status of the standard mapping.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import grpc
+from google.protobuf import json_format, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+from google.rpc import status_pb2
+from grpc_status import rpc_status
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from agent_memory.api.errors import plain_status, to_status
+from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
+from agent_memory.http.routes import Route, RouteError, field_at, routes
+
+JSON = "application/json"
+NDJSON = "application/x-ndjson"
+
+# google.rpc.Code to HTTP, as the code's own documentation maps it, except that
+# FAILED_PRECONDITION answers 412 Precondition Failed: here it always means a
+# state the request relied on (a row's source, an etag) does not hold.
+HTTP_STATUS: dict[grpc.StatusCode, int] = {
+    grpc.StatusCode.OK: 200,
+    grpc.StatusCode.CANCELLED: 499,
+    grpc.StatusCode.UNKNOWN: 500,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.FAILED_PRECONDITION: 412,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.UNIMPLEMENTED: 501,
+    grpc.StatusCode.INTERNAL: 500,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DATA_LOSS: 500,
+}
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+# Request headers that describe the HTTP exchange, not the caller: not metadata.
+_NOT_METADATA = frozenset(
+    {"host", "content-length", "content-type", "connection", "accept", "accept-encoding"}
+)
+
+
+class Aborted(grpc.aio.AbortError):  # type: ignore[misc]
+    """An RPC ended with a status: what ``context.abort`` raises for an HTTP call."""
+
+    def __init__(self, status: status_pb2.Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class HttpCallContext:
+    """The part of ``grpc.aio.ServicerContext`` the service code uses, for a call
+    that arrived over HTTP: the caller's metadata, and ``abort``."""
+
+    def __init__(self, metadata: Sequence[tuple[str, str]]) -> None:
+        self._metadata = tuple(metadata)
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
+
+    async def abort(
+        self,
+        code: grpc.StatusCode,
+        details: str = "",
+        trailing_metadata: Sequence[tuple[str, str | bytes]] = (),
+    ) -> None:
+        """Raise :class:`Aborted` with the rich status the trailers carry, or a
+        plain one built from ``code`` and ``details``."""
+        for key, value in trailing_metadata:
+            if key == rpc_status.GRPC_DETAILS_METADATA_KEY and isinstance(value, bytes):
+                raise Aborted(status_pb2.Status.FromString(value))
+        raise Aborted(status_pb2.Status(code=code.value[0], message=details))
+
+
+@dataclass(frozen=True)
+class _HandlerCallDetails:
+    method: str
+    invocation_metadata: tuple[tuple[str, str], ...]
+
+
+class HandlerTable:
+    """Stands in for a ``grpc.aio.Server`` when servicers register, and keeps each
+    method's handler, so HTTP calls reach the same handlers gRPC does."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, grpc.RpcMethodHandler] = {}
+
+    def add_generic_rpc_handlers(self, handlers: Iterable[grpc.GenericRpcHandler]) -> None:
+        """Generated registration calls this too; the registered handlers suffice."""
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: Mapping[str, grpc.RpcMethodHandler]
+    ) -> None:
+        for name, handler in handlers.items():
+            self.handlers[f"/{service}/{name}"] = handler
+
+    async def intercepted(
+        self, interceptor: grpc.aio.ServerInterceptor
+    ) -> dict[str, grpc.RpcMethodHandler]:
+        """Every handler as ``interceptor`` wraps it for gRPC."""
+
+        async def continuation(details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+            return self.handlers[details.method]
+
+        wrapped = {}
+        for method in self.handlers:
+            wrapped[method] = await interceptor.intercept_service(
+                continuation, _HandlerCallDetails(method, ())
+            )
+        return wrapped
+
+
+def status_response(status: status_pb2.Status, http_status: int | None = None) -> Response:
+    """The ``google.rpc.Status`` JSON, with the HTTP status of its code."""
+    code = _CODES.get(status.code, grpc.StatusCode.UNKNOWN)
+    return Response(
+        _json_line(status), status_code=http_status or HTTP_STATUS.get(code, 500), media_type=JSON
+    )
+
+
+def error_response(error: ServiceError) -> Response:
+    """A domain error, as gRPC would have sent it, in JSON."""
+    return status_response(rpc_status_of(error))
+
+
+def rpc_status_of(error: ServiceError) -> status_pb2.Status:
+    status = to_status(error)
+    for key, value in status.trailing_metadata:
+        if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
+            return status_pb2.Status.FromString(value)
+    return status_pb2.Status(code=status.code.value[0], message=status.details)
+
+
+def plain_response(code: grpc.StatusCode, message: str, reason: str, http_status: int) -> Response:
+    """A transport-level refusal (no route, wrong method, body too large) as a Status."""
+    status = plain_status(code, message, reason)
+    rich = dict(status.trailing_metadata)[rpc_status.GRPC_DETAILS_METADATA_KEY]
+    return status_response(status_pb2.Status.FromString(rich), http_status)
+
+
+def _json_line(message: Message) -> bytes:
+    return (
+        json.dumps(json_format.MessageToDict(message), separators=(",", ":"), ensure_ascii=False)
+        + "\n"
+    ).encode()
+
+
+def _bool(text: str) -> bool:
+    if text in ("true", "1"):
+        return True
+    if text in ("false", "0"):
+        return False
+    raise json_format.ParseError(f"expected true or false, got {text!r}")
+
+
+class Transcoder:
+    """Serves every route of the contract over the wrapped gRPC handlers.
+
+    Args:
+        handlers: each method's handler as the service interceptor wrapped it,
+            keyed by ``/package.Service/Method``.
+        max_message_bytes: the largest request message, as gRPC's receive limit.
+    """
+
+    def __init__(
+        self, handlers: Mapping[str, grpc.RpcMethodHandler], *, max_message_bytes: int
+    ) -> None:
+        self._handlers = dict(handlers)
+        self._max_message_bytes = max_message_bytes
+        # JSON spends more bytes than protobuf on the same message (names, quotes,
+        # escapes, base64): the body may be this much larger before it is refused
+        # unread; the parsed message then meets gRPC's own limit.
+        self._max_body_bytes = 4 * max_message_bytes
+        self._routes = routes()
+        self._classes = {
+            route.grpc_path: message_factory.GetMessageClass(route.request)
+            for route in self._routes
+        }
+        missing = sorted({r.grpc_path for r in self._routes} - set(self._handlers))
+        if missing:
+            raise RouteError(f"routes without a served method: {', '.join(missing)}")
+
+    def match(self, verb: str, raw_path: str) -> tuple[Route | None, list[str], list[str]]:
+        """The route for ``verb`` and the raw path, its variables' decoded values, and
+        the verbs other routes accept on that path (for 405)."""
+        allowed: list[str] = []
+        for route in self._routes:
+            found = route.pattern.match(raw_path)
+            if found is None:
+                continue
+            if route.verb == verb:
+                return route, [unquote(value) for value in found.groups()], []
+            allowed.append(route.verb.upper())
+        return None, [], allowed
+
+    async def __call__(self, request: Request) -> Response:
+        raw_path = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
+        route, values, allowed = self.match(request.method.lower(), raw_path.split("?", 1)[0])
+        if route is None:
+            if allowed:
+                response = plain_response(
+                    grpc.StatusCode.UNIMPLEMENTED,
+                    f"{request.method} is not allowed on {request.url.path}; "
+                    f"allowed: {', '.join(sorted(set(allowed)))}",
+                    "METHOD_NOT_ALLOWED",
+                    405,
+                )
+                response.headers["allow"] = ", ".join(sorted(set(allowed)))
+                return response
+            return plain_response(
+                grpc.StatusCode.NOT_FOUND,
+                f"no route for {request.method} {request.url.path}",
+                "NO_ROUTE",
+                404,
+            )
+        body = await self._body(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            message = self.request_message(route, values, request.query_params.multi_items(), body)
+        except InvalidArgument as exc:
+            return error_response(exc)
+        if message.ByteSize() > self._max_message_bytes:
+            return plain_response(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"request message is {message.ByteSize()} bytes; the limit is "
+                f"{self._max_message_bytes}",
+                "MESSAGE_TOO_LARGE",
+                413,
+            )
+        context = HttpCallContext(
+            [(k, v) for k, v in request.headers.items() if k not in _NOT_METADATA]
+        )
+        handler = self._handlers[route.grpc_path]
+        if route.streaming:
+            return await self._stream(handler.unary_stream, message, context)
+        try:
+            answer = await handler.unary_unary(message, context)
+        except Aborted as aborted:
+            return status_response(aborted.status)
+        return Response(_json_line(answer), media_type=JSON)
+
+    async def _body(self, request: Request) -> bytes | Response:
+        size = 0
+        chunks: list[bytes] = []
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self._max_body_bytes:
+                return plain_response(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"request body is over {self._max_body_bytes} bytes",
+                    "MESSAGE_TOO_LARGE",
+                    413,
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def request_message(
+        self,
+        route: Route,
+        values: Sequence[str],
+        query: Sequence[tuple[str, str]],
+        body: bytes,
+    ) -> Message:
+        """The RPC's request from the body, then the query, then the path.
+
+        Raises:
+            InvalidArgument: a body that is not the message's JSON, an unknown or
+                malformed query parameter, or a path value of the wrong type.
+        """
+        message: Message = self._classes[route.grpc_path]()
+        if route.body:
+            self._parse_body(route, message, body)
+        elif body.strip():
+            raise InvalidArgument(
+                [FieldViolation("body", f"{route.verb.upper()} {route.template} takes no body")]
+            )
+        if query:
+            if route.body == "*":
+                names = ", ".join(sorted({name for name, _ in query}))
+                raise InvalidArgument(
+                    [FieldViolation(names, "this route takes every field in the body")]
+                )
+            self._merge(message, route, query, bound=set(route.variables), origin="query")
+        path = list(zip(route.variables, values, strict=True))
+        self._merge(message, route, path, bound=set(), origin="path")
+        return message
+
+    def _parse_body(self, route: Route, message: Message, body: bytes) -> None:
+        try:
+            document = json.loads(body) if body.strip() else {}
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidArgument([FieldViolation("body", f"not JSON: {exc}")]) from exc
+        try:
+            if route.body == "*":
+                json_format.ParseDict(document, message)
+            else:
+                field = message.DESCRIPTOR.fields_by_name[route.body]
+                json_format.ParseDict({field.json_name: document}, message)
+        except json_format.ParseError as exc:
+            raise InvalidArgument([FieldViolation("body", _parse_problem(exc))]) from exc
+
+    def _merge(
+        self,
+        message: Message,
+        route: Route,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        bound: set[str],
+        origin: str,
+    ) -> None:
+        """Set the fields named by dotted paths (proto or JSON names) from text."""
+        seen: set[str] = set()
+        for name, text in pairs:
+            path = _proto_path(route, name)
+            if path is None or path in bound or (origin == "query" and _in_body(path, route)):
+                raise InvalidArgument(
+                    [FieldViolation(name, f"not a {origin} parameter of {route.template}")]
+                )
+            field = field_at(route.request, path)
+            value: Any = text
+            try:
+                if field.type == FieldDescriptor.TYPE_BOOL:
+                    value = _bool(text)
+                elif (
+                    field.type == FieldDescriptor.TYPE_MESSAGE
+                    and field.message_type.full_name not in _TEXT_MESSAGES
+                ):
+                    raise json_format.ParseError(
+                        f"{field.message_type.full_name} cannot be given as one value"
+                    )
+            except json_format.ParseError as exc:
+                raise InvalidArgument([FieldViolation(name, str(exc))]) from exc
+            if not field.is_repeated:
+                if path in seen:
+                    raise InvalidArgument([FieldViolation(name, "given more than once")])
+                seen.add(path)
+            *parents, leaf = path.split(".")
+            document: dict[str, Any] = {}
+            node = document
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = [value] if field.is_repeated else value
+            parsed = type(message)()
+            try:
+                json_format.ParseDict(document, parsed)
+            except json_format.ParseError as exc:
+                raise InvalidArgument([FieldViolation(name, _parse_problem(exc))]) from exc
+            message.MergeFrom(parsed)
+
+    async def _stream(
+        self,
+        behaviour: Callable[[Message, Any], AsyncIterator[Message]],
+        message: Message,
+        context: HttpCallContext,
+    ) -> Response:
+        """NDJSON, one response a line, each line flushed as produced. A failure
+        before the first message answers with its status; a later one ends the
+        stream with a last ``{"error": Status}`` line."""
+        answers = behaviour(message, context)
+        try:
+            first = await anext(answers)
+        except StopAsyncIteration:
+            return Response(b"", media_type=NDJSON)
+        except Aborted as aborted:
+            return status_response(aborted.status)
+
+        async def lines() -> AsyncIterator[bytes]:
+            yield _json_line(first)
+            try:
+                async for answer in answers:
+                    yield _json_line(answer)
+            except Aborted as aborted:
+                error = {"error": json_format.MessageToDict(aborted.status)}
+                yield (json.dumps(error, separators=(",", ":")) + "\n").encode()
+            finally:
+                await _close(answers)
+
+        return StreamingResponse(lines(), media_type=NDJSON)
+
+
+async def _close(answers: AsyncIterator[Message]) -> None:
+    close: Callable[[], Awaitable[None]] | None = getattr(answers, "aclose", None)
+    if close is not None:
+        await close()
+
+
+# Well-known messages whose JSON form is one string, so a path or query value.
+_TEXT_MESSAGES = frozenset(
+    {
+        "google.protobuf.Timestamp",
+        "google.protobuf.Duration",
+        "google.protobuf.FieldMask",
+        "google.protobuf.StringValue",
+        "google.protobuf.BoolValue",
+        "google.protobuf.Int32Value",
+        "google.protobuf.Int64Value",
+        "google.protobuf.UInt32Value",
+        "google.protobuf.UInt64Value",
+        "google.protobuf.DoubleValue",
+        "google.protobuf.FloatValue",
+    }
+)
+
+
+def _parse_problem(error: json_format.ParseError) -> str:
+    """The parser's complaint, without the message type it names at its end."""
+    text = str(error)
+    cut = text.rfind(" at ")
+    return text[:cut] if cut > 0 else text
+
+
+def _in_body(path: str, route: Route) -> bool:
+    return route.body == "*" or path.split(".")[0] == route.body
+
+
+def _proto_path(route: Route, name: str) -> str | None:
+    """The dotted proto field path a parameter names, by proto or JSON names."""
+    descriptor: Descriptor | None = route.request
+    parts: list[str] = []
+    for piece in name.split("."):
+        if descriptor is None:
+            return None
+        field = descriptor.fields_by_name.get(piece) or next(
+            (f for f in descriptor.fields if f.json_name == piece), None
+        )
+        if field is None:
+            return None
+        parts.append(field.name)
+        descriptor = field.message_type if field.message_type is not None else None
+        if descriptor is not None and descriptor.full_name in _TEXT_MESSAGES:
+            descriptor = None
+    return ".".join(parts)
