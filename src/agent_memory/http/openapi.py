@@ -1,0 +1,469 @@
+"""The OpenAPI 3.1 document of the HTTP/JSON API, made from the proto descriptors.
+
+Paths come from the ``google.api.http`` routes (:mod:`agent_memory.http.routes`),
+schemas from the message descriptors under the proto3 JSON mapping, and every
+description from the comments of the proto files, read from the descriptor set
+``scripts/generate_protos.py`` installs beside the generated code. Nothing here
+names an RPC or a message of the contract: a new one is documented by itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.metadata
+import importlib.resources
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+
+from agent_memory.http.routes import Route, field_at, routes
+
+_SCHEMAS = "#/components/schemas/"
+_STATUS = "google.rpc.Status"
+_T = FieldDescriptor
+_INT64: dict[str, Any] = {"type": ["string", "integer"], "format": "int64"}
+_UINT64: dict[str, Any] = {"type": ["string", "integer"], "minimum": 0}
+# proto3 JSON: 64-bit integers are decimal strings (a number is accepted too).
+_SCALARS: dict[int, dict[str, Any]] = {
+    _T.TYPE_DOUBLE: {"type": "number", "format": "double"},
+    _T.TYPE_FLOAT: {"type": "number", "format": "float"},
+    _T.TYPE_INT32: {"type": "integer", "format": "int32"},
+    _T.TYPE_SINT32: {"type": "integer", "format": "int32"},
+    _T.TYPE_SFIXED32: {"type": "integer", "format": "int32"},
+    _T.TYPE_UINT32: {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**32 - 1},
+    _T.TYPE_FIXED32: {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**32 - 1},
+    _T.TYPE_INT64: _INT64,
+    _T.TYPE_SINT64: _INT64,
+    _T.TYPE_SFIXED64: _INT64,
+    _T.TYPE_UINT64: _UINT64,
+    _T.TYPE_FIXED64: _UINT64,
+    _T.TYPE_BOOL: {"type": "boolean"},
+    _T.TYPE_STRING: {"type": "string"},
+    _T.TYPE_BYTES: {"type": "string", "contentEncoding": "base64"},
+}
+_WRAPPERS: dict[str, int] = {
+    "google.protobuf.DoubleValue": _T.TYPE_DOUBLE,
+    "google.protobuf.FloatValue": _T.TYPE_FLOAT,
+    "google.protobuf.Int64Value": _T.TYPE_INT64,
+    "google.protobuf.UInt64Value": _T.TYPE_UINT64,
+    "google.protobuf.Int32Value": _T.TYPE_INT32,
+    "google.protobuf.UInt32Value": _T.TYPE_UINT32,
+    "google.protobuf.BoolValue": _T.TYPE_BOOL,
+    "google.protobuf.StringValue": _T.TYPE_STRING,
+    "google.protobuf.BytesValue": _T.TYPE_BYTES,
+}
+# Well-known messages with a JSON form of their own: one string each, so they
+# can also travel in a path or a query string.
+_TEXT_TYPES: dict[str, dict[str, Any]] = {
+    "google.protobuf.Timestamp": {"type": "string", "format": "date-time"},
+    "google.protobuf.Duration": {
+        "type": "string",
+        "pattern": r"^-?[0-9]+(\.[0-9]{1,9})?s$",
+        "description": "Seconds with up to nine fractional digits and an `s`, e.g. `1.5s`.",
+    },
+    "google.protobuf.FieldMask": {
+        "type": "string",
+        "description": "Comma-separated field paths, each of dotted lowerCamelCase names.",
+    },
+    **{name: _SCALARS[kind] for name, kind in _WRAPPERS.items()},
+}
+# ... and JSON values that are not one string: body only.
+_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "google.protobuf.Struct": {"type": "object"},
+    "google.protobuf.Value": {},
+    "google.protobuf.ListValue": {"type": "array"},
+    "google.protobuf.Empty": {"type": "object"},
+    "google.protobuf.Any": {
+        "type": "object",
+        "properties": {"@type": {"type": "string"}},
+        "required": ["@type"],
+    },
+}
+_STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "google.rpc.Status in proto JSON. Sent with the standard HTTP status of its code,"
+        " e.g. 400 for INVALID_ARGUMENT, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED,"
+        " 404 NOT_FOUND, 409 ABORTED or ALREADY_EXISTS, 429 RESOURCE_EXHAUSTED and"
+        " 503 UNAVAILABLE."
+    ),
+    "properties": {
+        "code": {"type": "integer", "format": "int32", "description": "The google.rpc.Code."},
+        "message": {"type": "string", "description": "A developer-facing English message."},
+        "details": {
+            "type": "array",
+            "description": "e.g. google.rpc.ErrorInfo with a stable reason, google.rpc.BadRequest.",
+            "items": _JSON_TYPES["google.protobuf.Any"],
+        },
+    },
+}
+_DESCRIPTION = """\
+HTTP/JSON transcoding of the agent-memory gRPC contract: every operation calls one \
+RPC, named by its operationId (`Service_Method`). Requests and responses use the \
+proto3 JSON mapping (lowerCamelCase field names, 64-bit integers as strings, enums \
+by name, timestamps in RFC 3339). Errors are `google.rpc.Status` as JSON, with the \
+standard HTTP status of their code.
+
+Send an API key as `Authorization: Bearer <key>`. In the server's unauthenticated \
+local mode no key is needed and the `x-tenant-id` / `x-user-id` headers name the caller."""
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What the proto source says beyond the runtime descriptors."""
+
+    comments: dict[str, str]  # by full name; enum values as <enum full name>.<value>
+    oneofs: frozenset[str]  # full names of the real oneofs (not proto3 ``optional``)
+
+
+_Path = tuple[int, ...]
+_Named = Iterator[tuple[str, str, _Path]]  # kind, full name, source path
+
+
+def _enum_names(enum: descriptor_pb2.EnumDescriptorProto, name: str, path: _Path) -> _Named:
+    yield "enum", name, path
+    for i, value in enumerate(enum.value):
+        yield "value", f"{name}.{value.name}", (*path, 2, i)
+
+
+def _message_names(message: descriptor_pb2.DescriptorProto, name: str, path: _Path) -> _Named:
+    """The message, its fields, real oneofs, nested messages and enums."""
+    yield "message", name, path
+    for i, field in enumerate(message.field):
+        yield "field", f"{name}.{field.name}", (*path, 2, i)
+    synthetic = {field.oneof_index for field in message.field if field.proto3_optional}
+    for i, oneof in enumerate(message.oneof_decl):
+        if i not in synthetic:
+            yield "oneof", f"{name}.{oneof.name}", (*path, 8, i)
+    for i, nested in enumerate(message.nested_type):
+        yield from _message_names(nested, f"{name}.{nested.name}", (*path, 3, i))
+    for i, enum in enumerate(message.enum_type):
+        yield from _enum_names(enum, f"{name}.{enum.name}", (*path, 4, i))
+
+
+def _file_names(file: descriptor_pb2.FileDescriptorProto) -> _Named:
+    """Every element of a proto file that may carry a comment."""
+    for i, message in enumerate(file.message_type):
+        yield from _message_names(message, f"{file.package}.{message.name}", (4, i))
+    for i, enum in enumerate(file.enum_type):
+        yield from _enum_names(enum, f"{file.package}.{enum.name}", (5, i))
+    for i, service in enumerate(file.service):
+        yield "service", f"{file.package}.{service.name}", (6, i)
+        for j, method in enumerate(service.method):
+            yield "method", f"{file.package}.{service.name}.{method.name}", (6, i, 2, j)
+
+
+def _clean(comment: str) -> str:
+    """A comment as written, without the space after each ``//``."""
+    return "\n".join(line.removeprefix(" ") for line in comment.splitlines()).strip()
+
+
+@cache
+def _source() -> _Source:
+    """Comments and real oneofs of our proto files, from the installed descriptor set."""
+    data = importlib.resources.files("agentmemory.v1").joinpath("descriptors.binpb").read_bytes()
+    comments: dict[str, str] = {}
+    oneofs: set[str] = set()
+    for file in descriptor_pb2.FileDescriptorSet.FromString(data).file:
+        at = {
+            tuple(where.path): _clean(where.leading_comments or where.trailing_comments)
+            for where in file.source_code_info.location
+        }
+        for kind, name, path in _file_names(file):
+            if at.get(path):
+                comments[name] = at[path]
+            if kind == "oneof":
+                oneofs.add(name)
+    return _Source(comments, frozenset(oneofs))
+
+
+def _ref(full_name: str) -> dict[str, Any]:
+    return {"$ref": _SCHEMAS + full_name}
+
+
+def _join(*parts: str) -> str:
+    """The non-empty parts as paragraphs."""
+    return "\n\n".join(part for part in parts if part)
+
+
+def _summary(text: str) -> str:
+    """The first sentence of a comment, on one line."""
+    flat = " ".join(text.split())
+    found = re.match(r"(.+?(?<!e\.g)(?<!i\.e)\.)(?:\s|$)", flat)
+    return found.group(1) if found else flat
+
+
+class _Schemas:
+    """Builds ``components.schemas``: each message and enum reached, by full name."""
+
+    def __init__(self, source: _Source) -> None:
+        self.source = source
+        self.components: dict[str, Any] = {_STATUS: copy.deepcopy(_STATUS_SCHEMA)}
+
+    def members(self, field: FieldDescriptor) -> list[FieldDescriptor]:
+        """The fields of the real oneof ``field`` belongs to; empty when none."""
+        oneof = field.containing_oneof
+        if oneof is None or oneof.full_name not in self.source.oneofs:
+            return []
+        return list(oneof.fields)
+
+    def message(self, descriptor: Descriptor) -> dict[str, Any]:
+        """A reference to the message's schema, or the well-known type's JSON form."""
+        name = descriptor.full_name
+        if name in _TEXT_TYPES or name in _JSON_TYPES:
+            return copy.deepcopy(_TEXT_TYPES.get(name) or _JSON_TYPES[name])
+        if name not in self.components:
+            self.components[name] = {}  # reserved first: a message may contain itself
+            properties = {_json_name(field): self.field(field) for field in descriptor.fields}
+            schema = {"type": "object", "properties": properties}
+            comment = self.source.comments.get(name, "")
+            self.components[name] = {"description": comment, **schema} if comment else schema
+        return _ref(name)
+
+    def enum(self, descriptor: EnumDescriptor) -> dict[str, Any]:
+        """A reference to the enum's schema: its value names, each explained."""
+        name = descriptor.full_name
+        if name == "google.protobuf.NullValue":
+            return {"type": "null"}
+        if name not in self.components:
+            comments = self.source.comments
+            lines = [
+                f"- `{value.name}`: {' '.join(comments.get(f'{name}.{value.name}', '').split())}"
+                for value in descriptor.values
+            ]
+            self.components[name] = {
+                "type": "string",
+                "enum": [value.name for value in descriptor.values],
+                "description": _join(comments.get(name, ""), "\n".join(lines)),
+            }
+        return _ref(name)
+
+    def value(self, field: FieldDescriptor) -> dict[str, Any]:
+        """The schema of one value of the field, ignoring ``repeated``."""
+        if field.type == _T.TYPE_ENUM:
+            return self.enum(field.enum_type)
+        if field.type == _T.TYPE_MESSAGE:
+            return self.message(field.message_type)
+        return copy.deepcopy(_SCALARS[field.type])
+
+    def field(self, field: FieldDescriptor) -> dict[str, Any]:
+        """The schema of a field as a property, with its comment and oneof."""
+        if _is_map(field):
+            value_field = field.message_type.fields_by_name["value"]
+            schema: dict[str, Any] = {
+                "type": "object",
+                "additionalProperties": self.value(value_field),
+            }
+        elif field.is_repeated:
+            schema = {"type": "array", "items": self.value(field)}
+        else:
+            schema = self.value(field)
+        comment = self.source.comments.get(field.full_name, "")
+        oneof = field.containing_oneof
+        members = self.members(field)
+        if oneof is not None and members:
+            names = ", ".join(_json_name(member) for member in members)
+            rule = self.source.comments.get(oneof.full_name, "")
+            comment = _join(comment, f"One of {oneof.name}: {names}. {rule}".strip())
+        if comment:
+            schema["description"] = _join(comment, schema.get("description", ""))
+        if comment.startswith("Output only."):
+            schema["readOnly"] = True
+        return schema
+
+
+def _json_name(field: FieldDescriptor) -> str:
+    """The field's proto JSON name; the protobuf stubs do not declare the attribute."""
+    name: str = field.json_name  # type: ignore[attr-defined]
+    return name
+
+
+def _is_map(field: FieldDescriptor) -> bool:
+    return (
+        field.type == _T.TYPE_MESSAGE
+        and field.is_repeated
+        and field.message_type.GetOptions().map_entry
+    )
+
+
+def _query(
+    schemas: _Schemas,
+    message: Descriptor,
+    skip: set[str],
+    prefix: tuple[str, str] = ("", ""),
+    within: tuple[str, ...] = (),
+) -> Iterator[dict[str, Any]]:
+    """Query parameters for the fields of ``message`` not in ``skip`` (proto paths),
+    named by dotted JSON names, through singular message fields."""
+    for field in message.fields:
+        path, name = prefix[0] + field.name, prefix[1] + _json_name(field)
+        kind = field.message_type.full_name if field.message_type else ""
+        if path in skip or _is_map(field) or kind in _JSON_TYPES:
+            continue
+        if kind and kind not in _TEXT_TYPES:
+            if not field.is_repeated and kind not in within:
+                yield from _query(
+                    schemas, field.message_type, skip, (path + ".", name + "."), (*within, kind)
+                )
+            continue
+        schema = schemas.field(field)
+        parameter: dict[str, Any] = {"name": name, "in": "query", "schema": schema}
+        if "description" in schema:
+            parameter["description"] = schema.pop("description")
+        if field.is_repeated:
+            parameter.update(style="form", explode=True)
+        yield parameter
+
+
+def _parameters(schemas: _Schemas, route: Route) -> list[dict[str, Any]]:
+    """The path parameters of the route, then its query parameters."""
+    parameters: list[dict[str, Any]] = []
+    skip = {route.body} if route.body else set()
+    for variable in route.variables:
+        field = field_at(route.request, variable)
+        schema = schemas.value(field)
+        parameter = {"name": variable, "in": "path", "required": True, "schema": schema}
+        comment = schemas.source.comments.get(field.full_name)
+        if comment:
+            parameter["description"] = comment
+        parameters.append(parameter)
+        # The path settles a oneof: its other members cannot be sent.
+        parent, dot, _ = variable.rpartition(".")
+        skip.update(parent + dot + member.name for member in schemas.members(field))
+        skip.add(variable)
+    if route.body != "*":
+        parameters.extend(_query(schemas, route.request, skip))
+    return parameters
+
+
+def _operation(schemas: _Schemas, route: Route, operation_id: str) -> dict[str, Any]:
+    """The OpenAPI operation of one route."""
+    method = route.method
+    comment = schemas.source.comments.get(method.full_name, "")
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "tags": [method.containing_service.name],
+        "summary": _summary(comment) or method.name,
+        "description": comment or method.name,
+    }
+    parameters = _parameters(schemas, route)
+    if parameters:
+        operation["parameters"] = parameters
+    if route.body:
+        if route.body == "*":
+            schema = schemas.message(route.request)
+        else:
+            schema = schemas.field(route.request.fields_by_name[route.body])
+        operation["requestBody"] = {
+            "required": route.verb in ("post", "put", "patch"),
+            "content": {"application/json": {"schema": schema}},
+        }
+        if route.variables:
+            bound = ", ".join(f"`{variable}`" for variable in route.variables)
+            operation["requestBody"]["description"] = f"The path sets {bound}."
+    answer = schemas.message(route.response)
+    described = schemas.source.comments.get(route.response.full_name, route.response.name)
+    if route.streaming:
+        ok = {
+            "description": f"{described} A stream as newline-delimited JSON: one"
+            f" {route.response.name} per line. A failure after the first line ends the"
+            ' stream with a last line `{"error": <google.rpc.Status>}`.',
+            "content": {"application/x-ndjson": {"schema": answer}},
+        }
+    else:
+        ok = {"description": described, "content": {"application/json": {"schema": answer}}}
+    operation["responses"] = {"200": ok, "default": {"$ref": "#/components/responses/Error"}}
+    return operation
+
+
+def _fixed_paths() -> dict[str, Any]:
+    """The routes that are no RPC, served without a key: the health check and this document."""
+    health = {
+        "type": "object",
+        "properties": {"status": {"type": "string", "enum": ["SERVING", "NOT_SERVING"]}},
+    }
+
+    def answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+    return {
+        "/healthz": {
+            "get": {
+                "operationId": "healthz",
+                "summary": "Whether the server can serve: its database answers.",
+                "security": [],
+                "responses": {
+                    "200": answer("The database answers: SERVING.", health),
+                    "503": answer("The database does not answer: NOT_SERVING.", health),
+                },
+            }
+        },
+        "/v1/openapi.json": {
+            "get": {
+                "operationId": "openapi",
+                "summary": "This OpenAPI document.",
+                "security": [],
+                "responses": {"200": answer("The OpenAPI 3.1 document.", {"type": "object"})},
+            }
+        },
+    }
+
+
+@cache
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1.0 document of every HTTP route of the contract.
+
+    Built once and cached: callers must not change the returned dictionary.
+
+    Returns:
+        The document as JSON-ready dictionaries and lists.
+    """
+    schemas = _Schemas(_source())
+    paths: dict[str, Any] = {}
+    tags: dict[str, str] = {}
+    bindings: dict[str, int] = {}
+    for route in routes():
+        service = route.method.containing_service
+        tags.setdefault(service.name, schemas.source.comments.get(service.full_name, ""))
+        operation_id = f"{service.name}_{route.method.name}"
+        bindings[operation_id] = count = bindings.get(operation_id, 0) + 1
+        if count > 1:
+            operation_id = f"{operation_id}_{count}"
+        operation = _operation(schemas, route, operation_id)
+        paths.setdefault(route.template, {})[route.verb] = operation
+    paths.update(_fixed_paths())
+    error = {"$ref": _SCHEMAS + _STATUS}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "agent-memory",
+            "version": importlib.metadata.version("agent-memory"),
+            "description": _DESCRIPTION,
+        },
+        "tags": [{"name": name, "description": text} for name, text in tags.items()],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": dict(sorted(schemas.components.items())),
+            "responses": {
+                "Error": {
+                    "description": "The error: google.rpc.Status as JSON, with the standard"
+                    " HTTP status of its code.",
+                    "content": {"application/json": {"schema": error}},
+                }
+            },
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An API key. In the server's unauthenticated local mode no"
+                    " key is needed and the `x-tenant-id` / `x-user-id` headers name the caller.",
+                }
+            },
+        },
+    }

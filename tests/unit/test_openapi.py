@@ -1,0 +1,261 @@
+"""The OpenAPI document: valid 3.1, one operation per route, comments carried over."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+
+from agent_memory.http.openapi import openapi_document
+from agent_memory.http.routes import routes
+
+VERBS = {"get", "put", "post", "delete", "patch"}
+
+
+def resolve(document: dict[str, Any], ref: str) -> Any:
+    """The value a local ``$ref`` points at; KeyError when it points nowhere."""
+    assert ref.startswith("#/"), ref
+    node: Any = document
+    for part in ref[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value
+            else:
+                yield from refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from refs(item)
+
+
+def operation(verb: str, path: str) -> dict[str, Any]:
+    found: dict[str, Any] = openapi_document()["paths"][path][verb]
+    return found
+
+
+def parameters(verb: str, path: str, where: str) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in operation(verb, path).get("parameters", []) if p["in"] == where}
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_document_is_valid_openapi_3_1_and_plain_json() -> None:
+    document = openapi_document()
+    assert document["openapi"] == "3.1.0"
+    validate(document, cls=OpenAPIV31SpecValidator)
+    assert json.loads(json.dumps(document)) == document
+
+
+def test_info_names_the_package_version_and_the_error_format() -> None:
+    info = openapi_document()["info"]
+    assert info["title"] == "agent-memory"
+    assert info["version"] == importlib.metadata.version("agent-memory")
+    assert "google.rpc.Status" in info["description"]
+    assert "x-tenant-id" in info["description"]
+
+
+def test_every_route_is_an_operation_and_nothing_else_is_under_v1() -> None:
+    paths = openapi_document()["paths"]
+    expected = {(route.template, route.verb) for route in routes()}
+    expected.add(("/v1/openapi.json", "get"))
+    documented = {
+        (path, verb)
+        for path, item in paths.items()
+        if path.startswith("/v1/")
+        for verb in item
+        if verb in VERBS
+    }
+    assert documented == expected
+    for route in routes():
+        service = route.method.containing_service.name
+        operation_id = paths[route.template][route.verb]["operationId"]
+        assert operation_id.startswith(f"{service}_{route.method.name}")
+        assert paths[route.template][route.verb]["tags"] == [service]
+
+
+def test_operation_ids_are_unique() -> None:
+    ids = [
+        op["operationId"] for item in openapi_document()["paths"].values() for op in item.values()
+    ]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_ref_resolves_to_a_component() -> None:
+    document = openapi_document()
+    found = list(refs(document))
+    assert found
+    for ref in found:
+        assert ref.startswith(("#/components/schemas/", "#/components/responses/")), ref
+        assert isinstance(resolve(document, ref), dict), ref
+
+
+def test_every_path_variable_is_a_required_path_parameter() -> None:
+    for path, item in openapi_document()["paths"].items():
+        variables = set(re.findall(r"\{([^}]+)\}", path))
+        for verb in item:
+            declared = parameters(verb, path, "path")
+            assert set(declared) == variables, (verb, path)
+            assert all(p["required"] is True for p in declared.values())
+
+
+def test_method_and_field_comments_become_descriptions() -> None:
+    upsert = operation("post", "/v1/agents/{owner.agent_id}/memories")
+    assert flat(upsert["description"]).startswith(
+        "Creates or updates the memory with the owner and key; says whether it created."
+    )
+    assert "SECRET_IN_VALUE" in upsert["description"]
+    assert upsert["summary"] == (
+        "Creates or updates the memory with the owner and key; says whether it created."
+    )
+    memory = openapi_document()["components"]["schemas"]["agentmemory.v1.Memory"]
+    assert memory["description"] == "A scoped key/value memory."
+    assert "Pinned memories sort first." in memory["properties"]["pinned"]["description"]
+    tags = {tag["name"]: tag["description"] for tag in openapi_document()["tags"]}
+    assert "Scoped key/value memories" in tags["MemoryService"]
+
+
+def test_enum_values_and_oneofs_are_explained() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    source = flat(schemas["agentmemory.v1.MemorySource"]["description"])
+    assert "`MEMORY_SOURCE_MEMORIZE`: Written by the Memorize tool." in source
+    owner = schemas["agentmemory.v1.MemoryOwner"]["properties"]
+    assert "One of kind: agentId, workspaceId." in owner["agentId"]["description"]
+    # proto3 optional is a oneof in the descriptors, but no choice for the caller.
+    assert "One of" not in schemas["agentmemory.v1.Memory"]["properties"]["confidence"].get(
+        "description", ""
+    )
+
+
+def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
+    owner = parameters("get", "/v1/agents/{owner.agent_id}/memories", "path")["owner.agent_id"]
+    assert owner["schema"] == {"type": "string"}
+    assert "agent id" in owner["description"]
+    label = parameters("get", "/v1/blocks/{label}", "path")["label"]
+    enum = resolve(openapi_document(), label["schema"]["$ref"])
+    assert "BLOCK_LABEL_CORE" in enum["enum"]
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "operation_id"),
+    [
+        ("get", "/v1/agents/{owner.agent_id}/memories", "MemoryService_ListMemories"),
+        ("post", "/v1/agents/{owner.agent_id}/memories", "MemoryService_UpsertMemory"),
+        ("get", "/v1/workspaces/{owner.workspace_id}/memories", "MemoryService_ListMemories_2"),
+        ("post", "/v1/workspaces/{owner.workspace_id}/memories", "MemoryService_UpsertMemory_2"),
+        ("get", "/v1/memories/{id}", "MemoryService_GetMemory"),
+        ("patch", "/v1/memories/{memory.id}", "MemoryService_UpdateMemory"),
+        ("post", "/v1/memories/{id}:pin", "MemoryService_PinMemory"),
+        ("delete", "/v1/memories/{id}", "MemoryService_DeleteMemory"),
+        ("post", "/v1/recall", "RecallService_Recall"),
+        ("post", "/v1/agents/{agent_id}:renderPrompt", "RecallService_RenderPrompt"),
+    ],
+)
+def test_the_product_routes_call_their_rpcs(verb: str, path: str, operation_id: str) -> None:
+    documented = operation(verb, path)
+    assert documented["operationId"] == operation_id
+    assert {"200", "default"} <= set(documented["responses"])
+
+
+def test_list_memories_takes_paging_in_the_query_and_not_the_other_owner() -> None:
+    query = parameters("get", "/v1/agents/{owner.agent_id}/memories", "query")
+    assert set(query) == {"pageSize", "pageToken"}
+    assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32"}
+    query = parameters("get", "/v1/workspaces/{owner.workspace_id}/memories", "query")
+    assert set(query) == {"pageSize", "pageToken"}
+    assert "requestBody" not in operation("get", "/v1/agents/{owner.agent_id}/memories")
+
+
+def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> None:
+    update = operation("patch", "/v1/memories/{memory.id}")
+    body = update["requestBody"]
+    assert body["required"] is True
+    assert body["content"]["application/json"]["schema"]["$ref"] == (
+        "#/components/schemas/agentmemory.v1.Memory"
+    )
+    # Query parameters go by their proto JSON names.
+    query = parameters("patch", "/v1/memories/{memory.id}", "query")
+    assert set(query) == {"updateMask", "etag"}
+    assert query["updateMask"]["schema"]["type"] == "string"
+
+
+def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
+    upsert = operation("post", "/v1/agents/{owner.agent_id}/memories")
+    schema = upsert["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["$ref"] == "#/components/schemas/agentmemory.v1.UpsertMemoryRequest"
+    for route in routes():
+        if route.body == "*":
+            assert not parameters(route.verb, route.template, "query"), route.template
+
+
+def test_repeated_query_values_are_exploded_arrays() -> None:
+    chain = parameters("get", "/v1/learnings", "query")["chainAgentIds"]
+    assert chain["schema"] == {"type": "array", "items": {"type": "string"}}
+    assert chain["explode"] is True
+
+
+def test_recall_streams_ndjson_and_unary_calls_answer_json() -> None:
+    ok = operation("post", "/v1/recall")["responses"]["200"]
+    assert set(ok["content"]) == {"application/x-ndjson"}
+    assert ok["content"]["application/x-ndjson"]["schema"]["$ref"] == (
+        "#/components/schemas/agentmemory.v1.RecallResponse"
+    )
+    assert "per line" in ok["description"]
+    pin = operation("post", "/v1/memories/{id}:pin")["responses"]["200"]
+    assert set(pin["content"]) == {"application/json"}
+
+
+def test_errors_are_google_rpc_status() -> None:
+    document = openapi_document()
+    error = resolve(document, operation("get", "/v1/memories/{id}")["responses"]["default"]["$ref"])
+    status = resolve(document, error["content"]["application/json"]["schema"]["$ref"])
+    assert status["properties"]["code"]["type"] == "integer"
+    assert status["properties"]["message"]["type"] == "string"
+    details = status["properties"]["details"]
+    assert details["type"] == "array"
+    assert details["items"]["properties"]["@type"] == {"type": "string"}
+
+
+def test_memory_schema_follows_the_proto_json_mapping() -> None:
+    document = openapi_document()
+    memory = document["components"]["schemas"]["agentmemory.v1.Memory"]["properties"]
+    assert memory["pinned"]["type"] == "boolean"
+    assert memory["createdAt"]["type"] == "string"
+    assert memory["createdAt"]["format"] == "date-time"
+    assert memory["createdAt"]["readOnly"] is True
+    source = resolve(document, memory["source"]["$ref"])
+    assert source["type"] == "string"
+    assert "MEMORY_SOURCE_MANUAL" in source["enum"]
+    assert memory["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Optional. Free-form tags.",
+    }
+    assert memory["metadata"]["type"] == "object"
+    assert "created_at" not in memory
+    block = document["components"]["schemas"]["agentmemory.v1.Block"]["properties"]
+    assert "string" in block["version"]["type"]
+
+
+def test_bearer_auth_everywhere_but_the_health_check_and_this_document() -> None:
+    document = openapi_document()
+    bearer = document["components"]["securitySchemes"]["bearer"]
+    assert (bearer["type"], bearer["scheme"]) == ("http", "bearer")
+    assert document["security"] == [{"bearer": []}]
+    health = operation("get", "/healthz")
+    assert health["security"] == []
+    assert {"200", "503"} <= set(health["responses"])
+    assert operation("get", "/v1/openapi.json")["security"] == []
+    for route in routes():
+        assert "security" not in operation(route.verb, route.template)
