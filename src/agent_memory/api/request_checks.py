@@ -48,6 +48,17 @@ class Undecodable:
         )
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """Stands in for a request another transport could not read into its message (HTTP
+    JSON, query or path); like :class:`Undecodable`, refused once the caller is known."""
+
+    refusal: InvalidArgument
+
+    def error(self) -> InvalidArgument:
+        return self.refusal
+
+
 def request_descriptor(method: str) -> Descriptor | None:
     """The request type of ``/package.Service/Method``, when the default pool has it."""
     service, _, name = method.lstrip("/").rpartition("/")
@@ -86,7 +97,7 @@ def checked(request: Any) -> Any:
         InvalidArgument: undecodable (``UNDECODABLE_REQUEST``), or an enum field holds
             a number its enum does not define (``INVALID_ENUM``).
     """
-    if isinstance(request, Undecodable):
+    if isinstance(request, Undecodable | Unreadable):
         raise request.error()
     if isinstance(request, Message):
         violations = enum_violations(request)

@@ -12,6 +12,7 @@ import ssl
 from collections.abc import Awaitable, Callable
 from importlib import resources
 
+import grpc
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,7 +21,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agent_memory.config import Settings
-from agent_memory.http.transcoder import Transcoder
+from agent_memory.http.transcoder import Transcoder, plain_response
+from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -78,14 +80,20 @@ def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bo
 
         await static(scope, receive, secured)
 
+    async def failed(request: Request, exc: Exception) -> Response:
+        # As on the gRPC side: the traceback to the log, a generic status to the caller.
+        log_failure(log, exc, "unexpected error serving %s %s", request.method, request.url.path)
+        return plain_response(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", 500)
+
     return Starlette(
+        exception_handlers={Exception: failed},
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/v1/openapi.json", openapi, methods=["GET"]),
             Route("/v1/{rest:path}", api, methods=_VERBS),
             Route("/", panel, methods=["GET"]),
             Mount("/panel", app=panel_files),
-        ]
+        ],
     )
 
 

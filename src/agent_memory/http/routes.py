@@ -49,21 +49,25 @@ class Route:
 
     @property
     def streaming(self) -> bool:
+        """Whether the RPC streams its responses (NDJSON over HTTP)."""
         return bool(self.method.server_streaming)
 
     @property
     def request(self) -> Descriptor:
+        """The RPC's request message."""
         descriptor: Descriptor = self.method.input_type
         return descriptor
 
     @property
     def response(self) -> Descriptor:
+        """The RPC's response message (one stream item, when streaming)."""
         descriptor: Descriptor = self.method.output_type
         return descriptor
 
 
 def field_at(message: Descriptor, path: str) -> FieldDescriptor:
-    """The field a dotted path names, through singular message fields.
+    """The field a dotted path names, through singular message fields (the last may be
+    repeated).
 
     Raises:
         RouteError: no such field, or the path crosses a repeated or scalar field.
@@ -73,11 +77,11 @@ def field_at(message: Descriptor, path: str) -> FieldDescriptor:
     for name in path.split("."):
         if descriptor is None:
             raise RouteError(f"{message.full_name}: {path!r} crosses a non-message field")
+        if field is not None and field.is_repeated:
+            raise RouteError(f"{message.full_name}: {path!r} crosses a repeated field")
         field = descriptor.fields_by_name.get(name)
         if field is None:
             raise RouteError(f"{message.full_name} has no field {path!r}")
-        if field.is_repeated:
-            raise RouteError(f"{message.full_name}: {path!r} crosses a repeated field")
         descriptor = field.message_type
     assert field is not None
     return field

@@ -27,8 +27,9 @@ from grpc_status import rpc_status
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from agent_memory.api.errors import plain_status, to_status
-from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
+from agent_memory.api.errors import plain_status
+from agent_memory.api.request_checks import Unreadable
+from agent_memory.domain.errors import FieldViolation, InvalidArgument
 from agent_memory.http.routes import Route, RouteError, field_at, routes
 
 JSON = "application/json"
@@ -141,19 +142,6 @@ def status_response(status: status_pb2.Status, http_status: int | None = None) -
     )
 
 
-def error_response(error: ServiceError) -> Response:
-    """A domain error, as gRPC would have sent it, in JSON."""
-    return status_response(rpc_status_of(error))
-
-
-def rpc_status_of(error: ServiceError) -> status_pb2.Status:
-    status = to_status(error)
-    for key, value in status.trailing_metadata:
-        if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
-            return status_pb2.Status.FromString(value)
-    return status_pb2.Status(code=status.code.value[0], message=status.details)
-
-
 def plain_response(code: grpc.StatusCode, message: str, reason: str, http_status: int) -> Response:
     """A transport-level refusal (no route, wrong method, body too large) as a Status."""
     status = plain_status(code, message, reason)
@@ -239,11 +227,14 @@ class Transcoder:
         body = await self._body(request)
         if isinstance(body, Response):
             return body
+        message: Message | Unreadable
         try:
             message = self.request_message(route, values, request.query_params.multi_items(), body)
         except InvalidArgument as exc:
-            return error_response(exc)
-        if message.ByteSize() > self._max_message_bytes:
+            # Refused by the handler once it knows the caller, as gRPC refuses bytes
+            # that do not decode: a caller without a key learns nothing of the request.
+            message = Unreadable(exc)
+        if isinstance(message, Message) and message.ByteSize() > self._max_message_bytes:
             return plain_response(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"request message is {message.ByteSize()} bytes; the limit is "
@@ -373,8 +364,8 @@ class Transcoder:
 
     async def _stream(
         self,
-        behaviour: Callable[[Message, Any], AsyncIterator[Message]],
-        message: Message,
+        behaviour: Callable[[Message | Unreadable, Any], AsyncIterator[Message]],
+        message: Message | Unreadable,
         context: HttpCallContext,
     ) -> Response:
         """NDJSON, one response a line, each line flushed as produced. A failure

@@ -1,0 +1,757 @@
+"""HTTP/JSON over real loopback HTTP against the real server, compared with gRPC.
+
+The main test plays one scenario twice, in two fresh tenants: once over gRPC, once
+over HTTP, with requests encoded for HTTP by the route each RPC's annotation gives
+(path variables, query parameters, body). Every route must be played, so an RPC
+added to the contract without a step here fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import grpc
+import httpx
+import pytest
+from google.protobuf import json_format, message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from agent_memory.config import Settings
+from agent_memory.http.routes import Route, routes
+from agent_memory.http.transcoder import HTTP_STATUS
+from tests.support import Client, ServerThread
+
+pytestmark = pytest.mark.e2e
+
+Context = dict[str, Any]
+Build = Callable[[Context], dict[str, Any]]
+MEMORY = "/agentmemory.v1.MemoryService/"
+BLOCKS = "/agentmemory.v1.BlockService/"
+RECALL = "/agentmemory.v1.RecallService/"
+DECISIONS = "/agentmemory.v1.DecisionService/"
+NOT_A_MEMORY = "00000000-0000-4000-8000-000000000000"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of the scenario: a label for later steps, the RPC and its request as
+    proto JSON (built from what earlier steps answered)."""
+
+    label: str
+    method: str
+    build: Build
+
+
+def const(document: dict[str, Any]) -> Build:
+    return lambda ctx: document
+
+
+SCENARIO = [
+    Step(
+        "upsert",
+        MEMORY + "UpsertMemory",
+        const(
+            {
+                "owner": {"agentId": "coder"},
+                "key": "deploy-cmd",
+                "value": "Deploy with npm run deploy from the repo root",
+                "pinned": True,
+                "importance": 80,
+            }
+        ),
+    ),
+    Step(
+        "upsert-ws",
+        MEMORY + "UpsertMemory",
+        const({"owner": {"workspaceId": "acme"}, "key": "stack", "value": "Next.js and Fastify"}),
+    ),
+    Step(
+        "auto",
+        MEMORY + "UpsertMemory",
+        const(
+            {
+                "owner": {"agentId": "coder"},
+                "key": "auto:tests",
+                "value": "Tests run with pytest -q",
+                "source": "MEMORY_SOURCE_AUTO",
+            }
+        ),
+    ),
+    Step(
+        "bad-upsert",
+        MEMORY + "UpsertMemory",
+        const({"owner": {"agentId": "coder"}, "key": "", "value": "", "importance": 101}),
+    ),
+    Step(
+        "secret",
+        MEMORY + "UpsertMemory",
+        const({"owner": {"agentId": "coder"}, "key": "db", "value": "password: Tr0ub4dor&3x"}),
+    ),
+    Step("get", MEMORY + "GetMemory", lambda ctx: {"id": ctx["upsert"]["memory"]["id"]}),
+    Step("get-missing", MEMORY + "GetMemory", const({"id": NOT_A_MEMORY})),
+    Step(
+        "update",
+        MEMORY + "UpdateMemory",
+        lambda ctx: {
+            "memory": {"id": ctx["upsert"]["memory"]["id"], "value": "npm run deploy:prod"},
+            "updateMask": "value",
+            "etag": ctx["upsert"]["memory"]["etag"],
+        },
+    ),
+    Step(
+        "update-auto",
+        MEMORY + "UpdateMemory",
+        lambda ctx: {
+            "memory": {"id": ctx["auto"]["memory"]["id"], "value": "changed"},
+            "updateMask": "value",
+        },
+    ),
+    Step(
+        "pin",
+        MEMORY + "PinMemory",
+        lambda ctx: {"id": ctx["auto"]["memory"]["id"], "pinned": True},
+    ),
+    Step("list", MEMORY + "ListMemories", const({"owner": {"agentId": "coder"}, "pageSize": 1})),
+    Step(
+        "list-next",
+        MEMORY + "ListMemories",
+        lambda ctx: {
+            "owner": {"agentId": "coder"},
+            "pageSize": 1,
+            "pageToken": ctx["list"]["nextPageToken"],
+        },
+    ),
+    Step("list-ws", MEMORY + "ListMemories", const({"owner": {"workspaceId": "acme"}})),
+    Step(
+        "memorize",
+        MEMORY + "Memorize",
+        const(
+            {
+                "owner": {"agentId": "coder"},
+                "content": "The staging database is refreshed nightly",
+                "tags": ["ops", "staging"],
+                "confidence": 0.9,
+                "metadata": {"origin": "run-7", "weight": 2},
+            }
+        ),
+    ),
+    Step(
+        "memorize-ws",
+        MEMORY + "Memorize",
+        const({"owner": {"workspaceId": "acme"}, "content": "Design reviews are on Tuesdays"}),
+    ),
+    Step(
+        "learn",
+        MEMORY + "RecordLearning",
+        const({"chainAgentIds": ["coder", "reviewer"], "content": "Reviewer wants small PRs"}),
+    ),
+    Step("learnings", MEMORY + "ListLearnings", const({"chainAgentIds": ["coder", "reviewer"]})),
+    Step(
+        "events",
+        MEMORY + "ListMemoryEvents",
+        lambda ctx: {"memoryId": ctx["upsert"]["memory"]["id"]},
+    ),
+    Step(
+        "settings",
+        MEMORY + "UpdateAgentSettings",
+        const(
+            {
+                "settings": {
+                    "agentId": "coder",
+                    "memoryEnabled": True,
+                    "activeMemoryEnabled": True,
+                },
+                "updateMask": "memoryEnabled,activeMemoryEnabled",
+            }
+        ),
+    ),
+    Step("get-settings", MEMORY + "GetAgentSettings", const({"agentId": "coder"})),
+    Step(
+        "extract",
+        MEMORY + "ExtractMemories",
+        const({"agentId": "coder", "sessionId": "s-1", "transcript": "too short to read"}),
+    ),
+    Step("usage", MEMORY + "GetUsage", const({"syntheticSessionIdPrefix": "memory-extract:"})),
+    Step(
+        "run",
+        MEMORY + "RecordRunSession",
+        const({"agentId": "coder", "runId": "run-1", "sessionIdAfter": "claude-session-1"}),
+    ),
+    Step("session", MEMORY + "GetActiveSession", const({"agentId": "coder"})),
+    Step("reset", MEMORY + "ResetActiveSession", const({"agentId": "coder"})),
+    Step(
+        "write",
+        BLOCKS + "WriteBlock",
+        const(
+            {
+                "label": "BLOCK_LABEL_CORE",
+                "scope": "SCOPE_AGENT",
+                "agentId": "coder",
+                "content": "- prefers small commits",
+            }
+        ),
+    ),
+    Step(
+        "rewrite",
+        BLOCKS + "WriteBlock",
+        lambda ctx: {
+            "label": "BLOCK_LABEL_CORE",
+            "scope": "SCOPE_AGENT",
+            "agentId": "coder",
+            "content": "- prefers small commits\n- writes tests first",
+            "expectedUpdatedAt": ctx["write"]["block"]["updatedAt"],
+        },
+    ),
+    Step(
+        "stale-write",
+        BLOCKS + "WriteBlock",
+        lambda ctx: {
+            "label": "BLOCK_LABEL_CORE",
+            "scope": "SCOPE_AGENT",
+            "agentId": "coder",
+            "content": "lost update",
+            "expectedUpdatedAt": ctx["write"]["block"]["updatedAt"],
+        },
+    ),
+    Step(
+        "archival",
+        BLOCKS + "WriteBlock",
+        const(
+            {
+                "label": "BLOCK_LABEL_ARCHIVAL",
+                "scope": "SCOPE_USER",
+                "content": "The deploy pipeline runs on GitHub Actions\nStaging deploys at noon",
+            }
+        ),
+    ),
+    Step(
+        "block",
+        BLOCKS + "GetBlock",
+        const({"label": "BLOCK_LABEL_CORE", "scope": "SCOPE_AGENT", "agentId": "coder"}),
+    ),
+    Step("blocks", BLOCKS + "ListBlocks", const({"agentId": "coder"})),
+    Step(
+        "versions",
+        BLOCKS + "ListBlockVersions",
+        const({"label": "BLOCK_LABEL_CORE", "scope": "SCOPE_AGENT", "agentId": "coder"}),
+    ),
+    Step(
+        "recall",
+        RECALL + "Recall",
+        const({"query": "deploy", "agentId": "coder", "includeMemories": True, "limit": 5}),
+    ),
+    Step(
+        "render",
+        RECALL + "RenderPrompt",
+        const({"agentId": "coder", "workspaceId": "acme", "persona": "You are a careful coder."}),
+    ),
+    Step(
+        "card",
+        DECISIONS + "RegisterCardType",
+        const(
+            {
+                "cardType": {
+                    "name": "trade-decision",
+                    "reExaminable": "RE_EXAMINABLE_UNTIL_RESOLVED",
+                    "actions": ["HOLD", "CLOSE"],
+                }
+            }
+        ),
+    ),
+    Step(
+        "decide",
+        DECISIONS + "RecordDecision",
+        const(
+            {
+                "decision": {
+                    "runId": "run-1",
+                    "agentId": "coder",
+                    "cardType": "trade-decision",
+                    "action": "WAIT",
+                    "summary": "range unresolved",
+                    "result": {"symbol": "ACME", "confidence": 0.4},
+                }
+            }
+        ),
+    ),
+    Step(
+        "decision",
+        DECISIONS + "GetDecision",
+        lambda ctx: {"decisionId": ctx["decide"]["decision"]["id"]},
+    ),
+    Step(
+        "reexamine",
+        DECISIONS + "RecordReexamination",
+        lambda ctx: {
+            "parentDecisionId": ctx["decide"]["decision"]["id"],
+            "runId": "run-2",
+            "convictionScore": 60,
+            "notes": "Still inside the range.",
+            "suggestedAction": "HOLD",
+        },
+    ),
+    Step(
+        "reexaminations",
+        DECISIONS + "ListReexaminations",
+        lambda ctx: {"parentDecisionId": ctx["decide"]["decision"]["id"]},
+    ),
+    Step(
+        "recent",
+        DECISIONS + "ListRecentDecisions",
+        const({"agentId": "coder", "limit": 5, "includeResult": True}),
+    ),
+    Step(
+        "resolve",
+        DECISIONS + "ResolveDecision",
+        lambda ctx: {
+            "decisionId": ctx["decide"]["decision"]["id"],
+            "resolutionStatus": "RESOLUTION_STATUS_RESOLVED",
+        },
+    ),
+    Step(
+        "delete-block",
+        BLOCKS + "DeleteBlock",
+        lambda ctx: {
+            "label": "BLOCK_LABEL_CORE",
+            "scope": "SCOPE_AGENT",
+            "agentId": "coder",
+            "expectedUpdatedAt": ctx["rewrite"]["block"]["updatedAt"],
+        },
+    ),
+    Step(
+        "delete",
+        MEMORY + "DeleteMemory",
+        lambda ctx: {"id": ctx["upsert-ws"]["memory"]["id"]},
+    ),
+    Step("deleted", MEMORY + "GetMemory", lambda ctx: {"id": ctx["upsert-ws"]["memory"]["id"]}),
+]
+
+ROUTES = routes()
+METHODS = {route.grpc_path: route.method for route in ROUTES}
+
+
+@dataclass
+class Answer:
+    """What one call answered, transport aside: messages as proto JSON, or a status."""
+
+    messages: list[dict[str, Any]] | None = None
+    code: grpc.StatusCode | None = None
+    status: dict[str, Any] | None = None
+
+    def first(self) -> dict[str, Any]:
+        assert self.messages, f"expected an answer, got {self.code}: {self.status}"
+        return self.messages[0]
+
+
+def request_of(method: str, document: dict[str, Any]) -> Message:
+    message: Message = message_factory.GetMessageClass(METHODS[method].input_type)()
+    json_format.ParseDict(document, message)
+    return message
+
+
+def call_grpc(client: Client, method: str, request: Message) -> Answer:
+    descriptor = METHODS[method]
+    response = message_factory.GetMessageClass(descriptor.output_type)
+    kwargs: dict[str, Any] = {
+        "request_serializer": lambda m: m.SerializeToString(),
+        "response_deserializer": response.FromString,
+    }
+    try:
+        if descriptor.server_streaming:
+            stream = client.channel.unary_stream(method, **kwargs)
+            answers = list(stream(request, metadata=client.metadata, timeout=30))
+        else:
+            unary = client.channel.unary_unary(method, **kwargs)
+            answers = [unary(request, metadata=client.metadata, timeout=30)]
+    except grpc.RpcError as error:
+        from grpc_status import rpc_status
+
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        code = error.code()  # type: ignore[attr-defined]
+        return Answer(code=code, status=json_format.MessageToDict(status) if status else None)
+    return Answer(messages=[json_format.MessageToDict(a) for a in answers])
+
+
+def value_at(message: Message, path: str) -> str:
+    """A set field's value as a path or query parameter: enums by name."""
+    *parents, leaf = path.split(".")
+    for part in parents:
+        message = getattr(message, part)
+    field = message.DESCRIPTOR.fields_by_name[leaf]
+    value = getattr(message, leaf)
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return str(field.enum_type.values_by_number[value].name)
+    return str(value)
+
+
+def route_for(method: str, request: Message) -> Route:
+    """The binding whose path variables the request sets (agent or workspace)."""
+    for route in ROUTES:
+        if route.grpc_path == method and all(value_at(request, v) for v in route.variables):
+            return route
+    raise AssertionError(f"no route of {method} fits {request}")
+
+
+def json_path(route: Route, path: str) -> list[str]:
+    names = []
+    descriptor = route.request
+    for part in path.split("."):
+        field = descriptor.fields_by_name[part]
+        names.append(field.json_name)
+        descriptor = field.message_type
+    return names
+
+
+def drop(document: dict[str, Any], names: list[str]) -> None:
+    *parents, leaf = names
+    for name in parents:
+        document = document.get(name, {})
+    document.pop(leaf, None)
+
+
+def query_of(document: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Proto JSON flattened to query parameters: nested names dotted, lists repeated."""
+    pairs: list[tuple[str, str]] = []
+    for name, value in document.items():
+        if isinstance(value, dict):
+            pairs.extend(query_of(value, f"{prefix}{name}."))
+        elif isinstance(value, list):
+            pairs.extend((f"{prefix}{name}", str(item)) for item in value)
+        elif isinstance(value, bool):
+            pairs.append((f"{prefix}{name}", "true" if value else "false"))
+        else:
+            pairs.append((f"{prefix}{name}", str(value)))
+    return pairs
+
+
+def http_parts(route: Route, request: Message) -> tuple[str, list[tuple[str, str]], Any]:
+    """The path, query and JSON body of ``request`` on ``route``."""
+    path = route.template
+    for variable in route.variables:
+        path = path.replace("{" + variable + "}", quote(value_at(request, variable), safe=""))
+    document = json_format.MessageToDict(request)
+    for variable in route.variables:
+        drop(document, json_path(route, variable))
+    if route.body == "*":
+        return path, [], document
+    if route.body:
+        name = route.request.fields_by_name[route.body].json_name
+        body = document.pop(name, {})
+        return path, query_of(document), body
+    return path, query_of(document), None
+
+
+def call_http(base: str, headers: dict[str, str], method: str, request: Message) -> Answer:
+    route = route_for(method, request)
+    path, query, body = http_parts(route, request)
+    response = httpx.request(
+        route.verb.upper(),
+        base + path,
+        params=query,
+        json=body if route.body else None,
+        headers=headers,
+        timeout=30,
+    )
+    if response.status_code != 200:
+        status = response.json()
+        code = next(c for c in grpc.StatusCode if c.value[0] == status["code"])
+        assert response.status_code == HTTP_STATUS[code], (response.status_code, status)
+        assert response.headers["content-type"] == "application/json"
+        return Answer(code=code, status=status)
+    descriptor = METHODS[method]
+    decode = message_factory.GetMessageClass(descriptor.output_type)
+    if descriptor.server_streaming:
+        assert response.headers["content-type"] == "application/x-ndjson"
+        lines = [line for line in response.text.split("\n") if line]
+    else:
+        lines = [response.text]
+    # Each line must be the response message's JSON: parsing it proves the shape.
+    return Answer(
+        messages=[json_format.MessageToDict(json_format.Parse(line, decode())) for line in lines]
+    )
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_DURATION = re.compile(r"-?\d+(\.\d+)?s")
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+
+
+class Normalizer:
+    """Replaces what differs between two tenants by nature (ids, times, ages) with
+    placeholders numbered by first appearance, so equal histories compare equal."""
+
+    def __init__(self, tenant: str) -> None:
+        self.tenant = tenant
+        self.ids: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        if _DURATION.fullmatch(value):
+            return "<duration>"
+        value = value.replace(self.tenant, "<tenant>")
+        value = _UUID.sub(lambda m: self.ids.setdefault(m.group(0), f"<id{len(self.ids)}>"), value)
+        return _TIME.sub("<time>", value)
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: self(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+def play(call: Callable[[str, Message], Answer]) -> list[tuple[str, Answer]]:
+    ctx: Context = {}
+    played = []
+    for step in SCENARIO:
+        answer = call(step.method, request_of(step.method, step.build(ctx)))
+        if answer.messages is not None:
+            ctx[step.label] = answer.first()
+        played.append((step.label, answer))
+    return played
+
+
+@pytest.fixture
+def tenants(server: ServerThread) -> Iterator[tuple[Client, dict[str, str], str]]:
+    """A gRPC client of one fresh tenant, and the HTTP headers of another."""
+    http_tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    key = server.new_key(http_tenant, "user-1")
+    with server.client() as client:
+        yield client, {"authorization": f"Bearer {key}"}, http_tenant
+
+
+def test_the_scenario_plays_every_route() -> None:
+    played: set[str] = set()
+    for step in SCENARIO:
+        played.add(step.method)
+    assert played == set(METHODS), "steps missing for: " + ", ".join(set(METHODS) - played)
+
+
+def test_every_rpc_answers_over_http_as_it_does_over_grpc(
+    server: ServerThread, tenants: tuple[Client, dict[str, str], str]
+) -> None:
+    client, headers, http_tenant = tenants
+    base = f"http://{server.http_address}"
+    used: set[str] = set()
+
+    def over_http(method: str, request: Message) -> Answer:
+        used.add(route_for(method, request).template + " " + method)
+        return call_http(base, headers, method, request)
+
+    over_grpc = play(lambda method, request: call_grpc(client, method, request))
+    over_http_played = play(over_http)
+    grpc_side, http_side = Normalizer(client.tenant_id), Normalizer(http_tenant)
+    for (label, by_grpc), (_, by_http) in zip(over_grpc, over_http_played, strict=True):
+        assert by_http.code == by_grpc.code, label
+        assert http_side(by_http.status) == grpc_side(by_grpc.status), label
+        assert http_side(by_http.messages) == grpc_side(by_grpc.messages), label
+    every = {f"{route.template} {route.grpc_path}" for route in ROUTES}
+    assert used == every, "routes not played: " + ", ".join(sorted(every - used))
+    # The scenario does reach the outcomes it means to: not all errors, not all fine.
+    outcomes = {label: answer.code for label, answer in over_http_played}
+    assert outcomes["bad-upsert"] is grpc.StatusCode.INVALID_ARGUMENT
+    assert outcomes["secret"] is grpc.StatusCode.INVALID_ARGUMENT
+    assert outcomes["get-missing"] is grpc.StatusCode.NOT_FOUND
+    assert outcomes["update-auto"] is grpc.StatusCode.FAILED_PRECONDITION
+    assert outcomes["stale-write"] is grpc.StatusCode.ABORTED
+    assert outcomes["deleted"] is grpc.StatusCode.NOT_FOUND
+    failed = {label for label, code in outcomes.items() if code is not None}
+    assert failed == {
+        "bad-upsert",
+        "secret",
+        "get-missing",
+        "update-auto",
+        "stale-write",
+        "deleted",
+    }
+    recalled = dict(over_http_played)["recall"].messages
+    assert recalled
+    assert any("deploy" in line["content"] for line in recalled)
+
+
+def post(server: ServerThread, path: str, headers: dict[str, str], **kw: Any) -> httpx.Response:
+    return httpx.post(f"http://{server.http_address}{path}", headers=headers, timeout=30, **kw)
+
+
+def get(server: ServerThread, path: str, headers: dict[str, str], **kw: Any) -> httpx.Response:
+    return httpx.get(f"http://{server.http_address}{path}", headers=headers, timeout=30, **kw)
+
+
+def bearer(server: ServerThread, role: str = "orchestrator", tenant: str = "") -> dict[str, str]:
+    key = server.new_key(tenant or f"tenant-{uuid.uuid4().hex[:10]}", "user-1", role)
+    return {"authorization": f"Bearer {key}"}
+
+
+def reason(response: httpx.Response) -> str:
+    infos = [d for d in response.json()["details"] if d["@type"].endswith("ErrorInfo")]
+    assert len(infos) == 1, response.text
+    return str(infos[0]["reason"])
+
+
+def test_without_a_key_every_route_is_401_with_the_reason(server: ServerThread) -> None:
+    for route in ROUTES:
+        path = re.sub(r"\{[^}]+\}", "x", route.template)
+        response = httpx.request(route.verb.upper(), f"http://{server.http_address}{path}")
+        assert response.status_code == 401, (route.template, response.text)
+        assert response.json()["code"] == grpc.StatusCode.UNAUTHENTICATED.value[0]
+        assert reason(response) == "MISSING_CREDENTIALS"
+
+
+def test_a_wrong_key_is_401(server: ServerThread) -> None:
+    response = get(server, "/v1/agents/coder/memories", {"authorization": "Bearer nope"})
+    assert response.status_code == 401
+    assert response.json()["code"] == grpc.StatusCode.UNAUTHENTICATED.value[0]
+
+
+def test_a_reader_key_reads_and_is_refused_writes_with_403(server: ServerThread) -> None:
+    reader = bearer(server, "reader")
+    assert get(server, "/v1/agents/coder/memories", reader).status_code == 200
+    refused = post(server, "/v1/agents/coder/memories", reader, json={"key": "k", "value": "v"})
+    assert refused.status_code == 403
+    assert reason(refused) == "ROLE_FORBIDS"
+    info = next(d for d in refused.json()["details"] if d["@type"].endswith("ErrorInfo"))
+    assert info["metadata"] == {"role": "reader", "required_role": "editor"}
+
+
+def test_tenants_never_see_each_other_over_http(server: ServerThread) -> None:
+    mine, theirs = bearer(server), bearer(server)
+    created = post(
+        server, "/v1/agents/coder/memories", mine, json={"key": "k", "value": "mine only"}
+    )
+    memory_id = created.json()["memory"]["id"]
+    assert get(server, f"/v1/memories/{memory_id}", theirs).status_code == 404
+    assert get(server, "/v1/agents/coder/memories", theirs).json() == {}
+    deleted = httpx.delete(f"http://{server.http_address}/v1/memories/{memory_id}", headers=theirs)
+    assert deleted.status_code == 404
+    assert get(server, f"/v1/memories/{memory_id}", mine).status_code == 200
+
+
+def test_a_block_conflict_is_409_with_the_block_as_it_is(server: ServerThread) -> None:
+    headers = bearer(server)
+    block = {"scope": "SCOPE_USER", "content": "first"}
+    first = post(server, "/v1/blocks/BLOCK_LABEL_CORE:write", headers, json=block)
+    assert first.status_code == 200, first.text
+    again = post(server, "/v1/blocks/BLOCK_LABEL_CORE:write", headers, json=block)
+    assert again.status_code == 409
+    assert reason(again) == "BLOCK_CONFLICT"
+    info = next(d for d in again.json()["details"] if d["@type"].endswith("ErrorInfo"))
+    assert info["metadata"]["exists"] == "true"
+    assert info["metadata"]["current_version"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "body", "status", "field"),
+    [
+        ("post", "/v1/agents/coder/memories", b"{not json", 400, "body"),
+        ("post", "/v1/agents/coder/memories", b'{"key": "k", "valu": "x"}', 400, "body"),
+        ("post", "/v1/agents/coder/memories", b'{"key": "k", "importance": "high"}', 400, "body"),
+        ("get", "/v1/agents/coder/memories?pageSize=ten", None, 400, "pageSize"),
+        ("get", "/v1/agents/coder/memories?colour=red", None, 400, "colour"),
+        ("get", "/v1/agents/coder/memories?pageSize=1&pageSize=2", None, 400, "pageSize"),
+        ("get", "/v1/agents/coder/memories?owner.agentId=other", None, 400, "owner.agentId"),
+        ("post", "/v1/recall?limit=3", b'{"query": "q", "agentId": "a"}', 400, "limit"),
+        ("get", "/v1/blocks/BLOCK_LABEL_NOPE?scope=SCOPE_USER", None, 400, "label"),
+        # Parsed, then refused by the same enum check as gRPC, which names proto fields.
+        ("get", "/v1/blocks?agentId=a&scopeFilter=7", None, 400, "scope_filter"),
+        ("get", "/v1/memories/some-id", b'{"id": "x"}', 400, "body"),
+    ],
+)
+def test_a_malformed_http_request_is_400_naming_what_is_wrong(
+    server: ServerThread, verb: str, path: str, body: bytes | None, status: int, field: str
+) -> None:
+    response = httpx.request(
+        verb.upper(),
+        f"http://{server.http_address}{path}",
+        content=body,
+        headers={**bearer(server), "content-type": "application/json"},
+    )
+    assert response.status_code == status, response.text
+    payload = response.json()
+    assert payload["code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    bad = next(d for d in payload["details"] if d["@type"].endswith("BadRequest"))
+    assert field in {v["field"] for v in bad["fieldViolations"]}, payload
+
+
+def test_an_unknown_route_is_404_and_a_wrong_verb_405_with_allow(server: ServerThread) -> None:
+    headers = bearer(server)
+    missing = get(server, "/v1/nothing/here", headers)
+    assert missing.status_code == 404
+    assert reason(missing) == "NO_ROUTE"
+    wrong = httpx.put(f"http://{server.http_address}/v1/recall", headers=headers)
+    assert wrong.status_code == 405
+    assert wrong.headers["allow"] == "POST"
+    assert reason(wrong) == "METHOD_NOT_ALLOWED"
+
+
+def test_a_body_over_the_message_limit_is_refused_unread(database_url: str) -> None:
+    settings = Settings(http_listen="127.0.0.1:0", max_message_bytes=64 * 1024)
+    with ServerThread(database_url, settings=settings) as small:
+        headers = bearer(small)
+        url = f"http://{small.http_address}/v1/agents/coder/memories"
+        huge = httpx.post(url, headers=headers, content=b" " * (300 * 1024))
+        assert huge.status_code == 413
+        assert reason(huge) == "MESSAGE_TOO_LARGE"
+        # Within the body limit, but a message larger than gRPC would take.
+        big = httpx.post(url, headers=headers, json={"key": "k", "value": "v" * 70_000})
+        assert big.status_code == 413
+        assert big.json()["code"] == grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
+
+
+def test_path_values_are_percent_decoded(server: ServerThread) -> None:
+    headers = bearer(server)
+    agent = "team/alpha:bot"
+    path = f"/v1/agents/{quote(agent, safe='')}/memories"
+    created = post(server, path, headers, json={"key": "k", "value": "v"})
+    assert created.status_code == 200, created.text
+    assert created.json()["memory"]["agentId"] == agent
+    listed = get(server, path, headers)
+    assert [m["agentId"] for m in listed.json()["memories"]] == [agent]
+
+
+def test_recall_streams_one_response_per_line(server: ServerThread) -> None:
+    headers = bearer(server)
+    for key, value in [("a", "deploy on friday"), ("b", "deploy with care"), ("c", "lunch")]:
+        post(server, "/v1/agents/coder/memories", headers, json={"key": key, "value": value})
+    body = {"query": "deploy", "agentId": "coder", "includeMemories": True}
+    with httpx.stream(
+        "POST", f"http://{server.http_address}/v1/recall", headers=headers, json=body
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/x-ndjson"
+        lines = [json.loads(line) for line in response.iter_lines() if line]
+    assert len(lines) == 2
+    assert all("deploy" in line["content"] for line in lines)
+    assert lines[0]["score"] >= lines[1]["score"]
+
+
+def test_the_local_mode_takes_the_caller_from_headers(database_url: str) -> None:
+    settings = Settings(http_listen="127.0.0.1:0", insecure_local=True)
+    tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    with ServerThread(database_url, settings=settings) as local:
+        mine = {"x-tenant-id": tenant, "x-user-id": "ann"}
+        post(local, "/v1/agents/coder/memories", mine, json={"key": "k", "value": "v"})
+        assert len(get(local, "/v1/agents/coder/memories", mine).json()["memories"]) == 1
+        other = {"x-tenant-id": f"{tenant}-other", "x-user-id": "ann"}
+        assert get(local, "/v1/agents/coder/memories", other).json() == {}
+
+
+def test_healthz_answers_while_the_database_does(server: ServerThread) -> None:
+    response = httpx.get(f"http://{server.http_address}/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "SERVING"}
+
+
+def test_the_openapi_document_is_served(server: ServerThread) -> None:
+    response = httpx.get(f"http://{server.http_address}/v1/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    assert document["openapi"].startswith("3.1")
+    assert "/v1/recall" in document["paths"]
