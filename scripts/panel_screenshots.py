@@ -1,0 +1,411 @@
+"""Screenshots of the memory panel, taken of the real service with demo data.
+
+Starts the service (gRPC and HTTP) on an embedded PostgreSQL in a temporary folder,
+fills it with what a small support team would have after a week (an agent
+``support-bot``, a workspace ``acme-web``, memories of every source, blocks, runs, a
+decision with a re-examination, and extraction passes answered by a fake Messages
+API), then drives Chromium through the panel and writes 1280x800 PNGs::
+
+    .venv/bin/python scripts/panel_screenshots.py            # docs/panel-*.png
+    .venv/bin/python scripts/panel_screenshots.py --serve    # keep it running to explore
+
+Needs Debian's Chromium at /usr/bin/chromium (``apt-get install chromium``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the test helpers: the server thread and the fake model
+
+from agent_memory.config import Settings  # noqa: E402
+from agent_memory.store import migrate  # noqa: E402
+from agent_memory.store.embedded import EmbeddedPostgres  # noqa: E402
+from agentmemory.v1 import (  # noqa: E402
+    block_pb2,
+    decision_pb2,
+    memory_pb2,
+)
+from agentmemory.v1 import block_service_pb2 as blocks_pb  # noqa: E402
+from agentmemory.v1 import decision_service_pb2 as decisions_pb  # noqa: E402
+from agentmemory.v1 import memory_service_pb2 as memories_pb  # noqa: E402
+from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub  # noqa: E402
+from tests.fake_anthropic import FakeAnthropic, fact, running_fake  # noqa: E402
+from tests.support import Client, ServerThread  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+AGENT = "support-bot"
+WORKSPACE = "acme-web"
+TENANT = "acme"
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
+
+CORE_BLOCK = (
+    "Ada Lovelace runs support for Acme's web shop.\n"
+    "Answer in English; customers write in English or German.\n"
+    "Refunds up to $200 are approved without asking; above that, escalate.\n"
+    "Never promise delivery dates; link the tracking page instead.\n"
+)
+ARCHIVAL_BLOCK = (
+    "2024-11: the payment provider moved webhooks to /hooks/payments/v2.\n"
+    "2025-01: EU customers are billed in EUR since the January release.\n"
+    "2025-02: the Black Friday incident was a cache stampede on /api/cart.\n"
+)
+USER_CORE_BLOCK = "Ada prefers short answers with the command first, then the why.\n"
+TRANSCRIPT = (
+    "user: the deploy failed again, what do we run to ship the hotfix?\n"
+    "assistant: Deploy with `npm run deploy` from the repo root; it builds the image, runs "
+    "the Prisma migrations and rolls the pods one at a time. Staging is called blue, "
+    "production green. Branch names follow fix/<ticket> for hotfixes.\n"
+    "user: and the changelog?\n"
+    "assistant: Every pull request adds a line under Unreleased in CHANGELOG.md; the "
+    "release script moves them under the version.\n"
+)
+
+
+@dataclass
+class Demo:
+    """What the screenshots need from the seeded service."""
+
+    panel_url: str
+    editor_key: str
+    client: Client
+
+
+# -- the service ------------------------------------------------------------------------
+
+
+@contextmanager
+def running_service(folder: Path) -> Iterator[ServerThread]:
+    """The service on an embedded PostgreSQL in ``folder``, HTTP on a free port."""
+    embedded = EmbeddedPostgres(folder / "postgres")
+    url = embedded.start()
+    try:
+        migrate.upgrade(url)
+        settings = Settings(http_listen="127.0.0.1:0", extraction_sdk_retries=0)
+        with ServerThread(url, settings=settings) as server:
+            yield server
+    finally:
+        embedded.stop()
+
+
+@contextmanager
+def fake_model() -> Iterator[FakeAnthropic]:
+    """A fake Messages API that the service's SDK finds through the environment."""
+    with running_fake() as fake:
+        saved = {name: os.environ.get(name) for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
+        os.environ["ANTHROPIC_BASE_URL"] = fake.base_url
+        os.environ["ANTHROPIC_API_KEY"] = "demo-key"
+        try:
+            yield fake
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+# -- demo data --------------------------------------------------------------------------
+
+
+def upsert(
+    c: Client,
+    key: str,
+    value: str,
+    *,
+    importance: int = 0,
+    pinned: bool = False,
+    source: int = memory_pb2.MEMORY_SOURCE_MANUAL,
+    workspace: bool = False,
+) -> None:
+    owner = (
+        memory_pb2.MemoryOwner(workspace_id=WORKSPACE)
+        if workspace
+        else memory_pb2.MemoryOwner(agent_id=AGENT)
+    )
+    request = memories_pb.UpsertMemoryRequest(
+        owner=owner,
+        key=key,
+        value=value,
+        importance=importance,
+        pinned=pinned,
+        source=source,  # type: ignore[arg-type]
+    )
+    c.call(c.memory.UpsertMemory, request)
+
+
+def seed_memories(c: Client) -> None:
+    upsert(
+        c,
+        "deploy-cmd",
+        "Deploy with `npm run deploy` from the repo root.",
+        importance=90,
+        pinned=True,
+    )
+    upsert(
+        c, "tech-stack", "Next.js 14 + Fastify + Prisma + PostgreSQL", importance=80, pinned=True
+    )
+    upsert(
+        c,
+        "refund-policy",
+        "Refunds up to $200 need no approval; above that, escalate to billing.",
+        importance=60,
+    )
+    learning = c.call(
+        c.memory.RecordLearning,
+        memories_pb.RecordLearningRequest(
+            chain_agent_ids=[AGENT],
+            content="Ask for the order number before looking anything up.",
+        ),
+    ).memory
+    c.call(c.memory.PinMemory, memories_pb.PinMemoryRequest(id=learning.id, pinned=True))
+    c.call(
+        c.memory.Memorize,
+        memories_pb.MemorizeRequest(
+            owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+            memory_key="customer-tone",
+            content="Customers from the EU expect prices in EUR, VAT included.",
+            tags=["billing"],
+            confidence=0.8,
+        ),
+    )
+    upsert(c, "staging-url", "https://staging.acme-web.test", importance=40, workspace=True)
+    upsert(c, "on-call", "The on-call rota lives in #acme-oncall.", importance=20, workspace=True)
+
+
+def seed_extraction(c: Client, fake: FakeAnthropic, database_url: str) -> None:
+    """Extraction passes over a week: auto memories, and the usage ledger they cost."""
+    settings = memories_pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(
+            agent_id=AGENT, memory_enabled=True, active_memory_enabled=True
+        )
+    )
+    c.call(c.memory.UpdateAgentSettings, settings)
+    passes = [
+        ("run-1038", [fact("changelog", "Every pull request adds a line under Unreleased.")]),
+        (
+            "run-1040",
+            [fact("environments", "Staging is blue, production green.", scope="workspace")],
+        ),
+        ("run-1042", [fact("migrations", "npm run deploy also runs the Prisma migrations.")]),
+        ("run-1045", []),
+        ("run-1047", [fact("rollout", "Pods roll one at a time.", scope="workspace")]),
+    ]
+    for i, (session, facts) in enumerate(passes):
+        fake.facts(*facts, input_tokens=1800 + 450 * i, output_tokens=120 + 40 * len(facts))
+        request = memories_pb.ExtractMemoriesRequest(
+            agent_id=AGENT, workspace_id=WORKSPACE, session_id=session, transcript=TRANSCRIPT
+        )
+        c.call(c.memory.ExtractMemories, request)
+    for i in range(3):
+        fake.facts(input_tokens=2600 + 300 * i, output_tokens=90)
+        request = memories_pb.ExtractMemoriesRequest(
+            agent_id=AGENT, chain_id="c7d2e91a-triage", transcript=TRANSCRIPT
+        )
+        c.call(c.memory.ExtractMemories, request)
+    # The ledger is stamped by the server's clock; spread the passes over the past week
+    # so the chart reads as a week of work rather than one burst.
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "UPDATE usage_records u SET recorded_at = now() - interval '20 hours' * r.n"
+            " FROM (SELECT id, row_number() OVER (ORDER BY recorded_at DESC) - 1 AS n"
+            "       FROM usage_records WHERE tenant_id = %s) r"
+            " WHERE u.id = r.id AND u.tenant_id = %s",
+            (c.tenant_id, c.tenant_id),
+        )
+
+
+def seed_blocks(c: Client) -> None:
+    for label, scope, agent, content in (
+        (block_pb2.BLOCK_LABEL_CORE, memory_pb2.SCOPE_AGENT, AGENT, CORE_BLOCK),
+        (block_pb2.BLOCK_LABEL_ARCHIVAL, memory_pb2.SCOPE_AGENT, AGENT, ARCHIVAL_BLOCK),
+        (block_pb2.BLOCK_LABEL_CORE, memory_pb2.SCOPE_USER, "", USER_CORE_BLOCK),
+    ):
+        request = blocks_pb.WriteBlockRequest(
+            label=label,
+            scope=scope,
+            agent_id=agent,
+            content=content,
+        )
+        c.call(c.blocks.WriteBlock, request)
+
+
+def seed_runs(c: Client) -> None:
+    """Enough runs on one shared session to pass the reset warning."""
+    session = "sess_01JD4Q8ZP3"
+    for n in range(23):
+        request = memories_pb.RecordRunSessionRequest(
+            agent_id=AGENT,
+            run_id=f"run-{1025 + n}",
+            session_id_before=session if n else "",
+            session_id_after=session,
+        )
+        c.call(c.memory.RecordRunSession, request)
+
+
+def seed_decisions(c: Client) -> None:
+    decisions = DecisionServiceStub(c.channel)  # type: ignore[no-untyped-call]
+    card_type = decision_pb2.CardType(
+        name="refund-review",
+        re_examinable=decision_pb2.RE_EXAMINABLE_UNTIL_RESOLVED,
+        actions=["KEEP", "REVERSE", "ESCALATE"],
+        decision_actions=["APPROVE", "DENY", "ESCALATE"],
+    )
+    c.call(decisions.RegisterCardType, decisions_pb.RegisterCardTypeRequest(card_type=card_type))
+    recorded = []
+    for run, action, summary in (
+        ("run-1039", "APPROVE", "refund $48 for a damaged mug"),
+        ("run-1044", "ESCALATE", "refund $640 for a cancelled bulk order"),
+    ):
+        decision = decision_pb2.Decision(
+            run_id=run, agent_id=AGENT, card_type="refund-review", action=action, summary=summary
+        )
+        decision.result.update(
+            {"order": f"A-{run[-4:]}", "amount_usd": 48 if run == "run-1039" else 640}
+        )
+        answer = c.call(
+            decisions.RecordDecision, decisions_pb.RecordDecisionRequest(decision=decision)
+        )
+        recorded.append(answer.decision.id)
+    for run, score, notes, action in (
+        ("run-1046", 64, "The customer sent the invoice; escalation still looks right.", "KEEP"),
+        ("run-1048", 82, "Billing confirmed the order was never shipped.", "KEEP"),
+    ):
+        request = decisions_pb.RecordReexaminationRequest(
+            parent_decision_id=recorded[1],
+            run_id=run,
+            conviction_score=score,
+            notes=notes,
+            suggested_action=action,
+        )
+        c.call(decisions.RecordReexamination, request)
+
+
+def seed(server: ServerThread, fake: FakeAnthropic) -> Demo:
+    c = server.client(TENANT, "ada")
+    seed_memories(c)
+    seed_extraction(c, fake, server.database_url)
+    seed_blocks(c)
+    seed_runs(c)
+    seed_decisions(c)
+    return Demo(
+        panel_url=f"http://{server.http_address}/",
+        editor_key=server.new_key(TENANT, "ada", "editor"),
+        client=c,
+    )
+
+
+# -- the screenshots ----------------------------------------------------------------------
+
+
+def shoot(demo: Demo, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=VIEWPORT, locale="en-US", timezone_id="Europe/Berlin")
+        page.goto(demo.panel_url)
+        page.get_by_label("API key").fill(demo.editor_key)
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_label("Agent id").fill(AGENT)
+        page.get_by_label("Agent id").press("Enter")
+        memories = page.locator("#view-memories")
+        expect(memories.get_by_text("auto-captured · read-only").first).to_be_visible()
+        written.append(save(page, out / "panel-memories.png"))
+
+        page.get_by_role("tab", name="Blocks").click()
+        core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+        core.get_by_role("button", name="Edit").click()
+        editor = core.get_by_role("textbox")
+        editor.fill(CORE_BLOCK + "Offer the EUR invoice to EU customers without being asked.\n")
+        write_meanwhile(demo.client)
+        core.get_by_role("button", name="Save").click()
+        expect(core.get_by_role("button", name="Retry with my text")).to_be_visible()
+        page.mouse.move(0, 0)
+        written.append(save(page, out / "panel-blocks.png"))
+
+        page.get_by_role("tab", name="Session & decisions").click()
+        expect(page.get_by_text("Re-examinations (2)")).to_be_visible()
+        written.append(save(page, out / "panel-session.png"))
+
+        page.get_by_role("tab", name="Extraction cost").click()
+        expect(page.locator("#view-cost table tbody tr").first).to_be_visible()
+        written.append(save(page, out / "panel-cost.png"))
+        browser.close()
+    return written
+
+
+def write_meanwhile(c: Client) -> None:
+    """A second writer changes the agent's core block while the page edits it."""
+    key = {"label": block_pb2.BLOCK_LABEL_CORE, "scope": memory_pb2.SCOPE_AGENT, "agent_id": AGENT}
+    current = c.call(c.blocks.GetBlock, blocks_pb.GetBlockRequest(**key)).block  # type: ignore[arg-type]
+    request = blocks_pb.WriteBlockRequest(
+        **key,  # type: ignore[arg-type]
+        content=CORE_BLOCK + "Greet returning customers by name.\n",
+        expected_updated_at=current.updated_at,
+    )
+    c.call(c.blocks.WriteBlock, request)
+
+
+def save(page: Page, path: Path) -> Path:
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.screenshot(path=str(path))
+    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="folder of the PNGs")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="seed the demo data, print the panel's address and an editor key, and keep serving",
+    )
+    args = parser.parse_args(argv)
+    if not args.serve and not Path(CHROMIUM).exists():
+        print(f"{CHROMIUM} is missing: apt-get install chromium", file=sys.stderr)
+        return 1
+    with (
+        tempfile.TemporaryDirectory(prefix=f"panel-demo-{uuid.uuid4().hex[:6]}-") as folder,
+        fake_model() as fake,
+        running_service(Path(folder)) as server,
+    ):
+        demo = seed(server, fake)
+        if args.serve:
+            print(f"panel: {demo.panel_url}\neditor key: {demo.editor_key}\nCtrl+C stops.")
+            try:
+                import threading
+
+                threading.Event().wait()
+            except KeyboardInterrupt:
+                pass
+        else:
+            shoot(demo, args.out)
+        demo.client.channel.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+// The service's HTTP/JSON API, as the panel uses it.
+//
+// Bodies and answers follow the proto JSON mapping: lowerCamelCase names,
+// enums by name, timestamps as RFC 3339 strings, int64 as strings, and fields
+// at their default value left out of answers.
+
+const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
+const BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest";
+
+/** A failed call, described by the google.rpc.Status JSON the server sent. */
+export class ApiError extends Error {
+  constructor({ httpStatus, code = 0, message, reason = "", metadata = {}, violations = [] }) {
+    super(message);
+    this.name = "ApiError";
+    this.httpStatus = httpStatus;
+    this.code = code;
+    this.reason = reason;
+    this.metadata = metadata;
+    this.violations = violations;
+  }
+
+  get unauthenticated() {
+    return this.httpStatus === 401;
+  }
+}
+
+async function errorFrom(response) {
+  let status = null;
+  try {
+    status = await response.json();
+  } catch {
+    // Not a Status body (a proxy's page, say): fall back to the HTTP status line.
+  }
+  if (!status || typeof status.message !== "string") {
+    return new ApiError({
+      httpStatus: response.status,
+      message: `The server answered ${response.status} ${response.statusText}`.trim(),
+    });
+  }
+  const details = Array.isArray(status.details) ? status.details : [];
+  const info = details.find((d) => d["@type"] === ERROR_INFO) || {};
+  const badRequest = details.find((d) => d["@type"] === BAD_REQUEST) || {};
+  return new ApiError({
+    httpStatus: response.status,
+    code: status.code || 0,
+    message: status.message,
+    reason: info.reason || "",
+    metadata: info.metadata || {},
+    violations: (badRequest.fieldViolations || []).map((v) => ({
+      field: v.field || "",
+      description: v.description || "",
+    })),
+  });
+}
+
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+const segment = encodeURIComponent;
+
+/** The path of an owner's memories: an agent's or a workspace's. */
+function ownerPath(target) {
+  const kind = target.kind === "workspace" ? "workspaces" : "agents";
+  return `/v1/${kind}/${segment(target.id)}/memories`;
+}
+
+export class Api {
+  /** @param {string} key the API key sent as a Bearer token */
+  constructor(key) {
+    this.key = key;
+  }
+
+  async call(method, path, body) {
+    const headers = { Authorization: `Bearer ${this.key}`, Accept: "application/json" };
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(path, init);
+    } catch {
+      throw new ApiError({ httpStatus: 0, message: "The service could not be reached." });
+    }
+    if (!response.ok) throw await errorFrom(response);
+    const text = await response.text();
+    return text ? JSON.parse(text) : {};
+  }
+
+  // -- memories ---------------------------------------------------------------
+
+  listMemories(target, pageToken = "") {
+    return this.call("GET", ownerPath(target) + query({ pageSize: 100, pageToken }));
+  }
+
+  createMemory(target, { key, value, importance, pinned }) {
+    return this.call("POST", ownerPath(target), { key, value, importance, pinned });
+  }
+
+  updateMemory(memory, { value, importance }) {
+    const path = `/v1/memories/${segment(memory.id)}`;
+    const mask = query({ updateMask: "value,importance", etag: memory.etag });
+    return this.call("PATCH", path + mask, { id: memory.id, value, importance });
+  }
+
+  pinMemory(id, pinned) {
+    return this.call("POST", `/v1/memories/${segment(id)}:pin`, { pinned });
+  }
+
+  deleteMemory(id) {
+    return this.call("DELETE", `/v1/memories/${segment(id)}`);
+  }
+
+  // -- blocks -----------------------------------------------------------------
+
+  listBlocks(agentId) {
+    const filter = agentId ? { agentId } : { scopeFilter: "BLOCK_SCOPE_FILTER_USER" };
+    return this.call("GET", "/v1/blocks" + query(filter));
+  }
+
+  getBlock({ label, scope, agentId }) {
+    return this.call("GET", `/v1/blocks/${segment(label)}` + query({ scope, agentId }));
+  }
+
+  /** Compare-and-set: expectedUpdatedAt empty means "create, only if absent". */
+  writeBlock({ label, scope, agentId, content, expectedUpdatedAt }) {
+    const body = { scope, content };
+    if (agentId) body.agentId = agentId;
+    if (expectedUpdatedAt) body.expectedUpdatedAt = expectedUpdatedAt;
+    return this.call("POST", `/v1/blocks/${segment(label)}:write`, body);
+  }
+
+  // -- active session and decisions ---------------------------------------------
+
+  activeSession(agentId) {
+    return this.call("GET", `/v1/agents/${segment(agentId)}/activeSession`);
+  }
+
+  resetActiveSession(agentId) {
+    return this.call("POST", `/v1/agents/${segment(agentId)}/activeSession:reset`, {});
+  }
+
+  recentDecisions(agentId, limit = 10) {
+    const path = `/v1/agents/${segment(agentId)}/decisions`;
+    return this.call("GET", path + query({ limit, includeResult: true }));
+  }
+
+  reexaminations(decisionId) {
+    return this.call("GET", `/v1/decisions/${segment(decisionId)}/reexaminations`);
+  }
+
+  // -- usage ------------------------------------------------------------------
+
+  extractionUsage() {
+    return this.call("GET", "/v1/usage" + query({ syntheticSessionIdPrefix: "memory-extract:" }));
+  }
+}

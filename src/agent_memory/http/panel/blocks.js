@@ -1,0 +1,371 @@
+// The Blocks tab: the user's core and archival blocks, and the agent's, each
+// replaced whole under compare-and-set. A write that lost the race shows the
+// text now stored beside the person's own and lets them retry or discard.
+
+import { el, formatCount, formatDate, timeEl } from "./dom.js";
+
+const LABELS = {
+  BLOCK_LABEL_CORE: { name: "Core", about: "Injected into every prompt.", limit: 4000 },
+  BLOCK_LABEL_ARCHIVAL: { name: "Archival", about: "Searched on demand by recall.", limit: 8000 },
+};
+
+function slotsFor(target) {
+  const user = [
+    { label: "BLOCK_LABEL_CORE", scope: "SCOPE_USER", agentId: "" },
+    { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_USER", agentId: "" },
+  ];
+  if (target.kind !== "agent") return user;
+  const agent = [
+    { label: "BLOCK_LABEL_CORE", scope: "SCOPE_AGENT", agentId: target.id },
+    { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_AGENT", agentId: target.id },
+  ];
+  return [...agent, ...user];
+}
+
+function slotKey(slot) {
+  return `${slot.scope}/${slot.label}`;
+}
+
+export function mount(container, ctx) {
+  const { api, target } = ctx;
+  const cards = new Map(); // slotKey -> card state
+
+  const grid = el("div", { class: "block-grid" });
+  container.replaceChildren(
+    el(
+      "div",
+      { class: "view-head" },
+      el(
+        "div",
+        {},
+        el("h2", {}, "Blocks"),
+        el(
+          "p",
+          { class: "muted" },
+          target.kind === "agent"
+            ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
+            : "Your own blocks. Agent blocks appear when you open an agent.",
+        ),
+      ),
+      el("button", { type: "button", class: "button subtle", onclick: load }, "Refresh"),
+    ),
+    grid,
+  );
+
+  for (const slot of slotsFor(target)) {
+    const card = { slot, block: null, mode: "view", draft: "", base: "", newer: null, error: null };
+    card.node = el("article", { class: "card block-card" });
+    cards.set(slotKey(slot), card);
+    grid.append(card.node);
+  }
+
+  load();
+
+  async function load() {
+    let answer;
+    try {
+      answer = await api.listBlocks(target.kind === "agent" ? target.id : "");
+    } catch (error) {
+      if (ctx.current()) ctx.fail("Loading blocks", error);
+      return;
+    }
+    if (!ctx.current()) return;
+    const found = new Map((answer.blocks || []).map((b) => [slotKey(b), b]));
+    for (const [key, card] of cards) {
+      card.block = found.get(key) || null;
+      card.mode = "view";
+      card.error = null;
+      render(card);
+    }
+  }
+
+  // -- rendering --------------------------------------------------------------------------
+
+  function owner(slot) {
+    return slot.scope === "SCOPE_USER"
+      ? el("span", { class: "pill" }, "You")
+      : el("span", { class: "pill mono" }, slot.agentId);
+  }
+
+  function heading(card) {
+    const label = LABELS[card.slot.label];
+    const title = `${label.name} block`;
+    const headingId = `block-${card.slot.scope}-${card.slot.label}`;
+    card.node.setAttribute("aria-labelledby", headingId);
+    card.node.dataset.label = card.slot.label;
+    card.node.dataset.scope = card.slot.scope;
+    return el(
+      "header",
+      { class: "block-head" },
+      el(
+        "div",
+        {},
+        el("h3", { id: headingId }, title, " ", owner(card.slot)),
+        el("p", { class: "muted small" }, label.about),
+      ),
+    );
+  }
+
+  function meta(block, limit) {
+    if (!block) return el("p", { class: "block-meta muted" }, "Not written yet");
+    return el(
+      "p",
+      { class: "block-meta muted" },
+      `Version ${formatCount(block.version)} · updated `,
+      timeEl(block.updatedAt),
+      ` · ${formatCount(block.charCount)} / ${formatCount(limit)} characters · ${formatCount(block.entryCount)} entries`,
+    );
+  }
+
+  function render(card) {
+    const limit = LABELS[card.slot.label].limit;
+    const parts = [heading(card), meta(card.block, limit)];
+    if (card.mode === "view") parts.push(...viewBody(card));
+    else if (card.mode === "edit") parts.push(...editBody(card, limit));
+    else parts.push(...conflictBody(card));
+    card.node.replaceChildren(...parts);
+  }
+
+  function viewBody(card) {
+    const content = card.block && card.block.content;
+    return [
+      content
+        ? el("pre", { class: "block-content" }, content)
+        : el("p", { class: "block-empty" }, "Empty."),
+      el(
+        "div",
+        { class: "card-actions" },
+        el(
+          "button",
+          {
+            type: "button",
+            class: "button",
+            onclick: () => startEdit(card),
+            "data-action": "edit",
+          },
+          card.block ? "Edit" : "Write",
+        ),
+      ),
+    ];
+  }
+
+  function errorNote(card) {
+    if (!card.error) return null;
+    return el(
+      "div",
+      { class: "notice error inline", role: "alert" },
+      ...ctx.describeError(card.error),
+    );
+  }
+
+  function draftArea(card, limit, label) {
+    const counter = el("span", { class: "counter muted small" });
+    const area = el("textarea", {
+      class: "block-editor mono",
+      rows: 10,
+      "aria-label": label,
+      value: card.draft,
+      oninput: () => {
+        card.draft = area.value;
+        updateCounter();
+      },
+      onkeydown: (event) => onEditorKey(event, card),
+    });
+    function updateCounter() {
+      counter.textContent = `${card.draft.length} / ${limit} characters`;
+      counter.classList.toggle("over", card.draft.length > limit);
+    }
+    updateCounter();
+    return { area, counter };
+  }
+
+  function editBody(card, limit) {
+    const { area, counter } = draftArea(card, limit, `${LABELS[card.slot.label].name} block text`);
+    const form = el(
+      "form",
+      { class: "block-form", onsubmit: (event) => onSave(event, card) },
+      area,
+      el(
+        "div",
+        { class: "editor-foot" },
+        counter,
+        el("span", { class: "hint" }, "Ctrl+Enter saves · Esc cancels"),
+      ),
+      errorNote(card),
+      el(
+        "div",
+        { class: "card-actions" },
+        el("button", { type: "submit", class: "button primary" }, "Save"),
+        el(
+          "button",
+          { type: "button", class: "button", onclick: () => cancelEdit(card) },
+          "Cancel",
+        ),
+      ),
+    );
+    queueMicrotask(() => area.focus());
+    return [form];
+  }
+
+  function conflictBody(card) {
+    const newer = card.newer;
+    const limit = LABELS[card.slot.label].limit;
+    const { area, counter } = draftArea(card, limit, "Your text");
+    const title = el(
+      "h4",
+      { tabindex: -1 },
+      "Someone else changed this block while you were editing",
+    );
+    const explanation = newer
+      ? el(
+          "p",
+          {},
+          `Your text was not saved. Version ${formatCount(newer.version)} was saved on ${formatDate(newer.updatedAt)}. `,
+          "Compare the two, then keep your text or take the newer one.",
+        )
+      : el(
+          "p",
+          {},
+          "Your text was not saved: the block was deleted meanwhile. Retrying writes it anew.",
+        );
+    const node = el(
+      "form",
+      { class: "conflict", onsubmit: (event) => onRetry(event, card) },
+      el("div", { class: "conflict-message", role: "alert" }, title, explanation),
+      el(
+        "div",
+        { class: "compare" },
+        el(
+          "section",
+          { class: "compare-side theirs" },
+          el("h5", {}, newer ? `Now stored · version ${formatCount(newer.version)}` : "Now stored"),
+          newer && newer.content
+            ? el("pre", { class: "block-content newer-text" }, newer.content)
+            : el("p", { class: "block-empty newer-text" }, newer ? "Empty." : "Deleted."),
+        ),
+        el(
+          "section",
+          { class: "compare-side mine" },
+          el("h5", {}, "Your text · not saved"),
+          area,
+          el("div", { class: "editor-foot" }, counter),
+        ),
+      ),
+      errorNote(card),
+      el(
+        "div",
+        { class: "card-actions" },
+        el("button", { type: "submit", class: "button primary" }, "Retry with my text"),
+        el(
+          "button",
+          { type: "button", class: "button", onclick: () => discard(card) },
+          "Discard mine",
+        ),
+      ),
+    );
+    queueMicrotask(() => title.focus());
+    return [node];
+  }
+
+  // -- actions ----------------------------------------------------------------------------
+
+  function focusEdit(card) {
+    const button = card.node.querySelector('[data-action="edit"]');
+    if (button) button.focus();
+  }
+
+  function startEdit(card) {
+    card.mode = "edit";
+    card.draft = card.block ? card.block.content || "" : "";
+    card.base = card.block ? card.block.updatedAt : "";
+    card.error = null;
+    render(card);
+  }
+
+  function cancelEdit(card) {
+    card.mode = "view";
+    card.error = null;
+    render(card);
+    focusEdit(card);
+  }
+
+  function onEditorKey(event, card) {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      if (card.mode === "conflict") discard(card);
+      else cancelEdit(card);
+    } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      event.target.form.requestSubmit();
+    }
+  }
+
+  async function write(card) {
+    const { label, scope, agentId } = card.slot;
+    try {
+      const answer = await api.writeBlock({
+        label,
+        scope,
+        agentId,
+        content: card.draft,
+        expectedUpdatedAt: card.base,
+      });
+      card.block = answer.block;
+      card.mode = "view";
+      card.error = null;
+      card.newer = null;
+      render(card);
+      focusEdit(card);
+      ctx.notify(`Saved the ${LABELS[label].name.toLowerCase()} block.`);
+    } catch (error) {
+      if (error.reason === "BLOCK_CONFLICT") {
+        await showConflict(card);
+      } else if (error.unauthenticated) {
+        ctx.fail("Saving the block", error);
+      } else {
+        card.error = error;
+        render(card);
+      }
+    }
+  }
+
+  /** Fetch the block as it is now, and show it beside the person's text. */
+  async function showConflict(card) {
+    const { label, scope, agentId } = card.slot;
+    let newer = null;
+    try {
+      newer = (await api.getBlock({ label, scope, agentId })).block;
+    } catch (error) {
+      if (error.httpStatus !== 404) {
+        ctx.fail("Reading the newer block", error);
+        return;
+      }
+    }
+    card.newer = newer;
+    card.block = newer;
+    card.base = newer ? newer.updatedAt : "";
+    card.mode = "conflict";
+    card.error = null;
+    render(card);
+  }
+
+  function onSave(event, card) {
+    event.preventDefault();
+    write(card);
+  }
+
+  function onRetry(event, card) {
+    event.preventDefault();
+    // base now holds the newer block's updated_at: this write replaces it.
+    write(card);
+  }
+
+  function discard(card) {
+    card.mode = "view";
+    card.newer = null;
+    card.error = null;
+    render(card);
+    focusEdit(card);
+    ctx.notify("Kept the newer text; yours was discarded.");
+  }
+}

@@ -1,0 +1,332 @@
+// The memory panel: sign-in, the agent or workspace picker, the tabs, and the
+// shared status line and confirmation dialog. Each tab's content lives in its
+// own module (memories.js, blocks.js, session.js, cost.js).
+
+import { Api } from "./api.js";
+import * as blocks from "./blocks.js";
+import * as cost from "./cost.js";
+import { el, icon } from "./dom.js";
+import * as memories from "./memories.js";
+import * as session from "./session.js";
+
+// Everything the panel keeps lives in this tab's sessionStorage.
+const STORAGE = {
+  key: "agent-memory.panel.key",
+  target: "agent-memory.panel.target",
+  recent: "agent-memory.panel.recent",
+};
+const RECENT_LIMIT = 8;
+
+const VIEWS = { memories, blocks, session, cost };
+const TAB_ORDER = ["memories", "blocks", "session", "cost"];
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  api: null,
+  target: null, // { kind: "agent" | "workspace", id }
+  tab: "memories",
+  generation: 0, // bumped on every view change, so late answers of an old view are dropped
+};
+
+// -- storage --------------------------------------------------------------------
+
+function readJson(name, fallback) {
+  try {
+    const value = JSON.parse(sessionStorage.getItem(name));
+    return value ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function recentTargets() {
+  const list = readJson(STORAGE.recent, []);
+  return Array.isArray(list) ? list.filter((t) => t && t.id && t.kind) : [];
+}
+
+function remember(target) {
+  const rest = recentTargets().filter((t) => !(t.kind === target.kind && t.id === target.id));
+  const list = [target, ...rest].slice(0, RECENT_LIMIT);
+  sessionStorage.setItem(STORAGE.recent, JSON.stringify(list));
+  sessionStorage.setItem(STORAGE.target, JSON.stringify(target));
+}
+
+// -- status line ------------------------------------------------------------------
+
+function clearStatus() {
+  $("status").replaceChildren();
+}
+
+function showStatus(kind, ...content) {
+  const dismiss = el(
+    "button",
+    { type: "button", class: "notice-close", "aria-label": "Dismiss", onclick: clearStatus },
+    "×",
+  );
+  $("status").replaceChildren(el("div", { class: `notice ${kind}` }, ...content, dismiss));
+}
+
+function notify(message) {
+  showStatus("success", el("span", {}, message));
+}
+
+/** How an ApiError reads to a person: the server's message, then its reason. */
+export function describeError(error) {
+  const parts = [el("span", { class: "error-message" }, error.message)];
+  if (error.reason) parts.push(" ", el("code", { class: "reason" }, error.reason));
+  if (error.violations && error.violations.length) {
+    parts.push(
+      el(
+        "ul",
+        { class: "violations" },
+        error.violations.map((v) =>
+          el(
+            "li",
+            {},
+            v.field ? el("code", {}, v.field) : null,
+            v.field ? ": " : "",
+            v.description,
+          ),
+        ),
+      ),
+    );
+  }
+  return parts;
+}
+
+/** Report a failed action; an unknown or revoked key goes back to sign-in. */
+function fail(action, error) {
+  if (error && error.unauthenticated) {
+    signOut(error.message + (error.reason ? ` (${error.reason})` : ""));
+    return;
+  }
+  if (!error || !("httpStatus" in error)) {
+    // A bug of the panel itself, not an answer of the server.
+    console.error(error);
+    showStatus(
+      "error",
+      el("strong", {}, `${action} failed.`),
+      " Something went wrong in the page.",
+    );
+    return;
+  }
+  showStatus("error", el("strong", {}, `${action} failed:`), " ", ...describeError(error));
+}
+
+// -- confirmation dialog --------------------------------------------------------------
+
+/** Ask before a destructive action; resolves true when the person confirms. */
+function confirmAction({ title, body, confirmLabel }) {
+  const dialog = $("confirm-dialog");
+  $("confirm-title").textContent = title;
+  $("confirm-body").replaceChildren(...(Array.isArray(body) ? body : [body]));
+  $("confirm-ok").textContent = confirmLabel;
+  dialog.returnValue = "";
+  const opener = document.activeElement;
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      "close",
+      () => {
+        if (opener && opener.isConnected) opener.focus();
+        resolve(dialog.returnValue === "confirm");
+      },
+      { once: true },
+    );
+    dialog.showModal();
+    // The safe choice has the focus; Escape cancels (the dialog's own behaviour).
+    $("confirm-cancel").focus();
+  });
+}
+
+// -- sign-in ----------------------------------------------------------------------------
+
+function showSignIn(message = "") {
+  state.api = null;
+  $("app").hidden = true;
+  $("session-controls").hidden = true;
+  $("signin").hidden = false;
+  $("signin-error").textContent = message;
+  const input = $("api-key");
+  input.value = "";
+  input.setAttribute("aria-invalid", message ? "true" : "false");
+  input.focus();
+}
+
+function signOut(message = "") {
+  for (const name of Object.values(STORAGE)) sessionStorage.removeItem(name);
+  state.target = null;
+  clearStatus();
+  showSignIn(message);
+}
+
+function keyLabel(key) {
+  // Keys read amk_<id>_<secret>: the id part is safe to show.
+  const parts = key.split("_");
+  return parts.length === 3 ? `Key ${parts[0]}_${parts[1]}` : "Signed in";
+}
+
+function enterApp(key) {
+  state.api = new Api(key);
+  $("signin").hidden = true;
+  $("app").hidden = false;
+  $("session-controls").hidden = false;
+  $("signed-in-as").replaceChildren(icon("key"), " ", keyLabel(key));
+  renderRecent();
+  const saved = readJson(STORAGE.target, null);
+  if (saved && saved.id && saved.kind) {
+    openTarget(saved);
+  } else {
+    showNoTarget();
+    $("target-id").focus();
+  }
+}
+
+async function onSignIn(event) {
+  event.preventDefault();
+  const input = $("api-key");
+  const key = input.value.trim();
+  const error = $("signin-error");
+  if (!key) {
+    error.textContent = "Enter an API key.";
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+    return;
+  }
+  const button = event.target.querySelector("button[type=submit]");
+  button.disabled = true;
+  error.textContent = "";
+  try {
+    // Any read proves the key; the user's own blocks are the cheapest.
+    await new Api(key).listBlocks("");
+  } catch (failure) {
+    error.textContent = failure.message + (failure.reason ? ` (${failure.reason})` : "");
+    input.setAttribute("aria-invalid", "true");
+    input.select();
+    return;
+  } finally {
+    button.disabled = false;
+  }
+  sessionStorage.setItem(STORAGE.key, key);
+  enterApp(key);
+}
+
+// -- agent or workspace -------------------------------------------------------------------
+
+function syncTargetLabel() {
+  const kind = new FormData($("target-form")).get("kind");
+  $("target-id-label").textContent = kind === "workspace" ? "Workspace id" : "Agent id";
+}
+
+function renderRecent() {
+  const list = recentTargets();
+  $("recent-empty").hidden = list.length > 0;
+  $("recent-list").replaceChildren(
+    ...list.map((target) => {
+      const current =
+        state.target && state.target.kind === target.kind && state.target.id === target.id;
+      return el(
+        "li",
+        {},
+        el(
+          "button",
+          {
+            type: "button",
+            class: "recent-item",
+            "aria-current": current ? "true" : false,
+            onclick: () => openTarget(target),
+          },
+          icon(target.kind === "workspace" ? "workspace" : "agent"),
+          el("span", { class: "mono" }, target.id),
+          el("span", { class: "recent-kind" }, target.kind),
+        ),
+      );
+    }),
+  );
+}
+
+function showNoTarget() {
+  $("no-target").hidden = false;
+  $("target-view").hidden = true;
+}
+
+function openTarget(target) {
+  state.target = { kind: target.kind, id: target.id };
+  remember(state.target);
+  renderRecent();
+  clearStatus();
+  $("no-target").hidden = true;
+  $("target-view").hidden = false;
+  $("target-kind").textContent = target.kind === "workspace" ? "Workspace" : "Agent";
+  $("target-title").textContent = target.id;
+  const fromHash = location.hash.slice(1);
+  selectTab(TAB_ORDER.includes(fromHash) ? fromHash : state.tab, { focus: false });
+}
+
+function onOpenTarget(event) {
+  event.preventDefault();
+  const data = new FormData(event.target);
+  const id = String(data.get("id") || "").trim();
+  if (!id) {
+    $("target-id").focus();
+    return;
+  }
+  openTarget({ kind: data.get("kind") === "workspace" ? "workspace" : "agent", id });
+  event.target.reset();
+  syncTargetLabel();
+}
+
+// -- tabs ---------------------------------------------------------------------------------
+
+function selectTab(name, { focus = true } = {}) {
+  state.tab = name;
+  state.generation += 1;
+  for (const tab of TAB_ORDER) {
+    const button = $(`tab-${tab}`);
+    const selected = tab === name;
+    button.setAttribute("aria-selected", String(selected));
+    button.tabIndex = selected ? 0 : -1;
+    $(`view-${tab}`).hidden = !selected;
+  }
+  if (focus) $(`tab-${name}`).focus();
+  if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+  const generation = state.generation;
+  const container = $(`view-${name}`);
+  VIEWS[name].mount(container, {
+    api: state.api,
+    target: state.target,
+    notify,
+    fail,
+    confirm: confirmAction,
+    describeError,
+    // A view checks this before drawing an answer that may have come late.
+    current: () => generation === state.generation,
+  });
+}
+
+function onTabKey(event) {
+  const index = TAB_ORDER.indexOf(state.tab);
+  const moves = { ArrowRight: 1, ArrowLeft: -1, Home: -index, End: TAB_ORDER.length - 1 - index };
+  if (!(event.key in moves)) return;
+  event.preventDefault();
+  const next = (index + moves[event.key] + TAB_ORDER.length) % TAB_ORDER.length;
+  selectTab(TAB_ORDER[next]);
+}
+
+// -- start --------------------------------------------------------------------------------
+
+function start() {
+  $("signin-form").addEventListener("submit", onSignIn);
+  $("sign-out").addEventListener("click", () => signOut());
+  $("target-form").addEventListener("submit", onOpenTarget);
+  $("target-form").addEventListener("change", syncTargetLabel);
+  for (const tab of TAB_ORDER) {
+    $(`tab-${tab}`).addEventListener("click", () => selectTab(tab));
+    $(`tab-${tab}`).addEventListener("keydown", onTabKey);
+  }
+  const key = sessionStorage.getItem(STORAGE.key);
+  if (key) enterApp(key);
+  else showSignIn();
+}
+
+start();

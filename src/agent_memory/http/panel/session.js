@@ -1,0 +1,316 @@
+// The Session & decisions tab: the agent's active session (with a reset behind
+// a confirmation) and its recent decisions with their re-examinations.
+
+import { el, fill, formatDuration, icon, timeEl } from "./dom.js";
+
+const STATUS = {
+  ACTIVE_SESSION_STATUS_FRESH: { text: "Fresh", tone: "neutral" },
+  ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: { text: "Carrying context", tone: "info" },
+};
+const RESOLUTION = {
+  RESOLUTION_STATUS_OPEN: "Open",
+  RESOLUTION_STATUS_RESOLVED: "Resolved",
+  RESOLUTION_STATUS_EXPIRED: "Expired",
+};
+
+export function mount(container, ctx) {
+  const { api, target } = ctx;
+  if (target.kind !== "agent") {
+    container.replaceChildren(
+      el(
+        "div",
+        { class: "empty-state small" },
+        el("h2", {}, "Sessions and decisions belong to an agent"),
+        el(
+          "p",
+          { class: "muted" },
+          "Open an agent on the left to see its active session and recent decisions.",
+        ),
+      ),
+    );
+    return;
+  }
+
+  const sessionCard = el("section", {
+    class: "card session-card",
+    "aria-labelledby": "session-heading",
+  });
+  const decisionList = el("div", { class: "decision-list" });
+  container.replaceChildren(
+    el(
+      "div",
+      { class: "view-head" },
+      el(
+        "div",
+        {},
+        el("h2", {}, "Session & decisions"),
+        el(
+          "p",
+          { class: "muted" },
+          "The model session this agent's runs share, and what its runs decided.",
+        ),
+      ),
+      el("button", { type: "button", class: "button subtle", onclick: load }, "Refresh"),
+    ),
+    sessionCard,
+    el(
+      "section",
+      { class: "decisions", "aria-labelledby": "decisions-heading" },
+      el("h3", { id: "decisions-heading", class: "section-title" }, "Recent decisions"),
+      decisionList,
+    ),
+  );
+
+  load();
+
+  function load() {
+    loadSession();
+    loadDecisions();
+  }
+
+  // -- active session ---------------------------------------------------------------------
+
+  async function loadSession() {
+    try {
+      const answer = await api.activeSession(target.id);
+      if (ctx.current()) renderSession(answer.session || {});
+    } catch (error) {
+      if (ctx.current()) ctx.fail("Loading the active session", error);
+    }
+  }
+
+  function fact(label, value, attributes = {}) {
+    return el("div", { class: "fact", ...attributes }, el("dt", {}, label), el("dd", {}, value));
+  }
+
+  function renderSession(session) {
+    const status = STATUS[session.status] || STATUS.ACTIVE_SESSION_STATUS_FRESH;
+    const runs = session.runsSinceReset || 0;
+    const threshold = session.warningThreshold || 0;
+    const warning = session.warning
+      ? el(
+          "div",
+          { class: "notice warning inline", role: "note" },
+          icon("warning"),
+          el(
+            "span",
+            {},
+            el("strong", {}, `${runs} runs since the last reset`),
+            ` — past the limit of ${threshold}. The session keeps growing and runs slow down; a reset starts the next run clean.`,
+          ),
+        )
+      : null;
+    fill(
+      sessionCard,
+      el(
+        "div",
+        { class: "session-head" },
+        el(
+          "h3",
+          { id: "session-heading" },
+          "Active session ",
+          el(
+            "span",
+            { class: `status-pill ${status.tone}`, "data-testid": "session-status" },
+            status.text,
+          ),
+        ),
+        el(
+          "button",
+          { type: "button", class: "button danger", onclick: onReset },
+          icon("reset"),
+          "Reset session",
+        ),
+      ),
+      warning,
+      el(
+        "dl",
+        { class: "facts" },
+        fact(
+          "Runs since reset",
+          el("span", { class: "big-number", "data-testid": "runs-since-reset" }, String(runs)),
+          {},
+        ),
+        fact("Warning after", threshold ? `${threshold} runs` : "—"),
+        fact("Active memory", session.enabled ? "On" : "Off"),
+        fact("Session age", formatDuration(session.sessionAge)),
+        fact("Last reset", timeEl(session.lastResetAt)),
+        fact(
+          "Session id",
+          session.sessionId
+            ? el("code", {}, session.sessionId)
+            : el("span", { class: "muted" }, "none"),
+        ),
+      ),
+      session.enabled
+        ? null
+        : el(
+            "p",
+            { class: "muted small" },
+            "Active memory is off for this agent: each run starts clean and nothing is carried over.",
+          ),
+    );
+  }
+
+  async function onReset() {
+    const confirmed = await ctx.confirm({
+      title: "Reset the active session?",
+      body: [
+        "The next run of ",
+        el("code", {}, target.id),
+        " starts a new model session without the context carried so far. Past runs stay recorded.",
+      ],
+      confirmLabel: "Reset session",
+    });
+    if (!confirmed) return;
+    try {
+      const answer = await api.resetActiveSession(target.id);
+      renderSession(answer.session || {});
+      ctx.notify("Session reset: the next run starts clean.");
+    } catch (error) {
+      ctx.fail("Resetting the session", error);
+    }
+  }
+
+  // -- decisions ----------------------------------------------------------------------------
+
+  async function loadDecisions() {
+    let decisions;
+    try {
+      decisions = (await api.recentDecisions(target.id)).decisions || [];
+    } catch (error) {
+      if (ctx.current()) ctx.fail("Loading decisions", error);
+      return;
+    }
+    if (!ctx.current()) return;
+    if (decisions.length === 0) {
+      decisionList.replaceChildren(
+        el("p", { class: "muted empty-line" }, "No decisions recorded for this agent yet."),
+      );
+      return;
+    }
+    const cards = decisions.map((d) => decisionCard(d));
+    decisionList.replaceChildren(...cards.map((c) => c.node));
+    await Promise.all(cards.map((c) => c.loadReexaminations()));
+  }
+
+  function decisionCard(decision) {
+    const reexaminationsBox = el("div", { class: "reexaminations" });
+    const count = decision.reexaminationCount || 0;
+    const node = el(
+      "article",
+      { class: "card decision-card", dataset: { decisionId: decision.id } },
+      el(
+        "header",
+        { class: "decision-head" },
+        el("span", { class: "action-tag" }, decision.action || "—"),
+        el(
+          "div",
+          { class: "decision-title" },
+          el("h4", {}, decision.summary || ""),
+          el(
+            "p",
+            { class: "muted small" },
+            el("code", {}, decision.cardType || ""),
+            " · run ",
+            el("code", {}, decision.runId || ""),
+          ),
+        ),
+        el(
+          "span",
+          {
+            class: `status-pill ${decision.resolutionStatus === "RESOLUTION_STATUS_OPEN" ? "info" : "neutral"}`,
+          },
+          RESOLUTION[decision.resolutionStatus] || "Open",
+        ),
+      ),
+      el(
+        "dl",
+        { class: "facts compact" },
+        fact("Recorded", timeEl(decision.createdAt)),
+        fact("Resolved", timeEl(decision.resolvedAt)),
+        fact("Re-examinations", String(count)),
+        fact(
+          "Latest conviction",
+          decision.latestConvictionScore === undefined
+            ? "—"
+            : conviction(decision.latestConvictionScore),
+        ),
+      ),
+      decision.result ? resultDetails(decision.result) : null,
+      count ? reexaminationsBox : null,
+    );
+
+    async function loadReexaminations() {
+      if (!count) return;
+      try {
+        const answer = await api.reexaminations(decision.id);
+        if (!ctx.current()) return;
+        const list = answer.reexaminations || [];
+        reexaminationsBox.replaceChildren(
+          el("h5", {}, `Re-examinations (${list.length})`),
+          el(
+            "ol",
+            { class: "reexamination-list" },
+            list.map((r) =>
+              el(
+                "li",
+                {},
+                conviction(r.convictionScore || 0),
+                el("span", { class: "action-tag small" }, r.suggestedAction || "—"),
+                el("p", { class: "notes" }, r.notes || ""),
+                el(
+                  "span",
+                  { class: "muted small" },
+                  timeEl(r.createdAt),
+                  " · run ",
+                  el("code", {}, r.runId || ""),
+                ),
+              ),
+            ),
+          ),
+        );
+      } catch (error) {
+        if (ctx.current()) ctx.fail("Loading re-examinations", error);
+      }
+    }
+
+    return { node, loadReexaminations };
+  }
+
+  /** A conviction score, 0 to 100, as a number with a small meter. */
+  function conviction(score) {
+    const tone = score >= 67 ? "high" : score >= 34 ? "mid" : "low";
+    return el(
+      "span",
+      { class: `conviction ${tone}`, title: `Conviction ${score} of 100` },
+      el("meter", {
+        min: 0,
+        max: 100,
+        low: 34,
+        high: 67,
+        optimum: 100,
+        value: score,
+        "aria-label": "Conviction",
+      }),
+      el("span", { class: "conviction-score" }, `${score}`),
+    );
+  }
+
+  function resultDetails(result) {
+    const rows = Object.entries(result).map(([name, value]) =>
+      el(
+        "div",
+        { class: "fact" },
+        el("dt", {}, name),
+        el("dd", {}, typeof value === "object" ? JSON.stringify(value) : String(value)),
+      ),
+    );
+    return el(
+      "details",
+      { class: "result" },
+      el("summary", {}, "Result"),
+      el("dl", { class: "facts compact" }, rows),
+    );
+  }
+}

@@ -1,0 +1,436 @@
+"""The memory panel in a real browser: Debian's Chromium, driven by Playwright, against
+the real service's HTTP side, with what the page did checked in the store over gRPC.
+
+Each test signs in with an editor key of a tenant of its own, as a person would, and
+sets up or checks the rest over gRPC with an orchestrator key of the same tenant.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
+
+from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
+from agentmemory.v1 import block_service_pb2 as blocks_pb
+from agentmemory.v1 import decision_service_pb2 as decisions_pb
+from agentmemory.v1 import memory_service_pb2 as pb
+from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
+from tests.support import Client, ServerThread
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+READ_ONLY = "auto-captured \u00b7 read-only"
+AGENT = "coder"
+KEY_STORAGE = "agent-memory.panel.key"
+
+
+# -- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One Chromium for the module; each test gets a context of its own."""
+    if not CHROMIUM.exists():
+        if os.environ.get("MEMORY_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{CHROMIUM} is missing: install the Debian package chromium")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Tenant:
+    """A fresh tenant: an orchestrator over gRPC, and the keys a person signs in with."""
+
+    grpc: Client
+    editor_key: str
+    orchestrator_key: str
+
+
+@pytest.fixture
+def tenant(server: ServerThread) -> Iterator[Tenant]:
+    tenant_id = f"tenant-{uuid.uuid4().hex[:10]}"
+    with server.client(tenant_id, "user-1") as orchestrator:
+        yield Tenant(
+            grpc=orchestrator,
+            editor_key=server.new_key(tenant_id, "user-1", "editor"),
+            orchestrator_key=server.new_key(tenant_id, "user-1", "orchestrator"),
+        )
+
+
+@pytest.fixture
+def page(browser: Browser, server: ServerThread) -> Iterator[Page]:
+    context = browser.new_context(
+        base_url=f"http://{server.http_address}", viewport={"width": 1280, "height": 800}
+    )
+    context.set_default_timeout(15_000)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def sign_in(page: Page, key: str) -> None:
+    page.goto("/")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_label("Agent id")).to_be_visible()
+
+
+def open_agent(page: Page, agent: str = AGENT) -> None:
+    page.get_by_label("Agent id").fill(agent)
+    page.get_by_label("Agent id").press("Enter")
+    expect(page.locator("#target-title")).to_have_text(agent)
+
+
+def memory_row(page: Page, key: str) -> Locator:
+    return page.locator(f'#view-memories tbody tr[data-key="{key}"]')
+
+
+def memories_of(c: Client, agent: str = AGENT) -> dict[str, memory_pb2.Memory]:
+    request = pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=agent), page_size=100)
+    return {m.key: m for m in c.call(c.memory.ListMemories, request).memories}
+
+
+def upsert(c: Client, key: str, value: str, source: int) -> memory_pb2.Memory:
+    request = pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        key=key,
+        value=value,
+        source=source,  # type: ignore[arg-type]
+    )
+    memory: memory_pb2.Memory = c.call(c.memory.UpsertMemory, request).memory
+    return memory
+
+
+def confirm_dialog(page: Page) -> Locator:
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    return dialog
+
+
+# -- sign-in -------------------------------------------------------------------------------
+
+
+def test_signs_in_with_a_key_and_shows_the_servers_401_message(page: Page, tenant: Tenant) -> None:
+    page.goto("/")
+    page.get_by_label("API key").fill("amk_nosuchkey_wrongsecret")
+    page.get_by_label("API key").press("Enter")
+    error = page.locator("#signin-error")
+    expect(error).to_have_text("invalid API key (INVALID_API_KEY)")
+    expect(page.get_by_label("Agent id")).to_be_hidden()
+
+    sign_in(page, tenant.editor_key)
+    assert page.evaluate(f"sessionStorage.getItem('{KEY_STORAGE}')") == tenant.editor_key
+
+    open_agent(page)
+    # A kept key the server no longer takes sends the person back with the server's word.
+    page.evaluate(f"sessionStorage.setItem('{KEY_STORAGE}', 'amk_revoked_secret')")
+    page.reload()
+    expect(error).to_have_text("invalid API key (INVALID_API_KEY)")
+    expect(page.get_by_label("API key")).to_be_focused()
+    assert page.evaluate(f"sessionStorage.getItem('{KEY_STORAGE}')") is None
+
+    sign_in(page, tenant.editor_key)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("API key")).to_be_visible()
+    assert page.evaluate(f"sessionStorage.getItem('{KEY_STORAGE}')") is None
+
+
+# -- memories ------------------------------------------------------------------------------
+
+
+def test_creates_edits_pins_and_deletes_a_memory_and_the_store_agrees(
+    page: Page, tenant: Tenant
+) -> None:
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    expect(page.locator("#view-memories")).to_contain_text("No memories yet")
+
+    page.get_by_label("New memory key").fill("deploy-cmd")
+    page.get_by_label("New memory value").fill("Deploy with make release")
+    page.get_by_label("New memory importance").fill("70")
+    page.get_by_label("New memory value").press("Enter")
+    row = memory_row(page, "deploy-cmd")
+    expect(row).to_contain_text("Deploy with make release")
+    expect(row.locator(".badge")).to_have_text("manual")
+    expect(page.get_by_label("New memory key")).to_have_value("")
+    stored = memories_of(tenant.grpc)["deploy-cmd"]
+    assert (stored.value, stored.importance, stored.pinned) == (
+        "Deploy with make release",
+        70,
+        False,
+    )
+    assert stored.source == memory_pb2.MEMORY_SOURCE_MANUAL
+
+    # Escape leaves an edit without saving it.
+    row.get_by_role("button", name="Edit").click()
+    page.get_by_label("Value of deploy-cmd").fill("a change nobody wanted")
+    page.get_by_label("Value of deploy-cmd").press("Escape")
+    expect(row).to_contain_text("Deploy with make release")
+    expect(row.get_by_role("button", name="Edit")).to_be_focused()
+
+    row.get_by_role("button", name="Edit").click()
+    page.get_by_label("Value of deploy-cmd").fill("Deploy with make ship")
+    page.get_by_label("Importance of deploy-cmd").fill("85")
+    page.get_by_label("Value of deploy-cmd").press("Enter")
+    expect(row.locator("td.value")).to_have_text("Deploy with make ship")
+    expect(page.get_by_role("status")).to_contain_text("Saved deploy-cmd.")
+    stored = memories_of(tenant.grpc)["deploy-cmd"]
+    assert (stored.value, stored.importance) == ("Deploy with make ship", 85)
+
+    row.get_by_role("button", name="Pin").click()
+    expect(row.get_by_role("button", name="Unpin")).to_be_visible()
+    expect(row).to_contain_text("Pinned")
+    assert memories_of(tenant.grpc)["deploy-cmd"].pinned
+
+    row.get_by_role("button", name="Delete").click()
+    confirm_dialog(page).get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("dialog")).to_be_hidden()
+    expect(row).to_be_visible()
+    assert "deploy-cmd" in memories_of(tenant.grpc)
+
+    row.get_by_role("button", name="Delete").click()
+    confirm_dialog(page).get_by_role("button", name="Delete").click()
+    expect(row).to_have_count(0)
+    assert memories_of(tenant.grpc) == {}
+
+
+def test_a_refused_write_shows_the_servers_message_and_reason(page: Page, tenant: Tenant) -> None:
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    secret = "sk-ant-api03-" + "Q7vX2mK9pL4rT8wZ1nB6" + "cY3hJ5sD0fG2aE7uI9oR"
+    page.get_by_label("New memory key").fill("model-key")
+    page.get_by_label("New memory value").fill(f"the key is {secret}")
+    page.get_by_role("button", name="Add memory").click()
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("Adding model-key failed:")
+    expect(status.locator(".reason")).to_have_text("SECRET_IN_VALUE")
+    expect(status).not_to_contain_text(secret)
+    expect(status).not_to_contain_text('"code"')
+    assert memories_of(tenant.grpc) == {}
+
+
+def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tenant: Tenant) -> None:
+    upsert(
+        tenant.grpc, "conventions", "Commits use the imperative mood", memory_pb2.MEMORY_SOURCE_AUTO
+    )
+    upsert(tenant.grpc, "tech-stack", "Next.js and Postgres", memory_pb2.MEMORY_SOURCE_MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+
+    auto = memory_row(page, "conventions")
+    expect(auto.locator(".badge")).to_have_text("auto")
+    expect(auto.locator(".read-only-label")).to_have_text(READ_ONLY)
+    expect(auto.get_by_role("button", name="Edit")).to_be_disabled()
+    manual = memory_row(page, "tech-stack")
+    expect(manual.get_by_role("button", name="Edit")).to_be_enabled()
+    expect(manual.locator(".read-only-label")).to_have_count(0)
+
+    auto.get_by_role("button", name="Pin").click()
+    expect(auto.get_by_role("button", name="Unpin")).to_be_visible()
+    assert memories_of(tenant.grpc)["conventions"].pinned
+
+    auto.get_by_role("button", name="Delete").click()
+    confirm_dialog(page).get_by_role("button", name="Delete").click()
+    expect(auto).to_have_count(0)
+    assert set(memories_of(tenant.grpc)) == {"tech-stack"}
+
+
+# -- blocks --------------------------------------------------------------------------------
+
+
+def core_block(c: Client) -> block_pb2.Block:
+    request = blocks_pb.GetBlockRequest(
+        label=block_pb2.BLOCK_LABEL_CORE, scope=memory_pb2.SCOPE_AGENT, agent_id=AGENT
+    )
+    block: block_pb2.Block = c.call(c.blocks.GetBlock, request).block
+    return block
+
+
+def write_core_block(c: Client, content: str, expected: block_pb2.Block | None) -> None:
+    request = blocks_pb.WriteBlockRequest(
+        label=block_pb2.BLOCK_LABEL_CORE,
+        scope=memory_pb2.SCOPE_AGENT,
+        agent_id=AGENT,
+        content=content,
+    )
+    if expected is not None:
+        request.expected_updated_at.CopyFrom(expected.updated_at)
+    c.call(c.blocks.WriteBlock, request)
+
+
+def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
+    page: Page, tenant: Tenant
+) -> None:
+    write_core_block(tenant.grpc, "Answer in English.", None)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    card = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    expect(card.locator(".block-content")).to_have_text("Answer in English.")
+
+    card.get_by_role("button", name="Edit").click()
+    card.get_by_role("textbox").fill("Answer in English or German.")
+    # A second writer gets there first.
+    write_core_block(tenant.grpc, "Answer in English, briefly.", core_block(tenant.grpc))
+    card.get_by_role("button", name="Save").click()
+
+    expect(card.get_by_role("alert")).to_contain_text("changed this block while you were editing")
+    expect(card.locator(".newer-text")).to_have_text("Answer in English, briefly.")
+    expect(card.get_by_role("textbox", name="Your text")).to_have_value(
+        "Answer in English or German."
+    )
+    assert core_block(tenant.grpc).content == "Answer in English, briefly."
+
+    card.get_by_role("button", name="Retry with my text").click()
+    expect(card.locator(".block-content")).to_have_text("Answer in English or German.")
+    expect(card.get_by_role("button", name="Retry with my text")).to_have_count(0)
+    stored = core_block(tenant.grpc)
+    assert stored.content == "Answer in English or German."
+    assert stored.version == 3
+
+
+# -- active session --------------------------------------------------------------------------
+
+
+def session_of(c: Client) -> memory_pb2.ActiveSession:
+    request = pb.GetActiveSessionRequest(agent_id=AGENT)
+    session: memory_pb2.ActiveSession = c.call(c.memory.GetActiveSession, request).session
+    return session
+
+
+def test_resets_the_active_session_after_confirmation(page: Page, tenant: Tenant) -> None:
+    c = tenant.grpc
+    settings = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id=AGENT, active_memory_enabled=True)
+    )
+    settings.update_mask.paths.append("active_memory_enabled")
+    c.call(c.memory.UpdateAgentSettings, settings)
+    for run in ("run-1", "run-2"):
+        request = pb.RecordRunSessionRequest(agent_id=AGENT, run_id=run, session_id_after="s-1")
+        c.call(c.memory.RecordRunSession, request)
+
+    # Resetting is an orchestrator's call: an editor key is refused with ROLE_FORBIDS.
+    sign_in(page, tenant.orchestrator_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Session & decisions").click()
+    runs = page.get_by_test_id("runs-since-reset")
+    expect(runs).to_have_text("2")
+    expect(page.get_by_test_id("session-status")).to_have_text("Carrying context")
+
+    page.get_by_role("button", name="Reset session").click()
+    confirm_dialog(page).get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("dialog")).to_be_hidden()
+    expect(runs).to_have_text("2")
+    assert session_of(c).runs_since_reset == 2
+
+    page.get_by_role("button", name="Reset session").click()
+    confirm_dialog(page).get_by_role("button", name="Reset session").click()
+    expect(runs).to_have_text("0")
+    expect(page.get_by_test_id("session-status")).to_have_text("Fresh")
+    session = session_of(c)
+    assert session.runs_since_reset == 0
+    assert session.session_id == ""
+
+
+# -- what the page loads ---------------------------------------------------------------------
+
+
+def record_decision_with_reexamination(c: Client) -> None:
+    decisions = DecisionServiceStub(c.channel)  # type: ignore[no-untyped-call]
+    card_type = decision_pb2.CardType(
+        name="triage", re_examinable=decision_pb2.RE_EXAMINABLE_ALWAYS
+    )
+    c.call(decisions.RegisterCardType, decisions_pb.RegisterCardTypeRequest(card_type=card_type))
+    decision = decision_pb2.Decision(
+        run_id="run-7",
+        agent_id=AGENT,
+        card_type="triage",
+        action="WAIT",
+        summary="range unresolved",
+    )
+    recorded = c.call(
+        decisions.RecordDecision, decisions_pb.RecordDecisionRequest(decision=decision)
+    ).decision
+    request = decisions_pb.RecordReexaminationRequest(
+        parent_decision_id=recorded.id,
+        run_id="run-8",
+        conviction_score=35,
+        notes="Volume dried up since.",
+        suggested_action="HOLD",
+    )
+    c.call(decisions.RecordReexamination, request)
+
+
+def test_the_page_requests_nothing_but_the_service(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    upsert(
+        tenant.grpc, "conventions", "Commits use the imperative mood", memory_pb2.MEMORY_SOURCE_AUTO
+    )
+    write_core_block(tenant.grpc, "Answer in English.", None)
+    record_decision_with_reexamination(tenant.grpc)
+    requested: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def on_console(message: ConsoleMessage) -> None:
+        # A refused inline style or script (the page's content policy) shows up here.
+        if message.type == "error":
+            problems.append(message.text)
+
+    page.on("console", on_console)
+
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    expect(memory_row(page, "conventions")).to_be_visible()
+    page.get_by_role("tab", name="Blocks").click()
+    expect(page.locator("#view-blocks .block-content").first).to_have_text("Answer in English.")
+    page.get_by_role("tab", name="Session & decisions").click()
+    expect(page.locator(".reexamination-list li")).to_contain_text("Volume dried up since.")
+    page.get_by_role("tab", name="Extraction cost").click()
+    expect(page.locator("#view-cost")).to_contain_text("No extraction has been recorded yet.")
+
+    origin = f"http://{server.http_address}"
+    assert requested, "the page made no request at all"
+    elsewhere = [
+        url for url in requested if f"{urlsplit(url).scheme}://{urlsplit(url).netloc}" != origin
+    ]
+    assert elsewhere == []
+    assert problems == []
+
+
+def test_a_reader_key_browses_but_its_writes_are_refused(page: Page, server: ServerThread) -> None:
+    tenant_id = f"tenant-{uuid.uuid4().hex[:10]}"
+    with server.client(tenant_id, "user-1") as c:
+        upsert(c, "tech-stack", "Next.js and Postgres", memory_pb2.MEMORY_SOURCE_MANUAL)
+        sign_in(page, server.new_key(tenant_id, "user-1", "reader"))
+        open_agent(page)
+        memory_row(page, "tech-stack").get_by_role("button", name="Pin").click()
+        status = page.get_by_role("status")
+        expect(status).to_contain_text("Pinning tech-stack failed:")
+        expect(status.locator(".reason")).to_have_text("ROLE_FORBIDS")
+        assert not memories_of(c)["tech-stack"].pinned
