@@ -26,7 +26,7 @@ from google.protobuf.message import Message
 from agent_memory.config import Settings
 from agent_memory.http.routes import Route, routes
 from agent_memory.http.transcoder import HTTP_STATUS
-from tests.support import Client, ServerThread
+from tests.support import Client, ServeProcess, ServerThread
 
 pytestmark = pytest.mark.e2e
 
@@ -755,3 +755,30 @@ def test_the_openapi_document_is_served(server: ServerThread) -> None:
     document = response.json()
     assert document["openapi"].startswith("3.1")
     assert "/v1/recall" in document["paths"]
+
+
+def test_the_command_serves_http_next_to_grpc_and_stops_cleanly(database_url: str) -> None:
+    served = ServeProcess(
+        "--database-url", database_url, "--insecure-local", "--http-listen", "127.0.0.1:0"
+    )
+    try:
+        lines = served.log().splitlines()
+        http_line = next(line for line in lines if "agent-memory http on" in line)
+        # The serving line stays as it was, and comes once HTTP answers too.
+        assert lines.index(http_line) < next(
+            i for i, line in enumerate(lines) if "agent-memory serving on" in line
+        )
+        base = "http://" + http_line.rsplit(" on ", 1)[1].split()[0]
+        page = httpx.get(base + "/", timeout=10)
+        assert page.status_code == 200
+        assert "<title>" in page.text
+        tenant = {"x-tenant-id": f"tenant-{uuid.uuid4().hex[:10]}"}
+        made = httpx.post(
+            base + "/v1/agents/coder/memories",
+            headers=tenant,
+            json={"key": "k", "value": "v"},
+            timeout=10,
+        )
+        assert made.status_code == 200, made.text
+    finally:
+        assert served.terminate() == 0, served.log()

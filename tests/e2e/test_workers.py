@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
+import httpx
 import psutil
 import psycopg
 import pytest
@@ -24,10 +25,10 @@ from tests.support import ServeProcess, executable, wait_until
 OWNER = memory_pb2.MemoryOwner(agent_id="spread")
 
 
-def holders(served: ServeProcess, status: str) -> set[int]:
+def holders(served: ServeProcess, status: str, port: int | None = None) -> set[int]:
     """Processes under the server with a socket in ``status`` on its port: the listeners
     (``psutil.CONN_LISTEN``), or those serving a connection (``CONN_ESTABLISHED``)."""
-    port = int(served.address.rsplit(":", 1)[1])
+    port = port or int(served.address.rsplit(":", 1)[1])
     found = set()
     for child in psutil.Process(served.proc.pid).children(recursive=True):
         try:
@@ -75,10 +76,24 @@ def workers_database(create_database: Callable[[], str]) -> str:
 
 
 def test_two_workers_listen_on_one_port_and_both_take_calls(workers_database: str) -> None:
-    served = ServeProcess("--workers", "2", "--database-url", workers_database, "--insecure-local")
+    served = ServeProcess(
+        "--workers",
+        "2",
+        "--database-url",
+        workers_database,
+        "--insecure-local",
+        "--http-listen",
+        "127.0.0.1:0",
+    )
     channels: list[grpc.Channel] = []
     try:
+        # Each worker listens on the gRPC port and on the HTTP port.
         assert len(listeners(served)) == 2
+        http_line = next(x for x in served.log().splitlines() if "agent-memory http on" in x)
+        http_address = http_line.rsplit(" on ", 1)[1].split()[0]
+        http_port = int(http_address.rsplit(":", 1)[1])
+        assert holders(served, psutil.CONN_LISTEN, http_port) == listeners(served)
+        assert httpx.get(f"http://{http_address}/healthz", timeout=10).status_code == 200
         # Each channel is its own connection (no shared subchannel); the kernel spreads
         # the connections over the listeners.
         for i in range(32):

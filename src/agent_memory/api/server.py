@@ -418,9 +418,10 @@ async def serve_on(
         if serving is not None:
             serving(running.address)
         else:
-            log.info("agent-memory serving on %s (%s)", running.address, mode(settings))
+            # The serving line last: once scripts see it, HTTP answers too.
             if running.http_address is not None:
                 log.info("agent-memory http on %s", running.http_address)
+            log.info("agent-memory serving on %s (%s)", running.address, mode(settings))
         await stop.wait()
         # Shutdown is bounded by the grace period: a repeated signal changes nothing.
         for sig in (signal.SIGTERM, signal.SIGINT):

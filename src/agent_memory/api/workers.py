@@ -149,11 +149,11 @@ def serve_workers(settings: Settings) -> int:
             log.info("started %d workers; waiting until each serves", len(processes))
             if not _all_serving(processes, ready, stopping):
                 return _stop(processes, settings, failed=not stopping.is_set())
+        if http_listen is not None:
+            log.info("agent-memory http on %s", http_listen)
         log.info(
             "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
         )
-        if http_listen is not None:
-            log.info("agent-memory http on %s", http_listen)
         return _supervise(processes, settings, stopping)
     except SettingsError:
         log_stop = False  # the operator's mistake is the one line they see
