@@ -27,8 +27,10 @@ $(STAMP): pyproject.toml | $(PY)
 
 venv: $(STAMP) ## create .venv and install the project (re-run when pyproject.toml changes)
 
-serve: venv ## start the service on the embedded database (extra flags: ARGS=...)
-	$(VENV)/bin/agent-memory serve $(ARGS)
+HTTP_LISTEN ?= 127.0.0.1:8080
+
+serve: venv ## start the service on the embedded database, HTTP and the panel on HTTP_LISTEN (extra flags: ARGS=...)
+	$(VENV)/bin/agent-memory serve --http-listen $(HTTP_LISTEN) $(ARGS)
 
 test: venv examples/node/node_modules/.package-lock.json ## run the test suite on the embedded PostgreSQL (extra flags: PYTEST_ARGS=...)
 	$(PY) -m pytest $(PYTEST_ARGS)
