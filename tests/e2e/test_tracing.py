@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
+import httpx
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
+from agent_memory.config import Settings
 from agent_memory.telemetry.tracing import tracer_provider_from_env
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
@@ -66,3 +70,43 @@ def test_otel_variables_configure_an_exporting_provider() -> None:
     assert otlp is not None
     assert otlp.resource.attributes["service.name"] == "agent-memory"
     otlp.shutdown()
+
+
+def test_an_http_call_has_a_server_span_named_as_its_rpc_with_its_sql_inside(
+    database_url: str,
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = Settings(http_listen="127.0.0.1:0")
+    traced = ServerThread(database_url, settings=settings, tracer_provider=provider)
+    with traced:
+        key = traced.new_key(f"tenant-{uuid.uuid4().hex[:10]}", "user-1")
+        headers = {"authorization": f"Bearer {key}"}
+        base = f"http://{traced.http_address}"
+        made = httpx.post(
+            f"{base}/v1/agents/traced/memories", headers=headers, json={"key": "k", "value": "v"}
+        )
+        assert made.status_code == 200
+        recalled = httpx.post(
+            f"{base}/v1/recall", headers=headers, json={"query": "v", "agentId": "traced"}
+        )
+        assert recalled.status_code == 200
+    spans = exporter.get_finished_spans()
+    for name, route in [
+        ("/agentmemory.v1.MemoryService/UpsertMemory", "/v1/agents/{owner.agent_id}/memories"),
+        ("/agentmemory.v1.RecallService/Recall", "/v1/recall"),
+    ]:
+        [span] = [s for s in spans if s.name == name]
+        assert span.kind is SpanKind.SERVER
+        assert span.attributes is not None
+        assert span.attributes["http.route"] == route
+        assert span.attributes["http.response.status_code"] == 200
+        inside = [
+            s
+            for s in spans
+            if s.context.trace_id == span.context.trace_id
+            and s.attributes
+            and s.attributes.get("db.system") == "postgresql"
+        ]
+        assert inside, name

@@ -212,6 +212,7 @@ async def start_server(
         transcoder = Transcoder(
             await table.intercepted(service_interceptor),
             max_message_bytes=settings.max_message_bytes,
+            tracer_provider=tracer_provider,
         )
         http = HttpServer(http_app(transcoder, db.probe), sock, settings)
     await server.start()

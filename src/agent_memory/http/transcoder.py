@@ -24,6 +24,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import status_pb2
 from grpc_status import rpc_status
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -174,9 +176,14 @@ class Transcoder:
     """
 
     def __init__(
-        self, handlers: Mapping[str, grpc.RpcMethodHandler], *, max_message_bytes: int
+        self,
+        handlers: Mapping[str, grpc.RpcMethodHandler],
+        *,
+        max_message_bytes: int,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._handlers = dict(handlers)
+        self._tracer = tracer_provider.get_tracer(__name__) if tracer_provider is not None else None
         self._max_message_bytes = max_message_bytes
         # JSON spends more bytes than protobuf on the same message (names, quotes,
         # escapes, base64): the body may be this much larger before it is refused
@@ -245,9 +252,42 @@ class Transcoder:
         context = HttpCallContext(
             [(k, v) for k, v in request.headers.items() if k not in _NOT_METADATA]
         )
+        span = self._span(route, request)
+        with trace.use_span(span, end_on_exit=False):
+            response = await self._answer(route, message, context, span)
+        span.set_attribute("http.response.status_code", response.status_code)
+        if not isinstance(response, StreamingResponse):
+            span.end()
+        return response
+
+    def _span(self, route: Route, request: Request) -> trace.Span:
+        """A server span named as the gRPC one, so both transports read alike; the
+        database's spans nest in it. Non-recording when tracing is off."""
+        if self._tracer is None:
+            return trace.INVALID_SPAN
+        service, method = route.grpc_path.lstrip("/").split("/")
+        return self._tracer.start_span(
+            route.grpc_path,
+            kind=trace.SpanKind.SERVER,
+            attributes={
+                "rpc.system": "grpc",
+                "rpc.service": service,
+                "rpc.method": method,
+                "http.request.method": request.method,
+                "http.route": route.template,
+            },
+        )
+
+    async def _answer(
+        self,
+        route: Route,
+        message: Message | Unreadable,
+        context: HttpCallContext,
+        span: trace.Span,
+    ) -> Response:
         handler = self._handlers[route.grpc_path]
         if route.streaming:
-            return await self._stream(handler.unary_stream, message, context)
+            return await self._stream(handler.unary_stream, message, context, span)
         try:
             answer = await handler.unary_unary(message, context)
         except Aborted as aborted:
@@ -367,6 +407,7 @@ class Transcoder:
         behaviour: Callable[[Message | Unreadable, Any], AsyncIterator[Message]],
         message: Message | Unreadable,
         context: HttpCallContext,
+        span: trace.Span,
     ) -> Response:
         """NDJSON, one response a line, each line flushed as produced. A failure
         before the first message answers with its status; a later one ends the
@@ -380,10 +421,12 @@ class Transcoder:
             return status_response(aborted.status)
 
         async def lines() -> AsyncIterator[bytes]:
-            yield _json_line(first)
+            # The span lasts as long as the stream does.
             try:
-                async for answer in answers:
-                    yield _json_line(answer)
+                with trace.use_span(span, end_on_exit=True):
+                    yield _json_line(first)
+                    async for answer in answers:
+                        yield _json_line(answer)
             except Aborted as aborted:
                 error = {"error": json_format.MessageToDict(aborted.status)}
                 yield (json.dumps(error, separators=(",", ":")) + "\n").encode()
