@@ -22,6 +22,10 @@ function slotsFor(target) {
   return [...agent, ...user];
 }
 
+function plural(count, one, many) {
+  return `${formatCount(count)} ${Number(count) === 1 ? one : many}`;
+}
+
 function slotKey(slot) {
   return `${slot.scope}/${slot.label}`;
 }
@@ -107,13 +111,13 @@ export function mount(container, ctx) {
   }
 
   function meta(block, limit) {
-    if (!block) return el("p", { class: "block-meta muted" }, "Not written yet");
+    if (!block) return el("p", { class: "block-meta muted" }, "Not written yet.");
     return el(
       "p",
       { class: "block-meta muted" },
       `Version ${formatCount(block.version)} · updated `,
       timeEl(block.updatedAt),
-      ` · ${formatCount(block.charCount)} / ${formatCount(limit)} characters · ${formatCount(block.entryCount)} entries`,
+      ` · ${formatCount(block.charCount)} / ${formatCount(limit)} characters · ${plural(block.entryCount || 0, "entry", "entries")}`,
     );
   }
 
@@ -131,7 +135,7 @@ export function mount(container, ctx) {
     return [
       content
         ? el("pre", { class: "block-content" }, content)
-        : el("p", { class: "block-empty" }, "Empty."),
+        : el("p", { class: "block-empty" }, card.block ? "Empty." : "Nothing here yet."),
       el(
         "div",
         { class: "card-actions" },
@@ -154,7 +158,7 @@ export function mount(container, ctx) {
     return el(
       "div",
       { class: "notice error inline", role: "alert" },
-      ...ctx.describeError(card.error),
+      el("div", { class: "notice-body" }, ...ctx.describeError(card.error, "Not saved:")),
     );
   }
 
@@ -172,7 +176,7 @@ export function mount(container, ctx) {
       onkeydown: (event) => onEditorKey(event, card),
     });
     function updateCounter() {
-      counter.textContent = `${card.draft.length} / ${limit} characters`;
+      counter.textContent = `${formatCount(card.draft.length)} / ${formatCount(limit)} characters`;
       counter.classList.toggle("over", card.draft.length > limit);
     }
     updateCounter();

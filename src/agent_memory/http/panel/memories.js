@@ -238,7 +238,9 @@ export function mount(container, ctx) {
       el(
         "td",
         { class: "col-pinned" },
-        memory.pinned ? el("span", { class: "pinned-chip" }, icon("pin"), "Pinned") : "",
+        memory.pinned
+          ? el("span", { class: "pinned-chip" }, icon("pin"), "Pinned")
+          : el("span", { class: "muted" }, "—"),
       ),
       el("td", { class: "col-date" }, dayEl(memory.updatedAt)),
       el(

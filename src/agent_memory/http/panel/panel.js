@@ -64,35 +64,45 @@ function showStatus(kind, ...content) {
     { type: "button", class: "notice-close", "aria-label": "Dismiss", onclick: clearStatus },
     "×",
   );
-  $("status").replaceChildren(el("div", { class: `notice ${kind}` }, ...content, dismiss));
+  $("status").replaceChildren(
+    el(
+      "div",
+      { class: `notice ${kind}` },
+      el("div", { class: "notice-body" }, ...content),
+      dismiss,
+    ),
+  );
 }
 
 function notify(message) {
-  showStatus("success", el("span", {}, message));
+  showStatus("success", el("p", {}, message));
 }
 
-/** How an ApiError reads to a person: the server's message, then its reason. */
-export function describeError(error) {
-  const parts = [el("span", { class: "error-message" }, error.message)];
-  if (error.reason) parts.push(" ", el("code", { class: "reason" }, error.reason));
-  if (error.violations && error.violations.length) {
-    parts.push(
-      el(
-        "ul",
-        { class: "violations" },
-        error.violations.map((v) =>
-          el(
-            "li",
-            {},
-            v.field ? el("code", {}, v.field) : null,
-            v.field ? ": " : "",
-            v.description,
-          ),
-        ),
+/**
+ * How an ApiError reads to a person: an optional lead ("Saving x failed:"), the
+ * server's message and its reason, then any field violations the message does not
+ * already say.
+ */
+function describeError(error, lead = "") {
+  const line = el(
+    "p",
+    {},
+    lead ? [el("strong", {}, lead), " "] : null,
+    el("span", { class: "error-message" }, error.message),
+    error.reason ? [" ", el("code", { class: "reason" }, error.reason)] : null,
+  );
+  const extra = (error.violations || []).filter((v) => !error.message.includes(v.description));
+  if (extra.length === 0) return [line];
+  return [
+    line,
+    el(
+      "ul",
+      { class: "violations" },
+      extra.map((v) =>
+        el("li", {}, v.field ? [el("code", {}, v.field), ": "] : null, v.description),
       ),
-    );
-  }
-  return parts;
+    ),
+  ];
 }
 
 /** Report a failed action; an unknown or revoked key goes back to sign-in. */
@@ -106,12 +116,11 @@ function fail(action, error) {
     console.error(error);
     showStatus(
       "error",
-      el("strong", {}, `${action} failed.`),
-      " Something went wrong in the page.",
+      el("p", {}, el("strong", {}, `${action} failed.`), " Something went wrong in the page."),
     );
     return;
   }
-  showStatus("error", el("strong", {}, `${action} failed:`), " ", ...describeError(error));
+  showStatus("error", ...describeError(error, `${action} failed:`));
 }
 
 // -- confirmation dialog --------------------------------------------------------------
@@ -272,13 +281,13 @@ function onOpenTarget(event) {
     return;
   }
   openTarget({ kind: data.get("kind") === "workspace" ? "workspace" : "agent", id });
-  event.target.reset();
-  syncTargetLabel();
+  $("target-id").value = "";
 }
 
 // -- tabs ---------------------------------------------------------------------------------
 
 function selectTab(name, { focus = true } = {}) {
+  if (name !== state.tab) clearStatus();
   state.tab = name;
   state.generation += 1;
   for (const tab of TAB_ORDER) {
