@@ -45,6 +45,7 @@ EDITOR_RPCS = READER_RPCS | {
     "MemoryService.UpdateMemory",
     "MemoryService.PinMemory",
     "MemoryService.DeleteMemory",
+    "MemoryService.ResetActiveSession",
     "BlockService.WriteBlock",
     "BlockService.DeleteBlock",
 }

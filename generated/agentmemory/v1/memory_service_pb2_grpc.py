@@ -41,9 +41,9 @@ class MemoryServiceStub:
     unauthenticated local mode acts as orchestrator.
 
     Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
-    UpdateMemory, PinMemory and DeleteMemory an editor key; everything else
-    (other sources, Memorize, learnings, settings updates, extraction, run
-    sessions and resets) an orchestrator key.
+    UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
+    everything else (other sources, Memorize, learnings, settings updates,
+    extraction, recording run sessions) an orchestrator key.
     """
 
     def __init__(self, channel):
@@ -155,9 +155,9 @@ class MemoryServiceServicer:
     unauthenticated local mode acts as orchestrator.
 
     Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
-    UpdateMemory, PinMemory and DeleteMemory an editor key; everything else
-    (other sources, Memorize, learnings, settings updates, extraction, run
-    sessions and resets) an orchestrator key.
+    UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
+    everything else (other sources, Memorize, learnings, settings updates,
+    extraction, recording run sessions) an orchestrator key.
     """
 
     def UpsertMemory(self, request, context):
@@ -417,9 +417,9 @@ class MemoryService:
     unauthenticated local mode acts as orchestrator.
 
     Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
-    UpdateMemory, PinMemory and DeleteMemory an editor key; everything else
-    (other sources, Memorize, learnings, settings updates, extraction, run
-    sessions and resets) an orchestrator key.
+    UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
+    everything else (other sources, Memorize, learnings, settings updates,
+    extraction, recording run sessions) an orchestrator key.
     """
 
     @staticmethod

@@ -9,7 +9,8 @@ Finer rules live with the use cases: UpsertMemory needs ``editor`` for a MANUAL
 memory and ``orchestrator`` for any other source. An editor may pin, unpin and
 delete memories of every source (people in the memory panel clear stale rows), and
 may call UpdateMemory on them under the usual rule that only MANUAL memories change
-key, value or importance.
+key, value or importance. An editor may also reset an agent's active session, as the
+panel offers; recording runs stays the orchestrator's.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         _MEMORY + "UpdateAgentSettings": Role.ORCHESTRATOR,
         _MEMORY + "ExtractMemories": Role.ORCHESTRATOR,
         _MEMORY + "RecordRunSession": Role.ORCHESTRATOR,
-        _MEMORY + "ResetActiveSession": Role.ORCHESTRATOR,
+        # A person in the memory panel resets an agent's session that has grown long.
+        _MEMORY + "ResetActiveSession": Role.EDITOR,
         # BlockService
         _BLOCK + "GetBlock": Role.READER,
         _BLOCK + "ListBlocks": Role.READER,
