@@ -10,8 +10,10 @@ Output goes under ``generated/agentmemory/v1/`` (``*_pb2.py``, ``*_pb2.pyi``,
 ``generated/`` on ``sys.path``, plus ``descriptors.binpb``: the contract as a
 ``FileDescriptorSet`` with its comments, which the HTTP side reads for OpenAPI
 descriptions (the Python stubs carry no comments). The ``google.api`` protos
-come from the googleapis-common-protos package, not from this repository. The whole folder belongs to this script: it is
-rebuilt from scratch so stubs of deleted protos do not linger.
+come from the googleapis-common-protos package, not from this repository.
+
+The whole folder belongs to this script: it is rebuilt from scratch so stubs of
+deleted protos do not linger.
 """
 
 from __future__ import annotations
