@@ -23,6 +23,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     MEMORY_LISTEN=0.0.0.0:50051 \
+    MEMORY_HTTP_LISTEN=0.0.0.0:8080 \
     MEMORY_DATA_DIR=/var/lib/agent-memory
 
 RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
@@ -37,7 +38,7 @@ RUN groupadd --system --gid 10001 memory \
 VOLUME ["/var/lib/agent-memory"]
 WORKDIR /var/lib/agent-memory
 
-EXPOSE 50051
+EXPOSE 50051 8080
 USER memory
 # SERVING only while the database answers too (MEMORY_LISTEN's port, asked on loopback).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
