@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import grpc
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from agent_memory.http.routes import Route, field_at, routes
+from agent_memory.http.transcoder import HTTP_STATUS
 
 _SCHEMAS = "#/components/schemas/"
 _STATUS = "google.rpc.Status"
@@ -87,10 +89,13 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
 _STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": (
-        "google.rpc.Status in proto JSON. Sent with the standard HTTP status of its code,"
-        " e.g. 400 for INVALID_ARGUMENT, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED,"
-        " 404 NOT_FOUND, 409 ABORTED or ALREADY_EXISTS, 429 RESOURCE_EXHAUSTED and"
-        " 503 UNAVAILABLE."
+        "google.rpc.Status in proto JSON, sent with the HTTP status of its code: "
+        + ", ".join(
+            f"{status} {code.name}"
+            for code, status in sorted(HTTP_STATUS.items(), key=lambda item: item[1])
+            if code is not grpc.StatusCode.OK
+        )
+        + "."
     ),
     "properties": {
         "code": {"type": "integer", "format": "int32", "description": "The google.rpc.Code."},
