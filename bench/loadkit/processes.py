@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -59,6 +60,19 @@ class Child:
             raise StartError(f"{self.name} did not start:\n" + "\n".join(self.tail))
         return self.address
 
+    def logged(self, marker: str, timeout: float) -> str:
+        """The word after ``marker`` in the first output line that has it, waiting up to
+        ``timeout`` seconds for that line (for a second address a server logs)."""
+        pattern = re.compile(re.escape(marker) + r" (\S+)")
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in list(self.tail):
+                if found := pattern.search(line):
+                    return found.group(1)
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise StartError(f"{self.name} never logged {marker!r}:\n" + "\n".join(self.tail))
+            time.sleep(0.05)
+
     def pids(self) -> list[int]:
         """This process and the workers it spawned; not PostgreSQL's processes, nor the
         multiprocessing resource tracker (which also runs Python but serves nothing)."""
@@ -84,8 +98,17 @@ class Child:
                 self.proc.wait()
 
 
-def start_service(data_dir: Path, *, workers: int, pool_size: int, archival_chars: int) -> Child:
-    """``agent-memory serve`` as in production (API keys on), on the embedded database."""
+def start_service(
+    data_dir: Path,
+    *,
+    workers: int,
+    pool_size: int,
+    archival_chars: int,
+    http_listen: str | None = None,
+) -> Child:
+    """``agent-memory serve`` as in production (API keys on), on the embedded database;
+    with ``http_listen``, also serving HTTP/JSON there (its address is logged after
+    ``agent-memory http on``)."""
     env = {
         **os.environ,
         "MEMORY_ARCHIVAL_MAX_CHARS": str(archival_chars),
@@ -97,7 +120,11 @@ def start_service(data_dir: Path, *, workers: int, pool_size: int, archival_char
         env.pop(name, None)
     argv = [sys.executable, "-m", "agent_memory.cli", "serve", "--listen", "127.0.0.1:0"]
     argv += ["--data-dir", str(data_dir), "--log-level", "INFO"]
-    return Child(f"agent-memory serve --workers {workers}", argv, env, "serving on")
+    name = f"agent-memory serve --workers {workers}"
+    if http_listen is not None:
+        argv += ["--http-listen", http_listen]
+        name += f" --http-listen {http_listen}"
+    return Child(name, argv, env, "serving on")
 
 
 def start_null_server(workers: int) -> Child:
