@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
-from agent_memory.http.openapi import openapi_document
-from agent_memory.http.routes import routes
+from agent_memory.http import openapi
+from agent_memory.http.openapi import PathNameError, openapi_document
+from agent_memory.http.routes import Route, routes
 
 VERBS = {"get", "put", "post", "delete", "patch"}
+BRACES = re.compile(r"\{([^}]*)\}")
+
+
+def doc_path(route: Route) -> str:
+    """The route's path in the document: each variable named by its field's last name."""
+    return re.sub(r"\{(?:[^}=]*\.)?([^}.=]+)(?:=[^}]*)?\}", r"{\1}", route.template)
 
 
 def resolve(document: dict[str, Any], ref: str) -> Any:
@@ -68,7 +77,7 @@ def test_info_names_the_package_version_and_the_error_format() -> None:
 
 def test_every_route_is_an_operation_and_nothing_else_is_under_v1() -> None:
     paths = openapi_document()["paths"]
-    expected = {(route.template, route.verb) for route in routes()}
+    expected = {(doc_path(route), route.verb) for route in routes()}
     expected.add(("/v1/openapi.json", "get"))
     documented = {
         (path, verb)
@@ -80,9 +89,9 @@ def test_every_route_is_an_operation_and_nothing_else_is_under_v1() -> None:
     assert documented == expected
     for route in routes():
         service = route.method.containing_service.name
-        operation_id = paths[route.template][route.verb]["operationId"]
+        operation_id = paths[doc_path(route)][route.verb]["operationId"]
         assert operation_id.startswith(f"{service}_{route.method.name}")
-        assert paths[route.template][route.verb]["tags"] == [service]
+        assert paths[doc_path(route)][route.verb]["tags"] == [service]
 
 
 def test_operation_ids_are_unique() -> None:
@@ -103,15 +112,69 @@ def test_every_ref_resolves_to_a_component() -> None:
 
 def test_every_path_variable_is_a_required_path_parameter() -> None:
     for path, item in openapi_document()["paths"].items():
-        variables = set(re.findall(r"\{([^}]+)\}", path))
+        variables = BRACES.findall(path)
+        assert len(variables) == len(set(variables)), path
         for verb in item:
-            declared = parameters(verb, path, "path")
-            assert set(declared) == variables, (verb, path)
-            assert all(p["required"] is True for p in declared.values())
+            declared = [p for p in operation(verb, path).get("parameters", []) if p["in"] == "path"]
+            assert sorted(p["name"] for p in declared) == sorted(variables), (verb, path)
+            assert all(p["required"] is True for p in declared)
+
+
+def test_no_two_paths_differ_only_in_parameter_names() -> None:
+    # OpenAPI 3.1: templated paths of one hierarchy with other parameter names MUST NOT
+    # both exist; generators and linters refuse the document.
+    shapes = Counter(BRACES.sub("{}", path) for path in openapi_document()["paths"])
+    assert [shape for shape, count in shapes.items() if count > 1] == []
+
+
+def test_path_parameters_are_named_by_the_last_segment_and_say_the_field() -> None:
+    paths = openapi_document()["paths"]
+    for route in routes():
+        path = doc_path(route)
+        assert "." not in "".join(BRACES.findall(path)), path
+        declared = parameters(route.verb, path, "path")
+        for variable in route.variables:
+            name = variable.rpartition(".")[2]
+            assert declared[name]["description"].startswith(f"Sets `{variable}`."), path
+        if route.body and route.variables:
+            assert paths[path][route.verb]["requestBody"]["description"].startswith("The path sets")
+    update = parameters("patch", "/v1/memories/{id}", "path")["id"]
+    assert update["description"].startswith("Sets `memory.id`.")
+    get = parameters("get", "/v1/memories/{id}", "path")["id"]
+    assert get["description"].startswith("Sets `id`.")
+
+
+def test_two_variables_ending_in_one_name_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    clash = dataclasses.replace(
+        routes()[0],
+        template="/v1/owners/{owner.id}/memories/{memory.id}",
+        variables=("owner.id", "memory.id"),
+    )
+    monkeypatch.setattr(openapi, "routes", lambda: (clash,))
+    with pytest.raises(PathNameError, match=r"\{id\}"):
+        openapi_document.__wrapped__()
+
+
+def test_paths_differing_only_in_parameter_names_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = dataclasses.replace(
+        routes()[0], verb="get", template="/v1/things/{thing_id}", variables=("thing_id",)
+    )
+    second = dataclasses.replace(
+        first, verb="delete", template="/v1/things/{other.name}", variables=("other.name",)
+    )
+    monkeypatch.setattr(openapi, "routes", lambda: (first, second))
+    with pytest.raises(PathNameError, match="differ only in parameter names"):
+        openapi_document.__wrapped__()
+    again = dataclasses.replace(second, verb="get", template="/v1/things/{x.thing_id}")
+    monkeypatch.setattr(openapi, "routes", lambda: (first, again))
+    with pytest.raises(PathNameError, match="are both GET"):
+        openapi_document.__wrapped__()
 
 
 def test_method_and_field_comments_become_descriptions() -> None:
-    upsert = operation("post", "/v1/agents/{owner.agent_id}/memories")
+    upsert = operation("post", "/v1/agents/{agent_id}/memories")
     assert flat(upsert["description"]).startswith(
         "Creates or updates the memory with the owner and key; says whether it created."
     )
@@ -139,8 +202,9 @@ def test_enum_values_and_oneofs_are_explained() -> None:
 
 
 def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
-    owner = parameters("get", "/v1/agents/{owner.agent_id}/memories", "path")["owner.agent_id"]
+    owner = parameters("get", "/v1/agents/{agent_id}/memories", "path")["agent_id"]
     assert owner["schema"] == {"type": "string"}
+    assert owner["description"].startswith("Sets `owner.agent_id`.")
     assert "agent id" in owner["description"]
     label = parameters("get", "/v1/blocks/{label}", "path")["label"]
     enum = resolve(openapi_document(), label["schema"]["$ref"])
@@ -150,12 +214,12 @@ def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
 @pytest.mark.parametrize(
     ("verb", "path", "operation_id"),
     [
-        ("get", "/v1/agents/{owner.agent_id}/memories", "MemoryService_ListMemories"),
-        ("post", "/v1/agents/{owner.agent_id}/memories", "MemoryService_UpsertMemory"),
-        ("get", "/v1/workspaces/{owner.workspace_id}/memories", "MemoryService_ListMemories_2"),
-        ("post", "/v1/workspaces/{owner.workspace_id}/memories", "MemoryService_UpsertMemory_2"),
+        ("get", "/v1/agents/{agent_id}/memories", "MemoryService_ListMemories"),
+        ("post", "/v1/agents/{agent_id}/memories", "MemoryService_UpsertMemory"),
+        ("get", "/v1/workspaces/{workspace_id}/memories", "MemoryService_ListMemories_2"),
+        ("post", "/v1/workspaces/{workspace_id}/memories", "MemoryService_UpsertMemory_2"),
         ("get", "/v1/memories/{id}", "MemoryService_GetMemory"),
-        ("patch", "/v1/memories/{memory.id}", "MemoryService_UpdateMemory"),
+        ("patch", "/v1/memories/{id}", "MemoryService_UpdateMemory"),
         ("post", "/v1/memories/{id}:pin", "MemoryService_PinMemory"),
         ("delete", "/v1/memories/{id}", "MemoryService_DeleteMemory"),
         ("post", "/v1/recall", "RecallService_Recall"),
@@ -169,34 +233,34 @@ def test_the_product_routes_call_their_rpcs(verb: str, path: str, operation_id: 
 
 
 def test_list_memories_takes_paging_in_the_query_and_not_the_other_owner() -> None:
-    query = parameters("get", "/v1/agents/{owner.agent_id}/memories", "query")
+    query = parameters("get", "/v1/agents/{agent_id}/memories", "query")
     assert set(query) == {"pageSize", "pageToken"}
     assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32"}
-    query = parameters("get", "/v1/workspaces/{owner.workspace_id}/memories", "query")
+    query = parameters("get", "/v1/workspaces/{workspace_id}/memories", "query")
     assert set(query) == {"pageSize", "pageToken"}
-    assert "requestBody" not in operation("get", "/v1/agents/{owner.agent_id}/memories")
+    assert "requestBody" not in operation("get", "/v1/agents/{agent_id}/memories")
 
 
 def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> None:
-    update = operation("patch", "/v1/memories/{memory.id}")
+    update = operation("patch", "/v1/memories/{id}")
     body = update["requestBody"]
     assert body["required"] is True
     assert body["content"]["application/json"]["schema"]["$ref"] == (
         "#/components/schemas/agentmemory.v1.Memory"
     )
     # Query parameters go by their proto JSON names.
-    query = parameters("patch", "/v1/memories/{memory.id}", "query")
+    query = parameters("patch", "/v1/memories/{id}", "query")
     assert set(query) == {"updateMask", "etag"}
     assert query["updateMask"]["schema"]["type"] == "string"
 
 
 def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
-    upsert = operation("post", "/v1/agents/{owner.agent_id}/memories")
+    upsert = operation("post", "/v1/agents/{agent_id}/memories")
     schema = upsert["requestBody"]["content"]["application/json"]["schema"]
     assert schema["$ref"] == "#/components/schemas/agentmemory.v1.UpsertMemoryRequest"
     for route in routes():
         if route.body == "*":
-            assert not parameters(route.verb, route.template, "query"), route.template
+            assert not parameters(route.verb, doc_path(route), "query"), route.template
 
 
 def test_repeated_query_values_are_exploded_arrays() -> None:
@@ -258,4 +322,4 @@ def test_bearer_auth_everywhere_but_the_health_check_and_this_document() -> None
     assert {"200", "503"} <= set(health["responses"])
     assert operation("get", "/v1/openapi.json")["security"] == []
     for route in routes():
-        assert "security" not in operation(route.verb, route.template)
+        assert "security" not in operation(route.verb, doc_path(route))

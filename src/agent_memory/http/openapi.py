@@ -25,6 +25,9 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS
 
+# A variable of a route template: {field.path} or {field.path=pattern}.
+_VARIABLE = re.compile(r"\{([^}=]+)(?:=[^}]*)?\}")
+
 _SCHEMAS = "#/components/schemas/"
 _STATUS = "google.rpc.Status"
 _T = FieldDescriptor
@@ -325,18 +328,91 @@ def _query(
         yield parameter
 
 
-def _parameters(schemas: _Schemas, route: Route) -> list[dict[str, Any]]:
+class PathNameError(ValueError):
+    """Routes whose paths the document cannot name as OpenAPI requires."""
+
+
+@dataclass(frozen=True)
+class _DocPath:
+    """A route's path in the document, and the parameter name of each variable."""
+
+    path: str
+    names: dict[str, str]  # by field path, in path order
+
+    @property
+    def shape(self) -> str:
+        """The path with every parameter unnamed: equal shapes are the same path to OpenAPI."""
+        return re.sub(r"\{[^}]*\}", "{}", self.path)
+
+
+def _path(route: Route) -> _DocPath:
+    """The route's template with each variable named by the last segment of its field
+    path (``{owner.agent_id}`` is ``{agent_id}``), as a reader of the API knows it.
+
+    Raises:
+        PathNameError: two variables of the template end in the same name.
+    """
+    names: dict[str, str] = {}
+
+    def name(match: re.Match[str]) -> str:
+        variable = match.group(1)
+        last = variable.rpartition(".")[2]
+        if last in names.values():
+            raise PathNameError(
+                f"{route.method.full_name}: {route.template} would name two parameters"
+                f" {{{last}}}, and a path cannot hold two of one name"
+            )
+        names[variable] = last
+        return "{" + last + "}"
+
+    return _DocPath(_VARIABLE.sub(name, route.template), names)
+
+
+def _paths(bound: list[Route]) -> list[_DocPath]:
+    """The document's path of each route.
+
+    Raises:
+        PathNameError: a template names two parameters alike, two routes of one verb
+            end on one path, or two paths differ only in their parameter names (OpenAPI
+            holds such paths for one and forbids both).
+    """
+    found = [_path(route) for route in bound]
+    seen: dict[tuple[str, str], Route] = {}
+    shapes: dict[str, str] = {}
+    for route, where in zip(bound, found, strict=True):
+        other = seen.setdefault((where.path, route.verb), route)
+        if other is not route:
+            raise PathNameError(
+                f"{other.method.full_name} ({other.template}) and {route.method.full_name}"
+                f" ({route.template}) are both {route.verb.upper()} {where.path}"
+            )
+        first = shapes.setdefault(where.shape, where.path)
+        if first != where.path:
+            raise PathNameError(
+                f"{first} and {where.path} differ only in parameter names"
+                f" ({route.method.full_name}: {route.template})"
+            )
+    return found
+
+
+def _parameters(schemas: _Schemas, route: Route, where: _DocPath) -> list[dict[str, Any]]:
     """The path parameters of the route, then its query parameters."""
     parameters: list[dict[str, Any]] = []
     skip = {route.body} if route.body else set()
     for variable in route.variables:
         field = field_at(route.request, variable)
         schema = schemas.value(field)
-        parameter = {"name": variable, "in": "path", "required": True, "schema": schema}
-        comment = schemas.source.comments.get(field.full_name)
-        if comment:
-            parameter["description"] = comment
-        parameters.append(parameter)
+        parameters.append(
+            {
+                "name": where.names[variable],
+                "in": "path",
+                "required": True,
+                "description": _join(
+                    f"Sets `{variable}`.", schemas.source.comments.get(field.full_name, "")
+                ),
+                "schema": schema,
+            }
+        )
         # The path settles a oneof: its other members cannot be sent.
         parent, dot, _ = variable.rpartition(".")
         skip.update(parent + dot + member.name for member in schemas.members(field))
@@ -346,7 +422,9 @@ def _parameters(schemas: _Schemas, route: Route) -> list[dict[str, Any]]:
     return parameters
 
 
-def _operation(schemas: _Schemas, route: Route, operation_id: str) -> dict[str, Any]:
+def _operation(
+    schemas: _Schemas, route: Route, where: _DocPath, operation_id: str
+) -> dict[str, Any]:
     """The OpenAPI operation of one route."""
     method = route.method
     comment = schemas.source.comments.get(method.full_name, "")
@@ -356,7 +434,7 @@ def _operation(schemas: _Schemas, route: Route, operation_id: str) -> dict[str, 
         "summary": _summary(comment) or method.name,
         "description": comment or method.name,
     }
-    parameters = _parameters(schemas, route)
+    parameters = _parameters(schemas, route, where)
     if parameters:
         operation["parameters"] = parameters
     if route.body:
@@ -369,7 +447,9 @@ def _operation(schemas: _Schemas, route: Route, operation_id: str) -> dict[str, 
             "content": {"application/json": {"schema": schema}},
         }
         if route.variables:
-            bound = ", ".join(f"`{variable}`" for variable in route.variables)
+            bound = ", ".join(
+                f"`{variable}` from `{{{where.names[variable]}}}`" for variable in route.variables
+            )
             operation["requestBody"]["description"] = f"The path sets {bound}."
     answer = schemas.message(route.response)
     described = schemas.source.comments.get(route.response.full_name, route.response.name)
@@ -423,24 +503,30 @@ def _fixed_paths() -> dict[str, Any]:
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1.0 document of every HTTP route of the contract.
 
-    Built once and cached: callers must not change the returned dictionary.
+    Built once and cached: callers must not change the returned dictionary. Each path
+    parameter is named by the last segment of the field path it binds, and says the
+    field in its description.
 
     Returns:
         The document as JSON-ready dictionaries and lists.
+
+    Raises:
+        PathNameError: the routes cannot be named as OpenAPI requires (see ``_paths``).
     """
     schemas = _Schemas(_source())
     paths: dict[str, Any] = {}
     tags: dict[str, str] = {}
     bindings: dict[str, int] = {}
-    for route in routes():
+    bound = list(routes())
+    for route, where in zip(bound, _paths(bound), strict=True):
         service = route.method.containing_service
         tags.setdefault(service.name, schemas.source.comments.get(service.full_name, ""))
         operation_id = f"{service.name}_{route.method.name}"
         bindings[operation_id] = count = bindings.get(operation_id, 0) + 1
         if count > 1:
             operation_id = f"{operation_id}_{count}"
-        operation = _operation(schemas, route, operation_id)
-        paths.setdefault(route.template, {})[route.verb] = operation
+        operation = _operation(schemas, route, where, operation_id)
+        paths.setdefault(where.path, {})[route.verb] = operation
     paths.update(_fixed_paths())
     error = {"$ref": _SCHEMAS + _STATUS}
     return {
