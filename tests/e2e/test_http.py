@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -782,3 +783,127 @@ def test_the_command_serves_http_next_to_grpc_and_stops_cleanly(database_url: st
         assert made.status_code == 200, made.text
     finally:
         assert served.terminate() == 0, served.log()
+
+
+def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: ServerThread) -> None:
+    url = f"http://{server.http_address}/v1/agents/coder/memories"
+    # Over every limit and not JSON: still only "who are you?".
+    response = httpx.post(url, content=b"[" * (20 * 1024 * 1024))
+    assert response.status_code == 401
+    assert reason(response) == "MISSING_CREDENTIALS"
+    # A key, and a length over the limit: refused on the header, before any byte.
+    host, port = server.http_address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        raw.sendall(
+            b"POST /v1/agents/coder/memories HTTP/1.1\r\nhost: x\r\n"
+            + f"authorization: {bearer(server)['authorization']}\r\n".encode()
+            + f"content-length: {1 << 30}\r\n\r\n".encode()
+        )
+        status_line = raw.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line == b"HTTP/1.1 413 Request Entity Too Large"
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+        (b'{"key": "k", "value": "v", "importance": 1' + b"1" * 5000 + b"}", "not JSON"),
+        (b'"just a string"', "must be a JSON object"),
+        (b"[1, 2]", "must be a JSON object"),
+    ],
+)
+def test_a_body_the_parser_cannot_take_is_400_not_500(
+    server: ServerThread, body: bytes, problem: str
+) -> None:
+    response = post(server, "/v1/agents/coder/memories", bearer(server), content=body)
+    assert response.status_code == 400, response.text
+    bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
+    assert [v["field"] for v in bad["fieldViolations"]] == ["body"]
+    assert problem in bad["fieldViolations"][0]["description"]
+
+
+def test_a_path_that_is_not_utf8_is_400(server: ServerThread) -> None:
+    response = get(server, "/v1/agents/a%FF/memories", bearer(server))
+    assert response.status_code == 400
+    bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
+    assert bad["fieldViolations"][0]["field"] == "owner.agent_id"
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/agents/coder/memories", {"owner": {"workspaceId": "acme"}, "key": "k", "value": "v"}),
+        ("/v1/agents/coder/memories", {"owner": {"agentId": "other"}, "key": "k", "value": "v"}),
+    ],
+)
+def test_a_path_that_contradicts_the_body_is_400(
+    server: ServerThread, path: str, body: dict[str, Any]
+) -> None:
+    headers = bearer(server)
+    response = post(server, path, headers, json=body)
+    assert response.status_code == 400, response.text
+    assert get(server, path, headers).json() == {}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "https://evil.example"},
+        {"sec-fetch-site": "cross-site"},
+        {"sec-fetch-site": "same-site"},
+        {"origin": "null"},
+    ],
+)
+def test_a_request_from_another_site_s_page_is_refused(
+    server: ServerThread, headers: dict[str, str]
+) -> None:
+    key = bearer(server)
+    response = post(
+        server,
+        "/v1/agents/coder/memories",
+        {**key, **headers, "content-type": "text/plain"},
+        content=b'{"key": "k", "value": "planted"}',
+    )
+    assert response.status_code == 403
+    assert reason(response) == "CROSS_ORIGIN"
+    assert get(server, "/v1/agents/coder/memories", key).json() == {}
+
+
+def test_the_local_mode_answers_only_requests_for_a_loopback_name(database_url: str) -> None:
+    settings = Settings(http_listen="127.0.0.1:0", insecure_local=True)
+    with ServerThread(database_url, settings=settings) as local:
+        url = f"http://{local.http_address}/v1/agents/coder/memories"
+        # A page of attacker.example whose name now resolves to 127.0.0.1.
+        rebound = httpx.get(url, headers={"host": "attacker.example"})
+        assert rebound.status_code == 403
+        assert reason(rebound) == "CROSS_ORIGIN"
+        port = local.http_address.rsplit(":", 1)[1]
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+            assert httpx.get(url, headers={"host": host}).status_code == 200, host
+
+
+def test_same_origin_pages_and_plain_clients_are_let_through(server: ServerThread) -> None:
+    headers = {**bearer(server), "origin": f"http://{server.http_address}"}
+    assert get(server, "/v1/agents/coder/memories", headers).status_code == 200
+    same = {**bearer(server), "sec-fetch-site": "same-origin"}
+    assert get(server, "/v1/agents/coder/memories", same).status_code == 200
+
+
+def test_head_answers_as_get_without_a_body_and_options_is_405(server: ServerThread) -> None:
+    headers = bearer(server)
+    head = httpx.head(f"http://{server.http_address}/v1/agents/coder/memories", headers=headers)
+    assert head.status_code == 200
+    assert head.content == b""
+    options = httpx.options(f"http://{server.http_address}/v1/recall", headers=headers)
+    assert options.status_code == 405
+    assert reason(options) == "METHOD_NOT_ALLOWED"
+
+
+def test_answers_are_not_cached_and_bools_read_as_proto_json_and_go_do(
+    server: ServerThread,
+) -> None:
+    headers = bearer(server)
+    response = get(server, "/v1/agents/coder/decisions?includeResult=True", headers)
+    assert response.status_code == 200, response.text
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"

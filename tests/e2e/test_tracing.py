@@ -84,8 +84,12 @@ def test_an_http_call_has_a_server_span_named_as_its_rpc_with_its_sql_inside(
         key = traced.new_key(f"tenant-{uuid.uuid4().hex[:10]}", "user-1")
         headers = {"authorization": f"Bearer {key}"}
         base = f"http://{traced.http_address}"
+        # The caller's trace goes on in the server, as over gRPC.
+        caller = {"traceparent": f"00-{'ab' * 16}-{'cd' * 8}-01"}
         made = httpx.post(
-            f"{base}/v1/agents/traced/memories", headers=headers, json={"key": "k", "value": "v"}
+            f"{base}/v1/agents/traced/memories",
+            headers={**headers, **caller},
+            json={"key": "k", "value": "v"},
         )
         assert made.status_code == 200
         recalled = httpx.post(
@@ -110,3 +114,7 @@ def test_an_http_call_has_a_server_span_named_as_its_rpc_with_its_sql_inside(
             and s.attributes.get("db.system") == "postgresql"
         ]
         assert inside, name
+    [upsert] = [s for s in spans if s.name.endswith("/UpsertMemory")]
+    assert upsert.context.trace_id == int("ab" * 16, 16)
+    assert upsert.parent is not None
+    assert upsert.parent.span_id == int("cd" * 8, 16)

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from agent_memory.config import Settings
-from agent_memory.http.app import HttpServer, http_app, http_socket
+from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.routes import routes
 from agent_memory.http.transcoder import HTTP_STATUS, Transcoder
 from agentmemory.v1 import recall_service_pb2
@@ -44,15 +44,17 @@ class Served:
 
     def __init__(self, handlers: dict[str, grpc.RpcMethodHandler], answers: bool = True) -> None:
         self.loop = Loop()
-        transcoder = Transcoder(handlers, max_message_bytes=1 << 20)
+
+        async def admit(method: str, metadata: Any) -> None:
+            return None
+
+        transcoder = Transcoder(handlers, admit=admit, max_message_bytes=1 << 20)
 
         async def database_answers() -> bool:
             return answers
 
         async def start() -> HttpServer:
-            server = HttpServer(
-                http_app(transcoder, database_answers), http_socket("127.0.0.1:0"), Settings()
-            )
+            server = HttpServer(http_app(transcoder, database_answers), "127.0.0.1:0", Settings())
             await server.start()
             return server
 

@@ -131,8 +131,20 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             self._stream(method, handler.stream_stream), **codecs
         )
 
-    async def _caller(self, context: grpc.aio.ServicerContext) -> None:
-        _principal.set(await self._identify(tuple(context.invocation_metadata() or ())))
+    async def admit(self, method: str, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
+        """The caller ``metadata`` names, once its role allows ``method``: what every
+        call passes first. Another transport asks it before reading a request.
+
+        Raises:
+            Unauthenticated: no valid credentials.
+            PermissionDenied: the key's role is below the method's.
+        """
+        principal = await self._identify(tuple(metadata))
+        authorize(principal, method)
+        return principal
+
+    async def _caller(self, method: str, context: grpc.aio.ServicerContext) -> None:
+        _principal.set(await self.admit(method, context.invocation_metadata() or ()))
 
     def _answer(
         self, method: str, behaviour: Callable[..., Any]
@@ -141,8 +153,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
             try:
-                await self._caller(context)
-                authorize(current_principal(), method)
+                await self._caller(method, context)
                 request = checked(request)
                 request = await _scanned(method, request)
                 result = behaviour(request, context)
@@ -161,8 +172,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             try:
-                await self._caller(context)
-                authorize(current_principal(), method)
+                await self._caller(method, context)
                 request = checked(request)
                 request = await _scanned(method, request)
                 async for item in behaviour(request, context):

@@ -37,7 +37,7 @@ from agent_memory.api.tls import server_credentials
 from agent_memory.config import Settings, SettingsError
 from agent_memory.embed import Embedder, embedder_from_settings
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
-from agent_memory.http.app import HttpServer, http_app, http_socket
+from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
@@ -52,7 +52,7 @@ from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres, describe_database, redacted_url
 from agent_memory.telemetry.logging import configure_logging
-from agent_memory.telemetry.tracing import tracer_provider_from_env
+from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
     block_service_pb2,
     block_service_pb2_grpc,
@@ -104,7 +104,10 @@ class RunningServer:
         stopping = [self.server.stop(grace)]
         if self.http is not None:
             stopping.append(self.http.stop())
-        await asyncio.gather(*stopping)
+        # One side failing to stop must not keep the other, or the workers, running.
+        for failed in await asyncio.gather(*stopping, return_exceptions=True):
+            if isinstance(failed, Exception):
+                log_failure(log, failed, "stopping a server failed")
         await self.workers.stop()
         if self.embedder is not None:
             await self.embedder.close()
@@ -158,10 +161,9 @@ async def start_server(
     # Listings fit what this server sends: the rest goes on with a next page token.
     response_bytes = response_budget(settings.max_message_bytes)
     embedder = embedder_from_settings(settings)
-    # Registered with gRPC and with the table HTTP calls go through: one set of handlers.
-    table = HandlerTable()
-    for registry in (server, table):
-        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(
+    servicers: list[tuple[Callable[[Any, Any], None], object]] = [
+        (
+            memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
             MemoryServicer(
                 Memories(db),
                 Agents(db),
@@ -169,21 +171,28 @@ async def start_server(
                 ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
                 response_bytes=response_bytes,
             ),
-            registry,
-        )
-        decision_service_pb2_grpc.add_DecisionServiceServicer_to_server(
-            DecisionServicer(Decisions(db), response_bytes=response_bytes), registry
-        )
-        block_service_pb2_grpc.add_BlockServiceServicer_to_server(
+        ),
+        (
+            decision_service_pb2_grpc.add_DecisionServiceServicer_to_server,
+            DecisionServicer(Decisions(db), response_bytes=response_bytes),
+        ),
+        (
+            block_service_pb2_grpc.add_BlockServiceServicer_to_server,
             BlockServicer(
                 Blocks(db, block_limits(settings), embedder=embedder),
                 response_bytes=response_bytes,
             ),
-            registry,
-        )
-        recall_service_pb2_grpc.add_RecallServiceServicer_to_server(
-            RecallServicer(Recall(db, settings, embedder=embedder)), registry
-        )
+        ),
+        (
+            recall_service_pb2_grpc.add_RecallServiceServicer_to_server,
+            RecallServicer(Recall(db, settings, embedder=embedder)),
+        ),
+    ]
+    # The same servicers answer gRPC and, through this table, HTTP.
+    table = HandlerTable()
+    for add, servicer in servicers:
+        add(servicer, server)
+        add(servicer, table)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     reflection.enable_server_reflection(
@@ -204,20 +213,22 @@ async def start_server(
     except RuntimeError as exc:
         raise unbindable(settings.listen, "in use, or not an address of this machine") from exc
     http: HttpServer | None = None
-    if settings.http_listen is not None:
-        try:
-            sock = http_socket(settings.http_listen, reuse_port=reuse_port)
-        except (OSError, ValueError) as exc:
-            raise unbindable(settings.http_listen, exc, flag="--http-listen") from exc
-        transcoder = Transcoder(
-            await table.intercepted(service_interceptor),
-            max_message_bytes=settings.max_message_bytes,
-            tracer_provider=tracer_provider,
-        )
-        http = HttpServer(http_app(transcoder, db.probe), sock, settings)
-    await server.start()
-    if http is not None:
-        await http.start()
+    try:
+        if settings.http_listen is not None:
+            http = await _http_server(settings, db, table, service_interceptor, tracer_provider)
+            try:
+                http.bind(reuse_port=reuse_port)
+            except (OSError, ValueError) as exc:
+                raise unbindable(settings.http_listen, exc, flag="--http-listen") from exc
+        await server.start()
+        if http is not None:
+            await http.start()
+    except BaseException:
+        # A start that fails halfway leaves no port bound and nothing serving.
+        await server.stop(0)
+        if http is not None:
+            await http.stop()
+        raise
     await _set_health(health, serving=await db.probe())
     workers = ExtractionWorkers(db, extraction, settings)
     extraction.on_queued = workers.wake
@@ -233,6 +244,25 @@ async def start_server(
         ),
         http=http,
     )
+
+
+async def _http_server(
+    settings: Settings,
+    db: Database,
+    table: HandlerTable,
+    interceptor: ServiceInterceptor,
+    tracer_provider: TracerProvider | None,
+) -> HttpServer:
+    """The HTTP side over the handlers gRPC calls, as ``interceptor`` wraps them."""
+    assert settings.http_listen is not None
+    transcoder = Transcoder(
+        await table.intercepted(interceptor),
+        admit=interceptor.admit,
+        max_message_bytes=settings.max_message_bytes,
+        loopback_hosts_only=settings.insecure_local,
+        tracer_provider=tracer_provider,
+    )
+    return HttpServer(http_app(transcoder, db.probe), settings.http_listen, settings)
 
 
 async def _set_health(health: HealthServicer, *, serving: bool) -> None:

@@ -26,12 +26,14 @@ from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
-_VERBS = ["GET", "POST", "PATCH", "PUT", "DELETE"]
+# Every verb reaches the transcoder, which answers 405 with a Status for the others.
+_VERBS = ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"]
 # The panel loads nothing from elsewhere, and the browser enforces it.
 _PANEL_HEADERS = {
     "content-security-policy": (
         "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+        "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
+        "form-action 'self'"
     ),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
@@ -65,7 +67,15 @@ def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bo
         return Response(panel_file("index.html"), media_type="text/html", headers=_PANEL_HEADERS)
 
     async def api(request: Request) -> Response:
-        return await transcoder(request)
+        try:
+            return await transcoder(request)
+        except Exception as exc:
+            # As on the gRPC side: the traceback to the log once, a generic status to
+            # the caller (an exception handler would leave uvicorn to log it again).
+            log_failure(
+                log, exc, "unexpected error serving %s %s", request.method, request.url.path
+            )
+            return plain_response(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", 500)
 
     static = StaticFiles(packages=[("agent_memory.http", "panel")])
 
@@ -80,13 +90,7 @@ def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bo
 
         await static(scope, receive, secured)
 
-    async def failed(request: Request, exc: Exception) -> Response:
-        # As on the gRPC side: the traceback to the log, a generic status to the caller.
-        log_failure(log, exc, "unexpected error serving %s %s", request.method, request.url.path)
-        return plain_response(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", 500)
-
     return Starlette(
-        exception_handlers={Exception: failed},
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/v1/openapi.json", openapi, methods=["GET"]),
@@ -120,11 +124,12 @@ def http_socket(address: str, *, reuse_port: bool = False) -> socket.socket:
 
 
 class HttpServer:
-    """uvicorn serving ``app`` on a socket of ours, in the running event loop, without
-    taking over signals (the gRPC server's shutdown drives it)."""
+    """uvicorn serving ``app`` on ``listen`` (HOST:PORT), in the running event loop,
+    without taking over signals (the gRPC server's shutdown drives it)."""
 
-    def __init__(self, app: Starlette, sock: socket.socket, settings: Settings) -> None:
-        self._sock = sock
+    def __init__(self, app: Starlette, listen: str, settings: Settings) -> None:
+        self._listen = listen
+        self._sock: socket.socket | None = None
         tls: dict[str, object] = {}
         if settings.tls_cert is not None:
             tls = {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)}
@@ -147,10 +152,24 @@ class HttpServer:
 
     @property
     def address(self) -> str:
+        """HOST:PORT as bound (port 0 resolved)."""
+        assert self._sock is not None, "bind() first"
         host, port = self._sock.getsockname()[:2]
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
+    def bind(self, *, reuse_port: bool = False) -> None:
+        """Take the port now, so a busy one fails before anything serves.
+
+        Raises:
+            OSError: the address is taken or not this machine's.
+            ValueError: the address does not parse.
+        """
+        self._sock = http_socket(self._listen, reuse_port=reuse_port)
+
     async def start(self) -> None:
+        if self._sock is None:
+            self.bind()
+        assert self._sock is not None
         self._config.load()
         self._server.lifespan = self._config.lifespan_class(self._config)
         await self._server.startup(sockets=[self._sock])
@@ -162,5 +181,6 @@ class HttpServer:
         if self._loop is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop
-            await self._server.shutdown(sockets=[self._sock])
-        self._sock.close()
+            await self._server.shutdown(sockets=[self._sock] if self._sock else None)
+        if self._sock is not None:
+            self._sock.close()

@@ -12,11 +12,12 @@ HTTP status of the standard mapping.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import grpc
 from google.protobuf import json_format, message_factory
@@ -24,14 +25,16 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import status_pb2
 from grpc_status import rpc_status
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import TracerProvider
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from agent_memory.api.errors import plain_status
+from agent_memory.api.errors import plain_status, to_status
 from agent_memory.api.request_checks import Unreadable
-from agent_memory.domain.errors import FieldViolation, InvalidArgument
+from agent_memory.config import is_loopback
+from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.http.routes import Route, RouteError, field_at, routes
 
 JSON = "application/json"
@@ -60,6 +63,10 @@ HTTP_STATUS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.DATA_LOSS: 500,
 }
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
+# Answers of the API are the caller's data: never cached, never sniffed as another type.
+_API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+# Bodies up to this size parse on the event loop; larger ones in a thread.
+_PARSE_INLINE_BYTES = 64 * 1024
 # Request headers that describe the HTTP exchange, not the caller: not metadata.
 _NOT_METADATA = frozenset(
     {"host", "content-length", "content-type", "connection", "accept", "accept-encoding"}
@@ -144,6 +151,13 @@ def status_response(status: status_pb2.Status, http_status: int | None = None) -
     )
 
 
+def rpc_status_of(error: ServiceError) -> status_pb2.Status:
+    """A domain error's rich status, as gRPC sends it."""
+    status = to_status(error)
+    rich = dict(status.trailing_metadata)[rpc_status.GRPC_DETAILS_METADATA_KEY]
+    return status_pb2.Status.FromString(rich)
+
+
 def plain_response(code: grpc.StatusCode, message: str, reason: str, http_status: int) -> Response:
     """A transport-level refusal (no route, wrong method, body too large) as a Status."""
     status = plain_status(code, message, reason)
@@ -159,11 +173,14 @@ def _json_line(message: Message) -> bytes:
 
 
 def _bool(text: str) -> bool:
-    if text in ("true", "1"):
+    if text.lower() in ("true", "1"):
         return True
-    if text in ("false", "0"):
+    if text.lower() in ("false", "0"):
         return False
     raise json_format.ParseError(f"expected true or false, got {text!r}")
+
+
+Admit = Callable[[str, Sequence[tuple[str, str]]], Awaitable[object]]
 
 
 class Transcoder:
@@ -172,23 +189,33 @@ class Transcoder:
     Args:
         handlers: each method's handler as the service interceptor wrapped it,
             keyed by ``/package.Service/Method``.
+        admit: identifies the caller from its metadata and checks its role for a
+            method, raising the service's error otherwise; run before the body is
+            read, so an unknown caller costs no parsing.
         max_message_bytes: the largest request message, as gRPC's receive limit.
+        loopback_hosts_only: answer only requests addressed to a loopback name (the
+            unauthenticated local mode: a page on another site that resolves its
+            own name to 127.0.0.1 must not reach it).
     """
 
     def __init__(
         self,
         handlers: Mapping[str, grpc.RpcMethodHandler],
         *,
+        admit: Admit,
         max_message_bytes: int,
+        loopback_hosts_only: bool = False,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
         self._handlers = dict(handlers)
+        self._admit = admit
         self._tracer = tracer_provider.get_tracer(__name__) if tracer_provider is not None else None
         self._max_message_bytes = max_message_bytes
+        self._loopback_hosts_only = loopback_hosts_only
         # JSON spends more bytes than protobuf on the same message (names, quotes,
         # escapes, base64): the body may be this much larger before it is refused
         # unread; the parsed message then meets gRPC's own limit.
-        self._max_body_bytes = 4 * max_message_bytes
+        self._max_body_bytes = 2 * max_message_bytes
         self._routes = routes()
         self._classes = {
             route.grpc_path: message_factory.GetMessageClass(route.request)
@@ -199,7 +226,7 @@ class Transcoder:
             raise RouteError(f"routes without a served method: {', '.join(missing)}")
 
     def match(self, verb: str, raw_path: str) -> tuple[Route | None, list[str], list[str]]:
-        """The route for ``verb`` and the raw path, its variables' decoded values, and
+        """The route for ``verb`` and the raw path, its variables' encoded values, and
         the verbs other routes accept on that path (for 405)."""
         allowed: list[str] = []
         for route in self._routes:
@@ -207,39 +234,103 @@ class Transcoder:
             if found is None:
                 continue
             if route.verb == verb:
-                return route, [unquote(value) for value in found.groups()], []
+                return route, list(found.groups()), []
             allowed.append(route.verb.upper())
         return None, [], allowed
 
     async def __call__(self, request: Request) -> Response:
+        refused = self._refused_origin(request)
+        if refused is not None:
+            return refused
         raw_path = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
-        route, values, allowed = self.match(request.method.lower(), raw_path.split("?", 1)[0])
+        verb = "get" if request.method == "HEAD" else request.method.lower()
+        route, values, allowed = self.match(verb, raw_path.split("?", 1)[0])
         if route is None:
-            if allowed:
-                response = plain_response(
-                    grpc.StatusCode.UNIMPLEMENTED,
-                    f"{request.method} is not allowed on {request.url.path}; "
-                    f"allowed: {', '.join(sorted(set(allowed)))}",
-                    "METHOD_NOT_ALLOWED",
-                    405,
-                )
-                response.headers["allow"] = ", ".join(sorted(set(allowed)))
-                return response
-            return plain_response(
-                grpc.StatusCode.NOT_FOUND,
-                f"no route for {request.method} {request.url.path}",
-                "NO_ROUTE",
-                404,
+            return self._no_route(request, allowed)
+        metadata = [(k, v) for k, v in request.headers.items() if k not in _NOT_METADATA]
+        span = self._span(route, request)
+        try:
+            with trace.use_span(span, end_on_exit=False):
+                response = await self._serve(route, request, values, metadata, span)
+        except BaseException:
+            span.set_status(trace.StatusCode.ERROR)
+            span.end()
+            raise
+        span.set_attribute("http.response.status_code", response.status_code)
+        if response.status_code >= 500:
+            span.set_status(trace.StatusCode.ERROR)
+        if response.background is None:  # a stream ends its span when it ends
+            span.end()
+        response.headers.update(_API_HEADERS)
+        return response
+
+    def _refused_origin(self, request: Request) -> Response | None:
+        """Browsers may send a request from another site's page (a form, a fetch
+        with a body type that needs no preflight): refused, as is a request for
+        a name that is not loopback in the local mode (DNS rebinding)."""
+        host = request.headers.get("host", "")
+        origin = request.headers.get("origin")
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            problem = f"a {site} request from a browser"
+        elif origin is not None and urlsplit(origin).netloc != host:
+            problem = f"a request from the page of origin {origin!r}"
+        elif self._loopback_hosts_only and not is_loopback(_host_name(host)):
+            problem = f"a request for host {host!r} in the local mode, which answers loopback only"
+        else:
+            return None
+        return plain_response(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"refused {problem}: call the API from the panel of this server or from a client",
+            "CROSS_ORIGIN",
+            403,
+        )
+
+    def _no_route(self, request: Request, allowed: list[str]) -> Response:
+        if allowed:
+            verbs = ", ".join(sorted(set(allowed)))
+            response = plain_response(
+                grpc.StatusCode.UNIMPLEMENTED,
+                f"{request.method} is not allowed on {request.url.path}; allowed: {verbs}",
+                "METHOD_NOT_ALLOWED",
+                405,
             )
+            response.headers["allow"] = verbs
+            return response
+        return plain_response(
+            grpc.StatusCode.NOT_FOUND,
+            f"no route for {request.method} {request.url.path}",
+            "NO_ROUTE",
+            404,
+        )
+
+    async def _serve(
+        self,
+        route: Route,
+        request: Request,
+        values: list[str],
+        metadata: list[tuple[str, str]],
+        span: trace.Span,
+    ) -> Response:
+        try:
+            # Who calls, and may they, before a byte of the body is read.
+            await self._admit(route.grpc_path, metadata)
+        except ServiceError as refused:
+            return status_response(rpc_status_of(refused))
         body = await self._body(request)
         if isinstance(body, Response):
             return body
         message: Message | Unreadable
         try:
-            message = self.request_message(route, values, request.query_params.multi_items(), body)
+            query = _query(request.scope.get("query_string", b""))
+            if len(body) > _PARSE_INLINE_BYTES:
+                # A large body parses off the event loop, which gRPC calls share.
+                message = await asyncio.to_thread(self.request_message, route, values, query, body)
+            else:
+                message = self.request_message(route, values, query, body)
         except InvalidArgument as exc:
-            # Refused by the handler once it knows the caller, as gRPC refuses bytes
-            # that do not decode: a caller without a key learns nothing of the request.
+            # Refused by the handler, which answers as gRPC answers bytes that do
+            # not decode.
             message = Unreadable(exc)
         if isinstance(message, Message) and message.ByteSize() > self._max_message_bytes:
             return plain_response(
@@ -249,25 +340,26 @@ class Transcoder:
                 "MESSAGE_TOO_LARGE",
                 413,
             )
-        context = HttpCallContext(
-            [(k, v) for k, v in request.headers.items() if k not in _NOT_METADATA]
-        )
-        span = self._span(route, request)
-        with trace.use_span(span, end_on_exit=False):
-            response = await self._answer(route, message, context, span)
-        span.set_attribute("http.response.status_code", response.status_code)
-        if not isinstance(response, StreamingResponse):
-            span.end()
-        return response
+        context = HttpCallContext(metadata)
+        handler = self._handlers[route.grpc_path]
+        if route.streaming:
+            return await self._stream(handler.unary_stream, message, context, span)
+        try:
+            answer = await handler.unary_unary(message, context)
+        except Aborted as aborted:
+            return status_response(aborted.status)
+        return Response(_json_line(answer), media_type=JSON)
 
     def _span(self, route: Route, request: Request) -> trace.Span:
-        """A server span named as the gRPC one, so both transports read alike; the
-        database's spans nest in it. Non-recording when tracing is off."""
+        """A server span named as the gRPC one, so both transports read alike, in the
+        trace the caller's ``traceparent`` names; the database's spans nest in it.
+        Non-recording when tracing is off."""
         if self._tracer is None:
             return trace.INVALID_SPAN
         service, method = route.grpc_path.lstrip("/").split("/")
         return self._tracer.start_span(
             route.grpc_path,
+            context=propagate.extract(request.headers),
             kind=trace.SpanKind.SERVER,
             attributes={
                 "rpc.system": "grpc",
@@ -278,34 +370,22 @@ class Transcoder:
             },
         )
 
-    async def _answer(
-        self,
-        route: Route,
-        message: Message | Unreadable,
-        context: HttpCallContext,
-        span: trace.Span,
-    ) -> Response:
-        handler = self._handlers[route.grpc_path]
-        if route.streaming:
-            return await self._stream(handler.unary_stream, message, context, span)
-        try:
-            answer = await handler.unary_unary(message, context)
-        except Aborted as aborted:
-            return status_response(aborted.status)
-        return Response(_json_line(answer), media_type=JSON)
-
     async def _body(self, request: Request) -> bytes | Response:
+        too_large = plain_response(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"request body is over {self._max_body_bytes} bytes",
+            "MESSAGE_TOO_LARGE",
+            413,
+        )
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self._max_body_bytes:
+            return too_large
         size = 0
         chunks: list[bytes] = []
         async for chunk in request.stream():
             size += len(chunk)
             if size > self._max_body_bytes:
-                return plain_response(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"request body is over {self._max_body_bytes} bytes",
-                    "MESSAGE_TOO_LARGE",
-                    413,
-                )
+                return too_large
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -320,7 +400,8 @@ class Transcoder:
 
         Raises:
             InvalidArgument: a body that is not the message's JSON, an unknown or
-                malformed query parameter, or a path value of the wrong type.
+                malformed query parameter, a path value of the wrong type, or one
+                that contradicts the body or query.
         """
         message: Message = self._classes[route.grpc_path]()
         if route.body:
@@ -336,23 +417,35 @@ class Transcoder:
                     [FieldViolation(names, "this route takes every field in the body")]
                 )
             self._merge(message, route, query, bound=set(route.variables), origin="query")
-        path = list(zip(route.variables, values, strict=True))
+        path: list[tuple[str, str]] = []
+        for variable, raw in zip(route.variables, values, strict=True):
+            try:
+                path.append((variable, unquote(raw, errors="strict")))
+            except UnicodeDecodeError as exc:
+                raise InvalidArgument([FieldViolation(variable, "is not UTF-8")]) from exc
+        given = type(message)()
+        given.CopyFrom(message)
         self._merge(message, route, path, bound=set(), origin="path")
+        _refuse_contradictions(route, given, message)
         return message
 
     def _parse_body(self, route: Route, message: Message, body: bytes) -> None:
         try:
             document = json.loads(body) if body.strip() else {}
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             raise InvalidArgument([FieldViolation("body", f"not JSON: {exc}")]) from exc
+        field = message.DESCRIPTOR.fields_by_name.get(route.body)
+        if (route.body == "*" or field.message_type is not None) and not isinstance(document, dict):
+            raise InvalidArgument([FieldViolation("body", "must be a JSON object")])
         try:
             if route.body == "*":
                 json_format.ParseDict(document, message)
             else:
-                field = message.DESCRIPTOR.fields_by_name[route.body]
                 json_format.ParseDict({field.json_name: document}, message)
         except json_format.ParseError as exc:
             raise InvalidArgument([FieldViolation("body", _parse_problem(exc))]) from exc
+        except (ValueError, RecursionError) as exc:  # digits beyond int(), deep nesting
+            raise InvalidArgument([FieldViolation("body", f"cannot be read: {exc}")]) from exc
 
     def _merge(
         self,
@@ -400,6 +493,8 @@ class Transcoder:
                 json_format.ParseDict(document, parsed)
             except json_format.ParseError as exc:
                 raise InvalidArgument([FieldViolation(name, _parse_problem(exc))]) from exc
+            except ValueError as exc:
+                raise InvalidArgument([FieldViolation(name, f"cannot be read: {exc}")]) from exc
             message.MergeFrom(parsed)
 
     async def _stream(
@@ -421,9 +516,8 @@ class Transcoder:
             return status_response(aborted.status)
 
         async def lines() -> AsyncIterator[bytes]:
-            # The span lasts as long as the stream does.
             try:
-                with trace.use_span(span, end_on_exit=True):
+                with trace.use_span(span, end_on_exit=False):
                     yield _json_line(first)
                     async for answer in answers:
                         yield _json_line(answer)
@@ -433,7 +527,51 @@ class Transcoder:
             finally:
                 await _close(answers)
 
-        return StreamingResponse(lines(), media_type=NDJSON)
+        # The span ends once the stream has, or once the caller has gone.
+        return StreamingResponse(
+            lines(),
+            media_type=NDJSON,
+            headers={"x-accel-buffering": "no"},
+            background=BackgroundTask(span.end),
+        )
+
+
+def _refuse_contradictions(route: Route, given: Message, message: Message) -> None:
+    """A path value that overrides what the body or query set differently (another
+    member of its oneof, or the same field with another value) is refused."""
+    for variable in route.variables:
+        *parents, leaf = variable.split(".")
+        before, after = given, message
+        for part in parents:
+            before, after = getattr(before, part), getattr(after, part)
+        field = after.DESCRIPTOR.fields_by_name[leaf]
+        oneof = field.containing_oneof
+        if oneof is not None:
+            chosen = before.WhichOneof(oneof.name)
+            if chosen is not None and chosen != leaf:
+                raise InvalidArgument(
+                    [FieldViolation(variable, f"the path sets it; the request also sets {chosen}")]
+                )
+        earlier = getattr(before, leaf)
+        if earlier and earlier != getattr(after, leaf):
+            raise InvalidArgument(
+                [FieldViolation(variable, "the path and the request give different values")]
+            )
+
+
+def _host_name(host: str) -> str:
+    """The name of a Host header, without its port (IPv6 in brackets)."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _query(raw: bytes) -> list[tuple[str, str]]:
+    """Query parameters, refusing text that is not UTF-8 rather than replacing it."""
+    try:
+        return parse_qsl(raw.decode("latin-1"), keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument([FieldViolation("query", "is not UTF-8")]) from exc
 
 
 async def _close(answers: AsyncIterator[Message]) -> None:
