@@ -37,6 +37,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 READ_ONLY = "auto-captured \u00b7 read-only"
+MANUAL = memory_pb2.MEMORY_SOURCE_MANUAL
 AGENT = "coder"
 KEY_STORAGE = "agent-memory.panel.key"
 
@@ -107,16 +108,17 @@ def memory_row(page: Page, key: str) -> Locator:
 
 
 def memories_of(c: Client, agent: str = AGENT) -> dict[str, memory_pb2.Memory]:
-    request = pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=agent), page_size=100)
+    request = pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=agent), page_size=1000)
     return {m.key: m for m in c.call(c.memory.ListMemories, request).memories}
 
 
-def upsert(c: Client, key: str, value: str, source: int) -> memory_pb2.Memory:
+def upsert(c: Client, key: str, value: str, source: int, importance: int = 0) -> memory_pb2.Memory:
     request = pb.UpsertMemoryRequest(
         owner=memory_pb2.MemoryOwner(agent_id=AGENT),
         key=key,
         value=value,
         source=source,  # type: ignore[arg-type]
+        importance=importance,
     )
     memory: memory_pb2.Memory = c.call(c.memory.UpsertMemory, request).memory
     return memory
@@ -254,6 +256,74 @@ def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tena
     confirm_dialog(page).get_by_role("button", name="Delete").click()
     expect(auto).to_have_count(0)
     assert set(memories_of(tenant.grpc)) == {"tech-stack"}
+
+
+def test_actions_keep_the_rows_that_load_more_brought_in(page: Page, tenant: Tenant) -> None:
+    # The panel asks for 100 memories a page: these make a second page of 6.
+    notes = [f"note-{i:03}" for i in range(105)]
+    upsert(tenant.grpc, "zeta", "Listed early for its importance", MANUAL, importance=5)
+    for key in notes:
+        upsert(tenant.grpc, key, f"Value of {key}", MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    rows = page.locator("#view-memories tbody tr")
+    load_more = page.get_by_role("button", name="Load more")
+    expect(rows).to_have_count(100)
+    load_more.click()
+    expect(rows).to_have_count(106)
+    expect(load_more).to_be_hidden()
+
+    # Pinning a row of the second page moves it to the top, where the server lists
+    # it; the focus goes with it, and no row is lost.
+    memory_row(page, "note-103").get_by_role("button", name="Pin").click()
+    expect(rows.first).to_have_attribute("data-key", "note-103")
+    expect(rows.first.get_by_role("button", name="Unpin")).to_be_focused()
+    expect(rows).to_have_count(106)
+
+    # Deleting a row of the second page removes only that row; the focus moves to
+    # the row that took its place.
+    memory_row(page, "note-101").get_by_role("button", name="Delete").click()
+    confirm_dialog(page).get_by_role("button", name="Delete").click()
+    expect(memory_row(page, "note-101")).to_have_count(0)
+    expect(rows).to_have_count(105)
+    expect(memory_row(page, "note-102").get_by_role("button", name="Delete")).to_be_focused()
+
+    # Saved with a higher importance, a row of the second page moves up.
+    memory_row(page, "note-104").get_by_role("button", name="Edit").click()
+    page.get_by_label("Importance of note-104").fill("3")
+    page.get_by_label("Value of note-104").press("Enter")
+    expect(rows.nth(2)).to_have_attribute("data-key", "note-104")
+    expect(rows.nth(2).get_by_role("button", name="Edit")).to_be_focused()
+    expect(rows).to_have_count(105)
+
+    # A new memory joins them where the server sorts it.
+    page.get_by_label("New memory key").fill("note-200")
+    page.get_by_label("New memory value").fill("Value of note-200")
+    page.get_by_label("New memory value").press("Enter")
+    expect(page.get_by_role("status")).to_contain_text("Added note-200.")
+    expect(rows).to_have_count(106)
+    expected = ["note-103", "zeta", "note-104"]
+    expected += [k for k in notes if k not in expected and k != "note-101"] + ["note-200"]
+    assert rows.evaluate_all("rows => rows.map((r) => r.dataset.key)") == expected
+    stored = memories_of(tenant.grpc)
+    assert set(stored) == set(expected)
+    assert [k for k, m in stored.items() if m.pinned] == ["note-103"]
+
+    # Saved at importance 0, zeta sorts after every note: past the first page, the
+    # only one loaded again. The count stays, the person is told, "Load more" has
+    # the focus and brings it in.
+    page.reload()
+    expect(rows).to_have_count(100)
+    memory_row(page, "zeta").get_by_role("button", name="Edit").click()
+    page.get_by_label("Importance of zeta").fill("0")
+    page.get_by_label("Value of zeta").press("Enter")
+    expect(page.get_by_role("status")).to_contain_text("It now sorts below the memories loaded")
+    expect(memory_row(page, "zeta")).to_have_count(0)
+    expect(rows).to_have_count(100)
+    expect(load_more).to_be_focused()
+    load_more.click()
+    expect(rows).to_have_count(106)
+    expect(rows.last).to_have_attribute("data-key", "zeta")
 
 
 # -- blocks --------------------------------------------------------------------------------

@@ -64,6 +64,9 @@ function query(params) {
 
 const segment = encodeURIComponent;
 
+/** How many memories the panel asks for per page. */
+export const MEMORY_PAGE_SIZE = 100;
+
 /** The path of an owner's memories: an agent's or a workspace's. */
 function ownerPath(target) {
   const kind = target.kind === "workspace" ? "workspaces" : "agents";
@@ -96,8 +99,9 @@ export class Api {
 
   // -- memories ---------------------------------------------------------------
 
-  listMemories(target, pageToken = "") {
-    return this.call("GET", ownerPath(target) + query({ pageSize: 100, pageToken }));
+  /** One page of an owner's memories, in the server's order. */
+  listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE) {
+    return this.call("GET", ownerPath(target) + query({ pageSize, pageToken }));
   }
 
   createMemory(target, { key, value, importance, pinned }) {

@@ -1,6 +1,14 @@
 // The Memories tab: an agent's or a workspace's memories in the server's order,
 // with an inline row to add one, and edit, pin and delete on each row.
+//
+// Pages loaded with "Load more" stay loaded through every action. A changed row
+// is replaced in place with the memory the server answers; since a change can
+// move it (pinned first, then importance, then key or recency, in the database's
+// collation, which the page cannot reproduce), the rows loaded so far are then
+// fetched again, as many as were shown. A deleted row is simply removed: the
+// others keep their order, and the next page still starts where it did.
 
+import { MEMORY_PAGE_SIZE } from "./api.js";
 import { dayEl, el, icon } from "./dom.js";
 
 const SOURCES = {
@@ -31,6 +39,7 @@ export function mount(container, ctx) {
   let rows = [];
   let nextPageToken = "";
   let editing = null; // the id of the memory being edited
+  let generation = 0; // bumped by every listing, so an overtaken answer is dropped
 
   const tbody = el("tbody");
   const loadMore = el(
@@ -59,7 +68,7 @@ export function mount(container, ctx) {
         el("h2", {}, "Memories"),
         el("p", { class: "muted" }, `Listed as the service orders them: ${order}.`),
       ),
-      el("button", { type: "button", class: "button subtle", onclick: () => load() }, "Refresh"),
+      el("button", { type: "button", class: "button subtle", onclick: onRefresh }, "Refresh"),
     ),
     editForm,
     createForm,
@@ -98,18 +107,60 @@ export function mount(container, ctx) {
 
   load();
 
+  /** The first page, or with a token the next one after the rows shown. */
   async function load(pageToken = "") {
+    const mine = ++generation;
     try {
       const answer = await api.listMemories(target, pageToken);
-      if (!ctx.current()) return;
+      if (!ctx.current() || mine !== generation) return;
       const page = answer.memories || [];
       rows = pageToken ? rows.concat(page) : page;
       nextPageToken = answer.nextPageToken || "";
       if (!pageToken) editing = null;
       render();
     } catch (error) {
-      if (ctx.current()) ctx.fail("Loading memories", error);
+      if (ctx.current() && mine === generation) ctx.fail("Loading memories", error);
     }
+  }
+
+  /**
+   * The first `count` memories (at least one page) fetched again, in the server's
+   * order, so what "Load more" brought in stays. Resolves false when the listing
+   * failed or was overtaken, and the rows were left as they were.
+   */
+  async function reload(count) {
+    const mine = ++generation;
+    const wanted = Math.max(count, MEMORY_PAGE_SIZE);
+    let fetched = [];
+    let token = "";
+    try {
+      do {
+        const size = Math.min(MEMORY_PAGE_SIZE, wanted - fetched.length);
+        const answer = await api.listMemories(target, token, size);
+        if (!ctx.current() || mine !== generation) return false;
+        fetched = fetched.concat(answer.memories || []);
+        token = answer.nextPageToken || "";
+      } while (token && fetched.length < wanted);
+    } catch (error) {
+      if (ctx.current() && mine === generation) ctx.fail("Loading memories", error);
+      return false;
+    }
+    rows = fetched;
+    nextPageToken = token;
+    editing = null;
+    render();
+    return true;
+  }
+
+  /** Show the server's answer for a row in place of the row; an open edit closes. */
+  function replaceRow(memory) {
+    rows = rows.map((m) => (m.id === memory.id ? memory : m));
+    editing = null;
+    render();
+  }
+
+  function onRefresh() {
+    reload(rows.length);
   }
 
   function render() {
@@ -340,6 +391,22 @@ export function mount(container, ctx) {
     if (button && !button.disabled) button.focus();
   }
 
+  /**
+   * After a change that may have moved the row: the rows fetched again, then the
+   * focus on the row's `label` button where it now is, or, when it now sorts
+   * below the rows loaded, a word on that and the focus on "Load more".
+   */
+  async function settle(memory, label, done) {
+    const reloaded = await reload(rows.length);
+    if (!reloaded || !ctx.current()) return;
+    if (rows.some((m) => m.id === memory.id)) {
+      focusAction(memory.id, label);
+    } else {
+      ctx.notify(`${done} It now sorts below the memories loaded; Load more shows it.`);
+      if (!loadMore.hidden) loadMore.focus();
+    }
+  }
+
   function startEdit(memory) {
     editing = memory.id;
     render();
@@ -369,15 +436,19 @@ export function mount(container, ctx) {
     const data = new FormData(editForm);
     const value = String(data.get("value") || "");
     const importance = Number(data.get("importance") || 0);
+    let saved;
     try {
-      await api.updateMemory(memory, { value, importance });
+      saved = (await api.updateMemory(memory, { value, importance })).memory;
     } catch (error) {
       ctx.fail(`Saving ${memory.key}`, error);
       return;
     }
-    ctx.notify(`Saved ${memory.key}.`);
-    await load();
-    focusAction(memory.id, "Edit");
+    if (!ctx.current()) return;
+    const done = `Saved ${memory.key}.`;
+    ctx.notify(done);
+    replaceRow(saved);
+    focusAction(saved.id, "Edit");
+    await settle(saved, "Edit", done);
   }
 
   async function onCreate(event) {
@@ -387,29 +458,44 @@ export function mount(container, ctx) {
     const value = String(data.get("value") || "");
     const importance = Number(data.get("importance") || 0);
     const pinned = data.get("pinned") === "on";
+    let answer;
     try {
-      await api.createMemory(target, { key, value, importance, pinned });
+      answer = await api.createMemory(target, { key, value, importance, pinned });
     } catch (error) {
       ctx.fail(`Adding ${key || "the memory"}`, error);
       return;
     }
+    if (!ctx.current()) return;
     createForm.reset(); // resets the inputs of the row, which belong to the form
-    ctx.notify(`Added ${key}.`);
-    await load();
+    // An existing key is updated, not added; either way the rows shown so far stay
+    // shown, and the memory joins them where the server sorts it.
+    const added = answer.created ? `Added ${key}.` : `Updated ${key}.`;
+    ctx.notify(added);
+    if (!answer.created) replaceRow(answer.memory);
     container.querySelector(`input[form="${createForm.id}"][name="key"]`).focus();
+    const shown = rows.length + (answer.created ? 1 : 0);
+    if (!(await reload(shown)) || !ctx.current()) return;
+    if (!rows.some((m) => m.id === answer.memory.id)) {
+      ctx.notify(`${added} It sorts below the memories loaded; Load more shows it.`);
+    }
   }
 
   async function onPin(memory) {
     const pinned = !memory.pinned;
+    let changed;
     try {
-      await api.pinMemory(memory.id, pinned);
+      changed = (await api.pinMemory(memory.id, pinned)).memory;
     } catch (error) {
       ctx.fail(`${pinned ? "Pinning" : "Unpinning"} ${memory.key}`, error);
       return;
     }
-    ctx.notify(`${pinned ? "Pinned" : "Unpinned"} ${memory.key}.`);
-    await load();
-    focusAction(memory.id, pinned ? "Unpin" : "Pin");
+    if (!ctx.current()) return;
+    const done = `${pinned ? "Pinned" : "Unpinned"} ${memory.key}.`;
+    const label = changed.pinned ? "Unpin" : "Pin";
+    ctx.notify(done);
+    replaceRow(changed);
+    focusAction(changed.id, label);
+    await settle(changed, label, done);
   }
 
   async function onDelete(memory) {
@@ -428,7 +514,18 @@ export function mount(container, ctx) {
       ctx.fail(`Deleting ${memory.key}`, error);
       return;
     }
+    if (!ctx.current()) return;
     ctx.notify(`Deleted ${memory.key}.`);
-    await load();
+    // The focus moves to the row that took its place (or the one above it, or the
+    // row to add a memory when none is left).
+    const at = rows.findIndex((m) => m.id === memory.id);
+    if (at === -1) return; // already gone: a listing since has left it out
+    generation += 1; // a listing still under way may hold the row: drop its answer
+    rows = rows.filter((m) => m.id !== memory.id);
+    editing = null;
+    render();
+    const next = rows[Math.min(at, rows.length - 1)];
+    if (next) focusAction(next.id, "Delete");
+    else container.querySelector(`input[form="${createForm.id}"][name="key"]`).focus();
   }
 }
