@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
@@ -423,6 +424,126 @@ def test_resets_the_active_session_after_confirmation(page: Page, tenant: Tenant
     assert session.session_id == ""
 
 
+# -- extraction cost -------------------------------------------------------------------------
+
+
+@dataclass
+class Passes:
+    """Extraction passes for the usage ledger, `count` of them a second apart, the
+    newest `hours_ago` hours before now."""
+
+    agent: str
+    session: str
+    hours_ago: float
+    input_tokens: int
+    output_tokens: int
+    cost_usd: str
+    count: int = 1
+
+
+def record_passes(database_url: str, tenant_id: str, *passes: Passes) -> None:
+    """Write the ledger directly: the server stamps a pass with its own clock, and these
+    tests need passes of days ago."""
+    with psycopg.connect(database_url) as conn:
+        for p in passes:
+            conn.execute(
+                "INSERT INTO usage_records (tenant_id, id, synthetic_session_id, agent_id, model,"
+                " input_tokens, output_tokens, cost_usd, outcome, recorded_at)"
+                " SELECT %s, gen_random_uuid(), %s, %s, 'claude-test', %s, %s, %s::numeric,"
+                " 'completed', now() - make_interval(secs => %s * 3600 + n)"
+                " FROM generate_series(0, %s - 1) AS n",
+                (
+                    tenant_id,
+                    p.session,
+                    p.agent,
+                    p.input_tokens,
+                    p.output_tokens,
+                    p.cost_usd,
+                    p.hours_ago,
+                    p.count,
+                ),
+            )
+
+
+def expect_totals(page: Page, cost: str, passes: str, input_tokens: str, output: str) -> None:
+    summary = page.locator("#view-cost .summary dd")
+    expect(summary).to_have_text([cost, passes, input_tokens, output])
+
+
+def test_extraction_cost_counts_the_chosen_period(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    record_passes(
+        server.database_url,
+        tenant.grpc.tenant_id,
+        Passes(AGENT, "memory-extract:run-1", 2, 1000, 100, "0.5"),
+        Passes(AGENT, "memory-extract:run-2", 72, 2000, 200, "1.25"),
+        Passes("reviewer", "memory-extract:run-3", 30, 4000, 400, "2"),
+        Passes(AGENT, "memory-extract:run-old", 240, 8000, 800, "4"),
+        Passes(AGENT, "memory-extract:ancient", 960, 16000, 1600, "16"),
+        Passes(AGENT, "chat:not-extraction", 1, 99000, 9900, "99"),
+    )
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Extraction cost").click()
+    view = page.locator("#view-cost")
+    scope = page.get_by_test_id("cost-scope")
+
+    # The last 7 days by default, only this agent's passes, counted in the page.
+    expect_totals(page, "$1.75", "2", "3,000", "300")
+    expect(page.get_by_label("Period")).to_have_value("7d")
+    expect(scope).to_have_text("Totals over the passes shown: coder's passes in the last 7 days.")
+    expect(view.locator("tbody tr")).to_have_count(2)
+
+    # Every agent: the server's totals for the period.
+    view.get_by_label("Only coder").uncheck()
+    expect_totals(page, "$3.75", "3", "7,000", "700")
+    expect(scope).to_have_text("Totals over the passes of every agent in the last 7 days.")
+
+    page.get_by_label("Period").select_option(label="Last 30 days")
+    expect_totals(page, "$7.75", "4", "15,000", "1,500")
+    expect(view.locator("tbody tr")).to_have_count(4)
+    expect(view.locator("tbody")).not_to_contain_text("ancient")
+
+    page.get_by_label("Period").select_option(label="Last 24 hours")
+    expect_totals(page, "$0.50", "1", "1,000", "100")
+    expect(view.locator(".limit-note")).to_be_hidden()
+
+
+def test_extraction_cost_says_when_the_period_holds_more_than_the_service_returns(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    record_passes(
+        server.database_url,
+        tenant.grpc.tenant_id,
+        # The service returns the oldest 1000 passes of a period, and no more.
+        Passes(AGENT, "memory-extract:bulk", 3, 10, 1, "0.01", count=1000),
+        Passes(AGENT, "memory-extract:late", 0.5, 100, 10, "1"),
+    )
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Extraction cost").click()
+    view = page.locator("#view-cost")
+    note = view.locator(".limit-note")
+    scope = page.get_by_test_id("cost-scope")
+
+    expect(note).to_contain_text("Only the oldest 1,000 passes of the last 7 days are shown.")
+    expect(note).to_contain_text("Choose a shorter period, such as last 24 hours")
+    # Counted in the page, the agent's totals cover only the passes listed, and say so.
+    expect_totals(page, "$10.00", "1,000", "10,000", "1,000")
+    expect(scope).to_contain_text("Later passes of coder are not counted.")
+    expect(view.locator("tbody")).not_to_contain_text("memory-extract:late")
+
+    # For every agent the server's totals cover the whole period, the late pass too.
+    view.get_by_label("Only coder").uncheck()
+    expect_totals(page, "$11.00", "\u2265 1,000", "10,100", "1,010")
+    expect(scope).to_have_text(
+        "Totals over every pass of the last 7 days, of every agent, listed below or not."
+    )
+    expect(view.locator("tfoot")).to_contain_text("Total of the passes listed")
+    expect(view.locator("tfoot")).to_contain_text("$10.00")
+
+
 # -- what the page loads ---------------------------------------------------------------------
 
 
@@ -480,7 +601,9 @@ def test_the_page_requests_nothing_but_the_service(
     page.get_by_role("tab", name="Session & decisions").click()
     expect(page.locator(".reexamination-list li")).to_contain_text("Volume dried up since.")
     page.get_by_role("tab", name="Extraction cost").click()
-    expect(page.locator("#view-cost")).to_contain_text("No extraction has been recorded yet.")
+    expect(page.locator("#view-cost")).to_contain_text(
+        "No extraction pass of coder in the last 7 days."
+    )
 
     origin = f"http://{server.http_address}"
     assert requested, "the page made no request at all"

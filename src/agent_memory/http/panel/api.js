@@ -67,6 +67,9 @@ const segment = encodeURIComponent;
 /** How many memories the panel asks for per page. */
 export const MEMORY_PAGE_SIZE = 100;
 
+/** The most records GetUsage returns (MAX_RECORDS in store/usage.py). */
+export const USAGE_RECORD_LIMIT = 1000;
+
 /** The path of an owner's memories: an agent's or a workspace's. */
 function ownerPath(target) {
   const kind = target.kind === "workspace" ? "workspaces" : "agents";
@@ -162,7 +165,13 @@ export class Api {
 
   // -- usage ------------------------------------------------------------------
 
-  extractionUsage() {
-    return this.call("GET", "/v1/usage" + query({ syntheticSessionIdPrefix: "memory-extract:" }));
+  /**
+   * Extraction passes recorded at or after `since` (a Date), oldest first. The
+   * server returns at most USAGE_RECORD_LIMIT records; its totals cover every
+   * pass in the window, returned or not.
+   */
+  extractionUsage(since) {
+    const params = { syntheticSessionIdPrefix: "memory-extract:", startTime: since.toISOString() };
+    return this.call("GET", "/v1/usage" + query(params));
   }
 }

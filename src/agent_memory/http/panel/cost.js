@@ -1,9 +1,22 @@
-// The Extraction cost tab: what automatic extraction cost, per synthetic
-// session id, as a table and a chart of every pass over time.
+// The Extraction cost tab: what automatic extraction cost over a chosen period,
+// per synthetic session id, as a table and a chart of every pass over time.
+//
+// GetUsage answers at most USAGE_RECORD_LIMIT records, oldest first, with totals
+// over every record of the period, returned or not. It has no agent filter, so
+// "Only <agent>" filters the returned records here and counts the totals from
+// them; the view says which passes its totals cover, and when the period held
+// more passes than were returned.
 
-import { el, formatCount, formatDate, formatUsd, svg, timeEl } from "./dom.js";
+import { USAGE_RECORD_LIMIT } from "./api.js";
+import { el, formatCount, formatDate, formatUsd, icon, svg, timeEl } from "./dom.js";
 
-const PREFIX = "memory-extract:";
+const HOUR = 3600 * 1000;
+const PERIODS = [
+  { id: "24h", label: "Last 24 hours", phrase: "the last 24 hours", span: 24 * HOUR },
+  { id: "7d", label: "Last 7 days", phrase: "the last 7 days", span: 7 * 24 * HOUR },
+  { id: "30d", label: "Last 30 days", phrase: "the last 30 days", span: 30 * 24 * HOUR },
+];
+const DEFAULT_PERIOD = "7d";
 const PALETTE = ["#3b5bdb", "#0c8599", "#e8590c", "#9c36b5", "#2b8a3e", "#c2255c"];
 const OTHER_COLOR = "#adb5bd";
 const CHART_PASSES = 60;
@@ -66,8 +79,11 @@ function niceStep(max, count = 4) {
 
 export function mount(container, ctx) {
   const { api, target } = ctx;
-  let records = [];
+  let period = PERIODS.find((p) => p.id === DEFAULT_PERIOD);
+  // The last answer, and the period it is for (the choice may have moved on since).
+  let report = null;
   let onlyAgent = target.kind === "agent";
+  let asked = 0; // bumped by every request, so an overtaken answer is dropped
 
   const summary = el("dl", { class: "summary" });
   const chartBox = el("figure", { class: "card chart-card" });
@@ -88,6 +104,23 @@ export function mount(container, ctx) {
           el("span", {}, "Only ", el("code", {}, target.id)),
         )
       : null;
+  const periodSelect = el(
+    "select",
+    {
+      "aria-label": "Period",
+      onchange: (event) => {
+        period = PERIODS.find((p) => p.id === event.target.value) || period;
+        load();
+      },
+    },
+    PERIODS.map((p) => el("option", { value: p.id, selected: p === period }, p.label)),
+  );
+  const scope = el("p", { class: "muted small summary-scope", "data-testid": "cost-scope" });
+  const limitNote = el("div", {
+    class: "notice warning inline limit-note",
+    role: "note",
+    hidden: true,
+  });
 
   container.replaceChildren(
     el(
@@ -107,10 +140,13 @@ export function mount(container, ctx) {
         "div",
         { class: "head-actions" },
         filter,
+        periodSelect,
         el("button", { type: "button", class: "button subtle", onclick: load }, "Refresh"),
       ),
     ),
     summary,
+    scope,
+    limitNote,
     chartBox,
     el("h3", { class: "section-title" }, "By synthetic session id"),
     tableBox,
@@ -119,41 +155,122 @@ export function mount(container, ctx) {
   load();
 
   async function load() {
+    const mine = ++asked;
+    const asking = period;
     try {
-      const answer = await api.extractionUsage();
-      if (!ctx.current()) return;
-      records = answer.records || [];
+      const answer = await api.extractionUsage(new Date(Date.now() - asking.span));
+      if (!ctx.current() || mine !== asked) return;
+      const records = answer.records || [];
+      report = {
+        period: asking,
+        records,
+        // The service stops at its limit: a full answer may leave later passes out.
+        full: records.length >= USAGE_RECORD_LIMIT,
+        input: Number(answer.totalInputTokens || 0),
+        output: Number(answer.totalOutputTokens || 0),
+        cost: answer.totalCostUsd || 0,
+      };
       render();
     } catch (error) {
-      if (ctx.current()) ctx.fail("Loading extraction cost", error);
+      if (ctx.current() && mine === asked) ctx.fail("Loading extraction cost", error);
     }
   }
 
   function render() {
+    if (!report) return;
+    const { records } = report;
     const shown = onlyAgent ? records.filter((r) => r.agentId === target.id) : records;
     const groups = bySession(shown);
     const colors = new Map(groups.map((g, i) => [g.id, PALETTE[i] || OTHER_COLOR]));
     renderSummary(shown);
+    renderLimitNote();
     renderChart(shown, groups, colors);
     renderTable(groups, colors);
   }
 
+  /** The passes the view covers, in words: "coder's passes in the last 7 days". */
+  function passesPhrase() {
+    const whose = onlyAgent ? `${target.id}'s passes` : "the passes of every agent";
+    return `${whose} in ${report.period.phrase}`;
+  }
+
   function renderSummary(shown) {
-    const total = (pick) => shown.reduce((sum, r) => sum + pick(r), 0);
+    const { full, records } = report;
     const item = (label, value) =>
       el("div", { class: "summary-item" }, el("dt", {}, label), el("dd", {}, value));
+    let totals;
+    if (onlyAgent) {
+      // No agent filter on the server: count the passes shown, and say so.
+      const total = (pick) => shown.reduce((sum, r) => sum + pick(r), 0);
+      totals = {
+        cost: total((r) => r.costUsd || 0),
+        passes: formatCount(shown.length),
+        input: total((r) => Number(r.inputTokens || 0)),
+        output: total((r) => Number(r.outputTokens || 0)),
+      };
+      scope.textContent = full
+        ? `Totals over the passes shown: ${target.id}'s among the oldest ` +
+          `${formatCount(records.length)} of ${report.period.phrase}. ` +
+          `Later passes of ${target.id} are not counted.`
+        : `Totals over the passes shown: ${passesPhrase()}.`;
+    } else {
+      // The server's totals: every pass of the period, listed or not.
+      totals = {
+        cost: report.cost,
+        passes: full ? `\u2265 ${formatCount(records.length)}` : formatCount(records.length),
+        input: report.input,
+        output: report.output,
+      };
+      scope.textContent = full
+        ? `Totals over every pass of ${report.period.phrase}, of every agent, ` +
+          `listed below or not.`
+        : `Totals over ${passesPhrase()}.`;
+    }
     summary.replaceChildren(
-      item("Total cost", formatUsd(total((r) => r.costUsd || 0))),
-      item("Passes", formatCount(shown.length)),
-      item("Input tokens", formatCount(total((r) => Number(r.inputTokens || 0)))),
-      item("Output tokens", formatCount(total((r) => Number(r.outputTokens || 0)))),
+      item("Total cost", formatUsd(totals.cost)),
+      item("Passes", totals.passes),
+      item("Input tokens", formatCount(totals.input)),
+      item("Output tokens", formatCount(totals.output)),
+    );
+  }
+
+  /** When the answer holds as many records as the service returns, say what is left out. */
+  function renderLimitNote() {
+    const { full, records } = report;
+    limitNote.hidden = !full;
+    if (!full) {
+      limitNote.replaceChildren();
+      return;
+    }
+    const count = formatCount(records.length);
+    const last = records[records.length - 1].recordedAt;
+    const shorter = PERIODS.filter((p) => p.span < report.period.span).pop();
+    limitNote.replaceChildren(
+      icon("warning"),
+      el(
+        "div",
+        { class: "notice-body" },
+        el("strong", {}, `Only the oldest ${count} passes of ${report.period.phrase} are shown.`),
+        ` The service returns at most ${count}, oldest first, so passes after `,
+        timeEl(last),
+        " are left out of the chart and the table. ",
+        shorter
+          ? `Choose a shorter period, such as ${shorter.label.toLowerCase()}, to see the latest.`
+          : "This is the shortest period offered; the latest passes are not shown.",
+      ),
     );
   }
 
   function renderChart(shown, groups, colors) {
     if (shown.length === 0) {
+      const among = report.full ? ` among the oldest ${formatCount(report.records.length)}` : "";
+      const whose = onlyAgent ? ` of ${target.id}` : "";
       chartBox.replaceChildren(
-        el("p", { class: "muted empty-line" }, "No extraction has been recorded yet."),
+        el(
+          "p",
+          { class: "muted empty-line" },
+          `No extraction pass${whose}${among} in ${report.period.phrase}.`,
+        ),
       );
       return;
     }
@@ -262,7 +379,7 @@ export function mount(container, ctx) {
           "span",
           { class: "muted small" },
           shown.length > CHART_PASSES
-            ? ` · the last ${CHART_PASSES} passes`
+            ? ` · the last ${CHART_PASSES} passes ${report.full ? "listed" : "of the period"}`
             : " · each bar is one pass, oldest on the left",
         ),
       ),
@@ -323,7 +440,11 @@ export function mount(container, ctx) {
           el(
             "tr",
             {},
-            el("th", { scope: "row", colspan: 2 }, "Total"),
+            el(
+              "th",
+              { scope: "row", colspan: 2 },
+              report.full ? "Total of the passes listed" : "Total",
+            ),
             el("td", { class: "col-num" }, formatCount(total((g) => g.passes))),
             el("td", { class: "col-num" }, formatCount(total((g) => g.input))),
             el("td", { class: "col-num" }, formatCount(total((g) => g.output))),
