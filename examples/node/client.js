@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import googleProtos from "google-proto-files";
 
 const ADDRESS = process.env.MEMORY_ADDRESS || "127.0.0.1:50051";
 const API_KEY = process.env.MEMORY_API_KEY || "";
@@ -20,13 +21,15 @@ const ARCHIVE = [
 ].join("\n");
 
 // Load the repository's .proto files as they are: no generated code to keep in
-// sync. keepCase keeps the proto field names (agent_id, not agentId), and
-// longs/enums as strings keep int64 timestamps exact and enums readable.
+// sync. They import google/api/annotations.proto (their HTTP routes), which the
+// google-proto-files package carries. keepCase keeps the proto field names
+// (agent_id, not agentId), and longs/enums as strings keep int64 timestamps exact
+// and enums readable.
 const here = path.dirname(fileURLToPath(import.meta.url));
 const definition = protoLoader.loadSync(
   ["agentmemory/v1/block_service.proto", "agentmemory/v1/recall_service.proto"],
   {
-    includeDirs: [path.resolve(here, "../../proto")],
+    includeDirs: [path.resolve(here, "../../proto"), googleProtos.getProtoPath("..")],
     keepCase: true,
     longs: String,
     enums: String,
