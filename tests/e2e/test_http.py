@@ -690,6 +690,10 @@ def test_an_unknown_route_is_404_and_a_wrong_verb_405_with_allow(server: ServerT
     assert wrong.status_code == 405
     assert wrong.headers["allow"] == "POST"
     assert reason(wrong) == "METHOD_NOT_ALLOWED"
+    # A custom verb's path is that route's, not a memory id that ends in ":pin".
+    verb = get(server, f"/v1/memories/{NOT_A_MEMORY}:pin", headers)
+    assert verb.status_code == 405
+    assert verb.headers["allow"] == "POST"
 
 
 def test_a_body_or_message_over_the_limits_is_413(database_url: str) -> None:

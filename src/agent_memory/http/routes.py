@@ -43,6 +43,11 @@ class Route:
     pattern: re.Pattern[str]  # matches a raw (percent-encoded) path; groups: the variables
 
     @property
+    def literal_chars(self) -> int:
+        """How much of the template is literal text: the more, the more specific."""
+        return len(_VARIABLE.sub("", self.template))
+
+    @property
     def grpc_path(self) -> str:
         """``/package.Service/Method``, as gRPC names the method."""
         return f"/{self.method.containing_service.full_name}/{self.method.name}"

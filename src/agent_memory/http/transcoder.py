@@ -227,16 +227,21 @@ class Transcoder:
 
     def match(self, verb: str, raw_path: str) -> tuple[Route | None, list[str], list[str]]:
         """The route for ``verb`` and the raw path, its variables' encoded values, and
-        the verbs other routes accept on that path (for 405)."""
-        allowed: list[str] = []
-        for route in self._routes:
-            found = route.pattern.match(raw_path)
-            if found is None:
-                continue
+        the verbs the path's routes accept otherwise (for 405).
+
+        Where several templates match, the one with the most literal text wins, so
+        ``/v1/memories/x:pin`` is the pin route's path (405 for a GET) rather than a
+        memory id that ends in ``:pin``.
+        """
+        found = [(r, m) for r in self._routes if (m := r.pattern.match(raw_path)) is not None]
+        if not found:
+            return None, [], []
+        best = max(route.literal_chars for route, _ in found)
+        found = [(route, m) for route, m in found if route.literal_chars == best]
+        for route, matched in found:
             if route.verb == verb:
-                return route, list(found.groups()), []
-            allowed.append(route.verb.upper())
-        return None, [], allowed
+                return route, list(matched.groups()), []
+        return None, [], [route.verb.upper() for route, _ in found]
 
     async def __call__(self, request: Request) -> Response:
         refused = self._refused_origin(request)
