@@ -42,19 +42,10 @@ from agentmemory.v1 import block_service_pb2 as blocks_pb  # noqa: E402
 from agentmemory.v1 import decision_service_pb2 as decisions_pb  # noqa: E402
 from agentmemory.v1 import memory_service_pb2 as memories_pb  # noqa: E402
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, fact, running_fake  # noqa: E402
 from tests.support import Client, ServerThread  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 AGENT = "support-bot"
 WORKSPACE = "acme-web"
 TENANT = "acme"
@@ -323,7 +314,7 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT, locale="en-US", timezone_id="Europe/Berlin")
         page.goto(demo.panel_url)
         page.get_by_label("API key").fill(demo.editor_key)
@@ -384,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         help="seed the demo data, print the panel's address and an editor key, and keep serving",
     )
     args = parser.parse_args(argv)
-    if not args.serve and not Path(CHROMIUM).exists():
+    if not args.serve and not CHROMIUM.exists():
         print(f"{CHROMIUM} is missing: apt-get install chromium", file=sys.stderr)
         return 1
     with (

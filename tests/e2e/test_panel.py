@@ -11,7 +11,6 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
@@ -23,20 +22,11 @@ from agentmemory.v1 import block_service_pb2 as blocks_pb
 from agentmemory.v1 import decision_service_pb2 as decisions_pb
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support import Client, ServerThread
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 READ_ONLY = "auto-captured \u00b7 read-only"
 MANUAL = memory_pb2.MEMORY_SOURCE_MANUAL
 AGENT = "coder"
@@ -465,6 +455,14 @@ def record_passes(database_url: str, tenant_id: str, *passes: Passes) -> None:
             )
 
 
+def open_cost(page: Page, tenant: Tenant) -> Locator:
+    """Sign in as the tenant's editor and open the agent's extraction cost."""
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Extraction cost").click()
+    return page.locator("#view-cost")
+
+
 def expect_totals(page: Page, cost: str, passes: str, input_tokens: str, output: str) -> None:
     summary = page.locator("#view-cost .summary dd")
     expect(summary).to_have_text([cost, passes, input_tokens, output])
@@ -483,10 +481,7 @@ def test_extraction_cost_counts_the_chosen_period(
         Passes(AGENT, "memory-extract:ancient", 960, 16000, 1600, "16"),
         Passes(AGENT, "chat:not-extraction", 1, 99000, 9900, "99"),
     )
-    sign_in(page, tenant.editor_key)
-    open_agent(page)
-    page.get_by_role("tab", name="Extraction cost").click()
-    view = page.locator("#view-cost")
+    view = open_cost(page, tenant)
     scope = page.get_by_test_id("cost-scope")
 
     # The last 7 days by default, only this agent's passes, counted in the page.
@@ -520,10 +515,7 @@ def test_extraction_cost_says_when_the_period_holds_more_than_the_service_return
         Passes(AGENT, "memory-extract:bulk", 3, 10, 1, "0.01", count=1000),
         Passes(AGENT, "memory-extract:late", 0.5, 100, 10, "1"),
     )
-    sign_in(page, tenant.editor_key)
-    open_agent(page)
-    page.get_by_role("tab", name="Extraction cost").click()
-    view = page.locator("#view-cost")
+    view = open_cost(page, tenant)
     note = view.locator(".limit-note")
     scope = page.get_by_test_id("cost-scope")
 

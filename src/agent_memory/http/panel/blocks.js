@@ -2,7 +2,7 @@
 // replaced whole under compare-and-set. A write that lost the race shows the
 // text now stored beside the person's own and lets them retry or discard.
 
-import { el, formatCount, formatDate, timeEl } from "./dom.js";
+import { el, formatCount, formatDate, refreshButton, timeEl, viewHead } from "./dom.js";
 
 const LABELS = {
   BLOCK_LABEL_CORE: { name: "Core", about: "Injected into every prompt.", limit: 4000 },
@@ -30,28 +30,28 @@ function slotKey(slot) {
   return `${slot.scope}/${slot.label}`;
 }
 
+/** The foot of a block's form: its submit button, then the way out of it. */
+function formActions(submitLabel, otherLabel, onOther) {
+  return el(
+    "div",
+    { class: "card-actions" },
+    el("button", { type: "submit", class: "button primary" }, submitLabel),
+    el("button", { type: "button", class: "button", onclick: onOther }, otherLabel),
+  );
+}
+
 export function mount(container, ctx) {
   const { api, target } = ctx;
   const cards = new Map(); // slotKey -> card state
 
   const grid = el("div", { class: "block-grid" });
   container.replaceChildren(
-    el(
-      "div",
-      { class: "view-head" },
-      el(
-        "div",
-        {},
-        el("h2", {}, "Blocks"),
-        el(
-          "p",
-          { class: "muted" },
-          target.kind === "agent"
-            ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
-            : "Your own blocks. Agent blocks appear when you open an agent.",
-        ),
-      ),
-      el("button", { type: "button", class: "button subtle", onclick: load }, "Refresh"),
+    viewHead(
+      "Blocks",
+      target.kind === "agent"
+        ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
+        : "Your own blocks. Agent blocks appear when you open an agent.",
+      refreshButton(load),
     ),
     grid,
   );
@@ -196,16 +196,7 @@ export function mount(container, ctx) {
         el("span", { class: "hint" }, "Ctrl+Enter saves · Esc cancels"),
       ),
       errorNote(card),
-      el(
-        "div",
-        { class: "card-actions" },
-        el("button", { type: "submit", class: "button primary" }, "Save"),
-        el(
-          "button",
-          { type: "button", class: "button", onclick: () => cancelEdit(card) },
-          "Cancel",
-        ),
-      ),
+      formActions("Save", "Cancel", () => cancelEdit(card)),
     );
     queueMicrotask(() => area.focus());
     return [form];
@@ -256,16 +247,7 @@ export function mount(container, ctx) {
         ),
       ),
       errorNote(card),
-      el(
-        "div",
-        { class: "card-actions" },
-        el("button", { type: "submit", class: "button primary" }, "Retry with my text"),
-        el(
-          "button",
-          { type: "button", class: "button", onclick: () => discard(card) },
-          "Discard mine",
-        ),
-      ),
+      formActions("Retry with my text", "Discard mine", () => discard(card)),
     );
     queueMicrotask(() => title.focus());
     return [node];

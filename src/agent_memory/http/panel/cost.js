@@ -8,7 +8,18 @@
 // more passes than were returned.
 
 import { USAGE_RECORD_LIMIT } from "./api.js";
-import { el, formatCount, formatDate, formatUsd, icon, svg, timeEl } from "./dom.js";
+import {
+  el,
+  formatCount,
+  formatDate,
+  formatUsd,
+  icon,
+  refreshButton,
+  svg,
+  tableHead,
+  timeEl,
+  viewHead,
+} from "./dom.js";
 
 const HOUR = 3600 * 1000;
 const PERIODS = [
@@ -123,26 +134,10 @@ export function mount(container, ctx) {
   });
 
   container.replaceChildren(
-    el(
-      "div",
-      { class: "view-head" },
-      el(
-        "div",
-        {},
-        el("h2", {}, "Extraction cost"),
-        el(
-          "p",
-          { class: "muted" },
-          "What automatic extraction spent on the model, by synthetic session id.",
-        ),
-      ),
-      el(
-        "div",
-        { class: "head-actions" },
-        filter,
-        periodSelect,
-        el("button", { type: "button", class: "button subtle", onclick: load }, "Refresh"),
-      ),
+    viewHead(
+      "Extraction cost",
+      "What automatic extraction spent on the model, by synthetic session id.",
+      el("div", { class: "head-actions" }, filter, periodSelect, refreshButton(load)),
     ),
     summary,
     scope,
@@ -398,20 +393,14 @@ export function mount(container, ctx) {
       el(
         "table",
         { class: "table cost-table" },
-        el(
-          "thead",
-          {},
-          el(
-            "tr",
-            {},
-            el("th", { scope: "col" }, "Synthetic session id"),
-            el("th", { scope: "col" }, "Agent"),
-            el("th", { scope: "col", class: "col-num" }, "Passes"),
-            el("th", { scope: "col", class: "col-num" }, "Input tokens"),
-            el("th", { scope: "col", class: "col-num" }, "Output tokens"),
-            el("th", { scope: "col", class: "col-num" }, "Cost"),
-            el("th", { scope: "col", class: "col-date" }, "Last pass"),
-          ),
+        tableHead(
+          "Synthetic session id",
+          "Agent",
+          ["Passes", "col-num"],
+          ["Input tokens", "col-num"],
+          ["Output tokens", "col-num"],
+          ["Cost", "col-num"],
+          ["Last pass", "col-date"],
         ),
         el(
           "tbody",

@@ -159,3 +159,40 @@ export function formatUsd(amount) {
 export function formatCount(value) {
   return integer.format(Number(value || 0));
 }
+
+/**
+ * The head of a view: its title and a line on what it shows, then its controls
+ * (usually a "Refresh" button) on the right.
+ */
+export function viewHead(title, description, ...controls) {
+  return el(
+    "div",
+    { class: "view-head" },
+    el("div", {}, el("h2", {}, title), el("p", { class: "muted" }, description)),
+    ...controls,
+  );
+}
+
+/** The button that loads a view again. */
+export function refreshButton(onclick) {
+  return el("button", { type: "button", class: "button subtle", onclick }, "Refresh");
+}
+
+/**
+ * A table's <thead>: one row of column headers, each a label (text or a node)
+ * or a [label, class] pair.
+ */
+export function tableHead(...columns) {
+  return el(
+    "thead",
+    {},
+    el(
+      "tr",
+      {},
+      columns.map((column) => {
+        const [label, className] = Array.isArray(column) ? column : [column, null];
+        return el("th", { scope: "col", class: className }, label);
+      }),
+    ),
+  );
+}

@@ -9,7 +9,7 @@
 // others keep their order, and the next page still starts where it did.
 
 import { MEMORY_PAGE_SIZE } from "./api.js";
-import { dayEl, el, icon } from "./dom.js";
+import { dayEl, el, icon, refreshButton, tableHead, viewHead } from "./dom.js";
 
 const SOURCES = {
   MEMORY_SOURCE_MANUAL: "manual",
@@ -28,6 +28,22 @@ function keyEl(key) {
     { class: "key" },
     parts.flatMap((part, i) => (i ? [el("wbr"), part] : [part])),
   );
+}
+
+/** A row's "Pinned" cell: the chip, or a dash that says it is not. */
+function pinnedCell(pinned) {
+  return el(
+    "td",
+    { class: "col-pinned" },
+    pinned
+      ? el("span", { class: "pinned-chip" }, icon("pin"), "Pinned")
+      : el("span", { class: "muted", "aria-label": "Not pinned" }, "—"),
+  );
+}
+
+/** A row's last cell: its buttons, side by side. */
+function actionsCell(...buttons) {
+  return el("td", { class: "col-actions" }, el("div", { class: "row-actions" }, ...buttons));
 }
 
 function sourceName(memory) {
@@ -59,17 +75,7 @@ export function mount(container, ctx) {
       : "pinned first, then by importance, then by key";
 
   container.replaceChildren(
-    el(
-      "div",
-      { class: "view-head" },
-      el(
-        "div",
-        {},
-        el("h2", {}, "Memories"),
-        el("p", { class: "muted" }, `Listed as the service orders them: ${order}.`),
-      ),
-      el("button", { type: "button", class: "button subtle", onclick: onRefresh }, "Refresh"),
-    ),
+    viewHead("Memories", `Listed as the service orders them: ${order}.`, refreshButton(onRefresh)),
     editForm,
     createForm,
     el(
@@ -79,24 +85,14 @@ export function mount(container, ctx) {
         "table",
         { class: "table memories" },
         el("caption", { class: "sr-only" }, `Memories of the ${owner} ${target.id}`),
-        el(
-          "thead",
-          {},
-          el(
-            "tr",
-            {},
-            el("th", { scope: "col", class: "col-source" }, "Source"),
-            el("th", { scope: "col", class: "col-key" }, "Key"),
-            el("th", { scope: "col", class: "col-value" }, "Value"),
-            el("th", { scope: "col", class: "col-num" }, "Importance"),
-            el("th", { scope: "col", class: "col-pinned" }, "Pinned"),
-            el("th", { scope: "col", class: "col-date" }, "Updated"),
-            el(
-              "th",
-              { scope: "col", class: "col-actions" },
-              el("span", { class: "sr-only" }, "Actions"),
-            ),
-          ),
+        tableHead(
+          ["Source", "col-source"],
+          ["Key", "col-key"],
+          ["Value", "col-value"],
+          ["Importance", "col-num"],
+          ["Pinned", "col-pinned"],
+          ["Updated", "col-date"],
+          [el("span", { class: "sr-only" }, "Actions"), "col-actions"],
         ),
         tbody,
         el("tfoot", {}, createRow()),
@@ -198,52 +194,40 @@ export function mount(container, ctx) {
       ),
       el("td", { class: "value" }, memory.value),
       el("td", { class: "col-num" }, String(memory.importance || 0)),
-      el(
-        "td",
-        { class: "col-pinned" },
-        pinned
-          ? el("span", { class: "pinned-chip" }, icon("pin"), "Pinned")
-          : el("span", { class: "muted", "aria-label": "Not pinned" }, "—"),
-      ),
+      pinnedCell(pinned),
       el("td", { class: "col-date" }, dayEl(memory.updatedAt)),
-      el(
-        "td",
-        { class: "col-actions" },
+      actionsCell(
         el(
-          "div",
-          { class: "row-actions" },
-          el(
-            "button",
-            {
-              type: "button",
-              class: "button small",
-              "aria-label": `${pinned ? "Unpin" : "Pin"} ${memory.key}`,
-              onclick: () => onPin(memory),
-            },
-            pinned ? "Unpin" : "Pin",
-          ),
-          el(
-            "button",
-            {
-              type: "button",
-              class: "button small",
-              "aria-label": `Edit ${memory.key}`,
-              title: readOnly ? "Only manual memories can be edited" : false,
-              disabled: readOnly,
-              onclick: () => startEdit(memory),
-            },
-            "Edit",
-          ),
-          el(
-            "button",
-            {
-              type: "button",
-              class: "button small danger-text",
-              "aria-label": `Delete ${memory.key}`,
-              onclick: () => onDelete(memory),
-            },
-            "Delete",
-          ),
+          "button",
+          {
+            type: "button",
+            class: "button small",
+            "aria-label": `${pinned ? "Unpin" : "Pin"} ${memory.key}`,
+            onclick: () => onPin(memory),
+          },
+          pinned ? "Unpin" : "Pin",
+        ),
+        el(
+          "button",
+          {
+            type: "button",
+            class: "button small",
+            "aria-label": `Edit ${memory.key}`,
+            title: readOnly ? "Only manual memories can be edited" : false,
+            disabled: readOnly,
+            onclick: () => startEdit(memory),
+          },
+          "Edit",
+        ),
+        el(
+          "button",
+          {
+            type: "button",
+            class: "button small danger-text",
+            "aria-label": `Delete ${memory.key}`,
+            onclick: () => onDelete(memory),
+          },
+          "Delete",
         ),
       ),
     );
@@ -286,27 +270,11 @@ export function mount(container, ctx) {
         el("p", { class: "hint" }, "Enter saves · Shift+Enter adds a line · Esc cancels"),
       ),
       el("td", { class: "col-num" }, importance),
-      el(
-        "td",
-        { class: "col-pinned" },
-        memory.pinned
-          ? el("span", { class: "pinned-chip" }, icon("pin"), "Pinned")
-          : el("span", { class: "muted" }, "—"),
-      ),
+      pinnedCell(memory.pinned),
       el("td", { class: "col-date" }, dayEl(memory.updatedAt)),
-      el(
-        "td",
-        { class: "col-actions" },
-        el(
-          "div",
-          { class: "row-actions" },
-          el(
-            "button",
-            { type: "submit", form: editForm.id, class: "button small primary" },
-            "Save",
-          ),
-          el("button", { type: "button", class: "button small", onclick: cancelEdit }, "Cancel"),
-        ),
+      actionsCell(
+        el("button", { type: "submit", form: editForm.id, class: "button small primary" }, "Save"),
+        el("button", { type: "button", class: "button small", onclick: cancelEdit }, "Cancel"),
       ),
     );
   }

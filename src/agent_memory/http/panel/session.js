@@ -1,7 +1,7 @@
 // The Session & decisions tab: the agent's active session (with a reset behind
 // a confirmation) and its recent decisions with their re-examinations.
 
-import { el, fill, formatDuration, icon, timeEl } from "./dom.js";
+import { el, fill, formatDuration, icon, refreshButton, timeEl, viewHead } from "./dom.js";
 
 const STATUS = {
   ACTIVE_SESSION_STATUS_FRESH: { text: "Fresh", tone: "neutral" },
@@ -37,20 +37,10 @@ export function mount(container, ctx) {
   });
   const decisionList = el("div", { class: "decision-list" });
   container.replaceChildren(
-    el(
-      "div",
-      { class: "view-head" },
-      el(
-        "div",
-        {},
-        el("h2", {}, "Session & decisions"),
-        el(
-          "p",
-          { class: "muted" },
-          "The model session this agent's runs share, and what its runs decided.",
-        ),
-      ),
-      el("button", { type: "button", class: "button subtle", onclick: load }, "Refresh"),
+    viewHead(
+      "Session & decisions",
+      "The model session this agent's runs share, and what its runs decided.",
+      refreshButton(load),
     ),
     sessionCard,
     el(
