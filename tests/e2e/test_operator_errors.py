@@ -41,43 +41,24 @@ def test_a_port_in_use_names_the_flag(database_url: str, busy_port: int) -> None
     assert_one_line(done, "--listen", str(busy_port))
 
 
+@pytest.mark.parametrize(
+    ("flag", "env"), [("--listen", "MEMORY_LISTEN"), ("--http-listen", "MEMORY_HTTP_LISTEN")]
+)
 def test_a_port_in_use_is_found_before_the_embedded_database_is_made(
-    tmp_path: Path, busy_port: int
+    tmp_path: Path, busy_port: int, flag: str, env: str
 ) -> None:
     data = tmp_path / "data"
+    ports = {"--listen": "127.0.0.1:0", "--http-listen": "127.0.0.1:0"}
+    ports[flag] = f"127.0.0.1:{busy_port}"
     done = cli(
         "serve",
-        "--listen",
-        f"127.0.0.1:{busy_port}",
+        *(part for pair in ports.items() for part in pair),
         "--data-dir",
         str(data),
         env={"MEMORY_DATABASE_URL": ""},
     )
-    assert_one_line(done, "--listen", str(busy_port))
+    assert_one_line(done, flag, str(busy_port), env)
     assert not (data / "pgdata").exists()
-
-
-def test_an_http_port_in_use_names_its_flag_before_the_database_is_made(
-    tmp_path: Path, busy_port: int
-) -> None:
-    data = tmp_path / "data"
-    done = cli(
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--http-listen",
-        f"127.0.0.1:{busy_port}",
-        "--data-dir",
-        str(data),
-        env={"MEMORY_DATABASE_URL": ""},
-    )
-    assert_one_line(done, "--http-listen", str(busy_port), "MEMORY_HTTP_LISTEN")
-    assert not (data / "pgdata").exists()
-
-
-@pytest.mark.parametrize("listen", ["127.0.0.1:70000", "127.0.0.1", "127.0.0.1:http"])
-def test_an_http_address_without_a_usable_port_names_its_flag(listen: str) -> None:
-    assert_one_line(cli("serve", "--http-listen", listen), "--http-listen")
 
 
 def test_insecure_local_http_on_a_public_address_names_the_flag() -> None:
@@ -85,9 +66,10 @@ def test_insecure_local_http_on_a_public_address_names_the_flag() -> None:
     assert_one_line(done, "--insecure-local", "--http-listen", "127.0.0.1")
 
 
+@pytest.mark.parametrize("flag", ["--listen", "--http-listen"])
 @pytest.mark.parametrize("listen", ["127.0.0.1:70000", "127.0.0.1", "127.0.0.1:http"])
-def test_a_listen_address_without_a_usable_port_names_the_flag(listen: str) -> None:
-    assert_one_line(cli("serve", "--listen", listen), "--listen")
+def test_a_listen_address_without_a_usable_port_names_the_flag(listen: str, flag: str) -> None:
+    assert_one_line(cli("serve", flag, listen), flag)
 
 
 @pytest.mark.parametrize(

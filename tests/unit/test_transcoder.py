@@ -14,11 +14,13 @@ import grpc
 import httpx
 import pytest
 
+from agent_memory.api.interceptors import ServiceInterceptor, current_principal
 from agent_memory.config import Settings
+from agent_memory.domain.identity import Principal, Role
 from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.routes import routes
-from agent_memory.http.transcoder import HTTP_STATUS, Transcoder
-from agentmemory.v1 import recall_service_pb2
+from agent_memory.http.transcoder import HTTP_STATUS, HttpCallContext, Transcoder
+from agentmemory.v1 import memory_service_pb2, recall_service_pb2
 
 RECALL = "/agentmemory.v1.RecallService/Recall"
 
@@ -78,6 +80,15 @@ def every_route_answering(
     return handlers
 
 
+def recall_over_http(recall: Any) -> httpx.Response:
+    """POST /v1/recall to the app over ``recall`` as the Recall handler."""
+    served = Served(every_route_answering(grpc.unary_stream_rpc_method_handler(recall)))
+    try:
+        return httpx.post(f"{served.base}/v1/recall", json={}, timeout=10)
+    finally:
+        served.close()
+
+
 @pytest.fixture
 def released() -> Iterator[tuple[asyncio.Event, Served]]:
     """A Recall that sends one line, then waits to be released before the second."""
@@ -114,11 +125,7 @@ def test_a_failure_after_the_first_line_ends_the_stream_with_an_error_line() -> 
         yield recall_service_pb2.RecallResponse(content="first", score=0.9)
         await context.abort(grpc.StatusCode.UNAVAILABLE, "the database went away")
 
-    served = Served(every_route_answering(grpc.unary_stream_rpc_method_handler(recall)))
-    try:
-        response = httpx.post(f"{served.base}/v1/recall", json={}, timeout=10)
-    finally:
-        served.close()
+    response = recall_over_http(recall)
     assert response.status_code == 200
     first, last = (json.loads(line) for line in response.text.splitlines())
     assert first["content"] == "first"
@@ -130,11 +137,7 @@ def test_a_failure_before_the_first_line_is_the_status_of_its_code() -> None:
         await context.abort(grpc.StatusCode.PERMISSION_DENIED, "not yours")
         yield recall_service_pb2.RecallResponse()
 
-    served = Served(every_route_answering(grpc.unary_stream_rpc_method_handler(recall)))
-    try:
-        response = httpx.post(f"{served.base}/v1/recall", json={}, timeout=10)
-    finally:
-        served.close()
+    response = recall_over_http(recall)
     assert response.status_code == 403
     assert response.json() == {"code": 7, "message": "not yours"}
 
@@ -146,11 +149,7 @@ def test_an_unexpected_error_is_a_500_status_without_its_text(
         raise RuntimeError("secret internals")
         yield  # pragma: no cover
 
-    served = Served(every_route_answering(grpc.unary_stream_rpc_method_handler(recall)))
-    try:
-        response = httpx.post(f"{served.base}/v1/recall", json={}, timeout=10)
-    finally:
-        served.close()
+    response = recall_over_http(recall)
     assert response.status_code == 500
     assert response.json()["code"] == grpc.StatusCode.INTERNAL.value[0]
     assert "secret internals" not in response.text
@@ -190,3 +189,36 @@ def test_every_grpc_code_has_an_http_status_of_its_class() -> None:
     for code, status in HTTP_STATUS.items():
         if code is not grpc.StatusCode.OK:
             assert 400 <= status < 600, code
+
+
+def test_a_caller_admitted_from_the_headers_is_not_identified_again() -> None:
+    identified: list[object] = []
+    principal = Principal(tenant_id="t", user_id="u", role=Role.ORCHESTRATOR)
+
+    async def identify(metadata: Any) -> Principal:
+        identified.append(metadata)
+        return principal
+
+    async def behaviour(request: Any, context: Any) -> str:
+        return current_principal().tenant_id
+
+    interceptor = ServiceInterceptor(identify)
+    method = "/agentmemory.v1.MemoryService/GetMemory"
+
+    async def continuation(details: Any) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(behaviour)
+
+    async def call(context: Any) -> str:
+        details = type("Details", (), {"method": method, "invocation_metadata": ()})()
+        handler = await interceptor.intercept_service(continuation, details)
+        answer: str = await handler.unary_unary(memory_service_pb2.GetMemoryRequest(), context)
+        return answer
+
+    admitted = HttpCallContext([("authorization", "Bearer k")], principal)
+    assert asyncio.run(call(admitted)) == "t"
+    assert identified == []
+    # A call with no admitted caller (as gRPC's context) is identified as ever.
+    plain = HttpCallContext.__new__(HttpCallContext)
+    plain._metadata = (("authorization", "Bearer k"),)
+    assert asyncio.run(call(plain)) == "t"
+    assert len(identified) == 1

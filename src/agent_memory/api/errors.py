@@ -44,6 +44,12 @@ def _packed(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest)
 
 def to_status(error: errors.ServiceError) -> grpc.Status:
     """A rich status: exactly one ErrorInfo, plus BadRequest for invalid arguments."""
+    status: grpc.Status = rpc_status.to_status(status_message(error))
+    return status
+
+
+def status_message(error: errors.ServiceError) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of :func:`to_status`, as a message (for HTTP)."""
     code = status_code(error)
     details = [
         _packed(
@@ -65,10 +71,7 @@ def to_status(error: errors.ServiceError) -> grpc.Status:
                 )
             )
         )
-    status: grpc.Status = rpc_status.to_status(
-        status_pb2.Status(code=code.value[0], message=_bounded(error), details=details)
-    )
-    return status
+    return status_pb2.Status(code=code.value[0], message=_bounded(error), details=details)
 
 
 def _bounded(error: errors.ServiceError) -> str:
@@ -80,11 +83,14 @@ def _bounded(error: errors.ServiceError) -> str:
 
 
 def plain_status(code: grpc.StatusCode, message: str, reason: str) -> grpc.Status:
-    status: grpc.Status = rpc_status.to_status(
-        status_pb2.Status(
-            code=code.value[0],
-            message=message,
-            details=[_packed(error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN))],
-        )
-    )
+    status: grpc.Status = rpc_status.to_status(plain_status_message(code, message, reason))
     return status
+
+
+def plain_status_message(code: grpc.StatusCode, message: str, reason: str) -> status_pb2.Status:
+    """A status with one ErrorInfo of ``reason`` and no other detail."""
+    return status_pb2.Status(
+        code=code.value[0],
+        message=message,
+        details=[_packed(error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN))],
+    )

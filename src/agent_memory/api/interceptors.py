@@ -144,6 +144,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return principal
 
     async def _caller(self, method: str, context: grpc.aio.ServicerContext) -> None:
+        # A transport that admits the caller before it builds the request (HTTP, to
+        # read no body of an unknown caller) hands the principal on with the call.
+        admitted = getattr(context, "admitted", None)
+        if isinstance(admitted, Principal):
+            _principal.set(admitted)
+            return
         _principal.set(await self.admit(method, context.invocation_metadata() or ()))
 
     def _answer(

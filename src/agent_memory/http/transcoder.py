@@ -31,10 +31,11 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from agent_memory.api.errors import plain_status, to_status
+from agent_memory.api.errors import plain_status_message, status_message
 from agent_memory.api.request_checks import Unreadable
 from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
+from agent_memory.domain.identity import Principal
 from agent_memory.http.routes import Route, RouteError, field_at, routes
 
 JSON = "application/json"
@@ -83,10 +84,12 @@ class Aborted(grpc.aio.AbortError):  # type: ignore[misc]
 
 class HttpCallContext:
     """The part of ``grpc.aio.ServicerContext`` the service code uses, for a call
-    that arrived over HTTP: the caller's metadata, and ``abort``."""
+    that arrived over HTTP: the caller's metadata, ``abort``, and the caller already
+    admitted from the headers (so the handler does not identify it again)."""
 
-    def __init__(self, metadata: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, metadata: Sequence[tuple[str, str]], admitted: Principal) -> None:
         self._metadata = tuple(metadata)
+        self.admitted = admitted
 
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self._metadata
@@ -151,18 +154,9 @@ def status_response(status: status_pb2.Status, http_status: int | None = None) -
     )
 
 
-def rpc_status_of(error: ServiceError) -> status_pb2.Status:
-    """A domain error's rich status, as gRPC sends it."""
-    status = to_status(error)
-    rich = dict(status.trailing_metadata)[rpc_status.GRPC_DETAILS_METADATA_KEY]
-    return status_pb2.Status.FromString(rich)
-
-
 def plain_response(code: grpc.StatusCode, message: str, reason: str, http_status: int) -> Response:
     """A transport-level refusal (no route, wrong method, body too large) as a Status."""
-    status = plain_status(code, message, reason)
-    rich = dict(status.trailing_metadata)[rpc_status.GRPC_DETAILS_METADATA_KEY]
-    return status_response(status_pb2.Status.FromString(rich), http_status)
+    return status_response(plain_status_message(code, message, reason), http_status)
 
 
 def _json_line(message: Message) -> bytes:
@@ -180,7 +174,7 @@ def _bool(text: str) -> bool:
     raise json_format.ParseError(f"expected true or false, got {text!r}")
 
 
-Admit = Callable[[str, Sequence[tuple[str, str]]], Awaitable[object]]
+Admit = Callable[[str, Sequence[tuple[str, str]]], Awaitable[Principal]]
 
 
 class Transcoder:
@@ -319,9 +313,9 @@ class Transcoder:
     ) -> Response:
         try:
             # Who calls, and may they, before a byte of the body is read.
-            await self._admit(route.grpc_path, metadata)
+            caller = await self._admit(route.grpc_path, metadata)
         except ServiceError as refused:
-            return status_response(rpc_status_of(refused))
+            return status_response(status_message(refused))
         body = await self._body(request)
         if isinstance(body, Response):
             return body
@@ -345,7 +339,7 @@ class Transcoder:
                 "MESSAGE_TOO_LARGE",
                 413,
             )
-        context = HttpCallContext(metadata)
+        context = HttpCallContext(metadata, caller)
         handler = self._handlers[route.grpc_path]
         if route.streaming:
             return await self._stream(handler.unary_stream, message, context, span)
