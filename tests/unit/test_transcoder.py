@@ -217,8 +217,11 @@ def test_a_caller_admitted_from_the_headers_is_not_identified_again() -> None:
     admitted = HttpCallContext([("authorization", "Bearer k")], principal)
     assert asyncio.run(call(admitted)) == "t"
     assert identified == []
+
     # A call with no admitted caller (as gRPC's context) is identified as ever.
-    plain = HttpCallContext.__new__(HttpCallContext)
-    plain._metadata = (("authorization", "Bearer k"),)
-    assert asyncio.run(call(plain)) == "t"
+    class GrpcLikeContext:
+        def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+            return (("authorization", "Bearer k"),)
+
+    assert asyncio.run(call(GrpcLikeContext())) == "t"
     assert len(identified) == 1
