@@ -88,7 +88,7 @@ export function icon(name, label = "") {
 const sameYear = new Intl.DateTimeFormat(undefined, {
   month: "short",
   day: "numeric",
-  hour: "2-digit",
+  hour: "numeric",
   minute: "2-digit",
 });
 const otherYear = new Intl.DateTimeFormat(undefined, {
