@@ -614,6 +614,14 @@ def jobs(database_url: str, tenant_id: str) -> list[dict[str, Any]]:
         ).fetchall()
 
 
+def ended_jobs(database_url: str, tenant_id: str) -> list[dict[str, Any]]:
+    """The tenant's jobs that have ended, once one has (the worker runs meanwhile)."""
+    assert wait_until(lambda: any(j["status"] == "done" for j in jobs(database_url, tenant_id))), (
+        "the job never ended"
+    )
+    return [j for j in jobs(database_url, tenant_id) if j["status"] == "done"]
+
+
 def test_a_queued_transcript_is_stored_redacted_and_emptied_once_its_job_ends(
     client: Client, fake: FakeAnthropic, rest_db: str
 ) -> None:
@@ -633,10 +641,7 @@ def test_a_queued_transcript_is_stored_redacted_and_emptied_once_its_job_ends(
     )
     runner = ServerThread(rest_db, settings=settings())
     with runner:
-        assert wait_until(
-            lambda: any(j["status"] == "done" for j in jobs(rest_db, client.tenant_id))
-        ), "the job never ended"
-    done = [j for j in jobs(rest_db, client.tenant_id) if j["status"] == "done"]
+        done = ended_jobs(rest_db, client.tenant_id)
     assert [j["transcript"] for j in done] == [""]
     mine = [r for r in fake.requests if "make release" in str(r.get("messages"))]
     assert len(mine) == 1
@@ -656,10 +661,7 @@ def test_a_job_that_fails_for_good_keeps_no_transcript(
         settings=settings(extraction_max_attempts=2, extraction_retry_base_seconds=0.1),
     )
     with runner:
-        assert wait_until(
-            lambda: any(j["status"] == "done" for j in jobs(rest_db, client.tenant_id))
-        ), "the job never ended"
-    done = [j for j in jobs(rest_db, client.tenant_id) if j["status"] == "done"]
+        done = ended_jobs(rest_db, client.tenant_id)
     assert [j["transcript"] for j in done] == [""]
     assert holding(rest_db) == []
 
