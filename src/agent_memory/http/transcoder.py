@@ -422,10 +422,7 @@ class Transcoder:
                 path.append((variable, unquote(raw, errors="strict")))
             except UnicodeDecodeError as exc:
                 raise InvalidArgument([FieldViolation(variable, "is not UTF-8")]) from exc
-        given = type(message)()
-        given.CopyFrom(message)
         self._merge(message, route, path, bound=set(), origin="path")
-        _refuse_contradictions(route, given, message)
         return message
 
     def _parse_body(self, route: Route, message: Message, body: bytes) -> None:
@@ -494,6 +491,8 @@ class Transcoder:
                 raise InvalidArgument([FieldViolation(name, _parse_problem(exc))]) from exc
             except ValueError as exc:
                 raise InvalidArgument([FieldViolation(name, f"cannot be read: {exc}")]) from exc
+            if origin == "path":
+                _refuse_contradiction(path, message, parsed)
             message.MergeFrom(parsed)
 
     async def _stream(
@@ -535,27 +534,24 @@ class Transcoder:
         )
 
 
-def _refuse_contradictions(route: Route, given: Message, message: Message) -> None:
-    """A path value that overrides what the body or query set differently (another
-    member of its oneof, or the same field with another value) is refused."""
-    for variable in route.variables:
-        *parents, leaf = variable.split(".")
-        before, after = given, message
-        for part in parents:
-            before, after = getattr(before, part), getattr(after, part)
-        field = after.DESCRIPTOR.fields_by_name[leaf]
-        oneof = field.containing_oneof
-        if oneof is not None:
-            chosen = before.WhichOneof(oneof.name)
-            if chosen is not None and chosen != leaf:
-                raise InvalidArgument(
-                    [FieldViolation(variable, f"the path sets it; the request also sets {chosen}")]
-                )
-        earlier = getattr(before, leaf)
-        if earlier and earlier != getattr(after, leaf):
-            raise InvalidArgument(
-                [FieldViolation(variable, "the path and the request give different values")]
-            )
+def _refuse_contradiction(variable: str, message: Message, parsed: Message) -> None:
+    """A path value may not override what the body or query set differently: another
+    member of its oneof, or the same field with another value."""
+    *parents, leaf = variable.split(".")
+    before, after = message, parsed
+    for part in parents:
+        before, after = getattr(before, part), getattr(after, part)
+    oneof = before.DESCRIPTOR.fields_by_name[leaf].containing_oneof
+    chosen = before.WhichOneof(oneof.name) if oneof is not None else None
+    if chosen is not None and chosen != leaf:
+        raise InvalidArgument(
+            [FieldViolation(variable, f"the path sets it; the request also sets {chosen}")]
+        )
+    earlier = getattr(before, leaf)
+    if earlier and earlier != getattr(after, leaf):
+        raise InvalidArgument(
+            [FieldViolation(variable, "the path and the request give different values")]
+        )
 
 
 def _host_name(host: str) -> str:
