@@ -18,13 +18,15 @@ over HTTP one keep-alive ``httpx.AsyncClient`` holding one connection each.
    (default 4). Each round starts each variant afresh and measures it, the order
    alternating (A B, B A, A B, ...) so that drift falls on both alike; the ratio
    with / without is taken per round and its spread shown beside how much each
-   variant's own rounds differ.
+   variant's own rounds differ. The baseline is the same service without HTTP, not
+   a limit: the ratio is what serving HTTP costs the gRPC path.
 2. HTTP over its limit. UpsertMemory and ListMemories (an agent with 20 memories,
    the default page) over HTTP/JSON to the service started with ``--http-listen``,
    against (a) the same calls over gRPC to that server and (b) a null HTTP server:
    a minimal Starlette app on uvicorn (the service's uvicorn settings) in its own
    process answering every request with the bytes the service answered the same
-   route with, hit by the same client. The three take turns within each round.
+   route with, hit by the same client: the HTTP path's limit. The three take turns
+   within each round.
 
 Each run is a warm-up (``--warmup``) and a window of ``--duration`` seconds whose
 completed calls are the sample. Server CPU (ms per call) and peak RSS are the
@@ -47,43 +49,29 @@ import asyncio
 import gc
 import json
 import os
-import random
-import shutil
-import signal
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
 import grpc
 import httpx
 import psycopg
 import starlette
 import uvicorn
-from loadkit.corpus import LOCOMO, Corpus
-from loadkit.driver import Client, Op, RunResult, channel_to, drive
+from loadkit.driver import Client, Connect, Op, RunResult, channel_to, drive, open_clients
 from loadkit.fill import fill, measured_users
-from loadkit.processes import (
-    BENCH,
-    Child,
-    EmbeddedDatabase,
-    ProcessSampler,
-    StartError,
-    start_service,
-)
-from loadkit.workloads import RPC_TIMEOUT, TENANT, Context, Render, Stubs, Upsert
+from loadkit.harness import Run, create_keys, grpc_connect, new_context, progress, run_main
+from loadkit.processes import BENCH, Child, EmbeddedDatabase, ProcessSampler, start_service
+from loadkit.workloads import RPC_TIMEOUT, Context, Render, Stubs, Upsert
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from agent_memory.http.app import http_socket
-from agent_memory.service.keys import ApiKeys
-from agent_memory.store.database import Database
 from agentmemory.v1 import memory_pb2, memory_service_pb2
 
 WITHOUT, WITH = "without", "with"
@@ -230,80 +218,39 @@ class Runs:
         return 1000 * cpu / calls if calls else float("nan")
 
 
-async def _create_keys(url: str, users: Sequence[str]) -> dict[str, str]:
-    db = Database(url, pool_size=1)
-    try:
-        keys = ApiKeys(db)
-        return {u: (await keys.create(tenant_id=TENANT, user_id=u)).key for u in users}
-    finally:
-        await db.close()
+def _http_connect(w: HttpLoad, ctx: Context, address: str, run: int) -> Connect:
+    """Client ``i`` of a run: a keep-alive ``httpx.AsyncClient`` of one connection,
+    sending the workload's user's API key, calling ``w``."""
+
+    async def connect(i: int) -> Client:
+        client = httpx.AsyncClient(
+            base_url=f"http://{address}",
+            headers={"authorization": f"Bearer {ctx.keys[w.user]}"},
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            timeout=RPC_TIMEOUT,
+        )
+        return Client(w.http_op(ctx, client, i, run), client.aclose)
+
+    return connect
 
 
-async def _drive(
-    drivers: Sequence[Client], sampled: list[int], args: argparse.Namespace
+async def _run(
+    connect: Connect, sampled: list[int], args: argparse.Namespace
 ) -> tuple[RunResult, float]:
-    """``drive``, and the CPU this process used from the window's start until the
-    clients stopped (the window and the calls in flight at its end)."""
-    clients = ProcessSampler([os.getpid()])
-    try:
-        result = await drive(drivers, args.warmup, args.duration, sampled, clients.start)
-    finally:
-        clients.stop()
+    """One run of ``--concurrency`` clients opened by ``connect``, and the CPU this
+    process used from the window's start until the clients stopped (the window and the
+    calls in flight at its end)."""
+    async with open_clients(args.concurrency, connect) as drivers:
+        clients = ProcessSampler([os.getpid()])
+        try:
+            result = await drive(drivers, args.warmup, args.duration, sampled, clients.start)
+        finally:
+            clients.stop()
     return result, clients.cpu_seconds
 
 
-async def _run_grpc(
-    w: GrpcLoad,
-    ctx: Context,
-    address: str,
-    sampled: list[int],
-    run: int,
-    args: argparse.Namespace,
-) -> tuple[RunResult, float]:
-    drivers: list[Client] = []
-    try:
-        for i in range(args.concurrency):
-            channel = await channel_to(address)
-            drivers.append(Client(w.rpc_op(ctx, Stubs.of(channel), i, run), channel.close))
-        return await _drive(drivers, sampled, args)
-    finally:
-        for d in drivers:
-            if d.close is not None:
-                await d.close()
-
-
-async def _run_http(
-    w: HttpLoad,
-    ctx: Context,
-    address: str,
-    sampled: list[int],
-    run: int,
-    args: argparse.Namespace,
-) -> tuple[RunResult, float]:
-    drivers: list[Client] = []
-    try:
-        for i in range(args.concurrency):
-            client = httpx.AsyncClient(
-                base_url=f"http://{address}",
-                headers={"authorization": f"Bearer {ctx.keys[w.user]}"},
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-                timeout=RPC_TIMEOUT,
-            )
-            drivers.append(Client(w.http_op(ctx, client, i, run), client.aclose))
-        return await _drive(drivers, sampled, args)
-    finally:
-        for d in drivers:
-            if d.close is not None:
-                await d.close()
-
-
 def _progress(label: str, result: RunResult) -> None:
-    print(
-        f"  {label:<44} {result.throughput:8,.0f} ops/s  p99 {result.ms(0.99):7.1f} ms"
-        f"  errors {result.errors}",
-        file=sys.stderr,
-        flush=True,
-    )
+    progress(f"{label:<44}", result)
 
 
 class Service:
@@ -353,7 +300,7 @@ async def _setup(
     """API keys, the fill, the workloads' own rows, fresh statistics, and one answer of
     each measured route over HTTP and gRPC."""
     users = measured_users(args.users) + [u for w in (upsert, listing, render) for u in w.users()]
-    ctx.keys = await _create_keys(url, users)
+    ctx.keys = await create_keys(url, users)
     channel = await channel_to(service.address)
     try:
         stubs = Stubs.of(channel)
@@ -414,9 +361,7 @@ async def _setup(
 
 async def bench(args: argparse.Namespace, scratch: Path) -> tuple[Runs, Runs, Setup]:
     """Part 2 (on the server with HTTP that the setup ran on), then part 1's rounds."""
-    ctx = Context(corpus=Corpus.load(LOCOMO), seed=args.seed, values=[])
-    rng = random.Random(args.seed)
-    ctx.values = [" ".join(ctx.corpus.lines(rng, rng.randint(1, 2))) for _ in range(256)]
+    ctx = new_context(args.seed)
     upsert, listing, render = HttpUpsert(), ListLoad(), Render()
     ab, paths = Runs(), Runs()
     run = 0  # numbers every run: no run replays another's upsert keys
@@ -441,13 +386,15 @@ async def bench(args: argparse.Namespace, scratch: Path) -> tuple[Runs, Runs, Se
                 for mode in modes[r % 3 :] + modes[: r % 3]:
                     run += 1
                     if mode == GRPC:
-                        measured = await _run_grpc(w, ctx, service.address, service.pids, run, args)
+                        connect = grpc_connect(w, ctx, service.address, run)
+                        sampled = service.pids
                     elif mode == HTTP:
-                        address = service.http_address
-                        measured = await _run_http(w, ctx, address, service.pids, run, args)
+                        connect = _http_connect(w, ctx, service.http_address, run)
+                        sampled = service.pids
                     else:
-                        measured = await _run_http(w, ctx, null_address, null.pids(), run, args)
-                    result = paths.add(op, mode, measured)
+                        connect = _http_connect(w, ctx, null_address, run)
+                        sampled = null.pids()
+                    result = paths.add(op, mode, await _run(connect, sampled, args))
                     _progress(f"round {r + 1} {op:<7} {PATH_NAMES[mode]}", result)
         null.stop()
         null = None
@@ -458,8 +405,8 @@ async def bench(args: argparse.Namespace, scratch: Path) -> tuple[Runs, Runs, Se
                 service = Service(scratch, variant, args.concurrency)
                 for op, g in (("upsert", upsert), ("render", render)):
                     run += 1
-                    measured = await _run_grpc(g, ctx, service.address, service.pids, run, args)
-                    result = ab.add(op, variant, measured)
+                    connect = grpc_connect(g, ctx, service.address, run)
+                    result = ab.add(op, variant, await _run(connect, service.pids, args))
                     _progress(f"round {r + 1} {op:<7} gRPC, {SERVER_NAMES[variant]}", result)
                 service.stop()
                 service = None
@@ -542,6 +489,20 @@ def _verdict(ratios: Sequence[float], own_spread: float) -> str:
     return f"**outside the noise**: {side} in every round ({diff:+.1%})"
 
 
+def _rows(runs: Runs, titles: dict[str, str], names: dict[str, str], client_cpu: bool) -> list[str]:
+    """A table row for each operation and each of ``names`` (server or path, in that
+    order), with the clients' CPU when asked; the notes of the rows with errors."""
+    notes: list[str] = []
+    for op, title in titles.items():
+        for variant, name in names.items():
+            results = runs.of(op, variant)
+            cells = _row_cells(results, runs.client_ms(op, variant) if client_cpu else None)
+            print(f"| {title} | {name} | {cells} |")
+            if (pooled := _pooled(results)).errors:
+                notes.append(f"{title}, {variant}: last error {pooled.last_error}")
+    return notes
+
+
 def print_ab(ab: Runs, clients: int) -> None:
     print(f"\n### 1. gRPC with and without `--http-listen` ({clients} clients)\n")
     print(
@@ -550,13 +511,7 @@ def print_ab(ab: Runs, clients: int) -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     titles = {"upsert": HttpUpsert.title, "render": Render.title}
-    notes: list[str] = []
-    for op, title in titles.items():
-        for variant in (WITHOUT, WITH):
-            results = ab.of(op, variant)
-            print(f"| {title} | {SERVER_NAMES[variant]} | {_row_cells(results)} |")
-            if (pooled := _pooled(results)).errors:
-                notes.append(f"{title}, {variant}: last error {pooled.last_error}")
+    notes = _rows(ab, titles, SERVER_NAMES, client_cpu=False)
     for note in notes:
         print(f"- {note}")
     print(
@@ -583,14 +538,7 @@ def print_paths(paths: Runs, clients: int) -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     titles = {"upsert": HttpUpsert.title, "list": ListLoad.title}
-    notes: list[str] = []
-    for op, title in titles.items():
-        for mode in (HTTP, GRPC, NULL_HTTP):
-            results = paths.of(op, mode)
-            cells = _row_cells(results, paths.client_ms(op, mode))
-            print(f"| {title} | {PATH_NAMES[mode]} | {cells} |")
-            if (pooled := _pooled(results)).errors:
-                notes.append(f"{title}, {mode}: last error {pooled.last_error}")
+    notes = _rows(paths, titles, PATH_NAMES, client_cpu=True)
     notes.append(
         "The null server's RSS is this script's process, with everything it imports "
         "(gRPC, psycopg, the service's modules): not a figure to compare."
@@ -623,10 +571,6 @@ def _command(args: argparse.Namespace) -> str:
     )
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=4, help="rounds of each comparison")
@@ -650,64 +594,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.duration <= 0 or args.warmup < 0:
         parser.error("--duration must be positive and --warmup not negative")
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    started = time.perf_counter()
-    load_before = os.getloadavg()
-    scratch = Path(tempfile.mkdtemp(prefix="http-load-"))
-    try:
-        ab, paths, setup = asyncio.run(bench(args, scratch))
-        print(f"\n## agent-memory HTTP load ({time.strftime('%Y-%m-%d %H:%M')})\n")
-        print(f"Reproduce: `{_command(args)}`\n")
-        print(
-            f"Machine: {os.cpu_count()} cores, load average {load_before[0]:.1f} at start, "
-            f"{os.getloadavg()[0]:.1f} at end (other work shares it). Python "
-            f"{sys.version.split()[0]}, grpcio {grpc.__version__}, httpx {httpx.__version__}, "
-            f"uvicorn {uvicorn.__version__}, starlette {starlette.__version__}.\n"
-        )
-        print(
-            f"Each run: {args.warmup:g} s warm-up, then {args.duration:g} s measured, "
-            f"{args.concurrency} clients in one process (gRPC: a grpc.aio channel each; HTTP: "
-            "a keep-alive httpx.AsyncClient of one connection each). Service: `agent-memory "
-            f"serve` with API keys on, one worker, embedded PostgreSQL, DB pool "
-            f"{args.concurrency}. {args.rounds} rounds of each comparison; p50 / p95 / p99 "
-            "over every round's calls; server CPU and peak RSS of the server process in the "
-            "windows."
-        )
-        for note in setup.notes:
-            print(note)
-        print("\nHow to read:\n")
-        print(
-            "- Part 1 starts the service afresh for every run, alternating which goes "
-            "first. Each round's with / without ratio comes from two runs back to back; "
-            "a difference is inside the noise when the rounds fall on both sides of 1 or "
-            "it is no larger than the spread of a variant's own rounds. Server CPU ms/op "
-            "is steadier than throughput on a shared machine. Peak RSS includes what the "
-            "HTTP stack (uvicorn, Starlette) adds to a process that loads it."
-        )
-        print(
-            "- Part 2 runs on one server started with `--http-listen`; the three paths take "
-            "turns in each round. Client, server and PostgreSQL share the cores, so "
-            "throughput includes the clients' own cost (client CPU ms/op: httpx and h11 in "
-            "Python against grpc's C core). HTTP / null HTTP, with the same client on both "
-            "sides, is the share of a do-nothing ASGI server's rate that transcoding plus "
-            "the service reach (the service also waits on PostgreSQL); the server CPU "
-            "differences are the milliseconds per call the server spends above gRPC (the "
-            "transcoding) and above the null server (transcoding and the service's work)."
-        )
-        print_ab(ab, args.concurrency)
-        print_paths(paths, args.concurrency)
-        print(f"\nTotal time: {time.perf_counter() - started:.0f} s")
-        return 0
-    except StartError as exc:
-        print(f"\nhttp_load: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(
-            "\ninterrupted: stopping the servers and removing the scratch folder", file=sys.stderr
-        )
-        return 130
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    return run_main("http_load", lambda run: _report(args, run))
+
+
+def _report(args: argparse.Namespace, run: Run) -> None:
+    ab, paths, setup = asyncio.run(bench(args, run.scratch))
+    print(f"\n## agent-memory HTTP load ({time.strftime('%Y-%m-%d %H:%M')})\n")
+    print(f"Reproduce: `{_command(args)}`\n")
+    versions = (
+        f"grpcio {grpc.__version__}, httpx {httpx.__version__}, uvicorn {uvicorn.__version__}, "
+        f"starlette {starlette.__version__}"
+    )
+    print(run.machine(versions) + "\n")
+    print(
+        f"Each run: {args.warmup:g} s warm-up, then {args.duration:g} s measured, "
+        f"{args.concurrency} clients in one process (gRPC: a grpc.aio channel each; HTTP: "
+        "a keep-alive httpx.AsyncClient of one connection each). Service: `agent-memory "
+        f"serve` with API keys on, one worker, embedded PostgreSQL, DB pool "
+        f"{args.concurrency}. {args.rounds} rounds of each comparison; p50 / p95 / p99 "
+        "over every round's calls; server CPU and peak RSS of the server process in the "
+        "windows."
+    )
+    for note in setup.notes:
+        print(note)
+    print("\nHow to read:\n")
+    print(
+        "- Part 1 starts the service afresh for every run, alternating which goes "
+        "first. Its baseline is, by design, the same service started without "
+        "`--http-listen`, not a limit: with / without is what serving HTTP costs the "
+        "gRPC path, not how near either comes to what the machine allows. "
+        "Each round's with / without ratio comes from two runs back to back; "
+        "a difference is inside the noise when the rounds fall on both sides of 1 or "
+        "it is no larger than the spread of a variant's own rounds. Server CPU ms/op "
+        "is steadier than throughput on a shared machine. Peak RSS includes what the "
+        "HTTP stack (uvicorn, Starlette) adds to a process that loads it."
+    )
+    print(
+        "- Part 2 runs on one server started with `--http-listen`; the three paths take "
+        "turns in each round. Client, server and PostgreSQL share the cores, so "
+        "throughput includes the clients' own cost (client CPU ms/op: httpx and h11 in "
+        "Python against grpc's C core). The HTTP path's limit is the null HTTP server: "
+        "the same uvicorn and Starlette, answering the service's own bytes without "
+        "doing any work, hit by the same client; HTTP / null HTTP is the share of that "
+        "limit that transcoding plus the service reach (the service also waits on "
+        "PostgreSQL). HTTP / gRPC is not a limit but the same calls into the same "
+        "service over its other front, whose client costs less. The server CPU "
+        "differences are the milliseconds per call the server spends above gRPC (the "
+        "transcoding) and above the null server (transcoding and the service's work)."
+    )
+    print_ab(ab, args.concurrency)
+    print_paths(paths, args.concurrency)
+    print(run.total())
 
 
 if __name__ == "__main__":

@@ -69,29 +69,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import random
-import shutil
-import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
 import grpc
 import psycopg
-from loadkit.corpus import LOCOMO, Corpus
-from loadkit.driver import Client, RunResult, channel_to, drive
+from loadkit.driver import Client, RunResult, channel_to, drive, open_clients
 from loadkit.fill import fill, measured_users
+from loadkit.harness import Run, create_keys, grpc_connect, new_context, progress, run_main
 from loadkit.null_server import serve_null
 from loadkit.processes import (
     Child,
     EmbeddedDatabase,
     ProcessSampler,
-    StartError,
     start_null_server,
     start_service,
 )
@@ -106,7 +99,6 @@ from loadkit.report import (
     print_targets,
 )
 from loadkit.workloads import (
-    TENANT,
     Context,
     RecallLoad,
     Render,
@@ -116,9 +108,6 @@ from loadkit.workloads import (
     WriteBlockCas,
     baseline_pool,
 )
-
-from agent_memory.service.keys import ApiKeys
-from agent_memory.store.database import Database
 
 OPS = ("upsert", "writeblock", "recall", "render")
 PROFILE_CLIENTS = 8
@@ -136,15 +125,6 @@ def _workloads(ops: Sequence[str], clients: int) -> dict[str, Workload]:
         "render": Render,
     }
     return {op: make[op]() for op in ops}
-
-
-async def _create_keys(url: str, users: Sequence[str]) -> dict[str, str]:
-    db = Database(url, pool_size=1)
-    try:
-        keys = ApiKeys(db)
-        return {u: (await keys.create(tenant_id=TENANT, user_id=u)).key for u in users}
-    finally:
-        await db.close()
 
 
 @dataclass
@@ -231,7 +211,6 @@ async def _run_rpc(
     """Over gRPC, to the service or the null server; with ``extras`` the service is
     recorded under py-spy over the measured window and the profile kept there."""
     address = servers.service.address if mode == SERVICE else servers.null.address
-    drivers: list[Client] = []
     profilers: list[Profiler] = []
 
     def start_profiler() -> None:
@@ -243,10 +222,7 @@ async def _run_rpc(
             return
         extras.profiled = (op, servers.workers, clients)
 
-    try:
-        for i in range(clients):
-            channel = await channel_to(address)
-            drivers.append(Client(w.rpc_op(ctx, Stubs.of(channel), i, run), channel.close))
+    async with open_clients(clients, grpc_connect(w, ctx, address, run)) as drivers:
         sampled = servers.service.pids() if mode == SERVICE else []
         result = await drive(
             drivers,
@@ -255,10 +231,6 @@ async def _run_rpc(
             sampled,
             start_profiler if extras is not None else None,
         )
-    finally:
-        for d in drivers:
-            if d.close is not None:
-                await d.close()
     for profiler in profilers:
         assert extras is not None
         plural = "s" if servers.workers > 1 else ""
@@ -287,7 +259,7 @@ async def _setup(
 ) -> None:
     """API keys, the fill, each workload's own rows, then fresh statistics."""
     users = measured_users(args.users) + [u for w in workloads.values() for u in w.users()]
-    ctx.keys = await _create_keys(url, users)
+    ctx.keys = await create_keys(url, users)
     setup = await channel_to(servers.service.address)
     try:
         stubs = Stubs.of(setup)
@@ -313,9 +285,7 @@ async def bench(
     pool_size = max(concurrencies)
     archival_chars = max(2_000_000, args.lines_per_user * 200)
     profiled_clients = _profiled_clients(concurrencies)
-    ctx = Context(corpus=Corpus.load(LOCOMO), seed=args.seed, values=[])
-    rng = random.Random(args.seed)
-    ctx.values = [" ".join(ctx.corpus.lines(rng, rng.randint(1, 2))) for _ in range(256)]
+    ctx = new_context(args.seed)
     runs: dict[tuple[str, int, int, str], RunResult] = {}
     peak_rss = 0
     run = 0  # numbers every run of the benchmark: no run replays another's upsert keys
@@ -346,13 +316,7 @@ async def bench(
                                 w, op, mode, c, run, ctx, servers, args, extras if profile else None
                             )
                         runs[(op, 0 if mode == PSYCOPG else workers, c, mode)] = result
-                        print(
-                            f"  {op:<10} {workers}w {c:>2} clients {mode:<8} "
-                            f"{result.throughput:8,.0f} ops/s  p99 {result.ms(0.99):7.1f} ms"
-                            f"  errors {result.errors}",
-                            file=sys.stderr,
-                            flush=True,
-                        )
+                        progress(f"{op:<10} {workers}w {c:>2} clients {mode:<8}", result)
             peak_rss = max(peak_rss, servers.stop())
             servers = None
         return Results(runs), peak_rss
@@ -392,10 +356,6 @@ def _numbers(text: str) -> list[int]:
         return sorted({int(x) for x in _parse_list(text)})
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: whole numbers, comma-separated") from None
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -444,46 +404,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{MAX_CONNECTIONS - SPARE_CONNECTIONS} the benchmark can use: lower either"
         )
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    started = time.perf_counter()
-    load_before = os.getloadavg()
-    scratch = Path(tempfile.mkdtemp(prefix="rpc-load-"))
+    return run_main("rpc_load", lambda run: _report(args, run))
+
+
+def _report(args: argparse.Namespace, run: Run) -> None:
     workloads = _workloads(args.ops, max(args.concurrency))
-    try:
-        extras = Extras()
-        results, peak_rss = asyncio.run(bench(args, workloads, scratch, extras))
-        print(f"\n## agent-memory RPC load ({time.strftime('%Y-%m-%d %H:%M')})\n")
-        print(
-            f"Machine: {os.cpu_count()} cores, load average {load_before[0]:.1f} at start, "
-            f"{os.getloadavg()[0]:.1f} at end (other work shares it). Python "
-            f"{sys.version.split()[0]}, grpcio {grpc.__version__}, psycopg {psycopg.__version__}."
-        )
-        print(
-            f"Each run: {args.warmup:g} s warm-up, then {args.duration:g} s measured. Service: "
-            f"`agent-memory serve --workers N` with API keys on, embedded PostgreSQL, DB pool "
-            f"{max(args.concurrency)} per worker. Limit = the lower of psycopg running the "
-            "operation's minimal SQL (one statement, one connection per client) and a null "
-            "grpc.aio server with as many processes. Latency p50 / p95 / p99 in ms."
-        )
-        for note in extras.notes:
-            print(note)
-        for op in args.ops:
-            print_table(op, workloads[op].title, args.workers, args.concurrency, results)
-        print_targets(args.ops, args.workers, args.concurrency, results, peak_rss, extras.profiled)
-        if extras.profile is not None:
-            print_profile(*extras.profile)
-        print(f"\nTotal time: {time.perf_counter() - started:.0f} s")
-        return 0
-    except StartError as exc:
-        print(f"\nrpc_load: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(
-            "\ninterrupted: stopping the servers and removing the scratch folder", file=sys.stderr
-        )
-        return 130
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    extras = Extras()
+    results, peak_rss = asyncio.run(bench(args, workloads, run.scratch, extras))
+    print(f"\n## agent-memory RPC load ({time.strftime('%Y-%m-%d %H:%M')})\n")
+    print(run.machine(f"grpcio {grpc.__version__}, psycopg {psycopg.__version__}"))
+    print(
+        f"Each run: {args.warmup:g} s warm-up, then {args.duration:g} s measured. Service: "
+        f"`agent-memory serve --workers N` with API keys on, embedded PostgreSQL, DB pool "
+        f"{max(args.concurrency)} per worker. Limit = the lower of psycopg running the "
+        "operation's minimal SQL (one statement, one connection per client) and a null "
+        "grpc.aio server with as many processes. Latency p50 / p95 / p99 in ms."
+    )
+    for note in extras.notes:
+        print(note)
+    for op in args.ops:
+        print_table(op, workloads[op].title, args.workers, args.concurrency, results)
+    print_targets(args.ops, args.workers, args.concurrency, results, peak_rss, extras.profiled)
+    if extras.profile is not None:
+        print_profile(*extras.profile)
+    print(run.total())
 
 
 if __name__ == "__main__":

@@ -1,1 +1,1 @@
-"""The parts of the RPC load benchmark (``bench/rpc_load.py``)."""
+"""The parts of the load benchmarks (``bench/rpc_load.py``, ``bench/http_load.py``)."""

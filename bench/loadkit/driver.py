@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -46,6 +46,24 @@ class RunResult:
 class Client:
     op: Op
     close: Callable[[], Awaitable[None]] | None = None
+
+
+Connect = Callable[[int], Awaitable[Client]]  # opens client i of a run
+
+
+@contextlib.asynccontextmanager
+async def open_clients(count: int, connect: Connect) -> AsyncIterator[list[Client]]:
+    """``count`` clients, each opened by ``connect``; all that opened are closed on the
+    way out, also when one fails to open."""
+    opened: list[Client] = []
+    try:
+        for i in range(count):
+            opened.append(await connect(i))
+        yield opened
+    finally:
+        for client in opened:
+            if client.close is not None:
+                await client.close()
 
 
 async def channel_to(address: str) -> grpc.aio.Channel:
