@@ -190,6 +190,8 @@ def test_the_command_serves_tls_and_its_health_check_speaks_it(database_url: str
         "--database-url",
         database_url,
         "--insecure-local",
+        "--http-listen",
+        "127.0.0.1:0",
         "--tls-cert",
         str(pki.folder / "server.pem"),
         "--tls-key",
@@ -209,6 +211,14 @@ def test_the_command_serves_tls_and_its_health_check_speaks_it(database_url: str
         )
         assert checked.returncode == 0, checked.stderr
         assert "SERVING" in checked.stdout
+        # The HTTP side serves TLS with the same certificate, and only TLS.
+        line = next(x for x in served.log().splitlines() if "agent-memory http on" in x)
+        http_port = line.rsplit(":", 1)[1].split()[0]
+        ca = ssl.create_default_context(cafile=str(pki.folder / "ca.pem"))
+        answered = httpx.get(f"https://localhost:{http_port}/healthz", verify=ca)
+        assert answered.status_code == 200
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"http://localhost:{http_port}/healthz", timeout=5)
     finally:
         assert served.terminate() == 0, served.log()
 
@@ -282,29 +292,5 @@ def test_the_health_check_asks_by_the_name_the_certificate_carries(
         )
         assert checked.returncode == 0, checked.stderr
         assert "SERVING" in checked.stdout
-    finally:
-        assert served.terminate() == 0, served.log()
-
-
-def test_the_http_side_serves_tls_with_the_same_certificate(database_url: str, pki: Pki) -> None:
-    served = ServeProcess(
-        "--database-url",
-        database_url,
-        "--insecure-local",
-        "--http-listen",
-        "127.0.0.1:0",
-        "--tls-cert",
-        str(pki.folder / "server.pem"),
-        "--tls-key",
-        str(pki.folder / "server-key.pem"),
-    )
-    try:
-        line = next(x for x in served.log().splitlines() if "agent-memory http on" in x)
-        port = line.rsplit(":", 1)[1].split()[0]
-        trusted = ssl.create_default_context(cafile=str(pki.folder / "ca.pem"))
-        answered = httpx.get(f"https://localhost:{port}/healthz", verify=trusted)
-        assert answered.status_code == 200
-        with pytest.raises(httpx.TransportError):
-            httpx.get(f"http://localhost:{port}/healthz", timeout=5)
     finally:
         assert served.terminate() == 0, served.log()
