@@ -6,16 +6,18 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 WORKDIR /src
 
-# Dependencies first, from pyproject.toml alone, so this layer survives code changes.
+# Dependencies first, from the pyproject.toml files alone, so this layer survives
+# code changes. The client distribution is built from this repository below.
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+COPY clients/python/pyproject.toml ./clients/python/
+RUN python -c "import tomllib; deps = [d for f in ('pyproject.toml', 'clients/python/pyproject.toml') for d in tomllib.load(open(f, 'rb'))['project']['dependencies'] if not d.startswith('agent-memory-client')]; print('\n'.join(deps))" \
         > /tmp/requirements.txt \
  && pip wheel -w /wheels -r /tmp/requirements.txt
 
+COPY clients/python ./clients/python
 COPY README.md ./
 COPY src ./src
-COPY generated ./generated
-RUN pip wheel --no-deps -w /wheels .
+RUN pip wheel --no-deps -w /wheels ./clients/python .
 
 # ---- runtime ----------------------------------------------------------------
 FROM python:3.11-slim

@@ -3,7 +3,7 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-PATHS  := $(wildcard src tests bench scripts)
+PATHS  := $(wildcard src tests bench scripts clients/python/src)
 # buf lints an image of the protos with their imports: google/api comes from the
 # googleapis-common-protos package, as buf's registry is not reachable from CI.
 BUF    := $(PY) scripts/generate_protos.py --image build/proto.binpb && \
@@ -21,8 +21,10 @@ $(PY):
 	python3 -m venv $(VENV)
 
 # With the pip that python3 -m venv ships, as users install it.
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -e ".[dev]"
+# The client distribution (clients/python) carries the generated stubs the service
+# imports, so it is installed with it.
+$(STAMP): pyproject.toml clients/python/pyproject.toml | $(PY)
+	$(PY) -m pip install -e ./clients/python -e ".[dev]"
 	@touch $@
 
 venv: $(STAMP) ## create .venv and install the project (re-run when pyproject.toml changes)
@@ -39,10 +41,10 @@ test-external: export MEMORY_TEST_DATABASE_URL ?= postgresql://postgres@127.0.0.
 test-external: venv examples/node/node_modules/.package-lock.json ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-generate: venv ## regenerate generated/ from proto/
+generate: venv ## regenerate clients/python/generated/ from proto/
 	$(PY) scripts/generate_protos.py
 
-check-generated: venv ## fail when generated/ is stale
+check-generated: venv ## fail when clients/python/generated/ is stale
 	$(PY) scripts/generate_protos.py --check
 
 node_modules/.package-lock.json: package-lock.json package.json
@@ -80,5 +82,5 @@ bench: venv ## run every bench/*.py in order
 check: check-generated lint typecheck test ## everything CI checks
 
 clean: ## remove caches and build output (keeps .venv, node_modules and the embedded database)
-	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis src/*.egg-info *.egg-info
+	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis src/*.egg-info *.egg-info clients/python/src/*.egg-info clients/python/generated/*.egg-info
 	find . -name __pycache__ -type d -not -path './.venv/*' -not -path './node_modules/*' -prune -exec rm -rf {} +

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""Regenerate the Python gRPC stubs in ``generated/`` from ``proto/``.
+"""Regenerate the Python gRPC stubs in ``clients/python/generated/`` from ``proto/``.
 
-    python scripts/generate_protos.py          # rewrite generated/
-    python scripts/generate_protos.py --check  # exit 1 when generated/ is stale
+    python scripts/generate_protos.py          # rewrite clients/python/generated/
+    python scripts/generate_protos.py --check  # exit 1 when it is stale
     python scripts/generate_protos.py --image build/proto.binpb  # for buf lint
 
-Output goes under ``generated/agentmemory/v1/`` (``*_pb2.py``, ``*_pb2.pyi``,
-``*_pb2_grpc.py``), importable as ``agentmemory.v1.memory_pb2`` with
-``generated/`` on ``sys.path``, plus ``descriptors.binpb``: the contract as a
-``FileDescriptorSet`` with its comments, which the HTTP side reads for OpenAPI
-descriptions (the Python stubs carry no comments). The ``google.api`` protos
+Output goes under ``clients/python/generated/agentmemory/v1/`` (``*_pb2.py``,
+``*_pb2.pyi``, ``*_pb2_grpc.py``), importable as ``agentmemory.v1.memory_pb2``,
+plus ``descriptors.binpb``: the contract as a ``FileDescriptorSet`` with its
+comments, which the HTTP side reads for OpenAPI descriptions (the Python stubs
+carry no comments). The ``google.api`` protos
 come from the googleapis-common-protos package, not from this repository.
 
-The whole folder belongs to this script: it is rebuilt from scratch so stubs of
-deleted protos do not linger.
+The stubs ship in the client distribution (``agent-memory-client``), which the
+service depends on: the contract has one home, and a client install needs nothing
+of the server. The whole folder belongs to this script: it is rebuilt from
+scratch so stubs of deleted protos do not linger.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from grpc_tools import protoc  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
-GENERATED_DIR = ROOT / "generated"
+GENERATED_DIR = ROOT / "clients" / "python" / "generated"
 PACKAGE_DIRS = (Path("agentmemory"), Path("agentmemory") / "v1")
 
 README = """\
-# generated/
+# clients/python/generated/
 
 Python gRPC stubs for `proto/agentmemory/v1/*.proto`, made by grpcio-tools.
 
@@ -112,6 +114,8 @@ def generate(out_dir: Path) -> None:
         raise SystemExit(msg)
     for package in PACKAGE_DIRS:
         (out_dir / package / "__init__.py").write_bytes(b"")
+    # The .pyi stubs are the messages' types; the marker lets type checkers use them.
+    (out_dir / PACKAGE_DIRS[0] / "py.typed").write_bytes(b"")
     readme = README.format(digest=proto_digest(files))
     (out_dir / "README.md").write_text(readme, encoding="utf-8", newline="\n")
 
@@ -136,16 +140,16 @@ def stale_files(fresh: Path, current: Path) -> list[Path]:
 
 
 def check() -> int:
-    """Exit status 0 when ``generated/`` matches a fresh build, else 1."""
+    """Exit status 0 when the stubs match a fresh build, else 1."""
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp)
         generate(fresh)
         stale = stale_files(fresh, GENERATED_DIR)
     if not stale:
-        print("generated/ is up to date")
+        print("clients/python/generated/ is up to date")
         return 0
     print(
-        "generated/ is stale; run `python scripts/generate_protos.py`.",
+        "clients/python/generated/ is stale; run `python scripts/generate_protos.py`.",
         file=sys.stderr,
     )
     for path in stale:
@@ -154,7 +158,7 @@ def check() -> int:
 
 
 def write() -> int:
-    """Rebuild ``generated/`` from scratch; a failed build leaves it untouched."""
+    """Rebuild the stubs folder from scratch; a failed build leaves it untouched."""
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / "generated"
         fresh.mkdir()
@@ -188,12 +192,12 @@ def image(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, then write or check ``generated/``."""
+    """Parse arguments, then write or check the stubs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "--check",
         action="store_true",
-        help="compare a fresh build with generated/ and exit 1 when it is stale",
+        help="compare a fresh build with the stubs and exit 1 when it is stale",
     )
     parser.add_argument(
         "--image",

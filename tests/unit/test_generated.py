@@ -1,4 +1,4 @@
-"""generated/ must match proto/: stale stubs fail the build."""
+"""The generated stubs must match proto/: stale stubs fail the build."""
 
 from __future__ import annotations
 

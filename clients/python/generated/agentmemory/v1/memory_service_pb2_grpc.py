@@ -44,6 +44,10 @@ class MemoryServiceStub:
     UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
     everything else (other sources, Memorize, learnings, settings updates,
     extraction, recording run sessions) an orchestrator key.
+
+    Each RPC of every service states its idempotency_level: NO_SIDE_EFFECTS
+    (reads) and IDEMPOTENT calls are safe to repeat, and clients may retry
+    them on UNAVAILABLE; any other call may have taken effect when it failed.
     """
 
     def __init__(self, channel):
@@ -158,6 +162,10 @@ class MemoryServiceServicer:
     UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
     everything else (other sources, Memorize, learnings, settings updates,
     extraction, recording run sessions) an orchestrator key.
+
+    Each RPC of every service states its idempotency_level: NO_SIDE_EFFECTS
+    (reads) and IDEMPOTENT calls are safe to repeat, and clients may retry
+    them on UNAVAILABLE; any other call may have taken effect when it failed.
     """
 
     def UpsertMemory(self, request, context):
@@ -420,6 +428,10 @@ class MemoryService:
     UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
     everything else (other sources, Memorize, learnings, settings updates,
     extraction, recording run sessions) an orchestrator key.
+
+    Each RPC of every service states its idempotency_level: NO_SIDE_EFFECTS
+    (reads) and IDEMPOTENT calls are safe to repeat, and clients may retry
+    them on UNAVAILABLE; any other call may have taken effect when it failed.
     """
 
     @staticmethod
