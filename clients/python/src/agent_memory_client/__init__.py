@@ -1,3 +1,65 @@
-"""Typed Python client for the agent-memory service."""
+"""Typed Python client for the agent-memory service.
 
-__version__ = "0.1.0"
+    from agent_memory_client import MemoryClient
+
+    with MemoryClient("127.0.0.1:50051", api_key=KEY) as memory:
+        memory.upsert_memory("timezone", "Europe/Lisbon", agent_id="planner")
+        for match in memory.recall("where does the user live?", agent_id="planner"):
+            print(f"{match.score:.3f} {match.content}")
+
+Requests and answers are the service's own messages (``agentmemory.v1``, shipped
+here); errors are the typed exceptions of :mod:`agent_memory_client.errors`.
+"""
+
+from agent_memory_client._channel import TLS, Connection
+from agent_memory_client._version import __version__
+from agent_memory_client.aio import AsyncMemoryClient, AsyncRecallStream
+from agent_memory_client.errors import (
+    Aborted,
+    AgentMemoryError,
+    AlreadyExists,
+    BlockConflict,
+    DeadlineExceeded,
+    EtagMismatch,
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ReadOnlyMemory,
+    ResourceExhausted,
+    RoleForbids,
+    SecretInValue,
+    ServerError,
+    Unauthenticated,
+    Unavailable,
+)
+from agent_memory_client.sync import MemoryClient, RecallStream
+
+__all__ = [
+    "TLS",
+    "Aborted",
+    "AgentMemoryError",
+    "AlreadyExists",
+    "AsyncMemoryClient",
+    "AsyncRecallStream",
+    "BlockConflict",
+    "Connection",
+    "DeadlineExceeded",
+    "EtagMismatch",
+    "FailedPrecondition",
+    "FieldViolation",
+    "InvalidArgument",
+    "MemoryClient",
+    "NotFound",
+    "PermissionDenied",
+    "ReadOnlyMemory",
+    "RecallStream",
+    "ResourceExhausted",
+    "RoleForbids",
+    "SecretInValue",
+    "ServerError",
+    "Unauthenticated",
+    "Unavailable",
+    "__version__",
+]

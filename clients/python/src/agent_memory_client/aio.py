@@ -1,0 +1,329 @@
+"""The asyncio client: :class:`AsyncMemoryClient`, the same methods as
+:class:`~agent_memory_client.MemoryClient`, awaited."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import Any, Self
+
+import grpc
+import grpc.aio
+from google.protobuf.message import Message
+
+from agent_memory_client import _ops
+from agent_memory_client._channel import (
+    SERVICES,
+    TLS,
+    Connection,
+    connection_from_env,
+    method_named,
+)
+from agent_memory_client._ops import ArchivalModeName, BlockLabelName, SourceName, Timestamp
+from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
+from agent_memory_client.sync import DEFAULT_CAS_ATTEMPTS
+from agentmemory.v1 import (
+    block_pb2,
+    decision_pb2,
+    memory_pb2,
+    recall_service_pb2,
+)
+
+
+class AsyncRecallStream(AsyncIterator[recall_service_pb2.RecallResponse]):
+    """Recall's ranked matches as they arrive, best first.
+
+    Stopping early cancels the stream on the server: leave an ``async with`` block,
+    call :meth:`aclose`, or drop the last reference to it.
+    """
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> recall_service_pb2.RecallResponse:
+        try:
+            match = await self._call.read()
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from exc
+        if match is grpc.aio.EOF:
+            raise StopAsyncIteration
+        found: recall_service_pb2.RecallResponse = match
+        return found
+
+    async def aclose(self) -> None:
+        """Cancel the stream; a no-op once it has ended."""
+        self._call.cancel()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    def __del__(self) -> None:
+        call = getattr(self, "_call", None)
+        if call is not None and not call.done():
+            with contextlib.suppress(RuntimeError):  # its event loop is already closed
+                call.cancel()
+
+
+class AsyncMemoryClient:
+    """An asyncio client of the agent-memory service; the arguments are those of
+    :class:`~agent_memory_client.MemoryClient`. Create it inside the event loop
+    that uses it."""
+
+    def __init__(
+        self,
+        target: str | None = None,
+        *,
+        api_key: str | None = None,
+        tenant_id: str | None = None,
+        user_id: str | None = None,
+        tls: bool | TLS = False,
+        timeout: float | None = None,
+        attempts: int | None = None,
+        options: Iterable[tuple[str, Any]] = (),
+        connection: Connection | None = None,
+    ) -> None:
+        self.connection = connection or connection_from_env(
+            {},
+            target=target,
+            api_key=api_key,
+            tenant_id=tenant_id,
+            user_id=user_id,
+            tls=TLS() if tls is True else tls or None,
+            timeout=timeout,
+            attempts=attempts,
+            options=tuple(options),
+        )
+        c = self.connection
+        if c.tls is None:
+            self._channel = grpc.aio.insecure_channel(c.target, options=c.channel_arguments())
+        else:
+            self._channel = grpc.aio.secure_channel(
+                c.target, c.tls.credentials(), options=c.channel_arguments()
+            )
+        self._stubs = {name: stub(self._channel) for name, (_, stub) in SERVICES.items()}
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> AsyncMemoryClient:
+        """See :meth:`MemoryClient.from_env`."""
+        return cls(connection=connection_from_env(None, **overrides))
+
+    async def _run(self, op: _ops.Op[_ops.T], timeout: float | None) -> _ops.T:
+        method = getattr(self._stubs[op.service], op.method)
+        try:
+            response = await method(
+                op.request,
+                timeout=timeout or self.connection.timeout,
+                metadata=self.connection.metadata,
+            )
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from exc
+        return op.unwrap(response)
+
+    async def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Any:
+        """See :meth:`MemoryClient.call`."""
+        service, method = method_named(rpc)
+        if method.server_streaming:
+            msg = f"{rpc} streams its answer; use recall()"
+            raise ValueError(msg)
+        if request.DESCRIPTOR is not method.input_type:
+            msg = f"{rpc} takes {method.input_type.name}, not {request.DESCRIPTOR.name}"
+            raise TypeError(msg)
+        return await self._run(_ops.Op(service, rpc, request, lambda r: r), timeout)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def upsert_memory(
+        self,
+        key: str,
+        value: str,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        pinned: bool | None = None,
+        importance: int | None = None,
+        source: SourceName = "manual",
+        timeout: float | None = None,
+    ) -> memory_pb2.Memory:
+        op = _ops.upsert_memory(
+            key,
+            value,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            pinned=pinned,
+            importance=importance,
+            source=source,
+        )
+        return await self._run(op, timeout)
+
+    async def get_memory(
+        self, memory_id: str, *, timeout: float | None = None
+    ) -> memory_pb2.Memory:
+        return await self._run(_ops.get_memory(memory_id), timeout)
+
+    async def list_memories(
+        self,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        page_size: int = 100,
+        timeout: float | None = None,
+    ) -> AsyncIterator[memory_pb2.Memory]:
+        owner = _ops.owner(agent_id, workspace_id)
+        token = ""
+        while True:
+            page = await self._run(_ops.list_memories_page(owner, page_size, token), timeout)
+            for memory in page.memories:
+                yield memory
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def pin_memory(
+        self, memory_id: str, pinned: bool = True, *, timeout: float | None = None
+    ) -> memory_pb2.Memory:
+        return await self._run(_ops.pin_memory(memory_id, pinned), timeout)
+
+    async def delete_memory(
+        self, memory_id: str, *, etag: str | None = None, timeout: float | None = None
+    ) -> None:
+        await self._run(_ops.delete_memory(memory_id, etag), timeout)
+
+    async def memorize(
+        self,
+        content: str,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        tags: Iterable[str] = (),
+        memory_key: str = "",
+        confidence: float | None = None,
+        timeout: float | None = None,
+    ) -> memory_pb2.Memory:
+        op = _ops.memorize(
+            content,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            tags=tags,
+            memory_key=memory_key,
+            confidence=confidence,
+        )
+        return await self._run(op, timeout)
+
+    async def get_block(
+        self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None
+    ) -> block_pb2.Block:
+        return await self._run(_ops.get_block(label, agent_id), timeout)
+
+    async def write_block(
+        self,
+        label: BlockLabelName,
+        content: str,
+        *,
+        agent_id: str | None = None,
+        expected_updated_at: Timestamp | None = None,
+        timeout: float | None = None,
+    ) -> block_pb2.Block:
+        op = _ops.write_block(label, content, agent_id, expected_updated_at)
+        return await self._run(op, timeout)
+
+    async def update_block(
+        self,
+        label: BlockLabelName,
+        change: Callable[[str], str] | Callable[[str], Awaitable[str]],
+        *,
+        agent_id: str | None = None,
+        attempts: int = DEFAULT_CAS_ATTEMPTS,
+        timeout: float | None = None,
+    ) -> block_pb2.Block:
+        """See :meth:`MemoryClient.update_block`; ``change`` may be a coroutine
+        function."""
+        for attempt in range(1, attempts + 1):
+            try:
+                block = await self.get_block(label, agent_id=agent_id, timeout=timeout)
+                current, expected = block.content, block.updated_at
+            except NotFound:
+                block, current, expected = None, "", None
+            changed = change(current)
+            content = changed if isinstance(changed, str) else await changed
+            if block is not None and content == current:
+                return block
+            try:
+                return await self.write_block(
+                    label,
+                    content,
+                    agent_id=agent_id,
+                    expected_updated_at=expected,
+                    timeout=timeout,
+                )
+            except BlockConflict:
+                if attempt == attempts:
+                    raise
+        msg = f"attempts must be at least 1, not {attempts!r}"
+        raise ValueError(msg)
+
+    async def list_blocks(
+        self, *, agent_id: str | None = None, timeout: float | None = None
+    ) -> list[block_pb2.Block]:
+        return await self._run(_ops.list_blocks(agent_id), timeout)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        include_memories: bool = False,
+        timeout: float | None = None,
+    ) -> AsyncRecallStream:
+        """See :meth:`MemoryClient.recall`: ``async for match in client.recall(...)``."""
+        call = self._stubs["RecallService"].Recall(
+            _ops.recall(query, agent_id, limit, include_memories),
+            timeout=timeout or self.connection.timeout,
+            metadata=self.connection.metadata,
+        )
+        return AsyncRecallStream(call)
+
+    async def render_prompt(
+        self,
+        agent_id: str,
+        *,
+        user_message: str = "",
+        persona: str = "",
+        archival_mode: ArchivalModeName | None = None,
+        archival_limit: int | None = None,
+        include_recent_decisions: bool = False,
+        timeout: float | None = None,
+    ) -> recall_service_pb2.RenderPromptResponse:
+        op = _ops.render_prompt(
+            agent_id,
+            user_message=user_message,
+            persona=persona,
+            archival_mode=archival_mode,
+            archival_limit=archival_limit,
+            include_recent_decisions=include_recent_decisions,
+        )
+        return await self._run(op, timeout)
+
+    async def list_recent_decisions(
+        self, agent_id: str, *, limit: int | None = None, timeout: float | None = None
+    ) -> list[decision_pb2.Decision]:
+        return await self._run(_ops.list_recent_decisions(agent_id, limit), timeout)

@@ -1,0 +1,355 @@
+"""The blocking client: :class:`MemoryClient`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from types import TracebackType
+from typing import Any, Self
+
+import grpc
+from google.protobuf.message import Message
+
+from agent_memory_client import _ops
+from agent_memory_client._channel import (
+    SERVICES,
+    TLS,
+    Connection,
+    connection_from_env,
+    method_named,
+)
+from agent_memory_client._ops import ArchivalModeName, BlockLabelName, SourceName, Timestamp
+from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
+from agentmemory.v1 import (
+    block_pb2,
+    decision_pb2,
+    memory_pb2,
+    recall_service_pb2,
+)
+
+DEFAULT_CAS_ATTEMPTS = 5
+
+
+class RecallStream(Iterator[recall_service_pb2.RecallResponse]):
+    """Recall's ranked matches as they arrive, best first.
+
+    Stopping early cancels the stream on the server: leave a ``with`` block, call
+    :meth:`close`, or drop the last reference (breaking out of
+    ``for match in client.recall(...)`` does).
+    """
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> recall_service_pb2.RecallResponse:
+        try:
+            match: recall_service_pb2.RecallResponse = next(self._call)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from exc
+        return match
+
+    def close(self) -> None:
+        """Cancel the stream; a no-op once it has ended."""
+        self._call.cancel()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        call = getattr(self, "_call", None)
+        if call is not None:
+            call.cancel()
+
+
+class MemoryClient:
+    """A blocking client of the agent-memory service.
+
+    Args:
+        target: ``HOST:PORT`` of the service (default ``127.0.0.1:50051``).
+        api_key: the key to call with (``authorization: Bearer``).
+        tenant_id, user_id: who the caller is, for a server in unauthenticated
+            local mode (``--insecure-local``); not with ``api_key``.
+        tls: ``True`` for TLS with the system's roots, or a :class:`TLS`.
+        timeout: the deadline of each call, in seconds, unless a call says otherwise.
+        attempts: how many times a call safe to repeat is tried when the service is
+            UNAVAILABLE, with exponential backoff (1 turns retries off; at most 5).
+        options: extra gRPC channel arguments.
+
+    Every failed call raises a subclass of
+    :class:`~agent_memory_client.errors.AgentMemoryError`.
+    """
+
+    def __init__(
+        self,
+        target: str | None = None,
+        *,
+        api_key: str | None = None,
+        tenant_id: str | None = None,
+        user_id: str | None = None,
+        tls: bool | TLS = False,
+        timeout: float | None = None,
+        attempts: int | None = None,
+        options: Iterable[tuple[str, Any]] = (),
+        connection: Connection | None = None,
+    ) -> None:
+        self.connection = connection or connection_from_env(
+            {},
+            target=target,
+            api_key=api_key,
+            tenant_id=tenant_id,
+            user_id=user_id,
+            tls=TLS() if tls is True else tls or None,
+            timeout=timeout,
+            attempts=attempts,
+            options=tuple(options),
+        )
+        c = self.connection
+        if c.tls is None:
+            self._channel = grpc.insecure_channel(c.target, options=c.channel_arguments())
+        else:
+            self._channel = grpc.secure_channel(
+                c.target, c.tls.credentials(), options=c.channel_arguments()
+            )
+        self._stubs = {name: stub(self._channel) for name, (_, stub) in SERVICES.items()}
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> MemoryClient:
+        """A client of ``MEMORY_SERVER`` with ``MEMORY_API_KEY`` (and ``MEMORY_TLS_CA``),
+        as the other ``agent-memory`` commands read them; keyword arguments win."""
+        return cls(connection=connection_from_env(None, **overrides))
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def _run(self, op: _ops.Op[_ops.T], timeout: float | None) -> _ops.T:
+        method = getattr(self._stubs[op.service], op.method)
+        try:
+            response = method(
+                op.request,
+                timeout=timeout or self.connection.timeout,
+                metadata=self.connection.metadata,
+            )
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from exc
+        return op.unwrap(response)
+
+    def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Any:
+        """Any unary RPC by name, e.g. ``call("ListLearnings", ListLearningsRequest(...))``,
+        with the client's credentials, deadline, retries and typed errors."""
+        service, method = method_named(rpc)
+        if method.server_streaming:
+            msg = f"{rpc} streams its answer; use recall()"
+            raise ValueError(msg)
+        if request.DESCRIPTOR is not method.input_type:
+            msg = f"{rpc} takes {method.input_type.name}, not {request.DESCRIPTOR.name}"
+            raise TypeError(msg)
+        return self._run(_ops.Op(service, rpc, request, lambda r: r), timeout)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- memories -------------------------------------------------------------------
+
+    def upsert_memory(
+        self,
+        key: str,
+        value: str,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        pinned: bool | None = None,
+        importance: int | None = None,
+        source: SourceName = "manual",
+        timeout: float | None = None,
+    ) -> memory_pb2.Memory:
+        """Create or update the memory with this key, of an agent or a workspace."""
+        op = _ops.upsert_memory(
+            key,
+            value,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            pinned=pinned,
+            importance=importance,
+            source=source,
+        )
+        return self._run(op, timeout)
+
+    def get_memory(self, memory_id: str, *, timeout: float | None = None) -> memory_pb2.Memory:
+        return self._run(_ops.get_memory(memory_id), timeout)
+
+    def list_memories(
+        self,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        page_size: int = 100,
+        timeout: float | None = None,
+    ) -> Iterator[memory_pb2.Memory]:
+        """Every memory of an agent or a workspace, fetching page after page."""
+        owner = _ops.owner(agent_id, workspace_id)
+        token = ""
+        while True:
+            page = self._run(_ops.list_memories_page(owner, page_size, token), timeout)
+            yield from page.memories
+            token = page.next_page_token
+            if not token:
+                return
+
+    def pin_memory(
+        self, memory_id: str, pinned: bool = True, *, timeout: float | None = None
+    ) -> memory_pb2.Memory:
+        return self._run(_ops.pin_memory(memory_id, pinned), timeout)
+
+    def delete_memory(
+        self, memory_id: str, *, etag: str | None = None, timeout: float | None = None
+    ) -> None:
+        """Delete a memory; with ``etag``, only if it has not changed since."""
+        self._run(_ops.delete_memory(memory_id, etag), timeout)
+
+    def memorize(
+        self,
+        content: str,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        tags: Iterable[str] = (),
+        memory_key: str = "",
+        confidence: float | None = None,
+        timeout: float | None = None,
+    ) -> memory_pb2.Memory:
+        """Store a fact the agent decided to keep (source MEMORIZE)."""
+        op = _ops.memorize(
+            content,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            tags=tags,
+            memory_key=memory_key,
+            confidence=confidence,
+        )
+        return self._run(op, timeout)
+
+    # -- blocks ---------------------------------------------------------------------
+
+    def get_block(
+        self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None
+    ) -> block_pb2.Block:
+        """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
+        return self._run(_ops.get_block(label, agent_id), timeout)
+
+    def write_block(
+        self,
+        label: BlockLabelName,
+        content: str,
+        *,
+        agent_id: str | None = None,
+        expected_updated_at: Timestamp | None = None,
+        timeout: float | None = None,
+    ) -> block_pb2.Block:
+        """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+        ``updated_at`` last read, or None to create a block that must not exist yet.
+        Raises BlockConflict (with the block's current ``updated_at``) when stale."""
+        return self._run(_ops.write_block(label, content, agent_id, expected_updated_at), timeout)
+
+    def update_block(
+        self,
+        label: BlockLabelName,
+        change: Callable[[str], str],
+        *,
+        agent_id: str | None = None,
+        attempts: int = DEFAULT_CAS_ATTEMPTS,
+        timeout: float | None = None,
+    ) -> block_pb2.Block:
+        """Read the block, apply ``change`` to its content ("" when absent) and write
+        the result compare-and-set; on a conflict, read again and re-apply, up to
+        ``attempts`` times in all, then raise the last BlockConflict."""
+        for attempt in range(1, attempts + 1):
+            try:
+                block = self.get_block(label, agent_id=agent_id, timeout=timeout)
+                current, expected = block.content, block.updated_at
+            except NotFound:
+                block, current, expected = None, "", None
+            content = change(current)
+            if block is not None and content == current:
+                return block
+            try:
+                return self.write_block(
+                    label,
+                    content,
+                    agent_id=agent_id,
+                    expected_updated_at=expected,
+                    timeout=timeout,
+                )
+            except BlockConflict:
+                if attempt == attempts:
+                    raise
+        msg = f"attempts must be at least 1, not {attempts!r}"
+        raise ValueError(msg)
+
+    def list_blocks(
+        self, *, agent_id: str | None = None, timeout: float | None = None
+    ) -> list[block_pb2.Block]:
+        """The user's blocks, and with ``agent_id`` the agent's too."""
+        return self._run(_ops.list_blocks(agent_id), timeout)
+
+    # -- recall and prompts -----------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        include_memories: bool = False,
+        timeout: float | None = None,
+    ) -> RecallStream:
+        """Archival lines (and with ``include_memories`` memories) ranked for
+        ``query``, streamed best first."""
+        call = self._stubs["RecallService"].Recall(
+            _ops.recall(query, agent_id, limit, include_memories),
+            timeout=timeout or self.connection.timeout,
+            metadata=self.connection.metadata,
+        )
+        return RecallStream(call)
+
+    def render_prompt(
+        self,
+        agent_id: str,
+        *,
+        user_message: str = "",
+        persona: str = "",
+        archival_mode: ArchivalModeName | None = None,
+        archival_limit: int | None = None,
+        include_recent_decisions: bool = False,
+        timeout: float | None = None,
+    ) -> recall_service_pb2.RenderPromptResponse:
+        """The memory part of the agent's system prompt for this run."""
+        op = _ops.render_prompt(
+            agent_id,
+            user_message=user_message,
+            persona=persona,
+            archival_mode=archival_mode,
+            archival_limit=archival_limit,
+            include_recent_decisions=include_recent_decisions,
+        )
+        return self._run(op, timeout)
+
+    def list_recent_decisions(
+        self, agent_id: str, *, limit: int | None = None, timeout: float | None = None
+    ) -> list[decision_pb2.Decision]:
+        """The agent's newest decisions first, each with its ``compact`` line."""
+        return self._run(_ops.list_recent_decisions(agent_id, limit), timeout)

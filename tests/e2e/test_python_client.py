@@ -1,0 +1,200 @@
+"""The Python client (``agent_memory_client``) against the running service, over real
+gRPC: the calls an orchestrator makes, the typed errors it catches, the
+compare-and-set helper, and recall as an iterator, sync and async."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from datetime import UTC, datetime
+
+import grpc
+import pytest
+from google.protobuf import field_mask_pb2
+
+from agent_memory_client import (
+    AsyncMemoryClient,
+    BlockConflict,
+    InvalidArgument,
+    MemoryClient,
+    NotFound,
+    ReadOnlyMemory,
+    RoleForbids,
+    SecretInValue,
+    Unauthenticated,
+)
+from agentmemory.v1 import memory_pb2, memory_service_pb2
+from tests.support import ServerThread
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "deploy key " + "AKIA" + "4HFT2QWRZ7ZXCVBN"
+
+
+@pytest.fixture
+def tenant(server: ServerThread) -> str:
+    return f"tenant-{threading.get_ident()}-{datetime.now(UTC).timestamp()}"
+
+
+def client_for(server: ServerThread, tenant: str, role: str = "orchestrator") -> MemoryClient:
+    return MemoryClient(server.address, api_key=server.new_key(tenant, "user-1", role))
+
+
+def test_memories_round_trip_with_paging(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        created = memory.upsert_memory("timezone", "Europe/Lisbon", agent_id="planner")
+        assert created.source == memory_pb2.MEMORY_SOURCE_MANUAL
+        assert memory.get_memory(created.id).value == "Europe/Lisbon"
+        again = memory.upsert_memory("timezone", "Europe/Porto", agent_id="planner", pinned=True)
+        assert (again.id, again.value, again.pinned) == (created.id, "Europe/Porto", True)
+        for n in range(4):
+            memory.upsert_memory(f"fact-{n}", f"value {n}", agent_id="planner")
+        listed = list(memory.list_memories(agent_id="planner", page_size=2))
+        assert sorted(m.key for m in listed) == ["fact-0", "fact-1", "fact-2", "fact-3", "timezone"]
+        assert not memory.pin_memory(created.id, False).pinned
+        memory.delete_memory(created.id)
+        with pytest.raises(NotFound) as missing:
+            memory.get_memory(created.id)
+        assert missing.value.reason == "MEMORY_NOT_FOUND"
+        assert missing.value.metadata["memory_id"] == created.id
+
+
+def test_refusals_are_typed_errors_with_their_details(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        with pytest.raises(SecretInValue) as secret:
+            memory.upsert_memory("aws", SECRET, agent_id="planner")
+        assert secret.value.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert "AKIA" not in str(secret.value)
+        with pytest.raises(InvalidArgument) as invalid:
+            memory.upsert_memory("", "a value", agent_id="planner")
+        assert "key" in {v.field for v in invalid.value.field_violations}
+
+        auto = memory.upsert_memory("seen", "likes tea", agent_id="planner", source="auto")
+        change = memory_service_pb2.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=auto.id, value="likes coffee"),
+            update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+        )
+        with pytest.raises(ReadOnlyMemory) as read_only:
+            memory.call("UpdateMemory", change)
+        assert read_only.value.metadata["memory_id"] == auto.id
+        with pytest.raises(TypeError, match="UpdateMemoryRequest"):
+            memory.call("UpdateMemory", memory_service_pb2.GetMemoryRequest(id=auto.id))
+
+    with client_for(server, tenant, role="reader") as reader:
+        with pytest.raises(RoleForbids) as forbidden:
+            reader.upsert_memory("k", "v", agent_id="planner")
+        assert (forbidden.value.role, forbidden.value.required_role) == ("reader", "editor")
+        assert [m.key for m in reader.list_memories(agent_id="planner")] == ["seen"]
+
+    with (
+        MemoryClient(server.address, api_key="not-a-key") as stranger,
+        pytest.raises(Unauthenticated),
+    ):
+        stranger.get_block("core")
+
+
+def test_a_stale_block_write_is_a_conflict_carrying_the_current_version(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        first = memory.write_block("core", "Name: Ana", agent_id="planner")
+        second = memory.write_block(
+            "core", "Name: Ana\nRole: SRE", agent_id="planner", expected_updated_at=first.updated_at
+        )
+        with pytest.raises(BlockConflict) as conflict:
+            memory.write_block(
+                "core", "Name: Bo", agent_id="planner", expected_updated_at=first.updated_at
+            )
+        assert conflict.value.exists
+        assert conflict.value.current_version == second.version
+        assert conflict.value.current_updated_at == second.updated_at.ToDatetime(UTC)
+        # Creating what already exists is a conflict too, and nothing was written.
+        with pytest.raises(BlockConflict):
+            memory.write_block("core", "Name: Bo", agent_id="planner")
+        assert memory.get_block("core", agent_id="planner").content == "Name: Ana\nRole: SRE"
+
+
+def test_the_compare_and_set_helper_re_reads_and_re_applies_on_conflict(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory, client_for(server, tenant) as rival:
+        seen: list[str] = []
+
+        def append_line(current: str) -> str:
+            seen.append(current)
+            if len(seen) == 1:  # another writer gets in between our read and our write
+                rival.update_block("core", lambda c: c + "rival\n", agent_id="planner")
+            return current + "mine\n"
+
+        block = memory.update_block("core", append_line, agent_id="planner")
+        assert block.content == "rival\nmine\n"
+        assert seen == ["", "rival\n"]
+
+        def always_interrupted(current: str) -> str:
+            rival.update_block("core", lambda c: c + "x", agent_id="planner")
+            return current + "lost"
+
+        with pytest.raises(BlockConflict):
+            memory.update_block("core", always_interrupted, agent_id="planner", attempts=3)
+        assert "lost" not in memory.get_block("core", agent_id="planner").content
+        # Nothing to change: no write, the block as it is.
+        unchanged = memory.update_block("core", lambda c: c, agent_id="planner")
+        assert unchanged.content == memory.get_block("core", agent_id="planner").content
+
+
+def test_recall_is_an_iterator_of_ranked_matches(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        lines = [f"note {n}: the staging database runs on port {5400 + n}" for n in range(12)]
+        memory.write_block("archival", "\n".join(lines), agent_id="planner")
+        with memory.recall("staging database port", agent_id="planner", limit=10) as matches:
+            found = list(matches)
+        assert 1 <= len(found) <= 10
+        assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+        assert all(m.content in lines for m in found)
+        # Stopping early is allowed, and the client stays usable.
+        stream = memory.recall("staging database port", agent_id="planner", limit=10)
+        assert next(stream).content in lines
+        stream.close()
+        assert memory.get_block("archival", agent_id="planner").entry_count == 12
+
+
+def test_render_prompt_and_decisions(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        memory.write_block("core", "Prefers short answers.", agent_id="planner")
+        rendered = memory.render_prompt("planner", user_message="hello")
+        assert "Prefers short answers." in rendered.system_prompt
+        assert memory.list_recent_decisions("planner") == []
+
+
+def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> None:
+    key = server.new_key(tenant, "user-1", "orchestrator")
+
+    async def scenario() -> None:
+        async with (
+            AsyncMemoryClient(server.address, api_key=key) as memory,
+            AsyncMemoryClient(server.address, api_key=key) as rival,
+        ):
+            made = await memory.upsert_memory("editor", "helix", workspace_id="docs")
+            assert [m.id async for m in memory.list_memories(workspace_id="docs")] == [made.id]
+            await memory.write_block("archival", "alpha line\nbeta line\ngamma line", agent_id="a")
+            async with memory.recall("beta", agent_id="a") as matches:
+                contents = [m.content async for m in matches]
+            assert contents[0] == "beta line"
+
+            calls = 0
+
+            async def change(current: str) -> str:
+                nonlocal calls
+                calls += 1
+                if calls == 1:
+                    await rival.update_block("core", lambda c: c + "rival\n", agent_id="a")
+                return current + "mine\n"
+
+            block = await memory.update_block("core", change, agent_id="a")
+            assert (block.content, calls) == ("rival\nmine\n", 2)
+            with pytest.raises(SecretInValue):
+                await memory.memorize(SECRET, agent_id="a")
+            with pytest.raises(NotFound):
+                await memory.get_block("core")
+
+    asyncio.run(scenario())
