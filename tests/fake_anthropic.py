@@ -92,6 +92,16 @@ class FakeAnthropic:
             Reply(body=message([{"type": "text", "text": "no tool"}], stop_reason="end_turn"))
         )
 
+    def tool_use(self, name: str, tool_input: dict[str, Any], tool_use_id: str) -> None:
+        """The model asks for one tool call, as an agent runtime would receive it."""
+        content = [{"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}]
+        self.replies.append(Reply(body=message(content)))
+
+    def says(self, text: str) -> None:
+        """The model ends its turn with ``text``."""
+        reply = message([{"type": "text", "text": text}], stop_reason="end_turn")
+        self.replies.append(Reply(body=reply))
+
     def malformed_tool_input(self, tool_input: Any) -> None:
         content = [{"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME, "input": tool_input}]
         self.replies.append(Reply(body=message(content)))

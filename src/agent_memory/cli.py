@@ -1,4 +1,5 @@
-"""The ``agent-memory`` command: serve, migrate, and manage API keys."""
+"""The ``agent-memory`` command: serve, migrate, manage API keys, and serve the
+memory as MCP tools."""
 
 from __future__ import annotations
 
@@ -117,6 +118,38 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=_seconds, default=3.0, help="seconds, more than 0 (default 3)"
     )
 
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve an agent's memory as MCP tools (stdio, or streamable HTTP with --http), "
+        "as a client of a running service",
+        description="Serve an agent's memory as Model Context Protocol tools. The key "
+        "comes from MEMORY_API_KEY (not a flag, so it stays out of process listings).",
+    )
+    mcp.add_argument(
+        "--server",
+        type=_host_port,
+        help="HOST:PORT of the memory service (env MEMORY_SERVER, default 127.0.0.1:50051)",
+    )
+    mcp.add_argument(
+        "--agent-id", help="the agent the tools speak for (env MEMORY_AGENT_ID; required)"
+    )
+    mcp.add_argument(
+        "--workspace-id",
+        help="also list and write this workspace's memories (env MEMORY_WORKSPACE_ID)",
+    )
+    mcp.add_argument(
+        "--http",
+        type=_host_port,
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp on a loopback address instead of stdio",
+    )
+    mcp.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="FILE",
+        help="the service speaks TLS: trust these PEM CA certificates (env MEMORY_TLS_CA)",
+    )
+
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
     database_options(migrate)
 
@@ -163,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "health":
         return _health(args)
+    if args.command == "mcp":
+        return _mcp(args)
     try:
         settings = _settings(args)
     except SettingsError as exc:
@@ -254,6 +289,37 @@ def _health(args: argparse.Namespace) -> int:
     name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
     print(f"{address}: {name}")
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """``agent-memory mcp``: check the service answers with these credentials, then
+    serve the tools until stdin closes (stdio) or a signal (HTTP)."""
+    from agent_memory.mcp_tools import MemoryTools, check_service, note, serve
+    from agent_memory.telemetry.logging import configure_logging
+    from agent_memory_client import TLS
+    from agent_memory_client._channel import connection_from_env
+
+    # Before the MCP SDK sets up logging of its own; stdout stays the protocol's.
+    configure_logging(os.environ.get("MEMORY_LOG_LEVEL") or "WARNING")
+
+    agent_id = args.agent_id or os.environ.get("MEMORY_AGENT_ID")
+    if not agent_id:
+        note("--agent-id (or MEMORY_AGENT_ID) is required: the agent these tools speak for")
+        return 2
+    ca = args.tls_ca or os.environ.get("MEMORY_TLS_CA")
+    try:
+        tls = TLS(root_certificates=Path(ca).read_bytes()) if ca else None
+    except OSError as exc:
+        flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CA"
+        note(f"{flag} {str(ca)!r}: cannot read it ({exc.strerror or exc})")
+        return 2
+    connection = connection_from_env(target=args.server, tls=tls)
+    problem = check_service(connection, agent_id)
+    if problem is not None:
+        note(problem)
+        return 2
+    workspace_id = args.workspace_id or os.environ.get("MEMORY_WORKSPACE_ID") or None
+    return serve(MemoryTools(connection, agent_id, workspace_id), args.http)
 
 
 def _migrate(settings: Settings) -> int:

@@ -1,0 +1,492 @@
+"""``agent-memory mcp``: the memory service as tools an agent calls, over the Model
+Context Protocol (the official ``mcp`` SDK), built on the Python client.
+
+It is a client of a running service, speaking for one agent (and optionally one
+workspace) with one key. Every refusal of the service (a size limit, a secret in a
+value, a read-only memory, a compare-and-set conflict, an unreachable service)
+comes back as a tool error whose text tells the model what happened and what to do;
+the server itself never fails on one.
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Literal, ParamSpec, TypeVar
+
+from google.protobuf import timestamp_pb2
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from agent_memory import __version__
+from agent_memory_client import (
+    AgentMemoryError,
+    AsyncMemoryClient,
+    BlockConflict,
+    Connection,
+    DeadlineExceeded,
+    InvalidArgument,
+    NotFound,
+    ReadOnlyMemory,
+    RoleForbids,
+    SecretInValue,
+    Unauthenticated,
+    Unavailable,
+)
+from agentmemory.v1 import block_pb2, memory_pb2, recall_service_pb2
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+Scope = Literal["agent", "user"]
+Owner = Literal["agent", "workspace"]
+
+MAX_RECALL = 50
+MAX_LISTED = 200
+
+INSTRUCTIONS = """\
+Durable memory for this agent. Core memory is the short text always in your \
+prompt: read it with core_memory_read and change it with core_memory_replace \
+(compare-and-set: pass the updated_at you read, and re-apply your change if it \
+reports a conflict). Archival memory holds any number of lines you search with \
+recall and add to with archival_memory_insert. Keyed memories (memory_list, \
+memory_upsert, memorize) are facts by name. get_my_decisions shows your recent \
+decisions, one compact line each. Never store credentials: they are refused."""
+
+
+def describe(error: AgentMemoryError) -> str:
+    """A refusal in words a model can act on."""
+    if isinstance(error, SecretInValue):
+        return (
+            "Refused: the text looks like it contains a credential (a key, token or "
+            "password), so nothing was stored. Store the fact without the secret."
+        )
+    if isinstance(error, ReadOnlyMemory):
+        return (
+            "Refused: that memory was captured automatically and is read-only; it can "
+            "be pinned or deleted, not edited. Save your version under another key."
+        )
+    if isinstance(error, RoleForbids):
+        return (
+            f"Refused: this memory server's key has the {error.role or 'current'} role, "
+            f"and that needs {error.required_role or 'a higher role'}."
+        )
+    if isinstance(error, InvalidArgument):
+        problems = "; ".join(f"{v.field}: {v.description}" for v in error.field_violations)
+        return f"Refused: {problems or error.message}."
+    if isinstance(error, Unavailable | DeadlineExceeded):
+        return (
+            f"The memory service did not answer ({error.message}). Nothing may have "
+            "been stored; try again in a moment."
+        )
+    if isinstance(error, Unauthenticated):
+        return f"The memory service refused this server's credentials: {error.message}."
+    if isinstance(error, NotFound):
+        return f"Not found: {error.message}."
+    return (
+        f"The memory service refused the call ({error.reason or error.code.name}): {error.message}."
+    )
+
+
+def _refusals_as_tool_errors(
+    tool: Callable[P, Awaitable[R]],
+) -> Callable[P, Awaitable[R]]:
+    @functools.wraps(tool)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await tool(*args, **kwargs)
+        except AgentMemoryError as exc:
+            raise ToolError(describe(exc)) from exc
+
+    return call
+
+
+def _stamp(value: timestamp_pb2.Timestamp) -> str:
+    return value.ToJsonString() if value.ByteSize() else ""
+
+
+def _parse_stamp(text: str) -> timestamp_pb2.Timestamp:
+    stamp = timestamp_pb2.Timestamp()
+    try:
+        stamp.FromJsonString(text.strip())
+    except ValueError:
+        msg = (
+            f"expected_updated_at {text!r} is not a time: pass the updated_at that "
+            "core_memory_read returned, as it was written (RFC 3339)"
+        )
+        raise ToolError(msg) from None
+    return stamp
+
+
+def _block_text(block: block_pb2.Block | None, scope: Scope) -> str:
+    whose = "the user's" if scope == "user" else "your"
+    if block is None:
+        return f"{whose.capitalize()} core memory is empty (it has never been written)."
+    return (
+        f"{whose.capitalize()} core memory, version {block.version}, "
+        f"updated_at {_stamp(block.updated_at)}:\n{block.content}"
+    )
+
+
+def _flags(memory: memory_pb2.Memory) -> str:
+    source = memory_pb2.MemorySource.Name(memory.source).removeprefix("MEMORY_SOURCE_").lower()
+    flags = [source]
+    if memory.pinned:
+        flags.append("pinned")
+    if memory.read_only:
+        flags.append("read-only")
+    return ", ".join(flags)
+
+
+def _match_line(rank: int, match: recall_service_pb2.RecallResponse) -> str:
+    if match.memory_id:
+        where = f"memory {match.memory_id}"
+    else:
+        label = block_pb2.BlockLabel.Name(match.block_label).removeprefix("BLOCK_LABEL_").lower()
+        where = f"{label} line {match.line_number}"
+    return f"{rank}. [{match.score:.3f}] {match.content}  ({where})"
+
+
+@dataclass
+class MemoryTools:
+    """The tools of one agent, over one client connection."""
+
+    connection: Connection
+    agent_id: str
+    workspace_id: str | None = None
+    _client: AsyncMemoryClient | None = field(default=None, init=False)
+
+    @property
+    def client(self) -> AsyncMemoryClient:
+        if self._client is None:  # made in the server's event loop, on first use
+            self._client = AsyncMemoryClient(connection=self.connection)
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    def _owner(self, owner: Owner) -> tuple[str | None, str | None]:
+        """``(agent_id, workspace_id)`` of the memories ``owner`` names."""
+        if owner == "workspace":
+            if not self.workspace_id:
+                msg = "This memory server has no workspace configured; use owner 'agent'."
+                raise ToolError(msg)
+            return None, self.workspace_id
+        return self.agent_id, None
+
+    def _block_owner(self, scope: Scope) -> str | None:
+        return self.agent_id if scope == "agent" else None
+
+    async def _core(self, scope: Scope) -> block_pb2.Block | None:
+        try:
+            return await self.client.get_block("core", agent_id=self._block_owner(scope))
+        except NotFound:
+            return None
+
+    # -- the tools ----------------------------------------------------------------------
+
+    async def recall(
+        self,
+        query: Annotated[str, Field(description="What you want to remember, in words.")],
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_RECALL, description="At most this many lines.")
+        ] = 8,
+    ) -> str:
+        """Search your archival memory and saved memories for what is relevant to a
+        query. Returns ranked lines, best first, each with its relevance score and
+        where it is stored. Use it when you need a specific past fact that is not in
+        your core memory."""
+        lines: list[str] = []
+        async with self.client.recall(
+            query, agent_id=self.agent_id, limit=limit, include_memories=True
+        ) as matches:
+            async for match in matches:
+                lines.append(_match_line(len(lines) + 1, match))
+        return "\n".join(lines) if lines else "Nothing in memory matches that query."
+
+    async def core_memory_read(
+        self,
+        scope: Annotated[
+            Scope,
+            Field(description="'agent' for your own core memory, 'user' for the user's."),
+        ] = "agent",
+    ) -> str:
+        """Read your core memory (or the user's): the text always included in your
+        prompt, with its version and updated_at. Pass that updated_at to
+        core_memory_replace so a change made meanwhile is not overwritten."""
+        return _block_text(await self._core(scope), scope)
+
+    async def core_memory_replace(
+        self,
+        old_text: Annotated[
+            str,
+            Field(
+                description="Text of the core memory to replace, exactly as it appears "
+                "once; empty to append new_text as a new line."
+            ),
+        ],
+        new_text: Annotated[str, Field(description="The text to put in its place.")],
+        expected_updated_at: Annotated[
+            str | None,
+            Field(
+                description="The updated_at core_memory_read returned. When the memory "
+                "changed since, nothing is written and the current text is returned."
+            ),
+        ] = None,
+        scope: Annotated[Scope, Field(description="'agent' (default) or 'user'.")] = "agent",
+    ) -> str:
+        """Change your core memory, compare-and-set: replace old_text with new_text
+        (or append a line). If the memory changed since you read it, nothing is
+        written and you get what it says now, to re-apply your change to."""
+        block = await self._core(scope)
+        current = block.content if block is not None else ""
+        if expected_updated_at is not None:
+            expected = _parse_stamp(expected_updated_at)
+            if block is None or block.updated_at != expected:
+                raise ToolError(self._conflict(block, scope))
+        if not old_text:
+            content = f"{current}\n{new_text}" if current else new_text
+        elif current.count(old_text) == 1:
+            content = current.replace(old_text, new_text)
+        else:
+            found = "appears more than once" if old_text in current else "is not in it"
+            msg = (
+                f"Nothing was written: old_text {found}. Quote a passage that appears "
+                f"exactly once.\n{_block_text(block, scope)}"
+            )
+            raise ToolError(msg)
+        try:
+            written = await self.client.write_block(
+                "core",
+                content,
+                agent_id=self._block_owner(scope),
+                expected_updated_at=block.updated_at if block is not None else None,
+            )
+        except BlockConflict:
+            raise ToolError(self._conflict(await self._core(scope), scope)) from None
+        return (
+            f"Core memory updated: version {written.version}, "
+            f"updated_at {_stamp(written.updated_at)}."
+        )
+
+    @staticmethod
+    def _conflict(block: block_pb2.Block | None, scope: Scope) -> str:
+        return (
+            "Conflict: core memory changed since you read it, so nothing was written. "
+            "Re-apply your change to what it says now, passing this updated_at.\n"
+            + _block_text(block, scope)
+        )
+
+    async def archival_memory_insert(
+        self,
+        content: Annotated[str, Field(description="One fact to keep; line breaks become spaces.")],
+    ) -> str:
+        """Add a line to your archival memory: facts worth keeping that need not be in
+        every prompt. Find them again with recall."""
+        line = " ".join(content.split())
+        if not line:
+            msg = "Nothing was stored: content is empty."
+            raise ToolError(msg)
+        block = await self.client.update_block(
+            "archival", lambda text: f"{text}\n{line}" if text else line, agent_id=self.agent_id
+        )
+        return f"Stored in archival memory as line {block.entry_count}."
+
+    async def memory_list(
+        self,
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_LISTED, description="At most this many per owner.")
+        ] = 50,
+    ) -> str:
+        """List your saved memories (and your workspace's), one per line: key, value,
+        where it came from (manual, auto, director, memorize) and whether it is pinned
+        or read-only."""
+        owners: list[Owner] = ["agent", "workspace"] if self.workspace_id else ["agent"]
+        lines: list[str] = []
+        for name in owners:
+            agent_id, workspace_id = self._owner(name)
+            count = 0
+            memories = self.client.list_memories(
+                agent_id=agent_id, workspace_id=workspace_id, page_size=min(limit, 100)
+            )
+            async for memory in memories:
+                lines.append(f"- [{name}] {memory.key}: {memory.value}  ({_flags(memory)})")
+                count += 1
+                if count >= limit:
+                    break
+        return "\n".join(lines) if lines else "No saved memories yet."
+
+    async def memory_upsert(
+        self,
+        key: Annotated[str, Field(description="A short stable name, e.g. 'timezone'.")],
+        value: Annotated[str, Field(description="The fact.")],
+        pinned: Annotated[
+            bool | None, Field(description="Pinned memories always reach the prompt.")
+        ] = None,
+        importance: Annotated[
+            int | None, Field(ge=0, le=100, description="0 to 100; higher ranks first.")
+        ] = None,
+        owner: Annotated[
+            Owner, Field(description="'agent' (default) or 'workspace' when configured.")
+        ] = "agent",
+    ) -> str:
+        """Save a fact under a key, replacing the value the key had. Only memories
+        saved by hand can be changed: automatically captured ones are read-only."""
+        agent_id, workspace_id = self._owner(owner)
+        memory = await self.client.upsert_memory(
+            key,
+            value,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            pinned=pinned,
+            importance=importance,
+            source="manual",
+        )
+        return f"Saved {memory.key!r} ({_flags(memory)}), id {memory.id}."
+
+    async def memorize(
+        self,
+        content: Annotated[str, Field(description="The fact, in a sentence.")],
+        tags: Annotated[
+            list[str] | None, Field(description="Optional labels to find it by.")
+        ] = None,
+        key: Annotated[
+            str, Field(description="Optional key; the service picks one when empty.")
+        ] = "",
+        owner: Annotated[
+            Owner, Field(description="'agent' (default) or 'workspace' when configured.")
+        ] = "agent",
+    ) -> str:
+        """Memorize a fact you learned, as a memory of its own (source 'memorize')."""
+        agent_id, workspace_id = self._owner(owner)
+        memory = await self.client.memorize(
+            content, agent_id=agent_id, workspace_id=workspace_id, tags=tags or (), memory_key=key
+        )
+        return f"Memorized as {memory.key!r}, id {memory.id}."
+
+    async def get_my_decisions(
+        self,
+        limit: Annotated[int, Field(ge=1, le=50, description="How many recent decisions.")] = 5,
+    ) -> str:
+        """Review your recent decisions, newest first, one compact line each
+        (e.g. "2d ago · WAIT · range unresolved"), without re-reading transcripts."""
+        decisions = await self.client.list_recent_decisions(self.agent_id, limit=limit)
+        if not decisions:
+            return "You have recorded no decisions yet."
+        return "\n".join(d.compact for d in decisions)
+
+
+def build_server(tools: MemoryTools) -> MCPServer[None]:
+    """The MCP server exposing ``tools`` under the names the contract fixes."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            await tools.close()
+
+    server: MCPServer[None] = MCPServer(
+        "agent-memory",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+    )
+    read = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    upsert = write.model_copy(update={"idempotent_hint": True})
+    catalogue: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations]] = [
+        (tools.recall, read),
+        (tools.core_memory_read, read),
+        (tools.core_memory_replace, write),
+        (tools.archival_memory_insert, write),
+        (tools.memory_list, read),
+        (tools.memory_upsert, upsert),
+        (tools.memorize, write),
+        (tools.get_my_decisions, read),
+    ]
+    for tool, hints in catalogue:
+        server.add_tool(_refusals_as_tool_errors(tool), name=tool.__name__, annotations=hints)
+    return server
+
+
+def note(message: str) -> None:
+    """One line for the operator, on stderr (stdout is the protocol's under stdio)."""
+    print(f"agent-memory mcp: {message}", file=sys.stderr, flush=True)
+
+
+def check_service(connection: Connection, agent_id: str) -> str | None:
+    """Ask the service one cheap question with these credentials before serving: the
+    operator's mistake (nothing listening, a refused key) as one line, or None."""
+    from agent_memory_client import MemoryClient
+
+    probe = replace(connection, timeout=min(connection.timeout, 5.0), attempts=1)
+    try:
+        with MemoryClient(connection=probe) as client:
+            client.list_blocks(agent_id=agent_id)
+    except (Unavailable, DeadlineExceeded) as exc:
+        return (
+            f"no memory service answers at {connection.target} ({exc.message}): start one "
+            "with `agent-memory serve`, or point --server / MEMORY_SERVER at it"
+        )
+    except Unauthenticated as exc:
+        return (
+            f"the service at {connection.target} refused the credentials ({exc.message}): "
+            "set MEMORY_API_KEY to a key from `agent-memory keys create`"
+        )
+    except AgentMemoryError as exc:
+        return f"the service at {connection.target} refused --agent-id {agent_id!r}: {exc.message}"
+    return None
+
+
+def serve(tools: MemoryTools, http: str | None = None) -> int:
+    """Serve the tools over stdio, or over streamable HTTP on ``http`` (HOST:PORT, a
+    loopback address: the endpoint has no authentication of its own). Returns the
+    exit status: 0 when stopped, 2 for an operator's mistake."""
+    server = build_server(tools)
+    if http is None:
+        with suppress(KeyboardInterrupt):
+            server.run("stdio")
+        return 0
+    import asyncio
+
+    import uvicorn
+
+    from agent_memory.config import is_loopback
+    from agent_memory.http.app import http_socket
+
+    host = http.rpartition(":")[0]
+    if not is_loopback(host.strip("[]")):
+        note(
+            f"--http {http}: not a loopback address; the MCP endpoint acts with this "
+            "server's key for whoever reaches it, so it listens on loopback only "
+            "(e.g. --http 127.0.0.1:8765)"
+        )
+        return 2
+    try:
+        sock = http_socket(http)
+    except (OSError, ValueError) as exc:
+        note(f"--http {http}: cannot listen there ({exc}); pick another port")
+        return 2
+    app = server.streamable_http_app(host=host.strip("[]"))
+    web = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning"))
+
+    # Listening before uvicorn starts: a client that connects at once waits in the
+    # backlog instead of being refused.
+    sock.listen(128)
+    note(f"streamable HTTP on http://{host}:{sock.getsockname()[1]}/mcp")
+
+    # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it
+    # found: this one, so that a requested stop exits 0.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    with suppress(KeyboardInterrupt):
+        asyncio.run(web.serve(sockets=[sock]))
+    return 0

@@ -1,0 +1,329 @@
+"""``agent-memory mcp`` as agent runtimes use it: the MCP SDK's own client starts the
+command over stdio (or reaches it over streamable HTTP) against the running
+service, and calls every tool; one test drives a scripted model turn through the
+fake Messages API, tool_use in and tool_result out."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anthropic
+import pytest
+from google.protobuf import struct_pb2
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, TextContent
+
+from agent_memory_client import MemoryClient
+from agentmemory.v1 import decision_pb2, decision_service_pb2
+from tests.fake_anthropic import running_fake
+from tests.support import ServerThread, cli, executable
+
+pytestmark = pytest.mark.e2e
+
+TOOLS = {
+    "recall",
+    "core_memory_read",
+    "core_memory_replace",
+    "archival_memory_insert",
+    "memory_list",
+    "memory_upsert",
+    "memorize",
+    "get_my_decisions",
+}
+AGENT = "planner"
+
+
+def text(result: CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def updated_at(reply: str) -> str:
+    found = re.search(r"updated_at (\S+?)[:.]?(?:\n|$)", reply)
+    assert found, reply
+    return found.group(1)
+
+
+@asynccontextmanager
+async def mcp_session(
+    server: ServerThread, key: str, *extra: str, workspace: str | None = None
+) -> AsyncIterator[Client]:
+    env = {"MEMORY_API_KEY": key, "MEMORY_SERVER": server.address, "MEMORY_AGENT_ID": AGENT}
+    if workspace:
+        env["MEMORY_WORKSPACE_ID"] = workspace
+    params = StdioServerParameters(
+        command=executable("agent-memory"), args=["mcp", *extra], env=env
+    )
+    async with Client(params, cache=None) as session:
+        yield session
+
+
+@pytest.fixture
+def tenant() -> str:
+    return f"tenant-{uuid.uuid4().hex[:10]}"
+
+
+def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
+    key = server.new_key(tenant, "user-1")
+    rival = MemoryClient(server.address, api_key=key)
+
+    async def session() -> None:
+        async with mcp_session(server, key, workspace="team") as mcp:
+            listed = await mcp.list_tools()
+            assert {t.name for t in listed.tools} == TOOLS
+            for tool in listed.tools:
+                assert len(tool.description or "") > 40, tool.name
+                assert tool.input_schema["type"] == "object"
+            schemas = {t.name: t.input_schema for t in listed.tools}
+            assert schemas["core_memory_replace"]["required"] == ["old_text", "new_text"]
+            assert "expected_updated_at" in schemas["core_memory_replace"]["properties"]
+
+            # Core memory: empty, written, then a conflict with another writer and its recovery.
+            assert "empty" in text(await mcp.call_tool("core_memory_read", {}))
+            first = await mcp.call_tool(
+                "core_memory_replace", {"old_text": "", "new_text": "Name: Ana"}
+            )
+            assert not first.is_error, text(first)
+            read = text(await mcp.call_tool("core_memory_read", {}))
+            assert read.endswith("Name: Ana")
+            seen_at = updated_at(read)
+            rival.update_block("core", lambda c: c + "\nTimezone: Lisbon", agent_id=AGENT)
+            stale = await mcp.call_tool(
+                "core_memory_replace",
+                {"old_text": "Ana", "new_text": "Ana Lima", "expected_updated_at": seen_at},
+            )
+            assert stale.is_error
+            assert "Conflict" in text(stale)
+            assert "Timezone: Lisbon" in text(stale)
+            retried = await mcp.call_tool(
+                "core_memory_replace",
+                {
+                    "old_text": "Ana",
+                    "new_text": "Ana Lima",
+                    "expected_updated_at": updated_at(text(stale)),
+                },
+            )
+            assert not retried.is_error, text(retried)
+            content = rival.get_block("core", agent_id=AGENT).content
+            assert content == "Name: Ana Lima\nTimezone: Lisbon"
+            missing = await mcp.call_tool(
+                "core_memory_replace", {"old_text": "Bob", "new_text": "B"}
+            )
+            assert missing.is_error
+            assert "is not in it" in text(missing)
+            too_long = await mcp.call_tool(
+                "core_memory_replace", {"old_text": "", "new_text": "x" * 200_000}
+            )
+            assert too_long.is_error
+            assert "Refused: content: core blocks hold" in text(too_long)
+            assert rival.get_block("core", agent_id=AGENT).content == content
+
+            # Archival memory and recall.
+            for fact in (
+                "The staging database listens on port 5433.",
+                "Ana's manager is Rui.",
+                "Deploys happen on Tuesdays.",
+            ):
+                inserted = await mcp.call_tool("archival_memory_insert", {"content": fact})
+                assert not inserted.is_error, text(inserted)
+            assert "line 3" in text(inserted)
+            recalled = text(await mcp.call_tool("recall", {"query": "staging database port"}))
+            first_line = recalled.splitlines()[0]
+            assert re.match(
+                r"1\. \[\d\.\d{3}\] The staging database listens on port 5433\.", first_line
+            )
+            assert "(archival line 1)" in first_line
+            bad_limit = await mcp.call_tool("recall", {"query": "x", "limit": 0})
+            assert bad_limit.is_error
+
+            # Keyed memories: manual rows only, secrets refused, read-only rows protected.
+            saved = await mcp.call_tool("memory_upsert", {"key": "timezone", "value": "Lisbon"})
+            assert "manual" in text(saved)
+            shared = await mcp.call_tool(
+                "memory_upsert", {"key": "oncall", "value": "Rui", "owner": "workspace"}
+            )
+            assert not shared.is_error, text(shared)
+            rival.upsert_memory("seen", "likes tea", agent_id=AGENT, source="auto")
+            read_only = await mcp.call_tool("memory_upsert", {"key": "seen", "value": "coffee"})
+            assert read_only.is_error
+            assert "read-only" in text(read_only)
+            secret = await mcp.call_tool(
+                "memory_upsert", {"key": "aws", "value": "AKIA" + "4HFT2QWRZ7ZXCVBN"}
+            )
+            assert secret.is_error
+            assert "credential" in text(secret)
+            assert "AKIA" not in text(secret)
+            memorized = await mcp.call_tool(
+                "memorize", {"content": "Ana prefers short answers.", "tags": ["style"]}
+            )
+            assert not memorized.is_error, text(memorized)
+            listing = text(await mcp.call_tool("memory_list", {}))
+            assert "[agent] timezone: Lisbon  (manual)" in listing
+            assert "[workspace] oncall: Rui  (manual)" in listing
+            assert "seen: likes tea  (auto, read-only)" in listing
+            assert "Ana prefers short answers.  (memorize, read-only)" in listing
+
+            # Decisions: none, then the compact line of one.
+            assert "no decisions" in text(await mcp.call_tool("get_my_decisions", {}))
+            record_decision(rival)
+            decisions = text(await mcp.call_tool("get_my_decisions", {}))
+            assert re.fullmatch(r"\S+ ago · WAIT · range unresolved", decisions), decisions
+
+    try:
+        asyncio.run(session())
+    finally:
+        rival.close()
+
+
+def record_decision(client: MemoryClient) -> None:
+    client.call(
+        "RegisterCardType",
+        decision_service_pb2.RegisterCardTypeRequest(
+            card_type=decision_pb2.CardType(name="trade-decision", actions=["HOLD"])
+        ),
+    )
+    result = struct_pb2.Struct()
+    result.update({"note": "waiting"})
+    client.call(
+        "RecordDecision",
+        decision_service_pb2.RecordDecisionRequest(
+            decision=decision_pb2.Decision(
+                run_id=f"run-{uuid.uuid4().hex[:8]}",
+                agent_id=AGENT,
+                card_type="trade-decision",
+                action="WAIT",
+                summary="range unresolved",
+                result=result,
+            )
+        ),
+    )
+
+
+def test_a_model_turn_calls_a_tool_and_reads_its_result(server: ServerThread, tenant: str) -> None:
+    """The loop an agent runtime runs: tools from MCP offered to the model, its
+    tool_use carried out through MCP, the tool_result sent back."""
+    key = server.new_key(tenant, "user-1")
+    with MemoryClient(server.address, api_key=key) as memory:
+        memory.write_block("archival", "The office wifi is called helix-5.", agent_id=AGENT)
+
+    async def turn(base_url: str) -> str:
+        async with mcp_session(server, key) as mcp:
+            tools = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in (await mcp.list_tools()).tools
+            ]
+            model = anthropic.AsyncAnthropic(api_key="test-key", base_url=base_url)
+            messages: list[dict[str, Any]] = [
+                {"role": "user", "content": "What is the office wifi called?"}
+            ]
+            while True:
+                reply = await model.messages.create(
+                    model="claude-haiku-4-5",
+                    max_tokens=512,
+                    tools=tools,
+                    messages=messages,  # type: ignore[arg-type]
+                )
+                messages.append(
+                    {"role": "assistant", "content": [b.model_dump() for b in reply.content]}
+                )
+                if reply.stop_reason != "tool_use":
+                    return "".join(b.text for b in reply.content if b.type == "text")
+                results = []
+                for block in reply.content:
+                    if block.type == "tool_use":
+                        done = await mcp.call_tool(block.name, dict(block.input))  # type: ignore[arg-type]
+                        results.append(
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": block.id,
+                                "content": text(done),
+                                "is_error": bool(done.is_error),
+                            }
+                        )
+                messages.append({"role": "user", "content": results})
+
+    with running_fake() as fake:
+        fake.tool_use("recall", {"query": "office wifi name", "limit": 3}, "toolu_recall_1")
+        fake.says("The office wifi is called helix-5.")
+        answer = asyncio.run(turn(fake.base_url))
+
+    assert answer == "The office wifi is called helix-5."
+    offered = {t["name"] for t in fake.requests[0]["tools"]}
+    assert offered == TOOLS
+    (tool_result,) = fake.requests[1]["messages"][-1]["content"]
+    assert tool_result["tool_use_id"] == "toolu_recall_1"
+    assert not tool_result["is_error"]
+    assert "The office wifi is called helix-5." in tool_result["content"]
+    assert re.match(r"1\. \[\d\.\d{3}\] ", tool_result["content"])
+
+
+def test_streamable_http_serves_the_same_tools(server: ServerThread, tenant: str) -> None:
+    key = server.new_key(tenant, "user-1")
+    proc = subprocess.Popen(
+        [executable("agent-memory"), "mcp", "--http", "127.0.0.1:0", "--agent-id", AGENT],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MEMORY_API_KEY": key, "MEMORY_SERVER": server.address},
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://\S+/mcp", line)
+        assert found, line
+
+        async def session() -> None:
+            async with Client(found.group(0), cache=None) as mcp:
+                assert {t.name for t in (await mcp.list_tools()).tools} == TOOLS
+                saved = await mcp.call_tool("memory_upsert", {"key": "via", "value": "http"})
+                assert not saved.is_error, text(saved)
+                assert "via: http" in text(await mcp.call_tool("memory_list", {}))
+
+        asyncio.run(session())
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        ((), {}, "--agent-id (or MEMORY_AGENT_ID) is required"),
+        (("--agent-id", "a", "--server", "127.0.0.1:9"), {}, "no memory service answers at"),
+        (("--agent-id", "a", "--http", "0.0.0.0:0"), {"ok": "1"}, "not a loopback address"),
+        (("--agent-id", "a", "--tls-ca", "/nonexistent/ca.pem"), {}, "--tls-ca"),
+    ],
+)
+def test_an_operator_mistake_is_one_line_and_exit_2(
+    server: ServerThread, args: tuple[str, ...], env: dict[str, str], expected: str
+) -> None:
+    environment = {"MEMORY_AGENT_ID": "", "MEMORY_API_KEY": ""}
+    if env:
+        environment |= {
+            "MEMORY_SERVER": server.address,
+            "MEMORY_API_KEY": server.new_key("tenant-mcp-cli", "u"),
+        }
+    done = cli("mcp", *args, env=environment, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert expected in lines[0]
+    assert done.stdout == ""
+
+
+def test_a_refused_key_is_named_before_serving(server: ServerThread) -> None:
+    done = cli(
+        "mcp",
+        "--agent-id",
+        "a",
+        env={"MEMORY_SERVER": server.address, "MEMORY_API_KEY": "not-a-key"},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "MEMORY_API_KEY" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
