@@ -19,6 +19,7 @@ from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agent_memory.config import Settings
+from agent_memory_client import TLS, MemoryClient, NotFound, Unavailable
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.support import ServeProcess, ServerThread, cli
@@ -294,3 +295,30 @@ def test_the_health_check_asks_by_the_name_the_certificate_carries(
         assert "SERVING" in checked.stdout
     finally:
         assert served.terminate() == 0, served.log()
+
+
+def test_the_python_client_speaks_tls_with_a_client_certificate(
+    database_url: str, pki: Pki
+) -> None:
+    """The client's TLS settings (files, mutual TLS) and the local mode's identity
+    headers, against the real server."""
+    tls = TLS(
+        root_certificates=pki.folder / "ca.pem",
+        certificate_chain=pki.folder / "client.pem",
+        private_key=pki.folder / "client-key.pem",
+    )
+    with ServerThread(database_url, settings=tls_settings(pki, client_ca=True)) as served:
+        with MemoryClient(served.address, tls=tls, tenant_id="acme", user_id="ana") as ana:
+            saved = ana.upsert_memory("over", "tls", agent_id="tls")
+            assert ana.get_memory(saved.id).value == "tls"
+        with (
+            MemoryClient(served.address, tls=tls, tenant_id="other", user_id="bo") as other,
+            pytest.raises(NotFound),
+        ):
+            other.get_memory(saved.id)
+        without_cert = TLS(root_certificates=pki.ca.cert)
+        with (
+            MemoryClient(served.address, tls=without_cert, attempts=1) as refused,
+            pytest.raises(Unavailable),
+        ):
+            refused.get_memory(saved.id)
