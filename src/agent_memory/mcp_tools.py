@@ -414,7 +414,12 @@ def build_server(tools: MemoryTools) -> MCPServer[None]:
         (tools.get_my_decisions, read),
     ]
     for tool, hints in catalogue:
-        server.add_tool(_refusals_as_tool_errors(tool), name=tool.__name__, annotations=hints)
+        server.add_tool(
+            _refusals_as_tool_errors(tool),
+            name=tool.__name__,
+            description=" ".join((tool.__doc__ or "").split()),  # one paragraph, as models read it
+            annotations=hints,
+        )
     return server
 
 

@@ -5,8 +5,13 @@ compare-and-set helper, and recall as an iterator, sync and async."""
 from __future__ import annotations
 
 import asyncio
-import threading
-from datetime import UTC, datetime
+import os
+import re
+import subprocess
+import sys
+import uuid
+from datetime import UTC
+from pathlib import Path
 
 import grpc
 import pytest
@@ -32,8 +37,8 @@ SECRET = "deploy key " + "AKIA" + "4HFT2QWRZ7ZXCVBN"
 
 
 @pytest.fixture
-def tenant(server: ServerThread) -> str:
-    return f"tenant-{threading.get_ident()}-{datetime.now(UTC).timestamp()}"
+def tenant() -> str:
+    return f"tenant-{uuid.uuid4().hex[:10]}"
 
 
 def client_for(server: ServerThread, tenant: str, role: str = "orchestrator") -> MemoryClient:
@@ -198,3 +203,19 @@ def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> No
                 await memory.get_block("core")
 
     asyncio.run(scenario())
+
+
+def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Path) -> None:
+    key = server.new_key(f"tenant-{uuid.uuid4().hex[:10]}", "ana")
+    done = subprocess.run(
+        [sys.executable, str(project_root / "examples" / "python" / "quickstart.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MEMORY_SERVER": server.address, "MEMORY_API_KEY": key},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == 'saved timezone = Europe/Lisbon (W/"1")'
+    assert re.fullmatch(r"\d\.\d{3}  Staging's database listens on port 5433\.", lines[1])
+    assert lines[-2:] == ["## Core Memory (agent)", "Ana, SRE. Prefers short answers."]
