@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_memory import __version__
-from agent_memory.config import Settings, SettingsError
+from agent_memory.config import LOG_LEVELS, Settings, SettingsError
 from agent_memory.domain.errors import ServiceError
 from agent_memory.domain.identity import Role
 
@@ -299,21 +299,34 @@ def _mcp(args: argparse.Namespace) -> int:
     from agent_memory_client import TLS
     from agent_memory_client._channel import connection_from_env
 
+    level = (os.environ.get("MEMORY_LOG_LEVEL") or "WARNING").upper()
+    if level not in LOG_LEVELS:
+        note(f"MEMORY_LOG_LEVEL {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        return 2
     # Before the MCP SDK sets up logging of its own; stdout stays the protocol's.
-    configure_logging(os.environ.get("MEMORY_LOG_LEVEL") or "WARNING")
+    configure_logging(level)
 
     agent_id = args.agent_id or os.environ.get("MEMORY_AGENT_ID")
     if not agent_id:
         note("--agent-id (or MEMORY_AGENT_ID) is required: the agent these tools speak for")
         return 2
     ca = args.tls_ca or os.environ.get("MEMORY_TLS_CA")
+    flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CA"
     try:
-        tls = TLS(root_certificates=Path(ca).read_bytes()) if ca else None
+        pem = Path(ca).read_bytes() if ca else None
     except OSError as exc:
-        flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CA"
         note(f"{flag} {str(ca)!r}: cannot read it ({exc.strerror or exc})")
         return 2
-    connection = connection_from_env(target=args.server, tls=tls)
+    if pem is not None and b"-----BEGIN CERTIFICATE-----" not in pem:
+        note(f"{flag} {str(ca)!r}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        return 2
+    try:
+        connection = connection_from_env(
+            target=args.server, tls=TLS(root_certificates=pem) if pem else None
+        )
+    except ValueError as exc:
+        note(f"MEMORY_API_KEY, MEMORY_TENANT_ID or MEMORY_USER_ID: {exc}")
+        return 2
     problem = check_service(connection, agent_id)
     if problem is not None:
         note(problem)

@@ -182,9 +182,9 @@ class Settings:
             )
         if self.health_check_seconds < 0.1:
             raise SettingsError("MEMORY_HEALTH_CHECK_SECONDS must be at least 0.1")
-        if self.log_level.upper() not in _LOG_LEVELS:
+        if self.log_level.upper() not in LOG_LEVELS:
             raise SettingsError(
-                f"--log-level {self.log_level!r}: use one of {', '.join(_LOG_LEVELS)} "
+                f"--log-level {self.log_level!r}: use one of {', '.join(LOG_LEVELS)} "
                 "(--log-level or MEMORY_LOG_LEVEL)"
             )
         self._validate_tls()
@@ -276,7 +276,7 @@ def _check_address(flag: str, env: str, address: str) -> None:
         )
 
 
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _reason(exc: Exception) -> str:

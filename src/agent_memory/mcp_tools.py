@@ -14,7 +14,7 @@ import functools
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal, ParamSpec, TypeVar
 
@@ -103,6 +103,8 @@ def _refusals_as_tool_errors(
             return await tool(*args, **kwargs)
         except AgentMemoryError as exc:
             raise ToolError(describe(exc)) from exc
+        except (ValueError, TypeError) as exc:  # the client refused the arguments itself
+            raise ToolError(f"Refused: {exc}.") from exc
 
     return call
 
@@ -206,7 +208,11 @@ class MemoryTools:
         your core memory."""
         lines: list[str] = []
         async with self.client.recall(
-            query, agent_id=self.agent_id, limit=limit, include_memories=True
+            query,
+            agent_id=self.agent_id,
+            workspace_id=self.workspace_id,
+            limit=limit,
+            include_memories=True,
         ) as matches:
             async for match in matches:
                 lines.append(_match_line(len(lines) + 1, match))
@@ -252,6 +258,9 @@ class MemoryTools:
             expected = _parse_stamp(expected_updated_at)
             if block is None or block.updated_at != expected:
                 raise ToolError(self._conflict(block, scope))
+        if not old_text and not new_text:
+            msg = "Nothing was written: old_text and new_text are both empty."
+            raise ToolError(msg)
         if not old_text:
             content = f"{current}\n{new_text}" if current else new_text
         elif current.count(old_text) == 1:
@@ -313,15 +322,21 @@ class MemoryTools:
         lines: list[str] = []
         for name in owners:
             agent_id, workspace_id = self._owner(name)
-            count = 0
             memories = self.client.list_memories(
                 agent_id=agent_id, workspace_id=workspace_id, page_size=min(limit, 100)
             )
-            async for memory in memories:
-                lines.append(f"- [{name}] {memory.key}: {memory.value}  ({_flags(memory)})")
-                count += 1
-                if count >= limit:
-                    break
+            count = 0
+            try:
+                async with aclosing(memories):
+                    async for memory in memories:
+                        lines.append(f"- [{name}] {memory.key}: {memory.value}  ({_flags(memory)})")
+                        count += 1
+                        if count >= limit:
+                            break
+            except AgentMemoryError as exc:
+                if not lines:
+                    raise
+                lines.append(f"- [{name}] could not be listed: {describe(exc)}")
         return "\n".join(lines) if lines else "No saved memories yet."
 
     async def memory_upsert(

@@ -18,6 +18,7 @@ import pytest
 
 from agent_memory.http.routes import routes
 from agent_memory_client import (
+    TLS,
     AsyncMemoryClient,
     DeadlineExceeded,
     MemoryClient,
@@ -214,27 +215,66 @@ def test_leaving_an_async_recall_cancels_it_at_the_server(scripted: Scripted) ->
     assert scripted.streamed < 100
 
 
-def test_the_retry_policy_covers_exactly_the_rpcs_marked_safe_to_repeat() -> None:
+RETRIED = {
+    "BlockService": {"GetBlock", "ListBlocks", "ListBlockVersions"},
+    "DecisionService": {
+        "RegisterCardType",
+        "GetDecision",
+        "ListRecentDecisions",
+        "ListReexaminations",
+    },
+    "MemoryService": {
+        "UpsertMemory",
+        "GetMemory",
+        "PinMemory",
+        "ListMemories",
+        "ListLearnings",
+        "ListMemoryEvents",
+        "GetAgentSettings",
+        "UpdateAgentSettings",
+        "GetUsage",
+        "GetActiveSession",
+    },
+    "RecallService": {"Recall", "RenderPrompt"},
+}
+
+
+def test_the_retry_policy_covers_the_reads_and_idempotent_writes_only() -> None:
     import json
 
     config = json.loads(service_config(4))
     (policy,) = config["methodConfig"]
     retried = {(n["service"], n["method"]) for n in policy["name"]}
-    methods = [m for descriptor, _ in SERVICES.values() for m in descriptor.methods]
     assert retried == {
-        (m.containing_service.full_name, m.name) for m in methods if safe_to_repeat(m)
+        (f"agentmemory.v1.{service}", method)
+        for service, methods in RETRIED.items()
+        for method in methods
     }
     assert policy["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
+    assert policy["retryPolicy"]["maxAttempts"] == 4
+    assert json.loads(service_config(9))["methodConfig"][0]["retryPolicy"]["maxAttempts"] == 5
     assert json.loads(service_config(1)) == {"methodConfig": []}
-    # An RPC read over HTTP GET has no side effects, so it is safe to repeat; and no
-    # write the contract leaves unmarked is.
-    by_name = {m.full_name: m for m in methods}
+    # Whatever is read over HTTP GET has no side effects, so it must be retried.
+    methods = {m.full_name: m for descriptor, _ in SERVICES.values() for m in descriptor.methods}
     read_over_get = {
-        by_name[route.grpc_path.strip("/").replace("/", ".")]
+        methods[route.grpc_path.strip("/").replace("/", ".")]
         for route in routes()
         if route.verb == "get"
     }
     assert len(read_over_get) >= 10
     assert all(safe_to_repeat(m) for m in read_over_get)
-    assert not safe_to_repeat(by_name["agentmemory.v1.BlockService.WriteBlock"])
-    assert not safe_to_repeat(by_name["agentmemory.v1.MemoryService.Memorize"])
+
+
+def test_bad_settings_are_refused_before_any_call() -> None:
+    with pytest.raises(ValueError, match="printable ASCII"):
+        MemoryClient(api_key="key\nx-evil: 1")
+    with pytest.raises(ValueError, match="spaces"):
+        MemoryClient(tenant_id="acme corp")
+    with pytest.raises(ValueError, match="timeout"):
+        MemoryClient(timeout=0)
+    with MemoryClient(api_key="amk_secret") as memory:
+        assert "amk_secret" not in repr(memory.connection)
+        with pytest.raises(ValueError, match="timeout"):
+            memory.get_memory("m-1", timeout=-1)
+    assert MemoryClient.from_env(tls=True).connection.tls == TLS()
+    assert MemoryClient.from_env(tls=False).connection.tls is None

@@ -12,6 +12,7 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -141,6 +142,9 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert "(archival line 1)" in first_line
             bad_limit = await mcp.call_tool("recall", {"query": "x", "limit": 0})
             assert bad_limit.is_error
+            empty = await mcp.call_tool("recall", {"query": " "})  # refused by the service
+            assert empty.is_error
+            assert "Refused: query" in text(empty)
 
             # Keyed memories: manual rows only, secrets refused, read-only rows protected.
             saved = await mcp.call_tool("memory_upsert", {"key": "timezone", "value": "Lisbon"})
@@ -297,23 +301,37 @@ def test_streamable_http_serves_the_same_tools(server: ServerThread, tenant: str
         (("--agent-id", "a", "--server", "127.0.0.1:9"), {}, "no memory service answers at"),
         (("--agent-id", "a", "--http", "0.0.0.0:0"), {"ok": "1"}, "not a loopback address"),
         (("--agent-id", "a", "--tls-ca", "/nonexistent/ca.pem"), {}, "--tls-ca"),
+        (("--agent-id", "a"), {"MEMORY_LOG_LEVEL": "chatty"}, "MEMORY_LOG_LEVEL 'CHATTY'"),
+        (("--agent-id", "a"), {"MEMORY_API_KEY": "two words"}, "MEMORY_API_KEY"),
     ],
 )
 def test_an_operator_mistake_is_one_line_and_exit_2(
     server: ServerThread, args: tuple[str, ...], env: dict[str, str], expected: str
 ) -> None:
-    environment = {"MEMORY_AGENT_ID": "", "MEMORY_API_KEY": ""}
-    if env:
+    environment = {"MEMORY_AGENT_ID": "", "MEMORY_API_KEY": "", "MEMORY_LOG_LEVEL": ""}
+    if env.pop("ok", None):
         environment |= {
             "MEMORY_SERVER": server.address,
             "MEMORY_API_KEY": server.new_key("tenant-mcp-cli", "u"),
         }
+    environment |= env
     done = cli("mcp", *args, env=environment, timeout=60)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert expected in lines[0]
     assert done.stdout == ""
+
+
+def test_a_ca_file_without_a_certificate_is_named(tmp_path: Path) -> None:
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("not a certificate")
+    done = cli("mcp", "--agent-id", "a", "--tls-ca", str(not_pem), timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"agent-memory mcp: --tls-ca '{not_pem}': holds no PEM certificate "
+        "(-----BEGIN CERTIFICATE-----)"
+    ]
 
 
 def test_a_refused_key_is_named_before_serving(server: ServerThread) -> None:

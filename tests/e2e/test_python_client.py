@@ -156,11 +156,16 @@ def test_recall_is_an_iterator_of_ranked_matches(server: ServerThread, tenant: s
         assert 1 <= len(found) <= 10
         assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
         assert all(m.content in lines for m in found)
-        # Stopping early is allowed, and the client stays usable.
+        # A closed stream is an ended one, and the client stays usable.
         stream = memory.recall("staging database port", agent_id="planner", limit=10)
         assert next(stream).content in lines
         stream.close()
+        assert list(stream) == []
         assert memory.get_block("archival", agent_id="planner").entry_count == 12
+        # A refusal arrives as the typed error where the matches would.
+        with pytest.raises(InvalidArgument) as refused:
+            list(memory.recall("", agent_id="planner"))
+        assert "query" in {v.field for v in refused.value.field_violations}
 
 
 def test_render_prompt_and_decisions(server: ServerThread, tenant: str) -> None:
@@ -185,6 +190,12 @@ def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> No
             async with memory.recall("beta", agent_id="a") as matches:
                 contents = [m.content async for m in matches]
             assert contents[0] == "beta line"
+            stream = memory.recall("line", agent_id="a")
+            assert (await anext(stream)).content.endswith("line")
+            await stream.aclose()
+            assert [m async for m in stream] == []
+            with pytest.raises(InvalidArgument):
+                [m async for m in memory.recall("", agent_id="a")]
 
             calls = 0
 

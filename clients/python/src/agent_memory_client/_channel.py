@@ -122,7 +122,7 @@ class TLS:
 
     root_certificates: bytes | str | os.PathLike[str] | None = None
     certificate_chain: bytes | str | os.PathLike[str] | None = None
-    private_key: bytes | str | os.PathLike[str] | None = None
+    private_key: bytes | str | os.PathLike[str] | None = field(default=None, repr=False)
     server_name: str | None = None
 
     def credentials(self) -> grpc.ChannelCredentials:
@@ -138,7 +138,7 @@ class Connection:
     """Everything a client needs to open its channel and sign its calls."""
 
     target: str = DEFAULT_SERVER
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     tenant_id: str | None = None
     user_id: str | None = None
     tls: TLS | None = None
@@ -150,12 +150,27 @@ class Connection:
         if self.api_key is not None and (self.tenant_id or self.user_id):
             msg = "give api_key= or the local mode's tenant_id=/user_id=, not both"
             raise ValueError(msg)
-        if not self.timeout > 0:
-            msg = f"timeout must be a number of seconds above 0, not {self.timeout!r}"
-            raise ValueError(msg)
+        for name in ("api_key", "tenant_id", "user_id"):
+            value = getattr(self, name)
+            # Metadata values travel as HTTP/2 header values: visible ASCII only.
+            if value is not None and not (value.isascii() and value.isprintable()):
+                msg = f"{name} must be printable ASCII"
+                raise ValueError(msg)
+            if value is not None and any(c.isspace() for c in value):
+                msg = f"{name} must not contain spaces"
+                raise ValueError(msg)
+        self.deadline(self.timeout)
         if self.attempts < 1:
             msg = f"attempts must be at least 1, not {self.attempts!r}"
             raise ValueError(msg)
+
+    def deadline(self, timeout: float | None) -> float:
+        """The deadline, in seconds, of a call given ``timeout`` (None: the default)."""
+        seconds = self.timeout if timeout is None else timeout
+        if not (isinstance(seconds, int | float) and seconds > 0):
+            msg = f"timeout must be a number of seconds above 0, not {seconds!r}"
+            raise ValueError(msg)
+        return float(seconds)
 
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
@@ -177,13 +192,20 @@ class Connection:
 
 
 def connection_from_env(environ: Mapping[str, str] | None = None, **overrides: Any) -> Connection:
-    """A :class:`Connection` from ``MEMORY_SERVER``, ``MEMORY_API_KEY`` and
-    ``MEMORY_TLS_CA`` (a PEM file: speak TLS and trust it), then ``overrides``."""
+    """A :class:`Connection` from ``MEMORY_SERVER``, ``MEMORY_API_KEY`` (or, for a
+    server in the local mode, ``MEMORY_TENANT_ID`` and ``MEMORY_USER_ID``) and
+    ``MEMORY_TLS_CA`` (a PEM file: speak TLS and trust it), then ``overrides``;
+    ``tls=True`` means TLS with the system's roots."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {"target": env.get("MEMORY_SERVER") or DEFAULT_SERVER}
-    if env.get("MEMORY_API_KEY"):
-        values["api_key"] = env["MEMORY_API_KEY"]
+    for name in ("api_key", "tenant_id", "user_id"):
+        if env.get(f"MEMORY_{name.upper()}"):
+            values[name] = env[f"MEMORY_{name.upper()}"]
     if env.get("MEMORY_TLS_CA"):
         values["tls"] = TLS(root_certificates=env["MEMORY_TLS_CA"])
     values.update({k: v for k, v in overrides.items() if v is not None})
+    if values.get("tls") is True:
+        values["tls"] = TLS()
+    elif values.get("tls") is False:
+        values.pop("tls")
     return Connection(**values)

@@ -199,19 +199,30 @@ def list_blocks(agent_id: str | None) -> Op[list[block_pb2.Block]]:
 
 
 def recall(
-    query: str, agent_id: str | None, limit: int | None, include_memories: bool
+    query: str,
+    agent_id: str | None,
+    limit: int | None,
+    include_memories: bool,
+    workspace_id: str | None = None,
+    min_score: float | None = None,
 ) -> recall_service_pb2.RecallRequest:
-    return recall_service_pb2.RecallRequest(
+    request = recall_service_pb2.RecallRequest(
         query=query,
         agent_id=agent_id or "",
         limit=limit or 0,
         include_memories=include_memories,
     )
+    if workspace_id is not None:
+        request.workspace_id = workspace_id
+    if min_score is not None:
+        request.min_score = min_score
+    return request
 
 
 def render_prompt(
     agent_id: str,
     *,
+    workspace_id: str | None,
     user_message: str,
     persona: str,
     archival_mode: ArchivalModeName | None,
@@ -227,6 +238,8 @@ def render_prompt(
     request = recall_service_pb2.RenderPromptRequest(
         agent_id=agent_id, user_message=user_message, persona=persona, memory_policy=policy
     )
+    if workspace_id is not None:
+        request.workspace_id = workspace_id
     return Op("RecallService", "RenderPrompt", request, lambda r: r)
 
 

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any, Self
 
@@ -40,22 +41,30 @@ class AsyncRecallStream(AsyncIterator[recall_service_pb2.RecallResponse]):
 
     def __init__(self, call: Any) -> None:
         self._call = call
+        self._closed = False
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> recall_service_pb2.RecallResponse:
+        if self._closed:
+            raise StopAsyncIteration
         try:
             match = await self._call.read()
         except grpc.RpcError as exc:
             raise error_from_rpc(exc) from exc
+        except asyncio.CancelledError:
+            if self._closed:  # our own aclose(), not the task's cancellation
+                raise StopAsyncIteration from None
+            raise
         if match is grpc.aio.EOF:
             raise StopAsyncIteration
         found: recall_service_pb2.RecallResponse = match
         return found
 
     async def aclose(self) -> None:
-        """Cancel the stream; a no-op once it has ended."""
+        """Cancel the stream; it ends there (a no-op once it has ended)."""
+        self._closed = True
         self._call.cancel()
 
     async def __aenter__(self) -> Self:
@@ -95,7 +104,7 @@ class AsyncMemoryClient:
             api_key=api_key,
             tenant_id=tenant_id,
             user_id=user_id,
-            tls=TLS() if tls is True else tls or None,
+            tls=tls,
             timeout=timeout,
             attempts=attempts,
             options=tuple(options),
@@ -119,7 +128,7 @@ class AsyncMemoryClient:
         try:
             response = await method(
                 op.request,
-                timeout=timeout or self.connection.timeout,
+                timeout=self.connection.deadline(timeout),
                 metadata=self.connection.metadata,
             )
         except grpc.RpcError as exc:
@@ -186,7 +195,7 @@ class AsyncMemoryClient:
         workspace_id: str | None = None,
         page_size: int = 100,
         timeout: float | None = None,
-    ) -> AsyncIterator[memory_pb2.Memory]:
+    ) -> AsyncGenerator[memory_pb2.Memory, None]:
         owner = _ops.owner(agent_id, workspace_id)
         token = ""
         while True:
@@ -290,14 +299,16 @@ class AsyncMemoryClient:
         query: str,
         *,
         agent_id: str | None = None,
+        workspace_id: str | None = None,
         limit: int | None = None,
+        min_score: float | None = None,
         include_memories: bool = False,
         timeout: float | None = None,
     ) -> AsyncRecallStream:
         """See :meth:`MemoryClient.recall`: ``async for match in client.recall(...)``."""
         call = self._stubs["RecallService"].Recall(
-            _ops.recall(query, agent_id, limit, include_memories),
-            timeout=timeout or self.connection.timeout,
+            _ops.recall(query, agent_id, limit, include_memories, workspace_id, min_score),
+            timeout=self.connection.deadline(timeout),
             metadata=self.connection.metadata,
         )
         return AsyncRecallStream(call)
@@ -306,6 +317,7 @@ class AsyncMemoryClient:
         self,
         agent_id: str,
         *,
+        workspace_id: str | None = None,
         user_message: str = "",
         persona: str = "",
         archival_mode: ArchivalModeName | None = None,
@@ -315,6 +327,7 @@ class AsyncMemoryClient:
     ) -> recall_service_pb2.RenderPromptResponse:
         op = _ops.render_prompt(
             agent_id,
+            workspace_id=workspace_id,
             user_message=user_message,
             persona=persona,
             archival_mode=archival_mode,

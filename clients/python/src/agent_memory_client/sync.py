@@ -39,19 +39,25 @@ class RecallStream(Iterator[recall_service_pb2.RecallResponse]):
 
     def __init__(self, call: Any) -> None:
         self._call = call
+        self._closed = False
 
     def __iter__(self) -> Self:
         return self
 
     def __next__(self) -> recall_service_pb2.RecallResponse:
+        if self._closed:
+            raise StopIteration
         try:
             match: recall_service_pb2.RecallResponse = next(self._call)
         except grpc.RpcError as exc:
+            if self._closed:  # closed from another thread while waiting
+                raise StopIteration from None
             raise error_from_rpc(exc) from exc
         return match
 
     def close(self) -> None:
-        """Cancel the stream; a no-op once it has ended."""
+        """Cancel the stream; it ends there (a no-op once it has ended)."""
+        self._closed = True
         self._call.cancel()
 
     def __enter__(self) -> Self:
@@ -103,7 +109,7 @@ class MemoryClient:
             api_key=api_key,
             tenant_id=tenant_id,
             user_id=user_id,
-            tls=TLS() if tls is True else tls or None,
+            tls=tls,
             timeout=timeout,
             attempts=attempts,
             options=tuple(options),
@@ -130,7 +136,7 @@ class MemoryClient:
         try:
             response = method(
                 op.request,
-                timeout=timeout or self.connection.timeout,
+                timeout=self.connection.deadline(timeout),
                 metadata=self.connection.metadata,
             )
         except grpc.RpcError as exc:
@@ -313,15 +319,18 @@ class MemoryClient:
         query: str,
         *,
         agent_id: str | None = None,
+        workspace_id: str | None = None,
         limit: int | None = None,
+        min_score: float | None = None,
         include_memories: bool = False,
         timeout: float | None = None,
     ) -> RecallStream:
-        """Archival lines (and with ``include_memories`` memories) ranked for
-        ``query``, streamed best first."""
+        """Archival lines (and with ``include_memories`` memories, of the agent and
+        of ``workspace_id``) ranked for ``query``, streamed best first; matches
+        scoring under ``min_score`` are left out."""
         call = self._stubs["RecallService"].Recall(
-            _ops.recall(query, agent_id, limit, include_memories),
-            timeout=timeout or self.connection.timeout,
+            _ops.recall(query, agent_id, limit, include_memories, workspace_id, min_score),
+            timeout=self.connection.deadline(timeout),
             metadata=self.connection.metadata,
         )
         return RecallStream(call)
@@ -330,6 +339,7 @@ class MemoryClient:
         self,
         agent_id: str,
         *,
+        workspace_id: str | None = None,
         user_message: str = "",
         persona: str = "",
         archival_mode: ArchivalModeName | None = None,
@@ -340,6 +350,7 @@ class MemoryClient:
         """The memory part of the agent's system prompt for this run."""
         op = _ops.render_prompt(
             agent_id,
+            workspace_id=workspace_id,
             user_message=user_message,
             persona=persona,
             archival_mode=archival_mode,
