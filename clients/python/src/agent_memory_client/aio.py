@@ -14,12 +14,9 @@ import grpc.aio
 from google.protobuf.message import Message
 
 from agent_memory_client import _ops
+from agent_memory_client._base import ClientBase
 from agent_memory_client._channel import (
-    SERVICES,
-    TLS,
     Connection,
-    connection_from_env,
-    method_named,
 )
 from agent_memory_client._ops import ArchivalModeName, BlockLabelName, SourceName, Timestamp
 from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
@@ -80,48 +77,16 @@ class AsyncRecallStream(AsyncIterator[recall_service_pb2.RecallResponse]):
                 call.cancel()
 
 
-class AsyncMemoryClient:
+class AsyncMemoryClient(ClientBase):
     """An asyncio client of the agent-memory service; the arguments are those of
     :class:`~agent_memory_client.MemoryClient`. Create it inside the event loop
     that uses it."""
 
-    def __init__(
-        self,
-        target: str | None = None,
-        *,
-        api_key: str | None = None,
-        tenant_id: str | None = None,
-        user_id: str | None = None,
-        tls: bool | TLS = False,
-        timeout: float | None = None,
-        attempts: int | None = None,
-        options: Iterable[tuple[str, Any]] = (),
-        connection: Connection | None = None,
-    ) -> None:
-        self.connection = connection or connection_from_env(
-            {},
-            target=target,
-            api_key=api_key,
-            tenant_id=tenant_id,
-            user_id=user_id,
-            tls=tls,
-            timeout=timeout,
-            attempts=attempts,
-            options=tuple(options),
-        )
-        c = self.connection
-        if c.tls is None:
-            self._channel = grpc.aio.insecure_channel(c.target, options=c.channel_arguments())
-        else:
-            self._channel = grpc.aio.secure_channel(
-                c.target, c.tls.credentials(), options=c.channel_arguments()
-            )
-        self._stubs = {name: stub(self._channel) for name, (_, stub) in SERVICES.items()}
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> AsyncMemoryClient:
-        """See :meth:`MemoryClient.from_env`."""
-        return cls(connection=connection_from_env(None, **overrides))
+    def _open(self, connection: Connection) -> grpc.aio.Channel:
+        arguments = connection.channel_arguments()
+        if connection.tls is None:
+            return grpc.aio.insecure_channel(connection.target, options=arguments)
+        return grpc.aio.secure_channel(connection.target, connection.tls.credentials(), arguments)
 
     async def _run(self, op: _ops.Op[_ops.T], timeout: float | None) -> _ops.T:
         method = getattr(self._stubs[op.service], op.method)
@@ -137,14 +102,7 @@ class AsyncMemoryClient:
 
     async def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Any:
         """See :meth:`MemoryClient.call`."""
-        service, method = method_named(rpc)
-        if method.server_streaming:
-            msg = f"{rpc} streams its answer; use recall()"
-            raise ValueError(msg)
-        if request.DESCRIPTOR is not method.input_type:
-            msg = f"{rpc} takes {method.input_type.name}, not {request.DESCRIPTOR.name}"
-            raise TypeError(msg)
-        return await self._run(_ops.Op(service, rpc, request, lambda r: r), timeout)
+        return await self._run(self._any_rpc(rpc, request), timeout)
 
     async def close(self) -> None:
         await self._channel.close()
@@ -306,10 +264,14 @@ class AsyncMemoryClient:
         timeout: float | None = None,
     ) -> AsyncRecallStream:
         """See :meth:`MemoryClient.recall`: ``async for match in client.recall(...)``."""
-        call = self._stubs["RecallService"].Recall(
-            _ops.recall(query, agent_id, limit, include_memories, workspace_id, min_score),
-            timeout=self.connection.deadline(timeout),
-            metadata=self.connection.metadata,
+        call = self._start_recall(
+            query,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            limit=limit,
+            min_score=min_score,
+            include_memories=include_memories,
+            timeout=timeout,
         )
         return AsyncRecallStream(call)
 

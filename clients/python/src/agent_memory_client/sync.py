@@ -10,12 +10,9 @@ import grpc
 from google.protobuf.message import Message
 
 from agent_memory_client import _ops
+from agent_memory_client._base import ClientBase
 from agent_memory_client._channel import (
-    SERVICES,
-    TLS,
     Connection,
-    connection_from_env,
-    method_named,
 )
 from agent_memory_client._ops import ArchivalModeName, BlockLabelName, SourceName, Timestamp
 from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
@@ -72,7 +69,7 @@ class RecallStream(Iterator[recall_service_pb2.RecallResponse]):
             call.cancel()
 
 
-class MemoryClient:
+class MemoryClient(ClientBase):
     """A blocking client of the agent-memory service.
 
     Args:
@@ -90,44 +87,11 @@ class MemoryClient:
     :class:`~agent_memory_client.errors.AgentMemoryError`.
     """
 
-    def __init__(
-        self,
-        target: str | None = None,
-        *,
-        api_key: str | None = None,
-        tenant_id: str | None = None,
-        user_id: str | None = None,
-        tls: bool | TLS = False,
-        timeout: float | None = None,
-        attempts: int | None = None,
-        options: Iterable[tuple[str, Any]] = (),
-        connection: Connection | None = None,
-    ) -> None:
-        self.connection = connection or connection_from_env(
-            {},
-            target=target,
-            api_key=api_key,
-            tenant_id=tenant_id,
-            user_id=user_id,
-            tls=tls,
-            timeout=timeout,
-            attempts=attempts,
-            options=tuple(options),
-        )
-        c = self.connection
-        if c.tls is None:
-            self._channel = grpc.insecure_channel(c.target, options=c.channel_arguments())
-        else:
-            self._channel = grpc.secure_channel(
-                c.target, c.tls.credentials(), options=c.channel_arguments()
-            )
-        self._stubs = {name: stub(self._channel) for name, (_, stub) in SERVICES.items()}
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> MemoryClient:
-        """A client of ``MEMORY_SERVER`` with ``MEMORY_API_KEY`` (and ``MEMORY_TLS_CA``),
-        as the other ``agent-memory`` commands read them; keyword arguments win."""
-        return cls(connection=connection_from_env(None, **overrides))
+    def _open(self, connection: Connection) -> grpc.Channel:
+        arguments = connection.channel_arguments()
+        if connection.tls is None:
+            return grpc.insecure_channel(connection.target, options=arguments)
+        return grpc.secure_channel(connection.target, connection.tls.credentials(), arguments)
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -146,14 +110,7 @@ class MemoryClient:
     def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Any:
         """Any unary RPC by name, e.g. ``call("ListLearnings", ListLearningsRequest(...))``,
         with the client's credentials, deadline, retries and typed errors."""
-        service, method = method_named(rpc)
-        if method.server_streaming:
-            msg = f"{rpc} streams its answer; use recall()"
-            raise ValueError(msg)
-        if request.DESCRIPTOR is not method.input_type:
-            msg = f"{rpc} takes {method.input_type.name}, not {request.DESCRIPTOR.name}"
-            raise TypeError(msg)
-        return self._run(_ops.Op(service, rpc, request, lambda r: r), timeout)
+        return self._run(self._any_rpc(rpc, request), timeout)
 
     def close(self) -> None:
         self._channel.close()
@@ -328,10 +285,14 @@ class MemoryClient:
         """Archival lines (and with ``include_memories`` memories, of the agent and
         of ``workspace_id``) ranked for ``query``, streamed best first; matches
         scoring under ``min_score`` are left out."""
-        call = self._stubs["RecallService"].Recall(
-            _ops.recall(query, agent_id, limit, include_memories, workspace_id, min_score),
-            timeout=self.connection.deadline(timeout),
-            metadata=self.connection.metadata,
+        call = self._start_recall(
+            query,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            limit=limit,
+            min_score=min_score,
+            include_memories=include_memories,
+            timeout=timeout,
         )
         return RecallStream(call)
 
