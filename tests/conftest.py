@@ -71,7 +71,10 @@ def database_url(create_database: object) -> str:
 def server(database_url: str) -> Iterator[ServerThread]:
     """The production server (interceptors, health, reflection) on a free loopback port,
     with its HTTP side on another."""
-    running = ServerThread(database_url, settings=Settings(http_listen="127.0.0.1:0"))
+    # No expiry sweep during the run: a test that needs one starts a server of its own
+    # that sweeps, so expired rows stay until a test looks at them.
+    settings = Settings(http_listen="127.0.0.1:0", expiry_sweep_seconds=3600)
+    running = ServerThread(database_url, settings=settings)
     with running:
         yield running
 

@@ -174,11 +174,24 @@ class FakeMemories(MemoryRepository):
     def _rows(self) -> dict[tuple[str, uuid.UUID], Memory]:
         return self._store.state.memories
 
-    def _mine(self) -> list[Memory]:
-        return [m for (tenant, _), m in self._rows.items() if tenant == self._tenant]
+    def _expired(self, memory: Memory) -> bool:
+        return memory.expire_time is not None and memory.expire_time <= self._store.clock()
 
-    def _at(self, owner: Owner, key: str) -> Memory | None:
-        return next((m for m in self._mine() if m.owner == owner and m.key == key), None)
+    def _mine(self, *, expired: bool = False) -> list[Memory]:
+        """The tenant's memories; those past their expiry only with ``expired``."""
+        return [
+            m
+            for (tenant, _), m in self._rows.items()
+            if tenant == self._tenant and (expired or not self._expired(m))
+        ]
+
+    def _at(self, owner: Owner, key: str, *, expired: bool = False) -> Memory | None:
+        found = self._mine(expired=expired)
+        return next((m for m in found if m.owner == owner and m.key == key), None)
+
+    def _live(self, memory_id: uuid.UUID) -> Memory | None:
+        found = self._rows.get((self._tenant, memory_id))
+        return None if found is None or self._expired(found) else found
 
     def _record(self, kind: MemoryEventType, old: Memory | None, new: Memory | None) -> None:
         subject = new or old
@@ -208,6 +221,7 @@ class FakeMemories(MemoryRepository):
             created_at=now,
             updated_at=now,
             version=1,
+            expire_time=write.expire_time,
             **{**evidence, "tags": tuple(evidence.get("tags", ()))},
         )
         self._rows[(self._tenant, memory.id)] = memory
@@ -228,6 +242,8 @@ class FakeMemories(MemoryRepository):
             if self._at(write.owner, write.key) != current:
                 return None  # a concurrent writer got there first
         if current is None:
+            if self._at(write.owner, write.key, expired=True) is not None:
+                return None  # an expired memory not yet swept holds the key
             return Written(_bare(self.new(write)), created=True)
         if current.source is not write.source:
             return KeyHeld(_bare(current))
@@ -236,6 +252,8 @@ class FakeMemories(MemoryRepository):
             changes["pinned"] = write.pinned
         if write.importance is not None:
             changes["importance"] = write.importance
+        if write.expire_time is not None:
+            changes["expire_time"] = write.expire_time
         if write.evidence is not None:
             evidence = dataclasses.asdict(write.evidence)
             changes.update(evidence, tags=tuple(evidence["tags"]))
@@ -244,12 +262,12 @@ class FakeMemories(MemoryRepository):
         return Written(_bare(updated), created=False)
 
     async def create(self, write: MemoryWrite) -> Memory | None:
-        if self._at(write.owner, write.key) is not None:
+        if self._at(write.owner, write.key, expired=True) is not None:
             return None
         return _bare(self.new(write))
 
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
-        return self._rows.get((self._tenant, memory_id))
+        return self._live(memory_id)
 
     async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
         found = self._at(owner, key)
@@ -258,7 +276,7 @@ class FakeMemories(MemoryRepository):
     async def update(
         self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType
     ) -> Memory:
-        current = self._rows.get((self._tenant, memory_id))
+        current = self._live(memory_id)
         if current is None:
             raise LookupError(f"memory {memory_id} does not exist")
         taken = patch.key is not None and self._at(current.owner, patch.key) is not None
@@ -274,7 +292,7 @@ class FakeMemories(MemoryRepository):
         return updated
 
     async def pin(self, memory_id: uuid.UUID, pinned: bool) -> Memory | None:
-        current = self._rows.get((self._tenant, memory_id))
+        current = self._live(memory_id)
         if current is None or current.pinned == pinned:
             return current
         updated = self._bump(current, pinned=pinned)
@@ -285,7 +303,7 @@ class FakeMemories(MemoryRepository):
     async def delete(
         self, memory_id: uuid.UUID, *, version: int | None = None
     ) -> tuple[Memory | None, bool]:
-        current = self._rows.get((self._tenant, memory_id))
+        current = self._live(memory_id)
         if current is None:
             return None, False
         if version is not None and current.version != version:
@@ -301,9 +319,14 @@ class FakeMemories(MemoryRepository):
         self._rows[(self._tenant, memory_id)] = replace(current, groundings=tuple(groundings))
 
     async def list_page(
-        self, owner: Owner, *, after: ListingPosition | None, limit: int
+        self,
+        owner: Owner,
+        *,
+        after: ListingPosition | None,
+        limit: int,
+        show_expired: bool = False,
     ) -> list[Memory]:
-        rows = [m for m in self._mine() if m.owner == owner]
+        rows = [m for m in self._mine(expired=show_expired) if m.owner == owner]
         if after is not None:
             # A position, not a row: the page goes on even when that row is gone.
             rows = [m for m in rows if _listing_key(listing_position(m)) > _listing_key(after)]
@@ -311,6 +334,14 @@ class FakeMemories(MemoryRepository):
 
     async def count(self, owner: Owner) -> int:
         return len([m for m in self._mine() if m.owner == owner])
+
+    async def delete_expired(self, owner: Owner, key: str) -> bool:
+        found = self._at(owner, key, expired=True)
+        if found is None or not self._expired(found):
+            return False
+        del self._rows[(self._tenant, found.id)]
+        self._record(MemoryEventType.DELETED, found, None)
+        return True
 
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
         rows = sorted((_bare(m) for m in self._mine() if m.owner in owners), key=lambda m: m.id)

@@ -78,6 +78,10 @@ class Settings:
     extraction_max_attempts: int = 3
     extraction_retry_base_seconds: float = 5.0
     extraction_lease_seconds: float = 300.0
+    # Expired memories are invisible at once; the sweeper deletes them this often, in
+    # batches of expiry_sweep_batch (each one statement).
+    expiry_sweep_seconds: float = 60.0
+    expiry_sweep_batch: int = 500
     # Active memory: past this many runs since a reset, a reset is suggested.
     active_memory_warning_runs: int = 20
     # Recall by meaning: an OpenAI-compatible embeddings API (base URL, ending in /v1).
@@ -138,6 +142,8 @@ class Settings:
             "extraction_timeout_seconds",
             "extraction_poll_seconds",
             "extraction_lease_seconds",
+            "expiry_sweep_seconds",
+            "expiry_sweep_batch",
         ):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"MEMORY_{name.upper()} must be positive")

@@ -16,6 +16,7 @@ from agent_memory.domain.errors import FieldViolation, ResourceExhausted, check
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.memorize import Conversation, ConversationMessage, MemorizeInput
 from agent_memory.domain.memory import (
+    Expiration,
     Grounding,
     Memory,
     MemoryPatch,
@@ -137,6 +138,33 @@ def datetime_from_proto(value: timestamp_pb2.Timestamp, path: str) -> datetime:
     return value.ToDatetime(tzinfo=UTC)
 
 
+# google.protobuf.Duration's range: about 10,000 years either way.
+_MAX_DURATION_SECONDS = 315_576_000_000
+
+
+def expiration_from_proto(
+    request: memory_service_pb2.UpsertMemoryRequest | memory_service_pb2.MemorizeRequest,
+) -> Expiration | None:
+    """The request's ``expiration`` oneof: an instant, a time to live, or None.
+
+    Raises:
+        InvalidArgument: a Timestamp or Duration outside its documented range.
+    """
+    chosen = request.WhichOneof("expiration")
+    if chosen == "expire_time":
+        return datetime_from_proto(request.expire_time, "expire_time")
+    if chosen == "ttl":
+        ttl = request.ttl
+        if not (
+            abs(ttl.seconds) <= _MAX_DURATION_SECONDS
+            and abs(ttl.nanos) < 1_000_000_000
+            and (ttl.seconds * ttl.nanos >= 0)
+        ):
+            check([FieldViolation("ttl", "must be a valid duration", "INVALID_DURATION")])
+        return ttl.ToTimedelta()
+    return None
+
+
 def owner_from_proto(owner: memory_pb2.MemoryOwner, present: bool) -> Owner | None:
     """``None`` when no owner was set: the use case reports it as a field violation."""
     kind = owner.WhichOneof("kind") if present else None
@@ -246,6 +274,7 @@ def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput
         metadata=plain(request.metadata),
         groundings=tuple(grounding_from_proto(g) for g in request.groundings),
         conversation=conversation,
+        expiration=expiration_from_proto(request),
     )
 
 
@@ -281,6 +310,7 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
         etag=memory.etag,
         conversation_id=memory.conversation_id or "",
         conversation_provider=memory.conversation_provider or "",
+        expire_time=timestamp(memory.expire_time),
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence

@@ -43,6 +43,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             pinned=request.pinned if request.HasField("pinned") else None,
             importance=request.importance if request.HasField("importance") else None,
             source=convert.source_from_proto(request.source),
+            expiration=convert.expiration_from_proto(request),
         )
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
 
@@ -60,6 +61,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
             size=request.page_size,
             token=request.page_token,
+            show_expired=request.show_expired,
         )
         memories, next_page_token = convert.fitted_page(
             page, convert.memory_to_proto, budget=self._budget

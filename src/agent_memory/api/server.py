@@ -43,6 +43,7 @@ from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
+from agent_memory.service.expiry import ExpirySweeper
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
 from agent_memory.service.keys import ApiKeys
@@ -85,6 +86,7 @@ class RunningServer:
     embedder: Embedder | None
     watcher: asyncio.Task[None] | None = None
     http: HttpServer | None = None
+    sweeper: ExpirySweeper | None = None
 
     @property
     def http_address(self) -> str | None:
@@ -109,6 +111,8 @@ class RunningServer:
             if isinstance(failed, Exception):
                 log_failure(log, failed, "stopping a server failed")
         await self.workers.stop()
+        if self.sweeper is not None:
+            await self.sweeper.stop()
         if self.embedder is not None:
             await self.embedder.close()
 
@@ -233,11 +237,14 @@ async def start_server(
     workers = ExtractionWorkers(db, extraction, settings)
     extraction.on_queued = workers.wake
     workers.start()
+    sweeper = ExpirySweeper(db, settings)
+    sweeper.start()
     return RunningServer(
         server=server,
         health=health,
         address=f"{host}:{port}",
         workers=workers,
+        sweeper=sweeper,
         embedder=embedder,
         watcher=asyncio.create_task(
             _watch_database(db, health, settings.health_check_seconds), name="health-watcher"

@@ -14,6 +14,7 @@ from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import (
     KEY_MAX_CHARS,
     VALUE_MAX_CHARS,
+    Expiration,
     Grounding,
     identifier_violations,
     json_violations,
@@ -65,6 +66,7 @@ class MemorizeInput:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     groundings: tuple[Grounding, ...] = ()
     conversation: Conversation | None = None
+    expiration: Expiration | None = None
 
 
 def slug_tag(tag: str) -> str:
@@ -132,6 +134,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         metadata=raw.metadata,
         groundings=tuple(cut_quote(g) for g in raw.groundings),
         conversation=conversation,
+        expiration=raw.expiration,
     )
 
 

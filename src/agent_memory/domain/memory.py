@@ -7,7 +7,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -19,6 +19,7 @@ OWNER_ID_MAX_CHARS = 255
 IMPORTANCE_MIN = 0
 IMPORTANCE_MAX = 100
 LEARNING_KEY_PREFIX = "director:learning:"
+TTL_MAX = timedelta(days=3650)
 
 # What an identifier (a key, an agent, workspace or block owner id, a run id) must not
 # hold: C0 and C1 control characters (tab, line feed, carriage return, escape ...),
@@ -94,6 +95,7 @@ class Memory:
     groundings: tuple[Grounding, ...] = ()
     conversation_provider: str | None = None
     conversation_id: str | None = None
+    expire_time: datetime | None = None
 
     @property
     def read_only(self) -> bool:
@@ -154,6 +156,7 @@ class MemoryWrite:
     pinned: bool | None = None
     importance: int | None = None
     evidence: Evidence | None = None
+    expire_time: datetime | None = None  # None keeps the stored expiry (none on create)
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,44 @@ def validate_new_memory(*, key: str, value: str, importance: int | None, prefix:
     if importance is not None:
         violations += importance_violations(f"{prefix}importance", importance)
     check(violations)
+
+
+# An expiration as a request gives it (AIP-214): an instant, or a time to live from now.
+Expiration = datetime | timedelta
+
+
+def expiry_at(expiration: Expiration | None, now: datetime) -> datetime | None:
+    """The instant ``expiration`` names, from ``now``; None for none.
+
+    Raises:
+        InvalidArgument: an instant not after ``now``, or a time to live not above
+            zero or over :data:`TTL_MAX`.
+    """
+    if expiration is None:
+        return None
+    if isinstance(expiration, timedelta):
+        if not timedelta(0) < expiration <= TTL_MAX:
+            check(
+                [
+                    FieldViolation(
+                        "ttl",
+                        f"must be more than 0 and at most {TTL_MAX.days} days",
+                        "OUT_OF_RANGE",
+                    )
+                ]
+            )
+        return now + expiration
+    if expiration <= now:
+        check([FieldViolation("expire_time", "must be in the future", "OUT_OF_RANGE")])
+    if expiration - now > TTL_MAX:
+        check(
+            [
+                FieldViolation(
+                    "expire_time", f"must be at most {TTL_MAX.days} days away", "OUT_OF_RANGE"
+                )
+            ]
+        )
+    return expiration
 
 
 def validate_patch(patch: MemoryPatch, *, prefix: str = "memory.") -> None:

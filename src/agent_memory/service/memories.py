@@ -26,6 +26,7 @@ from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
     VALUE_MAX_CHARS,
     Evidence,
+    Expiration,
     ListingPosition,
     Memory,
     MemoryPatch,
@@ -34,6 +35,7 @@ from agent_memory.domain.memory import (
     Owner,
     Scope,
     Written,
+    expiry_at,
     listing_position,
     owner_violations,
     position_from_token,
@@ -90,8 +92,10 @@ class Memories:
         pinned: bool | None = None,
         importance: int | None = None,
         source: MemorySource = MemorySource.MANUAL,
+        expiration: Expiration | None = None,
     ) -> tuple[Memory, bool]:
-        """Create or update the memory at (owner, key).
+        """Create or update the memory at (owner, key); ``expiration`` (an instant or a
+        time to live) sets when it expires, None keeps the stored expiry.
 
         Raises:
             InvalidArgument: a field breaks its limit.
@@ -114,7 +118,16 @@ class Memories:
                     )
                 ]
             )
-        write = MemoryWrite(owner, key, source, value, pinned=pinned, importance=importance)
+        expire_time = expiry_at(expiration, datetime.now(UTC))
+        write = MemoryWrite(
+            owner,
+            key,
+            source,
+            value,
+            pinned=pinned,
+            importance=importance,
+            expire_time=expire_time,
+        )
         async with self._store.connection(principal) as tx:
             written = await write_by_key(tx.memories, write)
         return written.memory, written.created
@@ -132,6 +145,7 @@ class Memories:
         """
         owner = validate_owner(owner)
         item = prepare(item)
+        expire_time = expiry_at(item.expiration, datetime.now(UTC))
         conversation = item.conversation
         write = MemoryWrite(
             owner,
@@ -145,6 +159,7 @@ class Memories:
                 conversation_provider=conversation.provider if conversation else None,
                 conversation_id=conversation.conversation_id if conversation else None,
             ),
+            expire_time=expire_time,
         )
         async with self._store.transaction(principal) as tx:
             written = await write_by_key(tx.memories, write)
@@ -196,12 +211,22 @@ class Memories:
         return memory
 
     async def list(
-        self, principal: Principal, *, owner: Owner | None, size: int, token: str
+        self,
+        principal: Principal,
+        *,
+        owner: Owner | None,
+        size: int,
+        token: str,
+        show_expired: bool = False,
     ) -> Page[Memory]:
-        """Raises: InvalidArgument — bad owner, page size or page token."""
+        """The owner's memories in list order, those that expired (and are not deleted
+        yet) only with ``show_expired``.
+
+        Raises: InvalidArgument — bad owner, page size or page token."""
         owner = validate_owner(owner)
         limit = page_size(size)
-        listing = listing_fingerprint("memories", owner.scope.value, owner.id)
+        parts = [owner.scope.value, owner.id] + (["show_expired"] if show_expired else [])
+        listing = listing_fingerprint("memories", *parts)
         raw = decode_page_token(token, listing, arity=3 if owner.scope is Scope.AGENT else 4)
         after: ListingPosition | None = None
         if raw is not None:
@@ -210,7 +235,9 @@ class Memories:
             except ValueError:
                 refuse_page_token()
         async with self._store.connection(principal) as tx:
-            rows = await tx.memories.list_page(owner, after=after, limit=limit + 1)
+            rows = await tx.memories.list_page(
+                owner, after=after, limit=limit + 1, show_expired=show_expired
+            )
         return paged(rows, limit, listing, lambda m: position_to_token(listing_position(m)))
 
     async def update(
@@ -318,7 +345,10 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
     for _ in range(WRITE_ATTEMPTS):
         outcome = await memories.write(write)
         if outcome is None:
-            continue  # a concurrent writer created the key first: write again to update it
+            # A concurrent writer created the key first, or an expired memory not yet
+            # swept holds it: clear that one away, then write again.
+            await memories.delete_expired(write.owner, write.key)
+            continue
         if isinstance(outcome, Written):
             return outcome
         current = outcome.current

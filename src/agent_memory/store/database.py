@@ -32,7 +32,7 @@ from agent_memory.store.decisions import PgDecisions
 from agent_memory.store.events import PgEvents
 from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
-from agent_memory.store.memories import PgMemories
+from agent_memory.store.memories import PgExpirySweep, PgMemories
 from agent_memory.store.outage import DatabaseOutage
 from agent_memory.store.prompts import PgPrompts
 from agent_memory.store.recall import PGVECTOR_INSTALLED, PgRecall
@@ -167,7 +167,7 @@ class Database(Store):
     @asynccontextmanager
     async def admin(self) -> AsyncIterator[AdminTx]:
         async with self._connection() as conn:
-            yield AdminTx(keys=PgKeys(conn), job_queue=PgJobQueue(conn))
+            yield AdminTx(keys=PgKeys(conn), job_queue=PgJobQueue(conn), expiry=PgExpirySweep(conn))
 
     async def ping(self) -> None:
         """One round trip. Raises: Unavailable, Timeout."""

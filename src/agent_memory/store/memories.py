@@ -31,7 +31,7 @@ from agent_memory.domain.memory import (
     Scope,
     Written,
 )
-from agent_memory.store.repositories import MemoryRepository
+from agent_memory.store.repositories import ExpirySweep, MemoryRepository
 from agent_memory.store.sql import (
     Connection,
     as_time,
@@ -60,6 +60,7 @@ MEMORY_COLUMNS = (
     "updated_at",
     "conversation_provider",
     "conversation_id",
+    "expire_time",
 )
 
 
@@ -87,7 +88,14 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
         groundings=tuple(_grounding(g) for g in row.get("groundings") or ()),
         conversation_provider=row.get("conversation_provider"),
         conversation_id=row.get("conversation_id"),
+        expire_time=as_time(row["expire_time"]) if row.get("expire_time") else None,
     )
+
+
+def live(a: LiteralString) -> LiteralString:
+    """The rows of ``a`` that have not expired (AIP-214): every read but the listing
+    that asks for expired rows leaves the others out, before the sweeper deletes them."""
+    return f"({a}.expire_time IS NULL OR {a}.expire_time > now())"
 
 
 def _grounding(g: Mapping[str, Any]) -> Grounding:
@@ -142,12 +150,12 @@ _AT_KEY = """
 _NEW_ROW = """
     INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value, pinned,
                           importance, tags, confidence, metadata, conversation_provider,
-                          conversation_id, created_by, updated_by)
+                          conversation_id, created_by, updated_by, expire_time)
     SELECT %(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(source)s, %(value)s,
            coalesce(%(pinned)s::boolean, false), coalesce(%(importance)s::smallint, 0),
            coalesce(%(tags)s::text[], '{}'), %(confidence)s::float8,
            coalesce(%(metadata)s::jsonb, '{}'), %(conversation_provider)s,
-           %(conversation_id)s, %(actor)s, %(actor)s"""
+           %(conversation_id)s, %(actor)s, %(actor)s, %(expire_time)s::timestamptz"""
 
 
 def _write(lock: LiteralString) -> LiteralString:
@@ -161,7 +169,7 @@ def _write(lock: LiteralString) -> LiteralString:
     """
     return f"""
 WITH current AS (
-    SELECT * FROM memories WHERE {_AT_KEY}
+    SELECT * FROM memories AS m WHERE {_AT_KEY} AND {live("m")}
     {lock}
 ),
 updated AS (
@@ -176,6 +184,7 @@ updated AS (
                                      ELSE m.conversation_provider END,
         conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s
                                ELSE m.conversation_id END,
+        expire_time = coalesce(%(expire_time)s::timestamptz, m.expire_time),
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM current AS c
     WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.version = c.version
@@ -213,16 +222,20 @@ SELECT {columns("n")} FROM inserted AS n
 _GET: LiteralString = f"""
 SELECT {columns("m")}, {_GROUNDINGS}
 FROM memories AS m
-WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
+WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND {live("m")}
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE OF m"
 
-_FIND_BY_KEY: LiteralString = f"SELECT {columns('m')} FROM memories AS m WHERE {_AT_KEY}"
+_FIND_BY_KEY: LiteralString = (
+    f"SELECT {columns('m')} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
+)
 
 # One change of a locked row: "changed" holds the new row when the change applies.
-_CHANGE_OLD: LiteralString = """
+_CHANGE_OLD: LiteralString = f"""
 WITH old AS (
-    SELECT * FROM memories WHERE tenant_id = %(tenant_id)s AND id = %(id)s FOR UPDATE
+    SELECT * FROM memories AS m
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND {live("m")}
+    FOR UPDATE
 ),"""
 _CHANGED_OR_OLD: LiteralString = f"""
 SELECT {columns("m")}, {_GROUNDINGS}
@@ -280,6 +293,37 @@ SELECT {columns("old")}, EXISTS (SELECT FROM gone) AS deleted FROM old
 """
 )
 
+# Who the audit trail says deleted a memory that expired.
+EXPIRY_ACTOR = "agent-memory:expiry"
+
+
+def _expired_deletion(rows: LiteralString) -> LiteralString:
+    """Delete the expired memories ``rows`` selects (``FOR UPDATE``), each with its
+    DELETED event; the count deleted. Groundings go with their memory."""
+    return f"""
+WITH old AS ({rows}),
+gone AS (
+    DELETE FROM memories AS m
+    USING old
+    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+    RETURNING m.id
+),
+event AS ({_event("'deleted'", "old", None)})
+SELECT count(*) AS n FROM gone
+"""
+
+
+_DELETE_EXPIRED_AT_KEY: LiteralString = _expired_deletion(
+    f"SELECT * FROM memories AS m WHERE {_AT_KEY} AND m.expire_time <= now() FOR UPDATE"
+)
+
+# Across tenants, oldest expiry first, at most a batch; rows another sweeper (another
+# replica) holds are skipped, not waited for.
+SWEEP_EXPIRED: LiteralString = _expired_deletion(
+    """SELECT * FROM memories AS m WHERE m.expire_time <= now()
+    ORDER BY m.expire_time LIMIT %(limit)s FOR UPDATE SKIP LOCKED"""
+)
+
 _DELETE_GROUNDINGS: LiteralString = """
 DELETE FROM memory_groundings WHERE tenant_id = %(tenant_id)s AND memory_id = %(id)s
 """
@@ -319,6 +363,7 @@ _OWNED: LiteralString = f"""
 SELECT {columns("m")}, {_GROUNDINGS}
 FROM memories AS m
 WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
+_LIVE: LiteralString = f" AND {live('m')}"
 
 
 _AGENT_ORDER: LiteralString = f" ORDER BY {agent_order('m')} LIMIT %(limit)s"
@@ -332,22 +377,28 @@ _WORKSPACE_AFTER: LiteralString = """
        OR (m.pinned = %(pinned)s AND (m.importance < %(importance)s
            OR (m.importance = %(importance)s AND (m.updated_at < %(updated_at)s
                OR (m.updated_at = %(updated_at)s AND m.id > %(id)s))))))"""
-_LISTINGS: dict[tuple[Scope, bool], LiteralString] = {
-    (Scope.AGENT, False): _OWNED + _AGENT_ORDER,
-    (Scope.AGENT, True): _OWNED + _AGENT_AFTER + _AGENT_ORDER,
-    (Scope.WORKSPACE, False): _OWNED + _WORKSPACE_ORDER,
-    (Scope.WORKSPACE, True): _OWNED + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
+# By (scope, continuing after a position, showing expired rows).
+_LISTINGS: dict[tuple[Scope, bool, bool], LiteralString] = {
+    (Scope.AGENT, False, False): _OWNED + _LIVE + _AGENT_ORDER,
+    (Scope.AGENT, True, False): _OWNED + _LIVE + _AGENT_AFTER + _AGENT_ORDER,
+    (Scope.WORKSPACE, False, False): _OWNED + _LIVE + _WORKSPACE_ORDER,
+    (Scope.WORKSPACE, True, False): _OWNED + _LIVE + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
+    (Scope.AGENT, False, True): _OWNED + _AGENT_ORDER,
+    (Scope.AGENT, True, True): _OWNED + _AGENT_AFTER + _AGENT_ORDER,
+    (Scope.WORKSPACE, False, True): _OWNED + _WORKSPACE_ORDER,
+    (Scope.WORKSPACE, True, True): _OWNED + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
 }
 
 _COUNT: LiteralString = f"""
-SELECT count(*) AS n FROM memories AS m WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}
+SELECT count(*) AS n FROM memories AS m
+WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")} AND {live("m")}
 """
 
 _RECENT: LiteralString = f"""
 SELECT {columns("m")} FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
   ON m.scope = o.scope AND m.owner_id = o.owner_id
-WHERE m.tenant_id = %(tenant_id)s
+WHERE m.tenant_id = %(tenant_id)s AND {live("m")}
 ORDER BY m.updated_at DESC, m.id
 LIMIT %(limit)s
 """
@@ -356,6 +407,7 @@ _LEARNINGS: LiteralString = f"""
 SELECT {columns("m")} FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
+  AND {live("m")}
 ORDER BY created_at DESC, key DESC
 LIMIT %(limit)s
 """
@@ -380,6 +432,7 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
         "metadata": Jsonb(dict(e.metadata)) if e else None,
         "conversation_provider": e.conversation_provider if e else None,
         "conversation_id": e.conversation_id if e else None,
+        "expire_time": write.expire_time,
     }
 
 
@@ -467,7 +520,12 @@ class PgMemories(MemoryRepository):
             await execute(self._conn, _INSERT_GROUNDINGS, {**params, "groundings": Jsonb(rows)})
 
     async def list_page(
-        self, owner: Owner, *, after: ListingPosition | None, limit: int
+        self,
+        owner: Owner,
+        *,
+        after: ListingPosition | None,
+        limit: int,
+        show_expired: bool = False,
     ) -> list[Memory]:
         params: dict[str, Any] = {
             **self._tenant,
@@ -480,8 +538,20 @@ class PgMemories(MemoryRepository):
             if owner.scope is Scope.WORKSPACE:
                 names = ("pinned", "importance", "updated_at", "id")
             params.update(zip(names, after, strict=True))
-        rows = await fetch_all(self._conn, _LISTINGS[owner.scope, after is not None], params)
+        listing = _LISTINGS[owner.scope, after is not None, show_expired]
+        rows = await fetch_all(self._conn, listing, params)
         return [memory_from_row(r) for r in rows]
+
+    async def delete_expired(self, owner: Owner, key: str) -> bool:
+        params = {
+            **self._tenant,
+            "scope": owner.scope.value,
+            "owner_id": owner.id,
+            "key": key,
+            "actor": EXPIRY_ACTOR,
+        }
+        row = await fetch_one(self._conn, _DELETE_EXPIRED_AT_KEY, params)
+        return bool(row and row["n"])
 
     async def count(self, owner: Owner) -> int:
         params = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id}
@@ -507,3 +577,12 @@ class PgMemories(MemoryRepository):
             "limit": limit,
         }
         return [memory_from_row(r) for r in await fetch_all(self._conn, _LEARNINGS, params)]
+
+
+class PgExpirySweep(ExpirySweep):
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    async def sweep(self, limit: int) -> int:
+        row = await fetch_one(self._conn, SWEEP_EXPIRED, {"limit": limit, "actor": EXPIRY_ACTOR})
+        return int(row["n"]) if row else 0

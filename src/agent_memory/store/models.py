@@ -90,6 +90,8 @@ class MemoryRow(Base):
     updated_by: Mapped[str] = mapped_column(String(255))
     conversation_provider: Mapped[str | None] = mapped_column(String(64))
     conversation_id: Mapped[str | None] = mapped_column(String(255))
+    # AIP-214: past it the memory is invisible, and the sweeper deletes it.
+    expire_time: Mapped[datetime | None] = mapped_column(Timestamp)
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
@@ -114,6 +116,10 @@ class MemoryRow(Base):
             "owner_id",
             "created_at",
             postgresql_where=text("source = 'director'"),
+        ),
+        # The sweeper's: only rows that expire.
+        Index(
+            "ix_memories_expiry", "expire_time", postgresql_where=text("expire_time IS NOT NULL")
         ),
     )
 

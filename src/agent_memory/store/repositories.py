@@ -66,12 +66,17 @@ Lock = Literal["share", "update"]
 
 
 class MemoryRepository(ABC):
-    """Memories of the caller's tenant. Every change writes its audit event with it."""
+    """Memories of the caller's tenant. Every change writes its audit event with it.
+
+    A memory past its ``expire_time`` is not there for any method but
+    ``list_page(show_expired=True)`` and ``delete_expired``, until the expiry
+    sweeper deletes it."""
 
     @abstractmethod
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
         """Create the memory at (owner, key), or update the one there if it has the
-        write's source (a CREATED or UPDATED event with it).
+        write's source (a CREATED or UPDATED event with it). A memory that has expired
+        is not there: its key answers ``None`` until it is deleted.
 
         Returns ``KeyHeld`` (nothing written) when the key belongs to a memory of
         another source, and ``None`` when a concurrent writer created or changed
@@ -127,15 +132,26 @@ class MemoryRepository(ABC):
 
     @abstractmethod
     async def list_page(
-        self, owner: Owner, *, after: ListingPosition | None, limit: int
+        self,
+        owner: Owner,
+        *,
+        after: ListingPosition | None,
+        limit: int,
+        show_expired: bool = False,
     ) -> list[Memory]:
         """Up to ``limit`` of the owner's memories with their groundings, in the owner's
         listing order (agent: pinned, importance desc, key; workspace: pinned,
-        importance desc, most recently updated), after the position ``after``."""
+        importance desc, most recently updated), after the position ``after``; those
+        that have expired only with ``show_expired``."""
+
+    @abstractmethod
+    async def delete_expired(self, owner: Owner, key: str) -> bool:
+        """Delete the memory at (owner, key) if it has expired (a DELETED event by the
+        expiry); whether one was."""
 
     @abstractmethod
     async def count(self, owner: Owner) -> int:
-        """How many memories the owner has."""
+        """How many memories the owner has that have not expired."""
 
     @abstractmethod
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
@@ -434,12 +450,22 @@ class JobQueue(ABC):
         """Take one due job, or one whose runner's lease ran out, under a new lease."""
 
 
+class ExpirySweep(ABC):
+    """Expired memories across tenants, as the sweeper deletes them."""
+
+    @abstractmethod
+    async def sweep(self, limit: int) -> int:
+        """Delete up to ``limit`` expired memories, the longest expired first, each with
+        a DELETED event; how many. Memories another sweeper holds are skipped."""
+
+
 @dataclass(frozen=True)
 class AdminTx:
-    """Work across tenants: API keys and the extraction queue."""
+    """Work across tenants: API keys, the extraction queue and the expiry sweep."""
 
     keys: KeyRepository
     job_queue: JobQueue
+    expiry: ExpirySweep
 
 
 class Store(ABC):

@@ -2,6 +2,7 @@ import datetime
 
 from agentmemory.v1 import memory_pb2 as _memory_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
@@ -14,20 +15,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class UpsertMemoryRequest(_message.Message):
-    __slots__ = ("owner", "key", "value", "pinned", "importance", "source")
+    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     PINNED_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     key: str
     value: str
     pinned: bool
     importance: int
     source: _memory_pb2.MemorySource
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ...) -> None: ...
+    expire_time: _timestamp_pb2.Timestamp
+    ttl: _duration_pb2.Duration
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class UpsertMemoryResponse(_message.Message):
     __slots__ = ("memory", "created")
@@ -92,14 +97,16 @@ class DeleteMemoryResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListMemoriesRequest(_message.Message):
-    __slots__ = ("owner", "page_size", "page_token")
+    __slots__ = ("owner", "page_size", "page_token", "show_expired")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SHOW_EXPIRED_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     page_size: int
     page_token: str
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    show_expired: bool
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")
@@ -110,7 +117,7 @@ class ListMemoriesResponse(_message.Message):
     def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class MemorizeRequest(_message.Message):
-    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation")
+    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation", "expire_time", "ttl")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +126,8 @@ class MemorizeRequest(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     GROUNDINGS_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     content: str
     tags: _containers.RepeatedScalarFieldContainer[str]
@@ -127,7 +136,9 @@ class MemorizeRequest(_message.Message):
     metadata: _struct_pb2.Struct
     groundings: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Grounding]
     conversation: _memory_pb2.Conversation
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ...) -> None: ...
+    expire_time: _timestamp_pb2.Timestamp
+    ttl: _duration_pb2.Duration
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class MemorizeResponse(_message.Message):
     __slots__ = ("memory", "created")
