@@ -16,6 +16,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Annotated, Literal, ParamSpec, TypeVar
 
 from google.protobuf import timestamp_pb2
@@ -143,7 +144,24 @@ def _flags(memory: memory_pb2.Memory) -> str:
         flags.append("pinned")
     if memory.read_only:
         flags.append("read-only")
+    if memory.HasField("expire_time"):
+        flags.append(f"expires {_stamp(memory.expire_time)}")
     return ", ".join(flags)
+
+
+TtlHours = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        le=87_600,
+        description="Forget it after this many hours (e.g. 24 for a fact about today); "
+        "unset: keep it until it is changed.",
+    ),
+]
+
+
+def _ttl(hours: float | None) -> timedelta | None:
+    return timedelta(hours=hours) if hours is not None else None
 
 
 def _match_line(rank: int, match: recall_service_pb2.RecallResponse) -> str:
@@ -352,6 +370,7 @@ class MemoryTools:
         owner: Annotated[
             Owner, Field(description="'agent' (default) or 'workspace' when configured.")
         ] = "agent",
+        ttl_hours: TtlHours = None,
     ) -> str:
         """Save a fact under a key, replacing the value the key had. Only memories
         saved by hand can be changed: automatically captured ones are read-only."""
@@ -364,6 +383,7 @@ class MemoryTools:
             pinned=pinned,
             importance=importance,
             source="manual",
+            ttl=_ttl(ttl_hours),
         )
         return f"Saved {memory.key!r} ({_flags(memory)}), id {memory.id}."
 
@@ -379,11 +399,17 @@ class MemoryTools:
         owner: Annotated[
             Owner, Field(description="'agent' (default) or 'workspace' when configured.")
         ] = "agent",
+        ttl_hours: TtlHours = None,
     ) -> str:
         """Memorize a fact you learned, as a memory of its own (source 'memorize')."""
         agent_id, workspace_id = self._owner(owner)
         memory = await self.client.memorize(
-            content, agent_id=agent_id, workspace_id=workspace_id, tags=tags or (), memory_key=key
+            content,
+            agent_id=agent_id,
+            workspace_id=workspace_id,
+            tags=tags or (),
+            memory_key=key,
+            ttl=_ttl(ttl_hours),
         )
         return f"Memorized as {memory.key!r}, id {memory.id}."
 

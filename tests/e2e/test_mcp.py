@@ -149,6 +149,10 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             # Keyed memories: manual rows only, secrets refused, read-only rows protected.
             saved = await mcp.call_tool("memory_upsert", {"key": "timezone", "value": "Lisbon"})
             assert "manual" in text(saved)
+            brief = await mcp.call_tool(
+                "memory_upsert", {"key": "room", "value": "4", "ttl_hours": 2}
+            )
+            assert "expires 20" in text(brief)
             shared = await mcp.call_tool(
                 "memory_upsert", {"key": "oncall", "value": "Rui", "owner": "workspace"}
             )
@@ -169,6 +173,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert not memorized.is_error, text(memorized)
             listing = text(await mcp.call_tool("memory_list", {}))
             assert "[agent] timezone: Lisbon  (manual)" in listing
+            assert "[agent] room: 4  (manual, expires 20" in listing
             assert "[workspace] oncall: Rui  (manual)" in listing
             assert "seen: likes tea  (auto, read-only)" in listing
             assert "Ana prefers short answers.  (memorize, read-only)" in listing

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import duration_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
 from agentmemory.v1 import (
@@ -83,6 +83,19 @@ def timestamp(value: Timestamp | None) -> timestamp_pb2.Timestamp | None:
     return stamp
 
 
+def set_expiration(request: Any, expire_time: Timestamp | None, ttl: timedelta | None) -> None:
+    """Fill the request's ``expiration`` oneof from at most one of the two."""
+    if expire_time is not None and ttl is not None:
+        msg = "give expire_time= or ttl=, not both"
+        raise ValueError(msg)
+    if expire_time is not None:
+        request.expire_time.CopyFrom(timestamp(expire_time))
+    elif ttl is not None:
+        duration = duration_pb2.Duration()
+        duration.FromTimedelta(ttl)
+        request.ttl.CopyFrom(duration)
+
+
 def _block_key(label: BlockLabelName, agent_id: str | None) -> dict[str, Any]:
     scope = memory_pb2.SCOPE_AGENT if agent_id is not None else memory_pb2.SCOPE_USER
     return {
@@ -111,6 +124,8 @@ def upsert_memory(
     pinned: bool | None,
     importance: int | None,
     source: SourceName,
+    expire_time: Timestamp | None = None,
+    ttl: timedelta | None = None,
 ) -> Op[memory_pb2.Memory]:
     request = memory_service_pb2.UpsertMemoryRequest(
         owner=owner(agent_id, workspace_id),
@@ -122,6 +137,7 @@ def upsert_memory(
         request.pinned = pinned
     if importance is not None:
         request.importance = importance
+    set_expiration(request, expire_time, ttl)
     return Op("MemoryService", "UpsertMemory", request, _memory)
 
 
@@ -131,10 +147,10 @@ def get_memory(memory_id: str) -> Op[memory_pb2.Memory]:
 
 
 def list_memories_page(
-    owner_: memory_pb2.MemoryOwner, page_size: int, page_token: str
+    owner_: memory_pb2.MemoryOwner, page_size: int, page_token: str, show_expired: bool = False
 ) -> Op[memory_service_pb2.ListMemoriesResponse]:
     request = memory_service_pb2.ListMemoriesRequest(
-        owner=owner_, page_size=page_size, page_token=page_token
+        owner=owner_, page_size=page_size, page_token=page_token, show_expired=show_expired
     )
     return Op("MemoryService", "ListMemories", request, lambda r: r)
 
@@ -159,6 +175,8 @@ def memorize(
     tags: Iterable[str],
     memory_key: str,
     confidence: float | None,
+    expire_time: Timestamp | None = None,
+    ttl: timedelta | None = None,
 ) -> Op[memory_pb2.Memory]:
     request = memory_service_pb2.MemorizeRequest(
         owner=owner(agent_id, workspace_id),
@@ -168,6 +186,7 @@ def memorize(
     )
     if confidence is not None:
         request.confidence = confidence
+    set_expiration(request, expire_time, ttl)
     return Op("MemoryService", "Memorize", request, _memory)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
 
@@ -128,6 +129,8 @@ class AsyncMemoryClient(ClientBase):
         pinned: bool | None = None,
         importance: int | None = None,
         source: SourceName = "manual",
+        expire_time: Timestamp | None = None,
+        ttl: timedelta | None = None,
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         op = _ops.upsert_memory(
@@ -138,6 +141,8 @@ class AsyncMemoryClient(ClientBase):
             pinned=pinned,
             importance=importance,
             source=source,
+            expire_time=expire_time,
+            ttl=ttl,
         )
         return await self._run(op, timeout)
 
@@ -152,12 +157,15 @@ class AsyncMemoryClient(ClientBase):
         agent_id: str | None = None,
         workspace_id: str | None = None,
         page_size: int = 100,
+        show_expired: bool = False,
         timeout: float | None = None,
     ) -> AsyncGenerator[memory_pb2.Memory, None]:
         owner = _ops.owner(agent_id, workspace_id)
         token = ""
         while True:
-            page = await self._run(_ops.list_memories_page(owner, page_size, token), timeout)
+            page = await self._run(
+                _ops.list_memories_page(owner, page_size, token, show_expired), timeout
+            )
             for memory in page.memories:
                 yield memory
             token = page.next_page_token
@@ -183,6 +191,8 @@ class AsyncMemoryClient(ClientBase):
         tags: Iterable[str] = (),
         memory_key: str = "",
         confidence: float | None = None,
+        expire_time: Timestamp | None = None,
+        ttl: timedelta | None = None,
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         op = _ops.memorize(
@@ -192,6 +202,8 @@ class AsyncMemoryClient(ClientBase):
             tags=tags,
             memory_key=memory_key,
             confidence=confidence,
+            expire_time=expire_time,
+            ttl=ttl,
         )
         return await self._run(op, timeout)
 

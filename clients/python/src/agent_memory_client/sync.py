@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
 
@@ -138,9 +139,12 @@ class MemoryClient(ClientBase):
         pinned: bool | None = None,
         importance: int | None = None,
         source: SourceName = "manual",
+        expire_time: Timestamp | None = None,
+        ttl: timedelta | None = None,
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
-        """Create or update the memory with this key, of an agent or a workspace."""
+        """Create or update the memory with this key, of an agent or a workspace;
+        ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry)."""
         op = _ops.upsert_memory(
             key,
             value,
@@ -149,6 +153,8 @@ class MemoryClient(ClientBase):
             pinned=pinned,
             importance=importance,
             source=source,
+            expire_time=expire_time,
+            ttl=ttl,
         )
         return self._run(op, timeout)
 
@@ -161,13 +167,17 @@ class MemoryClient(ClientBase):
         agent_id: str | None = None,
         workspace_id: str | None = None,
         page_size: int = 100,
+        show_expired: bool = False,
         timeout: float | None = None,
     ) -> Iterator[memory_pb2.Memory]:
-        """Every memory of an agent or a workspace, fetching page after page."""
+        """Every memory of an agent or a workspace, fetching page after page; with
+        ``show_expired`` also those that expired and are not deleted yet."""
         owner = _ops.owner(agent_id, workspace_id)
         token = ""
         while True:
-            page = self._run(_ops.list_memories_page(owner, page_size, token), timeout)
+            page = self._run(
+                _ops.list_memories_page(owner, page_size, token, show_expired), timeout
+            )
             yield from page.memories
             token = page.next_page_token
             if not token:
@@ -193,6 +203,8 @@ class MemoryClient(ClientBase):
         tags: Iterable[str] = (),
         memory_key: str = "",
         confidence: float | None = None,
+        expire_time: Timestamp | None = None,
+        ttl: timedelta | None = None,
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         """Store a fact the agent decided to keep (source MEMORIZE)."""
@@ -203,6 +215,8 @@ class MemoryClient(ClientBase):
             tags=tags,
             memory_key=memory_key,
             confidence=confidence,
+            expire_time=expire_time,
+            ttl=ttl,
         )
         return self._run(op, timeout)
 
