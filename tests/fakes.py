@@ -44,6 +44,7 @@ from agent_memory.domain.memory import (
     listing_position,
 )
 from agent_memory.store.conversations import keep_grounded
+from agent_memory.store.memories import EXPIRY_ACTOR
 from agent_memory.store.repositories import (
     AdminTx,
     AgentRepository,
@@ -77,6 +78,10 @@ class Clock:
     def __call__(self) -> datetime:
         self._now += MICROSECOND
         return self._now
+
+    def advance(self, by: timedelta) -> None:
+        """Time passes (for expiries)."""
+        self._now += by
 
 
 class FakeStore(Store):
@@ -175,7 +180,14 @@ class FakeMemories(MemoryRepository):
         return self._store.state.memories
 
     def _expired(self, memory: Memory) -> bool:
-        return memory.expire_time is not None and memory.expire_time <= self._store.clock()
+        """Past its expiry at ``now()``, as the statements see it."""
+        return memory.expire_time is not None and memory.expire_time <= self._store.now()
+
+    def _expiry(self, write: MemoryWrite) -> datetime | None:
+        """The write's expiry: its instant, or its time to live from the clock."""
+        if isinstance(write.expiration, timedelta):
+            return self._store.clock() + write.expiration
+        return write.expiration
 
     def _mine(self, *, expired: bool = False) -> list[Memory]:
         """The tenant's memories; those past their expiry only with ``expired``."""
@@ -193,14 +205,21 @@ class FakeMemories(MemoryRepository):
         found = self._rows.get((self._tenant, memory_id))
         return None if found is None or self._expired(found) else found
 
-    def _record(self, kind: MemoryEventType, old: Memory | None, new: Memory | None) -> None:
+    def _record(
+        self,
+        kind: MemoryEventType,
+        old: Memory | None,
+        new: Memory | None,
+        *,
+        actor: str | None = None,
+    ) -> None:
         subject = new or old
         assert subject is not None
         event = MemoryEvent(
             id=uuid.uuid4(),
             memory_id=subject.id,
             type=kind,
-            actor_user_id=self._actor,
+            actor_user_id=actor or self._actor,
             occurred_at=self._store.clock(),
             old=_bare(old) if old else None,
             new=_bare(new) if new else None,
@@ -221,7 +240,7 @@ class FakeMemories(MemoryRepository):
             created_at=now,
             updated_at=now,
             version=1,
-            expire_time=write.expire_time,
+            expire_time=self._expiry(write),
             **{**evidence, "tags": tuple(evidence.get("tags", ()))},
         )
         self._rows[(self._tenant, memory.id)] = memory
@@ -252,8 +271,8 @@ class FakeMemories(MemoryRepository):
             changes["pinned"] = write.pinned
         if write.importance is not None:
             changes["importance"] = write.importance
-        if write.expire_time is not None:
-            changes["expire_time"] = write.expire_time
+        if write.expiration is not None:
+            changes["expire_time"] = self._expiry(write)
         if write.evidence is not None:
             evidence = dataclasses.asdict(write.evidence)
             changes.update(evidence, tags=tuple(evidence["tags"]))
@@ -340,7 +359,7 @@ class FakeMemories(MemoryRepository):
         if found is None or not self._expired(found):
             return False
         del self._rows[(self._tenant, found.id)]
-        self._record(MemoryEventType.DELETED, found, None)
+        self._record(MemoryEventType.DELETED, found, None, actor=EXPIRY_ACTOR)
         return True
 
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:

@@ -21,6 +21,9 @@ IMPORTANCE_MAX = 100
 LEARNING_KEY_PREFIX = "director:learning:"
 TTL_MAX = timedelta(days=3650)
 
+# An expiration as a request gives it (AIP-214): an instant, or a time to live from now.
+Expiration = datetime | timedelta
+
 # What an identifier (a key, an agent, workspace or block owner id, a run id) must not
 # hold: C0 and C1 control characters (tab, line feed, carriage return, escape ...),
 # DEL, and the Unicode line and paragraph separators. Identifiers are rendered into
@@ -156,7 +159,9 @@ class MemoryWrite:
     pinned: bool | None = None
     importance: int | None = None
     evidence: Evidence | None = None
-    expire_time: datetime | None = None  # None keeps the stored expiry (none on create)
+    # When it expires: an instant, or a time to live the database adds to its clock at
+    # the write. None keeps the stored expiry (none on create).
+    expiration: Expiration | None = None
 
 
 @dataclass(frozen=True)
@@ -342,12 +347,9 @@ def validate_new_memory(*, key: str, value: str, importance: int | None, prefix:
     check(violations)
 
 
-# An expiration as a request gives it (AIP-214): an instant, or a time to live from now.
-Expiration = datetime | timedelta
-
-
-def expiry_at(expiration: Expiration | None, now: datetime) -> datetime | None:
-    """The instant ``expiration`` names, from ``now``; None for none.
+def checked_expiration(expiration: Expiration | None, now: datetime) -> Expiration | None:
+    """``expiration`` once it is known to be in range: an instant after ``now`` and at
+    most :data:`TTL_MAX` away, or a time to live above zero and at most that.
 
     Raises:
         InvalidArgument: an instant not after ``now``, or a time to live not above
@@ -366,7 +368,7 @@ def expiry_at(expiration: Expiration | None, now: datetime) -> datetime | None:
                     )
                 ]
             )
-        return now + expiration
+        return expiration
     if expiration <= now:
         check([FieldViolation("expire_time", "must be in the future", "OUT_OF_RANGE")])
     if expiration - now > TTL_MAX:

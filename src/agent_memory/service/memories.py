@@ -35,7 +35,7 @@ from agent_memory.domain.memory import (
     Owner,
     Scope,
     Written,
-    expiry_at,
+    checked_expiration,
     listing_position,
     owner_violations,
     position_from_token,
@@ -118,7 +118,6 @@ class Memories:
                     )
                 ]
             )
-        expire_time = expiry_at(expiration, datetime.now(UTC))
         write = MemoryWrite(
             owner,
             key,
@@ -126,7 +125,7 @@ class Memories:
             value,
             pinned=pinned,
             importance=importance,
-            expire_time=expire_time,
+            expiration=checked_expiration(expiration, datetime.now(UTC)),
         )
         async with self._store.connection(principal) as tx:
             written = await write_by_key(tx.memories, write)
@@ -145,7 +144,7 @@ class Memories:
         """
         owner = validate_owner(owner)
         item = prepare(item)
-        expire_time = expiry_at(item.expiration, datetime.now(UTC))
+        expiration = checked_expiration(item.expiration, datetime.now(UTC))
         conversation = item.conversation
         write = MemoryWrite(
             owner,
@@ -159,7 +158,7 @@ class Memories:
                 conversation_provider=conversation.provider if conversation else None,
                 conversation_id=conversation.conversation_id if conversation else None,
             ),
-            expire_time=expire_time,
+            expiration=expiration,
         )
         async with self._store.transaction(principal) as tx:
             written = await write_by_key(tx.memories, write)
@@ -270,6 +269,8 @@ class Memories:
             if changes.empty:
                 return current
             if changes.key is not None:
+                # An expired memory not yet swept must not hold the key it is renamed to.
+                await tx.memories.delete_expired(current.owner, changes.key)
                 taken = await tx.memories.find_by_key(current.owner, changes.key)
                 if taken is not None:
                     raise AlreadyExists(

@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, ConversationMessage
+from agent_memory.store.memories import live
 from agent_memory.store.repositories import ConversationRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
 
@@ -55,11 +56,11 @@ ORDER BY s.ordinal
 """
 
 # Which of those positions a grounding of another memory of the conversation points into.
-_GROUNDED: LiteralString = """
+_GROUNDED: LiteralString = f"""
 SELECT DISTINCT g.message_position AS position
 FROM memory_groundings AS g
 JOIN memories AS m ON m.tenant_id = g.tenant_id AND m.id = g.memory_id
-WHERE g.tenant_id = %(tenant_id)s
+WHERE g.tenant_id = %(tenant_id)s AND {live("m")}
   AND m.conversation_provider = %(provider)s AND m.conversation_id = %(conversation_id)s
   AND g.message_position = ANY (%(positions)s::int[])
   AND (%(writer)s::uuid IS NULL OR g.memory_id <> %(writer)s::uuid)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, LiteralString
 
 import psycopg
@@ -147,15 +148,18 @@ _AT_KEY = """
     tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
     AND key = %(key)s"""
 
-_NEW_ROW = """
+# The write's expiry: its instant, or its time to live from the database's clock.
+_EXPIRY = "coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval)"
+
+_NEW_ROW = f"""
     INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value, pinned,
                           importance, tags, confidence, metadata, conversation_provider,
                           conversation_id, created_by, updated_by, expire_time)
     SELECT %(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(source)s, %(value)s,
            coalesce(%(pinned)s::boolean, false), coalesce(%(importance)s::smallint, 0),
-           coalesce(%(tags)s::text[], '{}'), %(confidence)s::float8,
-           coalesce(%(metadata)s::jsonb, '{}'), %(conversation_provider)s,
-           %(conversation_id)s, %(actor)s, %(actor)s, %(expire_time)s::timestamptz"""
+           coalesce(%(tags)s::text[], '{{}}'), %(confidence)s::float8,
+           coalesce(%(metadata)s::jsonb, '{{}}'), %(conversation_provider)s,
+           %(conversation_id)s, %(actor)s, %(actor)s, {_EXPIRY}"""
 
 
 def _write(lock: LiteralString) -> LiteralString:
@@ -184,7 +188,7 @@ updated AS (
                                      ELSE m.conversation_provider END,
         conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s
                                ELSE m.conversation_id END,
-        expire_time = coalesce(%(expire_time)s::timestamptz, m.expire_time),
+        expire_time = coalesce({_EXPIRY}, m.expire_time),
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM current AS c
     WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.version = c.version
@@ -432,7 +436,8 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
         "metadata": Jsonb(dict(e.metadata)) if e else None,
         "conversation_provider": e.conversation_provider if e else None,
         "conversation_id": e.conversation_id if e else None,
-        "expire_time": write.expire_time,
+        "expire_time": write.expiration if isinstance(write.expiration, datetime) else None,
+        "ttl": write.expiration if isinstance(write.expiration, timedelta) else None,
     }
 
 
