@@ -20,7 +20,7 @@ from tests.support import ServerThread, wait_until
 pytestmark = pytest.mark.e2e
 
 AGENT = "planner"
-SOON = timedelta(seconds=1)
+SOON = timedelta(seconds=3)  # long enough to see a memory before it expires
 
 
 @pytest.fixture
@@ -54,16 +54,26 @@ def test_an_expired_memory_is_invisible_to_every_read(memory: MemoryClient) -> N
     prompt = memory.render_prompt(AGENT).system_prompt
     assert "Room 4 until noon" in prompt
 
+    def recalled() -> list[str]:
+        found = memory.recall("standup room", agent_id=AGENT, include_memories=True)
+        return [m.content for m in found]
+
+    assert any("Room 4" in c for c in recalled())
+
     assert wait_until(lambda: gone(memory, brief.id), timeout=15)
     assert [m.key for m in memory.list_memories(agent_id=AGENT)] == ["timezone"]
     assert "Room 4" not in memory.render_prompt(AGENT).system_prompt
-    recalled = [
-        m.content for m in memory.recall("standup room", agent_id=AGENT, include_memories=True)
-    ]
-    assert not any("Room 4" in c for c in recalled)
+    assert not any("Room 4" in c for c in recalled())
     for rpc, request in (
         ("PinMemory", pb.PinMemoryRequest(id=brief.id, pinned=True)),
         ("DeleteMemory", pb.DeleteMemoryRequest(id=brief.id)),
+        (
+            "UpdateMemory",
+            pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=brief.id, value="Room 5"),
+                update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+            ),
+        ),
     ):
         with pytest.raises(NotFound):
             memory.call(rpc, request)
@@ -73,7 +83,7 @@ def test_an_expired_memory_is_invisible_to_every_read(memory: MemoryClient) -> N
     assert shown["standup-room"].expire_time == brief.expire_time
 
 
-def test_an_upsert_revives_an_expired_key_and_keeps_an_expiry_it_does_not_name(
+def test_an_expired_key_takes_a_new_memory_and_an_upsert_keeps_an_expiry_it_does_not_name(
     memory: MemoryClient,
 ) -> None:
     first = memory.upsert_memory("desk", "B12", agent_id=AGENT, ttl=SOON, source="auto")
@@ -85,6 +95,21 @@ def test_an_upsert_revives_an_expired_key_and_keeps_an_expiry_it_does_not_name(
     assert not revived.HasField("expire_time")
     with pytest.raises(NotFound):
         memory.get_memory(first.id)
+    events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=first.id))
+    assert [e.actor_user_id for e in events.events] == ["user-1", "agent-memory:expiry"]
+
+    # A rename onto the key of an expired memory takes the key too.
+    parked = memory.upsert_memory("parking", "P2", agent_id=AGENT, ttl=SOON)
+    other = memory.upsert_memory("parking-old", "P1", agent_id=AGENT)
+    assert wait_until(lambda: gone(memory, parked.id), timeout=15)
+    renamed = memory.call(
+        "UpdateMemory",
+        pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=other.id, key="parking"),
+            update_mask=field_mask_pb2.FieldMask(paths=["key"]),
+        ),
+    )
+    assert renamed.memory.key == "parking"
 
     later = datetime.now(UTC) + timedelta(days=2)
     dated = memory.upsert_memory("desk", "C4", agent_id=AGENT, expire_time=later)
