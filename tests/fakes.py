@@ -303,9 +303,11 @@ class FakeMemories(MemoryRepository):
             raise AlreadyExists(f"key {patch.key!r} is already used", reason="KEY_TAKEN")
         changes = {
             name: value
-            for name in ("key", "value", "pinned", "importance")
+            for name in ("key", "value", "pinned", "importance", "expire_time")
             if (value := getattr(patch, name)) is not None
         }
+        if patch.clear_expiry:
+            changes["expire_time"] = None
         updated = self._bump(current, **changes)
         self._record(event, current, updated)
         return updated

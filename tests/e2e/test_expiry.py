@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from google.protobuf import duration_pb2, field_mask_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agent_memory.config import Settings
 from agent_memory_client import InvalidArgument, MemoryClient, NotFound
@@ -139,6 +140,35 @@ def test_an_expiry_out_of_range_is_refused_with_its_field(
     with pytest.raises(InvalidArgument):
         memory.memorize("a fact", agent_id=AGENT, **expiration)  # type: ignore[arg-type]
     assert list(memory.list_memories(agent_id=AGENT, show_expired=True)) == []
+
+
+def test_update_memory_sets_and_clears_the_expiry_by_its_mask(memory: MemoryClient) -> None:
+    seen = memory.upsert_memory("seen", "likes tea", agent_id=AGENT, source="auto")
+    when = datetime.now(UTC) + timedelta(days=1)
+    stamp = Timestamp()
+    stamp.FromDatetime(when)
+    mask = field_mask_pb2.FieldMask(paths=["expire_time"])
+    dated = memory.call(
+        "UpdateMemory",
+        pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=seen.id, expire_time=stamp), update_mask=mask
+        ),
+    ).memory
+    assert dated.expire_time.ToDatetime(UTC) == when  # a read-only row's expiry may change
+    cleared = memory.call(
+        "UpdateMemory",
+        pb.UpdateMemoryRequest(memory=memory_pb2.Memory(id=seen.id), update_mask=mask),
+    ).memory
+    assert not cleared.HasField("expire_time")
+    stamp.FromDatetime(datetime.now(UTC) - timedelta(hours=1))
+    with pytest.raises(InvalidArgument) as refused:
+        memory.call(
+            "UpdateMemory",
+            pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=seen.id, expire_time=stamp), update_mask=mask
+            ),
+        )
+    assert refused.value.field_violations[0].field == "memory.expire_time"
 
 
 def test_a_malformed_duration_is_refused(memory: MemoryClient) -> None:

@@ -111,3 +111,23 @@ def test_an_upsert_of_an_expired_key_creates_a_new_memory() -> None:
     assert created
     assert new.id != old.id
     assert new.expire_time is None
+
+
+def test_an_update_sets_or_clears_the_expiry_even_of_a_read_only_memory() -> None:
+    store = FakeStore()
+    memories = Memories(store)
+    auto, _ = run(
+        memories.upsert(ALICE, owner=AGENT, key="seen", value="tea", source=MemorySource.AUTO)
+    )
+    when = datetime.now(UTC) + timedelta(days=1)
+    dated = run(memories.update(ALICE, auto.id, MemoryPatch(expire_time=when)))
+    assert dated.expire_time == when
+    event = [e for _, e in store.state.events if e.memory_id == auto.id][-1]
+    assert event.type is MemoryEventType.UPDATED
+    cleared = run(memories.update(ALICE, auto.id, MemoryPatch(clear_expiry=True)))
+    assert cleared.expire_time is None
+    # Clearing what is not set changes nothing: no new version.
+    assert run(memories.update(ALICE, auto.id, MemoryPatch(clear_expiry=True))) == cleared
+    with pytest.raises(InvalidArgument) as refused:
+        run(memories.update(ALICE, auto.id, MemoryPatch(expire_time=NOW - timedelta(days=1))))
+    assert [v.field for v in refused.value.violations] == ["memory.expire_time"]

@@ -59,7 +59,7 @@ _SOURCES = {
 _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
 
 # Paths of Memory that UpdateMemory may change (AIP-134).
-UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance")
+UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance", "expire_time")
 
 
 def fitted_page(
@@ -325,6 +325,7 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
             "value": bool(memory.value),
             "pinned": memory.pinned,
             "importance": memory.importance != 0,
+            "expire_time": memory.HasField("expire_time"),
         }
         paths = [name for name, populated in chosen.items() if populated]
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
@@ -345,6 +346,11 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
         value=memory.value if "value" in paths else None,
         pinned=memory.pinned if "pinned" in paths else None,
         importance=memory.importance if "importance" in paths else None,
+        expire_time=datetime_from_proto(memory.expire_time, "memory.expire_time")
+        if "expire_time" in paths and memory.HasField("expire_time")
+        else None,
+        # Named in the mask but not set: the memory stops expiring (AIP-214).
+        clear_expiry="expire_time" in paths and not memory.HasField("expire_time"),
     )
 
 

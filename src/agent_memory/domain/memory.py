@@ -187,10 +187,16 @@ class MemoryPatch:
     value: str | None = None
     pinned: bool | None = None
     importance: int | None = None
+    expire_time: datetime | None = None
+    clear_expiry: bool = False  # the memory no longer expires
 
     @property
     def touches_content(self) -> bool:
         return self.key is not None or self.value is not None or self.importance is not None
+
+    @property
+    def touches_expiry(self) -> bool:
+        return self.expire_time is not None or self.clear_expiry
 
     def changes(self, current: Memory) -> MemoryPatch:
         """Only the fields that would change ``current``."""
@@ -201,6 +207,10 @@ class MemoryPatch:
             importance=self.importance
             if self.importance not in (None, current.importance)
             else None,
+            expire_time=self.expire_time
+            if self.expire_time not in (None, current.expire_time)
+            else None,
+            clear_expiry=self.clear_expiry and current.expire_time is not None,
         )
 
     @property
@@ -209,7 +219,7 @@ class MemoryPatch:
 
     @property
     def only_pin(self) -> bool:
-        return self.pinned is not None and not self.touches_content
+        return self.pinned is not None and not self.touches_content and not self.touches_expiry
 
 
 # A memory's place in its owner's listing order (agent: pinned, importance, key;
@@ -347,7 +357,9 @@ def validate_new_memory(*, key: str, value: str, importance: int | None, prefix:
     check(violations)
 
 
-def checked_expiration(expiration: Expiration | None, now: datetime) -> Expiration | None:
+def checked_expiration(
+    expiration: Expiration | None, now: datetime, *, prefix: str = ""
+) -> Expiration | None:
     """``expiration`` once it is known to be in range: an instant after ``now`` and at
     most :data:`TTL_MAX` away, or a time to live above zero and at most that.
 
@@ -362,7 +374,7 @@ def checked_expiration(expiration: Expiration | None, now: datetime) -> Expirati
             check(
                 [
                     FieldViolation(
-                        "ttl",
+                        f"{prefix}ttl",
                         f"must be more than 0 and at most {TTL_MAX.days} days",
                         "OUT_OF_RANGE",
                     )
@@ -370,12 +382,14 @@ def checked_expiration(expiration: Expiration | None, now: datetime) -> Expirati
             )
         return expiration
     if expiration <= now:
-        check([FieldViolation("expire_time", "must be in the future", "OUT_OF_RANGE")])
+        check([FieldViolation(f"{prefix}expire_time", "must be in the future", "OUT_OF_RANGE")])
     if expiration - now > TTL_MAX:
         check(
             [
                 FieldViolation(
-                    "expire_time", f"must be at most {TTL_MAX.days} days away", "OUT_OF_RANGE"
+                    f"{prefix}expire_time",
+                    f"must be at most {TTL_MAX.days} days away",
+                    "OUT_OF_RANGE",
                 )
             ]
         )

@@ -257,6 +257,7 @@ class Memories:
             InvalidArgument: a field breaks its limit.
         """
         validate_patch(patch)
+        checked_expiration(patch.expire_time, datetime.now(UTC), prefix="memory.")
         expected = _expected_version(etag)
         async with self._store.transaction(principal) as tx:
             current = await tx.memories.get(memory_id, lock=True)
@@ -387,7 +388,7 @@ def _event_position(raw: list[Any]) -> tuple[datetime, uuid.UUID]:
 def _read_only(memory: Memory) -> FailedPrecondition:
     return FailedPrecondition(
         f"memory {memory.id} is read-only ({memory.source.value}): "
-        "only pinned can change, and it can be deleted",
+        "only pinned and expire_time can change, and it can be deleted",
         reason="READ_ONLY_MEMORY",
         metadata={"memory_id": str(memory.id), "source": memory.source.value},
     )

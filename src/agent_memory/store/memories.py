@@ -256,6 +256,8 @@ changed AS (
         value = coalesce(%(value)s, m.value),
         pinned = coalesce(%(pinned)s::boolean, m.pinned),
         importance = coalesce(%(importance)s::smallint, m.importance),
+        expire_time = CASE WHEN %(clear_expiry)s THEN NULL
+                           ELSE coalesce(%(expire_time)s::timestamptz, m.expire_time) END,
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
@@ -487,6 +489,8 @@ class PgMemories(MemoryRepository):
             value=patch.value,
             pinned=patch.pinned,
             importance=patch.importance,
+            expire_time=patch.expire_time,
+            clear_expiry=patch.clear_expiry,
             event=event.value,
         )
         try:

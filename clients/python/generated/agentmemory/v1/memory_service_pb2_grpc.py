@@ -189,7 +189,8 @@ class MemoryServiceServicer:
     def UpdateMemory(self, request, context):
         """Partially updates a memory (AIP-134). Only MANUAL memories may change
         key, value or importance (others: FAILED_PRECONDITION, reason
-        READ_ONLY_MEMORY), whatever the key's role. A stale etag is ABORTED.
+        READ_ONLY_MEMORY), whatever the key's role; pinned and expire_time may
+        change on any. A stale etag is ABORTED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
