@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -129,6 +130,7 @@ def upsert(
     pinned: bool = False,
     source: int = memory_pb2.MEMORY_SOURCE_MANUAL,
     workspace: bool = False,
+    ttl_days: int | None = None,
 ) -> None:
     owner = (
         memory_pb2.MemoryOwner(workspace_id=WORKSPACE)
@@ -143,6 +145,8 @@ def upsert(
         pinned=pinned,
         source=source,  # type: ignore[arg-type]
     )
+    if ttl_days is not None:
+        request.ttl.FromTimedelta(timedelta(days=ttl_days))
     c.call(c.memory.UpsertMemory, request)
 
 
@@ -162,6 +166,13 @@ def seed_memories(c: Client) -> None:
         "refund-policy",
         "Refunds up to $200 need no approval; above that, escalate to billing.",
         importance=60,
+    )
+    upsert(
+        c,
+        "support-hours",
+        "Support is staffed until 8pm this week (holiday cover).",
+        importance=50,
+        ttl_days=5,
     )
     learning = c.call(
         c.memory.RecordLearning,

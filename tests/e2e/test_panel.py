@@ -11,10 +11,12 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from google.protobuf import duration_pb2
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
@@ -224,8 +226,18 @@ def test_a_refused_write_shows_the_servers_message_and_reason(page: Page, tenant
 
 
 def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tenant: Tenant) -> None:
-    upsert(
+    conventions = upsert(
         tenant.grpc, "conventions", "Commits use the imperative mood", memory_pb2.MEMORY_SOURCE_AUTO
+    )
+    tenant.grpc.call(
+        tenant.grpc.memory.UpsertMemory,
+        pb.UpsertMemoryRequest(
+            owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+            key=conventions.key,
+            value=conventions.value,
+            source=memory_pb2.MEMORY_SOURCE_AUTO,
+            ttl=duration_pb2.Duration(seconds=3 * 86400),
+        ),
     )
     upsert(tenant.grpc, "tech-stack", "Next.js and Postgres", memory_pb2.MEMORY_SOURCE_MANUAL)
     sign_in(page, tenant.editor_key)
@@ -238,6 +250,12 @@ def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tena
     manual = memory_row(page, "tech-stack")
     expect(manual.get_by_role("button", name="Edit")).to_be_enabled()
     expect(manual.locator(".read-only-label")).to_have_count(0)
+    expect(manual.locator(".expiry-label")).to_have_count(0)
+    # A memory that expires says when.
+    expect(auto.locator(".expiry-label")).to_contain_text("expires ")
+    stamp = auto.locator(".expiry-label time").get_attribute("datetime")
+    assert stamp is not None
+    assert datetime.fromisoformat(stamp) - datetime.now(UTC) > timedelta(days=2)
 
     auto.get_by_role("button", name="Pin").click()
     expect(auto.get_by_role("button", name="Unpin")).to_be_visible()

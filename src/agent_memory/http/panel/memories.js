@@ -9,7 +9,7 @@
 // others keep their order, and the next page still starts where it did.
 
 import { MEMORY_PAGE_SIZE } from "./api.js";
-import { dayEl, el, icon, refreshButton, tableHead, viewHead } from "./dom.js";
+import { dayEl, el, icon, refreshButton, tableHead, timeEl, viewHead } from "./dom.js";
 
 const SOURCES = {
   MEMORY_SOURCE_MANUAL: "manual",
@@ -179,6 +179,12 @@ export function mount(container, ctx) {
     return el("span", { class: `badge source-${name}` }, name);
   }
 
+  // When the memory expires (the service stops showing it then), or nothing.
+  function expiryEl(memory) {
+    if (!memory.expireTime) return null;
+    return el("div", { class: "expiry-label" }, "expires ", timeEl(memory.expireTime));
+  }
+
   function viewRow(memory) {
     const pinned = Boolean(memory.pinned);
     const readOnly = Boolean(memory.readOnly);
@@ -191,6 +197,7 @@ export function mount(container, ctx) {
         {},
         keyEl(memory.key),
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
+        expiryEl(memory),
       ),
       el("td", { class: "value" }, memory.value),
       el("td", { class: "col-num" }, String(memory.importance || 0)),
@@ -262,7 +269,7 @@ export function mount(container, ctx) {
       "tr",
       { dataset: { memoryId: memory.id, key: memory.key }, class: "editing" },
       el("td", {}, badge(memory)),
-      el("td", {}, keyEl(memory.key)),
+      el("td", {}, keyEl(memory.key), expiryEl(memory)),
       el(
         "td",
         { class: "value" },
