@@ -141,6 +141,7 @@ class FakeStore(Store):
             recall=missing,
             prompts=missing,
             clock=missing,
+            forget=missing,
         )
 
 

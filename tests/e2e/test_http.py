@@ -332,6 +332,10 @@ SCENARIO = [
         lambda ctx: {"id": ctx["upsert-ws"]["memory"]["id"]},
     ),
     Step("deleted", MEMORY + "GetMemory", lambda ctx: {"id": ctx["upsert-ws"]["memory"]["id"]}),
+    Step("forget-dry", MEMORY + "ForgetAgent", const({"agentId": "coder", "validateOnly": True})),
+    Step("forget-workspace", MEMORY + "ForgetWorkspace", const({"workspaceId": "acme"})),
+    Step("forget-user", MEMORY + "ForgetUser", const({})),
+    Step("forget-agent", MEMORY + "ForgetAgent", const({"agentId": "coder"})),
 ]
 
 ROUTES = routes()
@@ -573,7 +577,10 @@ def test_every_rpc_answers_over_http_as_it_does_over_grpc(
         "stale-write",
         "deleted",
     }
-    recalled = dict(over_http_played)["recall"].messages
+    answers = dict(over_http_played)
+    assert answers["forget-dry"].messages == answers["forget-agent"].messages
+    assert int(answers["forget-agent"].messages[0]["removed"]["memories"]) > 0
+    recalled = answers["recall"].messages
     assert recalled
     assert any("deploy" in line["content"] for line in recalled)
 

@@ -46,6 +46,7 @@ EDITOR_RPCS = READER_RPCS | {
     "MemoryService.PinMemory",
     "MemoryService.DeleteMemory",
     "MemoryService.ResetActiveSession",
+    "MemoryService.ForgetUser",
     "BlockService.WriteBlock",
     "BlockService.DeleteBlock",
 }

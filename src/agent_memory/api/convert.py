@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -14,6 +15,7 @@ from agent_memory.domain.active_sessions import ActiveSession, ActiveSessionStat
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import FieldViolation, ResourceExhausted, check
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
+from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.memorize import Conversation, ConversationMessage, MemorizeInput
 from agent_memory.domain.memory import (
     Expiration,
@@ -385,4 +387,10 @@ def active_session_to_proto(session: ActiveSession) -> memory_pb2.ActiveSession:
         enabled=session.enabled,
         updated_at=timestamp(session.updated_at),
         warning_threshold=session.warning_threshold,
+    )
+
+
+def forget_counts_to_proto(counts: ForgetCounts) -> memory_service_pb2.ForgetCounts:
+    return memory_service_pb2.ForgetCounts(
+        **{f.name: getattr(counts, f.name) for f in dataclasses.fields(counts)}
     )

@@ -11,6 +11,7 @@ from agent_memory.domain.memory import parse_memory_id
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.extraction import Extraction
+from agent_memory.service.forgetting import Forgetting
 from agent_memory.service.memories import Memories
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import memory_service_pb2_grpc
@@ -23,10 +24,12 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         agents: Agents,
         extraction: Extraction,
         active_sessions: ActiveSessions,
+        forgetting: Forgetting,
         *,
         response_bytes: int = convert.RESPONSE_MAX_BYTES,
     ) -> None:
         self._budget = response_bytes
+        self._forgetting = forgetting
         self._memories = memories
         self._agents = agents
         self._extraction = extraction
@@ -227,3 +230,27 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     ) -> pb.ResetActiveSessionResponse:
         session = await self._active_sessions.reset(current_principal(), request.agent_id)
         return pb.ResetActiveSessionResponse(session=convert.active_session_to_proto(session))
+
+    async def ForgetAgent(
+        self, request: pb.ForgetAgentRequest, context: ServicerContext
+    ) -> pb.ForgetAgentResponse:
+        counts = await self._forgetting.agent(
+            current_principal(), request.agent_id, validate_only=request.validate_only
+        )
+        return pb.ForgetAgentResponse(removed=convert.forget_counts_to_proto(counts))
+
+    async def ForgetWorkspace(
+        self, request: pb.ForgetWorkspaceRequest, context: ServicerContext
+    ) -> pb.ForgetWorkspaceResponse:
+        counts = await self._forgetting.workspace(
+            current_principal(), request.workspace_id, validate_only=request.validate_only
+        )
+        return pb.ForgetWorkspaceResponse(removed=convert.forget_counts_to_proto(counts))
+
+    async def ForgetUser(
+        self, request: pb.ForgetUserRequest, context: ServicerContext
+    ) -> pb.ForgetUserResponse:
+        counts = await self._forgetting.user(
+            current_principal(), validate_only=request.validate_only
+        )
+        return pb.ForgetUserResponse(removed=convert.forget_counts_to_proto(counts))

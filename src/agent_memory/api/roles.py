@@ -46,6 +46,11 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         _MEMORY + "RecordRunSession": Role.ORCHESTRATOR,
         # A person in the memory panel resets an agent's session that has grown long.
         _MEMORY + "ResetActiveSession": Role.EDITOR,
+        # A person has their own user forgotten; agents and workspaces are the
+        # orchestrator's to forget.
+        _MEMORY + "ForgetUser": Role.EDITOR,
+        _MEMORY + "ForgetAgent": Role.ORCHESTRATOR,
+        _MEMORY + "ForgetWorkspace": Role.ORCHESTRATOR,
         # BlockService
         _BLOCK + "GetBlock": Role.READER,
         _BLOCK + "ListBlocks": Role.READER,

@@ -46,6 +46,7 @@ from agent_memory.service.decisions import Decisions
 from agent_memory.service.expiry import ExpirySweeper
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
+from agent_memory.service.forgetting import Forgetting
 from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall
@@ -173,6 +174,7 @@ async def start_server(
                 Agents(db),
                 extraction,
                 ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
+                Forgetting(db),
                 response_bytes=response_bytes,
             ),
         ),

@@ -30,6 +30,7 @@ from agent_memory.store.blocks import PgBlocks
 from agent_memory.store.conversations import PgConversations
 from agent_memory.store.decisions import PgDecisions
 from agent_memory.store.events import PgEvents
+from agent_memory.store.forget import PgForget
 from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
 from agent_memory.store.memories import PgExpirySweep, PgMemories
@@ -114,6 +115,7 @@ def _tx(conn: Connection, principal: Principal) -> Tx:
         recall=PgRecall(conn, principal),
         prompts=PgPrompts(conn, principal),
         clock=PgClock(conn),
+        forget=PgForget(conn, principal),
     )
 
 

@@ -48,6 +48,7 @@ from agent_memory.domain.extraction import (
     Usage,
     UsageReport,
 )
+from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.identity import ApiKeyInfo, Principal, Role, StoredApiKey
 from agent_memory.domain.memorize import Conversation
 from agent_memory.domain.memory import (
@@ -406,6 +407,24 @@ class Tx:
     recall: RecallRepository
     prompts: PromptRepository
     clock: Clock
+    forget: ForgetRepository
+
+
+class ForgetRepository(ABC):
+    """Removes every stored text of one subject of the caller's tenant. Meant for one
+    transaction: each method is several statements."""
+
+    @abstractmethod
+    async def agent(self, agent_id: str) -> ForgetCounts:
+        """Forget an agent (see MemoryService/ForgetAgent)."""
+
+    @abstractmethod
+    async def workspace(self, workspace_id: str) -> ForgetCounts:
+        """Forget a workspace (see MemoryService/ForgetWorkspace)."""
+
+    @abstractmethod
+    async def user(self) -> ForgetCounts:
+        """Forget the caller's own user (see MemoryService/ForgetUser)."""
 
 
 class Clock(ABC):

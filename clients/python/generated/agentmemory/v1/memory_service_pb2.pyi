@@ -317,3 +317,67 @@ class ResetActiveSessionResponse(_message.Message):
     SESSION_FIELD_NUMBER: _ClassVar[int]
     session: _memory_pb2.ActiveSession
     def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...
+
+class ForgetCounts(_message.Message):
+    __slots__ = ("memories", "audit_events", "conversations", "blocks", "block_versions", "archival_lines", "decisions", "reexaminations", "extraction_jobs", "agent_state")
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATIONS_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    REEXAMINATIONS_FIELD_NUMBER: _ClassVar[int]
+    EXTRACTION_JOBS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_STATE_FIELD_NUMBER: _ClassVar[int]
+    memories: int
+    audit_events: int
+    conversations: int
+    blocks: int
+    block_versions: int
+    archival_lines: int
+    decisions: int
+    reexaminations: int
+    extraction_jobs: int
+    agent_state: int
+    def __init__(self, memories: _Optional[int] = ..., audit_events: _Optional[int] = ..., conversations: _Optional[int] = ..., blocks: _Optional[int] = ..., block_versions: _Optional[int] = ..., archival_lines: _Optional[int] = ..., decisions: _Optional[int] = ..., reexaminations: _Optional[int] = ..., extraction_jobs: _Optional[int] = ..., agent_state: _Optional[int] = ...) -> None: ...
+
+class ForgetAgentRequest(_message.Message):
+    __slots__ = ("agent_id", "validate_only")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    validate_only: bool
+    def __init__(self, agent_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class ForgetAgentResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: ForgetCounts
+    def __init__(self, removed: _Optional[_Union[ForgetCounts, _Mapping]] = ...) -> None: ...
+
+class ForgetWorkspaceRequest(_message.Message):
+    __slots__ = ("workspace_id", "validate_only")
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    workspace_id: str
+    validate_only: bool
+    def __init__(self, workspace_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class ForgetWorkspaceResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: ForgetCounts
+    def __init__(self, removed: _Optional[_Union[ForgetCounts, _Mapping]] = ...) -> None: ...
+
+class ForgetUserRequest(_message.Message):
+    __slots__ = ("validate_only",)
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    validate_only: bool
+    def __init__(self, validate_only: _Optional[bool] = ...) -> None: ...
+
+class ForgetUserResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: ForgetCounts
+    def __init__(self, removed: _Optional[_Union[ForgetCounts, _Mapping]] = ...) -> None: ...

@@ -41,9 +41,10 @@ class MemoryServiceStub:
     unauthenticated local mode acts as orchestrator.
 
     Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
-    UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
-    everything else (other sources, Memorize, learnings, settings updates,
-    extraction, recording run sessions) an orchestrator key.
+    UpdateMemory, PinMemory, DeleteMemory, ResetActiveSession and ForgetUser an
+    editor key; everything else (other sources, Memorize, learnings, settings
+    updates, extraction, recording run sessions, forgetting an agent or a
+    workspace) an orchestrator key.
 
     Each RPC of every service states its idempotency_level: NO_SIDE_EFFECTS
     (reads) and IDEMPOTENT calls are safe to repeat, and clients may retry
@@ -141,6 +142,21 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionResponse.FromString,
                 _registered_method=True)
+        self.ForgetAgent = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ForgetAgent',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetAgentRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetAgentResponse.FromString,
+                _registered_method=True)
+        self.ForgetWorkspace = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ForgetWorkspace',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetWorkspaceRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetWorkspaceResponse.FromString,
+                _registered_method=True)
+        self.ForgetUser = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ForgetUser',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -159,9 +175,10 @@ class MemoryServiceServicer:
     unauthenticated local mode acts as orchestrator.
 
     Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
-    UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
-    everything else (other sources, Memorize, learnings, settings updates,
-    extraction, recording run sessions) an orchestrator key.
+    UpdateMemory, PinMemory, DeleteMemory, ResetActiveSession and ForgetUser an
+    editor key; everything else (other sources, Memorize, learnings, settings
+    updates, extraction, recording run sessions, forgetting an agent or a
+    workspace) an orchestrator key.
 
     Each RPC of every service states its idempotency_level: NO_SIDE_EFFECTS
     (reads) and IDEMPOTENT calls are safe to repeat, and clients may retry
@@ -314,6 +331,38 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetAgent(self, request, context):
+        """Forgets an agent in the caller's tenant, in one transaction: its memories
+        (with their groundings and learnings), every user's agent blocks of it
+        with their versions and archival lines, its settings, active session and
+        runs, its decisions with their re-examinations, its queued extraction
+        transcripts, and the conversation snapshots no remaining memory draws on.
+        The audit trail of its memories keeps content-free tombstones (event type,
+        actor, time); usage records keep token counts and cost. With
+        validate_only nothing changes and the counts say what would go.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForgetWorkspace(self, request, context):
+        """Forgets a workspace in the caller's tenant, as ForgetAgent forgets an
+        agent: its memories, their audit snapshots (tombstones stay), the
+        extraction transcripts queued for it and the conversation snapshots no
+        remaining memory draws on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForgetUser(self, request, context):
+        """Forgets the caller's own user: its blocks of every scope with their
+        versions and archival lines, and the extraction transcripts it queued.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -402,6 +451,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionResponse.SerializeToString,
             ),
+            'ForgetAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetAgent,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetAgentRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetAgentResponse.SerializeToString,
+            ),
+            'ForgetWorkspace': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetWorkspace,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetWorkspaceRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetWorkspaceResponse.SerializeToString,
+            ),
+            'ForgetUser': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetUser,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'agentmemory.v1.MemoryService', rpc_method_handlers)
@@ -426,9 +490,10 @@ class MemoryService:
     unauthenticated local mode acts as orchestrator.
 
     Reads (Get*, List*) need a reader key; UpsertMemory of MANUAL memories,
-    UpdateMemory, PinMemory, DeleteMemory and ResetActiveSession an editor key;
-    everything else (other sources, Memorize, learnings, settings updates,
-    extraction, recording run sessions) an orchestrator key.
+    UpdateMemory, PinMemory, DeleteMemory, ResetActiveSession and ForgetUser an
+    editor key; everything else (other sources, Memorize, learnings, settings
+    updates, extraction, recording run sessions, forgetting an agent or a
+    workspace) an orchestrator key.
 
     Each RPC of every service states its idempotency_level: NO_SIDE_EFFECTS
     (reads) and IDEMPOTENT calls are safe to repeat, and clients may retry
@@ -884,6 +949,87 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/ResetActiveSession',
             agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ForgetAgent',
+            agentmemory_dot_v1_dot_memory__service__pb2.ForgetAgentRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ForgetAgentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetWorkspace(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ForgetWorkspace',
+            agentmemory_dot_v1_dot_memory__service__pb2.ForgetWorkspaceRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ForgetWorkspaceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetUser(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ForgetUser',
+            agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
             options,
             channel_credentials,
             insecure,
