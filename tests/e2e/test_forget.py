@@ -87,6 +87,19 @@ def seed_agent(c: Client, agent: str, mark: str) -> str:
     )
     gone = upsert(c, "old", f"{mark} old fact", agent_id=agent)
     c.call(c.memory.DeleteMemory, pb.DeleteMemoryRequest(id=gone.id))
+    # A memory drawn from a conversation, deleted since: its snapshot stays behind.
+    drawn = c.call(
+        c.memory.Memorize,
+        pb.MemorizeRequest(
+            owner=memory_pb2.MemoryOwner(agent_id=agent),
+            content=f"{mark} once said",
+            conversation=memory_pb2.Conversation(
+                conversation_id=f"old-conv-{agent}",
+                messages=[memory_pb2.ConversationMessage(role="user", content=f"{mark} once")],
+            ),
+        ),
+    ).memory
+    c.call(c.memory.DeleteMemory, pb.DeleteMemoryRequest(id=drawn.id))
     c.call(
         c.memory.Memorize,
         pb.MemorizeRequest(
@@ -180,7 +193,7 @@ def test_forgetting_an_agent_leaves_none_of_its_text_anywhere(
     memory_id = seed_agent(ana, AGENT, mark)
     write_block(bo, block_pb2.BLOCK_LABEL_CORE, f"{mark} seen by bo", AGENT)
     seed_agent(ana, OTHER_AGENT, control)
-    before = holding(database_url, mark)
+    before, control_before = holding(database_url, mark), holding(database_url, control)
     assert {
         "memories.value",
         "memory_events.new_memory",
@@ -202,20 +215,21 @@ def test_forgetting_an_agent_leaves_none_of_its_text_anywhere(
     done = ana.call(ana.memory.ForgetAgent, pb.ForgetAgentRequest(agent_id=AGENT))
     assert done.removed == dry.removed
     removed = done.removed
-    assert (removed.memories, removed.conversations, removed.decisions) == (3, 1, 1)
+    assert (removed.memories, removed.conversations, removed.decisions) == (3, 2, 1)
     assert (removed.blocks, removed.archival_lines, removed.reexaminations) == (3, 2, 1)
     assert removed.block_versions >= 4
     assert removed.extraction_jobs == 1
-    assert removed.audit_events >= 5
+    assert removed.audit_events == 8  # every event with a snapshot, deleted memories' too
     assert removed.agent_state == 3
 
     assert holding(database_url, mark) == {}
-    assert set(holding(database_url, control)) >= {"memories.value", "blocks.content"}
+    assert holding(database_url, control) == control_before
     # The audit trail keeps when and by whom, nothing of what.
     events = ana.call(ana.memory.ListMemoryEvents, pb.ListMemoryEventsRequest(memory_id=memory_id))
-    assert [e.type for e in events.events] == [
-        memory_pb2.MEMORY_EVENT_TYPE_CREATED,
-        memory_pb2.MEMORY_EVENT_TYPE_UPDATED,
+    assert [(e.type, e.actor_user_id) for e in events.events] == [
+        (memory_pb2.MEMORY_EVENT_TYPE_CREATED, "ana"),
+        (memory_pb2.MEMORY_EVENT_TYPE_UPDATED, "ana"),
+        (memory_pb2.MEMORY_EVENT_TYPE_DELETED, "ana"),
     ]
     assert all(not e.HasField("old_memory") and not e.HasField("new_memory") for e in events.events)
     # Forgetting again finds nothing.
@@ -230,22 +244,35 @@ def test_forgetting_a_workspace_and_a_user(
     mark, control = f"zqw{uuid.uuid4().hex[:12]}", f"zqk{uuid.uuid4().hex[:12]}"
     upsert(ana, "stack", f"{mark} uses Fastify", workspace_id=WORKSPACE)
     upsert(ana, "stack", f"{control} uses Django", workspace_id=OTHER_WORKSPACE)
+    ana.call(
+        ana.memory.ExtractMemories,
+        pb.ExtractMemoriesRequest(
+            agent_id=OTHER_AGENT,
+            workspace_id=WORKSPACE,
+            session_id="s-ws",
+            queued=True,
+            transcript=f"user: {mark} the team moved the API to Fastify last sprint.\n" * 8,
+        ),
+    )
+    control_before = holding(database_url, control)
     done = ana.call(ana.memory.ForgetWorkspace, pb.ForgetWorkspaceRequest(workspace_id=WORKSPACE))
-    assert (done.removed.memories, done.removed.audit_events) == (1, 1)
+    removed = done.removed
+    assert (removed.memories, removed.audit_events, removed.extraction_jobs) == (1, 1, 1)
     assert holding(database_url, mark) == {}
-    assert "memories.value" in holding(database_url, control)
+    assert holding(database_url, control) == control_before
 
     user_mark = f"zqu{uuid.uuid4().hex[:12]}"
     write_block(bo, block_pb2.BLOCK_LABEL_CORE, f"{user_mark} my notes", None)
     write_block(bo, block_pb2.BLOCK_LABEL_ARCHIVAL, f"{user_mark} agent notes", OTHER_AGENT)
     write_block(ana, block_pb2.BLOCK_LABEL_CORE, f"{control} ana's notes", None)
+    control_before = holding(database_url, control)
     dry = bo.call(bo.memory.ForgetUser, pb.ForgetUserRequest(validate_only=True))
     assert (dry.removed.blocks, dry.removed.archival_lines) == (2, 1)
     assert "blocks.content" in holding(database_url, user_mark)
     done_user = bo.call(bo.memory.ForgetUser, pb.ForgetUserRequest())
     assert done_user.removed == dry.removed
     assert holding(database_url, user_mark) == {}
-    assert "blocks.content" in holding(database_url, control)
+    assert holding(database_url, control) == control_before
 
 
 def test_a_forget_names_its_bad_subject(tenant: tuple[Client, Client]) -> None:

@@ -19,30 +19,50 @@ from agent_memory.store.sql import Connection, fetch_all, fetch_one
 _OWNED: LiteralString = """
 tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s"""
 
-# The conversations the owner's memories draw on, read before the memories go.
+# Whose memory an audit event is about, from its snapshots (an owner never changes);
+# the expression ix_memory_events_owner indexes.
+_EVENT_OWNER: LiteralString = "(coalesce(e.new_memory, e.old_memory) ->> 'owner_id')"
+_EVENT_SCOPE: LiteralString = "(coalesce(e.new_memory, e.old_memory) ->> 'scope')"
+
+# The conversations the owner's memories draw on, or drew on (known from the audit
+# snapshots of memories deleted or changed before), read before they all go.
 _CONVERSATIONS_OF: LiteralString = f"""
-SELECT DISTINCT conversation_provider AS provider, conversation_id
+SELECT conversation_provider AS provider, conversation_id
 FROM memories
 WHERE {_OWNED} AND conversation_id IS NOT NULL
+UNION
+SELECT s.snapshot ->> 'conversation_provider', s.snapshot ->> 'conversation_id'
+FROM memory_events AS e
+CROSS JOIN LATERAL (VALUES (e.old_memory), (e.new_memory)) AS s(snapshot)
+WHERE e.tenant_id = %(tenant_id)s AND {_EVENT_OWNER} = %(owner_id)s
+  AND {_EVENT_SCOPE} = %(scope)s
+  AND s.snapshot ->> 'conversation_id' IS NOT NULL
 """
 
 # The audit events of the owner's memories, deleted ones included (known by their
 # snapshots), emptied of every snapshot.
-_TOMBSTONES: LiteralString = """
+_TOMBSTONES: LiteralString = f"""
 WITH emptied AS (
-    UPDATE memory_events
+    UPDATE memory_events AS e
     SET old_memory = NULL, new_memory = NULL
-    WHERE tenant_id = %(tenant_id)s
-      AND (old_memory IS NOT NULL OR new_memory IS NOT NULL)
-      AND coalesce(new_memory, old_memory) ->> 'scope' = %(scope)s
-      AND coalesce(new_memory, old_memory) ->> 'owner_id' = %(owner_id)s
+    WHERE e.tenant_id = %(tenant_id)s AND {_EVENT_OWNER} = %(owner_id)s
+      AND {_EVENT_SCOPE} = %(scope)s
     RETURNING 1
 )
 SELECT count(*) AS n FROM emptied
 """
 
+# The memories, each with a DELETED event that names no content: its history ends
+# with its deletion, as any deleted memory's does.
 _MEMORIES: LiteralString = f"""
-WITH gone AS (DELETE FROM memories WHERE {_OWNED} RETURNING 1)
+WITH gone AS (DELETE FROM memories WHERE {_OWNED} RETURNING tenant_id, id),
+ended AS (
+    INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
+                               occurred_at, old_memory, new_memory)
+    SELECT tenant_id, gen_random_uuid(), id, 'deleted', %(actor)s, clock_timestamp(),
+           NULL, NULL
+    FROM gone
+)
 SELECT count(*) AS n FROM gone
 """
 
@@ -74,6 +94,19 @@ SELECT count(*) AS n FROM gone
 _OF_AGENT: LiteralString = "scope = 'agent' AND agent_id = %(agent_id)s"
 _OF_USER: LiteralString = "user_id = %(user_id)s"
 
+
+# Locks the blocks first, in the order WriteBlock takes them, so that a concurrent
+# write waits for the forget instead of adding lines or versions behind it.
+def _lock_blocks(where: LiteralString) -> LiteralString:
+    return f"""
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM blocks WHERE tenant_id = %(tenant_id)s AND {where}
+    ORDER BY user_id, scope, agent_id, label
+    FOR UPDATE
+) AS locked
+"""
+
+
 _REEXAMINATIONS_OF_AGENT: LiteralString = """
 WITH gone AS (
     DELETE FROM reexaminations AS r
@@ -98,10 +131,17 @@ class PgForget(ForgetRepository):
     async def _memories_of(self, scope: str, owner_id: str) -> ForgetCounts:
         """An owner's memories, their audit snapshots and the conversations only they
         drew on."""
-        params = {"tenant_id": self._principal.tenant_id, "scope": scope, "owner_id": owner_id}
+        params = {
+            "tenant_id": self._principal.tenant_id,
+            "scope": scope,
+            "owner_id": owner_id,
+            "actor": self._principal.user_id,
+        }
         drawn_on = await fetch_all(self._conn, _CONVERSATIONS_OF, params)
-        audit_events = await self._count(_TOMBSTONES, params)
+        # Memories before their events: an update committed meanwhile has its event
+        # emptied too.
         memories = await self._count(_MEMORIES, params)
+        audit_events = await self._count(_TOMBSTONES, params)
         conversations = await self._count(
             _UNUSED_CONVERSATIONS,
             {
@@ -116,6 +156,7 @@ class PgForget(ForgetRepository):
 
     async def _blocks(self, where: LiteralString, params: dict[str, Any]) -> ForgetCounts:
         """Blocks, their versions and their archival lines (and line statistics)."""
+        await self._count(_lock_blocks(where), params)
         lines = await self._count(_delete("archival_lines", where), params)
         await self._count(_delete("archival_vocabulary", where), params)
         versions = await self._count(_delete("block_versions", where), params)
@@ -124,6 +165,9 @@ class PgForget(ForgetRepository):
 
     async def agent(self, agent_id: str) -> ForgetCounts:
         params = {"tenant_id": self._principal.tenant_id, "agent_id": agent_id}
+        # Its extraction passes first: a pass finishing meanwhile writes its facts
+        # before the memories below are deleted, or finds its job gone and writes none.
+        jobs = await self._count(_delete("extraction_jobs", "agent_id = %(agent_id)s"), params)
         counts = await self._memories_of("agent", agent_id)
         counts += await self._blocks(_OF_AGENT, params)
         reexaminations = await self._count(_REEXAMINATIONS_OF_AGENT, params)
@@ -131,7 +175,6 @@ class PgForget(ForgetRepository):
         agent_state = 0
         for table in ("agent_settings", "active_sessions", "agent_runs"):
             agent_state += await self._count(_delete(table, "agent_id = %(agent_id)s"), params)
-        jobs = await self._count(_delete("extraction_jobs", "agent_id = %(agent_id)s"), params)
         return counts + ForgetCounts(
             decisions=decisions,
             reexaminations=reexaminations,
@@ -141,14 +184,14 @@ class PgForget(ForgetRepository):
 
     async def workspace(self, workspace_id: str) -> ForgetCounts:
         params = {"tenant_id": self._principal.tenant_id, "workspace_id": workspace_id}
-        counts = await self._memories_of("workspace", workspace_id)
+        # The passes that would write to it, whichever agent's: their transcripts
+        # speak of it. First, as for an agent.
         jobs = await self._count(
             _delete("extraction_jobs", "workspace_id = %(workspace_id)s"), params
         )
+        counts = await self._memories_of("workspace", workspace_id)
         return counts + ForgetCounts(extraction_jobs=jobs)
 
     async def user(self) -> ForgetCounts:
         params = {"tenant_id": self._principal.tenant_id, "user_id": self._principal.user_id}
-        counts = await self._blocks(_OF_USER, params)
-        jobs = await self._count(_delete("extraction_jobs", "actor_user_id = %(user_id)s"), params)
-        return counts + ForgetCounts(extraction_jobs=jobs)
+        return await self._blocks(_OF_USER, params)

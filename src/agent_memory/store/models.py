@@ -185,6 +185,12 @@ class MemoryEventRow(Base):
 
     __table_args__ = (
         Index("ix_memory_events_memory", "tenant_id", "memory_id", "occurred_at", "id"),
+        # Forgetting finds a subject's events by the owner their snapshots name.
+        Index(
+            "ix_memory_events_owner",
+            "tenant_id",
+            text("(coalesce(new_memory, old_memory) ->> 'owner_id')"),
+        ),
         CheckConstraint(
             "event_type IN ('created', 'updated', 'pinned', 'unpinned', 'deleted')", name="type"
         ),

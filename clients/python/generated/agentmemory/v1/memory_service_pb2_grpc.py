@@ -338,8 +338,11 @@ class MemoryServiceServicer:
         runs, its decisions with their re-examinations, its queued extraction
         transcripts, and the conversation snapshots no remaining memory draws on.
         The audit trail of its memories keeps content-free tombstones (event type,
-        actor, time); usage records keep token counts and cost. With
-        validate_only nothing changes and the counts say what would go.
+        actor, time), and each forgotten memory gets a DELETED event with no
+        content; usage records keep token counts and cost. With validate_only the
+        same statements run and are rolled back: nothing changes, the counts say
+        what would go, and the rows are locked meanwhile. A repeated call finds
+        nothing and answers zeros.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -348,16 +351,16 @@ class MemoryServiceServicer:
     def ForgetWorkspace(self, request, context):
         """Forgets a workspace in the caller's tenant, as ForgetAgent forgets an
         agent: its memories, their audit snapshots (tombstones stay), the
-        extraction transcripts queued for it and the conversation snapshots no
-        remaining memory draws on.
+        extraction passes that would write to it (whichever agent's) with their
+        transcripts, and the conversation snapshots no remaining memory draws on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ForgetUser(self, request, context):
-        """Forgets the caller's own user: its blocks of every scope with their
-        versions and archival lines, and the extraction transcripts it queued.
+        """Forgets the caller's own user: its blocks of every scope (its own, and
+        its agent blocks) with their versions and archival lines.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
