@@ -234,6 +234,9 @@ RETRIED = {
         "UpdateAgentSettings",
         "GetUsage",
         "GetActiveSession",
+        "ForgetAgent",
+        "ForgetWorkspace",
+        "ForgetUser",
     },
     "RecallService": {"Recall", "RenderPrompt"},
 }

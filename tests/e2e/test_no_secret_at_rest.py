@@ -358,6 +358,14 @@ BASES: dict[str, Callable[[Client], Message]] = {
         session_id_after="session-after",
     ),
     "ResetActiveSession": lambda c: memory_service_pb2.ResetActiveSessionRequest(agent_id=AGENT),
+    # Dry runs: they answer like the forget and leave the tenant as it is.
+    "ForgetAgent": lambda c: memory_service_pb2.ForgetAgentRequest(
+        agent_id=AGENT, validate_only=True
+    ),
+    "ForgetWorkspace": lambda c: memory_service_pb2.ForgetWorkspaceRequest(
+        workspace_id="ws-forgotten", validate_only=True
+    ),
+    "ForgetUser": lambda c: memory_service_pb2.ForgetUserRequest(validate_only=True),
     "WriteBlock": block_request,
     "DeleteBlock": delete_block,
     "RegisterCardType": lambda c: card_type_request(unique("card")),
