@@ -1,5 +1,5 @@
-"""The ``agent-memory`` command: serve, migrate, manage API keys, and serve the
-memory as MCP tools."""
+"""The ``agent-memory`` command: serve, migrate, manage API keys, export and import a
+tenant, and serve the memory as MCP tools."""
 
 from __future__ import annotations
 
@@ -150,6 +150,22 @@ def _parser() -> argparse.ArgumentParser:
         help="the service speaks TLS: trust these PEM CA certificates (env MEMORY_TLS_CA)",
     )
 
+    export = commands.add_parser(
+        "export",
+        help="write a tenant's memories, conversations, blocks and decisions to stdout "
+        "as JSON lines (docs/export-format.md)",
+    )
+    export.add_argument("--tenant", required=True, help="the tenant to export")
+    database_options(export)
+    load = commands.add_parser(
+        "import",
+        help="read an export into a tenant, in one transaction; records whose key is "
+        "taken are left as they are, so a second import changes nothing",
+    )
+    load.add_argument("--tenant", required=True, help="the tenant to import into")
+    load.add_argument("file", help="the export file, or - for standard input")
+    database_options(load)
+
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
     database_options(migrate)
 
@@ -221,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "migrate":
             return _migrate(settings)
+        if args.command in {"export", "import"}:
+            return asyncio.run(_transfer(settings, args))
         return asyncio.run(_keys(settings, args))
     except SettingsError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
@@ -384,6 +402,82 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
             print(f"agent-memory: no key with id {args.key_id!r}", file=sys.stderr)
             return 1
         print(f"revoked key {revoked.key_id}")
+        return 0
+    finally:
+        if db is not None:
+            await db.close()
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+
+
+async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
+    """``export`` to stdout, or ``import`` from a file, of one tenant."""
+    import json
+    from datetime import UTC, datetime
+
+    import psycopg
+
+    from agent_memory.api.server import open_database
+    from agent_memory.domain.transfer import FormatError, check_header, check_record, header
+    from agent_memory.store.database import Database
+    from agent_memory.store.embedded import describe_database
+
+    lines: list[str] = []
+    if args.command == "import":
+        try:
+            source = Path("/dev/stdin" if args.file == "-" else args.file)
+            lines = (await asyncio.to_thread(source.read_text, encoding="utf-8")).splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"agent-memory: import {args.file!r}: cannot read it ({exc})", file=sys.stderr)
+            return 2
+    url, embedded = await asyncio.to_thread(open_database, settings)
+    print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
+    db: Database | None = None
+    try:
+        db = Database(url, pool_size=1)
+        keep = settings.block_versions_kept
+        if args.command == "export":
+            counts: dict[str, int] = {}
+            async with db.transfer(args.tenant, keep_versions=keep) as transfer:
+                print(json.dumps(header(args.tenant, datetime.now(UTC)), sort_keys=True))
+                async for record in transfer.export():
+                    print(json.dumps(record, sort_keys=True, ensure_ascii=False))
+                    counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+            summary = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
+            print(f"exported {summary} of tenant {args.tenant!r}", file=sys.stderr)
+            return 0
+        written: dict[str, list[int]] = {}
+        number = 0
+        try:
+            async with db.transfer(args.tenant, keep_versions=keep) as transfer:
+                for number, line in enumerate(lines, start=1):
+                    if not line.strip():
+                        continue
+                    parsed = json.loads(line)
+                    if number == 1:
+                        check_header(parsed)
+                        continue
+                    record = check_record(parsed)
+                    done = await transfer.put(record)
+                    tally = written.setdefault(record["kind"], [0, 0])
+                    tally[0 if done else 1] += 1
+                if not lines:
+                    raise FormatError("the file is empty")
+        except (json.JSONDecodeError, FormatError, ServiceError, psycopg.Error) as exc:
+            # A record the database refuses (a check, a type) is the file's fault here.
+            if isinstance(exc, ServiceError):
+                reason = exc.message
+            elif isinstance(exc, psycopg.Error):
+                reason = (exc.diag.message_primary or str(exc)).splitlines()[0]
+            else:
+                reason = str(exc)
+            print(
+                f"agent-memory: import {args.file}:{number}: {reason}; nothing was imported",
+                file=sys.stderr,
+            )
+            return 2
+        for kind, (new, kept) in written.items():
+            print(f"{kind}: {new} imported, {kept} already there", file=sys.stderr)
         return 0
     finally:
         if db is not None:

@@ -39,6 +39,7 @@ from agent_memory.store.prompts import PgPrompts
 from agent_memory.store.recall import PGVECTOR_INSTALLED, PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
 from agent_memory.store.sql import Connection, database_errors, fetch_one
+from agent_memory.store.transfer import PgTransfer
 from agent_memory.store.usage import PgUsage
 from agent_memory.telemetry.tracing import RedactingTracerProvider
 
@@ -170,6 +171,12 @@ class Database(Store):
     async def admin(self) -> AsyncIterator[AdminTx]:
         async with self._connection() as conn:
             yield AdminTx(keys=PgKeys(conn), job_queue=PgJobQueue(conn), expiry=PgExpirySweep(conn))
+
+    @asynccontextmanager
+    async def transfer(self, tenant_id: str, *, keep_versions: int) -> AsyncIterator[PgTransfer]:
+        """One tenant's export records, out or in, in one transaction."""
+        async with self._connection() as conn, conn.transaction():
+            yield PgTransfer(conn, tenant_id, keep_versions=keep_versions)
 
     async def ping(self) -> None:
         """One round trip. Raises: Unavailable, Timeout."""
