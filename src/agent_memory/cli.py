@@ -418,7 +418,14 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
     import psycopg
 
     from agent_memory.api.server import open_database
-    from agent_memory.domain.transfer import FormatError, check_header, check_record, header
+    from agent_memory.domain.secrets import refuse_secrets_in
+    from agent_memory.domain.transfer import (
+        FormatError,
+        check_header,
+        check_record,
+        header,
+        record_texts,
+    )
     from agent_memory.store.database import Database
     from agent_memory.store.embedded import describe_database
 
@@ -458,6 +465,7 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
                         check_header(parsed)
                         continue
                     record = check_record(parsed)
+                    await refuse_secrets_in(list(record_texts(record)))
                     done = await transfer.put(record)
                     tally = written.setdefault(record["kind"], [0, 0])
                     tally[0 if done else 1] += 1

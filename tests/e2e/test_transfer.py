@@ -201,6 +201,12 @@ def test_an_export_read_into_another_tenant_exports_the_same(
         ('{"format": "agent-memory-export", "version": 1}\n{"kind": "spell"}\n', "unknown kind"),
         ('{"format": "agent-memory-export", "version": 1}\n{"kind": "memory"}\n', "needs id"),
         ('{"format": "agent-memory-export", "version": 1}\nnot json\n', ":2:"),
+        (
+            '{"format": "agent-memory-export", "version": 1}\n{"kind": "block", "user_id": "u", '
+            '"scope": "user", "agent_id": "", "label": "core", '
+            '"content": "deploy key AKIA' + '4HFT2QWRZ7ZXCVBN"}\n',
+            "content",
+        ),
     ],
 )
 def test_a_bad_file_is_one_line_and_imports_nothing(
@@ -215,6 +221,7 @@ def test_a_bad_file_is_one_line_and_imports_nothing(
     assert len(errors) == 1, done.stderr
     assert expected in errors[0]
     assert "nothing was imported" in errors[0]
+    assert "AKIA" not in done.stderr  # a refused secret is named by its field, never shown
     assert export(database_url, tenant, tmp_path / "empty.jsonl") == []
 
 

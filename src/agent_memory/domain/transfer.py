@@ -4,7 +4,7 @@ written."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -67,3 +67,19 @@ def check_record(record: Any) -> dict[str, Any]:
     if missing:
         raise FormatError(f"a {kind} record needs {', '.join(missing)}")
     return record
+
+
+def record_texts(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string of a record, object keys included, as (path, text): what an import
+    scans for secrets before it stores anything, as the service scans every write."""
+    if isinstance(value, str):
+        if value:
+            yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            at = f"{path}.{key}" if path else str(key)
+            yield at, str(key)
+            yield from record_texts(item, at)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from record_texts(item, f"{path}[{i}]")
