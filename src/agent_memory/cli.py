@@ -1,4 +1,4 @@
-"""The ``agent-memory`` command: serve, migrate, manage API keys, export and import a
+"""The agent-memory command: serve, migrate, manage API keys, export and import a
 tenant, and serve the memory as MCP tools."""
 
 from __future__ import annotations
@@ -9,13 +9,18 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_memory import __version__
 from agent_memory.config import LOG_LEVELS, Settings, SettingsError
 from agent_memory.domain.errors import ServiceError
 from agent_memory.domain.identity import Role
+
+if TYPE_CHECKING:
+    from agent_memory.store.database import Database
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -365,9 +370,11 @@ def _migrate(settings: Settings) -> int:
     return 0
 
 
-async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+@asynccontextmanager
+async def _operator_database(settings: Settings) -> AsyncIterator[Database]:
+    """The database an operator's command works on (the embedded one started, and
+    stopped after, when no URL is given), with one connection."""
     from agent_memory.api.server import open_database
-    from agent_memory.service.keys import ApiKeys
     from agent_memory.store.database import Database
     from agent_memory.store.embedded import describe_database
 
@@ -376,6 +383,18 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     db: Database | None = None
     try:
         db = Database(url, pool_size=1)
+        yield db
+    finally:
+        if db is not None:
+            await db.close()
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+
+
+async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory.service.keys import ApiKeys
+
+    async with _operator_database(settings) as db:
         keys = ApiKeys(db)
         if args.keys_command == "create":
             new = await keys.create(
@@ -403,11 +422,6 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
             return 1
         print(f"revoked key {revoked.key_id}")
         return 0
-    finally:
-        if db is not None:
-            await db.close()
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
 
 
 async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
@@ -417,7 +431,6 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
 
     import psycopg
 
-    from agent_memory.api.server import open_database
     from agent_memory.domain.secrets import refuse_secrets_in
     from agent_memory.domain.transfer import (
         FormatError,
@@ -426,8 +439,6 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
         header,
         record_texts,
     )
-    from agent_memory.store.database import Database
-    from agent_memory.store.embedded import describe_database
 
     lines: list[str] = []
     if args.command == "import":
@@ -437,11 +448,7 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             print(f"agent-memory: import {args.file!r}: cannot read it ({exc})", file=sys.stderr)
             return 2
-    url, embedded = await asyncio.to_thread(open_database, settings)
-    print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
-    db: Database | None = None
-    try:
-        db = Database(url, pool_size=1)
+    async with _operator_database(settings) as db:
         keep = settings.block_versions_kept
         if args.command == "export":
             counts: dict[str, int] = {}
@@ -487,11 +494,6 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
         for kind, (new, kept) in written.items():
             print(f"{kind}: {new} imported, {kept} already there", file=sys.stderr)
         return 0
-    finally:
-        if db is not None:
-            await db.close()
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
 
 
 if __name__ == "__main__":
