@@ -319,8 +319,7 @@ def _mcp(args: argparse.Namespace) -> int:
     serve the tools until stdin closes (stdio) or a signal (HTTP)."""
     from agent_memory.mcp_tools import MemoryTools, check_service, note, serve
     from agent_memory.telemetry.logging import configure_logging
-    from agent_memory_client import TLS
-    from agent_memory_client._channel import connection_from_env
+    from agent_memory_client import TLS, connection_from_env
 
     level = (os.environ.get("MEMORY_LOG_LEVEL") or "WARNING").upper()
     if level not in LOG_LEVELS:
@@ -452,11 +451,20 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
         keep = settings.block_versions_kept
         if args.command == "export":
             counts: dict[str, int] = {}
+            reader_gone = False
             async with db.transfer(args.tenant, keep_versions=keep) as transfer:
-                print(json.dumps(header(args.tenant, datetime.now(UTC)), sort_keys=True))
-                async for record in transfer.export():
-                    print(json.dumps(record, sort_keys=True, ensure_ascii=False))
-                    counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+                try:
+                    print(json.dumps(header(args.tenant, datetime.now(UTC)), sort_keys=True))
+                    async for record in transfer.export():
+                        print(json.dumps(record, sort_keys=True, ensure_ascii=False))
+                        counts[record["kind"]] = counts.get(record["kind"], 0) + 1
+                except BrokenPipeError:  # `export | head`: not the database's fault
+                    reader_gone = True
+            if reader_gone:
+                # Nothing more can reach stdout, not even the flush at exit.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                print("agent-memory: export: standard output was closed early", file=sys.stderr)
+                return 1
             summary = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
             print(f"exported {summary} of tenant {args.tenant!r}", file=sys.stderr)
             return 0
@@ -478,7 +486,9 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
                     tally[0 if done else 1] += 1
                 if not lines:
                     raise FormatError("the file is empty")
-        except (json.JSONDecodeError, FormatError, ServiceError, psycopg.Error) as exc:
+        # ValueError covers a line that is not JSON, a FormatError, and a value a record
+        # cannot hold (a block's scope that is no scope).
+        except (ValueError, ServiceError, psycopg.Error) as exc:
             # A record the database refuses (a check, a type) is the file's fault here.
             if isinstance(exc, ServiceError):
                 reason = exc.message

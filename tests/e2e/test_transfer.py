@@ -203,6 +203,11 @@ def test_an_export_read_into_another_tenant_exports_the_same(
         ('{"format": "agent-memory-export", "version": 1}\nnot json\n', ":2:"),
         (
             '{"format": "agent-memory-export", "version": 1}\n{"kind": "block", "user_id": "u", '
+            '"scope": "galaxy", "agent_id": "", "label": "core", "content": "x"}\n',
+            "'galaxy' is not a valid BlockScope",
+        ),
+        (
+            '{"format": "agent-memory-export", "version": 1}\n{"kind": "block", "user_id": "u", '
             '"scope": "user", "agent_id": "", "label": "core", '
             '"content": "deploy key AKIA' + '4HFT2QWRZ7ZXCVBN"}\n',
             "content",

@@ -11,7 +11,7 @@ Requests and answers are the service's own messages (``agentmemory.v1``, shipped
 here); errors are the typed exceptions of :mod:`agent_memory_client.errors`.
 """
 
-from agent_memory_client._channel import TLS, Connection
+from agent_memory_client._channel import TLS, Connection, connection_from_env
 from agent_memory_client._version import __version__
 from agent_memory_client.aio import AsyncMemoryClient, AsyncRecallStream
 from agent_memory_client.errors import (
@@ -62,4 +62,5 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "__version__",
+    "connection_from_env",
 ]
