@@ -28,7 +28,7 @@ from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import AlreadyExists
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memorize import Conversation
+from agent_memory.domain.memorize import Conversation, StoredConversation, points_into_message
 from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
     Grounding,
@@ -406,26 +406,44 @@ class FakeConversations(ConversationRepository):
         self._store = store
         self._tenant = principal.tenant_id
 
-    async def put(self, conversation: Conversation, *, writer: uuid.UUID | None = None) -> None:
+    async def put(
+        self, conversation: Conversation, *, writer: uuid.UUID | None = None
+    ) -> Conversation:
         key = (self._tenant, conversation.provider, conversation.conversation_id)
         stored = self._store.state.conversations.get(key)
         if stored is not None:
-            new = conversation.messages
+            new, new_raw = conversation.messages, conversation.raw_events
             lost = {
                 p: m
                 for p, m in enumerate(stored.messages)
                 if p >= len(new) or new[p].content != m.content
             }
-            grounded = {
-                g.message_position
+            lost_raw = {
+                p: e
+                for p, e in enumerate(stored.raw_events)
+                if p >= len(new_raw) or new_raw[p] != e
+            }
+            groundings = [
+                g
                 for (tenant, memory_id), memory in self._store.state.memories.items()
                 if tenant == self._tenant
                 and memory_id != writer
                 and (memory.conversation_provider, memory.conversation_id) == key[1:]
                 for g in memory.groundings
-            }
-            conversation = keep_grounded(conversation, lost, grounded)
+            ]
+            grounded = {g.message_position for g in groundings if points_into_message(g)}
+            grounded_raw = {g.raw_event_index for g in groundings if g.raw_event_index is not None}
+            conversation = keep_grounded(conversation, lost, grounded, lost_raw, grounded_raw)
         self._store.state.conversations[key] = conversation
+        return conversation
+
+    async def get(self, provider: str, conversation_id: str) -> StoredConversation | None:
+        raise NotImplementedError("conversations are read back from PostgreSQL only")
+
+    async def list_page(
+        self, *, after: tuple[datetime, str, str] | None, limit: int, full: bool
+    ) -> list[StoredConversation]:
+        raise NotImplementedError("conversations are read back from PostgreSQL only")
 
 
 class FakeAgents(AgentRepository):

@@ -8,7 +8,11 @@ from datetime import timedelta
 
 import psycopg
 
-from agent_memory.domain.extraction import ExtractionOutcome, ExtractionRequest
+from agent_memory.domain.extraction import (
+    ExtractionOutcome,
+    ExtractionRequest,
+    ExtractionResult,
+)
 from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
@@ -49,8 +53,7 @@ def test_a_runner_whose_lease_was_taken_over_can_neither_finish_nor_requeue(
                 late_finish = await tx.jobs.finish(
                     first.id,
                     attempt=first.attempts,
-                    outcome=ExtractionOutcome.COMPLETED,
-                    detail="late",
+                    result=ExtractionResult(ExtractionOutcome.COMPLETED, "s", detail="late"),
                 )
                 late_requeue = await tx.jobs.retry_later(
                     first.id,
@@ -69,8 +72,7 @@ def test_a_runner_whose_lease_was_taken_over_can_neither_finish_nor_requeue(
                 assert await tx.jobs.finish(
                     second.id,
                     attempt=second.attempts,
-                    outcome=ExtractionOutcome.COMPLETED,
-                    detail="done",
+                    result=ExtractionResult(ExtractionOutcome.COMPLETED, "s", detail="done"),
                 )
             with psycopg.connect(url) as conn:
                 row = conn.execute("SELECT status, detail FROM extraction_jobs").fetchone()

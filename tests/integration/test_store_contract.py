@@ -80,13 +80,13 @@ def stored_conversations(store_url: str) -> StoredConversations:
             }
         with psycopg.connect(store_url) as conn:
             rows = conn.execute(
-                "SELECT provider, conversation_id, messages, message_count FROM conversations"
-                " WHERE tenant_id = %s",
+                "SELECT provider, conversation_id, messages, message_count, raw_events,"
+                " raw_event_count FROM conversations WHERE tenant_id = %s",
                 (tenant_id,),
             ).fetchall()
         found = {}
-        for provider, conversation_id, messages, message_count in rows:
-            assert message_count == len(messages)
+        for provider, conversation_id, messages, message_count, raw, raw_count in rows:
+            assert (message_count, raw_count) == (len(messages), len(raw))
             found[provider, conversation_id] = Conversation(
                 provider,
                 conversation_id,
@@ -99,6 +99,7 @@ def stored_conversations(store_url: str) -> StoredConversations:
                     )
                     for m in messages
                 ),
+                tuple(raw),
             )
         return found
 
@@ -765,5 +766,39 @@ def test_a_snapshot_never_loses_a_message_another_memory_is_grounded_on(
         assert stored_conversations(store, caller.tenant_id) == {
             ("p", "c"): Conversation("p", "c", rewritten)
         }
+
+    scenario(body)
+
+
+def test_a_snapshot_never_loses_a_raw_event_another_memory_is_grounded_on(
+    scenario: Callable[[Body], None],
+    caller: Principal,
+    stored_conversations: StoredConversations,
+) -> None:
+    said = (ConversationMessage("user", "hello"),)
+    events = tuple(f'{{"n": {i}}}' for i in range(5))
+    evidence = Evidence(conversation_provider="p", conversation_id="raw")
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            first = await written(tx, write("first", evidence=evidence))
+            # A raw event only: message 0 is not held by it.
+            await tx.memories.replace_groundings(first.id, [Grounding(raw_event_index=2)])
+            await tx.conversations.put(Conversation("p", "raw", said, events), writer=first.id)
+        async with store.transaction(caller) as tx:
+            second = await written(tx, write("second", evidence=evidence))
+            stored = await tx.conversations.put(
+                Conversation("p", "raw", (), events[:1]), writer=second.id
+            )
+        # The raw events up to the grounded one stay; the messages, ungrounded, go.
+        assert stored == Conversation("p", "raw", (), events[:3])
+        assert stored_conversations(store, caller.tenant_id) == {("p", "raw"): stored}
+        changed = (*events[:2], '{"n": "changed"}')
+        with pytest.raises(FailedPrecondition) as refused:
+            async with store.transaction(caller) as tx:
+                await tx.conversations.put(Conversation("p", "raw", (), changed), writer=second.id)
+        assert refused.value.reason == "GROUNDED_RAW_EVENT_CHANGED"
+        assert refused.value.metadata["raw_event_index"] == "2"
+        assert stored_conversations(store, caller.tenant_id) == {("p", "raw"): stored}
 
     scenario(body)

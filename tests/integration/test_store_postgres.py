@@ -23,7 +23,13 @@ from agent_memory.domain.decisions import (
     ResolutionStatus,
 )
 from agent_memory.domain.events import MemoryEventType
-from agent_memory.domain.extraction import ExtractionOutcome, ExtractionRequest, Usage
+from agent_memory.domain.extraction import (
+    ExtractionOutcome,
+    ExtractionRequest,
+    ExtractionResult,
+    JobState,
+    Usage,
+)
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, ConversationMessage
 from agent_memory.domain.memory import (
@@ -645,8 +651,19 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
         assert (again.id, again.attempts) == (job_id, claimed.attempts + 1)
         async with db.connection(caller) as tx:
             assert await tx.jobs.finish(
-                job_id, attempt=again.attempts, outcome=ExtractionOutcome.COMPLETED, detail="done"
+                job_id,
+                attempt=again.attempts,
+                result=ExtractionResult(ExtractionOutcome.COMPLETED, "s", detail="done"),
             )
+            job = await tx.jobs.get(job_id)
+            assert job is not None
+            assert (job.state, job.attempts, job.outcome, job.detail) == (
+                JobState.DONE,
+                again.attempts,
+                ExtractionOutcome.COMPLETED,
+                "done",
+            )
+            assert await tx.jobs.get(uuid.uuid4()) is None
         async with db.admin() as admin:
             assert await admin.job_queue.claim(lease=lease) is None
             info = await admin.keys.add(

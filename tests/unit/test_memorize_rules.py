@@ -10,13 +10,16 @@ import pytest
 from agent_memory.domain.errors import InvalidArgument
 from agent_memory.domain.memorize import (
     DEFAULT_PROVIDER,
+    MAX_RAW_EVENTS,
     MEMORIZE_KEY_PREFIX,
     QUOTE_MAX_CHARS,
+    RAW_EVENT_MAX_CHARS,
     Conversation,
     ConversationMessage,
     MemorizeInput,
     content_key,
     cut_quote,
+    dangling_grounding_violations,
     memory_key,
     normalise_tags,
     prepare,
@@ -130,8 +133,15 @@ def test_confidence_outside_0_to_1_is_refused(confidence: float) -> None:
         (Grounding(start_character=-1, end_character=3), "groundings[0].start_character"),
         (Grounding(start_character=5, end_character=4), "groundings[0].end_character"),
         (Grounding(raw_event_index=-1), "groundings[0].raw_event_index"),
-        (Grounding(raw_start_character=-2), "groundings[0].raw_start_character"),
-        (Grounding(raw_end_character=-3), "groundings[0].raw_end_character"),
+        (
+            Grounding(raw_event_index=0, raw_start_character=-2),
+            "groundings[0].raw_start_character",
+        ),
+        (Grounding(raw_event_index=0, raw_end_character=-3), "groundings[0].raw_end_character"),
+        (
+            Grounding(raw_event_index=0, raw_start_character=5, raw_end_character=4),
+            "groundings[0].raw_end_character",
+        ),
     ],
 )
 def test_bad_grounding_positions_are_refused(grounding: Grounding, field: str) -> None:
@@ -139,6 +149,87 @@ def test_bad_grounding_positions_are_refused(grounding: Grounding, field: str) -
         prepare(item(groundings=(grounding,)))
     assert field in violations_of(error)
     assert set(violations_of(error).values()) == {"OUT_OF_RANGE"}
+
+
+def test_a_raw_span_needs_its_raw_event() -> None:
+    for grounding in (Grounding(raw_start_character=0), Grounding(raw_end_character=4)):
+        with pytest.raises(InvalidArgument) as error:
+            prepare(item(groundings=(grounding,)))
+        assert violations_of(error) == {"groundings[0].raw_event_index": "REQUIRED"}
+
+
+def test_groundings_need_the_conversation_they_point_into() -> None:
+    with pytest.raises(InvalidArgument) as error:
+        prepare(item(conversation=None))
+    assert violations_of(error) == {"conversation": "REQUIRED"}
+    assert prepare(item(conversation=None, groundings=())).conversation is None
+
+
+def test_raw_events_have_a_count_a_size_and_no_nul() -> None:
+    def refused(raw_events: tuple[str, ...]) -> dict[str, str]:
+        conversation = Conversation("anthropic", "conv-1", raw_events=raw_events)
+        with pytest.raises(InvalidArgument) as error:
+            prepare(item(conversation=conversation, groundings=()))
+        return violations_of(error)
+
+    assert refused(("{}",) * (MAX_RAW_EVENTS + 1)) == {"conversation.raw_events": "TOO_MANY"}
+    assert refused(("ok", "x" * (RAW_EVENT_MAX_CHARS + 1))) == {
+        "conversation.raw_events[1]": "TOO_LONG"
+    }
+    assert refused(("a\x00b",)) == {"conversation.raw_events[0]": "INVALID_CHARACTER"}
+    fits = Conversation("", "conv-1", raw_events=("x" * RAW_EVENT_MAX_CHARS,))
+    prepared = prepare(item(conversation=fits, groundings=()))
+    assert prepared.conversation == Conversation(DEFAULT_PROVIDER, "conv-1", (), fits.raw_events)
+
+
+STORED = Conversation(
+    "anthropic",
+    "conv-1",
+    (ConversationMessage("user", "hello"), ConversationMessage("assistant", "hi " + EMOJI)),
+    ('{"type":"message_start"}',),
+)
+
+
+@pytest.mark.parametrize(
+    ("grounding", "violation"),
+    [
+        (Grounding(message_position=2), "groundings[0].message_position"),
+        (Grounding(message_position=0, end_character=6), "groundings[0].end_character"),
+        (Grounding(message_position=1, end_character=5), "groundings[0].end_character"),
+        (Grounding(raw_event_index=1), "groundings[0].raw_event_index"),
+        (
+            Grounding(raw_event_index=0, raw_start_character=25),
+            "groundings[0].raw_start_character",
+        ),
+        (Grounding(raw_event_index=0, raw_end_character=25), "groundings[0].raw_end_character"),
+        (Grounding(message_position=5, raw_event_index=0), "groundings[0].message_position"),
+    ],
+)
+def test_a_grounding_past_the_stored_snapshot_is_named(
+    grounding: Grounding, violation: str
+) -> None:
+    found = dangling_grounding_violations([Grounding(), grounding], STORED)
+    assert [(v.field, v.reason) for v in found] == [
+        (violation.replace("[0]", "[1]"), "OUT_OF_RANGE")
+    ]
+
+
+def test_groundings_inside_the_stored_snapshot_pass() -> None:
+    inside = [
+        Grounding(),
+        Grounding(message_position=0, start_character=0, end_character=5),
+        # Characters, not bytes: the emoji is one.
+        Grounding(message_position=1, start_character=3, end_character=4),
+        Grounding(raw_event_index=0, raw_start_character=0, raw_end_character=24),
+        # A raw event only: message_position 0 points at no message.
+        Grounding(raw_event_index=0),
+    ]
+    assert dangling_grounding_violations(inside, STORED) == []
+    no_messages = Conversation("anthropic", "conv-1", (), STORED.raw_events)
+    assert dangling_grounding_violations([Grounding(raw_event_index=0)], no_messages) == []
+    assert [v.field for v in dangling_grounding_violations([Grounding()], no_messages)] == [
+        "groundings[0].message_position"
+    ]
 
 
 def test_an_empty_span_is_fine() -> None:

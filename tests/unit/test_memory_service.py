@@ -298,7 +298,12 @@ def test_memorize_twice_is_one_memory_with_its_groundings_and_conversation(
         confidence=0.9,
         groundings=(Grounding(message_position=1, end_character=10, quote="release/*"),),
         conversation=Conversation(
-            "claude-code", "conv-1", (ConversationMessage("user", "where from?"),)
+            "claude-code",
+            "conv-1",
+            (
+                ConversationMessage("user", "where from?"),
+                ConversationMessage("assistant", "release/* branches"),
+            ),
         ),
     )
     first, created = run(memories.memorize(ALICE, owner=AGENT, item=item))
@@ -309,6 +314,21 @@ def test_memorize_twice_is_one_memory_with_its_groundings_and_conversation(
     assert again.tags == ("release-flow",)
     assert run(memories.get(ALICE, first.id)).groundings == item.groundings
     assert ("acme", "claude-code", "conv-1") in store.state.conversations
+
+
+def test_a_grounding_past_the_snapshot_is_refused_and_nothing_is_written(
+    store: FakeStore, memories: Memories
+) -> None:
+    item = MemorizeInput(
+        content="Releases come from release/*",
+        groundings=(Grounding(), Grounding(message_position=1)),
+        conversation=Conversation("claude-code", "conv-3", (ConversationMessage("user", "hi"),)),
+    )
+    with pytest.raises(InvalidArgument) as refused:
+        run(memories.memorize(ALICE, owner=AGENT, item=item))
+    assert [v.field for v in refused.value.violations] == ["groundings[1].message_position"]
+    assert store.state.conversations == {}
+    assert store.state.memories == {}
 
 
 def test_a_refused_memorize_leaves_no_conversation_behind(

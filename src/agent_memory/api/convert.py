@@ -267,6 +267,7 @@ def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput
                 )
                 for i, m in enumerate(c.messages)
             ),
+            raw_events=tuple(c.raw_events),
         )
     return MemorizeInput(
         content=request.content,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from grpc.aio import ServicerContext
 
-from agent_memory.api import convert, extraction_convert
+from agent_memory.api import convert, evidence_convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import parse_memory_id
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
+from agent_memory.service.evidence import EvidenceReads
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.forgetting import Forgetting
 from agent_memory.service.memories import Memories
@@ -25,10 +26,12 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         extraction: Extraction,
         active_sessions: ActiveSessions,
         forgetting: Forgetting,
+        evidence: EvidenceReads,
         *,
         response_bytes: int = convert.RESPONSE_MAX_BYTES,
     ) -> None:
         self._budget = response_bytes
+        self._evidence = evidence
         self._forgetting = forgetting
         self._memories = memories
         self._agents = agents
@@ -254,3 +257,40 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             current_principal(), validate_only=request.validate_only
         )
         return pb.ForgetUserResponse(removed=convert.forget_counts_to_proto(counts))
+
+    async def GetConversation(
+        self, request: pb.GetConversationRequest, context: ServicerContext
+    ) -> pb.GetConversationResponse:
+        stored = await self._evidence.conversation(
+            current_principal(), provider=request.provider, conversation_id=request.conversation_id
+        )
+        (conversation,) = convert.fitted_all(
+            [stored],
+            evidence_convert.conversation_to_proto,
+            what="conversation snapshot",
+            advice="list it with view CONVERSATION_VIEW_BASIC for its counts",
+            budget=self._budget,
+        )
+        return pb.GetConversationResponse(conversation=conversation)
+
+    async def ListConversations(
+        self, request: pb.ListConversationsRequest, context: ServicerContext
+    ) -> pb.ListConversationsResponse:
+        page = await self._evidence.conversations(
+            current_principal(),
+            size=request.page_size,
+            token=request.page_token,
+            full=evidence_convert.wants_full(request.view),
+        )
+        conversations, next_page_token = convert.fitted_page(
+            page, evidence_convert.conversation_to_proto, budget=self._budget
+        )
+        return pb.ListConversationsResponse(
+            conversations=conversations, next_page_token=next_page_token
+        )
+
+    async def GetExtractionJob(
+        self, request: pb.GetExtractionJobRequest, context: ServicerContext
+    ) -> pb.GetExtractionJobResponse:
+        job = await self._evidence.extraction_job(current_principal(), request.job_id)
+        return pb.GetExtractionJobResponse(job=evidence_convert.job_to_proto(job))

@@ -35,6 +35,9 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         _MEMORY + "GetAgentSettings": Role.READER,
         _MEMORY + "GetUsage": Role.READER,
         _MEMORY + "GetActiveSession": Role.READER,
+        _MEMORY + "GetConversation": Role.READER,
+        _MEMORY + "ListConversations": Role.READER,
+        _MEMORY + "GetExtractionJob": Role.READER,
         _MEMORY + "UpsertMemory": Role.EDITOR,  # MANUAL only; other sources: orchestrator
         _MEMORY + "UpdateMemory": Role.EDITOR,
         _MEMORY + "PinMemory": Role.EDITOR,

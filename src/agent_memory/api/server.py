@@ -43,6 +43,7 @@ from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
+from agent_memory.service.evidence import EvidenceReads
 from agent_memory.service.expiry import ExpirySweeper
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
@@ -175,6 +176,7 @@ async def start_server(
                 extraction,
                 ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
                 Forgetting(db),
+                EvidenceReads(db),
                 response_bytes=response_bytes,
             ),
         ),

@@ -146,3 +146,31 @@ class UsageReport:
     total_input_tokens: int
     total_output_tokens: int
     total_cost_usd: float
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class ExtractionJob:
+    """A queued pass as it stands; once done, what it did (never its transcript).
+
+    ``outcome`` is None until the job is done; ``usage`` is None until then too."""
+
+    id: uuid.UUID
+    state: JobState
+    attempts: int
+    outcome: ExtractionOutcome | None
+    detail: str
+    synthetic_session_id: str
+    agent_id: str
+    workspace_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    run_after: datetime
+    written_memory_ids: tuple[uuid.UUID, ...] = ()
+    dropped: tuple[DroppedFact, ...] = ()
+    usage: Usage | None = None

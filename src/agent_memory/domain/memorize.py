@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,12 @@ TAG_MAX_CHARS = 64
 MAX_TAGS = 32
 MAX_GROUNDINGS = 100
 CONVERSATION_ID_MAX_CHARS = 255
+PROVIDER_MAX_CHARS = 64
 MAX_MESSAGES = 10_000
+# Raw provider events: as many as messages; one event is a streamed chunk or a whole
+# message as the provider sent it, usually JSON, and a long tool result fits.
+MAX_RAW_EVENTS = 10_000
+RAW_EVENT_MAX_CHARS = 100_000
 ROLE_MAX_CHARS = 64
 MESSAGE_ID_MAX_CHARS = 255
 METADATA_MAX_BYTES = 64 * 1024
@@ -55,6 +60,19 @@ class Conversation:
     provider: str
     conversation_id: str
     messages: tuple[ConversationMessage, ...] = ()
+    raw_events: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredConversation:
+    """A snapshot as stored, with its counts and times; ``conversation`` holds its
+    messages and raw events only when they were read (the full view)."""
+
+    conversation: Conversation
+    message_count: int
+    raw_event_count: int
+    created_at: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -118,14 +136,21 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         violations += _grounding_violations(f"groundings[{i}]", g)
     if raw.conversation is not None:
         violations += _conversation_violations(raw.conversation)
+    elif raw.groundings:
+        violations.append(
+            FieldViolation(
+                "conversation",
+                "groundings point into a conversation snapshot: send the conversation "
+                "they point into (its id is enough when it is stored already)",
+                "REQUIRED",
+            )
+        )
     if not violations:
         violations += _total_metadata_violations(raw)
     check(violations)
     conversation = raw.conversation
     if conversation is not None and not conversation.provider:
-        conversation = Conversation(
-            DEFAULT_PROVIDER, conversation.conversation_id, conversation.messages
-        )
+        conversation = replace(conversation, provider=DEFAULT_PROVIDER)
     return MemorizeInput(
         content=raw.content,
         tags=normalise_tags(raw.tags),
@@ -153,6 +178,28 @@ def _grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
         value = getattr(g, name)
         if value is not None and value < 0:
             found.append(FieldViolation(f"{path}.{name}", "must not be negative", "OUT_OF_RANGE"))
+    if g.raw_event_index is None and (
+        g.raw_start_character is not None or g.raw_end_character is not None
+    ):
+        found.append(
+            FieldViolation(
+                f"{path}.raw_event_index",
+                "is required with raw_start_character or raw_end_character",
+                "REQUIRED",
+            )
+        )
+    if (
+        g.raw_start_character is not None
+        and g.raw_end_character is not None
+        and g.raw_end_character < g.raw_start_character
+    ):
+        found.append(
+            FieldViolation(
+                f"{path}.raw_end_character",
+                "must not be before raw_start_character",
+                "OUT_OF_RANGE",
+            )
+        )
     found += text_violations(
         f"{path}.provider_message_id", g.provider_message_id, max_chars=255, min_chars=0
     )
@@ -168,7 +215,9 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
     found = text_violations(
         "conversation.conversation_id", c.conversation_id, max_chars=CONVERSATION_ID_MAX_CHARS
     )
-    found += text_violations("conversation.provider", c.provider, max_chars=64, min_chars=0)
+    found += text_violations(
+        "conversation.provider", c.provider, max_chars=PROVIDER_MAX_CHARS, min_chars=0
+    )
     if len(c.messages) > MAX_MESSAGES:
         found.append(
             FieldViolation("conversation.messages", f"at most {MAX_MESSAGES} messages", "TOO_MANY")
@@ -190,7 +239,80 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
                     f"{path}.content", "must not contain NUL characters", "INVALID_CHARACTER"
                 )
             )
+    if len(c.raw_events) > MAX_RAW_EVENTS:
+        found.append(
+            FieldViolation(
+                "conversation.raw_events", f"at most {MAX_RAW_EVENTS} raw events", "TOO_MANY"
+            )
+        )
+    for i, event in enumerate(c.raw_events):
+        path = f"conversation.raw_events[{i}]"
+        if len(event) > RAW_EVENT_MAX_CHARS:
+            found.append(
+                FieldViolation(
+                    path,
+                    f"must be at most {RAW_EVENT_MAX_CHARS} characters (got {len(event)})",
+                    "TOO_LONG",
+                )
+            )
+        if "\x00" in event:
+            found.append(
+                FieldViolation(path, "must not contain NUL characters", "INVALID_CHARACTER")
+            )
     return found
+
+
+def points_into_message(g: Grounding) -> bool:
+    """Whether a grounding points into a message: unless it names a raw event and
+    leaves every message field at zero."""
+    return g.raw_event_index is None or bool(
+        g.message_position or g.start_character or g.end_character
+    )
+
+
+def dangling_grounding_violations(
+    groundings: Sequence[Grounding], stored: Conversation
+) -> list[FieldViolation]:
+    """The groundings that point at a message, raw event or span ``stored`` (the
+    snapshot as stored after the merge) does not have, each named at its field."""
+    found: list[FieldViolation] = []
+    where = f"conversation {stored.conversation_id!r}"
+    for i, g in enumerate(groundings):
+        path = f"groundings[{i}]"
+        if points_into_message(g):
+            count = len(stored.messages)
+            if g.message_position >= count:
+                found.append(_past_end(f"{path}.message_position", f"{where} has {count} messages"))
+            else:
+                length = len(stored.messages[g.message_position].content)
+                if g.end_character > length:
+                    found.append(
+                        _past_end(
+                            f"{path}.end_character",
+                            f"message {g.message_position} of {where} has {length} characters",
+                        )
+                    )
+        if g.raw_event_index is None:
+            continue
+        count = len(stored.raw_events)
+        if g.raw_event_index >= count:
+            found.append(_past_end(f"{path}.raw_event_index", f"{where} has {count} raw events"))
+            continue
+        length = len(stored.raw_events[g.raw_event_index])
+        for name in ("raw_start_character", "raw_end_character"):
+            value = getattr(g, name)
+            if value is not None and value > length:
+                found.append(
+                    _past_end(
+                        f"{path}.{name}",
+                        f"raw event {g.raw_event_index} of {where} has {length} characters",
+                    )
+                )
+    return found
+
+
+def _past_end(path: str, what: str) -> FieldViolation:
+    return FieldViolation(path, f"points past the end: {what}", "OUT_OF_RANGE")
 
 
 def metadata_violations(path: str, metadata: Mapping[str, Any]) -> list[FieldViolation]:

@@ -327,9 +327,7 @@ class Extraction:
     async def _finish_job(self, tx: Tx, job: JobRef | None, result: ExtractionResult) -> None:
         if job is None or (result.outcome.retryable and not job.final_attempt):
             return
-        finished = await tx.jobs.finish(
-            job.id, attempt=job.attempt, outcome=result.outcome, detail=result.detail
-        )
+        finished = await tx.jobs.finish(job.id, attempt=job.attempt, result=result)
         if not finished:
             # Our lease ran out and another worker owns the job now: roll back, so the
             # pass's facts land once, from that worker.

@@ -21,7 +21,12 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal, Role, require_role
-from agent_memory.domain.memorize import MemorizeInput, memory_key, prepare
+from agent_memory.domain.memorize import (
+    MemorizeInput,
+    dangling_grounding_violations,
+    memory_key,
+    prepare,
+)
 from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
     VALUE_MAX_CHARS,
@@ -137,10 +142,12 @@ class Memories:
         """Idempotently write one memory keyed by ``memory_key`` or a content hash.
 
         Raises:
-            InvalidArgument: malformed input.
+            InvalidArgument: malformed input, groundings without a conversation, or a
+                grounding pointing past the snapshot as stored (nothing is written).
             FailedPrecondition: the key is held by a memory of another source, or
-                the conversation changes a message another memory is grounded on
-                (reason ``GROUNDED_MESSAGE_CHANGED``).
+                the conversation changes a message or raw event another memory is
+                grounded on (reason ``GROUNDED_MESSAGE_CHANGED`` or
+                ``GROUNDED_RAW_EVENT_CHANGED``).
         """
         owner = validate_owner(owner)
         item = prepare(item)
@@ -165,7 +172,9 @@ class Memories:
             await tx.memories.replace_groundings(written.memory.id, item.groundings)
             if conversation is not None:
                 # After the memory's own groundings changed: only others' hold messages.
-                await tx.conversations.put(conversation, writer=written.memory.id)
+                stored = await tx.conversations.put(conversation, writer=written.memory.id)
+                # Against the snapshot as stored, merge included; refused, all rolls back.
+                check(dangling_grounding_violations(item.groundings, stored))
         return replace(written.memory, groundings=item.groundings), written.created
 
     async def record_learning(

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import LiteralString
+from typing import Any, LiteralString
+
+from psycopg.types.json import Jsonb
 
 from agent_memory.domain.extraction import (
     ClaimedJob,
+    DroppedFact,
+    DropReason,
+    ExtractionJob,
     ExtractionOutcome,
     ExtractionRequest,
+    ExtractionResult,
+    JobState,
+    Usage,
 )
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory import Scope
 from agent_memory.store.repositories import JobQueue, JobRepository
 from agent_memory.store.sql import Connection, fetch_one
 
@@ -53,13 +62,21 @@ _OURS: LiteralString = """
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'running'
   AND attempts = %(attempt)s"""
 
-# A job that ends keeps no transcript: it was only ever needed to run the pass.
+# A job that ends keeps no transcript: it was only ever needed to run the pass. It
+# keeps what the pass did instead, for GetExtractionJob.
 _FINISH: LiteralString = f"""
 UPDATE extraction_jobs
 SET status = 'done', outcome = %(outcome)s, detail = %(detail)s, lease_until = NULL,
-    transcript = '', updated_at = now()
+    transcript = '', result = %(result)s, updated_at = now()
 {_OURS}
 RETURNING id
+"""
+
+_GET: LiteralString = """
+SELECT id, status, attempts, outcome, detail, synthetic_session_id, agent_id, workspace_id,
+       created_at, updated_at, run_after, result
+FROM extraction_jobs
+WHERE tenant_id = %(tenant_id)s AND id = %(id)s
 """
 
 # Back in the queue unless a newer pass of the same run waits there already: then the
@@ -115,11 +132,42 @@ class PgJobs(JobRepository):
     def _ours(self, job_id: uuid.UUID, attempt: int) -> dict[str, object]:
         return {"tenant_id": self._principal.tenant_id, "id": job_id, "attempt": attempt}
 
-    async def finish(
-        self, job_id: uuid.UUID, *, attempt: int, outcome: ExtractionOutcome, detail: str
-    ) -> bool:
-        params = {**self._ours(job_id, attempt), "outcome": outcome.value, "detail": detail}
+    async def finish(self, job_id: uuid.UUID, *, attempt: int, result: ExtractionResult) -> bool:
+        params = {
+            **self._ours(job_id, attempt),
+            "outcome": result.outcome.value,
+            "detail": result.detail,
+            "result": Jsonb(_result_json(result)),
+        }
         return await fetch_one(self._conn, _FINISH, params) is not None
+
+    async def get(self, job_id: uuid.UUID) -> ExtractionJob | None:
+        params = {"tenant_id": self._principal.tenant_id, "id": job_id}
+        row = await fetch_one(self._conn, _GET, params)
+        if row is None:
+            return None
+        state = JobState(row["status"])
+        done = state is JobState.DONE
+        result: dict[str, Any] = row["result"] or {}
+        usage = result.get("usage")
+        return ExtractionJob(
+            id=row["id"],
+            state=state,
+            attempts=row["attempts"],
+            outcome=ExtractionOutcome(row["outcome"]) if done and row["outcome"] else None,
+            detail=row["detail"],
+            synthetic_session_id=row["synthetic_session_id"],
+            agent_id=row["agent_id"],
+            workspace_id=row["workspace_id"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            run_after=row["run_after"],
+            written_memory_ids=tuple(uuid.UUID(i) for i in result.get("written_memory_ids", ())),
+            dropped=tuple(_dropped(d) for d in result.get("dropped", ())),
+            usage=Usage(usage["input_tokens"], usage["output_tokens"], usage["cost_usd"])
+            if done and usage
+            else None,
+        )
 
     async def retry_later(
         self,
@@ -138,6 +186,39 @@ class PgJobs(JobRepository):
         }
         row = await fetch_one(self._conn, _RETRY, params)
         return row is not None and row["status"] == "queued"
+
+
+def _result_json(result: ExtractionResult) -> dict[str, Any]:
+    """What a finished pass did, as stored: ids, dropped facts and usage; never the
+    transcript, and never the value of a fact dropped for carrying a secret."""
+    return {
+        "written_memory_ids": [str(m.id) for m in result.written],
+        "dropped": [
+            {
+                "key": d.key,
+                "value": "" if d.reason is DropReason.SECRET_IN_VALUE else d.value,
+                "scope": d.scope.value,
+                "confidence": d.confidence,
+                "reason": d.reason.value,
+            }
+            for d in result.dropped
+        ],
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "cost_usd": result.usage.cost_usd,
+        },
+    }
+
+
+def _dropped(raw: dict[str, Any]) -> DroppedFact:
+    return DroppedFact(
+        key=raw["key"],
+        value=raw["value"],
+        scope=Scope(raw["scope"]),
+        confidence=raw["confidence"],
+        reason=DropReason(raw["reason"]),
+    )
 
 
 class PgJobQueue(JobQueue):

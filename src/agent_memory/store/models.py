@@ -167,6 +167,14 @@ class ConversationRow(Base):
     message_count: Mapped[int]
     created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    # The raw provider events, oldest first, each a string as the provider sent it.
+    raw_events: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
+    raw_event_count: Mapped[int] = mapped_column(server_default=text("0"))
+
+    __table_args__ = (
+        # ListConversations: most recently updated first.
+        Index("ix_conversations_updated", "tenant_id", "updated_at", "provider", "conversation_id"),
+    )
 
 
 class MemoryEventRow(Base):
@@ -241,6 +249,8 @@ class ExtractionJobRow(Base):
     detail: Mapped[str] = mapped_column(Text, server_default="")
     created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    # What the pass did once done (written ids, dropped facts, usage); NULL before.
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
     __table_args__ = (
         CheckConstraint("status IN ('queued', 'running', 'done')", name="status"),

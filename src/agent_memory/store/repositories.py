@@ -43,14 +43,16 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.extraction import (
     ClaimedJob,
+    ExtractionJob,
     ExtractionOutcome,
     ExtractionRequest,
+    ExtractionResult,
     Usage,
     UsageReport,
 )
 from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.identity import ApiKeyInfo, Principal, Role, StoredApiKey
-from agent_memory.domain.memorize import Conversation
+from agent_memory.domain.memorize import Conversation, StoredConversation
 from agent_memory.domain.memory import (
     Grounding,
     KeyHeld,
@@ -175,16 +177,31 @@ class EventRepository(ABC):
 
 class ConversationRepository(ABC):
     @abstractmethod
-    async def put(self, conversation: Conversation, *, writer: uuid.UUID | None = None) -> None:
+    async def put(
+        self, conversation: Conversation, *, writer: uuid.UUID | None = None
+    ) -> Conversation:
         """Store the snapshot in place of an earlier one of the same (provider, id),
-        never losing a message that a grounding of a memory other than ``writer``
-        points into: stored messages past the new snapshot's end are kept up to the
-        last grounded one.
+        never losing a message or raw event that a grounding of a memory other than
+        ``writer`` points into: stored messages (raw events) past the new snapshot's
+        end are kept up to the last grounded one. Returns the snapshot as stored.
 
         Raises:
             FailedPrecondition: the snapshot changes the content of a grounded
-                message (reason ``GROUNDED_MESSAGE_CHANGED``).
+                message (reason ``GROUNDED_MESSAGE_CHANGED``) or raw event (reason
+                ``GROUNDED_RAW_EVENT_CHANGED``).
         """
+
+    @abstractmethod
+    async def get(self, provider: str, conversation_id: str) -> StoredConversation | None:
+        """The tenant's snapshot with its messages and raw events, or None."""
+
+    @abstractmethod
+    async def list_page(
+        self, *, after: tuple[datetime, str, str] | None, limit: int, full: bool
+    ) -> list[StoredConversation]:
+        """The tenant's snapshots, most recently updated first (then by provider and
+        id, descending), after the ``(updated_at, provider, id)`` position; with their
+        messages and raw events only when ``full``."""
 
 
 class AgentRepository(ABC):
@@ -354,11 +371,14 @@ class JobRepository(ABC):
         run still waiting is replaced and its clock restarted."""
 
     @abstractmethod
-    async def finish(
-        self, job_id: uuid.UUID, *, attempt: int, outcome: ExtractionOutcome, detail: str
-    ) -> bool:
-        """Close a running job; ``False`` when it is no longer ``attempt``'s (its lease
-        ran out and another worker claimed it)."""
+    async def finish(self, job_id: uuid.UUID, *, attempt: int, result: ExtractionResult) -> bool:
+        """Close a running job with the pass's result (outcome, detail, the ids it
+        wrote, what it dropped, its usage); ``False`` when it is no longer
+        ``attempt``'s (its lease ran out and another worker claimed it)."""
+
+    @abstractmethod
+    async def get(self, job_id: uuid.UUID) -> ExtractionJob | None:
+        """The tenant's job, without its transcript, or None."""
 
     @abstractmethod
     async def retry_later(

@@ -27,6 +27,12 @@ class MemorySource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MEMORY_SOURCE_DIRECTOR: _ClassVar[MemorySource]
     MEMORY_SOURCE_MEMORIZE: _ClassVar[MemorySource]
 
+class ConversationView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONVERSATION_VIEW_UNSPECIFIED: _ClassVar[ConversationView]
+    CONVERSATION_VIEW_BASIC: _ClassVar[ConversationView]
+    CONVERSATION_VIEW_FULL: _ClassVar[ConversationView]
+
 class MemoryEventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     MEMORY_EVENT_TYPE_UNSPECIFIED: _ClassVar[MemoryEventType]
@@ -50,6 +56,13 @@ class ExtractionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXTRACTION_OUTCOME_NO_FACTS: _ClassVar[ExtractionOutcome]
     EXTRACTION_OUTCOME_SKIPPED_MEMORY_DISABLED: _ClassVar[ExtractionOutcome]
 
+class ExtractionJobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXTRACTION_JOB_STATE_UNSPECIFIED: _ClassVar[ExtractionJobState]
+    EXTRACTION_JOB_STATE_QUEUED: _ClassVar[ExtractionJobState]
+    EXTRACTION_JOB_STATE_RUNNING: _ClassVar[ExtractionJobState]
+    EXTRACTION_JOB_STATE_DONE: _ClassVar[ExtractionJobState]
+
 class ActiveSessionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACTIVE_SESSION_STATUS_UNSPECIFIED: _ClassVar[ActiveSessionStatus]
@@ -64,6 +77,9 @@ MEMORY_SOURCE_MANUAL: MemorySource
 MEMORY_SOURCE_AUTO: MemorySource
 MEMORY_SOURCE_DIRECTOR: MemorySource
 MEMORY_SOURCE_MEMORIZE: MemorySource
+CONVERSATION_VIEW_UNSPECIFIED: ConversationView
+CONVERSATION_VIEW_BASIC: ConversationView
+CONVERSATION_VIEW_FULL: ConversationView
 MEMORY_EVENT_TYPE_UNSPECIFIED: MemoryEventType
 MEMORY_EVENT_TYPE_CREATED: MemoryEventType
 MEMORY_EVENT_TYPE_UPDATED: MemoryEventType
@@ -81,6 +97,10 @@ EXTRACTION_OUTCOME_MALFORMED_REPLY: ExtractionOutcome
 EXTRACTION_OUTCOME_QUEUED: ExtractionOutcome
 EXTRACTION_OUTCOME_NO_FACTS: ExtractionOutcome
 EXTRACTION_OUTCOME_SKIPPED_MEMORY_DISABLED: ExtractionOutcome
+EXTRACTION_JOB_STATE_UNSPECIFIED: ExtractionJobState
+EXTRACTION_JOB_STATE_QUEUED: ExtractionJobState
+EXTRACTION_JOB_STATE_RUNNING: ExtractionJobState
+EXTRACTION_JOB_STATE_DONE: ExtractionJobState
 ACTIVE_SESSION_STATUS_UNSPECIFIED: ActiveSessionStatus
 ACTIVE_SESSION_STATUS_FRESH: ActiveSessionStatus
 ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: ActiveSessionStatus
@@ -128,14 +148,24 @@ class ConversationMessage(_message.Message):
     def __init__(self, role: _Optional[str] = ..., content: _Optional[str] = ..., provider_message_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Conversation(_message.Message):
-    __slots__ = ("provider", "conversation_id", "messages")
+    __slots__ = ("provider", "conversation_id", "messages", "raw_events", "message_count", "raw_event_count", "created_at", "updated_at")
     PROVIDER_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    RAW_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    RAW_EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     provider: str
     conversation_id: str
     messages: _containers.RepeatedCompositeFieldContainer[ConversationMessage]
-    def __init__(self, provider: _Optional[str] = ..., conversation_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[ConversationMessage, _Mapping]]] = ...) -> None: ...
+    raw_events: _containers.RepeatedScalarFieldContainer[str]
+    message_count: int
+    raw_event_count: int
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, provider: _Optional[str] = ..., conversation_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[ConversationMessage, _Mapping]]] = ..., raw_events: _Optional[_Iterable[str]] = ..., message_count: _Optional[int] = ..., raw_event_count: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Memory(_message.Message):
     __slots__ = ("id", "scope", "agent_id", "workspace_id", "key", "value", "pinned", "importance", "source", "read_only", "tags", "confidence", "metadata", "groundings", "created_at", "updated_at", "etag", "conversation_id", "conversation_provider", "expire_time")
@@ -234,6 +264,38 @@ class DroppedFact(_message.Message):
     confidence: float
     reason: str
     def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., confidence: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ExtractionJob(_message.Message):
+    __slots__ = ("id", "state", "attempts", "outcome", "detail", "synthetic_session_id", "agent_id", "workspace_id", "created_at", "updated_at", "run_after", "written_memory_ids", "dropped", "usage")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    SYNTHETIC_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    RUN_AFTER_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_MEMORY_IDS_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    state: ExtractionJobState
+    attempts: int
+    outcome: ExtractionOutcome
+    detail: str
+    synthetic_session_id: str
+    agent_id: str
+    workspace_id: str
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    run_after: _timestamp_pb2.Timestamp
+    written_memory_ids: _containers.RepeatedScalarFieldContainer[str]
+    dropped: _containers.RepeatedCompositeFieldContainer[DroppedFact]
+    usage: ExtractionUsage
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[ExtractionJobState, str]] = ..., attempts: _Optional[int] = ..., outcome: _Optional[_Union[ExtractionOutcome, str]] = ..., detail: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., written_memory_ids: _Optional[_Iterable[str]] = ..., dropped: _Optional[_Iterable[_Union[DroppedFact, _Mapping]]] = ..., usage: _Optional[_Union[ExtractionUsage, _Mapping]] = ...) -> None: ...
 
 class UsageRecord(_message.Message):
     __slots__ = ("id", "synthetic_session_id", "model", "input_tokens", "output_tokens", "cost_usd", "recorded_at", "agent_id", "outcome")

@@ -381,3 +381,47 @@ class ForgetUserResponse(_message.Message):
     REMOVED_FIELD_NUMBER: _ClassVar[int]
     removed: ForgetCounts
     def __init__(self, removed: _Optional[_Union[ForgetCounts, _Mapping]] = ...) -> None: ...
+
+class GetConversationRequest(_message.Message):
+    __slots__ = ("provider", "conversation_id")
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    provider: str
+    conversation_id: str
+    def __init__(self, provider: _Optional[str] = ..., conversation_id: _Optional[str] = ...) -> None: ...
+
+class GetConversationResponse(_message.Message):
+    __slots__ = ("conversation",)
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    conversation: _memory_pb2.Conversation
+    def __init__(self, conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ...) -> None: ...
+
+class ListConversationsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "view")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    view: _memory_pb2.ConversationView
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., view: _Optional[_Union[_memory_pb2.ConversationView, str]] = ...) -> None: ...
+
+class ListConversationsResponse(_message.Message):
+    __slots__ = ("conversations", "next_page_token")
+    CONVERSATIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    conversations: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Conversation]
+    next_page_token: str
+    def __init__(self, conversations: _Optional[_Iterable[_Union[_memory_pb2.Conversation, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetExtractionJobRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class GetExtractionJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _memory_pb2.ExtractionJob
+    def __init__(self, job: _Optional[_Union[_memory_pb2.ExtractionJob, _Mapping]] = ...) -> None: ...

@@ -157,6 +157,21 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
                 _registered_method=True)
+        self.GetConversation = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/GetConversation',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetConversationRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetConversationResponse.FromString,
+                _registered_method=True)
+        self.ListConversations = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ListConversations',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.FromString,
+                _registered_method=True)
+        self.GetExtractionJob = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/GetExtractionJob',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -366,6 +381,34 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetConversation(self, request, context):
+        """Gets the conversation snapshot Memorize stored under (provider,
+        conversation_id), with its messages and raw events. NOT_FOUND when the
+        caller's tenant has none.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListConversations(self, request, context):
+        """Lists the tenant's conversation snapshots, most recently updated first
+        (AIP-158). The BASIC view (the default) leaves messages and raw events
+        out and keeps their counts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetExtractionJob(self, request, context):
+        """Gets a queued extraction pass by the job_id ExtractMemories returned:
+        its state, and once done its outcome, the memories it wrote, the facts it
+        dropped and its usage. NOT_FOUND when the caller's tenant has no such job
+        (a forgotten agent's or workspace's jobs are gone).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -468,6 +511,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ForgetUser,
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserResponse.SerializeToString,
+            ),
+            'GetConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetConversation,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetConversationRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetConversationResponse.SerializeToString,
+            ),
+            'ListConversations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConversations,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.SerializeToString,
+            ),
+            'GetExtractionJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetExtractionJob,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1033,6 +1091,87 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/ForgetUser',
             agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.ForgetUserResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/GetConversation',
+            agentmemory_dot_v1_dot_memory__service__pb2.GetConversationRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.GetConversationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConversations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ListConversations',
+            agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetExtractionJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/GetExtractionJob',
+            agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobResponse.FromString,
             options,
             channel_credentials,
             insecure,
