@@ -237,6 +237,9 @@ RETRIED = {
         "ForgetAgent",
         "ForgetWorkspace",
         "ForgetUser",
+        "GetConversation",
+        "ListConversations",
+        "GetExtractionJob",
     },
     "RecallService": {"Recall", "RenderPrompt"},
 }

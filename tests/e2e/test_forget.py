@@ -112,6 +112,7 @@ def seed_agent(c: Client, agent: str, mark: str) -> str:
                 messages=[
                     memory_pb2.ConversationMessage(role="user", content=f"{mark} moved to Porto")
                 ],
+                raw_events=[f'{{"type":"text","text":"{mark} moved"}}'],
             ),
         ),
     )
@@ -198,6 +199,7 @@ def test_forgetting_an_agent_leaves_none_of_its_text_anywhere(
         "memories.value",
         "memory_events.new_memory",
         "conversations.messages",
+        "conversations.raw_events",
         "blocks.content",
         "block_versions.content",
         "archival_lines.content",

@@ -140,9 +140,51 @@ SCENARIO = [
                 "tags": ["ops", "staging"],
                 "confidence": 0.9,
                 "metadata": {"origin": "run-7", "weight": 2},
+                "groundings": [
+                    {"messagePosition": 1, "endCharacter": 7, "quote": "nightly"},
+                    {"rawEventIndex": 0, "rawStartCharacter": 9, "rawEndCharacter": 16},
+                ],
+                "conversation": {
+                    "provider": "claude-code",
+                    "conversationId": "conv-42",
+                    "messages": [
+                        {"role": "user", "content": "when is staging refreshed?"},
+                        {"role": "assistant", "content": "nightly, at 02:00"},
+                    ],
+                    "rawEvents": ['{"text":"nightly"}'],
+                },
             }
         ),
     ),
+    Step(
+        "memorize-past-end",
+        MEMORY + "Memorize",
+        const(
+            {
+                "owner": {"agentId": "coder"},
+                "content": "Grounded on nothing",
+                "groundings": [{"messagePosition": 5}],
+                "conversation": {"provider": "claude-code", "conversationId": "conv-42"},
+            }
+        ),
+    ),
+    Step(
+        "conversation",
+        MEMORY + "GetConversation",
+        const({"provider": "claude-code", "conversationId": "conv-42"}),
+    ),
+    Step(
+        "conversation-missing",
+        MEMORY + "GetConversation",
+        const({"provider": "claude-code", "conversationId": "conv-none"}),
+    ),
+    Step("conversations", MEMORY + "ListConversations", const({"pageSize": 1})),
+    Step(
+        "conversations-full",
+        MEMORY + "ListConversations",
+        const({"view": "CONVERSATION_VIEW_FULL"}),
+    ),
+    Step("conversations-bad-token", MEMORY + "ListConversations", const({"pageToken": "nope"})),
     Step(
         "memorize-ws",
         MEMORY + "Memorize",
@@ -179,6 +221,20 @@ SCENARIO = [
         MEMORY + "ExtractMemories",
         const({"agentId": "coder", "sessionId": "s-1", "transcript": "too short to read"}),
     ),
+    Step(
+        "extract-queued",
+        MEMORY + "ExtractMemories",
+        const(
+            {
+                "agentId": "coder",
+                "sessionId": "s-2",
+                "transcript": "user: the staging database is refreshed nightly\n" * 8,
+                "queued": True,
+            }
+        ),
+    ),
+    Step("job", MEMORY + "GetExtractionJob", lambda ctx: {"jobId": ctx["extract-queued"]["jobId"]}),
+    Step("job-missing", MEMORY + "GetExtractionJob", const({"jobId": NOT_A_MEMORY})),
     Step("usage", MEMORY + "GetUsage", const({"syntheticSessionIdPrefix": "memory-extract:"})),
     Step(
         "run",
@@ -568,6 +624,10 @@ def test_every_rpc_answers_over_http_as_it_does_over_grpc(
     assert outcomes["update-auto"] is grpc.StatusCode.FAILED_PRECONDITION
     assert outcomes["stale-write"] is grpc.StatusCode.ABORTED
     assert outcomes["deleted"] is grpc.StatusCode.NOT_FOUND
+    assert outcomes["memorize-past-end"] is grpc.StatusCode.INVALID_ARGUMENT
+    assert outcomes["conversation-missing"] is grpc.StatusCode.NOT_FOUND
+    assert outcomes["conversations-bad-token"] is grpc.StatusCode.INVALID_ARGUMENT
+    assert outcomes["job-missing"] is grpc.StatusCode.NOT_FOUND
     failed = {label for label, code in outcomes.items() if code is not None}
     assert failed == {
         "bad-upsert",
@@ -576,6 +636,10 @@ def test_every_rpc_answers_over_http_as_it_does_over_grpc(
         "update-auto",
         "stale-write",
         "deleted",
+        "memorize-past-end",
+        "conversation-missing",
+        "conversations-bad-token",
+        "job-missing",
     }
     answers = dict(over_http_played)
     assert answers["forget-dry"].messages == answers["forget-agent"].messages

@@ -39,6 +39,12 @@ def conversation(
     )
 
 
+def chat(conversation_id: str = "conv-1", count: int = 10) -> memory_pb2.Conversation:
+    """A conversation of ``count`` messages of 40 characters each: room for the spans
+    of these tests' groundings, which must point into it."""
+    return conversation(conversation_id, *(f"message {i} ".ljust(40, ".") for i in range(count)))
+
+
 def grounding(position: int = 0, quote: str = "q", **kw: Any) -> memory_pb2.Grounding:
     kw.setdefault("end_character", len(quote))
     message = memory_pb2.Grounding(message_position=position, quote=quote, **kw)
@@ -114,7 +120,12 @@ def test_memorize_stores_and_returns_every_field(client: Client, database_url: s
         confidence=0.85,
         metadata={"origin": "retro", "sprint": 14, "nested": {"ok": True, "list": ["a", 1]}},
         groundings=groundings,
-        conversation=conversation("conv-1", "how do we deploy?", "from release"),
+        conversation=memory_pb2.Conversation(
+            provider="anthropic",
+            conversation_id="conv-1",
+            messages=chat(count=5).messages,
+            raw_events=[f'{{"index": {i}, "text": "{"x" * 200}"}}' for i in range(8)],
+        ),
     )
     assert response.created is True
     memory = response.memory
@@ -185,7 +196,9 @@ def test_confidence_outside_0_to_1_is_refused(client: Client, confidence: float)
 
 def test_a_long_quote_is_cut_to_2000_chars_not_refused(client: Client) -> None:
     quote = "a" * 1500 + "b" * 1500
-    memory = memorize(client, groundings=[grounding(0, quote)]).memory
+    memory = memorize(
+        client, groundings=[grounding(0, quote)], conversation=conversation("c", "x" * 3000)
+    ).memory
     assert memory.groundings[0].quote == "a" * 1500 + "b" * 500
     assert len(get(client, memory.id).groundings[0].quote) == 2000
     assert len(listed(client)[0].groundings[0].quote) == 2000
@@ -291,7 +304,7 @@ def full_request(**changes: Any) -> dict[str, Any]:
         "tags": ["infra", "staging"],
         "confidence": 0.9,
         "groundings": [grounding(2, "staging is k3s")],
-        "conversation": conversation("conv-7", "where is staging?", "k3s"),
+        "conversation": chat("conv-7", 4),
     }
     base.update(changes)
     return base
@@ -322,7 +335,7 @@ def test_tag_order_and_case_do_not_change_the_key(client: Client) -> None:
         pytest.param({"groundings": [grounding(3, "staging is k3s")]}, id="grounding-position"),
         pytest.param({"groundings": [grounding(2, "staging runs k3s")]}, id="grounding-quote"),
         pytest.param({"tags": ["infra"]}, id="tags"),
-        pytest.param({"conversation": conversation("conv-8", "where?")}, id="conversation-id"),
+        pytest.param({"conversation": chat("conv-8", 4)}, id="conversation-id"),
     ],
 )
 def test_what_makes_the_memory_makes_another_row(client: Client, changes: dict[str, Any]) -> None:
@@ -341,6 +354,7 @@ def test_with_a_memory_key_new_content_updates_in_place(client: Client) -> None:
         memory_key="deploy:branch",
         tags=["deploy"],
         groundings=[grounding(0, "main"), grounding(1, "deploy")],
+        conversation=chat(),
     )
     second = memorize(
         client,
@@ -349,6 +363,7 @@ def test_with_a_memory_key_new_content_updates_in_place(client: Client) -> None:
         tags=["release"],
         confidence=0.7,
         groundings=[grounding(5, "release")],
+        conversation=chat(),
     )
     assert first.created is True
     assert second.created is False
@@ -379,16 +394,22 @@ def test_the_same_call_in_another_tenant_is_another_row(
 
 def test_groundings_come_back_in_the_order_given(client: Client) -> None:
     given = [grounding(9, "ninth"), grounding(1, "first"), grounding(5, "fifth"), grounding(1, "")]
-    memory = memorize(client, groundings=given).memory
+    memory = memorize(client, groundings=given, conversation=chat()).memory
     assert list(memory.groundings) == given
     assert list(get(client, memory.id).groundings) == given
     assert list(listed(client)[0].groundings) == given
 
 
 def test_listing_gives_each_memory_its_own_groundings(client: Client) -> None:
-    a = memorize(client, "fact a", memory_key="a", groundings=[grounding(1, "a1")]).memory
+    a = memorize(
+        client, "fact a", memory_key="a", groundings=[grounding(1, "a1")], conversation=chat()
+    ).memory
     b = memorize(
-        client, "fact b", memory_key="b", groundings=[grounding(2, "b1"), grounding(3, "b2")]
+        client,
+        "fact b",
+        memory_key="b",
+        groundings=[grounding(2, "b1"), grounding(3, "b2")],
+        conversation=chat(),
     ).memory
     c = memorize(client, "fact c", memory_key="c").memory
     by_id = {m.id: list(m.groundings) for m in listed(client)}

@@ -373,6 +373,11 @@ def every_page(ask: Callable[[str], Any]) -> list[Any]:
             return pages
 
 
+# What the groundings below point into.
+TEA_TALK = memory_pb2.Conversation(
+    conversation_id="tea-talk",
+    messages=[memory_pb2.ConversationMessage(role="user", content="I like tea")],
+)
 WIDE = "\U0001f600" * 2000  # 2000 characters, 8000 bytes: the largest value there is
 
 
@@ -384,7 +389,13 @@ def test_a_listing_of_large_rows_is_cut_by_bytes_and_pages_hand_on_every_row_onc
     for key in keys:
         client.call(
             client.memory.Memorize,
-            memory_pb.MemorizeRequest(owner=AGENT, content=WIDE, memory_key=key, groundings=quotes),
+            memory_pb.MemorizeRequest(
+                owner=AGENT,
+                content=WIDE,
+                memory_key=key,
+                groundings=quotes,
+                conversation=TEA_TALK,
+            ),
             timeout=TIMEOUT,
         )
     pages = every_page(
@@ -867,7 +878,9 @@ def test_the_metadata_of_a_memory_and_its_groundings_is_bounded_together(
     client: Client,
 ) -> None:
     def memorize(groundings: int) -> memory_pb.MemorizeResponse:
-        request = memory_pb.MemorizeRequest(owner=AGENT, content="likes tea", memory_key="big")
+        request = memory_pb.MemorizeRequest(
+            owner=AGENT, content="likes tea", memory_key="big", conversation=TEA_TALK
+        )
         for _ in range(groundings):
             request.groundings.add(quote="tea").metadata.update({"blob": "x" * 60_000})
         response: memory_pb.MemorizeResponse = client.call(

@@ -350,18 +350,17 @@ def test_concurrent_identical_memorize_calls_make_one_row(
     database_url: str,
     with_conversation: bool,
 ) -> None:
-    request = pb.MemorizeRequest(
-        owner=OWNER,
-        content="the API gateway is Kong",
-        tags=["infra"],
-        groundings=[memory_pb2.Grounding(message_position=1, end_character=4, quote="Kong")],
-    )
+    request = pb.MemorizeRequest(owner=OWNER, content="the API gateway is Kong", tags=["infra"])
     if with_conversation:
+        request.groundings.add(message_position=1, end_character=4, quote="Kong")
         request.conversation.CopyFrom(
             memory_pb2.Conversation(
                 provider="anthropic",
                 conversation_id="conv-race",
-                messages=[memory_pb2.ConversationMessage(role="user", content="gateway?")],
+                messages=[
+                    memory_pb2.ConversationMessage(role="user", content="gateway?"),
+                    memory_pb2.ConversationMessage(role="assistant", content="Kong"),
+                ],
             )
         )
     writers = 8

@@ -87,7 +87,14 @@ def memorize_key(client: Client, text: str) -> None:
 
 
 def memorize_quote(client: Client, text: str) -> None:
-    memorize(client, groundings=[memory_pb2.Grounding(message_position=0, quote=text)])
+    memorize(
+        client,
+        groundings=[memory_pb2.Grounding(message_position=0, quote=text)],
+        conversation=memory_pb2.Conversation(
+            conversation_id="conv-quote",
+            messages=[memory_pb2.ConversationMessage(role="user", content="hello")],
+        ),
+    )
 
 
 def memorize_metadata(client: Client, text: str) -> None:
