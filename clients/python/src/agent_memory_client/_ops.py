@@ -28,6 +28,7 @@ E = TypeVar("E")
 BlockLabelName = Literal["core", "archival"]
 SourceName = Literal["manual", "auto", "director"]
 ArchivalModeName = Literal["tool_only", "auto", "off"]
+ConversationViewName = Literal["basic", "full"]
 Timestamp = timestamp_pb2.Timestamp | datetime
 
 _LABELS = {"core": block_pb2.BLOCK_LABEL_CORE, "archival": block_pb2.BLOCK_LABEL_ARCHIVAL}
@@ -35,6 +36,10 @@ _SOURCES = {
     "manual": memory_pb2.MEMORY_SOURCE_MANUAL,
     "auto": memory_pb2.MEMORY_SOURCE_AUTO,
     "director": memory_pb2.MEMORY_SOURCE_DIRECTOR,
+}
+_CONVERSATION_VIEWS = {
+    "basic": memory_pb2.CONVERSATION_VIEW_BASIC,
+    "full": memory_pb2.CONVERSATION_VIEW_FULL,
 }
 _ARCHIVAL_MODES = {
     "tool_only": recall_pb2.ARCHIVAL_MODE_TOOL_ONLY,
@@ -177,17 +182,44 @@ def memorize(
     confidence: float | None,
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
+    conversation: memory_pb2.Conversation | None = None,
+    groundings: Iterable[memory_pb2.Grounding] = (),
 ) -> Op[memory_pb2.Memory]:
     request = memory_service_pb2.MemorizeRequest(
         owner=owner(agent_id, workspace_id),
         content=content,
         tags=list(tags),
         memory_key=memory_key,
+        groundings=list(groundings),
+        conversation=conversation,
     )
     if confidence is not None:
         request.confidence = confidence
     set_expiration(request, expire_time, ttl)
     return Op("MemoryService", "Memorize", request, _memory)
+
+
+def get_conversation(conversation_id: str, provider: str) -> Op[memory_pb2.Conversation]:
+    request = memory_service_pb2.GetConversationRequest(
+        provider=provider, conversation_id=conversation_id
+    )
+    return Op("MemoryService", "GetConversation", request, lambda r: r.conversation)
+
+
+def list_conversations_page(
+    view: ConversationViewName, page_size: int, page_token: str
+) -> Op[memory_service_pb2.ListConversationsResponse]:
+    request = memory_service_pb2.ListConversationsRequest(
+        view=_choice(_CONVERSATION_VIEWS, view, "view"),
+        page_size=page_size,
+        page_token=page_token,
+    )
+    return Op("MemoryService", "ListConversations", request, lambda r: r)
+
+
+def get_extraction_job(job_id: str) -> Op[memory_pb2.ExtractionJob]:
+    request = memory_service_pb2.GetExtractionJobRequest(job_id=job_id)
+    return Op("MemoryService", "GetExtractionJob", request, lambda r: r.job)
 
 
 def get_block(label: BlockLabelName, agent_id: str | None) -> Op[block_pb2.Block]:

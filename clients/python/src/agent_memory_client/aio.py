@@ -19,7 +19,13 @@ from agent_memory_client._base import ClientBase
 from agent_memory_client._channel import (
     Connection,
 )
-from agent_memory_client._ops import ArchivalModeName, BlockLabelName, SourceName, Timestamp
+from agent_memory_client._ops import (
+    ArchivalModeName,
+    BlockLabelName,
+    ConversationViewName,
+    SourceName,
+    Timestamp,
+)
 from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
 from agent_memory_client.sync import DEFAULT_CAS_ATTEMPTS
 from agentmemory.v1 import (
@@ -193,6 +199,8 @@ class AsyncMemoryClient(ClientBase):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        conversation: memory_pb2.Conversation | None = None,
+        groundings: Iterable[memory_pb2.Grounding] = (),
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         op = _ops.memorize(
@@ -204,8 +212,36 @@ class AsyncMemoryClient(ClientBase):
             confidence=confidence,
             expire_time=expire_time,
             ttl=ttl,
+            conversation=conversation,
+            groundings=groundings,
         )
         return await self._run(op, timeout)
+
+    async def get_conversation(
+        self, conversation_id: str, *, provider: str = "", timeout: float | None = None
+    ) -> memory_pb2.Conversation:
+        return await self._run(_ops.get_conversation(conversation_id, provider), timeout)
+
+    async def list_conversations(
+        self,
+        *,
+        view: ConversationViewName = "basic",
+        page_size: int = 100,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[memory_pb2.Conversation, None]:
+        token = ""
+        while True:
+            page = await self._run(_ops.list_conversations_page(view, page_size, token), timeout)
+            for conversation in page.conversations:
+                yield conversation
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def get_extraction_job(
+        self, job_id: str, *, timeout: float | None = None
+    ) -> memory_pb2.ExtractionJob:
+        return await self._run(_ops.get_extraction_job(job_id), timeout)
 
     async def get_block(
         self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None

@@ -15,7 +15,13 @@ from agent_memory_client._base import ClientBase
 from agent_memory_client._channel import (
     Connection,
 )
-from agent_memory_client._ops import ArchivalModeName, BlockLabelName, SourceName, Timestamp
+from agent_memory_client._ops import (
+    ArchivalModeName,
+    BlockLabelName,
+    ConversationViewName,
+    SourceName,
+    Timestamp,
+)
 from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
 from agentmemory.v1 import (
     block_pb2,
@@ -205,6 +211,8 @@ class MemoryClient(ClientBase):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        conversation: memory_pb2.Conversation | None = None,
+        groundings: Iterable[memory_pb2.Grounding] = (),
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         """Store a fact the agent decided to keep (source MEMORIZE)."""
@@ -217,8 +225,42 @@ class MemoryClient(ClientBase):
             confidence=confidence,
             expire_time=expire_time,
             ttl=ttl,
+            conversation=conversation,
+            groundings=groundings,
         )
         return self._run(op, timeout)
+
+    def get_conversation(
+        self, conversation_id: str, *, provider: str = "", timeout: float | None = None
+    ) -> memory_pb2.Conversation:
+        """The conversation snapshot Memorize kept, messages and raw events included;
+        an empty ``provider`` is the one Memorize files a snapshot without one under."""
+        return self._run(_ops.get_conversation(conversation_id, provider), timeout)
+
+    def list_conversations(
+        self,
+        *,
+        view: ConversationViewName = "basic",
+        page_size: int = 100,
+        timeout: float | None = None,
+    ) -> Iterator[memory_pb2.Conversation]:
+        """Every conversation snapshot of the tenant, most recently updated first,
+        fetching page after page; ``view="full"`` brings messages and raw events too,
+        the default only their counts."""
+        token = ""
+        while True:
+            page = self._run(_ops.list_conversations_page(view, page_size, token), timeout)
+            yield from page.conversations
+            token = page.next_page_token
+            if not token:
+                return
+
+    def get_extraction_job(
+        self, job_id: str, *, timeout: float | None = None
+    ) -> memory_pb2.ExtractionJob:
+        """A queued extraction pass by the ``job_id`` ExtractMemories answered: its
+        state, and once done what it wrote, dropped and cost."""
+        return self._run(_ops.get_extraction_job(job_id), timeout)
 
     # -- blocks ---------------------------------------------------------------------
 
