@@ -57,10 +57,14 @@ def seed(c: Client, bo: Client) -> None:
             tags=["home"],
             confidence=0.8,
             metadata=metadata,
-            groundings=[memory_pb2.Grounding(message_position=0, quote="moved to Porto")],
+            groundings=[
+                memory_pb2.Grounding(message_position=0, quote="moved to Porto"),
+                memory_pb2.Grounding(raw_event_index=0),
+            ],
             conversation=memory_pb2.Conversation(
                 conversation_id="conv-1",
                 messages=[memory_pb2.ConversationMessage(role="user", content="I moved to Porto")],
+                raw_events=['{"type":"text","text":"I moved to Porto"}'],
             ),
         ),
     )
@@ -156,6 +160,8 @@ def test_an_export_read_into_another_tenant_exports_the_same(
     memorized = next(r for r in records if r["kind"] == "memory" and r["source"] == "memorize")
     assert memorized["groundings"][0]["quote"] == "moved to Porto"
     assert memorized["tags"] == ["home"]
+    conversation = next(r for r in records if r["kind"] == "conversation")
+    assert conversation["raw_events"] == ['{"type":"text","text":"I moved to Porto"}']
     assert next(r for r in records if r["kind"] == "decision")["reexaminations"][0]["notes"] == (
         "Still in range."
     )
@@ -205,6 +211,11 @@ def test_an_export_read_into_another_tenant_exports_the_same(
             '{"format": "agent-memory-export", "version": 1}\n{"kind": "block", "user_id": "u", '
             '"scope": "galaxy", "agent_id": "", "label": "core", "content": "x"}\n',
             "'galaxy' is not a valid BlockScope",
+        ),
+        (
+            '{"format": "agent-memory-export", "version": 1}\n{"kind": "conversation", '
+            '"provider": "p", "conversation_id": "c", "messages": [], "raw_events": [1]}\n',
+            "raw_events must be a list of strings",
         ),
         (
             '{"format": "agent-memory-export", "version": 1}\n{"kind": "block", "user_id": "u", '

@@ -66,7 +66,14 @@ def check_record(record: Any) -> dict[str, Any]:
     missing = [name for name in REQUIRED[kind] if record.get(name) is None]
     if missing:
         raise FormatError(f"a {kind} record needs {', '.join(missing)}")
+    raw_events = record.get("raw_events")
+    if kind == "conversation" and not _strings_or_none(raw_events):
+        raise FormatError("a conversation's raw_events must be a list of strings")
     return record
+
+
+def _strings_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(isinstance(e, str) for e in value))
 
 
 def record_texts(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

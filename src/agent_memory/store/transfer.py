@@ -40,7 +40,7 @@ FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
         """
 SELECT jsonb_build_object(
     'kind', 'conversation', 'provider', provider, 'conversation_id', conversation_id,
-    'messages', messages) AS record
+    'messages', messages, 'raw_events', raw_events) AS record
 FROM conversations WHERE tenant_id = %(tenant_id)s ORDER BY provider, conversation_id
 """,
     ),
@@ -117,9 +117,12 @@ SELECT count(*) AS n FROM inserted
 _IMPORT_CONVERSATION: LiteralString = """
 WITH r AS (SELECT %(record)s::jsonb AS r),
 inserted AS (
-    INSERT INTO conversations (tenant_id, provider, conversation_id, messages, message_count)
+    INSERT INTO conversations (tenant_id, provider, conversation_id, messages, message_count,
+                               raw_events, raw_event_count)
     SELECT %(tenant_id)s, r ->> 'provider', r ->> 'conversation_id', r -> 'messages',
-           jsonb_array_length(r -> 'messages')
+           jsonb_array_length(r -> 'messages'),
+           coalesce(r -> 'raw_events', '[]'::jsonb),
+           jsonb_array_length(coalesce(r -> 'raw_events', '[]'::jsonb))
     FROM r
     ON CONFLICT DO NOTHING
     RETURNING 1
