@@ -109,6 +109,7 @@ def memorize_request() -> memory_service_pb2.MemorizeRequest:
             messages=[
                 memory_pb2.ConversationMessage(role="user", content="hi", provider_message_id="m0")
             ],
+            raw_events=['{"type":"message_start"}', ""],
         ),
     )
 
@@ -137,6 +138,7 @@ def test_every_string_of_a_request_is_found_with_its_path() -> None:
         ("conversation.messages[0].role", "user"),
         ("conversation.messages[0].content", "hi"),
         ("conversation.messages[0].provider_message_id", "m0"),
+        ("conversation.raw_events[0]", '{"type":"message_start"}'),
     ]
 
 
