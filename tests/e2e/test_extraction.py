@@ -1,7 +1,7 @@
 """ExtractMemories and GetUsage over real gRPC, with the real SDK talking to a fake
 Messages API on loopback and the real PostgreSQL underneath.
 
-Every guardrail, the do-not-repeat hint, de-duplication, scope rules, slugs and upsert by
+Every guardrail, the known memories shown, de-duplication, scope rules, slugs and upsert by
 key, secret refusal, best-effort outcomes, the all-or-nothing write, no transaction held
 over the model call, and the usage ledger with its synthetic session ids.
 """
@@ -135,13 +135,23 @@ def user_message(request: dict[str, Any]) -> str:
     return str(content)
 
 
-def hint_lines(message: str) -> list[str]:
-    """The values listed under "do not repeat", in order."""
-    if "Already known" not in message:
+def known_lines(message: str) -> list[tuple[str, str, str, str]]:
+    """The known memories shown to the model, in order: (reference, scope, key, value)."""
+    if "Known memories" not in message:
         return []
-    section = message.split("Already known (do not repeat these):\n", 1)[1]
+    section = message.split("Known memories (id, scope, key: value):\n", 1)[1]
     section = section.split("\n\n", 1)[0]
-    return [line[2:] for line in section.splitlines()]
+    shown = []
+    for line in section.splitlines():
+        ref, scope, rest = line[2:].split(" ", 2)
+        key, value = rest.split(": ", 1)
+        shown.append((ref, scope.strip("()"), key, value))
+    return shown
+
+
+def hint_lines(message: str) -> list[str]:
+    """The values of the known memories shown to the model, in order."""
+    return [value for _, _, _, value in known_lines(message)]
 
 
 def dropped(reply: pb.ExtractMemoriesResponse) -> list[tuple[str, str]]:

@@ -30,7 +30,7 @@ def seed(c: Client, bo: Client) -> None:
     owner = memory_pb2.MemoryOwner(agent_id=AGENT)
     later = timestamp_pb2.Timestamp()
     later.FromDatetime(datetime.now(UTC) + timedelta(days=3))
-    c.call(
+    tz = c.call(
         c.memory.UpsertMemory,
         pb.UpsertMemoryRequest(
             owner=owner,
@@ -62,6 +62,7 @@ def seed(c: Client, bo: Client) -> None:
                 conversation_id="conv-1",
                 messages=[memory_pb2.ConversationMessage(role="user", content="I moved to Porto")],
             ),
+            supersedes=[tz.memory.id],
         ),
     )
     for client, label, scope, content in (
@@ -156,6 +157,8 @@ def test_an_export_read_into_another_tenant_exports_the_same(
     memorized = next(r for r in records if r["kind"] == "memory" and r["source"] == "memorize")
     assert memorized["groundings"][0]["quote"] == "moved to Porto"
     assert memorized["tags"] == ["home"]
+    superseded = next(r for r in records if r["kind"] == "memory" and r["key"] == "tz")
+    assert superseded["superseded_by"] == memorized["id"]
     assert next(r for r in records if r["kind"] == "decision")["reexaminations"][0]["notes"] == (
         "Still in range."
     )

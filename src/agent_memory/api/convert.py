@@ -191,6 +191,7 @@ _EVENT_TYPES = {
     MemoryEventType.PINNED: memory_pb2.MEMORY_EVENT_TYPE_PINNED,
     MemoryEventType.UNPINNED: memory_pb2.MEMORY_EVENT_TYPE_UNPINNED,
     MemoryEventType.DELETED: memory_pb2.MEMORY_EVENT_TYPE_DELETED,
+    MemoryEventType.SUPERSEDED: memory_pb2.MEMORY_EVENT_TYPE_SUPERSEDED,
 }
 
 
@@ -277,6 +278,7 @@ def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput
         groundings=tuple(grounding_from_proto(g) for g in request.groundings),
         conversation=conversation,
         expiration=expiration_from_proto(request),
+        supersedes=tuple(request.supersedes),
     )
 
 
@@ -313,6 +315,7 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
         conversation_id=memory.conversation_id or "",
         conversation_provider=memory.conversation_provider or "",
         expire_time=timestamp(memory.expire_time),
+        superseded_by=str(memory.superseded_by) if memory.superseded_by else "",
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence

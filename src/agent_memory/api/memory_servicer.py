@@ -65,6 +65,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             size=request.page_size,
             token=request.page_token,
             show_expired=request.show_expired,
+            show_superseded=request.show_superseded,
         )
         memories, next_page_token = convert.fitted_page(
             page, convert.memory_to_proto, budget=self._budget
@@ -105,12 +106,16 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def Memorize(
         self, request: pb.MemorizeRequest, context: ServicerContext
     ) -> pb.MemorizeResponse:
-        memory, created = await self._memories.memorize(
+        memory, created, superseded = await self._memories.memorize(
             current_principal(),
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
             item=convert.memorize_input(request),
         )
-        return pb.MemorizeResponse(memory=convert.memory_to_proto(memory), created=created)
+        return pb.MemorizeResponse(
+            memory=convert.memory_to_proto(memory),
+            created=created,
+            superseded=[convert.memory_to_proto(m) for m in superseded],
+        )
 
     async def RecordLearning(
         self, request: pb.RecordLearningRequest, context: ServicerContext

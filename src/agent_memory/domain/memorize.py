@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,7 @@ QUOTE_MAX_CHARS = 2000
 TAG_MAX_CHARS = 64
 MAX_TAGS = 32
 MAX_GROUNDINGS = 100
+MAX_SUPERSEDES = 20
 CONVERSATION_ID_MAX_CHARS = 255
 MAX_MESSAGES = 10_000
 ROLE_MAX_CHARS = 64
@@ -67,6 +69,7 @@ class MemorizeInput:
     groundings: tuple[Grounding, ...] = ()
     conversation: Conversation | None = None
     expiration: Expiration | None = None
+    supersedes: tuple[str, ...] = ()  # ids of memories this one replaces
 
 
 def slug_tag(tag: str) -> str:
@@ -135,6 +138,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         groundings=tuple(cut_quote(g) for g in raw.groundings),
         conversation=conversation,
         expiration=raw.expiration,
+        supersedes=raw.supersedes,
     )
 
 
@@ -260,6 +264,30 @@ def _grounding_identity(g: Grounding) -> list[Any]:
         g.raw_start_character,
         g.raw_end_character,
     ]
+
+
+def superseded_ids(supersedes: Sequence[str]) -> list[uuid.UUID]:
+    """The ids a Memorize supersedes, each once, in the order given.
+
+    Raises:
+        InvalidArgument: too many ids, or one that is not a memory id.
+    """
+    violations: list[FieldViolation] = []
+    if len(supersedes) > MAX_SUPERSEDES:
+        violations.append(FieldViolation("supersedes", f"at most {MAX_SUPERSEDES} ids", "TOO_MANY"))
+    ids: list[uuid.UUID] = []
+    for i, raw in enumerate(supersedes):
+        try:
+            parsed = uuid.UUID(raw)
+        except ValueError:
+            violations.append(
+                FieldViolation(f"supersedes[{i}]", "must be a memory id (a UUID)", "INVALID_ID")
+            )
+            continue
+        if parsed not in ids:
+            ids.append(parsed)
+    check(violations)
+    return ids
 
 
 def memory_key(item: MemorizeInput) -> str:

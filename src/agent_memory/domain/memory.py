@@ -99,6 +99,7 @@ class Memory:
     conversation_provider: str | None = None
     conversation_id: str | None = None
     expire_time: datetime | None = None
+    superseded_by: uuid.UUID | None = None
 
     @property
     def read_only(self) -> bool:

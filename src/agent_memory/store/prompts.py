@@ -11,7 +11,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
-from agent_memory.store.memories import agent_order, live, owned_by, workspace_order
+from agent_memory.store.memories import agent_order, current, owned_by, workspace_order
 from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
@@ -22,9 +22,9 @@ _CORE: LiteralString = """(
 
 # What a prompt shows of a memory, and what its listing is ordered by.
 _LISTED: LiteralString = "m.key, m.value, m.pinned, m.importance, m.updated_at, m.id"
-_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + live("m")
+_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + current("m")
 _WORKSPACES: LiteralString = (
-    owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + live("m")
+    owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
 )
 
 _READ: LiteralString = f"""

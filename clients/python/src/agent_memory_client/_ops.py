@@ -147,10 +147,18 @@ def get_memory(memory_id: str) -> Op[memory_pb2.Memory]:
 
 
 def list_memories_page(
-    owner_: memory_pb2.MemoryOwner, page_size: int, page_token: str, show_expired: bool = False
+    owner_: memory_pb2.MemoryOwner,
+    page_size: int,
+    page_token: str,
+    show_expired: bool = False,
+    show_superseded: bool = False,
 ) -> Op[memory_service_pb2.ListMemoriesResponse]:
     request = memory_service_pb2.ListMemoriesRequest(
-        owner=owner_, page_size=page_size, page_token=page_token, show_expired=show_expired
+        owner=owner_,
+        page_size=page_size,
+        page_token=page_token,
+        show_expired=show_expired,
+        show_superseded=show_superseded,
     )
     return Op("MemoryService", "ListMemories", request, lambda r: r)
 
@@ -177,12 +185,14 @@ def memorize(
     confidence: float | None,
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
+    supersedes: Iterable[str] = (),
 ) -> Op[memory_pb2.Memory]:
     request = memory_service_pb2.MemorizeRequest(
         owner=owner(agent_id, workspace_id),
         content=content,
         tags=list(tags),
         memory_key=memory_key,
+        supersedes=list(supersedes),
     )
     if confidence is not None:
         request.confidence = confidence

@@ -158,13 +158,15 @@ class AsyncMemoryClient(ClientBase):
         workspace_id: str | None = None,
         page_size: int = 100,
         show_expired: bool = False,
+        show_superseded: bool = False,
         timeout: float | None = None,
     ) -> AsyncGenerator[memory_pb2.Memory, None]:
         owner = _ops.owner(agent_id, workspace_id)
         token = ""
         while True:
             page = await self._run(
-                _ops.list_memories_page(owner, page_size, token, show_expired), timeout
+                _ops.list_memories_page(owner, page_size, token, show_expired, show_superseded),
+                timeout,
             )
             for memory in page.memories:
                 yield memory
@@ -193,6 +195,7 @@ class AsyncMemoryClient(ClientBase):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        supersedes: Iterable[str] = (),
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         op = _ops.memorize(
@@ -204,6 +207,7 @@ class AsyncMemoryClient(ClientBase):
             confidence=confidence,
             expire_time=expire_time,
             ttl=ttl,
+            supersedes=supersedes,
         )
         return await self._run(op, timeout)
 
