@@ -84,12 +84,11 @@ def started(database_url: str, **settings: Any) -> ServerThread:
 
 
 def enable(c: Client, agent_id: str = "a", enabled: bool = True) -> None:
-    c.call(
-        c.memory.UpdateAgentSettings,
-        pb.UpdateAgentSettingsRequest(
-            settings=memory_pb2.AgentSettings(agent_id=agent_id, memory_enabled=enabled)
-        ),
+    request = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id=agent_id, memory_enabled=enabled)
     )
+    request.update_mask.paths.append("memory_enabled")
+    c.call(c.memory.UpdateAgentSettings, request)
 
 
 def extract(c: Client, **fields: Any) -> pb.ExtractMemoriesResponse:

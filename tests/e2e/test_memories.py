@@ -688,6 +688,23 @@ def test_agent_settings_are_written_and_read_back(client: Client) -> None:
     assert get_settings(client, "a").memory_enabled is False
 
 
+def test_agent_settings_without_a_mask_change_only_the_switches_sent_on(
+    client: Client,
+) -> None:
+    both = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(
+            agent_id="partial", memory_enabled=True, active_memory_enabled=True
+        )
+    )
+    client.call(client.memory.UpdateAgentSettings, both)
+    # Only memory_enabled is populated: active memory stays on.
+    assert set_settings(client, "partial", True).active_memory_enabled is True
+    # A switch sent as false is not populated: nothing changes until the mask names it.
+    assert set_settings(client, "partial", False).memory_enabled is True
+    assert set_settings(client, "partial", False, ["memory_enabled"]).memory_enabled is False
+    assert get_settings(client, "partial").active_memory_enabled is True
+
+
 def test_agent_settings_with_empty_mask_change_nothing(client: Client) -> None:
     set_settings(client, "a", True)
     assert set_settings(client, "a", False, []).memory_enabled is True

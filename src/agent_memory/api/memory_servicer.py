@@ -194,14 +194,20 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
         writable = {"memory_enabled", "active_memory_enabled"}
-        paths = set(request.update_mask.paths) if request.HasField("update_mask") else writable
+        wanted = request.settings
+        # AIP-134: without a mask, the fields the request populates; a switch sent as
+        # false is not populated, so turning one off names it in the mask.
+        paths = (
+            set(request.update_mask.paths)
+            if request.HasField("update_mask")
+            else {name for name in writable if getattr(wanted, name)}
+        )
         check(
             [
                 FieldViolation("update_mask", f"{p!r} cannot be updated", "INVALID_FIELD_MASK")
                 for p in sorted(paths - writable)
             ]
         )
-        wanted = request.settings
         settings = await self._agents.update_settings(
             current_principal(),
             wanted.agent_id,
