@@ -284,8 +284,7 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
         "unset (no HTTP)",
     ),
     "database_url": (
-        "any PostgreSQL 14+ (`postgresql://user:pass@host:5432/db`); unset starts the "
-        "embedded one",
+        "any PostgreSQL 14+ (`postgresql://user:pass@host:5432/db`); unset starts the embedded one",
         None,
     ),
     "database_wait_seconds": (
@@ -334,8 +333,7 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     "extraction_max_facts": ("facts kept per pass", None),
     "extraction_min_confidence": ("facts below this confidence are dropped", None),
     "extraction_hint_count": (
-        "existing memories shown to the model, which a fact may repeat, update or "
-        "supersede",
+        "existing memories shown to the model, which a fact may repeat, update or supersede",
         None,
     ),
     "extraction_dedup_rows": (
