@@ -308,7 +308,7 @@ class FakeMemories(MemoryRepository):
             raise AlreadyExists(f"key {patch.key!r} is already used", reason="KEY_TAKEN")
         changes = {
             name: value
-            for name in ("key", "value", "pinned", "importance", "expire_time")
+            for name in ("key", "value", "pinned", "importance", "expire_time", "tags")
             if (value := getattr(patch, name)) is not None
         }
         if patch.clear_expiry:

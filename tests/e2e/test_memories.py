@@ -477,6 +477,24 @@ def test_update_renames_the_key(client: Client) -> None:
     assert upsert(client, "old-key", "fresh").created
 
 
+def test_update_sets_and_clears_tags_of_any_memory(client: Client) -> None:
+    manual = upsert(client, "k", "v").memory
+    tagged = update(client, memory_pb2.Memory(id=manual.id, tags=["Release Flow", "git"]))
+    assert list(tagged.tags) == ["release-flow", "git"]  # slugged as Memorize slugs them
+    assert list(get(client, manual.id).tags) == ["release-flow", "git"]
+    # Tags annotate: they change on a read-only memory too, and nothing else does.
+    auto = upsert(client, "auto:x", "seen", source=memory_pb2.MEMORY_SOURCE_AUTO).memory
+    after = update(client, memory_pb2.Memory(id=auto.id, value="changed", tags=["ops"]), ["tags"])
+    assert (list(after.tags), after.value, after.read_only) == (["ops"], "seen", True)
+    cleared = update(client, memory_pb2.Memory(id=manual.id), ["tags"])
+    assert list(cleared.tags) == []
+    details = failure(
+        lambda: update(client, memory_pb2.Memory(id=manual.id, tags=["t"] * 33), ["tags"])
+    )
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert set(details.violations) == {"memory.tags"}
+
+
 @pytest.mark.parametrize("paths", [["source"], ["id"], ["value", "created_at"], ["read_only"]])
 def test_update_with_unknown_mask_path_is_invalid(client: Client, paths: list[str]) -> None:
     before = upsert(client, "k", "old").memory

@@ -304,7 +304,10 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
     assert memory["tags"] == {
         "type": "array",
         "items": {"type": "string"},
-        "description": "Optional. Free-form tags.",
+        "description": (
+            "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\n"
+            "are given)."
+        ),
     }
     assert memory["metadata"]["type"] == "object"
     assert "created_at" not in memory

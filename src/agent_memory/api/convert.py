@@ -61,7 +61,7 @@ _SOURCES = {
 _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
 
 # Paths of Memory that UpdateMemory may change (AIP-134).
-UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance", "expire_time")
+UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance", "expire_time", "tags")
 
 
 def fitted_page(
@@ -331,6 +331,7 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
             "pinned": memory.pinned,
             "importance": memory.importance != 0,
             "expire_time": memory.HasField("expire_time"),
+            "tags": bool(memory.tags),
         }
         paths = [name for name, populated in chosen.items() if populated]
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
@@ -356,6 +357,7 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
         else None,
         # Named in the mask but not set: the memory stops expiring (AIP-214).
         clear_expiry="expire_time" in paths and not memory.HasField("expire_time"),
+        tags=tuple(memory.tags) if "tags" in paths else None,
     )
 
 

@@ -266,6 +266,16 @@ def _grounding_identity(g: Grounding) -> list[Any]:
     ]
 
 
+def tag_violations(path: str, tags: Sequence[str]) -> list[FieldViolation]:
+    """The limits of a memory's tags, as Memorize and UpdateMemory take them."""
+    violations = []
+    if len(tags) > MAX_TAGS:
+        violations.append(FieldViolation(path, f"at most {MAX_TAGS} tags", "TOO_MANY"))
+    for i, tag in enumerate(tags):
+        violations += text_violations(f"{path}[{i}]", tag, max_chars=256, min_chars=0)
+    return violations
+
+
 def superseded_ids(supersedes: Sequence[str]) -> list[uuid.UUID]:
     """The ids a Memorize supersedes, each once, in the order given.
 

@@ -190,6 +190,7 @@ class MemoryPatch:
     importance: int | None = None
     expire_time: datetime | None = None
     clear_expiry: bool = False  # the memory no longer expires
+    tags: tuple[str, ...] | None = None
 
     @property
     def touches_content(self) -> bool:
@@ -212,6 +213,7 @@ class MemoryPatch:
             if self.expire_time not in (None, current.expire_time)
             else None,
             clear_expiry=self.clear_expiry and current.expire_time is not None,
+            tags=self.tags if self.tags not in (None, current.tags) else None,
         )
 
     @property
@@ -220,7 +222,12 @@ class MemoryPatch:
 
     @property
     def only_pin(self) -> bool:
-        return self.pinned is not None and not self.touches_content and not self.touches_expiry
+        return (
+            self.pinned is not None
+            and not self.touches_content
+            and not self.touches_expiry
+            and self.tags is None
+        )
 
 
 # A memory's place in its owner's listing order (agent: pinned, importance, key;

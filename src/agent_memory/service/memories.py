@@ -21,7 +21,14 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal, Role, require_role
-from agent_memory.domain.memorize import MemorizeInput, memory_key, prepare, superseded_ids
+from agent_memory.domain.memorize import (
+    MemorizeInput,
+    memory_key,
+    normalise_tags,
+    prepare,
+    superseded_ids,
+    tag_violations,
+)
 from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
     VALUE_MAX_CHARS,
@@ -272,6 +279,9 @@ class Memories:
             InvalidArgument: a field breaks its limit.
         """
         validate_patch(patch)
+        if patch.tags is not None:
+            check(tag_violations("memory.tags", patch.tags))
+            patch = replace(patch, tags=normalise_tags(patch.tags))
         checked_expiration(patch.expire_time, datetime.now(UTC), prefix="memory.")
         expected = _expected_version(etag)
         async with self._store.transaction(principal) as tx:

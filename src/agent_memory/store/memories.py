@@ -267,6 +267,7 @@ changed AS (
         importance = coalesce(%(importance)s::smallint, m.importance),
         expire_time = CASE WHEN %(clear_expiry)s THEN NULL
                            ELSE coalesce(%(expire_time)s::timestamptz, m.expire_time) END,
+        tags = coalesce(%(tags)s::text[], m.tags),
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
@@ -529,6 +530,7 @@ class PgMemories(MemoryRepository):
             importance=patch.importance,
             expire_time=patch.expire_time,
             clear_expiry=patch.clear_expiry,
+            tags=list(patch.tags) if patch.tags is not None else None,
             event=event.value,
         )
         try:
