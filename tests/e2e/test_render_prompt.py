@@ -582,3 +582,17 @@ def test_archival_limit_100_is_accepted(client: Client) -> None:
     write_block(client, ARCHIVE, label=ARCHIVAL)
     response = render(client, user_message="Acme", archival_mode=AUTO, archival_limit=100)
     assert len(response.system_reminders) >= 1
+
+
+def test_a_memorized_fact_without_a_key_renders_by_its_content(client: Client) -> None:
+    set_memory_enabled(client, "memorizer", True)
+    request = memory_pb.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id="memorizer"),
+        content="Releases are cut from release/*",
+        tags=["Release Flow", "git"],
+    )
+    stored = client.call(client.memory.Memorize, request).memory
+    assert stored.key.startswith("memorize:")
+    assert items(render(client, agent="memorizer"), "agent_memory") == [
+        "- Releases are cut from release/* (tags: release-flow, git)"
+    ]

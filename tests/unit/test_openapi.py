@@ -305,8 +305,7 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
         "type": "array",
         "items": {"type": "string"},
         "description": (
-            "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\n"
-            "are given)."
+            "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\nare given)."
         ),
     }
     assert memory["metadata"]["type"] == "object"

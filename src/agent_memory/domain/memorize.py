@@ -253,6 +253,14 @@ def content_key(item: MemorizeInput) -> str:
     return MEMORIZE_KEY_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
+_CONTENT_KEY = re.compile(re.escape(MEMORIZE_KEY_PREFIX) + "[0-9a-f]{40}")
+
+
+def is_content_key(key: str) -> bool:
+    """Whether ``key`` is a content hash Memorize made, which means nothing to a reader."""
+    return _CONTENT_KEY.fullmatch(key) is not None
+
+
 def _grounding_identity(g: Grounding) -> list[Any]:
     return [
         g.message_position,

@@ -116,10 +116,11 @@ class MemoryLine:
 
     key: str
     value: str
+    tags: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:
-        return cls(memory.key, memory.value)
+        return cls(memory.key, memory.value, memory.tags)
 
 
 @dataclass(frozen=True)
