@@ -213,11 +213,6 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, exc: Exception)
         raise exc
     if isinstance(exc, ServiceError):
         status = to_status(exc)
-    elif isinstance(exc, NotImplementedError):
-        name = method.rsplit("/", 1)[-1]
-        status = plain_status(
-            grpc.StatusCode.UNIMPLEMENTED, f"{name} is not implemented yet", "NOT_IMPLEMENTED"
-        )
     else:
         log_failure(log, exc, "unexpected error in %s", method)
         status = plain_status(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL")
