@@ -41,11 +41,13 @@ test-external: export MEMORY_TEST_DATABASE_URL ?= postgresql://postgres@127.0.0.
 test-external: venv examples/node/node_modules/.package-lock.json ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-generate: venv ## regenerate clients/python/generated/ from proto/
+generate: venv ## regenerate clients/python/generated/ from proto/, and README's settings table
 	$(PY) scripts/generate_protos.py
+	$(PY) scripts/settings_table.py
 
-check-generated: venv ## fail when clients/python/generated/ is stale
+check-generated: venv ## fail when clients/python/generated/ or README's settings table is stale
 	$(PY) scripts/generate_protos.py --check
+	$(PY) scripts/settings_table.py --check
 
 node_modules/.package-lock.json: package-lock.json package.json
 	npm ci

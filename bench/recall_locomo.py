@@ -11,6 +11,9 @@ short English stopword list removed) is computed in the same run on the same
 lines.
 
     python bench/recall_locomo.py [path/to/locomo.json]
+
+Without a path it uses MEMORY_LOCOMO, bench/data/locomo-dev.json or
+../shared/data/locomo-dev.json, and skips with one line when none is there.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+from loadkit.corpus import LOCOMO_HOWTO, find_locomo
 from rank_bm25 import BM25Okapi
 
 from agentmemory.v1 import block_pb2, block_service_pb2_grpc, memory_pb2, recall_service_pb2_grpc
@@ -35,7 +39,6 @@ from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 10)
 STOPWORDS = frozenset(
     """a an the and or but if of to in on at by for with about as is are was were be been
@@ -115,8 +118,14 @@ def mean(rows: list[dict[int, float]], k: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("data", nargs="?", type=Path, default=find_locomo())
     args = parser.parse_args()
+    if args.data is None:
+        print(f"recall_locomo: skipped. {LOCOMO_HOWTO}")
+        return 0
+    if not args.data.is_file():
+        print(f"recall_locomo: {args.data} is not a file. {LOCOMO_HOWTO}", file=sys.stderr)
+        return 2
     samples = json.loads(args.data.read_text())
 
     ours: list[dict[int, float]] = []

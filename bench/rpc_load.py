@@ -10,8 +10,9 @@ database pool as large as the highest concurrency, once per ``--workers`` value
 million lines). Up to 8 measured users get their archival block through
 WriteBlock; the other users' lines are bulk-loaded straight into
 ``archival_lines``. Lines are 60-100 characters of English words drawn with their
-frequencies in the LoCoMo conversations (``../shared/data/locomo-dev.json``;
-pseudo-words when it is missing).
+frequencies in the LoCoMo conversations (``MEMORY_LOCOMO``,
+``bench/data/locomo-dev.json`` or ``../shared/data/locomo-dev.json``; pseudo-words
+when there is none).
 
 Operations (``--ops``), each at every concurrency (``--concurrency``, default 1,8,32):
 

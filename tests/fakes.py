@@ -198,6 +198,10 @@ class FakeMemories(MemoryRepository):
             if tenant == self._tenant and (expired or not self._expired(m))
         ]
 
+    def _current(self) -> list[Memory]:
+        """The tenant's memories that are neither expired nor superseded."""
+        return [m for m in self._mine() if m.superseded_by is None]
+
     def _at(self, owner: Owner, key: str, *, expired: bool = False) -> Memory | None:
         found = self._mine(expired=expired)
         return next((m for m in found if m.owner == owner and m.key == key), None)
@@ -277,7 +281,7 @@ class FakeMemories(MemoryRepository):
         if write.evidence is not None:
             evidence = dataclasses.asdict(write.evidence)
             changes.update(evidence, tags=tuple(evidence["tags"]))
-        updated = self._bump(current, **changes)
+        updated = self._bump(current, **changes, superseded_by=None)
         self._record(MemoryEventType.UPDATED, current, updated)
         return Written(_bare(updated), created=False)
 
@@ -304,7 +308,7 @@ class FakeMemories(MemoryRepository):
             raise AlreadyExists(f"key {patch.key!r} is already used", reason="KEY_TAKEN")
         changes = {
             name: value
-            for name in ("key", "value", "pinned", "importance", "expire_time")
+            for name in ("key", "value", "pinned", "importance", "expire_time", "tags")
             if (value := getattr(patch, name)) is not None
         }
         if patch.clear_expiry:
@@ -320,6 +324,14 @@ class FakeMemories(MemoryRepository):
         updated = self._bump(current, pinned=pinned)
         kind = MemoryEventType.PINNED if pinned else MemoryEventType.UNPINNED
         self._record(kind, current, updated)
+        return updated
+
+    async def supersede(self, memory_id: uuid.UUID, by: uuid.UUID) -> Memory | None:
+        current = self._live(memory_id)
+        if current is None or current.superseded_by == by:
+            return current
+        updated = self._bump(current, superseded_by=by)
+        self._record(MemoryEventType.SUPERSEDED, current, updated)
         return updated
 
     async def delete(
@@ -347,15 +359,20 @@ class FakeMemories(MemoryRepository):
         after: ListingPosition | None,
         limit: int,
         show_expired: bool = False,
+        show_superseded: bool = False,
     ) -> list[Memory]:
-        rows = [m for m in self._mine(expired=show_expired) if m.owner == owner]
+        rows = [
+            m
+            for m in self._mine(expired=show_expired)
+            if m.owner == owner and (show_superseded or m.superseded_by is None)
+        ]
         if after is not None:
             # A position, not a row: the page goes on even when that row is gone.
             rows = [m for m in rows if _listing_key(listing_position(m)) > _listing_key(after)]
         return sorted(rows, key=lambda m: _listing_key(listing_position(m)))[:limit]
 
     async def count(self, owner: Owner) -> int:
-        return len([m for m in self._mine() if m.owner == owner])
+        return len([m for m in self._current() if m.owner == owner])
 
     async def delete_expired(self, owner: Owner, key: str) -> bool:
         found = self._at(owner, key, expired=True)
@@ -366,14 +383,14 @@ class FakeMemories(MemoryRepository):
         return True
 
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
-        rows = sorted((_bare(m) for m in self._mine() if m.owner in owners), key=lambda m: m.id)
+        rows = sorted((_bare(m) for m in self._current() if m.owner in owners), key=lambda m: m.id)
         # Newest first; of rows updated in the same instant, the lowest id first.
         return sorted(rows, key=lambda m: m.updated_at, reverse=True)[:limit]
 
     async def learnings(self, agent_ids: Sequence[str], limit: int) -> list[Memory]:
         rows = [
             _bare(m)
-            for m in self._mine()
+            for m in self._current()
             if m.source is MemorySource.DIRECTOR
             and m.owner.scope is Scope.AGENT
             and m.owner.id in agent_ids

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from agent_memory.domain.extraction import Candidate
-from agent_memory.domain.memory import Scope
+import uuid
+from datetime import UTC, datetime
+
+from agent_memory.domain.extraction import Action, Candidate
+from agent_memory.domain.memory import Memory, MemorySource, Owner, Scope
 from agent_memory.extract.sift import SiftRules
 
 # Built from pieces so no complete credential sits in the source as one literal.
@@ -22,5 +25,28 @@ def rules(**overrides: object) -> SiftRules:
     return SiftRules(**values)  # type: ignore[arg-type]
 
 
-def cand(key: str, value: str, confidence: float = 0.9, scope: Scope = Scope.AGENT) -> Candidate:
-    return Candidate(key=key, value=value, confidence=confidence, scope=scope)
+def cand(
+    key: str,
+    value: str,
+    confidence: float = 0.9,
+    scope: Scope = Scope.AGENT,
+    *,
+    action: Action = Action.ADD,
+    target: str = "",
+) -> Candidate:
+    return Candidate(
+        key=key, value=value, confidence=confidence, scope=scope, action=action, target=target
+    )
+
+
+def memory(
+    key: str,
+    value: str,
+    *,
+    scope: Scope = Scope.AGENT,
+    source: MemorySource = MemorySource.AUTO,
+) -> Memory:
+    """An existing memory as extraction reads it: of agent ``a1`` or workspace ``w1``."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    owner = Owner(scope, "a1" if scope is Scope.AGENT else "w1")
+    return Memory(uuid.uuid4(), owner, key, value, False, 0, source, now, now, 1)

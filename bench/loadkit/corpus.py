@@ -5,13 +5,34 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import random
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo-dev.json"
+# LoCoMo (snap-research/locomo on GitHub, CC BY-NC 4.0) is not shipped with the
+# project: MEMORY_LOCOMO names the file, else these places are tried in turn.
+LOCOMO_PLACES = (
+    ROOT / "bench" / "data" / "locomo-dev.json",
+    ROOT.parent / "shared" / "data" / "locomo-dev.json",
+)
+LOCOMO_HOWTO = (
+    "LoCoMo data not found: set MEMORY_LOCOMO to a LoCoMo JSON file (data/locomo10.json "
+    "of github.com/snap-research/locomo) or put it at bench/data/locomo-dev.json"
+)
+
+
+def find_locomo() -> Path | None:
+    """The LoCoMo file to use, or None when there is none."""
+    named = os.environ.get("MEMORY_LOCOMO")
+    if named:
+        return Path(named)
+    return next((p for p in LOCOMO_PLACES if p.exists()), None)
+
+
+LOCOMO = find_locomo()
 QUESTION_WORDS = ("what", "when", "where", "how", "why", "who", "which")
 
 
@@ -27,8 +48,8 @@ class Corpus:
             self.cum.append(total)
 
     @classmethod
-    def load(cls, path: Path) -> Corpus:
-        if path.exists():
+    def load(cls, path: Path | None) -> Corpus:
+        if path is not None and path.exists():
             counter: collections.Counter[str] = collections.Counter()
             for sample in json.loads(path.read_text()):
                 conversation = sample["conversation"]

@@ -177,8 +177,12 @@ def _parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     create = key_commands.add_parser("create", help="create a key; prints it once, last")
-    create.add_argument("--tenant", required=True)
-    create.add_argument("--user", required=True)
+    create.add_argument(
+        "--tenant", required=True, help="the tenant the key acts in: it sees only its rows"
+    )
+    create.add_argument(
+        "--user", required=True, help="the user the key acts as (owns user-scoped blocks)"
+    )
     create.add_argument("--name", default="", help="a label to recognise the key by")
     create.add_argument(
         "--role",
@@ -192,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--tenant", help="only this tenant's keys")
     database_options(listing)
     revoke = key_commands.add_parser("revoke", help="revoke a key by its id")
-    revoke.add_argument("key_id")
+    revoke.add_argument("key_id", help="the key's id, as keys create and keys list print it")
     database_options(revoke)
     return parser
 
@@ -361,11 +365,11 @@ def _migrate(settings: Settings) -> int:
     from agent_memory.api.server import open_database
     from agent_memory.store.embedded import describe_database
 
-    url, embedded = open_database(settings)
+    url, embedded, migration = open_database(settings)
     print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
     if embedded is not None:
         embedded.stop()
-    print("schema is up to date")
+    print(migration.describe())
     return 0
 
 
@@ -377,7 +381,7 @@ async def _operator_database(settings: Settings) -> AsyncIterator[Database]:
     from agent_memory.store.database import Database
     from agent_memory.store.embedded import describe_database
 
-    url, embedded = await asyncio.to_thread(open_database, settings)
+    url, embedded, _ = await asyncio.to_thread(open_database, settings)
     print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
     db: Database | None = None
     try:

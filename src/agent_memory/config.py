@@ -273,6 +273,119 @@ class Settings:
             )
 
 
+# What each setting means, for the configuration table of the README, which
+# scripts/settings_table.py writes from these and the defaults above (CI checks that
+# it is current). A second text, when given, is the default as the table shows it.
+SETTING_DOCS: dict[str, tuple[str, str | None]] = {
+    "listen": ("address to bind; port 0 picks a free port", None),
+    "http_listen": (
+        "HTTP/JSON, `/healthz` and the memory panel on this address; port 0 picks a free "
+        "port; TLS as set by `--tls-*`",
+        "unset (no HTTP)",
+    ),
+    "database_url": (
+        "any PostgreSQL 14+ (`postgresql://user:pass@host:5432/db`); unset starts the embedded one",
+        None,
+    ),
+    "database_wait_seconds": (
+        "at start, how long to retry a database that does not answer yet",
+        None,
+    ),
+    "data_dir": (
+        "the embedded database's folder",
+        "the user data folder, e.g. `~/.local/share/agent-memory`",
+    ),
+    "insecure_local": (
+        "no API keys; identity from `x-tenant-id` / `x-user-id`; loopback addresses only",
+        None,
+    ),
+    "tls_cert": ("serve TLS with this PEM certificate chain (needs the key)", None),
+    "tls_key": ("the PEM private key of the TLS certificate", None),
+    "tls_client_ca": ("also require client certificates signed by these PEM CAs", None),
+    "log_level": ("`DEBUG`, `INFO`, `WARNING`, `ERROR`", None),
+    "health_check_seconds": (
+        "how often the database is asked whether it answers; health follows it",
+        None,
+    ),
+    "workers": ("server processes sharing the port (Linux), each with its own pool", None),
+    "auth_cache_seconds": (
+        "how long a verified API key is trusted without asking the database (0 to 5)",
+        None,
+    ),
+    "core_max_chars": ("core block limit, in characters", None),
+    "core_max_entries": ("core block limit, in non-empty lines", None),
+    "archival_max_chars": ("archival block limit, in characters", None),
+    "block_versions_kept": ("versions kept per block", None),
+    "shutdown_grace_seconds": ("how long in-flight calls may finish after SIGTERM", None),
+    "db_pool_size": ("at most this many connections per server process", None),
+    "db_statement_timeout_ms": ("PostgreSQL `statement_timeout`", None),
+    "max_message_bytes": ("larger requests are `RESOURCE_EXHAUSTED`", None),
+    "render_agent_memory_cap": ("agent memories rendered into a prompt", None),
+    "render_workspace_memory_cap": ("workspace memories rendered into a prompt", None),
+    "extraction_model": ("the extraction model", None),
+    "extraction_prices": (
+        'JSON `{"model": [usd_per_mtok_in, usd_per_mtok_out]}`',
+        "built in",
+    ),
+    "extraction_budget_usd": ("hard cap per pass, enforced before the call", None),
+    "extraction_min_chars": ("shorter transcripts are skipped", None),
+    "extraction_max_chars": ("longer transcripts are cut to this", None),
+    "extraction_max_facts": ("facts kept per pass", None),
+    "extraction_min_confidence": ("facts below this confidence are dropped", None),
+    "extraction_hint_count": (
+        "existing memories shown to the model, which a fact may repeat, update or supersede",
+        None,
+    ),
+    "extraction_dedup_rows": (
+        "recent memories a fact is checked against for near-duplicates (and the "
+        "memories shown are chosen from)",
+        None,
+    ),
+    "extraction_jaccard_threshold": (
+        "a fact more similar than this to one of them is a duplicate",
+        None,
+    ),
+    "extraction_timeout_seconds": ("the model call's timeout", None),
+    "extraction_sdk_retries": ("the SDK's retries of one model call", None),
+    "extraction_settle_seconds": (
+        "queued passes wait this long after the last enqueue",
+        None,
+    ),
+    "extraction_workers": ("in-server workers for queued passes", None),
+    "extraction_poll_seconds": ("how often idle workers look for due passes", None),
+    "extraction_max_attempts": ("attempts of a queued pass whose model call fails", None),
+    "extraction_retry_base_seconds": (
+        "first wait before another attempt; it doubles each time",
+        None,
+    ),
+    "extraction_lease_seconds": (
+        "a worker holds a queued pass this long; past it, another worker may take it",
+        None,
+    ),
+    "expiry_sweep_seconds": ("how often expired memories are deleted", None),
+    "expiry_sweep_batch": ("expired memories deleted per statement", None),
+    "active_memory_warning_runs": (
+        "runs of a shared session after which GetActiveSession suggests a reset",
+        None,
+    ),
+    "embedder_url": (
+        "base URL of an OpenAI-compatible embeddings API (`http://127.0.0.1:8080/v1`); "
+        "unset: recall is lexical",
+        None,
+    ),
+    "embedder_model": ("the `model` sent to `<url>/embeddings`", None),
+    "embedder_api_key": ("sent as `Authorization: Bearer` when set", "unset"),
+    "embedder_timeout_seconds": (
+        "one embeddings call; on failure the write or recall goes on lexically",
+        None,
+    ),
+    "embedding_weight": (
+        "share of meaning in the recall score, 0 to 1 (needs pgvector in PostgreSQL)",
+        None,
+    ),
+}
+
+
 def _check_address(flag: str, env: str, address: str) -> None:
     _, colon, port = address.rpartition(":")
     # isascii: int() also reads digits of other scripts, which no port is written in.

@@ -334,8 +334,8 @@ class MemoryTools:
         ] = 50,
     ) -> str:
         """List your saved memories (and your workspace's), one per line: key, value,
-        where it came from (manual, auto, director, memorize) and whether it is pinned
-        or read-only."""
+        where it came from (manual, auto, director, memorize), whether it is pinned
+        or read-only, and its id (for memorize's replaces)."""
         owners: list[Owner] = ["agent", "workspace"] if self.workspace_id else ["agent"]
         lines: list[str] = []
         for name in owners:
@@ -347,7 +347,8 @@ class MemoryTools:
             try:
                 async with aclosing(memories):
                     async for memory in memories:
-                        lines.append(f"- [{name}] {memory.key}: {memory.value}  ({_flags(memory)})")
+                        line = f"- [{name}] {memory.key}: {memory.value}  ({_flags(memory)})"
+                        lines.append(f"{line} id {memory.id}")
                         count += 1
                         if count >= limit:
                             break
@@ -400,6 +401,13 @@ class MemoryTools:
             Owner, Field(description="'agent' (default) or 'workspace' when configured.")
         ] = "agent",
         ttl_hours: TtlHours = None,
+        replaces: Annotated[
+            list[str] | None,
+            Field(
+                description="Ids of memories of the same owner this fact updates or "
+                "contradicts; they leave your memory (still readable by id)."
+            ),
+        ] = None,
     ) -> str:
         """Memorize a fact you learned, as a memory of its own (source 'memorize')."""
         agent_id, workspace_id = self._owner(owner)
@@ -410,8 +418,10 @@ class MemoryTools:
             tags=tags or (),
             memory_key=key,
             ttl=_ttl(ttl_hours),
+            supersedes=replaces or (),
         )
-        return f"Memorized as {memory.key!r}, id {memory.id}."
+        replaced = f"; replaces {', '.join(replaces)}" if replaces else ""
+        return f"Memorized as {memory.key!r}, id {memory.id}{replaced}."
 
     async def get_my_decisions(
         self,

@@ -24,7 +24,7 @@ def cli_database(create_database: Callable[[], str]) -> str:
     url = create_database()
     done = cli("migrate", "--database-url", url)
     assert done.returncode == 0, done.stderr
-    assert "up to date" in done.stdout
+    assert done.stdout.startswith("schema created at revision "), done.stdout
     return url
 
 
@@ -35,7 +35,9 @@ def create_key(url: str, tenant: str, user: str) -> str:
 
 
 def test_migrate_twice_is_harmless(cli_database: str) -> None:
-    assert cli("migrate", "--database-url", cli_database).returncode == 0
+    again = cli("migrate", "--database-url", cli_database)
+    assert again.returncode == 0
+    assert again.stdout.startswith("schema already at revision "), again.stdout
 
 
 def test_keys_create_list_revoke(cli_database: str) -> None:
@@ -106,6 +108,25 @@ def wait_for_lock_waiter(url: str, timeout: float = 20) -> None:
     raise AssertionError("the in-flight call never reached the database")
 
 
+def refusing_new_calls(
+    address: str, auth: tuple[tuple[str, str], ...], timeout: float = 30
+) -> None:
+    """Wait until a fresh channel's read is UNAVAILABLE (a read, so probing writes nothing)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with grpc.insecure_channel(address) as fresh:
+            stub = memory_service_pb2_grpc.MemoryServiceStub(fresh)
+            try:
+                stub.GetAgentSettings(
+                    pb.GetAgentSettingsRequest(agent_id="probe"), metadata=auth, timeout=5
+                )
+            except grpc.RpcError as exc:
+                if exc.code() is grpc.StatusCode.UNAVAILABLE:
+                    return
+        time.sleep(0.05)
+    raise AssertionError("the server never stopped taking new calls after SIGTERM")
+
+
 def test_sigterm_finishes_in_flight_calls_and_refuses_new_ones(cli_database: str) -> None:
     auth = (("authorization", f"Bearer {create_key(cli_database, 'shutdown', 'ops')}"),)
     served = ServeProcess("--database-url", cli_database)
@@ -136,7 +157,8 @@ def test_sigterm_finishes_in_flight_calls_and_refuses_new_ones(cli_database: str
         worker.start()
         wait_for_lock_waiter(cli_database)
         served.proc.terminate()
-        time.sleep(0.5)
+        served._wait_for("shutting down")
+        refusing_new_calls(served.address, auth)
         with grpc.insecure_channel(served.address) as fresh:
             with pytest.raises(grpc.RpcError) as refused:
                 upsert(memory_service_pb2_grpc.MemoryServiceStub(fresh), "too-late", auth)

@@ -1,7 +1,7 @@
 """ExtractMemories and GetUsage over real gRPC, with the real SDK talking to a fake
 Messages API on loopback and the real PostgreSQL underneath.
 
-Every guardrail, the do-not-repeat hint, de-duplication, scope rules, slugs and upsert by
+Every guardrail, the known memories shown, de-duplication, scope rules, slugs and upsert by
 key, secret refusal, best-effort outcomes, the all-or-nothing write, no transaction held
 over the model call, and the usage ledger with its synthetic session ids.
 """
@@ -84,12 +84,11 @@ def started(database_url: str, **settings: Any) -> ServerThread:
 
 
 def enable(c: Client, agent_id: str = "a", enabled: bool = True) -> None:
-    c.call(
-        c.memory.UpdateAgentSettings,
-        pb.UpdateAgentSettingsRequest(
-            settings=memory_pb2.AgentSettings(agent_id=agent_id, memory_enabled=enabled)
-        ),
+    request = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id=agent_id, memory_enabled=enabled)
     )
+    request.update_mask.paths.append("memory_enabled")
+    c.call(c.memory.UpdateAgentSettings, request)
 
 
 def extract(c: Client, **fields: Any) -> pb.ExtractMemoriesResponse:
@@ -135,13 +134,23 @@ def user_message(request: dict[str, Any]) -> str:
     return str(content)
 
 
-def hint_lines(message: str) -> list[str]:
-    """The values listed under "do not repeat", in order."""
-    if "Already known" not in message:
+def known_lines(message: str) -> list[tuple[str, str, str, str]]:
+    """The known memories shown to the model, in order: (reference, scope, key, value)."""
+    if "Known memories" not in message:
         return []
-    section = message.split("Already known (do not repeat these):\n", 1)[1]
+    section = message.split("Known memories (id, scope, key: value):\n", 1)[1]
     section = section.split("\n\n", 1)[0]
-    return [line[2:] for line in section.splitlines()]
+    shown = []
+    for line in section.splitlines():
+        ref, scope, rest = line[2:].split(" ", 2)
+        key, value = rest.split(": ", 1)
+        shown.append((ref, scope.strip("()"), key, value))
+    return shown
+
+
+def hint_lines(message: str) -> list[str]:
+    """The values of the known memories shown to the model, in order."""
+    return [value for _, _, _, value in known_lines(message)]
 
 
 def dropped(reply: pb.ExtractMemoriesResponse) -> list[tuple[str, str]]:
@@ -811,7 +820,7 @@ def test_no_transaction_is_held_open_during_the_model_call(
                 holder.rollback()
             enable(client)
             upsert(client, "manual", "the staging cluster is called blue")
-            fake.slow(2)
+            fake.slow(5)
             call = client.memory.ExtractMemories.future(
                 pb.ExtractMemoriesRequest(agent_id="a", session_id="s1", transcript=TRANSCRIPT),
                 metadata=client.metadata,
@@ -821,8 +830,11 @@ def test_no_transaction_is_held_open_during_the_model_call(
             while not fake.requests and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert fake.requests, "the model call never started"
-            time.sleep(0.5)  # well inside the two-second model call
-            assert db.execute(stale).fetchall() == []
+            time.sleep(0.5)  # a transaction opened before the call would be old enough now
+            held = db.execute(stale).fetchall()
+            # Only a probe made while the model call still runs proves anything.
+            assert not call.done(), "the model call ended before the probe"
+            assert held == []
             # The scripted slow reply carries no tool call.
             assert call.result().outcome == OUT.EXTRACTION_OUTCOME_MALFORMED_REPLY
     finally:

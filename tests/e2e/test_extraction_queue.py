@@ -7,6 +7,8 @@ their database, so a server from another test module must not pick these jobs up
 
 from __future__ import annotations
 
+import functools
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -131,6 +133,38 @@ def done_job(database_url: str, tenant_id: str) -> dict[str, Any] | None:
     return rows[0] if len(rows) == 1 and rows[0]["status"] == "done" else None
 
 
+PROBE = (
+    "user: which port does the staging database listen on?\n"
+    "assistant: Staging PostgreSQL listens on 5433, production on the default 5432; the "
+    "connection strings live in the deploy repository's env files.\n"
+)
+
+
+def a_pass_ran_after(server: ServerThread, queue_db: str, fake: FakeAnthropic) -> None:
+    """Queue a probe pass that is due at once on ``server`` (which must not wait for
+    conversations to settle) and wait for it to close, twice: when the second closes,
+    the queue's workers have polled it at least twice since this was called."""
+    with server.client() as c:
+        enable(c, "probe")
+        for n in range(2):
+            fake.facts(fact(f"probe-{n}", f"a probe fact {n}"))
+            queue(c, agent_id="probe", session_id=f"probe-{n}", transcript=PROBE)
+            wait_for("the probe pass", functools.partial(closed, queue_db, c.tenant_id, n + 1))
+
+
+def closed(queue_db: str, tenant_id: str, count: int) -> bool:
+    """Whether the tenant has ``count`` jobs, all closed."""
+    found = jobs(queue_db, tenant_id)
+    return len(found) == count and all(j["status"] == "done" for j in found)
+
+
+def passes_over(transcript: str, fake: FakeAnthropic) -> int:
+    """How many model calls saw ``transcript`` (by a phrase only it holds)."""
+    phrase = "rolls the pods one by one"
+    assert phrase in transcript
+    return sum(phrase in json.dumps(r) for r in fake.requests)
+
+
 def usage(c: Client) -> pb.GetUsageResponse:
     return c.call(
         c.memory.GetUsage, pb.GetUsageRequest(synthetic_session_id_prefix="memory-extract:")
@@ -179,9 +213,10 @@ def test_nothing_runs_before_the_conversation_settles(
         reply = queue(c, chain_id="0123456789abcdef")
         assert reply.outcome == memory_pb2.EXTRACTION_OUTCOME_QUEUED
         assert reply.synthetic_session_id == "memory-extract:chain:01234567"
-        time.sleep(0.5)  # several poll intervals
+        # A server that does not wait runs passes queued after this one, while it waits.
+        a_pass_ran_after(servers.start(extraction_settle_seconds=0), queue_db, fake)
         assert listed(c) == []
-        assert fake.requests == []
+        assert passes_over(TRANSCRIPT, fake) == 0
         [job] = jobs(queue_db, c.tenant_id)
         assert (job["status"], job["attempts"], job["outcome"]) == ("queued", 0, None)
         assert job["synthetic_session_id"] == "memory-extract:chain:01234567"
@@ -327,8 +362,8 @@ def test_a_job_survives_a_restart_and_runs_once(
     servers.stop(second)
 
     third = servers.start(extraction_settle_seconds=0)
-    time.sleep(0.5)  # several poll intervals of the new server
-    assert len(fake.requests) == 1
+    a_pass_ran_after(third, queue_db, fake)
+    assert passes_over(TRANSCRIPT, fake) == 1
     with third.client(tenant) as c:
         assert len(listed(c)) == 1
         assert len(usage(c).records) == 1

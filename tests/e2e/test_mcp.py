@@ -177,6 +177,15 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert "[workspace] oncall: Rui  (manual)" in listing
             assert "seen: likes tea  (auto, read-only)" in listing
             assert "Ana prefers short answers.  (memorize, read-only)" in listing
+            # A fact that replaces a listed one, by the id the listing shows.
+            (room_id,) = re.findall(r"\[agent\] room: 4 .* id (\S+)", listing)
+            moved = await mcp.call_tool(
+                "memorize", {"content": "Ana's room is 7.", "replaces": [room_id]}
+            )
+            assert f"replaces {room_id}" in text(moved), text(moved)
+            listing = text(await mcp.call_tool("memory_list", {}))
+            assert "room: 4" not in listing
+            assert "Ana's room is 7." in listing
 
             # Decisions: none, then the compact line of one.
             assert "no decisions" in text(await mcp.call_tool("get_my_decisions", {}))

@@ -477,6 +477,24 @@ def test_update_renames_the_key(client: Client) -> None:
     assert upsert(client, "old-key", "fresh").created
 
 
+def test_update_sets_and_clears_tags_of_any_memory(client: Client) -> None:
+    manual = upsert(client, "k", "v").memory
+    tagged = update(client, memory_pb2.Memory(id=manual.id, tags=["Release Flow", "git"]))
+    assert list(tagged.tags) == ["release-flow", "git"]  # slugged as Memorize slugs them
+    assert list(get(client, manual.id).tags) == ["release-flow", "git"]
+    # Tags annotate: they change on a read-only memory too, and nothing else does.
+    auto = upsert(client, "auto:x", "seen", source=memory_pb2.MEMORY_SOURCE_AUTO).memory
+    after = update(client, memory_pb2.Memory(id=auto.id, value="changed", tags=["ops"]), ["tags"])
+    assert (list(after.tags), after.value, after.read_only) == (["ops"], "seen", True)
+    cleared = update(client, memory_pb2.Memory(id=manual.id), ["tags"])
+    assert list(cleared.tags) == []
+    details = failure(
+        lambda: update(client, memory_pb2.Memory(id=manual.id, tags=["t"] * 33), ["tags"])
+    )
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert set(details.violations) == {"memory.tags"}
+
+
 @pytest.mark.parametrize("paths", [["source"], ["id"], ["value", "created_at"], ["read_only"]])
 def test_update_with_unknown_mask_path_is_invalid(client: Client, paths: list[str]) -> None:
     before = upsert(client, "k", "old").memory
@@ -686,6 +704,23 @@ def test_agent_settings_are_written_and_read_back(client: Client) -> None:
 
     set_settings(client, "a", False, ["memory_enabled"])
     assert get_settings(client, "a").memory_enabled is False
+
+
+def test_agent_settings_without_a_mask_change_only_the_switches_sent_on(
+    client: Client,
+) -> None:
+    both = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(
+            agent_id="partial", memory_enabled=True, active_memory_enabled=True
+        )
+    )
+    client.call(client.memory.UpdateAgentSettings, both)
+    # Only memory_enabled is populated: active memory stays on.
+    assert set_settings(client, "partial", True).active_memory_enabled is True
+    # A switch sent as false is not populated: nothing changes until the mask names it.
+    assert set_settings(client, "partial", False).memory_enabled is True
+    assert set_settings(client, "partial", False, ["memory_enabled"]).memory_enabled is False
+    assert get_settings(client, "partial").active_memory_enabled is True
 
 
 def test_agent_settings_with_empty_mask_change_nothing(client: Client) -> None:

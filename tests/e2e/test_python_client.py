@@ -64,6 +64,20 @@ def test_memories_round_trip_with_paging(server: ServerThread, tenant: str) -> N
         assert missing.value.metadata["memory_id"] == created.id
 
 
+def test_a_memorized_fact_supersedes_the_one_it_replaces(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        paris = memory.memorize("The user lives in Paris.", agent_id="planner")
+        new_york = memory.memorize(
+            "The user lives in New York.", agent_id="planner", supersedes=[paris.id]
+        )
+        assert [m.id for m in memory.list_memories(agent_id="planner")] == [new_york.id]
+        everything = memory.list_memories(agent_id="planner", show_superseded=True)
+        assert {m.id: m.superseded_by for m in everything} == {
+            paris.id: new_york.id,
+            new_york.id: "",
+        }
+
+
 def test_refusals_are_typed_errors_with_their_details(server: ServerThread, tenant: str) -> None:
     with client_for(server, tenant) as memory:
         with pytest.raises(SecretInValue) as secret:
@@ -186,6 +200,9 @@ def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> No
         ):
             made = await memory.upsert_memory("editor", "helix", workspace_id="docs")
             assert [m.id async for m in memory.list_memories(workspace_id="docs")] == [made.id]
+            newer = await memory.memorize("Uses zed.", workspace_id="docs", supersedes=[made.id])
+            shown = memory.list_memories(workspace_id="docs", show_superseded=True)
+            assert {m.id: m.superseded_by async for m in shown} == {made.id: newer.id, newer.id: ""}
             await memory.write_block("archival", "alpha line\nbeta line\ngamma line", agent_id="a")
             async with memory.recall("beta", agent_id="a") as matches:
                 contents = [m.content async for m in matches]

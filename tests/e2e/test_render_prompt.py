@@ -360,11 +360,14 @@ def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) 
     # Reminders are hidden: the prompt itself is unchanged by them.
     assert names(response) == ["persona", "user_core", "agent_core"]
     assert "pricing options" not in response.system_prompt
-    # The same matches, in the same order, as a Recall for the message.
+    # The same matches, in the same order, as a Recall for the message, down to the
+    # default least score of a reminder.
     matches = list(
         client.call(
             client.recall.Recall,
-            pb.RecallRequest(query="What about the Acme renewal?", agent_id="records"),
+            pb.RecallRequest(
+                query="What about the Acme renewal?", agent_id="records", min_score=0.25
+            ),
         )
     )
     assert len(reminders) == len(matches)
@@ -384,7 +387,13 @@ def test_auto_reminders_are_bounded_by_the_archival_limit(client: Client) -> Non
 def test_auto_reminders_are_bounded_by_the_minimum_score(client: Client) -> None:
     write_block(client, ARCHIVE, label=ARCHIVAL)
     message = "Acme renewal pricing"
-    everything = render(client, user_message=message, archival_mode=AUTO, archival_limit=100)
+    everything = render(
+        client,
+        user_message=message,
+        archival_mode=AUTO,
+        archival_limit=100,
+        archival_min_score=0,
+    )
     matches = list(
         client.call(
             client.recall.Recall,
@@ -582,3 +591,38 @@ def test_archival_limit_100_is_accepted(client: Client) -> None:
     write_block(client, ARCHIVE, label=ARCHIVAL)
     response = render(client, user_message="Acme", archival_mode=AUTO, archival_limit=100)
     assert len(response.system_reminders) >= 1
+
+
+def test_a_memorized_fact_without_a_key_renders_by_its_content(client: Client) -> None:
+    set_memory_enabled(client, "memorizer", True)
+    request = memory_pb.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id="memorizer"),
+        content="Releases are cut from release/*",
+        tags=["Release Flow", "git"],
+    )
+    stored = client.call(client.memory.Memorize, request).memory
+    assert stored.key.startswith("memorize:")
+    assert items(render(client, agent="memorizer"), "agent_memory") == [
+        "- Releases are cut from release/* (tags: release-flow, git)"
+    ]
+
+
+def test_auto_leaves_out_a_line_that_scores_only_by_its_neighbours(client: Client) -> None:
+    write_block(
+        client,
+        "Kestrel invoice was sent on Monday.\n"
+        "The weather was fine that day.\n"
+        "Osprey contract renews in June.\n"
+        "Heron budget is frozen.",
+        label=ARCHIVAL,
+    )
+    message = "kestrel osprey heron"
+    request = pb.RecallRequest(query=message, agent_id="records", min_score=0)
+    scores = {m.content: m.score for m in client.call(client.recall.Recall, request)}
+    # The premise: the weather line holds no term and scores only through its neighbours.
+    assert 0 < scores["The weather was fine that day."] < 0.25
+    shown = render(client, user_message=message, archival_mode=AUTO).system_reminders
+    assert len(shown) == 3
+    assert not any("weather" in r for r in shown)
+    every = render(client, user_message=message, archival_mode=AUTO, archival_min_score=0)
+    assert any("weather" in r for r in every.system_reminders)

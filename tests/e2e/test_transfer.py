@@ -30,7 +30,7 @@ def seed(c: Client, bo: Client) -> None:
     owner = memory_pb2.MemoryOwner(agent_id=AGENT)
     later = timestamp_pb2.Timestamp()
     later.FromDatetime(datetime.now(UTC) + timedelta(days=3))
-    c.call(
+    tz = c.call(
         c.memory.UpsertMemory,
         pb.UpsertMemoryRequest(
             owner=owner,
@@ -66,6 +66,7 @@ def seed(c: Client, bo: Client) -> None:
                 messages=[memory_pb2.ConversationMessage(role="user", content="I moved to Porto")],
                 raw_events=['{"type":"text","text":"I moved to Porto"}'],
             ),
+            supersedes=[tz.memory.id],
         ),
     )
     for client, label, scope, content in (
@@ -162,6 +163,8 @@ def test_an_export_read_into_another_tenant_exports_the_same(
     assert memorized["tags"] == ["home"]
     conversation = next(r for r in records if r["kind"] == "conversation")
     assert conversation["raw_events"] == ['{"type":"text","text":"I moved to Porto"}']
+    superseded = next(r for r in records if r["kind"] == "memory" and r["key"] == "tz")
+    assert superseded["superseded_by"] == memorized["id"]
     assert next(r for r in records if r["kind"] == "decision")["reexaminations"][0]["notes"] == (
         "Still in range."
     )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from agent_memory.config import Settings, SettingsError
+from agent_memory.config import SETTING_DOCS, Settings, SettingsError
 
 
 def test_defaults_without_any_variable() -> None:
@@ -259,3 +260,7 @@ def test_database_wait_must_not_be_negative() -> None:
     assert Settings.from_env({"MEMORY_DATABASE_WAIT_SECONDS": "0"}).database_wait_seconds == 0
     with pytest.raises(SettingsError, match="--database-wait"):
         Settings.from_env({}, database_wait_seconds=-1)
+
+
+def test_every_setting_has_its_meaning_for_the_readme_table() -> None:
+    assert set(SETTING_DOCS) == {f.name for f in fields(Settings)}

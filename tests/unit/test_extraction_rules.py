@@ -14,7 +14,7 @@ from agent_memory.extract import budget, dedup, prompt
 from agent_memory.extract.budget import Price
 from agent_memory.extract.model import parse_candidates
 from agent_memory.extract.sift import sift
-from tests.sift_support import ANTHROPIC_KEY, cand, rules
+from tests.sift_support import ANTHROPIC_KEY, cand, memory, rules
 
 TEN_WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
 
@@ -358,16 +358,21 @@ def test_the_cut_transcript_stays_within_cap_plus_marker(length: int, cap: int) 
     assert len(capped.text) == cap + len(prompt.OMISSION.format(n=omitted))
 
 
-def test_the_user_message_carries_hints_and_the_transcript() -> None:
+def test_the_user_message_carries_the_known_memories_and_the_transcript() -> None:
     capped = prompt.cap_transcript("the transcript body", 100)
-    message = prompt.user_message(capped, ["known one", "x" * 500], workspace=False)
-    assert "- known one" in message
-    assert "- " + "x" * prompt.HINT_VALUE_CHARS + "\n" in message  # long hints are cut
+    known = [
+        prompt.Known("m1", memory("auto:one", "known one")),
+        prompt.Known("m2", memory("long", "x" * 500, scope=Scope.WORKSPACE)),
+    ]
+    message = prompt.user_message(capped, known, workspace=False)
+    assert "- m1 (agent) auto:one: known one\n" in message
+    # Long values are cut.
+    assert "- m2 (workspace) long: " + "x" * prompt.HINT_VALUE_CHARS + "\n" in message
     assert "no workspace" in message
     assert "<transcript>\nthe transcript body\n</transcript>" in message
     with_ws = prompt.user_message(capped, [], workspace=True)
     assert "no workspace" not in with_ws
-    assert "Already known" not in with_ws
+    assert "Known memories" not in with_ws
 
 
 def test_the_tool_schema_carries_the_fact_limit_and_the_allowed_scopes() -> None:

@@ -306,8 +306,8 @@ def test_memorize_twice_is_one_memory_with_its_groundings_and_conversation(
             ),
         ),
     )
-    first, created = run(memories.memorize(ALICE, owner=AGENT, item=item))
-    again, created_again = run(memories.memorize(ALICE, owner=AGENT, item=item))
+    first, created, _ = run(memories.memorize(ALICE, owner=AGENT, item=item))
+    again, created_again, _ = run(memories.memorize(ALICE, owner=AGENT, item=item))
     assert created
     assert not created_again
     assert again.id == first.id

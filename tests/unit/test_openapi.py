@@ -232,12 +232,12 @@ def test_the_product_routes_call_their_rpcs(verb: str, path: str, operation_id: 
     assert {"200", "default"} <= set(documented["responses"])
 
 
-def test_list_memories_takes_paging_and_show_expired_in_the_query_and_not_the_other_owner() -> None:
+def test_list_memories_takes_paging_and_what_to_show_in_the_query_and_not_the_other_owner() -> None:
     query = parameters("get", "/v1/agents/{agent_id}/memories", "query")
-    assert set(query) == {"pageSize", "pageToken", "showExpired"}
+    assert set(query) == {"pageSize", "pageToken", "showExpired", "showSuperseded"}
     assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32"}
     query = parameters("get", "/v1/workspaces/{workspace_id}/memories", "query")
-    assert set(query) == {"pageSize", "pageToken", "showExpired"}
+    assert set(query) == {"pageSize", "pageToken", "showExpired", "showSuperseded"}
     assert "requestBody" not in operation("get", "/v1/agents/{agent_id}/memories")
 
 
@@ -304,7 +304,9 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
     assert memory["tags"] == {
         "type": "array",
         "items": {"type": "string"},
-        "description": "Optional. Free-form tags.",
+        "description": (
+            "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\nare given)."
+        ),
     }
     assert memory["metadata"]["type"] == "object"
     assert "created_at" not in memory

@@ -272,3 +272,22 @@ def test_the_same_input_renders_the_same_bytes() -> None:
     assert first.system_prompt.encode() == second.system_prompt.encode()
     assert first.memory_markdown.encode() == second.memory_markdown.encode()
     assert first == second
+
+
+def test_a_memorized_row_keyed_by_its_content_hash_renders_by_its_content_and_tags() -> None:
+    hashed = "memorize:" + "c349" * 10
+    data = RenderInput(
+        agent_memory=MemoryRows(
+            rows=[
+                MemoryLine(hashed, "Releases are cut from release/*", ("release-flow", "git")),
+                MemoryLine("memorize:" + "0" * 40, "No tags here"),
+                # A key the caller chose says something: it stays.
+                MemoryLine("release-branch", "release/*", ("git",)),
+            ]
+        )
+    )
+    assert render(data).sections[0].content.splitlines()[1:] == [
+        "- Releases are cut from release/* (tags: release-flow, git)",
+        "- No tags here",
+        "- **release-branch**: release/*",
+    ]

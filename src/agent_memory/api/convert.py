@@ -61,7 +61,7 @@ _SOURCES = {
 _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
 
 # Paths of Memory that UpdateMemory may change (AIP-134).
-UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance", "expire_time")
+UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance", "expire_time", "tags")
 
 
 def fitted_page(
@@ -191,6 +191,7 @@ _EVENT_TYPES = {
     MemoryEventType.PINNED: memory_pb2.MEMORY_EVENT_TYPE_PINNED,
     MemoryEventType.UNPINNED: memory_pb2.MEMORY_EVENT_TYPE_UNPINNED,
     MemoryEventType.DELETED: memory_pb2.MEMORY_EVENT_TYPE_DELETED,
+    MemoryEventType.SUPERSEDED: memory_pb2.MEMORY_EVENT_TYPE_SUPERSEDED,
 }
 
 
@@ -278,6 +279,7 @@ def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput
         groundings=tuple(grounding_from_proto(g) for g in request.groundings),
         conversation=conversation,
         expiration=expiration_from_proto(request),
+        supersedes=tuple(request.supersedes),
     )
 
 
@@ -314,6 +316,7 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
         conversation_id=memory.conversation_id or "",
         conversation_provider=memory.conversation_provider or "",
         expire_time=timestamp(memory.expire_time),
+        superseded_by=str(memory.superseded_by) if memory.superseded_by else "",
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence
@@ -329,6 +332,7 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
             "pinned": memory.pinned,
             "importance": memory.importance != 0,
             "expire_time": memory.HasField("expire_time"),
+            "tags": bool(memory.tags),
         }
         paths = [name for name, populated in chosen.items() if populated]
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
@@ -354,6 +358,7 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
         else None,
         # Named in the mask but not set: the memory stops expiring (AIP-214).
         clear_expiry="expire_time" in paths and not memory.HasField("expire_time"),
+        tags=tuple(memory.tags) if "tags" in paths else None,
     )
 
 

@@ -64,6 +64,7 @@ def result_to_proto(result: ExtractionResult) -> pb.ExtractMemoriesResponse:
         ),
         job_id=str(result.job_id) if result.job_id else "",
         detail=result.detail,
+        superseded=[memory_to_proto(m) for m in result.superseded],
     )
 
 

@@ -214,6 +214,8 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, exc: Exception)
     if isinstance(exc, ServiceError):
         status = to_status(exc)
     elif isinstance(exc, NotImplementedError):
+        # The generated base servicer's answer for an RPC of the contract that has no
+        # method yet (tests/e2e/test_server.py covers it).
         name = method.rsplit("/", 1)[-1]
         status = plain_status(
             grpc.StatusCode.UNIMPLEMENTED, f"{name} is not implemented yet", "NOT_IMPLEMENTED"

@@ -68,6 +68,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             size=request.page_size,
             token=request.page_token,
             show_expired=request.show_expired,
+            show_superseded=request.show_superseded,
         )
         memories, next_page_token = convert.fitted_page(
             page, convert.memory_to_proto, budget=self._budget
@@ -108,12 +109,16 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def Memorize(
         self, request: pb.MemorizeRequest, context: ServicerContext
     ) -> pb.MemorizeResponse:
-        memory, created = await self._memories.memorize(
+        memory, created, superseded = await self._memories.memorize(
             current_principal(),
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
             item=convert.memorize_input(request),
         )
-        return pb.MemorizeResponse(memory=convert.memory_to_proto(memory), created=created)
+        return pb.MemorizeResponse(
+            memory=convert.memory_to_proto(memory),
+            created=created,
+            superseded=[convert.memory_to_proto(m) for m in superseded],
+        )
 
     async def RecordLearning(
         self, request: pb.RecordLearningRequest, context: ServicerContext
@@ -192,14 +197,20 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
         writable = {"memory_enabled", "active_memory_enabled"}
-        paths = set(request.update_mask.paths) if request.HasField("update_mask") else writable
+        wanted = request.settings
+        # AIP-134: without a mask, the fields the request populates; a switch sent as
+        # false is not populated, so turning one off names it in the mask.
+        paths = (
+            set(request.update_mask.paths)
+            if request.HasField("update_mask")
+            else {name for name in writable if getattr(wanted, name)}
+        )
         check(
             [
                 FieldViolation("update_mask", f"{p!r} cannot be updated", "INVALID_FIELD_MASK")
                 for p in sorted(paths - writable)
             ]
         )
-        wanted = request.settings
         settings = await self._agents.update_settings(
             current_principal(),
             wanted.agent_id,

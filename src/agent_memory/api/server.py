@@ -319,9 +319,12 @@ async def log_recall_mode(db: Database, settings: Settings) -> None:
         )
 
 
-def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+def open_database(
+    settings: Settings,
+) -> tuple[str, EmbeddedPostgres | None, migrate.Migration]:
     """The configured database, or a started embedded PostgreSQL when none is set, with
-    its schema brought up to date. The caller stops the embedded server it is given.
+    its schema brought up to date (and what that took). The caller stops the embedded
+    server it is given.
 
     Raises:
         SettingsError: the database cannot be reached or the URL is not one we can use.
@@ -338,19 +341,23 @@ def open_database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
                 "(or MEMORY_DATA_DIR), or a server with --database-url"
             ) from exc
         try:
-            migrate.upgrade(url)
+            migration = migrate.upgrade(url)
         except BaseException:
             embedded.stop()
             raise
-        log.info("using database: %s", describe_database(url, embedded))
-        return url, embedded
+        log.info("using database: %s; %s", describe_database(url, embedded), migration.describe())
+        return url, embedded, migration
     deadline = time.monotonic() + settings.database_wait_seconds
     pause = 0.25
     while True:
         try:
-            migrate.upgrade(settings.database_url)
-            log.info("using database: %s", describe_database(settings.database_url, None))
-            return settings.database_url, None
+            migration = migrate.upgrade(settings.database_url)
+            log.info(
+                "using database: %s; %s",
+                describe_database(settings.database_url, None),
+                migration.describe(),
+            )
+            return settings.database_url, None, migration
         except (ValueError, sa_exc.ArgumentError, sa_exc.DBAPIError) as exc:
             orig = getattr(exc, "orig", None)
             cause = str(orig or exc).strip().splitlines()[0]
@@ -532,7 +539,7 @@ def serve(settings: Settings) -> int:
     refuse_busy_port(settings.listen)
     if settings.http_listen is not None:
         refuse_busy_port(settings.http_listen, flag="--http-listen")
-    url, embedded = open_database(settings)
+    url, embedded, _ = open_database(settings)
     try:
         asyncio.run(serve_on(settings, url))
     finally:

@@ -126,7 +126,7 @@ def serve_workers(settings: Settings) -> int:
             else (None, None)
         )
         with reserved, contextlib.closing(http_reserved) if http_reserved else nullcontext():
-            url, embedded = open_database(settings)
+            url, embedded, _ = open_database(settings)
             if stopping.is_set():
                 return 0
             context = multiprocessing.get_context("spawn")

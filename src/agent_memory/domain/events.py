@@ -16,6 +16,7 @@ class MemoryEventType(StrEnum):
     PINNED = "pinned"
     UNPINNED = "unpinned"
     DELETED = "deleted"
+    SUPERSEDED = "superseded"
 
 
 @dataclass(frozen=True)

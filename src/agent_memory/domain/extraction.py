@@ -41,6 +41,18 @@ class DropReason(StrEnum):
     OVER_LIMIT = "OVER_LIMIT"
     INVALID_FACT = "INVALID_FACT"
     KEY_HELD = "KEY_HELD"
+    ALREADY_KNOWN = "ALREADY_KNOWN"
+    UNKNOWN_TARGET = "UNKNOWN_TARGET"
+    TARGET_PROTECTED = "TARGET_PROTECTED"
+
+
+class Action(StrEnum):
+    """What the model says a fact does to what is already known."""
+
+    ADD = "add"  # a new fact, under its own auto: key
+    UPDATE = "update"  # the same fact, changed: rewrite the target in place
+    SUPERSEDE = "supersede"  # a fact that replaces the target, which then leaves the prompt
+    NOOP = "noop"  # already known: write nothing
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,8 @@ class Candidate:
     value: str
     confidence: float
     scope: Scope
+    action: Action = Action.ADD
+    target: str = ""  # the reference of an existing memory the model was shown
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,7 @@ class ExtractionResult:
     usage: Usage = field(default_factory=Usage)
     job_id: uuid.UUID | None = None
     detail: str = ""
+    superseded: list[Memory] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

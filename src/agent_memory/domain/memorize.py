@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -25,6 +26,7 @@ QUOTE_MAX_CHARS = 2000
 TAG_MAX_CHARS = 64
 MAX_TAGS = 32
 MAX_GROUNDINGS = 100
+MAX_SUPERSEDES = 20
 CONVERSATION_ID_MAX_CHARS = 255
 PROVIDER_MAX_CHARS = 64
 MAX_MESSAGES = 10_000
@@ -85,6 +87,7 @@ class MemorizeInput:
     groundings: tuple[Grounding, ...] = ()
     conversation: Conversation | None = None
     expiration: Expiration | None = None
+    supersedes: tuple[str, ...] = ()  # ids of memories this one replaces
 
 
 def slug_tag(tag: str) -> str:
@@ -160,6 +163,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         groundings=tuple(cut_quote(g) for g in raw.groundings),
         conversation=conversation,
         expiration=raw.expiration,
+        supersedes=raw.supersedes,
     )
 
 
@@ -371,6 +375,14 @@ def content_key(item: MemorizeInput) -> str:
     return MEMORIZE_KEY_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
+_CONTENT_KEY = re.compile(re.escape(MEMORIZE_KEY_PREFIX) + "[0-9a-f]{40}")
+
+
+def is_content_key(key: str) -> bool:
+    """Whether ``key`` is a content hash Memorize made, which means nothing to a reader."""
+    return _CONTENT_KEY.fullmatch(key) is not None
+
+
 def _grounding_identity(g: Grounding) -> list[Any]:
     return [
         g.message_position,
@@ -382,6 +394,40 @@ def _grounding_identity(g: Grounding) -> list[Any]:
         g.raw_start_character,
         g.raw_end_character,
     ]
+
+
+def tag_violations(path: str, tags: Sequence[str]) -> list[FieldViolation]:
+    """The limits of a memory's tags, as Memorize and UpdateMemory take them."""
+    violations = []
+    if len(tags) > MAX_TAGS:
+        violations.append(FieldViolation(path, f"at most {MAX_TAGS} tags", "TOO_MANY"))
+    for i, tag in enumerate(tags):
+        violations += text_violations(f"{path}[{i}]", tag, max_chars=256, min_chars=0)
+    return violations
+
+
+def superseded_ids(supersedes: Sequence[str]) -> list[uuid.UUID]:
+    """The ids a Memorize supersedes, each once, in the order given.
+
+    Raises:
+        InvalidArgument: too many ids, or one that is not a memory id.
+    """
+    violations: list[FieldViolation] = []
+    if len(supersedes) > MAX_SUPERSEDES:
+        violations.append(FieldViolation("supersedes", f"at most {MAX_SUPERSEDES} ids", "TOO_MANY"))
+    ids: list[uuid.UUID] = []
+    for i, raw in enumerate(supersedes):
+        try:
+            parsed = uuid.UUID(raw)
+        except ValueError:
+            violations.append(
+                FieldViolation(f"supersedes[{i}]", "must be a memory id (a UUID)", "INVALID_ID")
+            )
+            continue
+        if parsed not in ids:
+            ids.append(parsed)
+    check(violations)
+    return ids
 
 
 def memory_key(item: MemorizeInput) -> str:

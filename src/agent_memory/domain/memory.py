@@ -99,6 +99,7 @@ class Memory:
     conversation_provider: str | None = None
     conversation_id: str | None = None
     expire_time: datetime | None = None
+    superseded_by: uuid.UUID | None = None
 
     @property
     def read_only(self) -> bool:
@@ -115,10 +116,11 @@ class MemoryLine:
 
     key: str
     value: str
+    tags: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:
-        return cls(memory.key, memory.value)
+        return cls(memory.key, memory.value, memory.tags)
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ class MemoryPatch:
     importance: int | None = None
     expire_time: datetime | None = None
     clear_expiry: bool = False  # the memory no longer expires
+    tags: tuple[str, ...] | None = None
 
     @property
     def touches_content(self) -> bool:
@@ -211,6 +214,7 @@ class MemoryPatch:
             if self.expire_time not in (None, current.expire_time)
             else None,
             clear_expiry=self.clear_expiry and current.expire_time is not None,
+            tags=self.tags if self.tags not in (None, current.tags) else None,
         )
 
     @property
@@ -219,7 +223,12 @@ class MemoryPatch:
 
     @property
     def only_pin(self) -> bool:
-        return self.pinned is not None and not self.touches_content and not self.touches_expiry
+        return (
+            self.pinned is not None
+            and not self.touches_content
+            and not self.touches_expiry
+            and self.tags is None
+        )
 
 
 # A memory's place in its owner's listing order (agent: pinned, importance, key;

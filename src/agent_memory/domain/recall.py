@@ -13,6 +13,10 @@ from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import MemoryRows, Scope, owner_violations, text_violations
 
 DEFAULT_LIMIT = 10
+# The least score of an archival line RenderPrompt pushes as a reminder when the policy
+# names none: a reminder arrives unasked, so a line must hold about a quarter of the
+# message's evidence itself; one that only sits next to a match scores below.
+DEFAULT_REMINDER_MIN_SCORE = 0.25
 MAX_LIMIT = 100
 QUERY_MAX_CHARS = 2000
 PERSONA_MAX_CHARS = 20_000

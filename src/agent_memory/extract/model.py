@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import anthropic
 
-from agent_memory.domain.extraction import Candidate, ExtractionOutcome
+from agent_memory.domain.extraction import Action, Candidate, ExtractionOutcome
 from agent_memory.domain.memory import Scope
 from agent_memory.extract.prompt import TOOL_NAME
 
@@ -164,12 +164,19 @@ def parse_candidates(data: object) -> list[Candidate]:
             raise ValueError(f"fact {i} has a non-finite confidence")
         if scope not in {"agent", "workspace"}:
             raise ValueError(f"fact {i} has scope {scope!r}")
+        action, target = fact.get("action") or Action.ADD.value, fact.get("target") or ""
+        if action not in {a.value for a in Action}:
+            raise ValueError(f"fact {i} has action {action!r}")
+        if not isinstance(target, str):
+            raise ValueError(f"fact {i} has a target that is not text")
         candidates.append(
             Candidate(
                 key=key,
                 value=value,
                 confidence=float(confidence),
                 scope=Scope.WORKSPACE if scope == "workspace" else Scope.AGENT,
+                action=Action(action),
+                target=target.strip(),
             )
         )
     return candidates

@@ -1,10 +1,15 @@
-"""What the model sees: instructions, the capped transcript, a do-not-repeat hint, one tool."""
+"""What the model sees: instructions, the capped transcript, the known memories a new
+fact may repeat, update or contradict, and one tool."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from agent_memory.domain.extraction import Action
+from agent_memory.domain.memory import Memory
+from agent_memory.extract.dedup import word_set
 
 TOOL_NAME = "record_memories"
 HINT_VALUE_CHARS = 200
@@ -20,8 +25,13 @@ secret values themselves (point at where a secret lives instead).
 For each fact give a short key slug, the fact itself in one or two sentences,
 a confidence between 0 and 1, and a scope: "workspace" for project facts any
 agent could use, "agent" for a learning about how this particular agent
-works. Do not repeat facts that are already known. Record nothing when
-nothing durable was learned."""
+works. Record nothing when nothing durable was learned.
+
+Known memories are listed with an id. Say what each fact does to them:
+"add" for a new fact; "update" with the id when it is the same fact with a
+changed value; "supersede" with the id when it makes that memory untrue or
+obsolete (the user moved, the command changed); "noop" with the id when it is
+already known as it stands. Never repeat a known fact as "add"."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,17 @@ def tool(max_facts: int, workspace: bool) -> dict[str, Any]:
                             "value": {"type": "string", "description": "the fact"},
                             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                             "scope": {"type": "string", "enum": scopes},
+                            "action": {
+                                "type": "string",
+                                "enum": [a.value for a in Action],
+                                "description": "what the fact does to the known memories; "
+                                "default add",
+                            },
+                            "target": {
+                                "type": "string",
+                                "description": "id of the known memory, e.g. m3 "
+                                "(update, supersede and noop)",
+                            },
                         },
                         "required": ["key", "value", "confidence", "scope"],
                     },
@@ -90,11 +111,37 @@ def tool(max_facts: int, workspace: bool) -> dict[str, Any]:
     }
 
 
-def user_message(transcript: CappedTranscript, known: Sequence[str], workspace: bool) -> str:
+@dataclass(frozen=True)
+class Known:
+    """An existing memory as the model is shown it, under a short reference."""
+
+    ref: str
+    memory: Memory
+
+
+def known_memories(existing: Sequence[Memory], transcript: str, limit: int) -> list[Known]:
+    """The memories a fact of this run is most likely to repeat, update or contradict:
+    those sharing the most of their words with the transcript, the most recent first
+    among equals (``existing`` is newest first), at most ``limit``, referenced m1, m2..."""
+    words = word_set(transcript)
+
+    def shared(memory: Memory) -> float:
+        own = word_set(f"{memory.key} {memory.value}")
+        return len(own & words) / len(own) if own else 0.0
+
+    ranked = sorted(range(len(existing)), key=lambda i: (-shared(existing[i]), i))
+    return [Known(f"m{n}", existing[i]) for n, i in enumerate(ranked[:limit], start=1)]
+
+
+def user_message(transcript: CappedTranscript, known: Sequence[Known], workspace: bool) -> str:
     lines = []
     if known:
-        lines.append("Already known (do not repeat these):")
-        lines += [f"- {v[:HINT_VALUE_CHARS]}" for v in known]
+        lines.append("Known memories (id, scope, key: value):")
+        lines += [
+            f"- {k.ref} ({k.memory.owner.scope.value}) {k.memory.key}: "
+            f"{k.memory.value[:HINT_VALUE_CHARS]}"
+            for k in known
+        ]
         lines.append("")
     if not workspace:
         lines.append("This run has no workspace: every fact is about the agent.")

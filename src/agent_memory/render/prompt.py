@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent_memory.domain.memory import MemoryRows
+from agent_memory.domain.memorize import is_content_key
+from agent_memory.domain.memory import MemoryLine, MemoryRows
 from agent_memory.domain.recall import RecallMatch
 
 PERSONA = "persona"
@@ -61,8 +62,17 @@ class Rendered:
     memory_markdown: str
 
 
+def _memory_line(m: MemoryLine) -> str:
+    """A memory as one list item: its key and value, or, when the key is a content hash
+    that says nothing (Memorize without a key), its value and tags."""
+    if not is_content_key(m.key):
+        return f"- **{_one_line(m.key)}**: {_one_line(m.value)}"
+    tags = f" (tags: {_one_line(', '.join(m.tags))})" if m.tags else ""
+    return f"- {_one_line(m.value)}{tags}"
+
+
 def _memory_lines(rows: MemoryRows) -> str:
-    lines = [f"- **{_one_line(m.key)}**: {_one_line(m.value)}" for m in rows.rows]
+    lines = [_memory_line(m) for m in rows.rows]
     if rows.left_out:
         noun = "memory" if rows.left_out == 1 else "memories"
         lines.append(f"_({rows.left_out} more {noun} not shown)_")

@@ -20,6 +20,7 @@ from opentelemetry.trace import Tracer, TracerProvider
 from agent_memory.config import Settings
 from agent_memory.domain.errors import Conflict, FailedPrecondition, FieldViolation, check
 from agent_memory.domain.extraction import (
+    Action,
     DroppedFact,
     DropReason,
     ExtractionOutcome,
@@ -202,12 +203,12 @@ class Extraction:
             )
 
         capped = prompt.cap_transcript(request.transcript, s.extraction_max_chars)
-        hints = [m.value for m in existing[: s.extraction_hint_count]]
+        known = prompt.known_memories(existing, capped.text, s.extraction_hint_count)
         call = ModelCall(
             model=s.extraction_model,
             system=prompt.SYSTEM,
             messages=[
-                {"role": "user", "content": prompt.user_message(capped, hints, has_workspace)}
+                {"role": "user", "content": prompt.user_message(capped, known, has_workspace)}
             ],
             tools=[prompt.tool(s.extraction_max_facts, has_workspace)],
         )
@@ -266,31 +267,42 @@ class Extraction:
                 has_workspace=has_workspace,
                 memory_enabled=settings.memory_enabled,
             ),
+            {k.ref: k.memory for k in known},
         )
         outcome = reply.outcome if reply.candidates else ExtractionOutcome.NO_FACTS
         # The call's cost is spent whatever happens to the write: record it on its own.
         async with self._store.connection(principal) as tx:
             await self._record_usage(tx, request, ExtractionResult(outcome, synthetic, usage=spent))
         async with self._store.transaction(principal) as tx:
-            written, held = await self._write(tx, request, kept)
+            written, superseded, held = await self._write(tx, request, kept)
             result = ExtractionResult(
-                outcome, synthetic, written, dropped + held, spent, detail=detail
+                outcome,
+                synthetic,
+                written,
+                dropped + held,
+                spent,
+                detail=detail,
+                superseded=superseded,
             )
             await self._finish_job(tx, job, result)
         return result
 
     async def _write(
         self, tx: Tx, request: ExtractionRequest, kept: list[KeptFact]
-    ) -> tuple[list[Memory], list[DroppedFact]]:
-        """Upsert every kept fact by its auto: key, in the caller's one transaction."""
+    ) -> tuple[list[Memory], list[Memory], list[DroppedFact]]:
+        """Write every kept fact in the caller's one transaction: an addition or a
+        superseding fact upserts by its auto: key, an update rewrites its target, and a
+        superseded target then names the fact that replaced it."""
         facts: list[Memory] = []
+        superseded: list[Memory] = []
         held: list[DroppedFact] = []
         for fact in kept:
-            owner = (
-                Owner(Scope.WORKSPACE, request.workspace_id)
-                if fact.scope is Scope.WORKSPACE and request.workspace_id is not None
-                else Owner(Scope.AGENT, request.agent_id)
-            )
+            if fact.target is not None:
+                owner = fact.target.owner
+            elif fact.scope is Scope.WORKSPACE and request.workspace_id is not None:
+                owner = Owner(Scope.WORKSPACE, request.workspace_id)
+            else:
+                owner = Owner(Scope.AGENT, request.agent_id)
             write = MemoryWrite(
                 owner,
                 fact.key,
@@ -311,7 +323,13 @@ class Extraction:
                 )
                 continue
             facts.append(written.memory)
-        return facts, held
+            target = fact.target
+            if fact.action is Action.SUPERSEDE and target and target.id != written.memory.id:
+                # Gone since the pass read it: nothing is left to supersede.
+                replaced = await tx.memories.supersede(target.id, written.memory.id)
+                if replaced is not None:
+                    superseded.append(replaced)
+        return facts, superseded, held
 
     async def _record_usage(
         self, tx: Tx, request: ExtractionRequest, result: ExtractionResult

@@ -25,7 +25,10 @@ from agent_memory.domain.memorize import (
     MemorizeInput,
     dangling_grounding_violations,
     memory_key,
+    normalise_tags,
     prepare,
+    superseded_ids,
+    tag_violations,
 )
 from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
@@ -138,12 +141,16 @@ class Memories:
 
     async def memorize(
         self, principal: Principal, *, owner: Owner | None, item: MemorizeInput
-    ) -> tuple[Memory, bool]:
-        """Idempotently write one memory keyed by ``memory_key`` or a content hash.
+    ) -> tuple[Memory, bool, list[Memory]]:
+        """Idempotently write one memory keyed by ``memory_key`` or a content hash, and
+        mark the memories it supersedes; returns it, whether it was created, and the
+        superseded memories as stored.
 
         Raises:
-            InvalidArgument: malformed input, groundings without a conversation, or a
-                grounding pointing past the snapshot as stored (nothing is written).
+            InvalidArgument: malformed input, groundings without a conversation, a
+                grounding pointing past the snapshot as stored, or a superseded id that
+                is the memory itself or belongs to another owner (nothing is written).
+            NotFound: a superseded id names no memory.
             FailedPrecondition: the key is held by a memory of another source, or
                 the conversation changes a message or raw event another memory is
                 grounded on (reason ``GROUNDED_MESSAGE_CHANGED`` or
@@ -151,6 +158,7 @@ class Memories:
         """
         owner = validate_owner(owner)
         item = prepare(item)
+        replaced = superseded_ids(item.supersedes)
         expiration = checked_expiration(item.expiration, datetime.now(UTC))
         conversation = item.conversation
         write = MemoryWrite(
@@ -175,7 +183,11 @@ class Memories:
                 stored = await tx.conversations.put(conversation, writer=written.memory.id)
                 # Against the snapshot as stored, merge included; refused, all rolls back.
                 check(dangling_grounding_violations(item.groundings, stored))
-        return replace(written.memory, groundings=item.groundings), written.created
+            superseded = [
+                await supersede(tx.memories, memory_id, written.memory, f"supersedes[{i}]")
+                for i, memory_id in enumerate(replaced)
+            ]
+        return replace(written.memory, groundings=item.groundings), written.created, superseded
 
     async def record_learning(
         self, principal: Principal, *, chain_agent_ids: list[str], content: str
@@ -226,14 +238,16 @@ class Memories:
         size: int,
         token: str,
         show_expired: bool = False,
+        show_superseded: bool = False,
     ) -> Page[Memory]:
         """The owner's memories in list order, those that expired (and are not deleted
-        yet) only with ``show_expired``.
+        yet) only with ``show_expired``, those superseded only with ``show_superseded``.
 
         Raises: InvalidArgument — bad owner, page size or page token."""
         owner = validate_owner(owner)
         limit = page_size(size)
-        parts = [owner.scope.value, owner.id] + (["show_expired"] if show_expired else [])
+        shown = {"show_expired": show_expired, "show_superseded": show_superseded}
+        parts = [owner.scope.value, owner.id] + [name for name, on in shown.items() if on]
         listing = listing_fingerprint("memories", *parts)
         raw = decode_page_token(token, listing, arity=3 if owner.scope is Scope.AGENT else 4)
         after: ListingPosition | None = None
@@ -244,7 +258,11 @@ class Memories:
                 refuse_page_token()
         async with self._store.connection(principal) as tx:
             rows = await tx.memories.list_page(
-                owner, after=after, limit=limit + 1, show_expired=show_expired
+                owner,
+                after=after,
+                limit=limit + 1,
+                show_expired=show_expired,
+                show_superseded=show_superseded,
             )
         return paged(rows, limit, listing, lambda m: position_to_token(listing_position(m)))
 
@@ -266,6 +284,9 @@ class Memories:
             InvalidArgument: a field breaks its limit.
         """
         validate_patch(patch)
+        if patch.tags is not None:
+            check(tag_violations("memory.tags", patch.tags))
+            patch = replace(patch, tags=normalise_tags(patch.tags))
         checked_expiration(patch.expire_time, datetime.now(UTC), prefix="memory.")
         expected = _expected_version(etag)
         async with self._store.transaction(principal) as tx:
@@ -372,6 +393,38 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
             metadata={"memory_id": str(current.id), "source": current.source.value},
         )
     raise Conflict(f"key {write.key!r} kept changing; retry", reason="CONCURRENT_WRITE")
+
+
+async def supersede(
+    memories: MemoryRepository, memory_id: uuid.UUID, by: Memory, path: str
+) -> Memory:
+    """Mark ``memory_id`` superseded by ``by``, a memory of the same owner.
+
+    Raises:
+        NotFound: no such memory (expired ones included).
+        InvalidArgument: it is ``by`` itself, or belongs to another owner (``path``
+            names the field).
+    """
+    target = await memories.get(memory_id, lock=True)
+    if target is None:
+        raise _not_found(memory_id)
+    if target.id == by.id:
+        check([FieldViolation(path, "a memory cannot supersede itself", "SELF_REFERENCE")])
+    if target.owner != by.owner:
+        check(
+            [
+                FieldViolation(
+                    path,
+                    f"memory {memory_id} belongs to another owner; a memory supersedes only "
+                    "memories of its own owner",
+                    "OTHER_OWNER",
+                )
+            ]
+        )
+    superseded = await memories.supersede(memory_id, by.id)
+    if superseded is None:
+        raise _not_found(memory_id)
+    return superseded
 
 
 def _validate_chain(chain: list[str]) -> None:

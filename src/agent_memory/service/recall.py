@@ -17,6 +17,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope
 from agent_memory.domain.recall import (
     DEFAULT_LIMIT,
+    DEFAULT_REMINDER_MIN_SCORE,
     ArchivalMode,
     PromptRead,
     PromptState,
@@ -145,7 +146,9 @@ class Recall:
                 agent_id=request.agent_id,
                 query=request.user_message,
                 limit=policy.archival_limit or DEFAULT_LIMIT,
-                min_score=policy.archival_min_score,
+                min_score=DEFAULT_REMINDER_MIN_SCORE
+                if policy.archival_min_score is None
+                else policy.archival_min_score,
                 embedding=await self._embed_query(principal, request.user_message),
             )
         read = PromptRead(

@@ -62,6 +62,7 @@ MEMORY_COLUMNS = (
     "conversation_provider",
     "conversation_id",
     "expire_time",
+    "superseded_by",
 )
 
 
@@ -90,6 +91,7 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
         conversation_provider=row.get("conversation_provider"),
         conversation_id=row.get("conversation_id"),
         expire_time=as_time(row["expire_time"]) if row.get("expire_time") else None,
+        superseded_by=as_uuid(row["superseded_by"]) if row.get("superseded_by") else None,
     )
 
 
@@ -97,6 +99,12 @@ def live(a: LiteralString) -> LiteralString:
     """The rows of ``a`` that have not expired (AIP-214): every read but the listing
     that asks for expired rows leaves the others out, before the sweeper deletes them."""
     return f"({a}.expire_time IS NULL OR {a}.expire_time > now())"
+
+
+def current(a: LiteralString) -> LiteralString:
+    """The rows of ``a`` that are live and not superseded: what listings, rendering,
+    recall and extraction see. A superseded memory stays readable by id."""
+    return f"{live(a)} AND {a}.superseded_by IS NULL"
 
 
 def _grounding(g: Mapping[str, Any]) -> Grounding:
@@ -189,6 +197,7 @@ updated AS (
         conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s
                                ELSE m.conversation_id END,
         expire_time = coalesce({_EXPIRY}, m.expire_time),
+        superseded_by = NULL,
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM current AS c
     WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.version = c.version
@@ -258,6 +267,7 @@ changed AS (
         importance = coalesce(%(importance)s::smallint, m.importance),
         expire_time = CASE WHEN %(clear_expiry)s THEN NULL
                            ELSE coalesce(%(expire_time)s::timestamptz, m.expire_time) END,
+        tags = coalesce(%(tags)s::text[], m.tags),
         updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
@@ -280,6 +290,25 @@ changed AS (
     RETURNING m.*
 ),
 event AS ({_event("CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END", "old", "changed")})
+"""
+    + _CHANGED_OR_OLD
+)
+
+# Superseding a memory: a new version that names its replacement, with its event; a
+# memory already superseded by the same one is left as it is.
+_SUPERSEDE: LiteralString = (
+    _CHANGE_OLD
+    + f"""
+changed AS (
+    UPDATE memories AS m
+    SET superseded_by = %(by)s, updated_by = %(actor)s, updated_at = clock_timestamp(),
+        version = m.version + 1
+    FROM old
+    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+      AND old.superseded_by IS DISTINCT FROM %(by)s
+    RETURNING m.*
+),
+event AS ({_event("'superseded'", "old", "changed")})
 """
     + _CHANGED_OR_OLD
 )
@@ -369,7 +398,6 @@ _OWNED: LiteralString = f"""
 SELECT {columns("m")}, {_GROUNDINGS}
 FROM memories AS m
 WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
-_LIVE: LiteralString = f" AND {live('m')}"
 
 
 _AGENT_ORDER: LiteralString = f" ORDER BY {agent_order('m')} LIMIT %(limit)s"
@@ -383,28 +411,39 @@ _WORKSPACE_AFTER: LiteralString = """
        OR (m.pinned = %(pinned)s AND (m.importance < %(importance)s
            OR (m.importance = %(importance)s AND (m.updated_at < %(updated_at)s
                OR (m.updated_at = %(updated_at)s AND m.id > %(id)s))))))"""
-# By (scope, continuing after a position, showing expired rows).
-_LISTINGS: dict[tuple[Scope, bool, bool], LiteralString] = {
-    (Scope.AGENT, False, False): _OWNED + _LIVE + _AGENT_ORDER,
-    (Scope.AGENT, True, False): _OWNED + _LIVE + _AGENT_AFTER + _AGENT_ORDER,
-    (Scope.WORKSPACE, False, False): _OWNED + _LIVE + _WORKSPACE_ORDER,
-    (Scope.WORKSPACE, True, False): _OWNED + _LIVE + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
-    (Scope.AGENT, False, True): _OWNED + _AGENT_ORDER,
-    (Scope.AGENT, True, True): _OWNED + _AGENT_AFTER + _AGENT_ORDER,
-    (Scope.WORKSPACE, False, True): _OWNED + _WORKSPACE_ORDER,
-    (Scope.WORKSPACE, True, True): _OWNED + _WORKSPACE_AFTER + _WORKSPACE_ORDER,
+_ORDERS: dict[Scope, tuple[LiteralString, LiteralString]] = {
+    Scope.AGENT: (_AGENT_AFTER, _AGENT_ORDER),
+    Scope.WORKSPACE: (_WORKSPACE_AFTER, _WORKSPACE_ORDER),
+}
+# Which rows a listing leaves out, by (showing expired rows, showing superseded rows).
+_SHOWN: dict[tuple[bool, bool], LiteralString] = {
+    (False, False): f" AND {current('m')}",
+    (False, True): f" AND {live('m')}",
+    (True, False): " AND m.superseded_by IS NULL",
+    (True, True): "",
+}
+# By (scope, continuing after a position, showing expired rows, showing superseded rows).
+_LISTINGS: dict[tuple[Scope, bool, bool, bool], LiteralString] = {
+    (scope, after, expired, superseded): _OWNED
+    + _SHOWN[expired, superseded]
+    + (_ORDERS[scope][0] if after else "")
+    + _ORDERS[scope][1]
+    for scope in _ORDERS
+    for after in (False, True)
+    for expired in (False, True)
+    for superseded in (False, True)
 }
 
 _COUNT: LiteralString = f"""
 SELECT count(*) AS n FROM memories AS m
-WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")} AND {live("m")}
+WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")} AND {current("m")}
 """
 
 _RECENT: LiteralString = f"""
 SELECT {columns("m")} FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
   ON m.scope = o.scope AND m.owner_id = o.owner_id
-WHERE m.tenant_id = %(tenant_id)s AND {live("m")}
+WHERE m.tenant_id = %(tenant_id)s AND {current("m")}
 ORDER BY m.updated_at DESC, m.id
 LIMIT %(limit)s
 """
@@ -413,7 +452,7 @@ _LEARNINGS: LiteralString = f"""
 SELECT {columns("m")} FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
-  AND {live("m")}
+  AND {current("m")}
 ORDER BY created_at DESC, key DESC
 LIMIT %(limit)s
 """
@@ -491,6 +530,7 @@ class PgMemories(MemoryRepository):
             importance=patch.importance,
             expire_time=patch.expire_time,
             clear_expiry=patch.clear_expiry,
+            tags=list(patch.tags) if patch.tags is not None else None,
             event=event.value,
         )
         try:
@@ -506,6 +546,10 @@ class PgMemories(MemoryRepository):
 
     async def pin(self, memory_id: uuid.UUID, pinned: bool) -> Memory | None:
         row = await fetch_one(self._conn, _PIN, self._changing(id=memory_id, pinned=pinned))
+        return memory_from_row(row) if row else None
+
+    async def supersede(self, memory_id: uuid.UUID, by: uuid.UUID) -> Memory | None:
+        row = await fetch_one(self._conn, _SUPERSEDE, self._changing(id=memory_id, by=by))
         return memory_from_row(row) if row else None
 
     async def delete(
@@ -535,6 +579,7 @@ class PgMemories(MemoryRepository):
         after: ListingPosition | None,
         limit: int,
         show_expired: bool = False,
+        show_superseded: bool = False,
     ) -> list[Memory]:
         params: dict[str, Any] = {
             **self._tenant,
@@ -547,7 +592,7 @@ class PgMemories(MemoryRepository):
             if owner.scope is Scope.WORKSPACE:
                 names = ("pinned", "importance", "updated_at", "id")
             params.update(zip(names, after, strict=True))
-        listing = _LISTINGS[owner.scope, after is not None, show_expired]
+        listing = _LISTINGS[owner.scope, after is not None, show_expired, show_superseded]
         rows = await fetch_all(self._conn, listing, params)
         return [memory_from_row(r) for r in rows]
 

@@ -92,6 +92,9 @@ class MemoryRow(Base):
     conversation_id: Mapped[str | None] = mapped_column(String(255))
     # AIP-214: past it the memory is invisible, and the sweeper deletes it.
     expire_time: Mapped[datetime | None] = mapped_column(Timestamp)
+    # The memory that replaced this one; set, it is left out of listings, rendering and
+    # recall but stays readable by id. Not a foreign key: the replacement may be deleted.
+    superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
@@ -200,7 +203,8 @@ class MemoryEventRow(Base):
             text("(coalesce(new_memory, old_memory) ->> 'owner_id')"),
         ),
         CheckConstraint(
-            "event_type IN ('created', 'updated', 'pinned', 'unpinned', 'deleted')", name="type"
+            "event_type IN ('created', 'updated', 'pinned', 'unpinned', 'deleted', 'superseded')",
+            name="type",
         ),
     )
 

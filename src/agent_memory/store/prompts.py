@@ -11,7 +11,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
-from agent_memory.store.memories import agent_order, live, owned_by, workspace_order
+from agent_memory.store.memories import agent_order, current, owned_by, workspace_order
 from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
@@ -21,10 +21,10 @@ _CORE: LiteralString = """(
     WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
 
 # What a prompt shows of a memory, and what its listing is ordered by.
-_LISTED: LiteralString = "m.key, m.value, m.pinned, m.importance, m.updated_at, m.id"
-_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + live("m")
+_LISTED: LiteralString = "m.key, m.value, m.tags, m.pinned, m.importance, m.updated_at, m.id"
+_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + current("m")
 _WORKSPACES: LiteralString = (
-    owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + live("m")
+    owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
 )
 
 _READ: LiteralString = f"""
@@ -52,12 +52,12 @@ SELECT
     END AS user_core,
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
-    (SELECT json_agg(json_build_array(r.key, r.value) ORDER BY {agent_order("r")})
+    (SELECT json_agg(json_build_array(r.key, r.value, r.tags) ORDER BY {agent_order("r")})
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM memories AS m WHERE {_AGENTS})
     END AS agent_total,
-    (SELECT json_agg(json_build_array(r.key, r.value) ORDER BY {workspace_order("r")})
+    (SELECT json_agg(json_build_array(r.key, r.value, r.tags) ORDER BY {workspace_order("r")})
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM memories AS m WHERE {_WORKSPACES})
@@ -83,7 +83,7 @@ _FROM: LiteralString = "\nFROM settings"
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap)."""
-    rows = [MemoryLine(key, value) for key, value in found or ()]
+    rows = [MemoryLine(key, value, tuple(tags or ())) for key, value, tags in found or ()]
     return MemoryRows(rows=rows, left_out=0 if total is None else max(int(total) - len(rows), 0))
 
 

@@ -40,7 +40,7 @@ from typing import Any, LiteralString
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Scope
 from agent_memory.domain.recall import RankQuery, RecallMatch
-from agent_memory.store.memories import live
+from agent_memory.store.memories import current
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_one
 
@@ -93,7 +93,7 @@ memory_docs AS (
     WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND {live("m")}
+      AND {current("m")}
 )"""
 
 

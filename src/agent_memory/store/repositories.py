@@ -73,7 +73,9 @@ class MemoryRepository(ABC):
 
     A memory past its ``expire_time`` is not there for any method but
     ``list_page(show_expired=True)`` and ``delete_expired``, until the expiry
-    sweeper deletes it."""
+    sweeper deletes it. A superseded memory is there for ``get``, ``find_by_key``,
+    ``write`` (which makes it current again) and ``list_page(show_superseded=True)``;
+    ``count``, ``recent`` and ``learnings`` leave it out."""
 
     @abstractmethod
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
@@ -120,6 +122,11 @@ class MemoryRepository(ABC):
         is no such memory."""
 
     @abstractmethod
+    async def supersede(self, memory_id: uuid.UUID, by: uuid.UUID) -> Memory | None:
+        """Mark the memory superseded by ``by`` (a SUPERSEDED event when that changes it).
+        ``None`` when there is no such memory."""
+
+    @abstractmethod
     async def delete(
         self, memory_id: uuid.UUID, *, version: int | None = None
     ) -> tuple[Memory | None, bool]:
@@ -141,11 +148,13 @@ class MemoryRepository(ABC):
         after: ListingPosition | None,
         limit: int,
         show_expired: bool = False,
+        show_superseded: bool = False,
     ) -> list[Memory]:
         """Up to ``limit`` of the owner's memories with their groundings, in the owner's
         listing order (agent: pinned, importance desc, key; workspace: pinned,
         importance desc, most recently updated), after the position ``after``; those
-        that have expired only with ``show_expired``."""
+        that have expired only with ``show_expired``, those superseded only with
+        ``show_superseded``."""
 
     @abstractmethod
     async def delete_expired(self, owner: Owner, key: str) -> bool:
@@ -154,7 +163,7 @@ class MemoryRepository(ABC):
 
     @abstractmethod
     async def count(self, owner: Owner) -> int:
-        """How many memories the owner has that have not expired."""
+        """How many current memories the owner has: not expired, not superseded."""
 
     @abstractmethod
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:

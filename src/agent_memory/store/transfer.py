@@ -53,6 +53,7 @@ SELECT jsonb_build_object(
     'tags', to_jsonb(m.tags), 'confidence', m.confidence, 'metadata', m.metadata,
     'conversation_provider', m.conversation_provider, 'conversation_id', m.conversation_id,
     'created_at', m.created_at, 'updated_at', m.updated_at, 'expire_time', m.expire_time,
+    'superseded_by', m.superseded_by,
     'groundings', coalesce((
         SELECT jsonb_agg(jsonb_build_object(
             'message_position', g.message_position,
@@ -136,14 +137,15 @@ inserted AS (
     INSERT INTO memories (tenant_id, id, scope, owner_id, key, value, pinned, importance,
                           source, tags, confidence, metadata, conversation_provider,
                           conversation_id, created_at, updated_at, expire_time,
-                          created_by, updated_by)
+                          superseded_by, created_by, updated_by)
     SELECT %(tenant_id)s, (r ->> 'id')::uuid, r ->> 'scope', r ->> 'owner_id', r ->> 'key',
            r ->> 'value', (r ->> 'pinned')::boolean, (r ->> 'importance')::smallint,
            r ->> 'source', ARRAY(SELECT jsonb_array_elements_text(r -> 'tags')),
            (r ->> 'confidence')::float8, coalesce(r -> 'metadata', '{}'::jsonb),
            r ->> 'conversation_provider', r ->> 'conversation_id',
            (r ->> 'created_at')::timestamptz, (r ->> 'updated_at')::timestamptz,
-           (r ->> 'expire_time')::timestamptz, %(actor)s, %(actor)s
+           (r ->> 'expire_time')::timestamptz, (r ->> 'superseded_by')::uuid,
+           %(actor)s, %(actor)s
     FROM r
     ON CONFLICT DO NOTHING
     RETURNING *

@@ -152,10 +152,18 @@ def get_memory(memory_id: str) -> Op[memory_pb2.Memory]:
 
 
 def list_memories_page(
-    owner_: memory_pb2.MemoryOwner, page_size: int, page_token: str, show_expired: bool = False
+    owner_: memory_pb2.MemoryOwner,
+    page_size: int,
+    page_token: str,
+    show_expired: bool = False,
+    show_superseded: bool = False,
 ) -> Op[memory_service_pb2.ListMemoriesResponse]:
     request = memory_service_pb2.ListMemoriesRequest(
-        owner=owner_, page_size=page_size, page_token=page_token, show_expired=show_expired
+        owner=owner_,
+        page_size=page_size,
+        page_token=page_token,
+        show_expired=show_expired,
+        show_superseded=show_superseded,
     )
     return Op("MemoryService", "ListMemories", request, lambda r: r)
 
@@ -184,6 +192,7 @@ def memorize(
     ttl: timedelta | None = None,
     conversation: memory_pb2.Conversation | None = None,
     groundings: Iterable[memory_pb2.Grounding] = (),
+    supersedes: Iterable[str] = (),
 ) -> Op[memory_pb2.Memory]:
     request = memory_service_pb2.MemorizeRequest(
         owner=owner(agent_id, workspace_id),
@@ -192,6 +201,7 @@ def memorize(
         memory_key=memory_key,
         groundings=list(groundings),
         conversation=conversation,
+        supersedes=list(supersedes),
     )
     if confidence is not None:
         request.confidence = confidence

@@ -164,13 +164,15 @@ class AsyncMemoryClient(ClientBase):
         workspace_id: str | None = None,
         page_size: int = 100,
         show_expired: bool = False,
+        show_superseded: bool = False,
         timeout: float | None = None,
     ) -> AsyncGenerator[memory_pb2.Memory, None]:
         owner = _ops.owner(agent_id, workspace_id)
         token = ""
         while True:
             page = await self._run(
-                _ops.list_memories_page(owner, page_size, token, show_expired), timeout
+                _ops.list_memories_page(owner, page_size, token, show_expired, show_superseded),
+                timeout,
             )
             for memory in page.memories:
                 yield memory
@@ -201,6 +203,7 @@ class AsyncMemoryClient(ClientBase):
         ttl: timedelta | None = None,
         conversation: memory_pb2.Conversation | None = None,
         groundings: Iterable[memory_pb2.Grounding] = (),
+        supersedes: Iterable[str] = (),
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         op = _ops.memorize(
@@ -214,6 +217,7 @@ class AsyncMemoryClient(ClientBase):
             ttl=ttl,
             conversation=conversation,
             groundings=groundings,
+            supersedes=supersedes,
         )
         return await self._run(op, timeout)
 

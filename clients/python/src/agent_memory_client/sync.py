@@ -174,15 +174,18 @@ class MemoryClient(ClientBase):
         workspace_id: str | None = None,
         page_size: int = 100,
         show_expired: bool = False,
+        show_superseded: bool = False,
         timeout: float | None = None,
     ) -> Iterator[memory_pb2.Memory]:
         """Every memory of an agent or a workspace, fetching page after page; with
-        ``show_expired`` also those that expired and are not deleted yet."""
+        ``show_expired`` also those that expired and are not deleted yet, with
+        ``show_superseded`` also those another memory superseded."""
         owner = _ops.owner(agent_id, workspace_id)
         token = ""
         while True:
             page = self._run(
-                _ops.list_memories_page(owner, page_size, token, show_expired), timeout
+                _ops.list_memories_page(owner, page_size, token, show_expired, show_superseded),
+                timeout,
             )
             yield from page.memories
             token = page.next_page_token
@@ -213,9 +216,11 @@ class MemoryClient(ClientBase):
         ttl: timedelta | None = None,
         conversation: memory_pb2.Conversation | None = None,
         groundings: Iterable[memory_pb2.Grounding] = (),
+        supersedes: Iterable[str] = (),
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
-        """Store a fact the agent decided to keep (source MEMORIZE)."""
+        """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
+        names memories of the same owner that it updates or contradicts."""
         op = _ops.memorize(
             content,
             agent_id=agent_id,
@@ -227,6 +232,7 @@ class MemoryClient(ClientBase):
             ttl=ttl,
             conversation=conversation,
             groundings=groundings,
+            supersedes=supersedes,
         )
         return self._run(op, timeout)
 

@@ -97,16 +97,18 @@ class DeleteMemoryResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListMemoriesRequest(_message.Message):
-    __slots__ = ("owner", "page_size", "page_token", "show_expired")
+    __slots__ = ("owner", "page_size", "page_token", "show_expired", "show_superseded")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SHOW_EXPIRED_FIELD_NUMBER: _ClassVar[int]
+    SHOW_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     page_size: int
     page_token: str
     show_expired: bool
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ...) -> None: ...
+    show_superseded: bool
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ..., show_superseded: _Optional[bool] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")
@@ -117,7 +119,7 @@ class ListMemoriesResponse(_message.Message):
     def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class MemorizeRequest(_message.Message):
-    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation", "expire_time", "ttl")
+    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation", "expire_time", "ttl", "supersedes")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
@@ -128,6 +130,7 @@ class MemorizeRequest(_message.Message):
     CONVERSATION_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     content: str
     tags: _containers.RepeatedScalarFieldContainer[str]
@@ -138,15 +141,18 @@ class MemorizeRequest(_message.Message):
     conversation: _memory_pb2.Conversation
     expire_time: _timestamp_pb2.Timestamp
     ttl: _duration_pb2.Duration
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    supersedes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., supersedes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MemorizeResponse(_message.Message):
-    __slots__ = ("memory", "created")
+    __slots__ = ("memory", "created", "superseded")
     MEMORY_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     memory: _memory_pb2.Memory
     created: bool
-    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+    superseded: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
+    def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., created: _Optional[bool] = ..., superseded: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ...) -> None: ...
 
 class RecordLearningRequest(_message.Message):
     __slots__ = ("chain_agent_ids", "content")
@@ -237,7 +243,7 @@ class ExtractMemoriesRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., session_id: _Optional[str] = ..., chain_id: _Optional[str] = ..., transcript: _Optional[str] = ..., queued: _Optional[bool] = ...) -> None: ...
 
 class ExtractMemoriesResponse(_message.Message):
-    __slots__ = ("outcome", "synthetic_session_id", "written", "dropped", "usage", "job_id", "detail")
+    __slots__ = ("outcome", "synthetic_session_id", "written", "dropped", "usage", "job_id", "detail", "superseded")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     SYNTHETIC_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WRITTEN_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +251,7 @@ class ExtractMemoriesResponse(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     outcome: _memory_pb2.ExtractionOutcome
     synthetic_session_id: str
     written: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
@@ -252,7 +259,8 @@ class ExtractMemoriesResponse(_message.Message):
     usage: _memory_pb2.ExtractionUsage
     job_id: str
     detail: str
-    def __init__(self, outcome: _Optional[_Union[_memory_pb2.ExtractionOutcome, str]] = ..., synthetic_session_id: _Optional[str] = ..., written: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., dropped: _Optional[_Iterable[_Union[_memory_pb2.DroppedFact, _Mapping]]] = ..., usage: _Optional[_Union[_memory_pb2.ExtractionUsage, _Mapping]] = ..., job_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    superseded: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
+    def __init__(self, outcome: _Optional[_Union[_memory_pb2.ExtractionOutcome, str]] = ..., synthetic_session_id: _Optional[str] = ..., written: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., dropped: _Optional[_Iterable[_Union[_memory_pb2.DroppedFact, _Mapping]]] = ..., usage: _Optional[_Union[_memory_pb2.ExtractionUsage, _Mapping]] = ..., job_id: _Optional[str] = ..., detail: _Optional[str] = ..., superseded: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ...) -> None: ...
 
 class GetUsageRequest(_message.Message):
     __slots__ = ("synthetic_session_id_prefix", "start_time", "end_time")

@@ -257,7 +257,8 @@ class MemoryServiceServicer:
         """Idempotently writes one memory with tags, confidence, metadata,
         groundings and a conversation snapshot. Keyed by memory_key, or by a
         hash of (content, tags, conversation id, groundings) when no key is
-        given: the same call twice yields one memory.
+        given: the same call twice yields one memory. It may supersede memories
+        of the same owner that it updates or contradicts (supersedes).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -302,7 +303,11 @@ class MemoryServiceServicer:
     def ExtractMemories(self, request, context):
         """Runs (or queues) one automatic extraction pass over a finished run's
         transcript. Best-effort: model failures yield OK with an outcome that
-        says what happened, never a half-written batch.
+        says what happened, never a half-written batch. The model is shown the
+        existing memories a new fact may update or contradict and may update
+        one of its own kind in place or supersede one; the server checks each
+        such decision against the run's owners and never lets a pass change or
+        hide a memory a person or a director wrote.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

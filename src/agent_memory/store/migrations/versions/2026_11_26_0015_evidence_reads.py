@@ -6,7 +6,7 @@ before keep no result (NULL): they read back with their outcome and detail only.
 
 Revision ID: 0015
 Revises: 0014
-Create Date: 2026-11-27 10:00:00
+Create Date: 2026-11-26 19:00:00
 """
 
 from __future__ import annotations
