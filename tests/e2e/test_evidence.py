@@ -380,6 +380,11 @@ def test_a_queued_job_reads_back_queued_then_done_with_what_it_did(
     fake.facts(
         fact("deploy command", "deploy with make release from the repository root"),
         fact("staging name", f"staging is called blue {mark}", confidence=0.3),
+        {
+            **fact("staging cluster name", "The staging cluster is called blue."),
+            "action": "supersede",
+            "target": "m1",
+        },
     )
     tenant = f"tenant-{uuid.uuid4().hex[:10]}"
     intake = job_server(jobs_db, extraction_workers=0)
@@ -390,6 +395,15 @@ def test_a_queued_job_reads_back_queued_then_done_with_what_it_did(
                 settings=memory_pb2.AgentSettings(agent_id="agent-j", memory_enabled=True)
             ),
         )
+        green = c.call(
+            c.memory.UpsertMemory,
+            pb.UpsertMemoryRequest(
+                owner=memory_pb2.MemoryOwner(agent_id="agent-j"),
+                key="auto:staging-colour",
+                value="The staging cluster is called green.",
+                source=memory_pb2.MEMORY_SOURCE_AUTO,
+            ),
+        ).memory
         queued = c.call(
             c.memory.ExtractMemories,
             pb.ExtractMemoriesRequest(
@@ -430,8 +444,9 @@ def test_a_queued_job_reads_back_queued_then_done_with_what_it_did(
             c.memory.ListMemories,
             pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id="agent-j")),
         ).memories
-        assert [m.key for m in written] == ["auto:deploy-command"]
-        assert list(done.written_memory_ids) == [written[0].id]
+        assert [m.key for m in written] == ["auto:deploy-command", "auto:staging-cluster-name"]
+        assert list(done.written_memory_ids) == [m.id for m in written]
+        assert list(done.superseded_memory_ids) == [green.id]
         assert [(d.key, d.value, d.reason) for d in done.dropped] == [
             ("auto:staging-name", f"staging is called blue {mark}", "LOW_CONFIDENCE")
         ]

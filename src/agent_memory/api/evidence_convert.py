@@ -61,6 +61,7 @@ def job_to_proto(job: ExtractionJob) -> memory_pb2.ExtractionJob:
         updated_at=timestamp(job.updated_at),
         run_after=timestamp(job.run_after),
         written_memory_ids=[str(i) for i in job.written_memory_ids],
+        superseded_memory_ids=[str(i) for i in job.superseded_memory_ids],
         dropped=[dropped_to_proto(d) for d in job.dropped],
     )
     if job.outcome is not None:

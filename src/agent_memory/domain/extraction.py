@@ -189,3 +189,4 @@ class ExtractionJob:
     written_memory_ids: tuple[uuid.UUID, ...] = ()
     dropped: tuple[DroppedFact, ...] = ()
     usage: Usage | None = None
+    superseded_memory_ids: tuple[uuid.UUID, ...] = ()

@@ -164,6 +164,9 @@ class PgJobs(JobRepository):
             run_after=row["run_after"],
             written_memory_ids=tuple(uuid.UUID(i) for i in result.get("written_memory_ids", ())),
             dropped=tuple(_dropped(d) for d in result.get("dropped", ())),
+            superseded_memory_ids=tuple(
+                uuid.UUID(i) for i in result.get("superseded_memory_ids", ())
+            ),
             usage=Usage(usage["input_tokens"], usage["output_tokens"], usage["cost_usd"])
             if done and usage
             else None,
@@ -193,6 +196,7 @@ def _result_json(result: ExtractionResult) -> dict[str, Any]:
     transcript, and never the value of a fact dropped for carrying a secret."""
     return {
         "written_memory_ids": [str(m.id) for m in result.written],
+        "superseded_memory_ids": [str(m.id) for m in result.superseded],
         "dropped": [
             {
                 "key": d.key,

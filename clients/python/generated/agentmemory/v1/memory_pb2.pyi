@@ -270,7 +270,7 @@ class DroppedFact(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., confidence: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ExtractionJob(_message.Message):
-    __slots__ = ("id", "state", "attempts", "outcome", "detail", "synthetic_session_id", "agent_id", "workspace_id", "created_at", "updated_at", "run_after", "written_memory_ids", "dropped", "usage")
+    __slots__ = ("id", "state", "attempts", "outcome", "detail", "synthetic_session_id", "agent_id", "workspace_id", "created_at", "updated_at", "run_after", "written_memory_ids", "dropped", "usage", "superseded_memory_ids")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -285,6 +285,7 @@ class ExtractionJob(_message.Message):
     WRITTEN_MEMORY_IDS_FIELD_NUMBER: _ClassVar[int]
     DROPPED_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_MEMORY_IDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     state: ExtractionJobState
     attempts: int
@@ -299,7 +300,8 @@ class ExtractionJob(_message.Message):
     written_memory_ids: _containers.RepeatedScalarFieldContainer[str]
     dropped: _containers.RepeatedCompositeFieldContainer[DroppedFact]
     usage: ExtractionUsage
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[ExtractionJobState, str]] = ..., attempts: _Optional[int] = ..., outcome: _Optional[_Union[ExtractionOutcome, str]] = ..., detail: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., written_memory_ids: _Optional[_Iterable[str]] = ..., dropped: _Optional[_Iterable[_Union[DroppedFact, _Mapping]]] = ..., usage: _Optional[_Union[ExtractionUsage, _Mapping]] = ...) -> None: ...
+    superseded_memory_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[ExtractionJobState, str]] = ..., attempts: _Optional[int] = ..., outcome: _Optional[_Union[ExtractionOutcome, str]] = ..., detail: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., written_memory_ids: _Optional[_Iterable[str]] = ..., dropped: _Optional[_Iterable[_Union[DroppedFact, _Mapping]]] = ..., usage: _Optional[_Union[ExtractionUsage, _Mapping]] = ..., superseded_memory_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UsageRecord(_message.Message):
     __slots__ = ("id", "synthetic_session_id", "model", "input_tokens", "output_tokens", "cost_usd", "recorded_at", "agent_id", "outcome")
