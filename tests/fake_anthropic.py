@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 TOOL_NAME = "record_memories"
 
 
@@ -175,3 +177,13 @@ def running_fake() -> Iterator[FakeAnthropic]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def model_on_loopback() -> Iterator[FakeAnthropic]:
+    """A fake Messages API on loopback that the SDK finds through its environment
+    (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``) while the block runs."""
+    with running_fake() as fake, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        mp.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield fake

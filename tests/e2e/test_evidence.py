@@ -19,7 +19,7 @@ from agent_memory_client import InvalidArgument, MemoryClient, NotFound
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.e2e.test_forget import holding
-from tests.fake_anthropic import FakeAnthropic, fact, running_fake
+from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
 from tests.support import Client, ErrorDetails, ServerThread, error_details, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -352,10 +352,8 @@ def jobs_db(create_database: Callable[[str], str]) -> str:
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with running_fake() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+def fake() -> Iterator[FakeAnthropic]:
+    with model_on_loopback() as f:
         yield f
 
 

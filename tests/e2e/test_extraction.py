@@ -24,7 +24,7 @@ from agent_memory.config import Settings
 from agent_memory.extract import budget
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.fake_anthropic import FakeAnthropic, fact, running_fake
+from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
 from tests.support import Client, ServerThread, error_details
 
 MODEL = "claude-haiku-4-5-20251001"
@@ -47,9 +47,7 @@ OUT = memory_pb2  # outcome and scope enums live here
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeAnthropic]:
     """One fake Messages API for the module; the SDK finds it through the environment."""
-    with running_fake() as f, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ANTHROPIC_BASE_URL", f.base_url)
-        mp.setenv("ANTHROPIC_API_KEY", "test-key")
+    with model_on_loopback() as f:
         yield f
 
 

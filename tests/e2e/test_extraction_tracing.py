@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.fake_anthropic import FakeAnthropic, fact, running_fake
+from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
 from tests.support import Client, ServerThread
 
 MODEL = "claude-haiku-4-5-20251001"
@@ -22,10 +22,8 @@ TRANSCRIPT = "user: how do we deploy?\nassistant: " + "We deploy with make relea
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with running_fake() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+def fake() -> Iterator[FakeAnthropic]:
+    with model_on_loopback() as f:
         yield f
 
 

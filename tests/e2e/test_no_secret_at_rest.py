@@ -43,7 +43,7 @@ from agentmemory.v1 import (
     recall_pb2,
     recall_service_pb2,
 )
-from tests.fake_anthropic import FakeAnthropic, fact, running_fake
+from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
 from tests.support import Client, ServerThread, agentmemory_rpcs, error_details, wait_until
 
 # A GitHub token no detector can miss, new on every run, built so no credential sits in
@@ -430,9 +430,7 @@ def purge(database_url: str, needle: str = BODY) -> None:
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeAnthropic]:
-    with running_fake() as f, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ANTHROPIC_BASE_URL", f.base_url)
-        mp.setenv("ANTHROPIC_API_KEY", "test-key")
+    with model_on_loopback() as f:
         yield f
 
 

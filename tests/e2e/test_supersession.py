@@ -17,7 +17,7 @@ import pytest
 from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2, recall_pb2, recall_service_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.fake_anthropic import FakeAnthropic, fact, running_fake
+from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
 from tests.support import Client, ServerThread, error_details
 
 PARIS_RUN = (
@@ -32,9 +32,7 @@ NEW_YORK_RUN = (
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeAnthropic]:
-    with running_fake() as f, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ANTHROPIC_BASE_URL", f.base_url)
-        mp.setenv("ANTHROPIC_API_KEY", "test-key")
+    with model_on_loopback() as f:
         yield f
 
 

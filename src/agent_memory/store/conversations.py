@@ -52,9 +52,8 @@ _GET: LiteralString = "SELECT messages, raw_events," + _COUNTS + " FROM conversa
 
 # Most recently updated first; the key breaks ties, in the same direction so that one
 # backward scan of ix_conversations_updated serves the page.
-_PAGE_FULL: LiteralString = (
-    "SELECT messages, raw_events,"
-    + _COUNTS
+_PAGE: LiteralString = (
+    _COUNTS
     + """
 FROM conversations
 WHERE tenant_id = %(tenant_id)s
@@ -65,19 +64,9 @@ ORDER BY updated_at DESC, provider DESC, conversation_id DESC
 LIMIT %(limit)s
 """
 )
-_PAGE_BASIC: LiteralString = (
-    "SELECT NULL::jsonb AS messages, NULL::jsonb AS raw_events,"
-    + _COUNTS
-    + """
-FROM conversations
-WHERE tenant_id = %(tenant_id)s
-  AND (%(after)s::boolean IS NOT TRUE
-       OR (updated_at, provider, conversation_id)
-          < (%(updated_at)s, %(provider)s, %(conversation_id)s))
-ORDER BY updated_at DESC, provider DESC, conversation_id DESC
-LIMIT %(limit)s
-"""
-)
+_PAGE_FULL: LiteralString = "SELECT messages, raw_events," + _PAGE
+# The basic view reads no message and no raw event.
+_PAGE_BASIC: LiteralString = "SELECT NULL::jsonb AS messages, NULL::jsonb AS raw_events," + _PAGE
 
 # The stored messages the new snapshot would lose: those past its end, and those whose
 # content it changes. Zero rows in the common case (the conversation only grew).
