@@ -286,21 +286,26 @@ def dangling_grounding_violations(
         if points_into_message(g):
             count = len(stored.messages)
             if g.message_position >= count:
-                found.append(_past_end(f"{path}.message_position", f"{where} has {count} messages"))
+                found.append(
+                    _past_end(f"{path}.message_position", f"{where} has {_many(count, 'message')}")
+                )
             else:
                 length = len(stored.messages[g.message_position].content)
                 if g.end_character > length:
                     found.append(
                         _past_end(
                             f"{path}.end_character",
-                            f"message {g.message_position} of {where} has {length} characters",
+                            f"message {g.message_position} of {where} has "
+                            + _many(length, "character"),
                         )
                     )
         if g.raw_event_index is None:
             continue
         count = len(stored.raw_events)
         if g.raw_event_index >= count:
-            found.append(_past_end(f"{path}.raw_event_index", f"{where} has {count} raw events"))
+            found.append(
+                _past_end(f"{path}.raw_event_index", f"{where} has {_many(count, 'raw event')}")
+            )
             continue
         length = len(stored.raw_events[g.raw_event_index])
         for name in ("raw_start_character", "raw_end_character"):
@@ -309,10 +314,15 @@ def dangling_grounding_violations(
                 found.append(
                     _past_end(
                         f"{path}.{name}",
-                        f"raw event {g.raw_event_index} of {where} has {length} characters",
+                        f"raw event {g.raw_event_index} of {where} has "
+                        + _many(length, "character"),
                     )
                 )
     return found
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _past_end(path: str, what: str) -> FieldViolation:
