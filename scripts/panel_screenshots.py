@@ -131,7 +131,7 @@ def upsert(
     source: int = memory_pb2.MEMORY_SOURCE_MANUAL,
     workspace: bool = False,
     ttl_days: int | None = None,
-) -> None:
+) -> memory_pb2.Memory:
     owner = (
         memory_pb2.MemoryOwner(workspace_id=WORKSPACE)
         if workspace
@@ -147,7 +147,8 @@ def upsert(
     )
     if ttl_days is not None:
         request.ttl.FromTimedelta(timedelta(days=ttl_days))
-    c.call(c.memory.UpsertMemory, request)
+    memory: memory_pb2.Memory = c.call(c.memory.UpsertMemory, request).memory
+    return memory
 
 
 def seed_memories(c: Client) -> None:
@@ -190,6 +191,17 @@ def seed_memories(c: Client) -> None:
             content="Customers from the EU expect prices in EUR, VAT included.",
             tags=["billing"],
             confidence=0.8,
+        ),
+    )
+    # A fact that changed: the old one is superseded, out of listings and prompts.
+    priya = upsert(c, "billing-escalation", "Escalate billing disputes to Priya.", importance=30)
+    c.call(
+        c.memory.Memorize,
+        memories_pb.MemorizeRequest(
+            owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+            memory_key="billing-escalation-now",
+            content="Escalate billing disputes to Marco; Priya moved to the platform team.",
+            supersedes=[priya.id],
         ),
     )
     upsert(c, "staging-url", "https://staging.acme-web.test", importance=40, workspace=True)
@@ -335,6 +347,10 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         memories = page.locator("#view-memories")
         expect(memories.get_by_text("auto-captured · read-only").first).to_be_visible()
         written.append(save(page, out / "panel-memories.png"))
+        memories.get_by_label("Show superseded").check()
+        expect(memories.locator(".superseded-label")).to_be_visible()
+        written.append(save(page, out / "panel-superseded.png"))
+        memories.get_by_label("Show superseded").uncheck()
 
         page.get_by_role("tab", name="Blocks").click()
         core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')

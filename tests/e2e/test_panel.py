@@ -8,6 +8,7 @@ sets up or checks the rest over gRPC with an orchestrator key of the same tenant
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -265,6 +266,36 @@ def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tena
     confirm_dialog(page).get_by_role("button", name="Delete").click()
     expect(auto).to_have_count(0)
     assert set(memories_of(tenant.grpc)) == {"tech-stack"}
+
+
+def test_superseded_memories_show_only_when_asked_with_what_replaced_them(
+    page: Page, tenant: Tenant
+) -> None:
+    paris = upsert(
+        tenant.grpc, "office", "Works from the Paris office", memory_pb2.MEMORY_SOURCE_MANUAL
+    )
+    request = pb.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        content="Works from the New York office",
+        memory_key="office-now",
+        supersedes=[paris.id],
+    )
+    tenant.grpc.call(tenant.grpc.memory.Memorize, request)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+
+    expect(memory_row(page, "office-now")).to_be_visible()
+    expect(memory_row(page, "office")).to_have_count(0)
+    toggle = page.get_by_label("Show superseded")
+    toggle.check()
+    old = memory_row(page, "office")
+    expect(old).to_have_class(re.compile(r"\bsuperseded\b"))
+    expect(old.locator(".superseded-label")).to_have_text(
+        "superseded by office-now · not in prompts"
+    )
+    expect(memory_row(page, "office-now").locator(".superseded-label")).to_have_count(0)
+    toggle.uncheck()
+    expect(memory_row(page, "office")).to_have_count(0)
 
 
 def test_actions_keep_the_rows_that_load_more_brought_in(page: Page, tenant: Tenant) -> None:

@@ -103,8 +103,9 @@ export class Api {
   // -- memories ---------------------------------------------------------------
 
   /** One page of an owner's memories, in the server's order. */
-  listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE) {
-    return this.call("GET", ownerPath(target) + query({ pageSize, pageToken }));
+  listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE, showSuperseded = false) {
+    const params = { pageSize, pageToken, showSuperseded: showSuperseded || "" };
+    return this.call("GET", ownerPath(target) + query(params));
   }
 
   createMemory(target, { key, value, importance, pinned }) {

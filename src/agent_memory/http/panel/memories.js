@@ -7,6 +7,9 @@
 // collation, which the page cannot reproduce), the rows loaded so far are then
 // fetched again, as many as were shown. A deleted row is simply removed: the
 // others keep their order, and the next page still starts where it did.
+//
+// Memories a newer fact superseded are left out, as the service lists them, unless
+// "Show superseded" asks for them; they are shown dimmed, with what replaced them.
 
 import { MEMORY_PAGE_SIZE } from "./api.js";
 import { dayEl, el, icon, refreshButton, tableHead, timeEl, viewHead } from "./dom.js";
@@ -56,6 +59,7 @@ export function mount(container, ctx) {
   let nextPageToken = "";
   let editing = null; // the id of the memory being edited
   let generation = 0; // bumped by every listing, so an overtaken answer is dropped
+  let showSuperseded = false;
 
   const tbody = el("tbody");
   const loadMore = el(
@@ -74,8 +78,25 @@ export function mount(container, ctx) {
       ? "pinned first, then by importance, then most recently updated"
       : "pinned first, then by importance, then by key";
 
+  const supersededToggle = el(
+    "label",
+    { class: "check" },
+    el("input", {
+      type: "checkbox",
+      onchange: (event) => {
+        showSuperseded = event.target.checked;
+        load();
+      },
+    }),
+    el("span", {}, "Show superseded"),
+  );
+
   container.replaceChildren(
-    viewHead("Memories", `Listed as the service orders them: ${order}.`, refreshButton(onRefresh)),
+    viewHead(
+      "Memories",
+      `Listed as the service orders them: ${order}.`,
+      el("div", { class: "head-actions" }, supersededToggle, refreshButton(onRefresh)),
+    ),
     editForm,
     createForm,
     el(
@@ -107,7 +128,7 @@ export function mount(container, ctx) {
   async function load(pageToken = "") {
     const mine = ++generation;
     try {
-      const answer = await api.listMemories(target, pageToken);
+      const answer = await api.listMemories(target, pageToken, MEMORY_PAGE_SIZE, showSuperseded);
       if (!ctx.current() || mine !== generation) return;
       const page = answer.memories || [];
       rows = pageToken ? rows.concat(page) : page;
@@ -132,7 +153,7 @@ export function mount(container, ctx) {
     try {
       do {
         const size = Math.min(MEMORY_PAGE_SIZE, wanted - fetched.length);
-        const answer = await api.listMemories(target, token, size);
+        const answer = await api.listMemories(target, token, size, showSuperseded);
         if (!ctx.current() || mine !== generation) return false;
         fetched = fetched.concat(answer.memories || []);
         token = answer.nextPageToken || "";
@@ -179,6 +200,19 @@ export function mount(container, ctx) {
     return el("span", { class: `badge source-${name}` }, name);
   }
 
+  // What replaced a superseded memory: its key when it is listed, else its id.
+  function supersededEl(memory) {
+    if (!memory.supersededBy) return null;
+    const by = rows.find((m) => m.id === memory.supersededBy);
+    return el(
+      "div",
+      { class: "superseded-label" },
+      "superseded by ",
+      by ? keyEl(by.key) : el("code", {}, memory.supersededBy.slice(0, 8)),
+      " · not in prompts",
+    );
+  }
+
   // When the memory expires (the service stops showing it then), or nothing.
   function expiryEl(memory) {
     if (!memory.expireTime) return null;
@@ -188,9 +222,13 @@ export function mount(container, ctx) {
   function viewRow(memory) {
     const pinned = Boolean(memory.pinned);
     const readOnly = Boolean(memory.readOnly);
+    const classes = [readOnly ? "read-only" : "", memory.supersededBy ? "superseded" : ""];
     return el(
       "tr",
-      { dataset: { memoryId: memory.id, key: memory.key }, class: readOnly ? "read-only" : "" },
+      {
+        dataset: { memoryId: memory.id, key: memory.key },
+        class: classes.filter(Boolean).join(" "),
+      },
       el("td", {}, badge(memory)),
       el(
         "td",
@@ -198,6 +236,7 @@ export function mount(container, ctx) {
         keyEl(memory.key),
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
         expiryEl(memory),
+        supersededEl(memory),
       ),
       el("td", { class: "value" }, memory.value),
       el("td", { class: "col-num" }, String(memory.importance || 0)),
