@@ -72,14 +72,16 @@ async def scenario() -> dict[str, object]:
             talk = channel.stream_stream(CHAT, **codecs)
             words = [StringValue(value="a"), StringValue(value="b")]
             for name, call in (
-                ("upload", lambda md: up(iter(words), metadata=md, timeout=10)),
-                ("chat", lambda md: _drain(talk(iter(words), metadata=md, timeout=10))),
+                ("upload", lambda md, sent: up(iter(sent), metadata=md, timeout=10)),
+                ("chat", lambda md, sent: _drain(talk(iter(sent), metadata=md, timeout=10))),
             ):
+                # Refused before any request is read, so none is sent: a client still
+                # writing when the call ends would race the refusal.
                 try:
-                    await call(())
+                    await call((), [])
                 except grpc.aio.AioRpcError as exc:
                     seen[f"{name} without credentials"] = exc.code()
-                seen[name] = await call(GOOD)
+                seen[name] = await call(GOOD, words)
     finally:
         await server.stop(None)
     return seen
