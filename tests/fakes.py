@@ -326,11 +326,13 @@ class FakeMemories(MemoryRepository):
         self._record(kind, current, updated)
         return updated
 
-    async def supersede(self, memory_id: uuid.UUID, by: uuid.UUID) -> Memory | None:
+    async def supersede(self, memory_id: uuid.UUID, by: Memory) -> Memory | None:
         current = self._live(memory_id)
-        if current is None or current.superseded_by == by:
+        if current is None or current.owner != by.owner or current.id == by.id:
             return current
-        updated = self._bump(current, superseded_by=by)
+        if current.superseded_by == by.id:
+            return current
+        updated = self._bump(current, superseded_by=by.id)
         self._record(MemoryEventType.SUPERSEDED, current, updated)
         return updated
 

@@ -326,7 +326,7 @@ class Extraction:
             target = fact.target
             if fact.action is Action.SUPERSEDE and target and target.id != written.memory.id:
                 # Gone since the pass read it: nothing is left to supersede.
-                replaced = await tx.memories.supersede(target.id, written.memory.id)
+                replaced = await tx.memories.supersede(target.id, written.memory)
                 if replaced is not None:
                     superseded.append(replaced)
         return facts, superseded, held

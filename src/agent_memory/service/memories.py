@@ -405,11 +405,11 @@ async def supersede(
         InvalidArgument: it is ``by`` itself, or belongs to another owner (``path``
             names the field).
     """
-    target = await memories.get(memory_id, lock=True)
+    if memory_id == by.id:
+        check([FieldViolation(path, "a memory cannot supersede itself", "SELF_REFERENCE")])
+    target = await memories.supersede(memory_id, by)
     if target is None:
         raise _not_found(memory_id)
-    if target.id == by.id:
-        check([FieldViolation(path, "a memory cannot supersede itself", "SELF_REFERENCE")])
     if target.owner != by.owner:
         check(
             [
@@ -421,10 +421,7 @@ async def supersede(
                 )
             ]
         )
-    superseded = await memories.supersede(memory_id, by.id)
-    if superseded is None:
-        raise _not_found(memory_id)
-    return superseded
+    return target
 
 
 def _validate_chain(chain: list[str]) -> None:

@@ -294,8 +294,9 @@ event AS ({_event("CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END", "old
     + _CHANGED_OR_OLD
 )
 
-# Superseding a memory: a new version that names its replacement, with its event; a
-# memory already superseded by the same one is left as it is.
+# Superseding a memory: a new version that names its replacement, with its event. A
+# memory of another owner than the replacement's, or already superseded by it, is left
+# as it is (and returned so, for the caller to tell which).
 _SUPERSEDE: LiteralString = (
     _CHANGE_OLD
     + f"""
@@ -305,6 +306,7 @@ changed AS (
         version = m.version + 1
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+      AND old.scope = %(scope)s AND old.owner_id = %(owner_id)s AND old.id <> %(by)s
       AND old.superseded_by IS DISTINCT FROM %(by)s
     RETURNING m.*
 ),
@@ -548,8 +550,11 @@ class PgMemories(MemoryRepository):
         row = await fetch_one(self._conn, _PIN, self._changing(id=memory_id, pinned=pinned))
         return memory_from_row(row) if row else None
 
-    async def supersede(self, memory_id: uuid.UUID, by: uuid.UUID) -> Memory | None:
-        row = await fetch_one(self._conn, _SUPERSEDE, self._changing(id=memory_id, by=by))
+    async def supersede(self, memory_id: uuid.UUID, by: Memory) -> Memory | None:
+        params = self._changing(
+            id=memory_id, by=by.id, scope=by.owner.scope.value, owner_id=by.owner.id
+        )
+        row = await fetch_one(self._conn, _SUPERSEDE, params)
         return memory_from_row(row) if row else None
 
     async def delete(

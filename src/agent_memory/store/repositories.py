@@ -122,9 +122,10 @@ class MemoryRepository(ABC):
         is no such memory."""
 
     @abstractmethod
-    async def supersede(self, memory_id: uuid.UUID, by: uuid.UUID) -> Memory | None:
-        """Mark the memory superseded by ``by`` (a SUPERSEDED event when that changes it).
-        ``None`` when there is no such memory."""
+    async def supersede(self, memory_id: uuid.UUID, by: Memory) -> Memory | None:
+        """Mark the memory superseded by ``by`` (a SUPERSEDED event when that changes
+        it), when it is another memory of ``by``'s owner; otherwise it is left as it is.
+        Returns the memory as it stands after, ``None`` when there is no such memory."""
 
     @abstractmethod
     async def delete(
