@@ -132,7 +132,8 @@ def test_listing_pages_newest_first_with_counts_and_the_full_view_on_request(
             f"fact {n}",
             conversation=snapshot(f"conv-{n}", messages=messages, raw_events=EVENTS[:n]),
         )
-    memorize(client, "fact 1 again", conversation=snapshot("conv-1", raw_events=EVENTS[:1]))
+    # A snapshot that changes (one raw event more) takes the listing's first place.
+    memorize(client, "fact 1 again", conversation=snapshot("conv-1", raw_events=EVENTS[:2]))
     seen: list[memory_pb2.Conversation] = []
     token = ""
     while True:
@@ -149,7 +150,7 @@ def test_listing_pages_newest_first_with_counts_and_the_full_view_on_request(
     # BASIC, the default: counts and times, no messages and no raw events.
     assert all(not c.messages and not c.raw_events for c in seen)
     assert [(c.message_count, c.raw_event_count) for c in seen] == [
-        (2, 1),
+        (2, 2),
         (1, 3),
         (2, 3),
         (1, 2),
@@ -163,6 +164,60 @@ def test_listing_pages_newest_first_with_counts_and_the_full_view_on_request(
     assert full[1] == get_conversation(client, "conv-4")
     basic = list_page(client, view=memory_pb2.CONVERSATION_VIEW_BASIC)
     assert list(basic.conversations) == seen
+
+
+def test_the_full_view_holds_few_snapshots_a_page(client: Client) -> None:
+    for n in range(12):
+        memorize(client, f"fact {n}", conversation=snapshot(f"conv-page-{n}"))
+    full = memory_pb2.CONVERSATION_VIEW_FULL
+    assert len(list_page(client, view=full).conversations) == 5
+    capped = list_page(client, view=full, page_size=1000)
+    assert len(capped.conversations) == 10
+    assert capped.next_page_token
+    assert len(list_page(client, page_size=1000).conversations) == 12
+
+
+def test_a_snapshot_too_large_to_read_back_is_refused(client: Client) -> None:
+    big = ["x" * 100_000] * 16  # each event within its limit, 1.6 MB together
+    details = failure(lambda: memorize(client, conversation=snapshot("conv-big", raw_events=big)))
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert details.violations["conversation"].startswith(
+        "message contents and raw events must be at most 1500000 bytes"
+    )
+    assert failure(lambda: get_conversation(client, "conv-big")).code is grpc.StatusCode.NOT_FOUND
+
+
+def test_a_conversation_with_only_its_id_names_the_stored_snapshot(client: Client) -> None:
+    memorize(client, "first", conversation=snapshot("conv-ref"))
+    stored = get_conversation(client, "conv-ref")
+    named = memorize(
+        client,
+        "second, grounded in the stored snapshot",
+        conversation=memory_pb2.Conversation(provider="anthropic", conversation_id="conv-ref"),
+        groundings=[memory_pb2.Grounding(message_position=1, end_character=16)],
+    )
+    assert named.created
+    # Nothing of the snapshot changed, its place in the listing included.
+    assert get_conversation(client, "conv-ref") == stored
+    # Naming a snapshot that is not stored holds nothing to point into.
+    details = failure(
+        lambda: memorize(
+            client,
+            "third",
+            conversation=memory_pb2.Conversation(provider="anthropic", conversation_id="nope"),
+            groundings=[memory_pb2.Grounding(message_position=0)],
+        )
+    )
+    assert "groundings[0].message_position" in details.violations
+
+
+def test_the_same_snapshot_again_changes_nothing(client: Client) -> None:
+    memorize(client, "a fact", conversation=snapshot("conv-same"))
+    before = get_conversation(client, "conv-same")
+    memorize(client, "another fact", conversation=snapshot("conv-same"))
+    assert get_conversation(client, "conv-same").updated_at == before.updated_at
+    memorize(client, "a third", conversation=snapshot("conv-same", raw_events=EVENTS[:1]))
+    assert get_conversation(client, "conv-same").updated_at != before.updated_at
 
 
 def test_bad_page_tokens_and_views_are_invalid_arguments(client: Client) -> None:

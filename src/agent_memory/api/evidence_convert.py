@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_memory.api.convert import timestamp
-from agent_memory.api.extraction_convert import dropped_to_proto
+from agent_memory.api.extraction_convert import dropped_to_proto, outcome_to_proto, usage_to_proto
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.extraction import ExtractionJob, JobState
 from agent_memory.domain.memorize import ConversationMessage, StoredConversation
@@ -65,13 +65,7 @@ def job_to_proto(job: ExtractionJob) -> memory_pb2.ExtractionJob:
         dropped=[dropped_to_proto(d) for d in job.dropped],
     )
     if job.outcome is not None:
-        message.outcome = getattr(memory_pb2, f"EXTRACTION_OUTCOME_{job.outcome.name}")
+        message.outcome = outcome_to_proto(job.outcome)
     if job.usage is not None:
-        message.usage.CopyFrom(
-            memory_pb2.ExtractionUsage(
-                input_tokens=job.usage.input_tokens,
-                output_tokens=job.usage.output_tokens,
-                cost_usd=job.usage.cost_usd,
-            )
-        )
+        message.usage.CopyFrom(usage_to_proto(job.usage))
     return message

@@ -8,6 +8,7 @@ from agent_memory.domain.extraction import (
     ExtractionOutcome,
     ExtractionRequest,
     ExtractionResult,
+    Usage,
     UsageRecord,
     UsageReport,
 )
@@ -51,17 +52,25 @@ def dropped_to_proto(fact: DroppedFact) -> memory_pb2.DroppedFact:
     )
 
 
+def outcome_to_proto(outcome: ExtractionOutcome) -> memory_pb2.ExtractionOutcome:
+    return _OUTCOMES[outcome]
+
+
+def usage_to_proto(usage: Usage) -> memory_pb2.ExtractionUsage:
+    return memory_pb2.ExtractionUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usage.cost_usd,
+    )
+
+
 def result_to_proto(result: ExtractionResult) -> pb.ExtractMemoriesResponse:
     return pb.ExtractMemoriesResponse(
         outcome=_OUTCOMES[result.outcome],
         synthetic_session_id=result.synthetic_session_id,
         written=[memory_to_proto(m) for m in result.written],
         dropped=[dropped_to_proto(d) for d in result.dropped],
-        usage=memory_pb2.ExtractionUsage(
-            input_tokens=result.usage.input_tokens,
-            output_tokens=result.usage.output_tokens,
-            cost_usd=result.usage.cost_usd,
-        ),
+        usage=usage_to_proto(result.usage),
         job_id=str(result.job_id) if result.job_id else "",
         detail=result.detail,
         superseded=[memory_to_proto(m) for m in result.superseded],

@@ -33,6 +33,9 @@ MAX_MESSAGES = 10_000
 # Raw provider events: as many as messages; one event is a streamed chunk or a whole
 # message as the provider sent it, usually JSON, and a long tool result fits.
 MAX_RAW_EVENTS = 10_000
+# A snapshot's text (message contents and raw events, in UTF-8): what one read of it can
+# return whole, under the response budget of the default message limit.
+SNAPSHOT_MAX_BYTES = 1_500_000
 RAW_EVENT_MAX_CHARS = 100_000
 ROLE_MAX_CHARS = 64
 MESSAGE_ID_MAX_CHARS = 255
@@ -63,6 +66,12 @@ class Conversation:
     conversation_id: str
     messages: tuple[ConversationMessage, ...] = ()
     raw_events: tuple[str, ...] = ()
+
+    @property
+    def is_reference(self) -> bool:
+        """No message and no raw event: it names the snapshot stored under its id and
+        changes nothing of it."""
+        return not self.messages and not self.raw_events
 
 
 @dataclass(frozen=True)
@@ -263,7 +272,24 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
             found.append(
                 FieldViolation(path, "must not contain NUL characters", "INVALID_CHARACTER")
             )
+    size = snapshot_bytes(c)
+    if size > SNAPSHOT_MAX_BYTES:
+        found.append(
+            FieldViolation(
+                "conversation",
+                f"message contents and raw events must be at most {SNAPSHOT_MAX_BYTES} bytes "
+                f"(got {size}), so that the snapshot reads back whole",
+                "TOO_LARGE",
+            )
+        )
     return found
+
+
+def snapshot_bytes(c: Conversation) -> int:
+    """The UTF-8 size of a snapshot's message contents and raw events."""
+    return sum(len(m.content.encode()) for m in c.messages) + sum(
+        len(e.encode()) for e in c.raw_events
+    )
 
 
 def points_into_message(g: Grounding) -> bool:

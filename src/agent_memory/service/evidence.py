@@ -27,6 +27,10 @@ from agent_memory.domain.paging import (
 )
 from agent_memory.store.repositories import Store
 
+# Whole snapshots are large (up to SNAPSHOT_MAX_BYTES of text each): a full page holds few.
+FULL_PAGE_DEFAULT = 5
+FULL_PAGE_MAX = 10
+
 
 class EvidenceReads:
     def __init__(self, store: Store) -> None:
@@ -67,7 +71,11 @@ class EvidenceReads:
         only when ``full``.
 
         Raises: InvalidArgument — a bad page size or token."""
-        limit = page_size(size)
+        limit = (
+            page_size(size, default=FULL_PAGE_DEFAULT, maximum=FULL_PAGE_MAX)
+            if full
+            else (page_size(size))
+        )
         listing = listing_fingerprint("conversations", "full" if full else "basic")
         raw = decode_page_token(token, listing, arity=3)
         after: tuple[datetime, str, str] | None = None

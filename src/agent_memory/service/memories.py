@@ -178,7 +178,14 @@ class Memories:
         async with self._store.transaction(principal) as tx:
             written = await write_by_key(tx.memories, write)
             await tx.memories.replace_groundings(written.memory.id, item.groundings)
-            if conversation is not None:
+            if conversation is not None and conversation.is_reference:
+                # No message and no raw event: the snapshot stored already, unchanged.
+                found = await tx.conversations.get(
+                    conversation.provider, conversation.conversation_id
+                )
+                stored = found.conversation if found else conversation
+                check(dangling_grounding_violations(item.groundings, stored))
+            elif conversation is not None:
                 # After the memory's own groundings changed: only others' hold messages.
                 stored = await tx.conversations.put(conversation, writer=written.memory.id)
                 # Against the snapshot as stored, merge included; refused, all rolls back.

@@ -43,6 +43,10 @@ SET messages = %(messages)s, message_count = %(message_count)s,
     updated_at = clock_timestamp()
 WHERE"""
     + _KEY
+    # A retried Memorize sends the same snapshot: nothing to write, and no new place in
+    # the listing.
+    + """
+  AND (messages, raw_events) IS DISTINCT FROM (%(messages)s::jsonb, %(raw_events)s::jsonb)"""
 )
 
 _COUNTS: LiteralString = """
