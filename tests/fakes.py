@@ -54,6 +54,9 @@ from agent_memory.store.repositories import (
     Store,
     Tx,
 )
+from agent_memory.store.repositories import (
+    Clock as ClockRepository,
+)
 
 
 @dataclass
@@ -140,9 +143,19 @@ class FakeStore(Store):
             jobs=missing,
             recall=missing,
             prompts=missing,
-            clock=missing,
+            clock=FakeClock(self),
             forget=missing,
         )
+
+
+class FakeClock(ClockRepository):
+    """The database's clock: the store's wall clock."""
+
+    def __init__(self, store: FakeStore) -> None:
+        self._store = store
+
+    async def now(self) -> datetime:
+        return self._store.clock()
 
 
 class _Missing:

@@ -131,3 +131,18 @@ def test_an_update_sets_or_clears_the_expiry_even_of_a_read_only_memory() -> Non
     with pytest.raises(InvalidArgument) as refused:
         run(memories.update(ALICE, auto.id, MemoryPatch(expire_time=NOW - timedelta(days=1))))
     assert [v.field for v in refused.value.violations] == ["memory.expire_time"]
+
+
+def test_an_instant_the_database_clock_has_passed_is_refused_though_the_replicas_has_not() -> None:
+    store = FakeStore()
+    memories = Memories(store)
+    # The database's clock runs an hour ahead of this replica's.
+    store.clock.advance(datetime.now(UTC) - store.clock() + timedelta(hours=1))
+    soon = datetime.now(UTC) + timedelta(minutes=30)
+    with pytest.raises(InvalidArgument) as refused:
+        run(memories.upsert(ALICE, owner=AGENT, key="room", value="4", expiration=soon))
+    assert [v.field for v in refused.value.violations] == ["expire_time"]
+    assert run(memories.list(ALICE, owner=AGENT, size=10, token="", show_expired=True)).items == []
+    later = datetime.now(UTC) + timedelta(hours=2)
+    kept, _ = run(memories.upsert(ALICE, owner=AGENT, key="room", value="4", expiration=later))
+    assert kept.expire_time == later

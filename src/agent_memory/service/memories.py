@@ -61,7 +61,7 @@ from agent_memory.domain.paging import (
     paged,
     refuse_page_token,
 )
-from agent_memory.store.repositories import MemoryRepository, Store
+from agent_memory.store.repositories import MemoryRepository, Store, Tx
 
 UPSERT_SOURCES = (MemorySource.MANUAL, MemorySource.AUTO, MemorySource.DIRECTOR)
 LEARNINGS_DEFAULT = 20
@@ -136,6 +136,7 @@ class Memories:
             expiration=checked_expiration(expiration, datetime.now(UTC)),
         )
         async with self._store.connection(principal) as tx:
+            await _not_past(tx, write.expiration)
             written = await write_by_key(tx.memories, write)
         return written.memory, written.created
 
@@ -176,6 +177,7 @@ class Memories:
             expiration=expiration,
         )
         async with self._store.transaction(principal) as tx:
+            await _not_past(tx, write.expiration)
             written = await write_by_key(tx.memories, write)
             await tx.memories.replace_groundings(written.memory.id, item.groundings)
             if conversation is not None and conversation.is_reference:
@@ -297,6 +299,7 @@ class Memories:
         checked_expiration(patch.expire_time, datetime.now(UTC), prefix="memory.")
         expected = _expected_version(etag)
         async with self._store.transaction(principal) as tx:
+            await _not_past(tx, patch.expire_time, prefix="memory.")
             current = await tx.memories.get(memory_id, lock=True)
             if current is None:
                 raise _not_found(memory_id)
@@ -402,6 +405,25 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
     raise Conflict(f"key {write.key!r} kept changing; retry", reason="CONCURRENT_WRITE")
 
 
+async def _not_past(tx: Tx, expiration: Expiration | None, *, prefix: str = "") -> None:
+    """Refuse an expiry instant the database's clock has passed: expiry is judged by that
+    clock, which a replica's own may lag.
+
+    Raises:
+        InvalidArgument: the instant is not after the database's now.
+    """
+    if isinstance(expiration, datetime) and expiration <= await tx.clock.now():
+        check(
+            [
+                FieldViolation(
+                    f"{prefix}expire_time",
+                    "must be in the future (by the database's clock)",
+                    "OUT_OF_RANGE",
+                )
+            ]
+        )
+
+
 async def supersede(
     memories: MemoryRepository, memory_id: uuid.UUID, by: Memory, path: str
 ) -> Memory:
@@ -454,7 +476,7 @@ def _event_position(raw: list[Any]) -> tuple[datetime, uuid.UUID]:
 def _read_only(memory: Memory) -> FailedPrecondition:
     return FailedPrecondition(
         f"memory {memory.id} is read-only ({memory.source.value}): "
-        "only pinned and expire_time can change, and it can be deleted",
+        "only pinned, expire_time and tags can change, and it can be deleted",
         reason="READ_ONLY_MEMORY",
         metadata={"memory_id": str(memory.id), "source": memory.source.value},
     )
