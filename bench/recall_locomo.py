@@ -38,7 +38,6 @@ from agentmemory.v1 import block_pb2, block_service_pb2_grpc, memory_pb2, recall
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 
-ROOT = Path(__file__).resolve().parent.parent
 KS = (1, 5, 10)
 STOPWORDS = frozenset(
     """a an the and or but if of to in on at by for with about as is are was were be been

@@ -201,6 +201,38 @@ def test_an_export_read_into_another_tenant_exports_the_same(
         ]
 
 
+HEADER = '{"format": "agent-memory-export", "version": 1}\n'
+
+
+def _memory(**fields: object) -> str:
+    """A memory record line, with what ``fields`` change."""
+    record = {
+        "kind": "memory",
+        "id": "9b2f2a70-5d0a-4a39-9f55-6f3f0f7f1a11",
+        "scope": "agent",
+        "owner_id": "a",
+        "key": "k",
+        "value": "v",
+        "source": "manual",
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "updated_at": "2026-01-01T00:00:00+00:00",
+        **fields,
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_a_memory_without_pinned_or_importance_takes_their_defaults(
+    database_url: str, tmp_path: Path
+) -> None:
+    tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    path = tmp_path / "lean.jsonl"
+    path.write_text(HEADER + _memory(), encoding="utf-8")
+    done = cli("import", "--tenant", tenant, str(path), "--database-url", database_url)
+    assert done.returncode == 0, done.stderr
+    (record,) = export(database_url, tenant, tmp_path / "out.jsonl")
+    assert (record["pinned"], record["importance"]) == (False, 0)
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
@@ -226,6 +258,14 @@ def test_an_export_read_into_another_tenant_exports_the_same(
             '"content": "deploy key AKIA' + '4HFT2QWRZ7ZXCVBN"}\n',
             "content",
         ),
+        # A credential named only by its key, as the service's own scan catches it.
+        (HEADER + _memory(key="db-password", value="Tr0ub4dor&3"), "value"),
+        (HEADER + _memory(metadata={"password": "Tr0ub4dor&3"}), "metadata.password"),
+        # What the service would not store, and a read could not answer for.
+        (HEADER + _memory(metadata=[1, 2]), "metadata must be a JSON object"),
+        (HEADER + _memory(confidence=7.5), "confidence: must be between 0 and 1"),
+        (HEADER + _memory(key="bell\x07"), "key:"),
+        (HEADER + _memory(tags=["t"] * 33), "tags: at most 32 tags"),
     ],
 )
 def test_a_bad_file_is_one_line_and_imports_nothing(

@@ -4,9 +4,21 @@ written."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
+
+from agent_memory.domain.errors import FieldViolation
+from agent_memory.domain.memorize import metadata_violations, tag_violations
+from agent_memory.domain.memory import (
+    KEY_MAX_CHARS,
+    VALUE_MAX_CHARS,
+    identifier_violations,
+    importance_violations,
+    owner_violations,
+    text_violations,
+)
 
 FORMAT = "agent-memory-export"
 VERSION = 1
@@ -69,7 +81,36 @@ def check_record(record: Any) -> dict[str, Any]:
     raw_events = record.get("raw_events")
     if kind == "conversation" and not _strings_or_none(raw_events):
         raise FormatError("a conversation's raw_events must be a list of strings")
+    if kind == "memory":
+        _check_memory(record)
     return record
+
+
+def _check_memory(record: Mapping[str, Any]) -> None:
+    """A memory record holds what the service would store: the write rules of the API,
+    so that every read of an imported memory answers as for any other."""
+    texts = {name: record[name] for name in ("owner_id", "key", "value")}
+    wrong = [name for name, text in texts.items() if not isinstance(text, str)]
+    if wrong:
+        raise FormatError(f"a memory's {', '.join(wrong)} must be text")
+    tags, metadata = record.get("tags") or [], record.get("metadata") or {}
+    if not _strings_or_none(tags):
+        raise FormatError("a memory's tags must be a list of strings")
+    if not isinstance(metadata, dict):
+        raise FormatError("a memory's metadata must be a JSON object")
+    violations = owner_violations("owner_id", texts["owner_id"])
+    violations += identifier_violations("key", texts["key"], max_chars=KEY_MAX_CHARS)
+    violations += text_violations("value", texts["value"], max_chars=VALUE_MAX_CHARS)
+    importance, confidence = record.get("importance"), record.get("confidence")
+    if importance is not None:
+        violations += importance_violations("importance", importance)
+    if confidence is not None and not (
+        isinstance(confidence, int | float) and 0 <= confidence <= 1
+    ):
+        violations.append(FieldViolation("confidence", "must be between 0 and 1", "OUT_OF_RANGE"))
+    violations += tag_violations("tags", tags) + metadata_violations("metadata", metadata)
+    if violations:
+        raise FormatError("; ".join(f"{v.field}: {v.description}" for v in violations[:3]))
 
 
 def _strings_or_none(value: Any) -> bool:
@@ -83,9 +124,16 @@ def record_texts(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         if value:
             yield path, value
     elif isinstance(value, dict):
-        for key, item in value.items():
-            at = f"{path}.{key}" if path else str(key)
-            yield at, str(key)
+        # As the service scans a write: a key beside its value, and each member's name
+        # beside its text, so a credential named only by its key is caught too.
+        key, text = value.get("key"), value.get("value")
+        if isinstance(key, str) and isinstance(text, str) and key and text:
+            yield (f"{path}.value" if path else "value"), f"{key}: {text}"
+        for name, item in value.items():
+            at = f"{path}.{name}" if path else str(name)
+            yield at, str(name)
+            if isinstance(item, str) and item:
+                yield at, f"{name}: {json.dumps(item, ensure_ascii=False)}"
             yield from record_texts(item, at)
     elif isinstance(value, list):
         for i, item in enumerate(value):

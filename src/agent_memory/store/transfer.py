@@ -139,7 +139,8 @@ inserted AS (
                           conversation_id, created_at, updated_at, expire_time,
                           superseded_by, created_by, updated_by)
     SELECT %(tenant_id)s, (r ->> 'id')::uuid, r ->> 'scope', r ->> 'owner_id', r ->> 'key',
-           r ->> 'value', (r ->> 'pinned')::boolean, (r ->> 'importance')::smallint,
+           r ->> 'value', coalesce((r ->> 'pinned')::boolean, false),
+           coalesce((r ->> 'importance')::smallint, 0),
            r ->> 'source', ARRAY(SELECT jsonb_array_elements_text(r -> 'tags')),
            (r ->> 'confidence')::float8, coalesce(r -> 'metadata', '{}'::jsonb),
            r ->> 'conversation_provider', r ->> 'conversation_id',
