@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from agent_memory.api.server import RunningServer, start_server
 from agent_memory.config import Settings
 from agent_memory.domain.identity import Role
+from agent_memory.embed import model_of
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
 from agentmemory.v1 import (
@@ -125,6 +126,7 @@ class ServerThread:
                 pool_size=self.settings.db_pool_size,
                 statement_timeout_ms=self.settings.db_statement_timeout_ms,
                 tracer_provider=self.tracer_provider,
+                index_model=model_of(self.settings),
             )
             return await start_server(self.settings, self.db, tracer_provider=self.tracer_provider)
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_memory import __version__
 from agent_memory.config import LOG_LEVELS, Settings, SettingsError
@@ -94,6 +94,20 @@ def _parser() -> argparse.ArgumentParser:
         help="require client certificates signed by these PEM CA certificates "
         "(env MEMORY_TLS_CLIENT_CA)",
     )
+    serve.add_argument(
+        "--embedder",
+        choices=("local", "http", "none"),
+        help="recall by meaning: local (a model in this process), http (an OpenAI-"
+        "compatible embeddings API at --embedder-url) or none (lexical) (env "
+        "MEMORY_EMBEDDER, default: http when --embedder-url is set, else local where "
+        "installed)",
+    )
+    serve.add_argument(
+        "--embedder-url",
+        metavar="URL",
+        help="base URL of the embeddings API for --embedder http, e.g. "
+        "http://127.0.0.1:8080/v1 (env MEMORY_EMBEDDER_URL)",
+    )
     database_options(serve)
 
     health = commands.add_parser(
@@ -121,6 +135,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     health.add_argument(
         "--timeout", type=_seconds, default=3.0, help="seconds, more than 0 (default 3)"
+    )
+    health.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also say how recall ranks (by words, or by words and meaning, with which "
+        "model); asks with the key in MEMORY_API_KEY, or as the local mode's caller",
     )
 
     mcp = commands.add_parser(
@@ -214,6 +234,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         tls_key=getattr(args, "tls_key", None),
         tls_client_ca=getattr(args, "tls_client_ca", None),
         database_wait_seconds=getattr(args, "database_wait", None),
+        embedder=getattr(args, "embedder", None),
+        embedder_url=getattr(args, "embedder_url", None),
     )
 
 
@@ -313,9 +335,31 @@ def _health(args: argparse.Namespace) -> int:
         except grpc.RpcError as exc:
             print(f"{address}: {exc.code().name}: {exc.details()}", file=sys.stderr)
             return 1
-    name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-    print(f"{address}: {name}")
+        name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+        print(f"{address}: {name}")
+        if args.verbose:
+            print(f"{address}: recall {_recall_status(channel, args.timeout)}")
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
+def _recall_status(channel: Any, timeout: float) -> str:
+    """How the server ranks recall, as it says; or why it could not be asked."""
+    import grpc
+
+    from agentmemory.v1 import recall_service_pb2, recall_service_pb2_grpc
+
+    key = os.environ.get("MEMORY_API_KEY", "")
+    metadata = (("authorization", f"Bearer {key}"),) if key else ()
+    try:
+        stub = recall_service_pb2_grpc.RecallServiceStub(channel)  # type: ignore[no-untyped-call]
+        reply = stub.GetRecallStatus(
+            recall_service_pb2.GetRecallStatusRequest(), metadata=metadata, timeout=timeout
+        )
+    except grpc.RpcError as exc:
+        if exc.code() is grpc.StatusCode.UNAUTHENTICATED:
+            return "unknown: set MEMORY_API_KEY to a key of the server to ask"
+        return f"unknown: {exc.code().name}: {exc.details()}"
+    return str(reply.status.detail)
 
 
 def _mcp(args: argparse.Namespace) -> int:

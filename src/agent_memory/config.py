@@ -84,13 +84,24 @@ class Settings:
     expiry_sweep_batch: int = 500
     # Active memory: past this many runs since a reset, a reset is suggested.
     active_memory_warning_runs: int = 20
-    # Recall by meaning: an OpenAI-compatible embeddings API (base URL, ending in /v1).
-    # Unset: recall is lexical. Used only where PostgreSQL has pgvector.
+    # Recall by meaning: "local" (a model in the process), "http" (an OpenAI-compatible
+    # embeddings API at embedder_url) or "none" (lexical). Unset: http when a URL is
+    # given, else local where the model is installed. Needs pgvector in PostgreSQL.
+    embedder: str = ""
     embedder_url: str | None = None
     embedder_model: str = ""
     embedder_api_key: str = field(default="", repr=False)
     embedder_timeout_seconds: float = 5.0
-    embedding_weight: float = 0.3
+    embedder_query_prefix: str = ""
+    embedder_passage_prefix: str = ""
+    # Cores the local model uses per call; 0: the machine's, shared by the workers.
+    embedder_threads: int = 0
+    embedding_weight: float = 0.5
+    # The background indexer: lines and rows claimed per round, how often an idle one
+    # looks for work, and how long a claim holds before another may take it.
+    index_batch: int = 32
+    index_poll_seconds: float = 1.0
+    index_lease_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -144,6 +155,9 @@ class Settings:
             "extraction_lease_seconds",
             "expiry_sweep_seconds",
             "expiry_sweep_batch",
+            "index_batch",
+            "index_poll_seconds",
+            "index_lease_seconds",
         ):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"MEMORY_{name.upper()} must be positive")
@@ -159,7 +173,17 @@ class Settings:
         if self.embedder_timeout_seconds <= 0:
             raise SettingsError("MEMORY_EMBEDDER_TIMEOUT_SECONDS must be positive")
         if self.embedder_url and not self.embedder_url.startswith(("http://", "https://")):
-            raise SettingsError("MEMORY_EMBEDDER_URL must be an http:// or https:// URL")
+            raise SettingsError(
+                f"--embedder-url {self.embedder_url!r}: give an http:// or https:// URL "
+                "(--embedder-url or MEMORY_EMBEDDER_URL)"
+            )
+        if self.embedder not in ("", "local", "http", "none"):
+            raise SettingsError(
+                f"--embedder {self.embedder!r}: use local, http or none "
+                "(--embedder or MEMORY_EMBEDDER)"
+            )
+        if self.embedder_threads < 0:
+            raise SettingsError("MEMORY_EMBEDDER_THREADS must not be negative")
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
         _check_address("--listen", "MEMORY_LISTEN", self.listen)
@@ -368,19 +392,40 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
         "runs of a shared session after which GetActiveSession suggests a reset",
         None,
     ),
+    "embedder": (
+        "recall by meaning: `local` (multilingual-e5-small in the process), `http` (an "
+        "OpenAI-compatible embeddings API) or `none` (lexical); needs pgvector",
+        "`http` with a URL, else `local` where installed",
+    ),
     "embedder_url": (
-        "base URL of an OpenAI-compatible embeddings API (`http://127.0.0.1:8080/v1`); "
-        "unset: recall is lexical",
+        "base URL of an OpenAI-compatible embeddings API (`http://127.0.0.1:8080/v1`) "
+        "for `--embedder http`",
         None,
     ),
     "embedder_model": ("the `model` sent to `<url>/embeddings`", None),
     "embedder_api_key": ("sent as `Authorization: Bearer` when set", "unset"),
     "embedder_timeout_seconds": (
-        "one embeddings call; on failure the write or recall goes on lexically",
+        "one embeddings call; on failure recall goes on lexically and indexing retries",
         None,
     ),
-    "embedding_weight": (
-        "share of meaning in the recall score, 0 to 1 (needs pgvector in PostgreSQL)",
+    "embedder_query_prefix": (
+        "put before every query sent to the API (`query: ` for e5, `search_query: ` for "
+        "nomic-embed)",
+        None,
+    ),
+    "embedder_passage_prefix": (
+        "put before every line and memory sent to the API (`passage: `, `search_document: `)",
+        None,
+    ),
+    "embedder_threads": (
+        "cores the local model uses per call",
+        "0: the machine's cores divided by `workers`",
+    ),
+    "embedding_weight": ("share of meaning in the recall score, 0 to 1", None),
+    "index_batch": ("lines and memories the background indexer embeds per round", None),
+    "index_poll_seconds": ("how often an idle indexer looks for new lines and memories", None),
+    "index_lease_seconds": (
+        "an indexer holds what it claimed this long; past it, another may take it",
         None,
     ),
 }

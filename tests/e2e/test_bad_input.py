@@ -342,8 +342,13 @@ def invoke(client: Client, method: MethodDescriptor, request: Message) -> None:
         unary(request, metadata=client.metadata, timeout=CALL_TIMEOUT)
 
 
+# What the background indexer keeps on rows, whenever it gets to them: not a request's.
+INDEXER_COLUMNS = ["embedding", "embedding_model", "embedded_hash", "index_lease_until"]
+
+
 class Snapshots:
-    """Row counts and a checksum of the contents of every tenant table, for one tenant."""
+    """Row counts and a checksum of the contents of every tenant table, for one tenant
+    (but for what the indexer writes in the background)."""
 
     def __init__(self, url: str) -> None:
         self.conn = psycopg.connect(url, autocommit=True)
@@ -359,14 +364,17 @@ class Snapshots:
         self.tables = tables
         self.query = sql.SQL(" UNION ALL ").join(
             sql.SQL(
-                "SELECT {name}, count(*), md5(coalesce(string_agg(t::text, E'\\n' "
-                "ORDER BY t::text), '')) FROM {table} t WHERE tenant_id = %(tenant)s"
+                "SELECT {name}, count(*), md5(coalesce(string_agg(r::text, E'\\n' "
+                "ORDER BY r::text), '')) FROM {table} t, "
+                "LATERAL (SELECT to_jsonb(t) - %(derived)s::text[] AS r) AS x "
+                "WHERE tenant_id = %(tenant)s"
             ).format(name=sql.Literal(table), table=sql.Identifier(table))
             for table in tables
         )
 
     def take(self, tenant: str) -> dict[str, tuple[int, str]]:
-        rows = self.conn.execute(self.query, {"tenant": tenant}).fetchall()
+        params = {"tenant": tenant, "derived": INDEXER_COLUMNS}
+        rows = self.conn.execute(self.query, params).fetchall()
         return {name: (count, digest) for name, count, digest in rows}
 
     def close(self) -> None:

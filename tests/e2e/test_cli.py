@@ -212,7 +212,8 @@ def free_port() -> int:
 )
 def test_an_unreachable_database_is_one_line_naming_the_flag(command: tuple[str, ...]) -> None:
     url = f"postgresql://postgres:hunter2@127.0.0.1:{free_port()}/nothing"
-    done = cli(*command, "--database-url", url, timeout=60)
+    # A server that is not up yet is waited for; a second is enough to see the end.
+    done = cli(*command, "--database-url", url, "--database-wait", "1", timeout=60)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "--database-url" in done.stderr

@@ -241,7 +241,7 @@ RETRIED = {
         "ListConversations",
         "GetExtractionJob",
     },
-    "RecallService": {"Recall", "RenderPrompt"},
+    "RecallService": {"Recall", "RenderPrompt", "GetRecallStatus"},
 }
 
 

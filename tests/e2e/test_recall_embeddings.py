@@ -1,6 +1,7 @@
-"""Recall with an embedder (a fake OpenAI-compatible API on loopback): lines found by
-meaning where PostgreSQL has pgvector, lexical recall where it has not or when the
-embedder fails, and scores in [0, 1] either way."""
+"""Recall with an embeddings API (a fake OpenAI-compatible one on loopback): lines are
+embedded in the background with the passage form, queries with the query form, and
+found by meaning where PostgreSQL has pgvector; by words where it has not, or while
+the embedder fails (and indexing catches up once it answers again)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import psycopg
 import pytest
 
 from agent_memory.config import Settings
-from agent_memory.embed import HttpEmbedder
+from agent_memory.embed import embedder_from_settings
+from agent_memory.embed.http import HttpEmbedder
 from agentmemory.v1 import block_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as pb
 from tests.fake_embeddings import FakeEmbeddings, running_fake, vector
-from tests.support import Client, ServerThread
+from tests.support import Client, ServerThread, wait_until
 
 CAR = "Bought a red car last week, it still smells new."
 LINES = [
@@ -33,10 +35,20 @@ def fake() -> Iterator[FakeEmbeddings]:
         yield running
 
 
+def http_settings(fake: FakeEmbeddings) -> Settings:
+    return Settings(
+        embedder="http",
+        embedder_url=f"{fake.base_url}/v1",
+        embedder_model="fake",
+        embedder_query_prefix="query: ",
+        embedder_passage_prefix="passage: ",
+        index_poll_seconds=0.2,
+    )
+
+
 @pytest.fixture(scope="module")
 def embedding_server(database_url: str, fake: FakeEmbeddings) -> Iterator[ServerThread]:
-    settings = Settings(embedder_url=f"{fake.base_url}/v1", embedder_model="fake")
-    running = ServerThread(database_url, settings=settings)
+    running = ServerThread(database_url, settings=http_settings(fake))
     with running:
         yield running
 
@@ -53,18 +65,25 @@ def caller(embedding_server: ServerThread, fake: FakeEmbeddings) -> Iterator[Cli
 def has_pgvector(database_url: str) -> bool:
     with psycopg.connect(database_url) as conn:
         row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')"
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"
         ).fetchone()
     return bool(row and row[0])
 
 
-def write(client: Client, content: str) -> None:
+def write(client: Client, content: str) -> block_pb2.Block:
     request = block_pb.WriteBlockRequest(
         label=block_pb2.BLOCK_LABEL_ARCHIVAL,
         scope=memory_pb2.SCOPE_USER,
         content=content,
     )
-    client.call(client.blocks.WriteBlock, request)
+    return client.call(client.blocks.WriteBlock, request).block  # type: ignore[no-any-return]
+
+
+def indexed_lines(client: Client) -> int:
+    request = block_pb.GetBlockRequest(
+        label=block_pb2.BLOCK_LABEL_ARCHIVAL, scope=memory_pb2.SCOPE_USER
+    )
+    return int(client.call(client.blocks.GetBlock, request).block.indexed_line_count)
 
 
 def recall(client: Client, query: str, **kw: object) -> list[pb.RecallResponse]:
@@ -72,47 +91,62 @@ def recall(client: Client, query: str, **kw: object) -> list[pb.RecallResponse]:
     return list(client.call(client.recall.Recall, request))
 
 
-def stored_embeddings(database_url: str, client: Client) -> list[list[float] | None]:
+def stored(database_url: str, client: Client) -> list[tuple[list[float] | None, str | None]]:
     with psycopg.connect(database_url) as conn:
         rows = conn.execute(
-            "SELECT embedding FROM archival_lines WHERE tenant_id = %s ORDER BY line_number",
+            "SELECT embedding, embedding_model FROM archival_lines WHERE tenant_id = %s"
+            " ORDER BY line_number",
             (client.tenant_id,),
         ).fetchall()
-    return [r[0] for r in rows]
+    return [(r[0], r[1]) for r in rows]
 
 
-def test_a_line_is_recalled_by_meaning_where_pgvector_is(
+def test_lines_are_embedded_in_the_background_in_their_passage_form(
     caller: Client, database_url: str, fake: FakeEmbeddings, has_pgvector: bool
 ) -> None:
-    write(caller, "\n".join(LINES))
-    embeddings = stored_embeddings(database_url, caller)
-    assert len(embeddings) == len(LINES)
-    for line, stored in zip(LINES, embeddings, strict=True):
-        assert stored == pytest.approx(vector(line), abs=1e-6)
-    assert fake.requests[-1]["model"] == "fake"
+    assert write(caller, "\n".join(LINES)).indexed_line_count == 0
+    if not has_pgvector:
+        # Nothing could compare the vectors: nothing is embedded, recall is by words.
+        assert stored(database_url, caller) == [(None, None)] * len(LINES)
+        assert CAR not in [m.content for m in recall(caller, "automobile")]
+        return
+    assert wait_until(lambda: indexed_lines(caller) == len(LINES), timeout=30)
+    model = embedder_from_settings(http_settings(fake)).model  # type: ignore[union-attr]
+    assert model.startswith("fake#")  # the forms are part of what made the vectors
+    for line, (vector_stored, made_by) in zip(LINES, stored(database_url, caller), strict=True):
+        assert vector_stored == pytest.approx(vector("passage: " + line), abs=1e-6)
+        assert made_by == model
+    assert all(r["model"] == "fake" for r in fake.requests)
 
     matches = recall(caller, "automobile")  # shares no word with the line about a car
-    if has_pgvector:
-        assert matches, "the car line is found by meaning"
-        assert matches[0].content == CAR
-        assert 0 < matches[0].score <= 1
-    else:
-        assert CAR not in [m.content for m in matches]  # lexical only
-
+    assert matches[0].content == CAR
+    assert 0 < matches[0].score <= 1
+    assert {"input": ["query: automobile"], "model": "fake"}.items() <= next(
+        r for r in reversed(fake.requests) if r["input"][0].startswith("query: ")
+    ).items()
     # Words still count: the line holding the query's word ranks first.
-    dentist = recall(caller, "dentist")
-    assert dentist[0].content == LINES[2]
+    assert recall(caller, "dentist")[0].content == LINES[2]
 
 
-def test_an_embedder_that_fails_leaves_writes_and_recall_lexical(
-    caller: Client, database_url: str, fake: FakeEmbeddings
+def test_while_the_embedder_fails_writes_and_recall_go_on_by_words(
+    caller: Client, database_url: str, fake: FakeEmbeddings, has_pgvector: bool
 ) -> None:
     fake.failing = True
     write(caller, "\n".join(LINES))
-    assert stored_embeddings(database_url, caller) == [None] * len(LINES)
     assert recall(caller, "dentist")[0].content == LINES[2]
     assert CAR not in [m.content for m in recall(caller, "automobile")]
     assert recall(caller, "hiking mountains")[0].content == LINES[1]
+    assert indexed_lines(caller) == 0
+    if has_pgvector:
+        # Once it answers again, the lines are embedded when their lease runs out.
+        fake.failing = False
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE archival_lines SET index_lease_until = NULL WHERE tenant_id = %s",
+                (caller.tenant_id,),
+            )
+        assert wait_until(lambda: indexed_lines(caller) == len(LINES), timeout=30)
+        assert recall(caller, "automobile")[0].content == CAR
 
 
 def test_scores_stay_between_zero_and_one(caller: Client) -> None:
@@ -126,24 +160,33 @@ def test_scores_stay_between_zero_and_one(caller: Client) -> None:
         assert all(m.score >= 0.5 for m in high), query
 
 
-def test_the_http_embedder_batches_and_keeps_the_order(fake: FakeEmbeddings) -> None:
+@pytest.fixture
+def own_fake() -> Iterator[FakeEmbeddings]:
+    """A fake API no server's indexer talks to: every request it gets is the test's."""
+    with running_fake() as running:
+        yield running
+
+
+def test_the_http_embedder_batches_and_keeps_the_order(own_fake: FakeEmbeddings) -> None:
+    fake = own_fake
     texts = [f"text number {i} about a car" if i % 2 else f"plain {i}" for i in range(300)]
     embedder = HttpEmbedder(f"{fake.base_url}/v1", "fake", api_key="sk-test")
     before = len(fake.requests)
-    vectors = asyncio.run(embedder.embed(texts))
+    vectors = asyncio.run(embedder.passages(texts))
     sent = fake.requests[before:]
     assert [len(r["input"]) for r in sent] == [128, 128, 44]
     assert all(r["_headers"]["authorization"] == "Bearer sk-test" for r in sent)
     assert vectors == [pytest.approx(vector(t)) for t in texts]
 
 
-def test_the_http_embedder_keeps_one_connection_across_calls(fake: FakeEmbeddings) -> None:
+def test_the_http_embedder_keeps_one_connection_across_calls(own_fake: FakeEmbeddings) -> None:
+    fake = own_fake
     embedder = HttpEmbedder(f"{fake.base_url}/v1", "fake")
 
     async def calls() -> None:
         try:
             for n in range(5):
-                await embedder.embed([f"call {n}"])
+                await embedder.queries([f"call {n}"])
         finally:
             await embedder.close()
 

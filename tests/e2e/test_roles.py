@@ -39,6 +39,7 @@ READER_RPCS = {
     "BlockService.ListBlockVersions",
     "RecallService.Recall",
     "RecallService.RenderPrompt",
+    "RecallService.GetRecallStatus",
     "DecisionService.GetDecision",
     "DecisionService.ListRecentDecisions",
     "DecisionService.ListReexaminations",

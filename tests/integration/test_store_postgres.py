@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import psycopg
@@ -44,7 +44,7 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
-from agent_memory.domain.recall import PromptRead, RankQuery
+from agent_memory.domain.recall import Meaning, PromptRead, RankQuery
 from agent_memory.service.memories import write_by_key
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
@@ -63,11 +63,10 @@ async def put_block(
     *,
     expected: datetime | None = None,
     keep: int = 50,
-    embeddings: Sequence[Sequence[float]] | None = None,
 ) -> BlockWrite:
     """Write a block: create it (``expected`` absent) or replace the one last written
     at ``expected``."""
-    return await tx.blocks.write(key, content, expected=expected, keep=keep, embeddings=embeddings)
+    return await tx.blocks.write(key, content, expected=expected, keep=keep)
 
 
 def rows(url: str, sql: str, *params: object) -> list[tuple[object, ...]]:
@@ -511,7 +510,6 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
                 f"harbor line {round_}\nferries leave hourly",
                 expected=first.written.updated_at,
                 keep=5,
-                embeddings=[[1.0, 0.0], [0.0, 1.0]] if key is ARCHIVAL else None,
             )
             assert replaced.written is not None
             assert await tx.blocks.get(key) == replaced.written
@@ -530,12 +528,25 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
             )
         )
         vectors = await tx.recall.vectors_available()
+        harbor = RankQuery(agent_id="coder", query="harbor", limit=5, include_memories=True)
+        lexical = await tx.recall.lexical(harbor)
+        assert lexical.candidates
         if vectors:
-            assert await tx.recall.rank(
-                RankQuery(
-                    agent_id="coder", query="harbor", limit=5, embedding=[1.0, 0.0], weight=0.5
+            meaning = Meaning(vector=[1.0, 0.0], model="two-dimensions", weight=0.5)
+            assert await tx.recall.fuse(harbor, lexical, meaning)
+            by_meaning = await tx.prompts.read(
+                PromptRead(
+                    "coder",
+                    None,
+                    user_core=False,
+                    agent_core=False,
+                    agent_cap=5,
+                    workspace_cap=5,
+                    archival=harbor,
+                    archival_lexical=True,
                 )
             )
+            assert by_meaning.archival_lexical == lexical
         state = await tx.prompts.read(
             PromptRead(
                 "coder",
@@ -545,13 +556,7 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
                 agent_cap=5,
                 workspace_cap=5,
                 decisions_limit=5,
-                archival=RankQuery(
-                    agent_id="coder",
-                    query="harbor",
-                    limit=5,
-                    embedding=[1.0, 0.0] if vectors else None,
-                    weight=0.5 if vectors else 0.0,
-                ),
+                archival=RankQuery(agent_id="coder", query="harbor", limit=5),
             )
         )
         assert state.agent_memory is not None

@@ -184,7 +184,9 @@ def test_parse_memory_id_requires_a_value() -> None:
     assert violations_of(error) == {"memory.id": "REQUIRED"}
 
 
-@pytest.mark.parametrize("raw", ["not-a-uuid", "123", "g" * 32, str(uuid.uuid4()) + "0"])
+@pytest.mark.parametrize(
+    "raw", ["not-a-uuid", "123", "g" * 32, "2e9d66dd-7edb-48c5-b9b4-beec0117d267" + "0"]
+)
 def test_parse_memory_id_refuses_what_is_not_a_uuid(raw: str) -> None:
     with pytest.raises(InvalidArgument) as error:
         parse_memory_id("id", raw)

@@ -79,6 +79,7 @@ def block_to_proto(block: Block) -> block_pb2.Block:
         updated_at=timestamp(block.updated_at),
         version=block.version,
         created_at=timestamp(block.created_at),
+        indexed_line_count=block.indexed_line_count,
     )
 
 

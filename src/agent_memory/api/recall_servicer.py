@@ -12,6 +12,7 @@ from agent_memory.domain.recall import (
     ArchivalMode,
     MemoryPolicy,
     RecallMatch,
+    RecallMode,
     RecallQuery,
     RenderRequest,
 )
@@ -24,6 +25,12 @@ _MODES = {
     recall_pb2.ARCHIVAL_MODE_TOOL_ONLY: ArchivalMode.TOOL_ONLY,
     recall_pb2.ARCHIVAL_MODE_AUTO: ArchivalMode.AUTO,
     recall_pb2.ARCHIVAL_MODE_OFF: ArchivalMode.OFF,
+}
+
+
+_RECALL_MODES = {
+    RecallMode.LEXICAL: recall_pb2.RECALL_MODE_LEXICAL,
+    RecallMode.HYBRID: recall_pb2.RECALL_MODE_HYBRID,
 }
 
 
@@ -77,6 +84,19 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
         )
         async for match in self._recall.recall(current_principal(), query):
             yield _match(match)
+
+    async def GetRecallStatus(
+        self, request: pb.GetRecallStatusRequest, context: ServicerContext
+    ) -> pb.GetRecallStatusResponse:
+        status = await self._recall.status(current_principal())
+        return pb.GetRecallStatusResponse(
+            status=recall_pb2.RecallStatus(
+                mode=_RECALL_MODES[status.mode],
+                embedder=status.embedder,
+                model=status.model,
+                detail=status.detail,
+            )
+        )
 
     async def RenderPrompt(
         self, request: pb.RenderPromptRequest, context: ServicerContext

@@ -63,6 +63,7 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         # RecallService
         _RECALL + "Recall": Role.READER,
         _RECALL + "RenderPrompt": Role.READER,
+        _RECALL + "GetRecallStatus": Role.READER,
         # DecisionService
         _DECISION + "GetDecision": Role.READER,
         _DECISION + "ListRecentDecisions": Role.READER,

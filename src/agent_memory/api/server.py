@@ -35,7 +35,7 @@ from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.api.tls import server_credentials
 from agent_memory.config import Settings, SettingsError
-from agent_memory.embed import Embedder, embedder_from_settings
+from agent_memory.embed import Embedder, chosen, embedder_from_settings, model_of
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
@@ -48,9 +48,10 @@ from agent_memory.service.expiry import ExpirySweeper
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
 from agent_memory.service.forgetting import Forgetting
+from agent_memory.service.indexing import Indexer
 from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
-from agent_memory.service.recall import Recall
+from agent_memory.service.recall import Recall, recall_status
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres, describe_database, redacted_url
@@ -89,6 +90,7 @@ class RunningServer:
     watcher: asyncio.Task[None] | None = None
     http: HttpServer | None = None
     sweeper: ExpirySweeper | None = None
+    indexer: Indexer | None = None
 
     @property
     def http_address(self) -> str | None:
@@ -115,6 +117,8 @@ class RunningServer:
         await self.workers.stop()
         if self.sweeper is not None:
             await self.sweeper.stop()
+        if self.indexer is not None:
+            await self.indexer.stop()
         if self.embedder is not None:
             await self.embedder.close()
 
@@ -167,6 +171,8 @@ async def start_server(
     # Listings fit what this server sends: the rest goes on with a next page token.
     response_bytes = response_budget(settings.max_message_bytes)
     embedder = embedder_from_settings(settings)
+    recall = Recall(db, settings, embedder=embedder)
+    indexer = Indexer(db, embedder, settings) if embedder is not None else None
     servicers: list[tuple[Callable[[Any, Any], None], object]] = [
         (
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
@@ -187,13 +193,17 @@ async def start_server(
         (
             block_service_pb2_grpc.add_BlockServiceServicer_to_server,
             BlockServicer(
-                Blocks(db, block_limits(settings), embedder=embedder),
+                Blocks(
+                    db,
+                    block_limits(settings),
+                    on_written=indexer.wake if indexer is not None else None,
+                ),
                 response_bytes=response_bytes,
             ),
         ),
         (
             recall_service_pb2_grpc.add_RecallServiceServicer_to_server,
-            RecallServicer(Recall(db, settings, embedder=embedder)),
+            RecallServicer(recall),
         ),
     ]
     # The same servicers answer gRPC and, through this table, HTTP.
@@ -243,6 +253,8 @@ async def start_server(
     workers.start()
     sweeper = ExpirySweeper(db, settings)
     sweeper.start()
+    if indexer is not None:
+        indexer.start()
     return RunningServer(
         server=server,
         health=health,
@@ -250,6 +262,7 @@ async def start_server(
         workers=workers,
         sweeper=sweeper,
         embedder=embedder,
+        indexer=indexer,
         watcher=asyncio.create_task(
             _watch_database(db, health, settings.health_check_seconds), name="health-watcher"
         ),
@@ -299,24 +312,11 @@ async def _watch_database(db: Database, health: HealthServicer, every: float) ->
 
 
 async def log_recall_mode(db: Database, settings: Settings) -> None:
-    """Say once at start how recall ranks on this database."""
-    vector = await db.has_pgvector()
-    if not settings.embedder_url:
-        if vector:
-            log.info("recall is lexical: pgvector is installed but no embedder is configured")
-        else:
-            log.info("recall is lexical: this database has no pgvector")
-    elif vector:
-        log.info(
-            "recall is hybrid: lexical plus embeddings from %s (model %r) compared with pgvector",
-            settings.embedder_url,
-            settings.embedder_model,
-        )
-    else:
-        log.info(
-            "recall is lexical: an embedder is configured but this database has no pgvector"
-            " (lines are still embedded)"
-        )
+    """Say once at start how recall ranks on this database, and with which model."""
+    status = recall_status(
+        settings, embedder_from_settings(settings), pgvector=await db.has_pgvector()
+    )
+    log.info("recall is %s", status.detail)
 
 
 def open_database(
@@ -448,6 +448,7 @@ async def serve_on(
         pool_size=settings.db_pool_size,
         statement_timeout_ms=settings.db_statement_timeout_ms,
         tracer_provider=tracer_provider,
+        index_model=model_of(settings),
     )
     try:
         if describe_recall:
@@ -532,6 +533,7 @@ def serve(settings: Settings) -> int:
     """Run the service: in this process, or (``workers`` > 1) in worker processes that
     share the port. Returns the exit status."""
     configure_logging(settings.log_level)
+    chosen(settings)  # an embedder that cannot be had is the operator's to fix, first
     if settings.workers > 1:
         from agent_memory.api.workers import serve_workers
 

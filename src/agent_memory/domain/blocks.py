@@ -71,6 +71,8 @@ class Block:
     version: int
     created_at: datetime
     updated_at: datetime
+    # Archival blocks: the lines whose vector (of the model recall runs) is stored.
+    indexed_line_count: int = 0
 
     @property
     def char_count(self) -> int:

@@ -19,6 +19,7 @@ OWNER_ID_MAX_CHARS = 255
 IMPORTANCE_MIN = 0
 IMPORTANCE_MAX = 100
 LEARNING_KEY_PREFIX = "director:learning:"
+AUTO_KEY_PREFIX = "auto:"
 TTL_MAX = timedelta(days=3650)
 
 # An expiration as a request gives it (AIP-214): an instant, or a time to live from now.

@@ -82,11 +82,7 @@ class RecallMatch:
 @dataclass(frozen=True)
 class RankQuery:
     """What the store ranks: the caller's user archival block and ``agent_id``'s, and
-    with ``include_memories`` the agent's and ``workspace_id``'s memories.
-
-    With ``embedding`` (only where pgvector is installed) the score blends in meaning:
-    ``(1 - weight) * lexical + weight * similarity``.
-    """
+    with ``include_memories`` the agent's and ``workspace_id``'s memories."""
 
     agent_id: str
     query: str
@@ -94,8 +90,63 @@ class RankQuery:
     min_score: float = 0.0
     include_memories: bool = False
     workspace_id: str = ""
-    embedding: Sequence[float] | None = None
-    weight: float = 0.0
+    # The least lexical score (the words a match shares with the query): reminders
+    # pushed unasked need some; a match by meaning alone has none.
+    min_lexical: float = 0.0
+
+
+# How many lines and memories each side of a ranking by meaning brings: the best this
+# many by words and the best this many by meaning are scored together.
+CANDIDATES = 100
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A line (``ordinal`` in its block) or a memory the lexical ranking found, with its
+    lexical score in [0, 1]."""
+
+    scope: Scope
+    agent_id: str
+    ordinal: int = 0
+    memory_id: uuid.UUID | None = None
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class LexicalPart:
+    """The lexical half of a ranking by meaning: the best candidates by words, and the
+    speakers of the searched blocks (names that open their lines as ``Name: text``)."""
+
+    candidates: Sequence[Candidate] = ()
+    speakers: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """The other half: the query's vector, the model that made it (only vectors of the
+    same model are compared), the share of meaning in the score, and the speaker the
+    query names, whose lines are favoured ('' when it names none, or several)."""
+
+    vector: Sequence[float]
+    model: str
+    weight: float
+    speaker: str = ""
+
+
+class RecallMode(StrEnum):
+    LEXICAL = "lexical"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True)
+class RecallStatus:
+    """How recall ranks on a server: the mode, the embedder (``local``, ``http`` or
+    ``none``), its model, and one sentence saying why and how to change it."""
+
+    mode: RecallMode
+    embedder: str
+    model: str
+    detail: str
 
 
 class ArchivalMode(StrEnum):
@@ -172,6 +223,8 @@ class PromptRead:
     workspace_cap: int
     decisions_limit: int | None = None
     archival: RankQuery | None = None
+    # Read only the lexical half of the archival ranking (the rest is ranked by meaning).
+    archival_lexical: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,3 +240,4 @@ class PromptState:
     workspace_memory: MemoryRows | None = None
     decisions: Sequence[Decision] | None = None
     archival: Sequence[RecallMatch] = field(default_factory=tuple)
+    archival_lexical: LexicalPart | None = None

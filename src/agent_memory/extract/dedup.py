@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-AUTO_KEY_PREFIX = "auto:"
+from agent_memory.domain.memory import AUTO_KEY_PREFIX
+
 SLUG_MAX_CHARS = 60
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import (
@@ -15,7 +15,6 @@ from agent_memory.domain.blocks import (
     ExpectedUpdatedAt,
     ScopeFilter,
     content_violations,
-    entries,
     rfc3339,
 )
 from agent_memory.domain.errors import Conflict, NotFound, check
@@ -28,12 +27,7 @@ from agent_memory.domain.paging import (
     paged,
     refuse_page_token,
 )
-from agent_memory.embed import Embedder, EmbeddingError, usable
 from agent_memory.store.repositories import Store
-
-log = logging.getLogger(__name__)
-
-Embeddings = list[list[float]]
 
 
 def block_limits(settings: Settings) -> BlockLimits:
@@ -47,11 +41,17 @@ def block_limits(settings: Settings) -> BlockLimits:
 
 class Blocks:
     def __init__(
-        self, store: Store, limits: BlockLimits, *, embedder: Embedder | None = None
+        self,
+        store: Store,
+        limits: BlockLimits,
+        *,
+        on_written: Callable[[], None] | None = None,
     ) -> None:
+        """``on_written`` is told of each archival write (the indexer, to embed the new
+        lines soon)."""
         self._store = store
         self._limits = limits
-        self._embedder = embedder
+        self._on_written = on_written
 
     async def get(self, principal: Principal, key: BlockKey) -> Block:
         """Raises: NotFound — the caller has no such block."""
@@ -81,7 +81,8 @@ class Blocks:
         ``expected`` absent creates the block only if it does not exist; present,
         it replaces the block only if it was last written at exactly that time.
         The version, the history and (for archival blocks) the lines change in
-        the same statement.
+        the same statement. New and changed lines are embedded later, in the
+        background: the write never waits for a model.
 
         Raises:
             InvalidArgument: content over the label's limits or with NUL characters
@@ -91,10 +92,6 @@ class Blocks:
             Conflict: the precondition does not hold (reason ``BLOCK_CONFLICT``).
         """
         check(content_violations(key.label, content, self._limits))
-        embeddings = None
-        if key.label is BlockLabel.ARCHIVAL:
-            # Before the write: no connection is held across a network call.
-            embeddings = await self._embed_lines(content)
         async with self._store.connection(principal) as tx:
             if expected is not None and expected.value is None:
                 # Finer than a microsecond: no stored time matches it.
@@ -105,29 +102,12 @@ class Blocks:
                     content,
                     expected=expected.value if expected is not None else None,
                     keep=self._limits.versions_kept,
-                    embeddings=embeddings,
                 )
         if found.written is None:
             raise _conflict(key, found.current, expected)
+        if key.label is BlockLabel.ARCHIVAL and self._on_written is not None:
+            self._on_written()
         return found.written
-
-    async def _embed_lines(self, content: str) -> Embeddings | None:
-        """The lines' embeddings, or ``None`` (no embedder, or it failed: recall of
-        these lines stays lexical)."""
-        if self._embedder is None:
-            return None
-        lines = [line for _, line in entries(content)]
-        if not lines:
-            return None
-        try:
-            vectors = await self._embedder.embed(lines)
-        except Exception as exc:  # any failure of the embedder: write lexically
-            log.warning("archival lines written without embeddings: %s", _describe(exc))
-            return None
-        if not usable(vectors, len(lines)):
-            log.warning("archival lines written without embeddings: the embedder's are unusable")
-            return None
-        return vectors
 
     async def delete(
         self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | None
@@ -169,10 +149,6 @@ class Blocks:
         if rows is None:
             raise _not_found(key)
         return paged(rows, limit, listing, lambda v: [v.version])
-
-
-def _describe(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, EmbeddingError) else f"{type(exc).__name__}: {exc}"
 
 
 MAX_VERSION = 2**63 - 1  # versions are PostgreSQL bigints

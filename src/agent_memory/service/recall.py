@@ -23,11 +23,14 @@ from agent_memory.domain.recall import (
     PromptState,
     RankQuery,
     RecallMatch,
+    RecallMode,
     RecallQuery,
+    RecallStatus,
     RenderRequest,
 )
-from agent_memory.embed import Embedder, usable
+from agent_memory.embed import HOW_TO_GET_MEANING, NONE, NOT_INSTALLED, Embedder, chosen
 from agent_memory.render import prompt
+from agent_memory.service.meaning import QuerySide
 from agent_memory.store.repositories import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -39,17 +42,25 @@ class Recall:
         self, store: Store, settings: Settings, *, embedder: Embedder | None = None
     ) -> None:
         self._store = store
+        self._settings = settings
+        self._embedder = embedder
         self._agent_cap = settings.render_agent_memory_cap
         self._workspace_cap = settings.render_workspace_memory_cap
-        self._embedder = embedder
-        self._weight = settings.embedding_weight
+        self._query_side = (
+            QuerySide(embedder, weight=settings.embedding_weight) if embedder else None
+        )
         self._vectors: bool | None = None  # None: not known yet
         self._vectors_lock = asyncio.Lock()
 
-    async def _vectors_ready(self, principal: Principal) -> bool:
-        """Whether recall can compare embeddings (pgvector is installed): asked once.
-        When it cannot, recall stays lexical and the log says why, once."""
-        if self._embedder is None:
+    async def status(self, principal: Principal) -> RecallStatus:
+        """How recall ranks on this server, and why."""
+        await self.by_meaning(principal)
+        return recall_status(self._settings, self._embedder, pgvector=self._vectors)
+
+    async def by_meaning(self, principal: Principal) -> bool:
+        """Whether recall ranks by meaning too: an embedder, and pgvector to compare its
+        vectors (asked once). When there is no pgvector, the log says so, once."""
+        if self._query_side is None:
             return False
         if self._vectors is None:
             async with self._vectors_lock:
@@ -63,23 +74,6 @@ class Recall:
                         log.warning("recall stays lexical: this database has no pgvector")
         return self._vectors
 
-    async def _embed_query(self, principal: Principal, query: str) -> list[float] | None:
-        """The query's embedding when recall can use it; ``None`` means lexical only.
-
-        Called before any connection is taken: none is held across a network call.
-        """
-        if self._embedder is None or not query.strip() or not await self._vectors_ready(principal):
-            return None
-        try:
-            vectors = await self._embedder.embed([query])
-        except Exception as exc:
-            log.warning("recall is lexical for this query: the embedder failed: %s", exc)
-            return None
-        if not usable(vectors, 1):
-            log.warning("recall is lexical for this query: the embedder's vector is unusable")
-            return None
-        return vectors[0]
-
     def _rank_query(
         self,
         *,
@@ -87,7 +81,6 @@ class Recall:
         query: str,
         limit: int,
         min_score: float | None,
-        embedding: list[float] | None,
         include_memories: bool = False,
         workspace_id: str | None = None,
     ) -> RankQuery:
@@ -98,8 +91,6 @@ class Recall:
             min_score=min_score or 0.0,
             include_memories=include_memories,
             workspace_id=workspace_id or "",
-            embedding=embedding,
-            weight=self._weight,
         )
 
     async def recall(self, principal: Principal, query: RecallQuery) -> AsyncIterator[RecallMatch]:
@@ -112,25 +103,45 @@ class Recall:
             InvalidArgument: a malformed query.
         """
         q = query.validated()
-        embedding = await self._embed_query(principal, q.query)
         ranked = self._rank_query(
             agent_id=q.agent_id,
             query=q.query,
             limit=q.limit,
             min_score=q.min_score,
-            embedding=embedding,
             include_memories=q.include_memories,
             workspace_id=q.workspace_id,
         )
-        async with self._store.connection(principal) as tx:
-            matches = await tx.recall.rank(ranked)
+        if await self.by_meaning(principal):
+            matches = await self._rank_by_meaning(principal, ranked)
+        else:
+            async with self._store.connection(principal) as tx:
+                matches = await tx.recall.rank(ranked)
         for match in matches:
             yield match
+
+    async def _rank_by_meaning(self, principal: Principal, ranked: RankQuery) -> list[RecallMatch]:
+        """The lexical half runs while the query is embedded; then one statement fuses
+        both. No connection is held while the embedding is awaited."""
+        assert self._query_side is not None
+        owner = (principal.tenant_id, principal.user_id, ranked.agent_id)
+        started = self._query_side.start(owner, ranked.query)
+        try:
+            async with self._store.connection(principal) as tx:
+                lexical = await tx.recall.lexical(ranked)
+            meaning = await self._query_side.finish(owner, ranked.query, lexical.speakers, started)
+        finally:
+            if started is not None and not started.done():
+                started.cancel()
+        async with self._store.connection(principal) as tx:
+            if meaning is None:
+                return await tx.recall.rank(ranked)
+            return await tx.recall.fuse(ranked, lexical, meaning)
 
     async def render(
         self, principal: Principal, request: RenderRequest
     ) -> tuple[prompt.Rendered, list[str]]:
-        """The memory part of the system prompt, read in one round trip.
+        """The memory part of the system prompt, read in one round trip (and, when recall
+        ranks by meaning and the policy pushes archival lines, a second for them).
 
         When that read fails, each section is read on its own: a section whose read
         fails is left out and named in the warnings, and the render still succeeds.
@@ -142,15 +153,19 @@ class Recall:
         policy = request.policy
         archival = None
         if policy.archival_mode is ArchivalMode.AUTO and request.user_message.strip():
-            archival = self._rank_query(
-                agent_id=request.agent_id,
-                query=request.user_message,
-                limit=policy.archival_limit or DEFAULT_LIMIT,
-                min_score=DEFAULT_REMINDER_MIN_SCORE
+            # A reminder arrives unasked: it needs words in common with the message.
+            archival = replace(
+                self._rank_query(
+                    agent_id=request.agent_id,
+                    query=request.user_message,
+                    limit=policy.archival_limit or DEFAULT_LIMIT,
+                    min_score=0.0,
+                ),
+                min_lexical=DEFAULT_REMINDER_MIN_SCORE
                 if policy.archival_min_score is None
                 else policy.archival_min_score,
-                embedding=await self._embed_query(principal, request.user_message),
             )
+        by_meaning = archival is not None and await self.by_meaning(principal)
         read = PromptRead(
             agent_id=request.agent_id,
             workspace_id=request.workspace_id,
@@ -162,7 +177,25 @@ class Recall:
             if policy.include_recent_decisions
             else None,
             archival=archival,
+            archival_lexical=by_meaning,
         )
+        owner = (principal.tenant_id, principal.user_id, request.agent_id)
+        started = None
+        if by_meaning:
+            assert self._query_side is not None
+            started = self._query_side.start(owner, request.user_message)
+        try:
+            state, warnings = await self._read(principal, read)
+            if state.archival_lexical is not None and archival is not None:
+                state = await self._fuse_archival(
+                    principal, owner, archival, state, started, warnings
+                )
+        finally:
+            if started is not None and not started.done():
+                started.cancel()
+        return prompt.render(_render_input(request.persona, state)), warnings
+
+    async def _read(self, principal: Principal, read: PromptRead) -> tuple[PromptState, list[str]]:
         warnings: list[str] = []
         try:
             async with self._store.connection(principal) as tx:
@@ -184,7 +217,63 @@ class Recall:
             log.warning("render: every memory section left out: %s", exc)
             warnings = [f"memory: left out, the database is unavailable ({exc.reason})"]
             state = PromptState()
-        return prompt.render(_render_input(request.persona, state)), warnings
+        return state, warnings
+
+    async def _fuse_archival(
+        self,
+        principal: Principal,
+        owner: tuple[str, str, str],
+        archival: RankQuery,
+        state: PromptState,
+        started: asyncio.Task[list[float] | None] | None,
+        warnings: list[str],
+    ) -> PromptState:
+        """The archival reminders ranked by meaning too, from the lexical half the read
+        brought; left out with a warning when they cannot be read."""
+        assert self._query_side is not None
+        assert state.archival_lexical is not None
+        lexical = state.archival_lexical
+        meaning = await self._query_side.finish(owner, archival.query, lexical.speakers, started)
+        try:
+            async with self._store.connection(principal) as tx:
+                if meaning is None:
+                    found = await tx.recall.rank(archival)
+                else:
+                    found = await tx.recall.fuse(archival, lexical, meaning)
+        except Exception as exc:
+            log.warning("render: archival left out: %s", exc)
+            warnings.append(f"archival: left out, it could not be read ({type(exc).__name__})")
+            found = []
+        return replace(state, archival=found, archival_lexical=None)
+
+
+def recall_status(
+    settings: Settings, embedder: Embedder | None, *, pgvector: bool | None
+) -> RecallStatus:
+    """How recall ranks with these settings and this embedder, on a database that has
+    pgvector or not (``None``: not known, as when the database was out of reach)."""
+    _, why = chosen(settings)
+    if embedder is None:
+        if why == NOT_INSTALLED:
+            detail = f"by words: {NOT_INSTALLED}; for recall by meaning, {HOW_TO_GET_MEANING}"
+        else:
+            detail = f"by words: {why}"
+        return RecallStatus(RecallMode.LEXICAL, NONE, "", detail)
+    if not pgvector:
+        detail = (
+            f"by words: this database has no pgvector to compare vectors of {embedder.model} "
+            "(install the extension in it, or use the embedded database)"
+            if pgvector is False
+            else "by words while the database cannot be asked whether it has pgvector"
+        )
+        return RecallStatus(RecallMode.LEXICAL, embedder.kind, embedder.model, detail)
+    return RecallStatus(
+        RecallMode.HYBRID,
+        embedder.kind,
+        embedder.model,
+        f"by words and meaning: {embedder.describe()} ({why}); new lines and memories are "
+        "embedded in the background",
+    )
 
 
 def _render_input(persona: str, state: PromptState) -> prompt.RenderInput:

@@ -9,7 +9,6 @@ rollback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, LiteralString
 
@@ -26,6 +25,7 @@ from agent_memory.domain.blocks import (
 from agent_memory.domain.identity import Principal
 from agent_memory.store.repositories import BlockRepository
 from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
+from agent_memory.store.vectors import SPEAKER, indexed, line_hash
 
 
 def _is_block(a: LiteralString) -> LiteralString:
@@ -54,10 +54,20 @@ def _columns(a: LiteralString) -> LiteralString:
     )
 
 
-_GET: LiteralString = f"SELECT {_columns('b')} FROM blocks AS b WHERE {_is_block('b')}"
+def _indexed(a: LiteralString) -> LiteralString:
+    """How many lines of block ``a`` have a vector of the model recall runs."""
+    return f"""CASE WHEN {a}.label = 'archival' THEN (
+        SELECT count(*) FROM archival_lines AS l
+        WHERE {_same_owner("l", a)} AND {indexed("l", "%(index_model)s")}
+    ) ELSE 0 END AS indexed_line_count"""
+
+
+_GET: LiteralString = (
+    f"SELECT {_columns('b')}, {_indexed('b')} FROM blocks AS b WHERE {_is_block('b')}"
+)
 
 _SELECT: LiteralString = f"""
-SELECT {_columns("b")} FROM blocks AS b
+SELECT {_columns("b")}, {_indexed("b")} FROM blocks AS b
 WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s
   AND ((scope = 'user' AND %(users)s)
        OR (scope = 'agent' AND %(agents)s AND (%(agent_id)s = '' OR agent_id = %(agent_id)s)))
@@ -108,9 +118,18 @@ kept AS (
 )"""
 
 # The block's non-empty lines: those gone are deleted, the others written where they
-# changed (a line's lexemes are recomputed only then); and what recall needs of the
-# block as a whole (its vocabulary, line count and total length).
+# changed (a line's lexemes are recomputed only then), each taking the vector of a line
+# of the block that held the same text, if any; and what recall needs of the block as
+# a whole (its vocabulary, speakers, line count and total length).
 _LINES: LiteralString = f""",
+embedded AS (
+    SELECT DISTINCT ON (o.content) o.content, o.embedding, o.embedding_model, o.embedded_hash
+    FROM archival_lines AS o
+    WHERE o.tenant_id = %(tenant_id)s AND o.user_id = %(user_id)s AND o.scope = %(scope)s
+      AND o.agent_id = %(agent_id)s AND o.embedding IS NOT NULL
+      AND o.embedded_hash = {line_hash("o")}
+    ORDER BY o.content, o.embedding_model IS NOT DISTINCT FROM %(index_model)s DESC
+),
 lines_gone AS (
     DELETE FROM archival_lines AS l
     USING written AS w
@@ -118,48 +137,72 @@ lines_gone AS (
 ),
 lines_put AS (
     INSERT INTO archival_lines AS l (tenant_id, user_id, scope, agent_id, line_number,
-                                     ordinal, content, embedding)
+                                     ordinal, content, embedding, embedding_model,
+                                     embedded_hash)
     SELECT w.tenant_id, w.user_id, w.scope, w.agent_id, x.line_number, x.ordinal, x.content,
-           x.embedding::real[]
-    FROM written AS w,
-         unnest(%(line_numbers)s::integer[], %(line_contents)s::text[],
-                %(line_embeddings)s::text[])
-             WITH ORDINALITY AS x(line_number, content, embedding, ordinal)
+           e.embedding, e.embedding_model, e.embedded_hash
+    FROM written AS w
+    CROSS JOIN unnest(%(line_numbers)s::integer[], %(line_contents)s::text[])
+        WITH ORDINALITY AS x(line_number, content, ordinal)
+    LEFT JOIN embedded AS e ON e.content = x.content
     ON CONFLICT (tenant_id, user_id, scope, agent_id, line_number) DO UPDATE
-    SET content = excluded.content, embedding = excluded.embedding, ordinal = excluded.ordinal
-    WHERE l.content IS DISTINCT FROM excluded.content
-       OR l.embedding IS DISTINCT FROM excluded.embedding
-       OR l.ordinal <> excluded.ordinal
+    SET content = excluded.content, ordinal = excluded.ordinal,
+        embedding = excluded.embedding, embedding_model = excluded.embedding_model,
+        embedded_hash = excluded.embedded_hash, index_lease_until = NULL
+    WHERE l.content IS DISTINCT FROM excluded.content OR l.ordinal <> excluded.ordinal
 ),
 analysed AS (
-    SELECT to_tsvector('english', t.line) AS lexemes
+    SELECT t.line, to_tsvector('english', t.line) AS lexemes
     FROM unnest(%(line_contents)s::text[]) AS t(line)
+),
+speaking AS (
+    SELECT s.name
+    FROM (SELECT substring(a.line FROM %(speaker_pattern)s) AS name FROM analysed AS a) AS s
+    WHERE s.name IS NOT NULL
+    GROUP BY s.name
+    HAVING count(*) >= 2
 ),
 vocabulary AS (
     INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes,
-                                     line_count, lexeme_total)
+                                     line_count, lexeme_total, speakers)
     SELECT w.tenant_id, w.user_id, w.scope, w.agent_id,
            coalesce((SELECT array_agg(DISTINCT u.lexeme)
                      FROM analysed AS a, unnest(a.lexemes) AS u), '{{}}'),
            (SELECT count(*) FROM analysed),
-           (SELECT coalesce(sum(length(a.lexemes)), 0) FROM analysed AS a)
+           (SELECT coalesce(sum(length(a.lexemes)), 0) FROM analysed AS a),
+           coalesce((SELECT array_agg(name ORDER BY name) FROM speaking), '{{}}')
     FROM written AS w
     ON CONFLICT (tenant_id, user_id, scope, agent_id) DO UPDATE
     SET lexemes = excluded.lexemes, line_count = excluded.line_count,
-        lexeme_total = excluded.lexeme_total
+        lexeme_total = excluded.lexeme_total, speakers = excluded.speakers
 )"""
 
-_OUTCOME: LiteralString = f"""
-SELECT true AS written, {_columns("w")} FROM written AS w
+# A written block's indexed lines: those that kept or took the vector of a line of the
+# same text (the statement's other parts do not see the lines it writes).
+_WRITTEN_INDEXED: dict[BlockLabel, LiteralString] = {
+    BlockLabel.CORE: "0",
+    BlockLabel.ARCHIVAL: """(
+    SELECT count(*) FROM unnest(%(line_contents)s::text[]) AS t(line)
+    JOIN embedded AS e ON e.content = t.line
+    WHERE e.embedding_model = %(index_model)s)""",
+}
+
+
+def _outcome(label: BlockLabel) -> LiteralString:
+    return f"""
+SELECT true AS written, {_columns("w")}, {_WRITTEN_INDEXED[label]} AS indexed_line_count
+FROM written AS w
 UNION ALL
-SELECT false, {_columns("c")} FROM current AS c WHERE NOT EXISTS (SELECT FROM written)
+SELECT false, {_columns("c")}, {_indexed("c")} FROM current AS c
+WHERE NOT EXISTS (SELECT FROM written)
 """
+
 
 _WRITES: dict[tuple[bool, BlockLabel], LiteralString] = {
     (replace, label): (_REPLACE if replace else _CREATE)
     + _KEEP_VERSION
     + (_LINES if label is BlockLabel.ARCHIVAL else "")
-    + _OUTCOME
+    + _outcome(label)
     for replace in (False, True)
     for label in BlockLabel
 }
@@ -186,7 +229,8 @@ vocabulary_gone AS (
     USING gone AS g
     WHERE {_same_owner("v", "g")} AND g.label = 'archival'
 )
-SELECT EXISTS (SELECT FROM gone) AS deleted, {_columns("c")} FROM current AS c
+SELECT EXISTS (SELECT FROM gone) AS deleted, {_columns("c")}, 0 AS indexed_line_count
+FROM current AS c
 """
 
 # No row: the block does not exist. Otherwise one row per version, or a row of NULLs.
@@ -212,17 +256,18 @@ def block_from_row(row: Row) -> Block:
         version=row["version"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        indexed_line_count=int(row["indexed_line_count"]),
     )
 
 
-def _vector(values: Sequence[float]) -> str:
-    return "{" + ",".join(repr(float(x)) for x in values) + "}"
-
-
 class PgBlocks(BlockRepository):
-    def __init__(self, conn: Connection, principal: Principal) -> None:
+    def __init__(self, conn: Connection, principal: Principal, index_model: str | None) -> None:
         self._conn = conn
-        self._user = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        self._user = {
+            "tenant_id": principal.tenant_id,
+            "user_id": principal.user_id,
+            "index_model": index_model,
+        }
 
     def _block(self, key: BlockKey) -> dict[str, Any]:
         return {
@@ -252,7 +297,6 @@ class PgBlocks(BlockRepository):
         *,
         expected: datetime | None,
         keep: int,
-        embeddings: Sequence[Sequence[float]] | None = None,
     ) -> BlockWrite:
         params = {
             **self._block(key),
@@ -263,13 +307,9 @@ class PgBlocks(BlockRepository):
         }
         if key.label is BlockLabel.ARCHIVAL:
             lines = entries(content)
-            if embeddings is not None and len(embeddings) != len(lines):
-                raise ValueError(f"{len(embeddings)} embeddings for {len(lines)} lines")
             params["line_numbers"] = [n for n, _ in lines]
             params["line_contents"] = [line for _, line in lines]
-            params["line_embeddings"] = (
-                [_vector(v) for v in embeddings] if embeddings is not None else [None] * len(lines)
-            )
+            params["speaker_pattern"] = SPEAKER
         row = await fetch_one(self._conn, _WRITES[expected is not None, key.label], params)
         if row is None:
             # Created by a concurrent writer after this statement's snapshot was taken.

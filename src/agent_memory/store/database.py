@@ -31,16 +31,18 @@ from agent_memory.store.conversations import PgConversations
 from agent_memory.store.decisions import PgDecisions
 from agent_memory.store.events import PgEvents
 from agent_memory.store.forget import PgForget
+from agent_memory.store.indexing import PgIndexQueue
 from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
 from agent_memory.store.memories import PgExpirySweep, PgMemories
 from agent_memory.store.outage import DatabaseOutage
 from agent_memory.store.prompts import PgPrompts
-from agent_memory.store.recall import PGVECTOR_INSTALLED, PgRecall
+from agent_memory.store.recall import PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
 from agent_memory.store.sql import Connection, database_errors, fetch_one
 from agent_memory.store.transfer import PgTransfer
 from agent_memory.store.usage import PgUsage
+from agent_memory.store.vectors import PGVECTOR_INSTALLED
 from agent_memory.telemetry.tracing import RedactingTracerProvider
 
 # The pool warns at every failed reconnection, several lines each: the database's
@@ -102,13 +104,13 @@ class PgClock(Clock):
         return now
 
 
-def _tx(conn: Connection, principal: Principal) -> Tx:
+def _tx(conn: Connection, principal: Principal, index_model: str | None) -> Tx:
     return Tx(
         memories=PgMemories(conn, principal),
         events=PgEvents(conn, principal),
         conversations=PgConversations(conn, principal),
         agents=PgAgents(conn, principal),
-        blocks=PgBlocks(conn, principal),
+        blocks=PgBlocks(conn, principal, index_model),
         sessions=PgSessions(conn, principal),
         decisions=PgDecisions(conn, principal),
         usage=PgUsage(conn, principal),
@@ -135,8 +137,12 @@ class Database(Store):
         pool_size: int = 10,
         statement_timeout_ms: int = 10_000,
         tracer_provider: TracerProvider | None = None,
+        index_model: str | None = None,
     ) -> None:
+        """``index_model``: the model recall runs (the embedder's), whose vectors count
+        as a block's indexed lines; ``None`` when recall is lexical."""
         self._tracer_provider = tracer_provider
+        self._index_model = index_model
         self._url = libpq_url(url)
         self._probe_conn: psycopg.AsyncConnection[Any] | None = None
         # Set while the last probe found no database: calls are refused at once then,
@@ -160,17 +166,22 @@ class Database(Store):
     @asynccontextmanager
     async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn, conn.transaction():
-            yield _tx(conn, principal)
+            yield _tx(conn, principal, self._index_model)
 
     @asynccontextmanager
     async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn:
-            yield _tx(conn, principal)
+            yield _tx(conn, principal, self._index_model)
 
     @asynccontextmanager
     async def admin(self) -> AsyncIterator[AdminTx]:
         async with self._connection() as conn:
-            yield AdminTx(keys=PgKeys(conn), job_queue=PgJobQueue(conn), expiry=PgExpirySweep(conn))
+            yield AdminTx(
+                keys=PgKeys(conn),
+                job_queue=PgJobQueue(conn),
+                expiry=PgExpirySweep(conn),
+                index=PgIndexQueue(conn),
+            )
 
     @asynccontextmanager
     async def transfer(self, tenant_id: str, *, keep_versions: int) -> AsyncIterator[PgTransfer]:

@@ -29,6 +29,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from agent_memory.store.vectors import line_hash, memory_hash
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -42,6 +44,24 @@ Timestamp = DateTime(timezone=True)
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def index_queue(table: str, hashed: str) -> tuple[Index, Index]:
+    """The background indexer's two ways in: rows whose text changed since their vector
+    was made (or that have none; ``hashed`` is the hash of their text now), and rows by
+    the model that made their vector (after a change of model, those of the old one)."""
+    return (
+        Index(
+            f"ix_{table}_unindexed",
+            "tenant_id",
+            postgresql_where=text(f"embedded_hash IS DISTINCT FROM {hashed}"),
+        ),
+        Index(
+            f"ix_{table}_embedding_model",
+            "embedding_model",
+            postgresql_where=text("embedding_model IS NOT NULL"),
+        ),
+    )
 
 
 class ApiKeyRow(Base):
@@ -95,8 +115,14 @@ class MemoryRow(Base):
     # The memory that replaced this one; set, it is left out of listings, rendering and
     # recall but stays readable by id. Not a foreign key: the replacement may be deleted.
     superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    # Recall by meaning, as for archival lines.
+    embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
+    embedding_model: Mapped[str | None] = mapped_column(Text)
+    embedded_hash: Mapped[int | None] = mapped_column(BigInteger)
+    index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp)
 
     __table_args__ = (
+        *index_queue("memories", memory_hash()),
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
         CheckConstraint("scope IN ('agent', 'workspace')", name="scope"),
         CheckConstraint("source IN ('manual', 'auto', 'director', 'memorize')", name="source"),
@@ -364,11 +390,16 @@ class ArchivalLineRow(Base):
     lexemes: Mapped[str] = mapped_column(
         TSVECTOR, Computed("to_tsvector('english'::regconfig, content)", persisted=True)
     )
-    # The line's embedding when an embedder is configured (compared with pgvector).
+    # Recall by meaning: the line's vector, the model that made it and a hash of the
+    # text it was made from (see IndexedColumns).
     embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
+    embedding_model: Mapped[str | None] = mapped_column(Text)
+    embedded_hash: Mapped[int | None] = mapped_column(BigInteger)
+    index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp)
 
     __table_args__ = (
         Index("ix_archival_lines_ordinal", "tenant_id", "user_id", "scope", "agent_id", "ordinal"),
+        *index_queue("archival_lines", line_hash()),
     )
 
 
@@ -387,6 +418,8 @@ class ArchivalVocabularyRow(Base):
     lexemes: Mapped[list[str]] = mapped_column(ARRAY(Text))
     line_count: Mapped[int] = mapped_column(server_default=text("0"))
     lexeme_total: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    # Who speaks in the block: names that open two lines or more as "Name: text".
+    speakers: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
 
 
 class ActiveSessionRow(Base):

@@ -12,7 +12,14 @@ from agent_memory.domain.memory import MemoryLine, MemoryRows
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
 from agent_memory.store.memories import agent_order, current, owned_by, workspace_order
-from agent_memory.store.recall import BEST_FIRST_ORDER, match_from_row, rank_params, ranking
+from agent_memory.store.recall import (
+    BEST_FIRST_ORDER,
+    LEXICAL_PART,
+    RANK,
+    lexical_part_from_row,
+    match_from_row,
+    rank_params,
+)
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 
@@ -71,11 +78,12 @@ SELECT
               LIMIT %(decisions_limit)s) AS x)
     END AS decisions"""
 
+# The archival ranking, or (when the rest is ranked by meaning) its lexical half.
 _ARCHIVAL: dict[bool, LiteralString] = {
-    embeddings: f""",
-    (SELECT json_agg(r ORDER BY {BEST_FIRST_ORDER})
-     FROM ({ranking(embeddings)}) AS r) AS archival"""
-    for embeddings in (False, True)
+    False: f""",
+    (SELECT json_agg(r ORDER BY {BEST_FIRST_ORDER}) FROM ({RANK}) AS r) AS archival""",
+    True: f""",
+    (SELECT row_to_json(p) FROM ({LEXICAL_PART}) AS p) AS archival_lexical""",
 }
 _FROM: LiteralString = "\nFROM settings"
 
@@ -106,7 +114,7 @@ class PgPrompts(PromptRepository):
         }
         statement = _READ
         if request.archival is not None:
-            statement += _ARCHIVAL[bool(request.archival.embedding)]
+            statement += _ARCHIVAL[request.archival_lexical]
             params.update(rank_params(request.archival))
         row = await fetch_one(self._conn, statement + _FROM, params)
         assert row is not None  # one row, always
@@ -128,4 +136,7 @@ def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
         if row["decisions"] is not None
         else None,
         archival=[match_from_row(m) for m in row.get("archival") or ()],
+        archival_lexical=lexical_part_from_row(row["archival_lexical"])
+        if row.get("archival_lexical") is not None
+        else None,
     )

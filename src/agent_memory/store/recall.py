@@ -1,5 +1,6 @@
 """Ranking inside PostgreSQL: BM25 over stemmed lexemes, with typo-tolerant terms and
-the neighbouring lines of a block as context. One statement.
+the neighbouring lines of a block as context; fused with meaning where lines and
+memories have vectors.
 
 * Terms are the English-stemmed lexemes of the query (``to_tsvector('english')``),
   the same analysis the lines get when they are written.
@@ -16,38 +17,65 @@ the neighbouring lines of a block as context. One statement.
   would get (the sum of the terms' weights) and capped at 1, so it means the
   same for every query: 1 is "all of it is here", 0.3 "a third of the evidence".
 
-With an embedding of the query (an embedder, and pgvector) the lexical score is
-blended with the cosine similarity of each line's embedding (clipped at 0):
-``(1 - w) * lexical + w * similarity``, over the same lines, so a line that shares
-no word with the query but means the same is a candidate too. A line without a
-usable embedding and a memory row keep their lexical score.
-
 Lexical ranking needs no per-block statistics from the lines: the blocks' line
 counts, total lengths and vocabularies are kept with each write. It scans the
 searched blocks' lines (at most a block's worth each, by index) for the query's
-terms and reads the text of the best few at the end. Ranking by meaning compares
-every line's embedding.
+terms and reads the text of the best few at the end: one statement (:data:`RANK`).
 
-The statement's parameters are prefixed ``rank_`` (but for the caller's
-``tenant_id``, ``user_id`` and ``agent_id``) so it can be part of a larger one.
+Ranking by meaning takes two. The lexical half (:data:`LEXICAL_PART`) ranks as
+above and returns the best candidates by words, with the speakers of the searched
+blocks; it runs while the query is being embedded. The fusion (:data:`FUSE`)
+compares the query's vector with every searched line and memory that has a vector
+of the same model (an exact scan: a block holds at most a few thousand lines),
+takes the best candidates by meaning, and scores the union of both sets:
+
+    (1 - w) * lexical + w * minmax(cosine + 0.5 * the better neighbour's cosine)
+
+where minmax spreads the meaning side over [0, 1] across the candidates, so both
+sides weigh alike whatever the model's range of cosines. A candidate with no vector
+(not indexed yet) keeps its lexical score; a line of the one speaker the query
+names scores half as much again. A memory has no neighbours: its own cosine
+stands in for theirs.
+
+The statements' parameters are prefixed ``rank_`` (but for the caller's
+``tenant_id``, ``user_id`` and ``agent_id``) so they can be part of larger ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Scope
-from agent_memory.domain.recall import RankQuery, RecallMatch
+from agent_memory.domain.recall import (
+    CANDIDATES,
+    Candidate,
+    LexicalPart,
+    Meaning,
+    RankQuery,
+    RecallMatch,
+)
 from agent_memory.store.memories import current
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_one
+from agent_memory.store.vectors import (
+    PGVECTOR_INSTALLED,
+    SPEAKER,
+    current_vector,
+    line_hash,
+    memory_hash,
+)
 
 K1 = 1.2
 B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
 FUZZY_MIN_SIMILARITY = 0.4
+# Meaning: a neighbour's cosine counts half; a line of the speaker the query names
+# half as much again.
+NEIGHBOUR_MEANING = 0.5
+SPEAKER_BOOST = 1.5
 
 
 def _searched(a: LiteralString) -> LiteralString:
@@ -56,6 +84,14 @@ def _searched(a: LiteralString) -> LiteralString:
     {a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
       AND (({a}.scope = 'user' AND {a}.agent_id = '')
            OR ({a}.scope = 'agent' AND {a}.agent_id = %(agent_id)s))"""
+
+
+def _searched_memories(a: LiteralString) -> LiteralString:
+    """Current memories of the agent and of the workspace, when memories are searched."""
+    return f"""%(rank_include_memories)s AND {a}.tenant_id = %(tenant_id)s
+      AND (({a}.scope = 'agent' AND {a}.owner_id = %(agent_id)s)
+           OR ({a}.scope = 'workspace' AND {a}.owner_id = %(rank_workspace_id)s))
+      AND {current(a)}"""
 
 
 _TERMS: LiteralString = (
@@ -70,7 +106,7 @@ query_terms AS (
     FROM terms
 ),
 searched_blocks AS (
-    SELECT b.scope, b.agent_id, b.lexemes, b.line_count, b.lexeme_total
+    SELECT b.scope, b.agent_id, b.lexemes, b.line_count, b.lexeme_total, b.speakers
     FROM archival_vocabulary AS b
     WHERE"""
     + _searched("b")
@@ -78,22 +114,16 @@ searched_blocks AS (
 )"""
 )
 
-
-def _memories(embeddings: bool) -> LiteralString:
-    """The memories searched with the lines (only when asked for)."""
-    embedding: LiteralString = ", NULL::real[] AS embedding" if embeddings else ""
-    return f"""
+# The memories searched with the lines (only when asked for).
+_MEMORIES: LiteralString = f"""
 memory_docs AS (
     SELECT 'memory' AS kind, m.scope,
            CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
            CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END AS workspace_id,
            m.id AS memory_id, to_tsvector('english', m.key || ' ' || m.value) AS lexemes,
-           row_number() OVER (ORDER BY m.id) AS ord{embedding}
+           row_number() OVER (ORDER BY m.id) AS ord
     FROM memories AS m
-    WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
-      AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
-           OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND {current("m")}
+    WHERE {_searched_memories("m")}
 )"""
 
 
@@ -211,25 +241,6 @@ combined AS (
 )"""
 
 
-# Ranking by meaning reads every searched line, with its embedding, once.
-_DOCS: LiteralString = """(
-        SELECT kind, scope, agent_id, ord, lexemes FROM docs
-    ) AS d"""
-_ALL_DOCS: LiteralString = (
-    """
-docs AS (
-    SELECT 'line' AS kind, l.scope, l.agent_id, '' AS workspace_id, l.ordinal::bigint AS ord,
-           NULL::uuid AS memory_id, l.lexemes, l.embedding
-    FROM archival_lines AS l
-    WHERE"""
-    + _searched("l")
-    + """
-    UNION ALL
-    SELECT kind, scope, agent_id, workspace_id, ord, memory_id, lexemes, embedding
-    FROM memory_docs
-)"""
-)
-
 # The documents with points: a line is one that exists (its ordinal is within its block),
 # a memory one that was searched.
 _LEXICAL_RANKED: LiteralString = """
@@ -245,37 +256,6 @@ ranked AS (
     WHERE (c.kind = 'line' AND c.ord BETWEEN 1 AND k.line_count) OR m.memory_id IS NOT NULL
 )"""
 
-# A zero vector has no direction: its distance is NaN and it says nothing.
-_HYBRID_RANKED: LiteralString = """
-distances AS (
-    SELECT d.kind, d.scope, d.agent_id, d.ord,
-           (d.embedding::vector <=> CAST(%(rank_embedding)s AS vector))::float8 AS distance
-    FROM docs AS d
-    WHERE d.embedding IS NOT NULL AND cardinality(d.embedding) = %(rank_dimensions)s
-),
-semantic AS (
-    SELECT kind, scope, agent_id, ord, greatest(0, 1 - distance) AS near
-    FROM distances
-    WHERE distance <> 'NaN'::float8
-),
-lexical AS (
-    SELECT c.kind, c.scope, c.agent_id, c.ord,
-           least(1.0, coalesce(c.points / nullif(b.top, 0), 0))::float8 AS score
-    FROM combined AS c CROSS JOIN best AS b
-),
-ranked AS (
-    SELECT d.kind, d.scope, d.agent_id, d.workspace_id, d.ord, d.memory_id,
-           CASE WHEN s.near IS NULL THEN coalesce(x.score, 0)
-                ELSE (1 - %(rank_weight)s) * coalesce(x.score, 0) + %(rank_weight)s * s.near
-           END AS raw
-    FROM docs AS d
-    LEFT JOIN lexical AS x
-      ON (x.kind, x.scope, x.agent_id, x.ord) = (d.kind, d.scope, d.agent_id, d.ord)
-    LEFT JOIN semantic AS s
-      ON (s.kind, s.scope, s.agent_id, s.ord) = (d.kind, d.scope, d.agent_id, d.ord)
-    WHERE x.kind IS NOT NULL OR s.kind IS NOT NULL
-)"""
-
 # The best matches, then their text: a line's content and number (by its ordinal), a
 # memory's "key: value". A line's ordinal orders like its number, a memory's like its id.
 _BEST_FIRST: LiteralString = """,
@@ -283,7 +263,7 @@ best_first AS (
     SELECT kind, scope, agent_id, workspace_id, ord, memory_id,
            least(1.0, raw) AS score, raw
     FROM ranked
-    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+    WHERE raw > 0 AND least(1.0, raw) >= greatest(%(rank_min_score)s, %(rank_min_lexical)s)
     ORDER BY raw DESC, kind, scope, agent_id, ord
     LIMIT %(rank_limit)s
 )
@@ -301,44 +281,169 @@ ORDER BY b.raw DESC, b.kind, b.scope, b.agent_id, b.ord"""
 # How its rows are ordered, for a caller that aggregates them.
 BEST_FIRST_ORDER: LiteralString = "raw DESC, kind, scope, agent_id, ord"
 
-
-def ranking(embeddings: bool) -> LiteralString:
-    """The ranking statement: lexical, or hybrid with a query embedding."""
-    if embeddings:
-        ranked = f"{_ALL_DOCS},{_scoring(_DOCS)},{_HYBRID_RANKED}"
-    else:
-        ranked = f"{_scoring(_MATCHABLE)},{_LEXICAL_RANKED}"
-    return f"WITH {_TERMS},{_memories(embeddings)},{_STATS},{ranked}{_BEST_FIRST}"
-
-
-_RANKINGS: dict[bool, LiteralString] = {e: ranking(e) for e in (False, True)}
-
-PGVECTOR_INSTALLED: LiteralString = (
-    "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') AS installed"
+_LEXICAL: LiteralString = (
+    f"WITH {_TERMS},{_MEMORIES},{_STATS},{_scoring(_MATCHABLE)},{_LEXICAL_RANKED}"
 )
+
+# Lexical ranking, best first.
+RANK: LiteralString = _LEXICAL + _BEST_FIRST
+
+# The lexical half of a ranking by meaning: one row, the best candidates by words (a
+# memory by its id) and the speakers of the searched blocks.
+LEXICAL_PART: LiteralString = (
+    _LEXICAL
+    + """,
+top AS (
+    SELECT scope, agent_id, CASE WHEN kind = 'line' THEN ord ELSE 0 END AS ord, memory_id,
+           least(1.0, raw)::float8 AS score
+    FROM ranked
+    WHERE raw > 0
+    ORDER BY raw DESC, kind, scope, agent_id, ord
+    LIMIT %(rank_candidates)s
+)
+SELECT (SELECT coalesce(json_agg(json_build_array(scope, agent_id, ord, memory_id, score)),
+                        '[]')
+        FROM top) AS candidates,
+       (SELECT coalesce(array_agg(DISTINCT s.name ORDER BY s.name), '{}')
+        FROM searched_blocks AS b, unnest(b.speakers) AS s(name)) AS speakers"""
+)
+
+# A memory's key for joins: its id; a line's: the nil id (lines are keyed by ordinal).
+_NIL: LiteralString = "'00000000-0000-0000-0000-000000000000'::uuid"
+
+# The fusion: candidates by words (given) and by meaning, scored together, best first.
+# The searched lines' cosines are computed once (MATERIALIZED): each is read again as
+# its neighbours' neighbour. A zero vector has no direction: its distance is NaN.
+FUSE: LiteralString = f"""
+WITH lexical AS (
+    SELECT x.scope, x.agent_id, x.ord, coalesce(x.memory_id, {_NIL}) AS memory_id, x.score
+    FROM unnest(%(rank_scopes)s::text[], %(rank_agent_ids)s::text[], %(rank_ordinals)s::bigint[],
+                %(rank_memory_ids)s::uuid[], %(rank_scores)s::float8[])
+         AS x(scope, agent_id, ord, memory_id, score)
+),
+line_cosines AS MATERIALIZED (
+    SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord,
+           (1 - (l.embedding::vector <=> %(rank_vector)s::vector))::float8 AS cosine
+    FROM archival_lines AS l
+    WHERE {_searched("l")}
+      AND {current_vector("l", line_hash("l"), "%(rank_model)s")}
+),
+line_meaning AS (
+    SELECT scope, agent_id, ord, {_NIL} AS memory_id,
+           cosine + {NEIGHBOUR_MEANING} * coalesce(greatest(
+               CASE WHEN lag(ord) OVER w = ord - 1 THEN lag(cosine) OVER w END,
+               CASE WHEN lead(ord) OVER w = ord + 1 THEN lead(cosine) OVER w END), cosine)
+               AS meaning
+    FROM line_cosines
+    WHERE cosine <> 'NaN'::float8
+    WINDOW w AS (PARTITION BY scope, agent_id ORDER BY ord)
+),
+memory_meaning AS (
+    SELECT m.scope, CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
+           0::bigint AS ord, m.id AS memory_id,
+           (1 + {NEIGHBOUR_MEANING})
+               * (1 - (m.embedding::vector <=> %(rank_vector)s::vector))::float8 AS meaning
+    FROM memories AS m
+    WHERE {_searched_memories("m")}
+      AND {current_vector("m", memory_hash("m"), "%(rank_model)s")}
+),
+meaning AS (
+    SELECT * FROM line_meaning
+    UNION ALL
+    SELECT * FROM memory_meaning WHERE meaning <> 'NaN'::float8
+),
+candidates AS (
+    SELECT scope, agent_id, ord, memory_id FROM lexical
+    UNION
+    (SELECT scope, agent_id, ord, memory_id FROM meaning
+     ORDER BY meaning DESC LIMIT %(rank_candidates)s)
+),
+scored AS (
+    SELECT c.scope, c.agent_id, c.ord, c.memory_id, coalesce(x.score, 0) AS lexical,
+           n.meaning
+    FROM candidates AS c
+    LEFT JOIN lexical AS x USING (scope, agent_id, ord, memory_id)
+    LEFT JOIN meaning AS n USING (scope, agent_id, ord, memory_id)
+),
+spread AS (
+    SELECT min(meaning) AS low, max(meaning) AS high FROM scored
+),
+fused AS (
+    SELECT s.*,
+           CASE WHEN s.meaning IS NULL THEN s.lexical
+                ELSE (1 - %(rank_weight)s) * s.lexical + %(rank_weight)s
+                     * coalesce((s.meaning - p.low) / nullif(p.high - p.low, 0), 1)
+           END AS points
+    FROM scored AS s CROSS JOIN spread AS p
+),
+texts AS (
+    SELECT CASE WHEN f.memory_id = {_NIL} THEN 'line' ELSE 'memory' END AS kind,
+           f.scope, f.agent_id,
+           CASE WHEN f.scope = 'workspace' THEN m.owner_id ELSE '' END AS workspace_id,
+           f.ord, nullif(f.memory_id, {_NIL}) AS memory_id,
+           coalesce(l.line_number, 0) AS line_number,
+           coalesce(l.content, m.key || ': ' || m.value) AS content,
+           f.lexical,
+           f.points * CASE WHEN %(rank_speaker)s <> ''
+                            AND substring(l.content FROM %(speaker_pattern)s) = %(rank_speaker)s
+                           THEN {SPEAKER_BOOST} ELSE 1 END AS raw
+    FROM fused AS f
+    LEFT JOIN archival_lines AS l
+      ON f.memory_id = {_NIL} AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+     AND l.scope = f.scope AND l.agent_id = f.agent_id AND l.ordinal = f.ord
+    LEFT JOIN memories AS m
+      ON f.memory_id <> {_NIL} AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
+    WHERE l.content IS NOT NULL OR m.id IS NOT NULL
+)
+SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
+       least(1.0, raw) AS score, raw, ord
+FROM texts
+WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND lexical >= %(rank_min_lexical)s
+ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
+LIMIT %(rank_limit)s"""
 
 _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
 
 
 def rank_params(query: RankQuery) -> dict[str, Any]:
-    """The ``rank_`` parameters of the ranking statement (and the caller's agent)."""
-    params: dict[str, Any] = {
+    """The ``rank_`` parameters of the lexical statements (and the caller's agent)."""
+    return {
         "agent_id": query.agent_id,
         "rank_query": query.query,
         "rank_limit": query.limit,
         "rank_min_score": query.min_score,
+        "rank_min_lexical": query.min_lexical,
         "rank_include_memories": query.include_memories,
         "rank_workspace_id": query.workspace_id,
+        "rank_candidates": CANDIDATES,
     }
-    if query.embedding:
-        params["rank_embedding"] = "[" + ",".join(repr(float(x)) for x in query.embedding) + "]"
-        params["rank_dimensions"] = len(query.embedding)
-        params["rank_weight"] = query.weight
-    return params
+
+
+def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dict[str, Any]:
+    """The parameters of :data:`FUSE`."""
+    found = lexical.candidates
+    return {
+        **rank_params(query),
+        "rank_scopes": [c.scope.value for c in found],
+        "rank_agent_ids": [c.agent_id for c in found],
+        "rank_ordinals": [c.ordinal for c in found],
+        "rank_memory_ids": [c.memory_id for c in found],
+        "rank_scores": [c.score for c in found],
+        "rank_vector": vector_literal(meaning.vector),
+        "rank_model": meaning.model,
+        "rank_weight": meaning.weight,
+        "rank_speaker": meaning.speaker,
+        "speaker_pattern": SPEAKER,
+    }
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form of a vector."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def match_from_row(row: Mapping[str, Any]) -> RecallMatch:
-    """A match from a row of the ranking statement, or from its JSON."""
+    """A match from a row of a ranking statement, or from its JSON."""
     memory_id = row["memory_id"]
     return RecallMatch(
         content=row["content"],
@@ -351,6 +456,26 @@ def match_from_row(row: Mapping[str, Any]) -> RecallMatch:
     )
 
 
+def lexical_part_from_row(row: Mapping[str, Any]) -> LexicalPart:
+    """The lexical half from the row of :data:`LEXICAL_PART`, or from its JSON."""
+    candidates = row["candidates"]
+    if isinstance(candidates, str):
+        candidates = json.loads(candidates)
+    return LexicalPart(
+        candidates=tuple(
+            Candidate(
+                scope=_SCOPES[scope],
+                agent_id=agent_id,
+                ordinal=int(ordinal),
+                memory_id=as_uuid(memory_id) if memory_id is not None else None,
+                score=float(score),
+            )
+            for scope, agent_id, ordinal, memory_id, score in candidates
+        ),
+        speakers=tuple(row["speakers"] or ()),
+    )
+
+
 class PgRecall(RecallRepository):
     def __init__(self, conn: Connection, principal: Principal) -> None:
         self._conn = conn
@@ -358,10 +483,19 @@ class PgRecall(RecallRepository):
 
     async def rank(self, query: RankQuery) -> list[RecallMatch]:
         # At most 100 rows, all ranked before the first is known: fetched at once.
-        rows = await fetch_all(
-            self._conn, _RANKINGS[bool(query.embedding)], {**self._caller, **rank_params(query)}
-        )
+        rows = await fetch_all(self._conn, RANK, {**self._caller, **rank_params(query)})
         return [match_from_row(r) for r in rows]
+
+    async def lexical(self, query: RankQuery) -> LexicalPart:
+        row = await fetch_one(self._conn, LEXICAL_PART, {**self._caller, **rank_params(query)})
+        assert row is not None  # one row, always
+        return lexical_part_from_row(row)
+
+    async def fuse(
+        self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
+    ) -> list[RecallMatch]:
+        params = {**self._caller, **fuse_params(query, lexical, meaning)}
+        return [match_from_row(r) for r in await fetch_all(self._conn, FUSE, params)]
 
     async def vectors_available(self) -> bool:
         row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})

@@ -52,6 +52,7 @@ from agent_memory.domain.extraction import (
 )
 from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.identity import ApiKeyInfo, Principal, Role, StoredApiKey
+from agent_memory.domain.indexing import Claimed, LineToIndex, MemoryToIndex, Vector
 from agent_memory.domain.memorize import Conversation, StoredConversation
 from agent_memory.domain.memory import (
     Grounding,
@@ -63,7 +64,14 @@ from agent_memory.domain.memory import (
     Owner,
     Written,
 )
-from agent_memory.domain.recall import PromptRead, PromptState, RankQuery, RecallMatch
+from agent_memory.domain.recall import (
+    LexicalPart,
+    Meaning,
+    PromptRead,
+    PromptState,
+    RankQuery,
+    RecallMatch,
+)
 
 Lock = Literal["share", "update"]
 
@@ -226,7 +234,10 @@ class AgentRepository(ABC):
 
 
 class BlockRepository(ABC):
-    """Blocks of the caller (tenant and user), their versions and archival lines."""
+    """Blocks of the caller (tenant and user), their versions and archival lines.
+
+    A block read says how many of its lines have a vector of the model recall runs
+    (``indexed_line_count``); the unit of work knows that model."""
 
     @abstractmethod
     async def get(self, key: BlockKey) -> Block | None: ...
@@ -244,13 +255,13 @@ class BlockRepository(ABC):
         *,
         expected: datetime | None,
         keep: int,
-        embeddings: Sequence[Sequence[float]] | None = None,
     ) -> BlockWrite:
         """Compare-and-set: with ``expected`` absent create the block at version 1 if
         there is none; present, replace it if its ``updated_at`` is exactly that, with
         the next version and a strictly later ``updated_at``. A write keeps a version
         row (the newest ``keep`` are kept) and, for archival blocks, makes the stored
-        lines those of ``content`` (with ``embeddings``, one per non-empty line).
+        lines those of ``content``: a line whose text the block held before keeps that
+        line's vector; the others wait for the indexer.
 
         Of concurrent writers holding the same ``expected`` exactly one writes; the
         others get the block as that writer left it.
@@ -408,7 +419,22 @@ class JobRepository(ABC):
 class RecallRepository(ABC):
     @abstractmethod
     async def rank(self, query: RankQuery) -> list[RecallMatch]:
-        """Matches best first (at most ``query.limit``), each with a score in [0, 1]."""
+        """Matches by words, best first (at most ``query.limit``), each with a score in
+        [0, 1]."""
+
+    @abstractmethod
+    async def lexical(self, query: RankQuery) -> LexicalPart:
+        """The lexical half of a ranking by meaning: the best candidates by words, and
+        the searched blocks' speakers."""
+
+    @abstractmethod
+    async def fuse(
+        self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
+    ) -> list[RecallMatch]:
+        """Matches by words and meaning, best first (at most ``query.limit``), each with
+        a score in [0, 1]: the ``lexical`` candidates and the best by meaning, scored
+        together. Lines and memories without a vector of ``meaning.model`` rank by
+        their words."""
 
     @abstractmethod
     async def vectors_available(self) -> bool:
@@ -499,6 +525,43 @@ class JobQueue(ABC):
         """Take one due job, or one whose runner's lease ran out, under a new lease."""
 
 
+class IndexQueue(ABC):
+    """Lines and memories across tenants, as the background indexer embeds them."""
+
+    @abstractmethod
+    async def vectors_available(self) -> bool:
+        """Whether the database can compare vectors (pgvector is installed): without
+        it nothing is worth embedding."""
+
+    @abstractmethod
+    async def claim(
+        self, *, model: str, limit: int, lease: timedelta, after_tenant: str = ""
+    ) -> Claimed:
+        """Take up to ``limit`` lines and memories (a share of the claim is kept for
+        memories) that have no vector of ``model`` made from their text as it is,
+        under a lease: until it runs out, no other claim takes them. Current memories
+        only. Rows of the tenants after ``after_tenant`` come first, then the others:
+        claims that pass on the last tenant they took go round the tenants."""
+
+    @abstractmethod
+    async def store(
+        self,
+        *,
+        model: str,
+        lines: Sequence[tuple[LineToIndex, Vector | None]],
+        memories: Sequence[tuple[MemoryToIndex, Vector | None]],
+    ) -> int:
+        """Keep each vector (``None``: the text cannot be embedded; it is not tried
+        again until it changes) where the text is still the one claimed, and end
+        the leases; how many were kept."""
+
+    @abstractmethod
+    async def release(
+        self, *, lines: Sequence[LineToIndex], memories: Sequence[MemoryToIndex]
+    ) -> None:
+        """End the leases of what could not be embedded now, for the next claim."""
+
+
 class ExpirySweep(ABC):
     """Expired memories across tenants, as the sweeper deletes them."""
 
@@ -510,11 +573,13 @@ class ExpirySweep(ABC):
 
 @dataclass(frozen=True)
 class AdminTx:
-    """Work across tenants: API keys, the extraction queue and the expiry sweep."""
+    """Work across tenants: API keys, the extraction queue, the expiry sweep and the
+    indexer."""
 
     keys: KeyRepository
     job_queue: JobQueue
     expiry: ExpirySweep
+    index: IndexQueue
 
 
 class Store(ABC):

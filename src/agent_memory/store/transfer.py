@@ -234,6 +234,7 @@ class PgTransfer:
         """Through the block store, which keeps its version and archival lines."""
         scope = BlockScope(record["scope"])
         key = BlockKey(BlockLabel(record["label"]), scope, record.get("agent_id") or "")
-        blocks = PgBlocks(self._conn, Principal(self._tenant, str(record["user_id"])))
+        # Imported lines have no vectors yet: the indexer embeds them.
+        blocks = PgBlocks(self._conn, Principal(self._tenant, str(record["user_id"])), None)
         outcome = await blocks.write(key, str(record["content"]), expected=None, keep=self._keep)
         return outcome.written is not None

@@ -280,6 +280,11 @@ def recall(
     return request
 
 
+def get_recall_status() -> Op[recall_pb2.RecallStatus]:
+    request = recall_service_pb2.GetRecallStatusRequest()
+    return Op("RecallService", "GetRecallStatus", request, lambda r: r.status)
+
+
 def render_prompt(
     agent_id: str,
     *,

@@ -32,6 +32,7 @@ from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
     memory_pb2,
+    recall_pb2,
     recall_service_pb2,
 )
 
@@ -326,6 +327,12 @@ class AsyncMemoryClient(ClientBase):
             timeout=timeout,
         )
         return AsyncRecallStream(call)
+
+    async def get_recall_status(self, *, timeout: float | None = None) -> recall_pb2.RecallStatus:
+        """How the server ranks recall: by words, or by words and meaning (and the
+        model). A block's ``indexed_line_count`` says how many of its lines have a
+        vector yet."""
+        return await self._run(_ops.get_recall_status(), timeout)
 
     async def render_prompt(
         self,

@@ -27,6 +27,7 @@ from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
     memory_pb2,
+    recall_pb2,
     recall_service_pb2,
 )
 
@@ -357,6 +358,12 @@ class MemoryClient(ClientBase):
             timeout=timeout,
         )
         return RecallStream(call)
+
+    def get_recall_status(self, *, timeout: float | None = None) -> recall_pb2.RecallStatus:
+        """How the server ranks recall: by words, or by words and meaning (and the
+        model). A block's ``indexed_line_count`` says how many of its lines have a
+        vector yet."""
+        return self._run(_ops.get_recall_status(), timeout)
 
     def render_prompt(
         self,

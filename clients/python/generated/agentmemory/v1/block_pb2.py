@@ -26,19 +26,19 @@ from agentmemory.v1 import memory_pb2 as agentmemory_dot_v1_dot_memory__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x61gentmemory/v1/block.proto\x12\x0e\x61gentmemory.v1\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x02\n\x05\x42lock\x12)\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabel\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x12\n\nchar_count\x18\x05 \x01(\x05\x12\x13\n\x0b\x65ntry_count\x18\x06 \x01(\x05\x12.\n\nupdated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07version\x18\x08 \x01(\x03\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x8c\x01\n\x0c\x42lockVersion\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x16\n\x0ewriter_user_id\x18\x03 \x01(\t\x12.\n\nwritten_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nchar_count\x18\x05 \x01(\x05*Y\n\nBlockLabel\x12\x1b\n\x17\x42LOCK_LABEL_UNSPECIFIED\x10\x00\x12\x14\n\x10\x42LOCK_LABEL_CORE\x10\x01\x12\x18\n\x14\x42LOCK_LABEL_ARCHIVAL\x10\x02*\x8d\x01\n\x10\x42lockScopeFilter\x12\"\n\x1e\x42LOCK_SCOPE_FILTER_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x42LOCK_SCOPE_FILTER_USER\x10\x01\x12\x1c\n\x18\x42LOCK_SCOPE_FILTER_AGENT\x10\x02\x12\x1a\n\x16\x42LOCK_SCOPE_FILTER_ALL\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x61gentmemory/v1/block.proto\x12\x0e\x61gentmemory.v1\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x02\n\x05\x42lock\x12)\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabel\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x12\n\nchar_count\x18\x05 \x01(\x05\x12\x13\n\x0b\x65ntry_count\x18\x06 \x01(\x05\x12.\n\nupdated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07version\x18\x08 \x01(\x03\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1a\n\x12indexed_line_count\x18\n \x01(\x05\"\x8c\x01\n\x0c\x42lockVersion\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x16\n\x0ewriter_user_id\x18\x03 \x01(\t\x12.\n\nwritten_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nchar_count\x18\x05 \x01(\x05*Y\n\nBlockLabel\x12\x1b\n\x17\x42LOCK_LABEL_UNSPECIFIED\x10\x00\x12\x14\n\x10\x42LOCK_LABEL_CORE\x10\x01\x12\x18\n\x14\x42LOCK_LABEL_ARCHIVAL\x10\x02*\x8d\x01\n\x10\x42lockScopeFilter\x12\"\n\x1e\x42LOCK_SCOPE_FILTER_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x42LOCK_SCOPE_FILTER_USER\x10\x01\x12\x1c\n\x18\x42LOCK_SCOPE_FILTER_AGENT\x10\x02\x12\x1a\n\x16\x42LOCK_SCOPE_FILTER_ALL\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmemory.v1.block_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BLOCKLABEL']._serialized_start=531
-  _globals['_BLOCKLABEL']._serialized_end=620
-  _globals['_BLOCKSCOPEFILTER']._serialized_start=623
-  _globals['_BLOCKSCOPEFILTER']._serialized_end=764
+  _globals['_BLOCKLABEL']._serialized_start=559
+  _globals['_BLOCKLABEL']._serialized_end=648
+  _globals['_BLOCKSCOPEFILTER']._serialized_start=651
+  _globals['_BLOCKSCOPEFILTER']._serialized_end=792
   _globals['_BLOCK']._serialized_start=109
-  _globals['_BLOCK']._serialized_end=386
-  _globals['_BLOCKVERSION']._serialized_start=389
-  _globals['_BLOCKVERSION']._serialized_end=529
+  _globals['_BLOCK']._serialized_end=414
+  _globals['_BLOCKVERSION']._serialized_start=417
+  _globals['_BLOCKVERSION']._serialized_end=557
 # @@protoc_insertion_point(module_scope)

@@ -31,7 +31,7 @@ BLOCK_SCOPE_FILTER_AGENT: BlockScopeFilter
 BLOCK_SCOPE_FILTER_ALL: BlockScopeFilter
 
 class Block(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "content", "char_count", "entry_count", "updated_at", "version", "created_at")
+    __slots__ = ("label", "scope", "agent_id", "content", "char_count", "entry_count", "updated_at", "version", "created_at", "indexed_line_count")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +41,7 @@ class Block(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
     label: BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
@@ -50,7 +51,8 @@ class Block(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     version: int
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, label: _Optional[_Union[BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., char_count: _Optional[int] = ..., entry_count: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    indexed_line_count: int
+    def __init__(self, label: _Optional[_Union[BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., char_count: _Optional[int] = ..., entry_count: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_line_count: _Optional[int] = ...) -> None: ...
 
 class BlockVersion(_message.Message):
     __slots__ = ("version", "content", "writer_user_id", "written_at", "char_count")

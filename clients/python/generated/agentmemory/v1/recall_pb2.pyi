@@ -11,10 +11,31 @@ class ArchivalMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ARCHIVAL_MODE_TOOL_ONLY: _ClassVar[ArchivalMode]
     ARCHIVAL_MODE_AUTO: _ClassVar[ArchivalMode]
     ARCHIVAL_MODE_OFF: _ClassVar[ArchivalMode]
+
+class RecallMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RECALL_MODE_UNSPECIFIED: _ClassVar[RecallMode]
+    RECALL_MODE_LEXICAL: _ClassVar[RecallMode]
+    RECALL_MODE_HYBRID: _ClassVar[RecallMode]
 ARCHIVAL_MODE_UNSPECIFIED: ArchivalMode
 ARCHIVAL_MODE_TOOL_ONLY: ArchivalMode
 ARCHIVAL_MODE_AUTO: ArchivalMode
 ARCHIVAL_MODE_OFF: ArchivalMode
+RECALL_MODE_UNSPECIFIED: RecallMode
+RECALL_MODE_LEXICAL: RecallMode
+RECALL_MODE_HYBRID: RecallMode
+
+class RecallStatus(_message.Message):
+    __slots__ = ("mode", "embedder", "model", "detail")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDER_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    mode: RecallMode
+    embedder: str
+    model: str
+    detail: str
+    def __init__(self, mode: _Optional[_Union[RecallMode, str]] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class MemoryPolicy(_message.Message):
     __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core", "include_recent_decisions", "recent_decisions_limit")

@@ -73,3 +73,13 @@ class RenderPromptResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     memory_markdown: str
     def __init__(self, system_prompt: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[_recall_pb2.PromptSection, _Mapping]]] = ..., system_reminders: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[str]] = ..., memory_markdown: _Optional[str] = ...) -> None: ...
+
+class GetRecallStatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetRecallStatusResponse(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: _recall_pb2.RecallStatus
+    def __init__(self, status: _Optional[_Union[_recall_pb2.RecallStatus, _Mapping]] = ...) -> None: ...

