@@ -145,6 +145,11 @@ export class Api {
     return this.call("POST", `/v1/blocks/${segment(label)}:write`, body);
   }
 
+  /** How the server ranks recall: by words, or by words and meaning. */
+  recallStatus() {
+    return this.call("GET", "/v1/recallStatus");
+  }
+
   // -- active session and decisions ---------------------------------------------
 
   activeSession(agentId) {

@@ -40,9 +40,13 @@ function formActions(submitLabel, otherLabel, onOther) {
   );
 }
 
+// While an archival block's new lines are being embedded, its count is read again.
+const INDEXING_RECHECK_MS = 1500;
+
 export function mount(container, ctx) {
   const { api, target } = ctx;
   const cards = new Map(); // slotKey -> card state
+  let recall = null; // the server's recall status, once known
 
   const grid = el("div", { class: "block-grid" });
   container.replaceChildren(
@@ -68,7 +72,10 @@ export function mount(container, ctx) {
   async function load() {
     let answer;
     try {
-      answer = await api.listBlocks(target.kind === "agent" ? target.id : "");
+      [answer, recall] = await Promise.all([
+        api.listBlocks(target.kind === "agent" ? target.id : ""),
+        recall || api.recallStatus().then((r) => r.status || {}, () => ({})),
+      ]);
     } catch (error) {
       if (ctx.current()) ctx.fail("Loading blocks", error);
       return;
@@ -80,7 +87,31 @@ export function mount(container, ctx) {
       card.mode = "view";
       card.error = null;
       render(card);
+      followIndexing(card);
     }
+  }
+
+  /** Read an archival block again until every line is searchable by meaning. */
+  function followIndexing(card) {
+    const block = card.block;
+    if (!block || !byMeaning() || card.slot.label !== "BLOCK_LABEL_ARCHIVAL") return;
+    if ((block.indexedLineCount || 0) >= (block.entryCount || 0) || card.following) return;
+    card.following = setTimeout(async () => {
+      card.following = null;
+      if (!ctx.current() || card.mode !== "view" || card.block !== block) return;
+      try {
+        card.block = (await api.getBlock(card.slot)).block;
+      } catch {
+        return; // the next load or save shows what went wrong
+      }
+      if (!ctx.current() || card.mode !== "view") return;
+      render(card);
+      followIndexing(card);
+    }, INDEXING_RECHECK_MS);
+  }
+
+  function byMeaning() {
+    return Boolean(recall && recall.mode === "RECALL_MODE_HYBRID");
   }
 
   // -- rendering --------------------------------------------------------------------------
@@ -110,7 +141,7 @@ export function mount(container, ctx) {
     );
   }
 
-  function meta(block, limit) {
+  function meta(block, limit, archival) {
     if (!block) return el("p", { class: "block-meta muted" }, "Not written yet.");
     return el(
       "p",
@@ -118,12 +149,29 @@ export function mount(container, ctx) {
       `Version ${formatCount(block.version)} · updated `,
       timeEl(block.updatedAt),
       ` · ${formatCount(block.charCount)} / ${formatCount(limit)} characters · ${plural(block.entryCount || 0, "entry", "entries")}`,
+      archival ? searchable(block) : "",
     );
+  }
+
+  /** How recall finds the block's lines: by meaning once each is embedded. */
+  function searchable(block) {
+    if (!recall) return "";
+    if (!byMeaning()) {
+      return el("span", { title: recall.detail || "" }, " · found by their words");
+    }
+    const entries = block.entryCount || 0;
+    const indexed = block.indexedLineCount || 0;
+    const text =
+      indexed >= entries
+        ? " · found by words and meaning"
+        : ` · ${formatCount(indexed)} of ${formatCount(entries)} found by meaning so far`;
+    return el("span", { class: "indexing", title: recall.detail || "" }, text);
   }
 
   function render(card) {
     const limit = LABELS[card.slot.label].limit;
-    const parts = [heading(card), meta(card.block, limit)];
+    const archival = card.slot.label === "BLOCK_LABEL_ARCHIVAL";
+    const parts = [heading(card), meta(card.block, limit, archival)];
     if (card.mode === "view") parts.push(...viewBody(card));
     else if (card.mode === "edit") parts.push(...editBody(card, limit));
     else parts.push(...conflictBody(card));
@@ -301,6 +349,7 @@ export function mount(container, ctx) {
       card.error = null;
       card.newer = null;
       render(card);
+      followIndexing(card);
       focusEdit(card);
       ctx.notify(`Saved the ${LABELS[label].name.toLowerCase()} block.`);
     } catch (error) {
