@@ -406,8 +406,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _migrate(settings: Settings) -> int:
-    from agent_memory.api.server import open_database
     from agent_memory.store.embedded import describe_database
+    from agent_memory.store.opening import open_database
 
     url, embedded, migration = open_database(settings)
     print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
@@ -421,9 +421,9 @@ def _migrate(settings: Settings) -> int:
 async def _operator_database(settings: Settings) -> AsyncIterator[Database]:
     """The database an operator's command works on (the embedded one started, and
     stopped after, when no URL is given), with one connection."""
-    from agent_memory.api.server import open_database
     from agent_memory.store.database import Database
     from agent_memory.store.embedded import describe_database
+    from agent_memory.store.opening import open_database
 
     url, embedded, _ = await asyncio.to_thread(open_database, settings)
     print(f"database: {describe_database(url, embedded)}", file=sys.stderr)

@@ -8,19 +8,15 @@ import gc
 import logging
 import signal
 import socket
-import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
-import psycopg
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.sdk.trace import TracerProvider
-from sqlalchemy import exc as sa_exc
 
 from agent_memory.api.block_servicer import BlockServicer
 from agent_memory.api.convert import response_budget
@@ -52,9 +48,8 @@ from agent_memory.service.indexing import Indexer
 from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall, recall_status
-from agent_memory.store import migrate
 from agent_memory.store.database import Database
-from agent_memory.store.embedded import EmbeddedPostgres, describe_database, redacted_url
+from agent_memory.store.opening import open_database
 from agent_memory.telemetry.logging import configure_logging
 from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
@@ -317,101 +312,6 @@ async def log_recall_mode(db: Database, settings: Settings) -> None:
         settings, embedder_from_settings(settings), pgvector=await db.has_pgvector()
     )
     log.info("recall is %s", status.detail)
-
-
-def open_database(
-    settings: Settings,
-) -> tuple[str, EmbeddedPostgres | None, migrate.Migration]:
-    """The configured database, or a started embedded PostgreSQL when none is set, with
-    its schema brought up to date (and what that took). The caller stops the embedded
-    server it is given.
-
-    Raises:
-        SettingsError: the database cannot be reached or the URL is not one we can use.
-    """
-    if not settings.database_url:
-        embedded = EmbeddedPostgres(settings.data_dir)
-        try:
-            url = embedded.start()
-        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
-            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise SettingsError(
-                f"--data-dir {str(settings.data_dir)!r}: cannot start the embedded PostgreSQL "
-                f"there ({cause}); give an empty or earlier agent-memory folder with --data-dir "
-                "(or MEMORY_DATA_DIR), or a server with --database-url"
-            ) from exc
-        try:
-            migration = migrate.upgrade(url)
-        except BaseException:
-            embedded.stop()
-            raise
-        log.info("using database: %s; %s", describe_database(url, embedded), migration.describe())
-        return url, embedded, migration
-    deadline = time.monotonic() + settings.database_wait_seconds
-    pause = 0.25
-    while True:
-        try:
-            migration = migrate.upgrade(settings.database_url)
-            log.info(
-                "using database: %s; %s",
-                describe_database(settings.database_url, None),
-                migration.describe(),
-            )
-            return settings.database_url, None, migration
-        except (ValueError, sa_exc.ArgumentError, sa_exc.DBAPIError) as exc:
-            orig = getattr(exc, "orig", None)
-            cause = str(orig or exc).strip().splitlines()[0]
-            # Not answering yet (starting, restarting) is worth waiting for; a refusal
-            # with a reason (no such role or database, a wrong password) or a URL libpq
-            # cannot use (an unknown option, a port out of range) is not.
-            waitable = isinstance(orig, psycopg.OperationalError) and _worth_waiting(cause)
-            left = deadline - time.monotonic()
-            if not waitable or left <= 0:
-                raise SettingsError(_database_fix(settings, cause, waited=waitable)) from exc
-            if pause == 0.25:
-                log.warning(
-                    "the database at %s does not answer yet (%s); retrying for up to %.0fs "
-                    "(--database-wait)",
-                    redacted_url(settings.database_url),
-                    cause,
-                    settings.database_wait_seconds,
-                )
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, 5.0)
-
-
-def _worth_waiting(cause: str) -> bool:
-    """No answer at all, or a server that is starting, stopping or full: it may answer
-    soon. A server that refused with a reason (no such database or role) will not."""
-    if "invalid" in cause:  # libpq refusing the URL itself: "invalid port number"
-        return False
-    if "FATAL:" not in cause:
-        return True
-    return any(
-        passing in cause
-        for passing in ("starting up", "shutting down", "in recovery", "too many clients")
-    )
-
-
-def _database_fix(settings: Settings, cause: str, *, waited: bool) -> str:
-    url = redacted_url(settings.database_url or "")
-    if waited:
-        return (
-            f"--database-url {url}: no answer after {settings.database_wait_seconds:.0f}s "
-            f"({cause}); check that the server is up and the URL is "
-            "postgresql://USER@HOST:PORT/DB (--database-url or MEMORY_DATABASE_URL; wait "
-            "longer with --database-wait)"
-        )
-    if "does not exist" in cause and "database" in cause:
-        fix = "create the database (createdb NAME) or name another in the URL"
-    elif "role" in cause or "authentication" in cause or "password" in cause:
-        fix = "fix the user or password in the URL, or create the role on the server"
-    else:
-        fix = "check that the server is up and the URL is postgresql://USER@HOST:PORT/DB"
-    return (
-        f"--database-url {url}: cannot use it ({cause}); {fix} "
-        "(--database-url or MEMORY_DATABASE_URL)"
-    )
 
 
 def mode(settings: Settings) -> str:

@@ -33,13 +33,13 @@ from types import FrameType
 from agent_memory.api.server import (
     bind_address,
     mode,
-    open_database,
     refuse_busy_port,
     serve_on,
     unbindable,
 )
 from agent_memory.config import Settings, SettingsError
 from agent_memory.store.embedded import EmbeddedPostgres
+from agent_memory.store.opening import open_database
 from agent_memory.telemetry.logging import configure_logging
 
 log = logging.getLogger(__name__)
