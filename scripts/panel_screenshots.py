@@ -353,6 +353,16 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         memories.get_by_label("Show superseded").uncheck()
 
         page.get_by_role("tab", name="Blocks").click()
+        archival = page.locator(
+            'article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_ARCHIVAL"]'
+        )
+        # The panel reads the block again until the indexer has embedded every line.
+        expect(archival.locator(".block-meta")).to_contain_text(
+            "found by words and meaning", timeout=60_000
+        )
+        archival.scroll_into_view_if_needed()
+        written.append(save(page, out / "panel-archival.png"))
+        page.evaluate("window.scrollTo(0, 0)")
         core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
         core.get_by_role("button", name="Edit").click()
         editor = core.get_by_role("textbox")

@@ -420,6 +420,33 @@ def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
     assert stored.version == 3
 
 
+def test_an_archival_block_says_when_its_lines_are_found_by_meaning(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    lines = ["Melanie: We adopted a golden retriever.", "Caroline: I paint on weekends."]
+    request = blocks_pb.WriteBlockRequest(
+        label=block_pb2.BLOCK_LABEL_ARCHIVAL,
+        scope=memory_pb2.SCOPE_AGENT,
+        agent_id=AGENT,
+        content="\n".join(lines),
+    )
+    tenant.grpc.call(tenant.grpc.blocks.WriteBlock, request)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    card = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_ARCHIVAL"]')
+    expect(card.locator(".block-meta")).to_contain_text("2 entries")
+    with psycopg.connect(server.database_url) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row == (1,):
+        # Read again while the indexer embeds the lines, until all are found by meaning.
+        expect(card.locator(".block-meta")).to_contain_text(
+            "found by words and meaning", timeout=30_000
+        )
+    else:
+        expect(card.locator(".block-meta")).to_contain_text("found by their words")
+
+
 # -- active session --------------------------------------------------------------------------
 
 
