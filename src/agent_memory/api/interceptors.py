@@ -17,6 +17,7 @@ from agent_memory.api.roles import authorize
 from agent_memory.api.stored_text import refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
+from agent_memory.service.activity import Activity
 from agent_memory.service.keys import validate_identity
 from agent_memory.telemetry.tracing import log_failure
 
@@ -88,8 +89,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     is built once and reused.
     """
 
-    def __init__(self, identify: IdentifyCaller) -> None:
+    def __init__(self, identify: IdentifyCaller, activity: Activity | None = None) -> None:
+        """``activity`` counts the calls being served (background work waits for a
+        lull between them)."""
         self._identify = identify
+        self._activity = activity or Activity()
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}
 
     async def intercept_service(
@@ -158,16 +162,17 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """One response, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            try:
-                await self._caller(method, context)
-                request = checked(request)
-                request = await _scanned(method, request)
-                result = behaviour(request, context)
-                if inspect.isawaitable(result):
-                    result = await result
-                return result
-            except Exception as exc:
-                await _abort(context, method, exc)
+            with self._activity.serving():
+                try:
+                    await self._caller(method, context)
+                    request = checked(request)
+                    request = await _scanned(method, request)
+                    result = behaviour(request, context)
+                    if inspect.isawaitable(result):
+                        result = await result
+                    return result
+                except Exception as exc:
+                    await _abort(context, method, exc)
 
         return run
 
@@ -177,14 +182,15 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """A stream of responses, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            try:
-                await self._caller(method, context)
-                request = checked(request)
-                request = await _scanned(method, request)
-                async for item in behaviour(request, context):
-                    yield item
-            except Exception as exc:
-                await _abort(context, method, exc)
+            with self._activity.serving():
+                try:
+                    await self._caller(method, context)
+                    request = checked(request)
+                    request = await _scanned(method, request)
+                    async for item in behaviour(request, context):
+                        yield item
+                except Exception as exc:
+                    await _abort(context, method, exc)
 
         return run
 

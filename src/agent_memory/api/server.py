@@ -36,6 +36,7 @@ from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_con
 from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.service.active_sessions import ActiveSessions
+from agent_memory.service.activity import Activity
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
@@ -148,7 +149,8 @@ async def start_server(
         from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
         interceptors.append(aio_server_interceptor(tracer_provider=tracer_provider))
-    service_interceptor = ServiceInterceptor(identify)
+    activity = Activity()
+    service_interceptor = ServiceInterceptor(identify, activity)
     interceptors.append(service_interceptor)
     server = grpc.aio.server(
         interceptors=interceptors,
@@ -167,7 +169,7 @@ async def start_server(
     response_bytes = response_budget(settings.max_message_bytes)
     embedder = embedder_from_settings(settings)
     recall = Recall(db, settings, embedder=embedder)
-    indexer = Indexer(db, embedder, settings) if embedder is not None else None
+    indexer = Indexer(db, embedder, settings, activity=activity) if embedder else None
     servicers: list[tuple[Callable[[Any, Any], None], object]] = [
         (
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,

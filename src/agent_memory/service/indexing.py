@@ -26,19 +26,38 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 from agent_memory.config import Settings
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.indexing import Claimed, Vector
-from agent_memory.embed import Embedder, EmbeddingError, usable
+from agent_memory.embed import LOCAL, Embedder, EmbeddingError, usable
+from agent_memory.embed.local import PASSAGES_PER_CALL
+from agent_memory.service.activity import Activity
 from agent_memory.store.repositories import Store
 from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
 FAILURE_LOG_SECONDS = 60.0
+# A model in this process embeds this many texts at a time, each time after the calls
+# have left it alone this long, waiting at most a second for that.
+STEP = PASSAGES_PER_CALL
+QUIET_SECONDS = 0.05
+LULL_SECONDS = 1.0
 
 
 class Indexer:
-    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        activity: Activity | None = None,
+    ) -> None:
+        """With ``activity``, a model that runs in this process embeds a few texts at a
+        time, each time after a lull in the calls it serves (or a second without one):
+        the calls come first, and indexing still moves on under a load that never
+        pauses (slowly: a step a second)."""
         self._store = store
         self._embedder = embedder
+        self._activity = activity if embedder.kind == LOCAL else None
         self._batch = settings.index_batch
         self._poll = settings.index_poll_seconds
         self._lease = timedelta(seconds=settings.index_lease_seconds)
@@ -137,7 +156,7 @@ class Indexer:
         """
         distinct = list(dict.fromkeys(texts))
         try:
-            found = await self._embedder.passages(distinct)
+            found = await self._passages(distinct)
             if not usable(found, len(distinct)):
                 raise EmbeddingError("the embedder's vectors are unusable")
             by_text: dict[str, Vector | None] = dict(zip(distinct, found, strict=True))
@@ -148,6 +167,15 @@ class Indexer:
             if all(v is None for v in by_text.values()):
                 raise
         return [by_text[text] for text in texts]
+
+    async def _passages(self, texts: list[str]) -> list[list[float]]:
+        if self._activity is None:
+            return await self._embedder.passages(texts)
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), STEP):
+            await self._activity.lull(quiet=QUIET_SECONDS, at_most=LULL_SECONDS)
+            vectors += await self._embedder.passages(texts[start : start + STEP])
+        return vectors
 
     async def _one(self, text: str) -> Vector | None:
         try:
