@@ -1,6 +1,13 @@
 """Filling the database: measured users' archival blocks through WriteBlock, everyone
 else's lines straight into ``archival_lines`` with COPY (they only make the table big),
-and memories of as many other agents, so the tables look like a service in use."""
+and memories of as many other agents, so the tables look like a service in use.
+
+The service ranks by meaning too (its default): the measured users' lines are waited
+for until the background indexer has embedded them all. The bulk lines and memories
+are marked as seen by the model without a vector, as the indexer marks a text it
+cannot embed: embedding a million lines would take the machine for hours, and recall
+of one user compares only that user's vectors.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +19,71 @@ import uuid
 
 import psycopg
 
+from agent_memory.embed.local import MODEL
 from agentmemory.v1 import block_pb2, block_service_pb2, memory_pb2
 from loadkit.workloads import TENANT, Context, Stubs
 
 MEASURED_USERS = 8
 QUESTIONS_PER_USER = 200
 MEMORIES_PER_AGENT = 50
+
+
+# Lines seen by the model without a vector: the indexer passes them by.
+_SEEN = (
+    b"UPDATE archival_lines SET embedding_model = %(model)s,"
+    b" embedded_hash = hashtextextended(content, 0)"
+    b" WHERE tenant_id = %(tenant)s AND user_id = ANY(%(users)s)"
+)
+
+
+_DUE = (
+    b"SELECT (SELECT count(*) FROM archival_lines"
+    b"        WHERE embedded_hash IS DISTINCT FROM hashtextextended(content, 0))"
+    b"     + (SELECT count(*) FROM memories"
+    b"        WHERE embedded_hash IS DISTINCT FROM hashtextextended(key || E'\\n' || value, 0)"
+    b"          AND superseded_by IS NULL)"
+)
+
+
+async def waiting_for_the_indexer(url: str) -> int:
+    """Lines and memories the service's indexer has yet to embed."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (await conn.execute(_DUE)).fetchone()
+    assert row is not None
+    return int(row[0])  # type: ignore[call-overload]
+
+
+async def indexer_drained(url: str, within: float) -> int:
+    """Wait up to ``within`` seconds for the indexer to embed what is due; what is left."""
+    deadline = time.monotonic() + within
+    while True:
+        left = await waiting_for_the_indexer(url)
+        if not left or time.monotonic() > deadline:
+            return left
+        await asyncio.sleep(2)  # the database is polled: nothing to wait on
+
+
+async def _indexed(conn: psycopg.AsyncConnection[object], users: list[str], since: float) -> None:
+    """Wait until the measured users' lines all have a vector of the model."""
+    while True:
+        cursor = await conn.execute(
+            b"SELECT count(*) FILTER (WHERE embedding IS NULL OR embedding_model <> %(model)s),"
+            b" count(*) FROM archival_lines WHERE tenant_id = %(tenant)s"
+            b" AND user_id = ANY(%(users)s)",
+            {"model": MODEL, "tenant": TENANT, "users": users},
+        )
+        row = await cursor.fetchone()
+        assert row is not None
+        waiting, total = int(row[0]), int(row[1])  # type: ignore[call-overload]
+        if not waiting:
+            return
+        print(
+            f"  indexing the measured users' lines: {total - waiting}/{total} "
+            f"({time.perf_counter() - since:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+        await asyncio.sleep(5)
 
 
 def measured_users(users: int) -> list[str]:
@@ -69,6 +135,11 @@ async def fill(
                             ).encode()
                         )
                         await asyncio.sleep(0)
+                async with conn.transaction():
+                    await conn.execute(
+                        _SEEN,
+                        {"model": MODEL, "tenant": TENANT, "users": part[start : start + 20]},
+                    )
                 progress["done"] += len(part[start : start + 20])
                 if worker == 0:
                     print(
@@ -99,6 +170,13 @@ async def fill(
                 )
         await conn.commit()
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(
+            b"UPDATE memories SET embedding_model = %(model)s,"
+            b" embedded_hash = hashtextextended(key || E'\\n' || value, 0)"
+            b" WHERE tenant_id = %(tenant)s AND owner_id LIKE 'agent-of-bulk-%%'",
+            {"model": MODEL, "tenant": TENANT},
+        )
+        await _indexed(conn, measured, started)
         await conn.execute(b"VACUUM (ANALYZE)")
         row = await (await conn.execute(b"SELECT count(*) FROM archival_lines")).fetchone()
     assert row is not None

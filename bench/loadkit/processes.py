@@ -105,10 +105,12 @@ def start_service(
     pool_size: int,
     archival_chars: int,
     http_listen: str | None = None,
+    embedder: str | None = None,
 ) -> Child:
     """``agent-memory serve`` as in production (API keys on), on the embedded database;
     with ``http_listen``, also serving HTTP/JSON there (its address is logged after
-    ``agent-memory http on``)."""
+    ``agent-memory http on``); with ``embedder``, that ``--embedder`` rather than the
+    default (the local model)."""
     env = {
         **os.environ,
         "MEMORY_ARCHIVAL_MAX_CHARS": str(archival_chars),
@@ -116,7 +118,12 @@ def start_service(
         "MEMORY_SHUTDOWN_GRACE_SECONDS": "2",
         "MEMORY_WORKERS": str(workers),
     }
-    for name in ("MEMORY_DATABASE_URL", "MEMORY_INSECURE_LOCAL", "OTEL_TRACES_EXPORTER"):
+    for name in (
+        "MEMORY_DATABASE_URL",
+        "MEMORY_INSECURE_LOCAL",
+        "OTEL_TRACES_EXPORTER",
+        "MEMORY_EMBEDDER",
+    ):
         env.pop(name, None)
     argv = [sys.executable, "-m", "agent_memory.cli", "serve", "--listen", "127.0.0.1:0"]
     argv += ["--data-dir", str(data_dir), "--log-level", "INFO"]
@@ -124,6 +131,9 @@ def start_service(
     if http_listen is not None:
         argv += ["--http-listen", http_listen]
         name += f" --http-listen {http_listen}"
+    if embedder is not None:
+        argv += ["--embedder", embedder]
+        name += f" --embedder {embedder}"
     return Child(name, argv, env, "serving on")
 
 
