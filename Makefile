@@ -34,12 +34,16 @@ HTTP_LISTEN ?= 127.0.0.1:8080
 serve: venv ## start the service on the embedded database, HTTP and the panel on HTTP_LISTEN (extra flags: ARGS=...)
 	$(VENV)/bin/agent-memory serve --http-listen $(HTTP_LISTEN) $(ARGS)
 
-test: venv examples/node/node_modules/.package-lock.json ## run the test suite on the embedded PostgreSQL (extra flags: PYTEST_ARGS=...)
-	$(PY) -m pytest $(PYTEST_ARGS)
+# One worker per core, each with a PostgreSQL database (and, embedded, a server) of its
+# own; a module's tests stay on one worker, which starts its servers once.
+PARALLEL := -n auto --dist loadscope
+
+test: venv examples/node/node_modules/.package-lock.json ## run the test suite on the embedded PostgreSQL, in parallel (extra flags: PYTEST_ARGS=..., -n 0 for one process)
+	$(PY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 test-external: export MEMORY_TEST_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/test
 test-external: venv examples/node/node_modules/.package-lock.json ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 generate: venv ## regenerate clients/python/generated/ from proto/, and README's settings table
 	$(PY) scripts/generate_protos.py
