@@ -83,6 +83,16 @@ def url(create_database: Callable[[], str]) -> str:
     return made
 
 
+@pytest.fixture
+def indexing_url(url: str) -> str:
+    """A database where the indexer embeds: one with pgvector (without it nothing could
+    compare the vectors, and nothing is embedded; tests/e2e/test_recall_meaning.py
+    checks that)."""
+    if not has_pgvector(url):
+        pytest.skip("the indexer embeds only where PostgreSQL has pgvector")
+    return url
+
+
 async def fill(db: Database) -> int:
     """An archival block and memories; how many
     lines and current memories there are to embed."""
@@ -107,11 +117,13 @@ def settings(**changes: object) -> Settings:
     return Settings(index_batch=4, **changes)  # type: ignore[arg-type]
 
 
-def test_two_indexers_embed_every_line_and_memory_once(url: str) -> None:
+def test_two_indexers_embed_every_line_and_memory_once(indexing_url: str) -> None:
     embedders = [Counting(), Counting()]
 
     async def scenario() -> None:
-        dbs = [Database(url, pool_size=2, index_model=embedders[0].model) for _ in range(2)]
+        dbs = [
+            Database(indexing_url, pool_size=2, index_model=embedders[0].model) for _ in range(2)
+        ]
         try:
             due = await fill(dbs[0])
             indexers = [Indexer(db, e, settings()) for db, e in zip(dbs, embedders, strict=True)]
@@ -131,11 +143,13 @@ def test_two_indexers_embed_every_line_and_memory_once(url: str) -> None:
     assert sorted(seen) == sorted([*LINES, *(f"fact-{n}: memory number {n}" for n in range(4))])
 
 
-def test_work_claimed_by_an_indexer_that_died_is_done_when_its_lease_runs_out(url: str) -> None:
+def test_work_claimed_by_an_indexer_that_died_is_done_when_its_lease_runs_out(
+    indexing_url: str,
+) -> None:
     embedder = Counting()
 
     async def scenario() -> None:
-        db = Database(url, pool_size=2, index_model=embedder.model)
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
         try:
             await fill(db)
             # An indexer claims a batch and dies before it stores anything.
@@ -159,11 +173,11 @@ def test_work_claimed_by_an_indexer_that_died_is_done_when_its_lease_runs_out(ur
     assert set(embedder.passages_seen.values()) == {1}
 
 
-def test_a_stopped_indexer_lets_go_of_what_it_claimed(url: str) -> None:
+def test_a_stopped_indexer_lets_go_of_what_it_claimed(indexing_url: str) -> None:
     embedder = Counting()
 
     async def scenario() -> None:
-        db = Database(url, pool_size=2, index_model=embedder.model)
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
         try:
             await fill(db)
             indexer = Indexer(db, embedder, settings(index_lease_seconds=600))
@@ -181,9 +195,7 @@ def test_a_stopped_indexer_lets_go_of_what_it_claimed(url: str) -> None:
     asyncio.run(scenario())
 
 
-def test_a_change_of_model_embeds_everything_again_while_recall_answers(url: str) -> None:
-    if not has_pgvector(url):
-        pytest.skip("recall by meaning needs pgvector")
+def test_a_change_of_model_embeds_everything_again_while_recall_answers(indexing_url: str) -> None:
     old, new = Counting(), Counting(model="multilingual-e5-small-q4@next")
     question = RecallQuery(query="When is the hiring report due?", agent_id="a")
 
@@ -191,8 +203,8 @@ def test_a_change_of_model_embeds_everything_again_while_recall_answers(url: str
         return [m.content async for m in recall.recall(CALLER, question)]
 
     async def scenario() -> None:
-        before = Database(url, pool_size=2, index_model=old.model)
-        after = Database(url, pool_size=2, index_model=new.model)
+        before = Database(indexing_url, pool_size=2, index_model=old.model)
+        after = Database(indexing_url, pool_size=2, index_model=new.model)
         try:
             due = await fill(before)
             assert await Indexer(before, old, settings()).index_round() == due
@@ -214,12 +226,12 @@ def test_a_change_of_model_embeds_everything_again_while_recall_answers(url: str
 
 
 def test_a_line_changed_while_it_was_embedded_is_embedded_again_for_its_new_text(
-    url: str,
+    indexing_url: str,
 ) -> None:
     embedder = Counting()
 
     async def scenario() -> None:
-        db = Database(url, pool_size=2, index_model=embedder.model)
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
         try:
             async with db.connection(CALLER) as tx:
                 first = await tx.blocks.write(KEY, "the old text", expected=None, keep=5)
