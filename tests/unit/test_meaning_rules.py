@@ -11,10 +11,16 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from agent_memory.config import Settings, SettingsError
-from agent_memory.domain.indexing import memory_passage, named_speakers, without_speakers
+from agent_memory.domain.indexing import (
+    EMBEDDED_MAX_CHARS,
+    embedded_text,
+    memory_passage,
+    named_speakers,
+    without_speakers,
+)
 from agent_memory.embed import HTTP, LOCAL, NONE, chosen, embedder_from_settings
 from agent_memory.embed.http import HttpEmbedder
-from agent_memory.embed.local import _Runner
+from agent_memory.embed.local import _calls, _Runner
 from agent_memory.service.meaning import QuerySide
 
 SPEAKERS = ["Caroline", "Melanie", "Will"]
@@ -186,3 +192,22 @@ def test_a_query_is_embedded_once_and_again_only_when_the_speakers_change_it() -
         assert recorder.asked[-1] == "What did buy?"
 
     asyncio.run(scenario())
+
+
+def test_a_vector_is_made_from_the_first_thousand_characters_cut_at_a_word() -> None:
+    short = "Melanie: We adopted a golden retriever."
+    assert embedded_text(short) == short
+    long = "word " * 400  # 2,000 characters
+    made = embedded_text(long)
+    assert len(made) <= EMBEDDED_MAX_CHARS
+    assert made.endswith("word")
+    assert embedded_text("x" * 3000) == "x" * EMBEDDED_MAX_CHARS  # no word to cut at
+    assert len(memory_passage("note", "y " * 1500)) <= EMBEDDED_MAX_CHARS
+
+
+def test_passages_go_to_the_model_a_few_at_a_time_and_a_long_one_alone() -> None:
+    assert _calls([]) == []
+    assert _calls(["a"] * 9) == [["a"] * 4, ["a"] * 4, ["a"]]
+    long = "x" * 900
+    assert _calls(["a", long, "b", long]) == [["a", long, "b"], [long]]
+    assert _calls(["z" * 5000, "a"]) == [["z" * 5000], ["a"]]

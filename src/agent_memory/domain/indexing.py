@@ -13,6 +13,22 @@ from agent_memory.domain.memory import AUTO_KEY_PREFIX, LEARNING_KEY_PREFIX
 
 Vector = Sequence[float]
 
+# A vector is made from at most this many characters of a text (a line, a memory, a
+# query), cut at a word: about 250 tokens, half of what the local model reads at once.
+# Its cost grows faster than the text (a 2,000-character text takes ten times a short
+# line's), and a query waits for the passage being embedded.
+EMBEDDED_MAX_CHARS = 1000
+
+
+def embedded_text(text: str) -> str:
+    """The part of ``text`` its vector is made from: all of it, or its first
+    ``EMBEDDED_MAX_CHARS`` characters cut at a word."""
+    if len(text) <= EMBEDDED_MAX_CHARS:
+        return text
+    cut = text[:EMBEDDED_MAX_CHARS]
+    space = cut.rfind(" ")
+    return cut[:space] if space > EMBEDDED_MAX_CHARS // 2 else cut
+
 
 @dataclass(frozen=True)
 class LineToIndex:
@@ -26,7 +42,7 @@ class LineToIndex:
 
     @property
     def passage(self) -> str:
-        return self.content
+        return embedded_text(self.content)
 
 
 @dataclass(frozen=True)
@@ -47,7 +63,7 @@ def memory_passage(key: str, value: str) -> str:
     orchestrator chose the key, the value alone when the key was generated (a slug, a
     timestamp or a hash says nothing the value does not)."""
     generated = key.startswith((AUTO_KEY_PREFIX, LEARNING_KEY_PREFIX)) or is_content_key(key)
-    return value if generated else f"{key}: {value}"
+    return embedded_text(value if generated else f"{key}: {value}")
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,11 @@ from typing import Any
 from agent_memory.embed import LOCAL, EmbeddingError
 
 MODEL = "multilingual-e5-small-q4"
-# Passages embedded per model call: a query waits for at most one such call
-# (about 60 ms on two cores), and the batch keeps most of its throughput.
+# Passages embedded per model call: up to four, or as many as come to this many
+# characters (at least one). A query waits for at most one such call (about 100 ms on
+# two cores for lines of a conversation), and a batch keeps most of its throughput.
 PASSAGES_PER_CALL = 4
+CHARS_PER_CALL = 1000
 
 Vectors = list[list[float]]
 _QUERY, _PASSAGE = 0, 1
@@ -107,8 +109,7 @@ class LocalEmbedder:
 
     async def passages(self, texts: Sequence[str]) -> Vectors:
         vectors: Vectors = []
-        for start in range(0, len(texts), PASSAGES_PER_CALL):
-            part = list(texts[start : start + PASSAGES_PER_CALL])
+        for part in _calls(texts):
             vectors.extend(await self._embed(part, query=False))
         return vectors
 
@@ -127,3 +128,16 @@ class LocalEmbedder:
             return vectors
 
         return await asyncio.wrap_future(model.runner.submit(job, query=query))
+
+
+def _calls(texts: Sequence[str]) -> list[list[str]]:
+    """``texts`` in the model calls that embed them, in order."""
+    calls: list[list[str]] = []
+    chars = 0
+    for text in texts:
+        if not calls or len(calls[-1]) == PASSAGES_PER_CALL or chars + len(text) > CHARS_PER_CALL:
+            calls.append([])
+            chars = 0
+        calls[-1].append(text)
+        chars += len(text)
+    return calls

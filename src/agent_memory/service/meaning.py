@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Generic, TypeVar
 
-from agent_memory.domain.indexing import named_speakers, without_speakers
+from agent_memory.domain.indexing import embedded_text, named_speakers, without_speakers
 from agent_memory.domain.recall import Meaning
 from agent_memory.embed import Embedder, EmbeddingError, usable
 
@@ -74,7 +74,7 @@ class QuerySide:
         speakers = self._speakers.get(owner)
         if speakers is None:
             return None
-        return asyncio.create_task(self._vector(without_speakers(query, speakers)))
+        return asyncio.create_task(self._vector(self._text(query, speakers)))
 
     async def finish(
         self,
@@ -85,10 +85,10 @@ class QuerySide:
     ) -> Meaning | None:
         """The query's side of the ranking, now that the blocks' ``speakers`` are
         known; ``None`` when the embedder failed (the ranking is lexical then)."""
-        text = without_speakers(query, speakers)
+        text = self._text(query, speakers)
         guessed = self._speakers.get(owner)
         self._speakers.put(owner, tuple(speakers))
-        if started is not None and guessed is not None and without_speakers(query, guessed) == text:
+        if started is not None and guessed is not None and self._text(query, guessed) == text:
             vector = await started
         else:
             if started is not None:
@@ -103,6 +103,11 @@ class QuerySide:
             weight=self._weight,
             speaker=named[0] if len(named) == 1 else "",
         )
+
+    @staticmethod
+    def _text(query: str, speakers: Sequence[str]) -> str:
+        """What the query's vector is made from."""
+        return embedded_text(without_speakers(query, speakers))
 
     async def _vector(self, text: str) -> list[float] | None:
         key = (self._embedder.model, text)
