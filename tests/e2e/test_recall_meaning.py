@@ -190,7 +190,7 @@ def test_the_status_says_how_recall_ranks(client: Client, has_pgvector: bool) ->
     assert status.model == "multilingual-e5-small-q4"
     if has_pgvector:
         assert status.mode == recall_pb2.RECALL_MODE_HYBRID
-        assert status.detail.startswith("by words and meaning: multilingual-e5-small-q4")
+        assert status.detail.startswith("by words and meaning with multilingual-e5-small-q4")
     else:
         assert status.mode == recall_pb2.RECALL_MODE_LEXICAL
         assert "no pgvector" in status.detail

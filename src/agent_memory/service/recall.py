@@ -271,7 +271,7 @@ def recall_status(
         RecallMode.HYBRID,
         embedder.kind,
         embedder.model,
-        f"by words and meaning: {embedder.describe()} ({why}); new lines and memories are "
+        f"by words and meaning with {embedder.describe()} ({why}); new lines and memories are "
         "embedded in the background",
     )
 
