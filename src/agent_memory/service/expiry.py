@@ -9,40 +9,42 @@ never holds the database for long.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.errors import Unavailable
+from agent_memory.service.background import Rounds
 from agent_memory.store.repositories import Store
-from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
 MAX_BATCHES_PER_ROUND = 20
-FAILURE_LOG_SECONDS = 60.0
 
 
 class ExpirySweeper:
     def __init__(self, store: Store, settings: Settings) -> None:
         self._store = store
         self._settings = settings
-        self._task: asyncio.Task[None] | None = None
-        self._failure_logged_at = -FAILURE_LOG_SECONDS
+        # A round after each interval, the first one interval after start.
+        self._rounds = Rounds(
+            "expiry-sweeper",
+            self._round,
+            every=settings.expiry_sweep_seconds,
+            log=log,
+            failed="expiry sweep failed; retrying at the next round",
+            at_start=False,
+        )
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="expiry-sweeper")
+        self._rounds.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._rounds.stop()
+
+    async def _round(self) -> bool:
+        await self.sweep_round()
+        return False  # the round sweeps until a batch comes back short
 
     async def sweep_round(self) -> int:
         """Delete expired memories, batch after batch, until a batch comes back short
@@ -60,19 +62,3 @@ class ExpirySweeper:
         if deleted:
             log.info("expiry: deleted %d expired memories", deleted)
         return deleted
-
-    async def _loop(self) -> None:
-        while True:
-            # A round after each interval, the first one interval after start.
-            await asyncio.sleep(self._settings.expiry_sweep_seconds)
-            try:
-                await self.sweep_round()
-            except asyncio.CancelledError:
-                raise
-            except Unavailable:
-                pass  # the database's outage is logged where it is found, sparingly
-            except Exception as exc:
-                now = time.monotonic()
-                if now - self._failure_logged_at >= FAILURE_LOG_SECONDS:
-                    self._failure_logged_at = now
-                    log_failure(log, exc, "expiry sweep failed; retrying at the next round")

@@ -10,26 +10,18 @@ and another picks the job up.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
 from datetime import timedelta
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal
+from agent_memory.service.background import Rounds
 from agent_memory.service.extraction import Extraction, JobRef, LeaseLost
 from agent_memory.store.repositories import Store
-from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
-
-# An unexpected failure that repeats at every poll is logged with its traceback at most
-# this often.
-FAILURE_LOG_SECONDS = 60.0
 
 
 class ExtractionWorkers:
@@ -37,44 +29,24 @@ class ExtractionWorkers:
         self._store = store
         self._extraction = extraction
         self._settings = settings
-        self._tasks: list[asyncio.Task[None]] = []
-        self._wake = asyncio.Event()
-        self._failure_logged_at = -FAILURE_LOG_SECONDS
+        self._rounds = Rounds(
+            "extraction-worker",
+            self._run_one,
+            every=settings.extraction_poll_seconds,
+            log=log,
+            failed="extraction worker failed; retrying after the poll",
+            tasks=settings.extraction_workers,
+        )
 
     def start(self) -> None:
-        for n in range(self._settings.extraction_workers):
-            self._tasks.append(asyncio.create_task(self._loop(), name=f"extraction-worker-{n}"))
+        self._rounds.start()
 
     def wake(self) -> None:
         """A job was queued: look now instead of at the next poll."""
-        self._wake.set()
+        self._rounds.wake()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                if await self._run_one():
-                    continue
-            except asyncio.CancelledError:
-                raise
-            except Unavailable:
-                pass  # the database's outage is logged where it is found, sparingly
-            except Exception as exc:
-                now = time.monotonic()
-                if now - self._failure_logged_at >= FAILURE_LOG_SECONDS:
-                    self._failure_logged_at = now
-                    # Without the values of a failed statement, as every log of ours.
-                    log_failure(log, exc, "extraction worker failed; retrying after the poll")
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._settings.extraction_poll_seconds)
+        await self._rounds.stop()
 
     async def _run_one(self) -> bool:
         s = self._settings

@@ -15,7 +15,6 @@ serving meanwhile, by words for what is not embedded yet.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -24,17 +23,15 @@ from datetime import timedelta
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.indexing import Claimed, Vector
 from agent_memory.embed import LOCAL, Embedder, EmbeddingError, usable
 from agent_memory.embed.local import PASSAGES_PER_CALL
 from agent_memory.service.activity import Activity
+from agent_memory.service.background import Rounds
 from agent_memory.store.repositories import Store
-from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
-FAILURE_LOG_SECONDS = 60.0
 # A model in this process embeds this many texts at a time, each time after the calls
 # have left it alone this long, waiting at most a second for that.
 STEP = PASSAGES_PER_CALL
@@ -59,27 +56,30 @@ class Indexer:
         self._embedder = embedder
         self._activity = activity if embedder.kind == LOCAL else None
         self._batch = settings.index_batch
-        self._poll = settings.index_poll_seconds
         self._lease = timedelta(seconds=settings.index_lease_seconds)
-        self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
-        self._failure_logged_at = -FAILURE_LOG_SECONDS
+        self._rounds = Rounds(
+            "indexer",
+            self._round,
+            every=settings.index_poll_seconds,
+            log=log,
+            failed="indexing failed; retrying when the lease runs out",
+        )
         self._pgvector: bool | None = None  # None: not asked yet
         self._after_tenant = ""  # where the last claim ended: the next goes on from there
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="indexer")
+        self._rounds.start()
 
     def wake(self) -> None:
         """Look for work now rather than at the next poll."""
-        self._wake.set()
+        self._rounds.wake()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._rounds.stop()
+
+    async def _round(self) -> bool:
+        await self.index_round()
+        return False  # the round embeds until a claim comes back short
 
     async def index_round(self) -> int:
         """Claim, embed and store batches until a claim comes back short; how many
@@ -183,21 +183,3 @@ class Indexer:
         except EmbeddingError:
             return None
         return found[0] if usable(found, 1) else None
-
-    async def _loop(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._poll):
-                    await self._wake.wait()
-            self._wake.clear()
-            try:
-                await self.index_round()
-            except asyncio.CancelledError:
-                raise
-            except Unavailable:
-                pass  # the database's outage is logged where it is found, sparingly
-            except Exception as exc:
-                now = time.monotonic()
-                if now - self._failure_logged_at >= FAILURE_LOG_SECONDS:
-                    self._failure_logged_at = now
-                    log_failure(log, exc, "indexing failed; retrying when the lease runs out")

@@ -1,0 +1,57 @@
+"""Background work in rounds: at once or after an interval, again at once while work
+may be waiting, and now when woken."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from agent_memory.service.background import Rounds
+
+log = logging.getLogger(__name__)
+
+
+def test_a_round_that_found_work_is_followed_at_once_and_a_wake_runs_one_now() -> None:
+    async def scenario() -> list[str]:
+        seen: list[str] = []
+        waiting = ["a", "b", "c"]
+        done = asyncio.Event()
+
+        async def round_() -> bool:
+            if waiting:
+                seen.append(waiting.pop(0))
+                return True  # more may be waiting
+            seen.append("idle")
+            done.set()
+            return False
+
+        rounds = Rounds("test", round_, every=3600, log=log, failed="failed")
+        rounds.start()
+        await asyncio.wait_for(done.wait(), 10)  # the first round ran at start
+        done.clear()
+        waiting.append("d")
+        rounds.wake()  # not an hour from now
+        await asyncio.wait_for(done.wait(), 10)
+        await rounds.stop()
+        return seen
+
+    assert asyncio.run(scenario()) == ["a", "b", "c", "idle", "d", "idle"]
+
+
+def test_a_round_not_at_start_waits_for_its_interval_or_a_wake() -> None:
+    async def scenario() -> None:
+        ran = asyncio.Event()
+
+        async def round_() -> bool:
+            ran.set()
+            return False
+
+        rounds = Rounds("test", round_, every=3600, log=log, failed="failed", at_start=False)
+        rounds.start()
+        await asyncio.sleep(0.05)
+        assert not ran.is_set()
+        rounds.wake()
+        await asyncio.wait_for(ran.wait(), 10)
+        await rounds.stop()
+
+    asyncio.run(scenario())
