@@ -39,7 +39,7 @@ from agent_memory.domain.recall import Meaning, RankQuery
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres
-from agent_memory.store.recall import vector_literal
+from agent_memory.store.vectors import vector_literal
 
 DIMENSIONS = 384
 MODEL = "bench-random-384"

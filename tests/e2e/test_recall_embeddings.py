@@ -132,10 +132,26 @@ def test_while_the_embedder_fails_writes_and_recall_go_on_by_words(
     caller: Client, database_url: str, fake: FakeEmbeddings, has_pgvector: bool
 ) -> None:
     fake.failing = True
+    before = len(fake.requests)
     write(caller, "\n".join(LINES))
     assert recall(caller, "dentist")[0].content == LINES[2]
     assert CAR not in [m.content for m in recall(caller, "automobile")]
     assert recall(caller, "hiking mountains")[0].content == LINES[1]
+    asked = [text for r in fake.requests[before:] for text in r["input"]]
+    if not has_pgvector:
+        assert asked == []  # nothing could compare vectors: nothing is embedded
+    else:
+        # The query's embedding was asked for, and failed: recall went on by words. (The
+        # others' were kept from the test before.)
+        assert "query: hiking mountains" in asked
+        # The indexer tried the lines, one by one too, and kept nothing.
+        assert wait_until(
+            lambda: all(
+                sum(f"passage: {line}" in r["input"] for r in fake.requests[before:]) >= 2
+                for line in LINES
+            ),
+            timeout=30,
+        )
     assert indexed_lines(caller) == 0
     if has_pgvector:
         # Once it answers again, the lines are embedded when their lease runs out.

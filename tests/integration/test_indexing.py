@@ -18,7 +18,7 @@ from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope
 from agent_memory.domain.recall import RecallQuery
-from agent_memory.embed import local_available
+from agent_memory.embed import EmbeddingError, local_available
 from agent_memory.embed.local import LocalEmbedder
 from agent_memory.service.indexing import Indexer
 from agent_memory.service.recall import Recall
@@ -39,9 +39,10 @@ class Counting:
     """The local model, counting every text it is asked to embed; another model's name
     when ``model`` is given (the same vectors, as a new model would be to the store)."""
 
-    def __init__(self, model: str | None = None) -> None:
+    def __init__(self, model: str | None = None, refused: str = "") -> None:
         self._local = LocalEmbedder(threads=1)
         self._model = model
+        self.refused = refused  # a batch holding this text fails, as an API may refuse it
         self.passages_seen: Counter[str] = Counter()
         self.asked = asyncio.Event()
 
@@ -62,6 +63,8 @@ class Counting:
     async def passages(self, texts: Sequence[str]) -> list[list[float]]:
         self.passages_seen.update(texts)
         self.asked.set()
+        if self.refused in texts:
+            raise EmbeddingError(f"refused: {self.refused!r}")
         return await self._local.passages(texts)
 
     async def close(self) -> None:
@@ -280,6 +283,29 @@ def test_claims_go_round_the_tenants_so_a_long_backlog_holds_up_no_one(url: str)
                 taken.append({x.tenant_id for x in claimed.lines})
                 after = claimed.last_tenant(after)
             assert taken == [{"a-big"}, {"b-small", "c-small"}, {"a-big"}]
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_text_the_embedder_refuses_waits_for_its_lease_while_the_others_are_kept(
+    indexing_url: str,
+) -> None:
+    embedder = Counting(refused=LINES[3])
+
+    async def scenario() -> None:
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
+        try:
+            await fill(db)
+            indexer = Indexer(db, embedder, settings(index_lease_seconds=1))
+            assert await indexer.index_round() == len(LINES) + 4 - 1
+            assert await indexed_lines(db) == len(LINES) - 1
+            # Not given up on: once its lease runs out it is tried again.
+            embedder.refused = ""
+            await asyncio.sleep(1.2)
+            assert await indexer.index_round() == 1
+            assert await indexed_lines(db) == len(LINES)
         finally:
             await db.close()
 

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import TypeVar
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
@@ -126,10 +127,12 @@ class Indexer:
         return self._pgvector
 
     async def _embed(self, claimed: Claimed) -> int:
-        """Vectors for what was claimed, stored; leases of what could not be embedded
-        now run out and it is claimed again. A text the embedder refuses on its own
-        (while others pass) is stored without a vector, and not tried again until it
-        changes."""
+        """Vectors for what was claimed, stored. What could not be embedded now keeps
+        its lease, and is claimed again when it runs out.
+
+        Raises:
+            EmbeddingError: the embedder embeds nothing now.
+        """
         texts = [x.passage for x in claimed.lines] + [x.passage for x in claimed.memories]
         try:
             vectors = await self._vectors(texts)
@@ -143,13 +146,14 @@ class Indexer:
         async with self._store.admin() as admin:
             return await admin.index.store(
                 model=self._embedder.model,
-                lines=list(zip(claimed.lines, vectors[:n], strict=True)),
-                memories=list(zip(claimed.memories, vectors[n:], strict=True)),
+                lines=_embedded(claimed.lines, vectors[:n]),
+                memories=_embedded(claimed.memories, vectors[n:]),
             )
 
     async def _vectors(self, texts: Sequence[str]) -> list[Vector | None]:
         """One vector per text, each text embedded once; ``None`` for a text the
-        embedder refuses while it embeds others.
+        embedder refuses while it embeds others (one text of a batch can fail it:
+        each is tried alone then).
 
         Raises:
             EmbeddingError: the embedder embeds nothing now.
@@ -183,3 +187,11 @@ class Indexer:
         except EmbeddingError:
             return None
         return found[0] if usable(found, 1) else None
+
+
+T = TypeVar("T")
+
+
+def _embedded(items: Sequence[T], vectors: Sequence[Vector | None]) -> list[tuple[T, Vector]]:
+    """The items that got a vector, with it."""
+    return [(x, v) for x, v in zip(items, vectors, strict=True) if v is not None]

@@ -12,6 +12,7 @@ meanwhile is claimed again for its new text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, LiteralString
 
@@ -19,10 +20,7 @@ from agent_memory.domain.indexing import Claimed, LineToIndex, MemoryToIndex, Ve
 from agent_memory.store.memories import current
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
-from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash
-
-_LINE_KEY: LiteralString = "tenant_id, user_id, scope, agent_id, line_number"
-
+from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array
 
 # A row is due in one of three ways, each claimed on its own so that an index serves
 # each whatever the model (every statement is planned once, generically): its text
@@ -42,107 +40,110 @@ _WAYS: dict[str, tuple[LiteralString, LiteralString]] = {
     "older": ("{a}.embedding_model < %(model)s", "{a}.embedding_model"),
     "newer": ("{a}.embedding_model > %(model)s", "{a}.embedding_model DESC"),
 }
-_FREE: LiteralString = "({a}.index_lease_until IS NULL OR {a}.index_lease_until < now())"
-
-
-def _claim_lines(way: str) -> LiteralString:
-    due, order = _WAYS[way]
-    return f"""
-WITH due AS (
-    SELECT l.ctid FROM archival_lines AS l
-    WHERE {due.format(a="l", hashed=line_hash("l"))} AND {_FREE.format(a="l")}
-    ORDER BY {order.format(a="l")}
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE archival_lines AS l SET index_lease_until = now() + %(lease)s
-WHERE l.ctid = ANY (ARRAY(SELECT ctid FROM due))
-RETURNING l.tenant_id, l.user_id, l.scope, l.agent_id, l.line_number, l.content,
-          {line_hash("l")} AS text_hash
-"""
-
-
-def _claim_memories(way: str) -> LiteralString:
-    due, order = _WAYS[way]
-    return f"""
-WITH due AS (
-    SELECT m.ctid FROM memories AS m
-    WHERE {due.format(a="m", hashed=memory_hash("m"))} AND {_FREE.format(a="m")}
-      AND {current("m")}
-    ORDER BY {order.format(a="m")}
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE memories AS m SET index_lease_until = now() + %(lease)s
-WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM due))
-RETURNING m.tenant_id, m.id, m.key, m.value, {memory_hash("m")} AS text_hash
-"""
-
-
 # Each way in turn; the stale one twice: the tenants after the last claim's, then the
 # others.
 _TURNS = [("stale", True), ("stale", False), ("older", False), ("newer", False)]
-_CLAIM_LINES = [(_claim_lines(way), first) for way, first in _TURNS]
-_CLAIM_MEMORIES = [(_claim_memories(way), first) for way, first in _TURNS]
 # Of a claim, the share kept for memories when lines are waiting too.
 MEMORY_SHARE = 4
 
-# A vector is kept only where the text is still the one it was made from.
-_STORE_LINES: LiteralString = f"""
-UPDATE archival_lines AS l
+
+@dataclass(frozen=True)
+class _Embedded:
+    """A table whose rows get vectors, and every statement of the queue over it: the
+    row's key (column, type, and the field of the claimed item that holds it), the
+    hash of what its vector is made from, the columns a claim reads for it, and which
+    of its rows are embedded at all."""
+
+    table: LiteralString
+    a: LiteralString
+    key: tuple[tuple[LiteralString, LiteralString, str], ...]
+    hashed: LiteralString
+    reads: LiteralString
+    only: LiteralString = "true"
+
+    def claim(self, way: str) -> LiteralString:
+        due, order = _WAYS[way]
+        a = self.a
+        keys = ", ".join(f"{a}.{column} AS {field}" for column, _, field in self.key)
+        return f"""
+WITH due AS (
+    SELECT {a}.ctid FROM {self.table} AS {a}
+    WHERE {due.format(a=a, hashed=self.hashed)}
+      AND ({a}.index_lease_until IS NULL OR {a}.index_lease_until < now()) AND {self.only}
+    ORDER BY {order.format(a=a)}
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {self.table} AS {a} SET index_lease_until = now() + %(lease)s
+WHERE {a}.ctid = ANY (ARRAY(SELECT ctid FROM due))
+RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
+"""
+
+    def _matching(self, *extra: tuple[LiteralString, LiteralString]) -> LiteralString:
+        """``FROM unnest(...) AS x ... WHERE`` the row is the one of ``x``."""
+        columns = [(c, t) for c, t, _ in self.key] + list(extra)
+        arrays = ", ".join(f"%({c})s::{t}[]" for c, t in columns)
+        names = ", ".join(c for c, _ in columns)
+        row = ", ".join(f"{self.a}.{c}" for c, _, _ in self.key)
+        given = ", ".join(f"x.{c}" for c, _, _ in self.key)
+        return f"FROM unnest({arrays}) AS x({names})\nWHERE ({row}) = ({given})"
+
+    @property
+    def store(self) -> LiteralString:
+        """A vector is kept only where the text is still the one it was made from."""
+        return f"""
+UPDATE {self.table} AS {self.a}
 SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash = x.text_hash,
     index_lease_until = NULL
-FROM unnest(%(tenant_ids)s::text[], %(user_ids)s::text[], %(scopes)s::text[],
-            %(agent_ids)s::text[], %(line_numbers)s::integer[], %(hashes)s::bigint[],
-            %(embeddings)s::text[])
-     AS x({_LINE_KEY}, text_hash, embedding)
-WHERE (l.tenant_id, l.user_id, l.scope, l.agent_id, l.line_number)
-    = (x.tenant_id, x.user_id, x.scope, x.agent_id, x.line_number)
-  AND {line_hash("l")} = x.text_hash
+{self._matching(("text_hash", "bigint"), ("embedding", "text"))}
+  AND {self.hashed} = x.text_hash
 """
 
-_STORE_MEMORIES: LiteralString = f"""
-UPDATE memories AS m
-SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash = x.text_hash,
-    index_lease_until = NULL
-FROM unnest(%(tenant_ids)s::text[], %(ids)s::uuid[], %(hashes)s::bigint[],
-            %(embeddings)s::text[])
-     AS x(tenant_id, id, text_hash, embedding)
-WHERE m.tenant_id = x.tenant_id AND m.id = x.id AND {memory_hash("m")} = x.text_hash
-"""
+    @property
+    def release(self) -> LiteralString:
+        return f"UPDATE {self.table} AS {self.a} SET index_lease_until = NULL\n{self._matching()}"
 
-_RELEASE_LINES: LiteralString = f"""
-UPDATE archival_lines AS l SET index_lease_until = NULL
-FROM unnest(%(tenant_ids)s::text[], %(user_ids)s::text[], %(scopes)s::text[],
-            %(agent_ids)s::text[], %(line_numbers)s::integer[]) AS x({_LINE_KEY})
-WHERE (l.tenant_id, l.user_id, l.scope, l.agent_id, l.line_number)
-    = (x.tenant_id, x.user_id, x.scope, x.agent_id, x.line_number)
-"""
-
-_RELEASE_MEMORIES: LiteralString = """
-UPDATE memories AS m SET index_lease_until = NULL
-FROM unnest(%(tenant_ids)s::text[], %(ids)s::uuid[]) AS x(tenant_id, id)
-WHERE m.tenant_id = x.tenant_id AND m.id = x.id
-"""
+    def keys(self, items: Sequence[object]) -> dict[str, Any]:
+        """The parameters naming ``items`` (claimed from this table)."""
+        return {column: [getattr(x, f) for x in items] for column, _, f in self.key}
 
 
-def _array(vector: Vector | None) -> str | None:
-    """PostgreSQL's text form of a real[] (``None``: no vector)."""
-    return None if vector is None else "{" + ",".join(repr(float(x)) for x in vector) + "}"
+_LINES = _Embedded(
+    table="archival_lines",
+    a="l",
+    key=(
+        ("tenant_id", "text", "tenant_id"),
+        ("user_id", "text", "user_id"),
+        ("scope", "text", "scope"),
+        ("agent_id", "text", "agent_id"),
+        ("line_number", "integer", "line_number"),
+    ),
+    hashed=line_hash("l"),
+    reads="l.content",
+)
+_MEMORIES = _Embedded(
+    table="memories",
+    a="m",
+    key=(("tenant_id", "text", "tenant_id"), ("id", "uuid", "memory_id")),
+    hashed=memory_hash("m"),
+    reads="m.key, m.value",
+    only=current("m"),
+)
+_CLAIM_LINES = [(_LINES.claim(way), first) for way, first in _TURNS]
+_CLAIM_MEMORIES = [(_MEMORIES.claim(way), first) for way, first in _TURNS]
 
 
-def _line_keys(lines: Sequence[LineToIndex]) -> dict[str, Any]:
+def _stored(
+    table: _Embedded,
+    model: str,
+    done: Sequence[tuple[LineToIndex, Vector]] | Sequence[tuple[MemoryToIndex, Vector]],
+) -> dict[str, Any]:
     return {
-        "tenant_ids": [x.tenant_id for x in lines],
-        "user_ids": [x.user_id for x in lines],
-        "scopes": [x.scope for x in lines],
-        "agent_ids": [x.agent_id for x in lines],
-        "line_numbers": [x.line_number for x in lines],
+        **table.keys([x for x, _ in done]),
+        "text_hash": [x.text_hash for x, _ in done],
+        "embedding": [real_array(v) for _, v in done],
+        "model": model,
     }
-
-
-def _memory_keys(memories: Sequence[MemoryToIndex]) -> dict[str, Any]:
-    return {"tenant_ids": [x.tenant_id for x in memories], "ids": [x.memory_id for x in memories]}
 
 
 class PgIndexQueue(IndexQueue):
@@ -158,86 +159,48 @@ class PgIndexQueue(IndexQueue):
     ) -> Claimed:
         lines: list[LineToIndex] = []
         memories: list[MemoryToIndex] = []
-        reserved = limit // MEMORY_SHARE
 
-        async def take_lines(room: int) -> None:
-            for statement, after_first in _CLAIM_LINES:
-                if len(lines) >= room:
-                    return
+        async def take(
+            statements: list[tuple[LiteralString, bool]], room: int, into: list[Any], kind: Any
+        ) -> bool:
+            """Claim into ``into`` up to ``room``; whether the table may hold more."""
+            for statement, after_first in statements:
+                if room <= 0:
+                    return True
                 params = {
                     "model": model,
-                    "limit": room - len(lines),
+                    "limit": room,
                     "lease": lease,
                     "after": after_tenant,
                     "after_first": after_first,
                 }
-                lines.extend(
-                    LineToIndex(
-                        tenant_id=r["tenant_id"],
-                        user_id=r["user_id"],
-                        scope=r["scope"],
-                        agent_id=r["agent_id"],
-                        line_number=r["line_number"],
-                        content=r["content"],
-                        text_hash=r["text_hash"],
-                    )
-                    for r in await fetch_all(self._conn, statement, params)
-                )
+                found = [kind(**r) for r in await fetch_all(self._conn, statement, params)]
+                into.extend(found)
+                room -= len(found)
+            return room <= 0
 
-        await take_lines(limit - reserved)
-        for statement, after_first in _CLAIM_MEMORIES:
-            if len(lines) + len(memories) >= limit:
-                break
-            params = {
-                "model": model,
-                "limit": limit - len(lines) - len(memories),
-                "lease": lease,
-                "after": after_tenant,
-                "after_first": after_first,
-            }
-            memories.extend(
-                MemoryToIndex(
-                    tenant_id=r["tenant_id"],
-                    memory_id=r["id"],
-                    key=r["key"],
-                    value=r["value"],
-                    text_hash=r["text_hash"],
-                )
-                for r in await fetch_all(self._conn, statement, params)
-            )
-        await take_lines(limit - len(memories))
+        more_lines = await take(_CLAIM_LINES, limit - limit // MEMORY_SHARE, lines, LineToIndex)
+        await take(_CLAIM_MEMORIES, limit - len(lines), memories, MemoryToIndex)
+        if more_lines:  # what the memories left is for lines
+            await take(_CLAIM_LINES, limit - len(lines) - len(memories), lines, LineToIndex)
         return Claimed(lines=lines, memories=memories)
 
     async def store(
         self,
         *,
         model: str,
-        lines: Sequence[tuple[LineToIndex, Vector | None]],
-        memories: Sequence[tuple[MemoryToIndex, Vector | None]],
+        lines: Sequence[tuple[LineToIndex, Vector]],
+        memories: Sequence[tuple[MemoryToIndex, Vector]],
     ) -> int:
         kept = 0
-        if lines:
-            params = {
-                **_line_keys([x for x, _ in lines]),
-                "hashes": [x.text_hash for x, _ in lines],
-                "embeddings": [_array(v) for _, v in lines],
-                "model": model,
-            }
-            kept += await execute(self._conn, _STORE_LINES, params)
-        if memories:
-            params = {
-                **_memory_keys([x for x, _ in memories]),
-                "hashes": [x.text_hash for x, _ in memories],
-                "embeddings": [_array(v) for _, v in memories],
-                "model": model,
-            }
-            kept += await execute(self._conn, _STORE_MEMORIES, params)
+        for table, done in ((_LINES, lines), (_MEMORIES, memories)):
+            if done:
+                kept += await execute(self._conn, table.store, _stored(table, model, done))
         return kept
 
     async def release(
         self, *, lines: Sequence[LineToIndex], memories: Sequence[MemoryToIndex]
     ) -> None:
-        if lines:
-            await execute(self._conn, _RELEASE_LINES, _line_keys(lines))
-        if memories:
-            await execute(self._conn, _RELEASE_MEMORIES, _memory_keys(memories))
+        for table, held in ((_LINES, lines), (_MEMORIES, memories)):
+            if held:
+                await execute(self._conn, table.release, table.keys(held))

@@ -44,7 +44,7 @@ The statements' parameters are prefixed ``rank_`` (but for the caller's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
@@ -66,6 +66,7 @@ from agent_memory.store.vectors import (
     current_vector,
     line_hash,
     memory_hash,
+    vector_literal,
 )
 
 K1 = 1.2
@@ -435,11 +436,6 @@ def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dic
         "rank_speaker": meaning.speaker,
         "speaker_pattern": SPEAKER,
     }
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """pgvector's text form of a vector."""
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def match_from_row(row: Mapping[str, Any]) -> RecallMatch:

@@ -548,12 +548,11 @@ class IndexQueue(ABC):
         self,
         *,
         model: str,
-        lines: Sequence[tuple[LineToIndex, Vector | None]],
-        memories: Sequence[tuple[MemoryToIndex, Vector | None]],
+        lines: Sequence[tuple[LineToIndex, Vector]],
+        memories: Sequence[tuple[MemoryToIndex, Vector]],
     ) -> int:
-        """Keep each vector (``None``: the text cannot be embedded; it is not tried
-        again until it changes) where the text is still the one claimed, and end
-        the leases; how many were kept."""
+        """Keep each vector where the text is still the one claimed, and end the
+        leases; how many were kept."""
 
     @abstractmethod
     async def release(

@@ -3,6 +3,7 @@ a stored vector is made from, when it is current, and who speaks in a line."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import LiteralString
 
 PGVECTOR_INSTALLED: LiteralString = (
@@ -39,3 +40,13 @@ def current_vector(a: LiteralString, hashed: LiteralString, model: LiteralString
 def indexed(a: LiteralString, model: LiteralString) -> LiteralString:
     """Line ``a`` has a vector of ``model`` made from its text as it is."""
     return current_vector(a, line_hash(a), model)
+
+
+def real_array(vector: Sequence[float]) -> str:
+    """PostgreSQL's text form of a ``real[]``, as vectors are stored."""
+    return "{" + ",".join(repr(float(x)) for x in vector) + "}"
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form of a vector, as a query's is compared."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
