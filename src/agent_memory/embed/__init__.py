@@ -18,7 +18,6 @@ from typing import Protocol
 from agent_memory.config import Settings, SettingsError
 
 LOCAL, HTTP, NONE = "local", "http", "none"
-CHOICES = (LOCAL, HTTP, NONE)
 
 
 class EmbeddingError(Exception):

@@ -53,7 +53,7 @@ class _Recent(Generic[K, V]):
             self._entries.popitem(last=False)
 
 
-Owner = tuple[str, str, str]  # tenant, user, agent: the blocks a ranking searches
+Searched = tuple[str, str, str]  # tenant, user, agent: the blocks a ranking searches
 
 
 class QuerySide:
@@ -61,24 +61,20 @@ class QuerySide:
         self._embedder = embedder
         self._weight = weight
         self._vectors: _Recent[tuple[str, str], list[float]] = _Recent(VECTORS_KEPT)
-        self._speakers: _Recent[Owner, tuple[str, ...]] = _Recent(OWNERS_KEPT)
+        self._speakers: _Recent[Searched, tuple[str, ...]] = _Recent(OWNERS_KEPT)
         self._failure_logged = False
 
-    @property
-    def model(self) -> str:
-        return self._embedder.model
-
-    def start(self, owner: Owner, query: str) -> asyncio.Task[list[float] | None] | None:
-        """Start embedding ``query`` as the last ranking of ``owner``'s blocks would
+    def start(self, searched: Searched, query: str) -> asyncio.Task[list[float] | None] | None:
+        """Start embedding ``query`` as the last ranking of the ``searched`` blocks would
         have it; ``None`` when no ranking of them was seen yet."""
-        speakers = self._speakers.get(owner)
+        speakers = self._speakers.get(searched)
         if speakers is None:
             return None
         return asyncio.create_task(self._vector(self._text(query, speakers)))
 
     async def finish(
         self,
-        owner: Owner,
+        searched: Searched,
         query: str,
         speakers: Sequence[str],
         started: asyncio.Task[list[float] | None] | None,
@@ -86,8 +82,8 @@ class QuerySide:
         """The query's side of the ranking, now that the blocks' ``speakers`` are
         known; ``None`` when the embedder failed (the ranking is lexical then)."""
         text = self._text(query, speakers)
-        guessed = self._speakers.get(owner)
-        self._speakers.put(owner, tuple(speakers))
+        guessed = self._speakers.get(searched)
+        self._speakers.put(searched, tuple(speakers))
         if started is not None and guessed is not None and self._text(query, guessed) == text:
             vector = await started
         else:

@@ -19,6 +19,7 @@ from agent_memory.domain.recall import (
     DEFAULT_LIMIT,
     DEFAULT_REMINDER_MIN_SCORE,
     ArchivalMode,
+    LexicalPart,
     PromptRead,
     PromptState,
     RankQuery,
@@ -30,7 +31,7 @@ from agent_memory.domain.recall import (
 )
 from agent_memory.embed import HOW_TO_GET_MEANING, NONE, NOT_INSTALLED, Embedder, chosen
 from agent_memory.render import prompt
-from agent_memory.service.meaning import QuerySide
+from agent_memory.service.meaning import QuerySide, Searched
 from agent_memory.store.repositories import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -123,15 +124,28 @@ class Recall:
         """The lexical half runs while the query is embedded; then one statement fuses
         both. No connection is held while the embedding is awaited."""
         assert self._query_side is not None
-        owner = (principal.tenant_id, principal.user_id, ranked.agent_id)
-        started = self._query_side.start(owner, ranked.query)
+        searched = _searched(principal, ranked.agent_id)
+        started = self._query_side.start(searched, ranked.query)
         try:
             async with self._store.connection(principal) as tx:
                 lexical = await tx.recall.lexical(ranked)
-            meaning = await self._query_side.finish(owner, ranked.query, lexical.speakers, started)
+            return await self._fused(principal, searched, ranked, lexical, started)
         finally:
             if started is not None and not started.done():
                 started.cancel()
+
+    async def _fused(
+        self,
+        principal: Principal,
+        searched: Searched,
+        ranked: RankQuery,
+        lexical: LexicalPart,
+        started: asyncio.Task[list[float] | None] | None,
+    ) -> list[RecallMatch]:
+        """The ranking by words and meaning, from its lexical half and the query's
+        embedding (``started`` when it was begun); by words when the embedder failed."""
+        assert self._query_side is not None
+        meaning = await self._query_side.finish(searched, ranked.query, lexical.speakers, started)
         async with self._store.connection(principal) as tx:
             if meaning is None:
                 return await tx.recall.rank(ranked)
@@ -179,16 +193,16 @@ class Recall:
             archival=archival,
             archival_lexical=by_meaning,
         )
-        owner = (principal.tenant_id, principal.user_id, request.agent_id)
+        searched = _searched(principal, request.agent_id)
         started = None
         if by_meaning:
             assert self._query_side is not None
-            started = self._query_side.start(owner, request.user_message)
+            started = self._query_side.start(searched, request.user_message)
         try:
             state, warnings = await self._read(principal, read)
             if state.archival_lexical is not None and archival is not None:
                 state = await self._fuse_archival(
-                    principal, owner, archival, state, started, warnings
+                    principal, searched, archival, state, started, warnings
                 )
         finally:
             if started is not None and not started.done():
@@ -222,7 +236,7 @@ class Recall:
     async def _fuse_archival(
         self,
         principal: Principal,
-        owner: tuple[str, str, str],
+        searched: Searched,
         archival: RankQuery,
         state: PromptState,
         started: asyncio.Task[list[float] | None] | None,
@@ -230,21 +244,21 @@ class Recall:
     ) -> PromptState:
         """The archival reminders ranked by meaning too, from the lexical half the read
         brought; left out with a warning when they cannot be read."""
-        assert self._query_side is not None
         assert state.archival_lexical is not None
-        lexical = state.archival_lexical
-        meaning = await self._query_side.finish(owner, archival.query, lexical.speakers, started)
         try:
-            async with self._store.connection(principal) as tx:
-                if meaning is None:
-                    found = await tx.recall.rank(archival)
-                else:
-                    found = await tx.recall.fuse(archival, lexical, meaning)
+            found = await self._fused(
+                principal, searched, archival, state.archival_lexical, started
+            )
         except Exception as exc:
             log.warning("render: archival left out: %s", exc)
             warnings.append(f"archival: left out, it could not be read ({type(exc).__name__})")
             found = []
         return replace(state, archival=found, archival_lexical=None)
+
+
+def _searched(principal: Principal, agent_id: str) -> Searched:
+    """The blocks a ranking searches: the caller's, and the agent's of the caller."""
+    return (principal.tenant_id, principal.user_id, agent_id)
 
 
 def recall_status(
