@@ -18,7 +18,15 @@ from agent_memory.domain.indexing import (
     named_speakers,
     without_speakers,
 )
-from agent_memory.embed import HTTP, LOCAL, NONE, chosen, embedder_from_settings
+from agent_memory.embed import (
+    HTTP,
+    LOCAL,
+    NONE,
+    chosen,
+    embedder_from_settings,
+    local_available,
+    usable_embedder,
+)
 from agent_memory.embed.http import HttpEmbedder
 from agent_memory.embed.local import _calls, _Runner
 from agent_memory.service.meaning import QuerySide
@@ -64,6 +72,7 @@ def test_a_memory_is_embedded_by_its_value_and_a_key_someone_chose(key: str, pas
     assert memory_passage(key, "npm run deploy") == passage
 
 
+@pytest.mark.skipif(not local_available(), reason="the local model ships for Linux x86_64")
 def test_the_embedder_is_local_by_default_http_with_a_url_and_none_on_request() -> None:
     assert chosen(Settings()) == (LOCAL, "the default")
     assert chosen(Settings(embedder_url="http://127.0.0.1:9/v1"))[0] == HTTP
@@ -211,3 +220,16 @@ def test_passages_go_to_the_model_a_few_at_a_time_and_a_long_one_alone() -> None
     long = "x" * 900
     assert _calls(["a", long, "b", long]) == [["a", long, "b"], [long]]
     assert _calls(["z" * 5000, "a"]) == [["z" * 5000], ["a"]]
+
+
+def test_a_local_model_that_does_not_load_is_the_operators_to_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(threads: int) -> None:
+        raise OSError("libgomp.so.1: cannot open shared object file")
+
+    monkeypatch.setattr("agent_memory.embed.local_available", lambda: True)
+    monkeypatch.setattr("agent_memory.embed.local._loaded", broken)
+    with pytest.raises(SettingsError, match=r"^--embedder local: .*libgomp.*--embedder none"):
+        usable_embedder(Settings())
+    usable_embedder(Settings(embedder="none"))  # nothing to load

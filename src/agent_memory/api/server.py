@@ -31,7 +31,7 @@ from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.api.tls import server_credentials
 from agent_memory.config import Settings, SettingsError
-from agent_memory.embed import Embedder, chosen, embedder_from_settings, model_of
+from agent_memory.embed import Embedder, embedder_from_settings, model_of, usable_embedder
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
@@ -435,7 +435,7 @@ def serve(settings: Settings) -> int:
     """Run the service: in this process, or (``workers`` > 1) in worker processes that
     share the port. Returns the exit status."""
     configure_logging(settings.log_level)
-    chosen(settings)  # an embedder that cannot be had is the operator's to fix, first
+    usable_embedder(settings)  # an embedder that cannot be had is the operator's to fix
     if settings.workers > 1:
         from agent_memory.api.workers import serve_workers
 

