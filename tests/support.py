@@ -61,6 +61,17 @@ def agentmemory_rpcs() -> list[MethodDescriptor]:
     return [found[name] for name in sorted(found)]
 
 
+def has_pgvector(url: str) -> bool:
+    """Whether the database at ``url`` has pgvector installed (recall ranks by meaning)."""
+    import psycopg
+
+    from agent_memory.store.vectors import PGVECTOR_INSTALLED
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute(PGVECTOR_INSTALLED).fetchone()
+    return bool(row and row[0])
+
+
 def database_url_for(admin_url: str, name: str) -> str:
     return make_url(admin_url).set(database=name).render_as_string(hide_password=False)
 

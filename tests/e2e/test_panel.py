@@ -26,7 +26,7 @@ from agentmemory.v1 import decision_service_pb2 as decisions_pb
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support import Client, ServerThread
+from tests.support import Client, ServerThread, has_pgvector
 
 pytestmark = pytest.mark.e2e
 
@@ -436,9 +436,7 @@ def test_an_archival_block_says_when_its_lines_are_found_by_meaning(
     page.get_by_role("tab", name="Blocks").click()
     card = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_ARCHIVAL"]')
     expect(card.locator(".block-meta")).to_contain_text("2 entries")
-    with psycopg.connect(server.database_url) as conn:
-        row = conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone()
-    if row == (1,):
+    if has_pgvector(server.database_url):
         # Read again while the indexer embeds the lines, until all are found by meaning.
         expect(card.locator(".block-meta")).to_contain_text(
             "found by words and meaning", timeout=30_000

@@ -18,7 +18,7 @@ from agentmemory.v1 import block_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as pb
 from tests.fake_embeddings import FakeEmbeddings, running_fake, vector
-from tests.support import Client, ServerThread, wait_until
+from tests.support import Client, ServerThread, has_pgvector, wait_until
 
 CAR = "Bought a red car last week, it still smells new."
 LINES = [
@@ -62,12 +62,8 @@ def caller(embedding_server: ServerThread, fake: FakeEmbeddings) -> Iterator[Cli
 
 
 @pytest.fixture(scope="module")
-def has_pgvector(database_url: str) -> bool:
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"
-        ).fetchone()
-    return bool(row and row[0])
+def pgvector(database_url: str) -> bool:
+    return has_pgvector(database_url)
 
 
 def write(client: Client, content: str) -> block_pb2.Block:
@@ -102,10 +98,10 @@ def stored(database_url: str, client: Client) -> list[tuple[list[float] | None, 
 
 
 def test_lines_are_embedded_in_the_background_in_their_passage_form(
-    caller: Client, database_url: str, fake: FakeEmbeddings, has_pgvector: bool
+    caller: Client, database_url: str, fake: FakeEmbeddings, pgvector: bool
 ) -> None:
     assert write(caller, "\n".join(LINES)).indexed_line_count == 0
-    if not has_pgvector:
+    if not pgvector:
         # Nothing could compare the vectors: nothing is embedded, recall is by words.
         assert stored(database_url, caller) == [(None, None)] * len(LINES)
         assert CAR not in [m.content for m in recall(caller, "automobile")]
@@ -129,7 +125,7 @@ def test_lines_are_embedded_in_the_background_in_their_passage_form(
 
 
 def test_while_the_embedder_fails_writes_and_recall_go_on_by_words(
-    caller: Client, database_url: str, fake: FakeEmbeddings, has_pgvector: bool
+    caller: Client, database_url: str, fake: FakeEmbeddings, pgvector: bool
 ) -> None:
     fake.failing = True
     before = len(fake.requests)
@@ -138,7 +134,7 @@ def test_while_the_embedder_fails_writes_and_recall_go_on_by_words(
     assert CAR not in [m.content for m in recall(caller, "automobile")]
     assert recall(caller, "hiking mountains")[0].content == LINES[1]
     asked = [text for r in fake.requests[before:] for text in r["input"]]
-    if not has_pgvector:
+    if not pgvector:
         assert asked == []  # nothing could compare vectors: nothing is embedded
     else:
         # The query's embedding was asked for, and failed: recall went on by words. (The
@@ -153,7 +149,7 @@ def test_while_the_embedder_fails_writes_and_recall_go_on_by_words(
             timeout=30,
         )
     assert indexed_lines(caller) == 0
-    if has_pgvector:
+    if pgvector:
         # Once it answers again, the lines are embedded when their lease runs out.
         fake.failing = False
         with psycopg.connect(database_url, autocommit=True) as conn:

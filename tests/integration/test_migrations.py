@@ -17,6 +17,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database, sqlalchemy_url
 from agent_memory.store.models import Base
+from tests.support import has_pgvector
 
 
 @pytest.fixture
@@ -92,19 +93,11 @@ def pgvector_available(url: str) -> bool:
     return row == (True,)
 
 
-def pgvector_installed(url: str) -> bool:
-    with psycopg.connect(url) as conn:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')"
-        ).fetchone()
-    return row == (True,)
-
-
 def test_pgvector_is_installed_where_the_server_has_it(fresh_url: str) -> None:
     if not pgvector_available(fresh_url):
         pytest.skip("this PostgreSQL server does not ship pgvector")
     migrate.upgrade(fresh_url)
-    assert pgvector_installed(fresh_url)
+    assert has_pgvector(fresh_url)
 
 
 def test_pgvector_is_skipped_with_a_word_where_the_server_lacks_it(
@@ -114,7 +107,7 @@ def test_pgvector_is_skipped_with_a_word_where_the_server_lacks_it(
         pytest.skip("this PostgreSQL server ships pgvector")
     with caplog.at_level(logging.INFO, logger="alembic.runtime.migration"):
         migrate.upgrade(fresh_url)
-    assert not pgvector_installed(fresh_url)
+    assert not has_pgvector(fresh_url)
     assert "pgvector is not available on this server: recall stays lexical" in caplog.text
 
 
