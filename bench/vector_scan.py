@@ -28,7 +28,7 @@ import math
 import random
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 import psycopg
@@ -39,7 +39,7 @@ from agent_memory.domain.recall import Meaning, RankQuery
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import EmbeddedPostgres
-from agent_memory.store.vectors import vector_literal
+from agent_memory.store.vectors import real_array, vector_literal
 
 DIMENSIONS = 384
 MODEL = "bench-random-384"
@@ -53,30 +53,48 @@ def unit(rng: random.Random) -> list[float]:
     return [x / norm for x in v]
 
 
+def copy_lines(
+    conn: psycopg.Connection[object], rows: Iterable[tuple[str, int, str]], rng: random.Random
+) -> None:
+    """Archival lines (user, number, text), each with a random vector of MODEL made
+    from its text as it is."""
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY archival_lines (tenant_id, user_id, scope, agent_id, line_number, ordinal,"
+            " content, embedding, embedding_model) FROM STDIN"
+        ) as copy,
+    ):
+        for user, n, text in rows:
+            vector = real_array(unit(rng))
+            copy.write_row(("bench", user, "user", "", n, n, text, vector, MODEL))
+    conn.execute(
+        "UPDATE archival_lines SET embedded_hash = hashtextextended(content, 0)"
+        " WHERE embedded_hash IS NULL"
+    )
+    conn.execute("VACUUM ANALYZE archival_lines")
+
+
 def fill(url: str, lines: int, rng: random.Random) -> None:
-    """One user's archival block of ``lines`` lines, each with a vector of MODEL."""
+    """One user's archival block of ``lines`` lines."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM archival_lines")
         conn.execute("DELETE FROM archival_vocabulary")
-        with (
-            conn.cursor() as cur,
-            cur.copy(
-                "COPY archival_lines (tenant_id, user_id, scope, agent_id, line_number, ordinal,"
-                " content, embedding, embedding_model) FROM STDIN"
-            ) as copy,
-        ):
-            for n in range(1, lines + 1):
-                text = " ".join(rng.choice(WORDS) for _ in range(8)) + f" line {n}"
-                vector = "{" + ",".join(f"{x:.6f}" for x in unit(rng)) + "}"
-                copy.write_row(("bench", "scan", "user", "", n, n, text, vector, MODEL))
-        conn.execute("UPDATE archival_lines SET embedded_hash = hashtextextended(content, 0)")
+        texts = (" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(lines))
+        copy_lines(conn, (("scan", n, f"{t} line {n}") for n, t in enumerate(texts, 1)), rng)
         conn.execute(
             "INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes,"
             " line_count, lexeme_total) SELECT 'bench', 'scan', 'user', '',"
             " (SELECT array_agg(DISTINCT u.lexeme) FROM archival_lines, unnest(lexemes) AS u),"
             " count(*), sum(length(lexemes)) FROM archival_lines"
         )
-        conn.execute("VACUUM ANALYZE archival_lines")
+
+
+def crowd(url: str, lines: int, rng: random.Random) -> None:
+    """Lines of other users, with vectors of the same model."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = ((f"other-{n % 50}", n, f"line {n}") for n in range(1, lines + 1))
+        copy_lines(conn, rows, rng)
 
 
 EXACT = """
@@ -103,24 +121,6 @@ async def _used(conn: psycopg.AsyncConnection[object], vector: list[float]) -> s
     explain = await conn.execute("EXPLAIN " + HNSW, {"q": vector_literal(vector)})
     plan = await explain.fetchall()
     return "" if any("bench_hnsw" in str(r[0]) for r in plan) else " (index not used)"
-
-
-def crowd(url: str, lines: int, rng: random.Random) -> None:
-    """Lines of other users, with vectors of the same model."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        with (
-            conn.cursor() as cur,
-            cur.copy(
-                "COPY archival_lines (tenant_id, user_id, scope, agent_id, line_number, ordinal,"
-                " content, embedding, embedding_model) FROM STDIN"
-            ) as copy,
-        ):
-            for n in range(1, lines + 1):
-                vector = "{" + ",".join(f"{x:.6f}" for x in unit(rng)) + "}"
-                user = f"other-{n % 50}"
-                copy.write_row(("bench", user, "user", "", n, n, f"line {n}", vector, MODEL))
-        conn.execute("UPDATE archival_lines SET embedded_hash = hashtextextended(content, 0)")
-        conn.execute("VACUUM ANALYZE archival_lines")
 
 
 def timed(samples: list[float]) -> str:
