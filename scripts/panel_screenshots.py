@@ -362,6 +362,11 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         )
         archival.scroll_into_view_if_needed()
         written.append(save(page, out / "panel-archival.png"))
+        # As a phone shows it: the block's meta line wraps under its heading.
+        page.set_viewport_size({"width": 390, "height": 844})
+        archival.scroll_into_view_if_needed()
+        written.append(save(page, out / "panel-archival-390.png"))
+        page.set_viewport_size(VIEWPORT)
         page.evaluate("window.scrollTo(0, 0)")
         core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
         core.get_by_role("button", name="Edit").click()
