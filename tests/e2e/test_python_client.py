@@ -17,6 +17,7 @@ import grpc
 import pytest
 from google.protobuf import field_mask_pb2
 
+from agent_memory.render.prompt import ARCHIVAL_HINT_LINE, FRAMING
 from agent_memory_client import (
     AsyncMemoryClient,
     BlockConflict,
@@ -246,4 +247,13 @@ def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Pa
     lines = done.stdout.splitlines()
     assert lines[0] == 'saved timezone = Europe/Lisbon (W/"1")'
     assert re.fullmatch(r"\d\.\d{3}  Staging's database listens on port 5433\.", lines[1])
-    assert lines[-2:] == ["## Core Memory (agent)", "Ana, SRE. Prefers short answers."]
+    assert lines[-8:] == [
+        "<memory>",
+        FRAMING,
+        "",
+        "## Core Memory (agent planner)",
+        "Ana, SRE. Prefers short answers.",
+        "",
+        ARCHIVAL_HINT_LINE,
+        "</memory>",
+    ]

@@ -10,9 +10,10 @@ from agentmemory.v1 import recall_service_pb2 as pb
 from tests.support import Client, error_details
 
 
-def record(client: Client, run: str, action: str, summary: str) -> None:
+def record(client: Client, run: str, action: str, summary: str) -> str:
+    """Record a decision; the UTC day it was made."""
     decisions = decision_service_pb2_grpc.DecisionServiceStub(client.channel)
-    client.call(
+    response = client.call(
         decisions.RecordDecision,
         decision_service_pb2.RecordDecisionRequest(
             decision=decision_pb2.Decision(
@@ -24,10 +25,11 @@ def record(client: Client, run: str, action: str, summary: str) -> None:
             )
         ),
     )
+    return str(response.decision.created_at.ToDatetime().date().isoformat())
 
 
 @pytest.fixture
-def decided(client: Client) -> Client:
+def decided(client: Client) -> tuple[Client, list[str]]:
     decisions = decision_service_pb2_grpc.DecisionServiceStub(client.channel)
     client.call(
         decisions.RegisterCardType,
@@ -35,9 +37,9 @@ def decided(client: Client) -> Client:
             card_type=decision_pb2.CardType(name="trade-decision")
         ),
     )
-    record(client, "run-1", "WAIT", "range unresolved")
-    record(client, "run-2", "BUY", "breakout confirmed")
-    return client
+    days = [record(client, "run-1", "WAIT", "range unresolved")]
+    days.append(record(client, "run-2", "BUY", "breakout confirmed"))
+    return client, days
 
 
 def render(client: Client, **policy: object) -> pb.RenderPromptResponse:
@@ -48,30 +50,36 @@ def render(client: Client, **policy: object) -> pb.RenderPromptResponse:
     return response
 
 
-def test_recent_decisions_are_off_by_default(decided: Client) -> None:
-    assert "Recent Decisions" not in render(decided).system_prompt
+def test_recent_decisions_are_off_by_default(decided: tuple[Client, list[str]]) -> None:
+    assert "Recent Decisions" not in render(decided[0]).system_prompt
 
 
-def test_recent_decisions_render_as_compact_lines_newest_first(decided: Client) -> None:
-    response = render(decided, include_recent_decisions=True)
+def test_recent_decisions_render_dated_by_day_newest_first(
+    decided: tuple[Client, list[str]],
+) -> None:
+    client, (first, second) = decided
+    response = render(client, include_recent_decisions=True)
     section = next(s for s in response.sections if s.name == "recent_decisions")
-    lines = section.content.splitlines()
-    assert lines[0] == "## Recent Decisions"
-    assert lines[1].endswith("ago · BUY · breakout confirmed")
-    assert lines[2].endswith("ago · WAIT · range unresolved")
-    assert lines[1].startswith("- ")
+    assert section.content.splitlines() == [
+        "## Recent Decisions",
+        f"- {second} · BUY · breakout confirmed",
+        f"- {first} · WAIT · range unresolved",
+    ]
     assert section.content in response.memory_markdown
+    # No age that changes from one call to the next: the same bytes again.
+    again = render(client, include_recent_decisions=True)
+    assert again.system_prompt.encode() == response.system_prompt.encode()
 
 
-def test_the_limit_bounds_the_section(decided: Client) -> None:
-    response = render(decided, include_recent_decisions=True, recent_decisions_limit=1)
+def test_the_limit_bounds_the_section(decided: tuple[Client, list[str]]) -> None:
+    response = render(decided[0], include_recent_decisions=True, recent_decisions_limit=1)
     section = next(s for s in response.sections if s.name == "recent_decisions")
     assert len(section.content.splitlines()) == 2
 
 
-def test_a_negative_limit_is_invalid(decided: Client) -> None:
+def test_a_negative_limit_is_invalid(decided: tuple[Client, list[str]]) -> None:
     with pytest.raises(grpc.RpcError) as info:
-        render(decided, include_recent_decisions=True, recent_decisions_limit=-1)
+        render(decided[0], include_recent_decisions=True, recent_decisions_limit=-1)
     details = error_details(info.value)
     assert details.code is grpc.StatusCode.INVALID_ARGUMENT
     assert "memory_policy.recent_decisions_limit" in details.violations

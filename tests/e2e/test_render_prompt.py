@@ -4,6 +4,7 @@ sections exactly as they would reach the model."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import psycopg
 import pytest
 
 from agent_memory.config import Settings
+from agent_memory.render import prompt
 from agent_memory.store import migrate
 from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
@@ -107,9 +109,19 @@ def section(response: pb.RenderPromptResponse, name: str) -> str:
     return content
 
 
+# The mark that ends a row: who stated it, and the day it was last written.
+MARK = re.compile(r" \[(person|extracted|director|agent), \d{4}-\d{2}-\d{2}\]$")
+
+
 def items(response: pb.RenderPromptResponse, name: str) -> list[str]:
-    """The list lines of a memory section, without its heading."""
-    return section(response, name).splitlines()[1:]
+    """The list lines of a memory section, without its heading, and the rows without the
+    mark of who stated them when."""
+    return [MARK.sub("", line) for line in section(response, name).splitlines()[1:]]
+
+
+def day(stamp: Any) -> str:
+    """The UTC day of a protobuf timestamp, as the prompt dates rows."""
+    return str(stamp.ToDatetime().date().isoformat())
 
 
 def with_cores(client: Client) -> Client:
@@ -127,10 +139,12 @@ def test_persona_comes_first_then_user_core_then_agent_core(client: Client) -> N
     response = render(client, persona=PERSONA)
     assert names(response) == ["persona", "user_core", "agent_core"]
     assert section(response, "persona") == PERSONA
-    assert section(response, "user_core") == "## Core Memory (user)\n" + USER_CORE
-    assert section(response, "agent_core") == "## Core Memory (agent)\n" + AGENT_CORE
-    assert response.system_prompt == "\n\n".join(s.content for s in response.sections)
-    assert response.system_prompt.startswith(PERSONA + "\n\n## Core Memory (user)\n")
+    assert section(response, "user_core") == f"## Core Memory (user {client.user_id})\n{USER_CORE}"
+    assert section(response, "agent_core") == "## Core Memory (agent records)\n" + AGENT_CORE
+    memory = "\n\n".join(s.content for s in response.sections[1:])
+    assert response.system_prompt == (
+        f"{PERSONA}\n\n<memory>\n{prompt.FRAMING}\n\n{memory}\n</memory>"
+    )
     assert "Another agent's core" not in response.system_prompt
     assert list(response.warnings) == []
 
@@ -175,7 +189,7 @@ def test_a_users_core_block_never_reaches_another_users_prompt(
     with_cores(client)
     response = render(client)
     assert "Bob" not in response.system_prompt
-    assert section(response, "user_core") == "## Core Memory (user)\n" + USER_CORE
+    assert section(response, "user_core") == f"## Core Memory (user {client.user_id})\n{USER_CORE}"
 
 
 # --- agent memory --------------------------------------------------------------------
@@ -189,9 +203,7 @@ def test_agent_memory_appears_only_while_memory_is_enabled(client: Client) -> No
     set_memory_enabled(client, "records", True)
     response = render(client, persona=PERSONA)
     assert names(response) == ["persona", "user_core", "agent_core", "agent_memory"]
-    assert section(response, "agent_memory") == (
-        "## Agent Memory\n- **deploy-cmd**: Deploy with npm run deploy"
-    )
+    assert items(response, "agent_memory") == ["- **deploy-cmd**: Deploy with npm run deploy"]
 
     set_memory_enabled(client, "records", False)
     assert "agent_memory" not in names(render(client))
@@ -266,9 +278,7 @@ def test_workspace_memory_needs_a_workspace_but_not_the_agents_memory_flag(
     assert names(render(client)) == []
     response = render(client, workspace="ws-1", persona=PERSONA)
     assert names(response) == ["persona", "workspace_memory"]
-    assert section(response, "workspace_memory") == (
-        "## Workspace Memory\n- **endpoint**: https://api.example.test"
-    )
+    assert items(response, "workspace_memory") == ["- **endpoint**: https://api.example.test"]
     assert names(render(client, workspace="ws-2")) == []
 
 
@@ -352,7 +362,7 @@ def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) 
         assert reminder.startswith("<system-reminder>\n")
         assert reminder.endswith("\n</system-reminder>")
     # Best first: the two lines (user's and agent's) holding both terms lead.
-    top = {r.split("): ", 1)[1].removesuffix("\n</system-reminder>") for r in reminders[:2]}
+    top = set(reminded(response)[:2])
     assert top == {
         "Acme renewal: CFO wants pricing options before the May 12 exec review.",
         "Acme renewal owner is Dana.",
@@ -370,10 +380,14 @@ def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) 
             ),
         )
     )
-    assert len(reminders) == len(matches)
-    for reminder, match in zip(reminders, matches, strict=True):
-        assert match.content in reminder
-        assert f"line {match.line_number}" in reminder
+    # Recall's order, less the lines that score only through a neighbour: each pushed
+    # line holds a word of the message itself.
+    contents = [m.content for m in matches]
+    shown = reminded(response)
+    assert shown == [c for c in contents if c in shown]
+    assert all(re.search(r"acme|renewal", line, re.IGNORECASE) for line in shown)
+    assert len(shown) < len(contents)
+    assert not [c for c in contents if c not in shown and re.search("renewal", c)]
 
 
 def test_auto_reminders_are_bounded_by_the_archival_limit(client: Client) -> None:
@@ -384,26 +398,54 @@ def test_auto_reminders_are_bounded_by_the_archival_limit(client: Client) -> Non
     assert len(default.system_reminders) == 10
 
 
-def test_auto_reminders_are_bounded_by_the_minimum_score(client: Client) -> None:
-    write_block(client, ARCHIVE, label=ARCHIVAL)
+def reminded(response: pb.RenderPromptResponse) -> list[str]:
+    """The archival lines a render pushed, in order."""
+    return [
+        r.removeprefix(f"{prompt.REMINDER_OPEN}\n{prompt.REMINDER_LEAD}").removesuffix(
+            f"\n{prompt.REMINDER_CLOSE}"
+        )
+        for r in response.system_reminders
+    ]
+
+
+# Lines holding the message's terms, three apart: none is a neighbour of another, so each
+# scores by its own words; the filler between them scores only by its neighbours'.
+SPACED = [
+    "Acme renewal: pricing options before the review.",
+    "The weather was fine that day.",
+    "Lunch was at noon.",
+    "Acme renewal owner is Dana.",
+    "The printer jammed twice.",
+    "Parking was full.",
+    "Acme moved to Denver.",
+    "Coffee ran out.",
+]
+
+
+def test_auto_reminders_are_bounded_by_the_minimum_score_of_their_own_words(
+    client: Client,
+) -> None:
+    write_block(client, "\n".join(SPACED), label=ARCHIVAL)
     message = "Acme renewal pricing"
-    everything = render(
-        client,
-        user_message=message,
-        archival_mode=AUTO,
-        archival_limit=100,
-        archival_min_score=0,
-    )
     matches = list(
         client.call(
             client.recall.Recall,
             pb.RecallRequest(query=message, agent_id="records", limit=100),
         )
     )
-    assert len(everything.system_reminders) == len(matches) >= 3
-    scores = sorted({m.score for m in matches})
-    # Just under a middle score, so float noise cannot move a line across the threshold.
-    threshold = scores[len(scores) // 2] - 1e-9
+    own = [m for m in matches if "Acme" in m.content]
+    assert len(own) == 3
+    # With no least score every line a Recall finds is pushed, fillers too.
+    everything = render(
+        client, user_message=message, archival_mode=AUTO, archival_limit=100, archival_min_score=0
+    )
+    assert reminded(everything) == [m.content for m in matches]
+    # With one, only lines whose own words reach it, though a filler next to the best
+    # line scores more than the weakest of them.
+    scores = sorted(m.score for m in own)
+    threshold = scores[1] - 1e-9
+    next_to_best = max(m.score for m in matches if "Acme" not in m.content)
+    assert next_to_best > scores[0]
     kept = render(
         client,
         user_message=message,
@@ -411,11 +453,10 @@ def test_auto_reminders_are_bounded_by_the_minimum_score(client: Client) -> None
         archival_limit=100,
         archival_min_score=threshold,
     )
-    assert 0 < len(kept.system_reminders) < len(everything.system_reminders)
-    assert len(kept.system_reminders) == sum(m.score >= threshold for m in matches)
-    for reminder in kept.system_reminders:
-        score = float(reminder.split("score ", 1)[1].split(")", 1)[0])
-        assert score >= round(threshold, 2) - 0.005
+    assert reminded(kept) == [m.content for m in own if m.score >= threshold]
+    assert len(reminded(kept)) == 2
+    low = render(client, user_message=message, archival_mode=AUTO, archival_min_score=scores[0] / 2)
+    assert reminded(low) == [m.content for m in own]
 
 
 def test_auto_without_a_user_message_or_a_match_adds_nothing(client: Client) -> None:
@@ -464,8 +505,11 @@ def test_memory_markdown_holds_the_memory_sections_without_the_persona(client: C
         "agent_core",
         "agent_memory",
         "workspace_memory",
+        "archival_hint",
     ]
-    assert response.memory_markdown == "# Memory\n\n" + "\n\n".join(memory_sections) + "\n"
+    assert response.memory_markdown == (
+        f"# Memory\n\n{prompt.FRAMING}\n\n" + "\n\n".join(memory_sections) + "\n"
+    )
     assert PERSONA not in response.memory_markdown
     assert "## Agent Memory\n" in response.memory_markdown
     assert "## Workspace Memory\n" in response.memory_markdown
@@ -497,6 +541,7 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
             "agent_core",
             "agent_memory",
             "workspace_memory",
+            "archival_hint",
         ]
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("ALTER TABLE memories RENAME TO memories_gone")
@@ -504,7 +549,7 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
                 broken = render(client, workspace="ws-1", persona=PERSONA)
             finally:
                 conn.execute("ALTER TABLE memories_gone RENAME TO memories")
-        assert names(broken) == ["persona", "user_core", "agent_core"]
+        assert names(broken) == ["persona", "user_core", "agent_core", "archival_hint"]
         assert section(broken, "user_core") == section(healthy, "user_core")
         assert section(broken, "agent_core") == section(healthy, "agent_core")
         assert len(broken.warnings) == 2
@@ -512,11 +557,9 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
         assert broken.warnings[1].startswith("workspace_memory")
         assert "## Agent Memory" not in broken.system_prompt
         assert "## Workspace Memory" not in broken.memory_markdown
-        assert (
-            broken.memory_markdown
-            == "# Memory\n\n"
-            + "\n\n".join([section(broken, "user_core"), section(broken, "agent_core")])
-            + "\n"
+        shown = [section(broken, n) for n in ("user_core", "agent_core", "archival_hint")]
+        assert broken.memory_markdown == (
+            f"# Memory\n\n{prompt.FRAMING}\n\n" + "\n\n".join(shown) + "\n"
         )
 
         restored = render(client, workspace="ws-1", persona=PERSONA)
@@ -533,7 +576,8 @@ def test_an_archival_ranking_past_the_statement_timeout_leaves_out_only_archival
     server = ServerThread(url, settings=Settings(db_statement_timeout_ms=300))
     with server, server.client() as client:
         full_state(client)
-        healthy = render(client, workspace="ws-1", persona=PERSONA)
+        # The prompt without reminders (and without the hint of tool-only mode).
+        healthy = render(client, workspace="ws-1", persona=PERSONA, archival_mode=OFF)
         with psycopg.connect(url) as conn:
             # Held until the block ends: the ranking waits on it past the timeout.
             conn.execute("LOCK TABLE archival_lines IN ACCESS EXCLUSIVE MODE")
@@ -602,9 +646,8 @@ def test_a_memorized_fact_without_a_key_renders_by_its_content(client: Client) -
     )
     stored = client.call(client.memory.Memorize, request).memory
     assert stored.key.startswith("memorize:")
-    assert items(render(client, agent="memorizer"), "agent_memory") == [
-        "- Releases are cut from release/* (tags: release-flow, git)"
-    ]
+    (line,) = section(render(client, agent="memorizer"), "agent_memory").splitlines()[1:]
+    assert line == f"- Releases are cut from release/* [agent, {day(stored.updated_at)}]"
 
 
 def test_auto_leaves_out_a_line_that_scores_only_by_its_neighbours(client: Client) -> None:
@@ -626,3 +669,24 @@ def test_auto_leaves_out_a_line_that_scores_only_by_its_neighbours(client: Clien
     assert not any("weather" in r for r in shown)
     every = render(client, user_message=message, archival_mode=AUTO, archival_min_score=0)
     assert any("weather" in r for r in every.system_reminders)
+
+
+# --- what the model is told about archival memory ------------------------------------
+
+
+def test_tool_only_mode_names_the_recall_tool_where_archival_lines_exist(
+    client: Client, server: ServerThread
+) -> None:
+    with_cores(client)
+    assert "archival_hint" not in names(render(client))  # no archival block yet
+    write_block(client, "Hooli asked for a security questionnaire.", label=ARCHIVAL)
+    response = render(client)
+    assert names(response) == ["user_core", "agent_core", "archival_hint"]
+    assert section(response, "archival_hint") == prompt.ARCHIVAL_HINT_LINE
+    assert response.system_prompt.endswith(f"{prompt.ARCHIVAL_HINT_LINE}\n</memory>")
+    # The agent's own archival block counts too; AUTO and OFF say nothing of a tool.
+    with server.client(tenant_id=client.tenant_id, user_id="other") as other:
+        write_block(other, "Agent note.", label=ARCHIVAL, scope=AGENT, agent="records")
+        assert "archival_hint" in names(render(other))
+    assert "archival_hint" not in names(render(client, archival_mode=AUTO))
+    assert "archival_hint" not in names(render(client, archival_mode=OFF))

@@ -7,7 +7,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -111,17 +111,23 @@ class Memory:
         return etag_for(self.version)
 
 
+def utc_day(when: datetime) -> str:
+    """The UTC day of an instant, as a prompt dates things: ``2026-11-26``."""
+    return when.astimezone(UTC).date().isoformat()
+
+
 @dataclass(frozen=True)
 class MemoryLine:
     """A memory as a prompt shows it."""
 
     key: str
     value: str
-    tags: tuple[str, ...] = ()
+    source: MemorySource = MemorySource.MANUAL
+    day: str = ""  # the UTC day it was last written, ``2026-11-26``
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:
-        return cls(memory.key, memory.value, memory.tags)
+        return cls(memory.key, memory.value, memory.source, utc_day(memory.updated_at))
 
 
 @dataclass(frozen=True)

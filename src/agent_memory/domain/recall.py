@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import StrEnum
 
 from agent_memory.domain.decisions import Decision
@@ -90,8 +89,9 @@ class RankQuery:
     min_score: float = 0.0
     include_memories: bool = False
     workspace_id: str = ""
-    # The least lexical score (the words a match shares with the query): reminders
-    # pushed unasked need some; a match by meaning alone has none.
+    # The least score a match's own words earn (the query terms it holds itself, not
+    # its neighbours'): reminders pushed unasked need some; a line that is only next to
+    # a match, or that matches by meaning alone, has none.
     min_lexical: float = 0.0
 
 
@@ -103,13 +103,15 @@ CANDIDATES = 100
 @dataclass(frozen=True)
 class Candidate:
     """A line (``ordinal`` in its block) or a memory the lexical ranking found, with its
-    lexical score in [0, 1]."""
+    lexical score in [0, 1], and the part of it its own words earned (the rest came from
+    its neighbours)."""
 
     scope: Scope
     agent_id: str
     ordinal: int = 0
     memory_id: uuid.UUID | None = None
     score: float = 0.0
+    own: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -225,15 +227,16 @@ class PromptRead:
     archival: RankQuery | None = None
     # Read only the lexical half of the archival ranking (the rest is ranked by meaning).
     archival_lexical: bool = False
+    # Say whether the caller has archival lines (which only the recall tool reaches).
+    archival_hint: bool = False
 
 
 @dataclass(frozen=True)
 class PromptState:
     """What a render found. ``agent_memory`` is ``None`` when the agent's memory is off;
-    ``now`` is the database clock the decisions were read at.
+    ``has_archival`` says whether the caller has archival lines (asked in tool-only mode).
     """
 
-    now: datetime | None = None
     user_core: str | None = None
     agent_core: str | None = None
     agent_memory: MemoryRows | None = None
@@ -241,3 +244,4 @@ class PromptState:
     decisions: Sequence[Decision] | None = None
     archival: Sequence[RecallMatch] = field(default_factory=tuple)
     archival_lexical: LexicalPart | None = None
+    has_archival: bool = False

@@ -6,12 +6,11 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from datetime import datetime
 from typing import TypeVar
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
-from agent_memory.domain.decisions import Decision, compact_line, recent_limit
+from agent_memory.domain.decisions import recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope
@@ -192,6 +191,7 @@ class Recall:
             else None,
             archival=archival,
             archival_lexical=by_meaning,
+            archival_hint=policy.archival_mode is ArchivalMode.TOOL_ONLY,
         )
         searched = _searched(principal, request.agent_id)
         started = None
@@ -207,7 +207,7 @@ class Recall:
         finally:
             if started is not None and not started.done():
                 started.cancel()
-        return prompt.render(_render_input(request.persona, state)), warnings
+        return prompt.render(_render_input(principal, request, state)), warnings
 
     async def _read(self, principal: Principal, read: PromptRead) -> tuple[PromptState, list[str]]:
         warnings: list[str] = []
@@ -290,18 +290,20 @@ def recall_status(
     )
 
 
-def _render_input(persona: str, state: PromptState) -> prompt.RenderInput:
-    decisions = None
-    if state.decisions is not None and state.now is not None:
-        decisions = [compact_line(d, state.now) for d in state.decisions]
+def _render_input(
+    principal: Principal, request: RenderRequest, state: PromptState
+) -> prompt.RenderInput:
     return prompt.RenderInput(
-        persona=persona,
+        persona=request.persona,
+        user_id=principal.user_id,
+        agent_id=request.agent_id,
         user_core=state.user_core,
         agent_core=state.agent_core,
         agent_memory=state.agent_memory,
         workspace_memory=state.workspace_memory,
-        recent_decisions=decisions,
+        recent_decisions=state.decisions,
         archival=state.archival,
+        archival_hint=state.has_archival,
     )
 
 
@@ -355,26 +357,28 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
             prompt.WORKSPACE_MEMORY, lambda: rows(owner, read.workspace_cap)
         )
 
-    async def recent_decisions(limit: int) -> tuple[list[Decision], datetime]:
-        found = await tx.decisions.recent(read.agent_id, limit=limit, with_result=False)
-        return found, await tx.clock.now()
-
-    decisions, now = None, None
+    decisions = None
     if read.decisions_limit is not None:
         limit = read.decisions_limit
-        found = await section(prompt.RECENT_DECISIONS, lambda: recent_decisions(limit))
-        if found is not None:
-            decisions, now = found
+        decisions = await section(
+            prompt.RECENT_DECISIONS,
+            lambda: tx.decisions.recent(read.agent_id, limit=limit, with_result=False),
+        )
     archival: list[RecallMatch] = []
     if read.archival is not None:
         ranking = read.archival
         archival = await section("archival", lambda: tx.recall.rank(ranking)) or []
+    has_archival = False
+    if read.archival_hint:
+        has_archival = bool(
+            await section(prompt.ARCHIVAL_HINT, lambda: tx.recall.has_archival(read.agent_id))
+        )
     return PromptState(
-        now=now,
         user_core=user_core,
         agent_core=agent_core,
         agent_memory=agent_rows,
         workspace_memory=workspace_rows,
         decisions=decisions,
         archival=archival,
+        has_archival=has_archival,
     )

@@ -8,12 +8,13 @@ from collections.abc import Mapping
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemoryLine, MemoryRows
+from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
 from agent_memory.store.memories import agent_order, current, owned_by, workspace_order
 from agent_memory.store.recall import (
     BEST_FIRST_ORDER,
+    HAS_ARCHIVAL,
     LEXICAL_PART,
     RANK,
     lexical_part_from_row,
@@ -28,7 +29,9 @@ _CORE: LiteralString = """(
     WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
 
 # What a prompt shows of a memory, and what its listing is ordered by.
-_LISTED: LiteralString = "m.key, m.value, m.tags, m.pinned, m.importance, m.updated_at, m.id"
+_LISTED: LiteralString = "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id"
+# The day a row was last written, in UTC whatever the session's time zone.
+_DAY: LiteralString = "to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 _AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + current("m")
 _WORKSPACES: LiteralString = (
     owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
@@ -53,18 +56,19 @@ workspace_rows AS (
     LIMIT %(workspace_cap)s
 )
 SELECT
-    clock_timestamp() AS now,
     settings.memory_enabled,
     CASE WHEN %(user_core)s THEN {_CORE} AND scope = 'user' AND agent_id = '')
     END AS user_core,
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.tags) ORDER BY {agent_order("r")})
+    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY})
+                     ORDER BY {agent_order("r")})
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM memories AS m WHERE {_AGENTS})
     END AS agent_total,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.tags) ORDER BY {workspace_order("r")})
+    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY})
+                     ORDER BY {workspace_order("r")})
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM memories AS m WHERE {_WORKSPACES})
@@ -76,7 +80,8 @@ SELECT
               WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s
               ORDER BY d.created_at DESC, d.id DESC
               LIMIT %(decisions_limit)s) AS x)
-    END AS decisions"""
+    END AS decisions,
+    %(archival_hint)s AND {HAS_ARCHIVAL} AS has_archival"""
 
 # The archival ranking, or (when the rest is ranked by meaning) its lexical half.
 _ARCHIVAL: dict[bool, LiteralString] = {
@@ -91,7 +96,9 @@ _FROM: LiteralString = "\nFROM settings"
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap)."""
-    rows = [MemoryLine(key, value, tuple(tags or ())) for key, value, tags in found or ()]
+    rows = [
+        MemoryLine(key, value, MemorySource(source), day) for key, value, source, day in found or ()
+    ]
     return MemoryRows(rows=rows, left_out=0 if total is None else max(int(total) - len(rows), 0))
 
 
@@ -111,6 +118,7 @@ class PgPrompts(PromptRepository):
             "workspace_cap": request.workspace_cap,
             "decisions": request.decisions_limit is not None,
             "decisions_limit": request.decisions_limit or 0,
+            "archival_hint": request.archival_hint,
         }
         statement = _READ
         if request.archival is not None:
@@ -123,7 +131,7 @@ class PgPrompts(PromptRepository):
 
 def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
     return PromptState(
-        now=row["now"],
+        has_archival=bool(row["has_archival"]),
         user_core=row["user_core"],
         agent_core=row["agent_core"],
         agent_memory=_rows(row["agent_rows"], row["agent_total"])

@@ -87,6 +87,14 @@ def _searched(a: LiteralString) -> LiteralString:
            OR ({a}.scope = 'agent' AND {a}.agent_id = %(agent_id)s))"""
 
 
+# Whether the caller has archival lines a ranking would search.
+HAS_ARCHIVAL: LiteralString = (
+    "EXISTS (SELECT FROM archival_vocabulary AS v WHERE"
+    + _searched("v")
+    + "\n      AND v.line_count > 0)"
+)
+
+
 def _searched_memories(a: LiteralString) -> LiteralString:
     """Current memories of the agent and of the workspace, when memories are searched."""
     return f"""%(rank_include_memories)s AND {a}.tenant_id = %(tenant_id)s
@@ -235,7 +243,8 @@ context AS (
 combined AS (
     SELECT coalesce(sc.kind, cx.kind) AS kind, coalesce(sc.scope, cx.scope) AS scope,
            coalesce(sc.agent_id, cx.agent_id) AS agent_id, coalesce(sc.ord, cx.ord) AS ord,
-           coalesce(sc.own, 0) + {NEIGHBOUR_WEIGHT} * coalesce(cx.near, 0) AS points
+           coalesce(sc.own, 0) + {NEIGHBOUR_WEIGHT} * coalesce(cx.near, 0) AS points,
+           coalesce(sc.own, 0) AS own
     FROM scored AS sc
     FULL JOIN context AS cx
       ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (sc.kind, sc.scope, sc.agent_id, sc.ord)
@@ -247,7 +256,7 @@ combined AS (
 _LEXICAL_RANKED: LiteralString = """
 ranked AS (
     SELECT c.kind, c.scope, c.agent_id, coalesce(m.workspace_id, '') AS workspace_id, c.ord,
-           m.memory_id, c.points / nullif(b.top, 0) AS raw
+           m.memory_id, c.points / nullif(b.top, 0) AS raw, c.own / nullif(b.top, 0) AS own
     FROM combined AS c
     CROSS JOIN best AS b
     LEFT JOIN searched_blocks AS k
@@ -264,7 +273,8 @@ best_first AS (
     SELECT kind, scope, agent_id, workspace_id, ord, memory_id,
            least(1.0, raw) AS score, raw
     FROM ranked
-    WHERE raw > 0 AND least(1.0, raw) >= greatest(%(rank_min_score)s, %(rank_min_lexical)s)
+    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+      AND least(1.0, own) >= %(rank_min_lexical)s
     ORDER BY raw DESC, kind, scope, agent_id, ord
     LIMIT %(rank_limit)s
 )
@@ -296,13 +306,13 @@ LEXICAL_PART: LiteralString = (
     + """,
 top AS (
     SELECT scope, agent_id, CASE WHEN kind = 'line' THEN ord ELSE 0 END AS ord, memory_id,
-           least(1.0, raw)::float8 AS score
+           least(1.0, raw)::float8 AS score, least(1.0, own)::float8 AS own
     FROM ranked
     WHERE raw > 0
     ORDER BY raw DESC, kind, scope, agent_id, ord
     LIMIT %(rank_candidates)s
 )
-SELECT (SELECT coalesce(json_agg(json_build_array(scope, agent_id, ord, memory_id, score)),
+SELECT (SELECT coalesce(json_agg(json_build_array(scope, agent_id, ord, memory_id, score, own)),
                         '[]')
         FROM top) AS candidates,
        (SELECT coalesce(array_agg(DISTINCT s.name ORDER BY s.name), '{}')
@@ -317,10 +327,10 @@ _NIL: LiteralString = "'00000000-0000-0000-0000-000000000000'::uuid"
 # its neighbours' neighbour. A zero vector has no direction: its distance is NaN.
 FUSE: LiteralString = f"""
 WITH lexical AS (
-    SELECT x.scope, x.agent_id, x.ord, coalesce(x.memory_id, {_NIL}) AS memory_id, x.score
+    SELECT x.scope, x.agent_id, x.ord, coalesce(x.memory_id, {_NIL}) AS memory_id, x.score, x.own
     FROM unnest(%(rank_scopes)s::text[], %(rank_agent_ids)s::text[], %(rank_ordinals)s::bigint[],
-                %(rank_memory_ids)s::uuid[], %(rank_scores)s::float8[])
-         AS x(scope, agent_id, ord, memory_id, score)
+                %(rank_memory_ids)s::uuid[], %(rank_scores)s::float8[], %(rank_owns)s::float8[])
+         AS x(scope, agent_id, ord, memory_id, score, own)
 ),
 line_cosines AS MATERIALIZED (
     SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord,
@@ -361,6 +371,7 @@ candidates AS (
 ),
 scored AS (
     SELECT c.scope, c.agent_id, c.ord, c.memory_id, coalesce(x.score, 0) AS lexical,
+           coalesce(x.own, 0) AS own,
            n.meaning
     FROM candidates AS c
     LEFT JOIN lexical AS x USING (scope, agent_id, ord, memory_id)
@@ -384,7 +395,7 @@ texts AS (
            f.ord, nullif(f.memory_id, {_NIL}) AS memory_id,
            coalesce(l.line_number, 0) AS line_number,
            coalesce(l.content, m.key || ': ' || m.value) AS content,
-           f.lexical,
+           f.own,
            f.points * CASE WHEN %(rank_speaker)s <> ''
                             AND substring(l.content FROM %(speaker_pattern)s) = %(rank_speaker)s
                            THEN {SPEAKER_BOOST} ELSE 1 END AS raw
@@ -399,7 +410,7 @@ texts AS (
 SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
        least(1.0, raw) AS score, raw, ord
 FROM texts
-WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND lexical >= %(rank_min_lexical)s
+WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND own >= %(rank_min_lexical)s
 ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
 LIMIT %(rank_limit)s"""
 
@@ -430,6 +441,7 @@ def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dic
         "rank_ordinals": [c.ordinal for c in found],
         "rank_memory_ids": [c.memory_id for c in found],
         "rank_scores": [c.score for c in found],
+        "rank_owns": [c.own for c in found],
         "rank_vector": vector_literal(meaning.vector),
         "rank_model": meaning.model,
         "rank_weight": meaning.weight,
@@ -465,8 +477,9 @@ def lexical_part_from_row(row: Mapping[str, Any]) -> LexicalPart:
                 ordinal=int(ordinal),
                 memory_id=as_uuid(memory_id) if memory_id is not None else None,
                 score=float(score),
+                own=float(own),
             )
-            for scope, agent_id, ordinal, memory_id, score in candidates
+            for scope, agent_id, ordinal, memory_id, score, own in candidates
         ),
         speakers=tuple(row["speakers"] or ()),
     )
@@ -496,3 +509,8 @@ class PgRecall(RecallRepository):
     async def vectors_available(self) -> bool:
         row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})
         return bool(row and row["installed"])
+
+    async def has_archival(self, agent_id: str) -> bool:
+        statement: LiteralString = "SELECT " + HAS_ARCHIVAL + " AS found"
+        row = await fetch_one(self._conn, statement, {**self._caller, "agent_id": agent_id})
+        return bool(row and row["found"])

@@ -440,6 +440,10 @@ class RecallRepository(ABC):
     async def vectors_available(self) -> bool:
         """Whether the database can compare embeddings (pgvector is installed)."""
 
+    @abstractmethod
+    async def has_archival(self, agent_id: str) -> bool:
+        """Whether the caller's archival block or the agent's holds a line."""
+
 
 class PromptRepository(ABC):
     @abstractmethod
