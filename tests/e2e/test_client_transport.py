@@ -222,6 +222,7 @@ RETRIED = {
         "GetDecision",
         "ListRecentDecisions",
         "ListReexaminations",
+        "RenderReexaminationPrompt",
     },
     "MemoryService": {
         "UpsertMemory",

@@ -361,6 +361,11 @@ SCENARIO = [
         lambda ctx: {"parentDecisionId": ctx["decide"]["decision"]["id"]},
     ),
     Step(
+        "reexamination-prompt",
+        DECISIONS + "RenderReexaminationPrompt",
+        lambda ctx: {"decisionId": ctx["decide"]["decision"]["id"]},
+    ),
+    Step(
         "recent",
         DECISIONS + "ListRecentDecisions",
         const({"agentId": "coder", "limit": 5, "includeResult": True}),

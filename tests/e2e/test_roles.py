@@ -43,6 +43,7 @@ READER_RPCS = {
     "DecisionService.GetDecision",
     "DecisionService.ListRecentDecisions",
     "DecisionService.ListReexaminations",
+    "DecisionService.RenderReexaminationPrompt",
 }
 EDITOR_RPCS = READER_RPCS | {
     "MemoryService.UpsertMemory",

@@ -102,3 +102,17 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
                 budget=self._budget,
             )
         )
+
+    async def RenderReexaminationPrompt(
+        self, request: pb.RenderReexaminationPromptRequest, context: ServicerContext
+    ) -> pb.RenderReexaminationPromptResponse:
+        rendered = await self._decisions.reexamination_prompt(
+            current_principal(), parse_decision_id("decision_id", request.decision_id)
+        )
+        return pb.RenderReexaminationPromptResponse(
+            prompt=rendered.prompt,
+            decision_id=str(rendered.decision.id),
+            card_type=rendered.card_type.name,
+            allowed_actions=list(rendered.allowed_actions),
+            reexamination_count=rendered.reexamination_count,
+        )

@@ -68,6 +68,7 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         _DECISION + "GetDecision": Role.READER,
         _DECISION + "ListRecentDecisions": Role.READER,
         _DECISION + "ListReexaminations": Role.READER,
+        _DECISION + "RenderReexaminationPrompt": Role.READER,
         _DECISION + "RegisterCardType": Role.ORCHESTRATOR,
         _DECISION + "RecordDecision": Role.ORCHESTRATOR,
         _DECISION + "ResolveDecision": Role.ORCHESTRATOR,

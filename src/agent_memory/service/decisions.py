@@ -29,6 +29,7 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition, NotFound, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
+from agent_memory.render.reexamination import render_reexamination
 from agent_memory.store.repositories import Lock, Store, Tx
 
 
@@ -38,6 +39,21 @@ class DecisionReview:
 
     decisions: list[Decision]
     as_of: datetime
+
+
+@dataclass(frozen=True)
+class ReexaminationPrompt:
+    """The prompt of a run that re-examines a decision, and what it was built from."""
+
+    prompt: str
+    decision: Decision
+    card_type: CardType
+    reexamination_count: int
+
+    @property
+    def allowed_actions(self) -> tuple[str, ...]:
+        """The words the reply's suggested action may take; empty allows any."""
+        return self.card_type.actions
 
 
 class Decisions:
@@ -162,12 +178,7 @@ class Decisions:
             existing = await tx.decisions.find_reexamination_by_run(item.run_id)
             if existing is not None:
                 return _replayed(existing, item), False
-            card_type = await tx.decisions.get_card_type(parent.card_type)
-            if card_type is None:  # a decision cannot outlive its card type; be safe anyway
-                card_type = CardType(name=parent.card_type)
-            refusal = reexamination_refusal(card_type, parent)
-            if refusal is not None:
-                raise refusal
+            card_type = await _re_examinable(tx, parent)
             check(action_violations("suggested_action", item.suggested_action, card_type.actions))
             created = await tx.decisions.insert_reexamination(item)
             if created is not None:
@@ -192,6 +203,44 @@ class Decisions:
         async with self._store.connection(principal) as tx:
             await _decision(tx, parent_decision_id)
             return await tx.decisions.reexaminations(parent_decision_id)
+
+    async def reexamination_prompt(
+        self, principal: Principal, decision_id: uuid.UUID
+    ) -> ReexaminationPrompt:
+        """The prompt of a fresh run that re-examines a decision: the decision, its
+        fields and its conviction history as data, and the reply it must give.
+
+        Raises:
+            NotFound: no such decision in the caller's tenant.
+            FailedPrecondition: the decision may not be re-examined, as
+                :meth:`reexamine` would refuse it (``NOT_RE_EXAMINABLE``,
+                ``DECISION_CLOSED``).
+        """
+        async with self._store.connection(principal) as tx:
+            decision = await _decision(tx, decision_id)
+            card_type = await _re_examinable(tx, decision)
+            history = await tx.decisions.reexaminations(decision_id)
+        return ReexaminationPrompt(
+            prompt=render_reexamination(decision, card_type, history),
+            decision=decision,
+            card_type=card_type,
+            reexamination_count=len(history),
+        )
+
+
+async def _re_examinable(tx: Tx, decision: Decision) -> CardType:
+    """The decision's card type, when its rules let the decision be re-examined.
+
+    Raises:
+        FailedPrecondition: they do not (see ``reexamination_refusal``).
+    """
+    card_type = await tx.decisions.get_card_type(decision.card_type)
+    if card_type is None:  # a decision cannot outlive its card type; be safe anyway
+        card_type = CardType(name=decision.card_type)
+    refusal = reexamination_refusal(card_type, decision)
+    if refusal is not None:
+        raise refusal
+    return card_type
 
 
 def _replayed(existing: Reexamination, item: NewReexamination) -> Reexamination:

@@ -312,3 +312,10 @@ def render_prompt(
 def list_recent_decisions(agent_id: str, limit: int | None) -> Op[list[decision_pb2.Decision]]:
     request = decision_service_pb2.ListRecentDecisionsRequest(agent_id=agent_id, limit=limit or 0)
     return Op("DecisionService", "ListRecentDecisions", request, lambda r: list(r.decisions))
+
+
+def render_reexamination_prompt(
+    decision_id: str,
+) -> Op[decision_service_pb2.RenderReexaminationPromptResponse]:
+    request = decision_service_pb2.RenderReexaminationPromptRequest(decision_id=decision_id)
+    return Op("DecisionService", "RenderReexaminationPrompt", request, lambda r: r)

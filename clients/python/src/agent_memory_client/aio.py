@@ -31,6 +31,7 @@ from agent_memory_client.sync import DEFAULT_CAS_ATTEMPTS
 from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
+    decision_service_pb2,
     memory_pb2,
     recall_pb2,
     recall_service_pb2,
@@ -361,3 +362,8 @@ class AsyncMemoryClient(ClientBase):
         self, agent_id: str, *, limit: int | None = None, timeout: float | None = None
     ) -> list[decision_pb2.Decision]:
         return await self._run(_ops.list_recent_decisions(agent_id, limit), timeout)
+
+    async def render_reexamination_prompt(
+        self, decision_id: str, *, timeout: float | None = None
+    ) -> decision_service_pb2.RenderReexaminationPromptResponse:
+        return await self._run(_ops.render_reexamination_prompt(decision_id), timeout)

@@ -26,6 +26,7 @@ from agent_memory_client.errors import BlockConflict, NotFound, error_from_rpc
 from agentmemory.v1 import (
     block_pb2,
     decision_pb2,
+    decision_service_pb2,
     memory_pb2,
     recall_pb2,
     recall_service_pb2,
@@ -394,3 +395,10 @@ class MemoryClient(ClientBase):
     ) -> list[decision_pb2.Decision]:
         """The agent's newest decisions first, each with its ``compact`` line."""
         return self._run(_ops.list_recent_decisions(agent_id, limit), timeout)
+
+    def render_reexamination_prompt(
+        self, decision_id: str, *, timeout: float | None = None
+    ) -> decision_service_pb2.RenderReexaminationPromptResponse:
+        """The prompt of a fresh run that re-examines a decision (``.prompt``), with the
+        words its suggested action may take (``.allowed_actions``, empty for any)."""
+        return self._run(_ops.render_reexamination_prompt(decision_id), timeout)

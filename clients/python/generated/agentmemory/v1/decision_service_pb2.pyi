@@ -118,3 +118,23 @@ class ListReexaminationsResponse(_message.Message):
     REEXAMINATIONS_FIELD_NUMBER: _ClassVar[int]
     reexaminations: _containers.RepeatedCompositeFieldContainer[_decision_pb2.Reexamination]
     def __init__(self, reexaminations: _Optional[_Iterable[_Union[_decision_pb2.Reexamination, _Mapping]]] = ...) -> None: ...
+
+class RenderReexaminationPromptRequest(_message.Message):
+    __slots__ = ("decision_id",)
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    decision_id: str
+    def __init__(self, decision_id: _Optional[str] = ...) -> None: ...
+
+class RenderReexaminationPromptResponse(_message.Message):
+    __slots__ = ("prompt", "decision_id", "card_type", "allowed_actions", "reexamination_count")
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    CARD_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    REEXAMINATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    prompt: str
+    decision_id: str
+    card_type: str
+    allowed_actions: _containers.RepeatedScalarFieldContainer[str]
+    reexamination_count: int
+    def __init__(self, prompt: _Optional[str] = ..., decision_id: _Optional[str] = ..., card_type: _Optional[str] = ..., allowed_actions: _Optional[_Iterable[str]] = ..., reexamination_count: _Optional[int] = ...) -> None: ...

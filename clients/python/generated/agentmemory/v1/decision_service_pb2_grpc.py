@@ -35,9 +35,10 @@ class DecisionServiceStub:
     Errors carry google.rpc.Status details: BadRequest field violations for
     INVALID_ARGUMENT and one ErrorInfo with a stable reason.
 
-    Roles (see MemoryService): GetDecision, ListRecentDecisions and
-    ListReexaminations need a reader key; registering card types and
-    recording, resolving or re-examining decisions an orchestrator key.
+    Roles (see MemoryService): GetDecision, ListRecentDecisions,
+    ListReexaminations and RenderReexaminationPrompt need a reader key;
+    registering card types and recording, resolving or re-examining decisions
+    an orchestrator key.
     """
 
     def __init__(self, channel):
@@ -81,6 +82,11 @@ class DecisionServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_decision__service__pb2.ListReexaminationsRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_decision__service__pb2.ListReexaminationsResponse.FromString,
                 _registered_method=True)
+        self.RenderReexaminationPrompt = channel.unary_unary(
+                '/agentmemory.v1.DecisionService/RenderReexaminationPrompt',
+                request_serializer=agentmemory_dot_v1_dot_decision__service__pb2.RenderReexaminationPromptRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_decision__service__pb2.RenderReexaminationPromptResponse.FromString,
+                _registered_method=True)
 
 
 class DecisionServiceServicer:
@@ -93,9 +99,10 @@ class DecisionServiceServicer:
     Errors carry google.rpc.Status details: BadRequest field violations for
     INVALID_ARGUMENT and one ErrorInfo with a stable reason.
 
-    Roles (see MemoryService): GetDecision, ListRecentDecisions and
-    ListReexaminations need a reader key; registering card types and
-    recording, resolving or re-examining decisions an orchestrator key.
+    Roles (see MemoryService): GetDecision, ListRecentDecisions,
+    ListReexaminations and RenderReexaminationPrompt need a reader key;
+    registering card types and recording, resolving or re-examining decisions
+    an orchestrator key.
     """
 
     def RegisterCardType(self, request, context):
@@ -164,6 +171,22 @@ class DecisionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RenderReexaminationPrompt(self, request, context):
+        """Renders the prompt of a re-examination run: a fresh run of the agent
+        anchored to this decision. Self-contained and authoritative: it names the
+        decision (card type, action, summary, the day it was made, its status),
+        lists its result's fields and its earlier re-examinations oldest first,
+        all inside one <decision> region as data, and asks for exactly
+        conviction_score, notes and suggested_action, to be sent back with
+        RecordReexamination. The same state renders to the same bytes: no clock,
+        no relative ages. NOT_FOUND when absent; FAILED_PRECONDITION with the
+        reasons of RecordReexamination (NOT_RE_EXAMINABLE, DECISION_CLOSED) when
+        the decision may not be re-examined.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DecisionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -202,6 +225,11 @@ def add_DecisionServiceServicer_to_server(servicer, server):
                     request_deserializer=agentmemory_dot_v1_dot_decision__service__pb2.ListReexaminationsRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_decision__service__pb2.ListReexaminationsResponse.SerializeToString,
             ),
+            'RenderReexaminationPrompt': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenderReexaminationPrompt,
+                    request_deserializer=agentmemory_dot_v1_dot_decision__service__pb2.RenderReexaminationPromptRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_decision__service__pb2.RenderReexaminationPromptResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'agentmemory.v1.DecisionService', rpc_method_handlers)
@@ -220,9 +248,10 @@ class DecisionService:
     Errors carry google.rpc.Status details: BadRequest field violations for
     INVALID_ARGUMENT and one ErrorInfo with a stable reason.
 
-    Roles (see MemoryService): GetDecision, ListRecentDecisions and
-    ListReexaminations need a reader key; registering card types and
-    recording, resolving or re-examining decisions an orchestrator key.
+    Roles (see MemoryService): GetDecision, ListRecentDecisions,
+    ListReexaminations and RenderReexaminationPrompt need a reader key;
+    registering card types and recording, resolving or re-examining decisions
+    an orchestrator key.
     """
 
     @staticmethod
@@ -404,6 +433,33 @@ class DecisionService:
             '/agentmemory.v1.DecisionService/ListReexaminations',
             agentmemory_dot_v1_dot_decision__service__pb2.ListReexaminationsRequest.SerializeToString,
             agentmemory_dot_v1_dot_decision__service__pb2.ListReexaminationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenderReexaminationPrompt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.DecisionService/RenderReexaminationPrompt',
+            agentmemory_dot_v1_dot_decision__service__pb2.RenderReexaminationPromptRequest.SerializeToString,
+            agentmemory_dot_v1_dot_decision__service__pb2.RenderReexaminationPromptResponse.FromString,
             options,
             channel_credentials,
             insecure,
