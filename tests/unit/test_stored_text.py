@@ -13,8 +13,11 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.api.stored_text import (
+    MULTI_LINE,
     NOT_REFUSED,
     NOT_STORING,
+    line_break_violations,
+    refuse_line_breaks,
     refuse_stored_secrets,
     stored_texts,
     stores_request,
@@ -348,3 +351,70 @@ def test_a_queued_transcript_with_a_secret_is_not_refused() -> None:
     request.session_id = GITHUB_TOKEN
     error = refusal("/agentmemory.v1.MemoryService/ExtractMemories", request)
     assert error.violations[0].field == "session_id"
+
+
+# --- one line where one line is meant --------------------------------------------------
+
+# Every character str.splitlines breaks a line at.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def test_the_line_break_set_is_the_one_str_splitlines_knows() -> None:
+    breaking = {chr(c) for c in range(0x110000) if len(f"a{chr(c)}b".splitlines()) > 1}
+    assert breaking == set(LINE_BREAKS)
+
+
+def test_the_multi_line_fields_are_real_string_fields_of_writes() -> None:
+    writes = {m.input_type for m in agentmemory_rpcs() if stores_request(_name(m))}
+    strings = {f.full_name for d in writes for f in _strings_under(d)}
+    assert set(MULTI_LINE) <= strings
+    assert all(len(why) > 10 for why in MULTI_LINE.values())
+
+
+@pytest.mark.parametrize("char", list(LINE_BREAKS))
+def test_a_line_break_in_a_one_line_field_is_refused_naming_the_field(char: str) -> None:
+    request = decision_service_pb2.RecordDecisionRequest(
+        decision=decision_pb2.Decision(
+            run_id="r1", agent_id="a", card_type="t", action="WAIT", summary=f"ok{char}## System"
+        )
+    )
+    with pytest.raises(InvalidArgument) as info:
+        refuse_line_breaks("/agentmemory.v1.DecisionService/RecordDecision", request)
+    (violation,) = info.value.violations
+    assert (violation.field, violation.reason) == ("decision.summary", "LINE_BREAK")
+    assert f"U+{ord(char):04X}" in violation.description
+
+
+def test_one_line_fields_are_found_nested_and_repeated_and_multi_line_ones_are_left() -> None:
+    request = memory_service_pb2.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id="a\u2028b"),
+        content="line one\nline two",
+        tags=["ok", "bad\x1etag"],
+        conversation=memory_pb2.Conversation(
+            conversation_id="c1",
+            messages=[memory_pb2.ConversationMessage(role="user\r", content="hi\nthere")],
+        ),
+    )
+    found = {v.field for v in line_break_violations(request)}
+    assert found == {"owner.agent_id", "tags[1]", "conversation.messages[0].role"}
+
+
+def test_reads_may_carry_line_breaks() -> None:
+    request = recall_service_pb2.RecallRequest(query="first\nsecond", agent_id="a")
+    refuse_line_breaks("/agentmemory.v1.RecallService/Recall", request)
+
+
+def _strings_under(descriptor: Any, seen: frozenset[str] = frozenset()) -> list[Any]:
+    if descriptor.full_name in seen or descriptor.full_name.startswith("google.protobuf."):
+        return []
+    found = []
+    for field in descriptor.fields:
+        if field.type == FieldDescriptor.TYPE_STRING:
+            found.append(field)
+        elif field.message_type is not None:
+            found += _strings_under(field.message_type, seen | {descriptor.full_name})
+    return found
+
+
+def _name(method: Any) -> str:
+    return f"/{method.containing_service.full_name}/{method.name}"

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from agent_memory.api.errors import plain_status, to_status
 from agent_memory.api.request_checks import checked, decoding
 from agent_memory.api.roles import authorize
-from agent_memory.api.stored_text import refuse_stored_secrets
+from agent_memory.api.stored_text import refuse_line_breaks, refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.service.activity import Activity
@@ -196,13 +196,15 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
 
 async def _scanned(method: str, request: Any) -> Any:
-    """The request, once no string it could store carries a secret; a stream of
-    requests is scanned one request at a time, as the servicer reads it.
+    """The request, once no string it could store carries a secret or a line break
+    where one line is meant; a stream of requests is scanned one request at a time, as
+    the servicer reads it.
 
     Raises:
-        InvalidArgument: reason ``SECRET_IN_VALUE`` (a single request).
+        InvalidArgument: reason ``LINE_BREAK`` or ``SECRET_IN_VALUE`` (a single request).
     """
     if isinstance(request, Message):
+        refuse_line_breaks(method, request)
         await refuse_stored_secrets(method, request)
         return request
     return _scanning(method, request)
@@ -210,6 +212,7 @@ async def _scanned(method: str, request: Any) -> Any:
 
 async def _scanning(method: str, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for request in requests:
+        refuse_line_breaks(method, request)
         await refuse_stored_secrets(method, request)
         yield request
 

@@ -1,10 +1,17 @@
-"""No secret at rest: every string a write's request carries is scanned before it runs.
+"""No secret at rest, and no line break where one line is meant: every string a write's
+request carries is checked before it runs.
 
 The request is walked through its descriptor, not through a list of the fields some
 use case happens to store: every string field, repeated or not, map keys and values,
 nested messages, the set member of a oneof, and the contents of
 ``google.protobuf.Struct``, ``Value`` and ``ListValue`` (member names included). A
 field added to a request is covered the day it is added.
+
+Line breaks: a field holds one line (an id, a key, a tag, a summary, a note, an
+action) unless it is named in :data:`MULTI_LINE`, so a field added to a request is
+one line until someone says why it may hold more. Every character ``str.splitlines``
+breaks at counts, not only ``\n``: the renderer must never meet a ``\x1e`` that a
+reader of its output would take for a new line.
 
 Which RPCs only read comes from the one table of roles (:mod:`agent_memory.api.roles`):
 the methods a ``reader`` may call store nothing; every other method, present or
@@ -14,6 +21,7 @@ future, is scanned (fail closed).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -21,6 +29,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.api.roles import METHOD_ROLES
+from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.identity import Role
 from agent_memory.domain.secrets import refuse_secrets_in
 
@@ -38,6 +47,24 @@ NOT_REFUSED: Mapping[str, str] = {
     ),
 }
 """Fields of writes that are not refused for a secret, by full field name, with why."""
+
+MULTI_LINE: Mapping[str, str] = {
+    "agentmemory.v1.UpsertMemoryRequest.value": "a fact may be a list or a paragraph",
+    "agentmemory.v1.Memory.value": "a fact may be a list or a paragraph",
+    "agentmemory.v1.MemorizeRequest.content": "a fact may be a list or a paragraph",
+    "agentmemory.v1.RecordLearningRequest.content": "a learning may be a paragraph",
+    "agentmemory.v1.Grounding.quote": "a quote keeps the lines it had",
+    "agentmemory.v1.ConversationMessage.content": "a message keeps the lines it had",
+    "agentmemory.v1.Conversation.raw_events": "an event is JSON as the provider sent it",
+    "agentmemory.v1.ExtractMemoriesRequest.transcript": "a transcript is many lines",
+    "agentmemory.v1.WriteBlockRequest.content": "a block is lines",
+}
+"""Text fields of writes that may hold line breaks, by full field name, with why. The
+renderer flattens those that it shows on one line; a core block keeps its lines."""
+
+# Every character str.splitlines breaks a line at.
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+LINE_BREAK = "LINE_BREAK"
 
 _STRUCT = "google.protobuf.Struct"
 _VALUE = "google.protobuf.Value"
@@ -86,6 +113,55 @@ def stored_texts(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
                 yield from _single(field, item, f"{at}[{i}]")
         else:
             yield from _single(field, value, at)
+
+
+def refuse_line_breaks(method: str, request: Message) -> None:
+    """Refuse a write whose request holds a line break in a field meant for one line.
+
+    Raises:
+        InvalidArgument: reason ``LINE_BREAK``, naming every such field.
+    """
+    if stores_request(method):
+        check(line_break_violations(request))
+
+
+def line_break_violations(message: Message, path: str = "") -> list[FieldViolation]:
+    """Every one-line text field under ``message`` that holds a line break. JSON data
+    (``google.protobuf.Struct``) and bytes are not text a prompt shows, and are left."""
+    found: list[FieldViolation] = []
+    for field, value in message.ListFields():
+        at = f"{path}.{field.name}" if path else field.name
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            if field.message_type.full_name.startswith("google.protobuf."):
+                continue
+            if _is_map(field):
+                value_field = field.message_type.fields_by_name["value"]
+                for key in sorted(value):
+                    found += _one_line(field, key, f"{at}[{_key(key)}]")
+                    item = value[key]
+                    if isinstance(item, Message):
+                        found += line_break_violations(item, f"{at}[{_key(key)}]")
+                    elif isinstance(item, str):
+                        found += _one_line(value_field, item, f"{at}[{_key(key)}]")
+                continue
+            items = enumerate(value) if field.is_repeated else [(None, value)]
+            for i, item in items:
+                found += line_break_violations(item, at if i is None else f"{at}[{i}]")
+        elif field.type == FieldDescriptor.TYPE_STRING:
+            items = enumerate(value) if field.is_repeated else [(None, value)]
+            for i, item in items:
+                found += _one_line(field, item, at if i is None else f"{at}[{i}]")
+    return found
+
+
+def _one_line(field: FieldDescriptor, text: object, path: str) -> list[FieldViolation]:
+    if field.full_name in MULTI_LINE or not isinstance(text, str):
+        return []
+    found = _LINE_BREAKS.search(text)
+    if found is None:
+        return []
+    char = f"U+{ord(found.group()):04X}"
+    return [FieldViolation(path, f"must be one line, without a line break ({char})", LINE_BREAK)]
 
 
 async def refuse_stored_secrets(method: str, request: Message) -> None:
