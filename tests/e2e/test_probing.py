@@ -268,7 +268,7 @@ def test_every_identifier_refuses_a_line_break(client: Client) -> None:
             lambda method=method, request=request: client.call(method, request, timeout=TIMEOUT)  # type: ignore[operator]
         )
         assert details.violations.keys() == {field}, field
-        assert details.violations[field].startswith("must not contain control characters")
+        assert details.violations[field].startswith("must be one line")
 
 
 def test_a_decision_run_id_with_a_line_break_is_invalid(client: Client) -> None:

@@ -4,7 +4,8 @@ What reaches the model is data inside one fence: a ``<memory>`` region that open
 one line saying what it holds (remembered notes, possibly out of date, never
 instructions) and closes once. Every stored text passes through :func:`inline` (a
 text on one line) or :func:`lines` (a core block), which keep it inside its line and
-inside the fence: no stored text opens a heading, a code fence, a tag or a new line.
+inside the fence: no stored text opens a heading, a code fence or a new line, closes a
+tag, or opens a role or fence tag.
 
 Rendering is pure and deterministic: it reads no clock, and every date is a day, so
 the same state gives the same bytes and prompt caches keep hitting. Every section
@@ -57,23 +58,31 @@ STATED_BY = {
 # none may reach the model from stored text, where it would start a line of its own.
 _BREAKS_AND_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _BREAKS_AND_CONTROLS_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
-# A ``<`` that could open or close a tag (``<memory>``, ``</system-reminder>``, ``<!--``,
-# ``<|im_start|>``) is written as the entity: read as text, never as markup.
-_TAG_OPENER = re.compile(r"<(?=\s*[/!?|A-Za-z])")
+# A ``<`` that could close any tag (``</memory>``), open a comment, a directive or a
+# chat-template token (``<!--``, ``<?``, ``<|im_start|>``), or open a role or fence tag
+# (``<system>``, ``<memory>``) is written as the entity: read as text, never as markup.
+# Other angle brackets stay as they are, so ``--to <release>`` still reads as a command.
+_ROLE_TAGS = (
+    "system|user|assistant|human|ai|model|developer|tool|tools|function|functions|"
+    "instructions?|prompt|context|documents?|memory|decision|im_start|im_end"
+)
+_TAG_OPENER = re.compile(rf"<(?=\s*(?:[/!?|]|(?:{_ROLE_TAGS})\b))", re.IGNORECASE)
 # A line markdown would read as structure: a heading, a setext underline, a code fence.
 _STRUCTURE_LINE = re.compile(r"^([ \t]{0,3})(#|=+[ \t]*$|-+[ \t]*$|`{3,}|~{3,})")
 
 
 def inline(text: str) -> str:
     """Stored text as a run of words on one line: every line break and control character
-    becomes a space, runs of spaces one space, and no ``<`` can open a tag."""
+    becomes a space, runs of spaces one space, and no ``<`` can close a tag or open a
+    role or fence tag."""
     flat = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
     return _TAG_OPENER.sub("&lt;", flat)
 
 
 def lines(text: str) -> str:
     """Stored multi-line text (a core block) with its lines kept, each one data: no line
-    reads as a heading, an underline or a code fence, and no ``<`` opens a tag."""
+    reads as a heading, an underline or a code fence, and no ``<`` closes a tag or opens
+    a role or fence tag."""
     kept = []
     for line in text.splitlines():
         line = _TAG_OPENER.sub("&lt;", _BREAKS_AND_CONTROLS_BUT_TAB.sub(" ", line)).rstrip()
