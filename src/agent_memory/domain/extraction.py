@@ -38,12 +38,19 @@ class DropReason(StrEnum):
     DUPLICATE = "DUPLICATE"
     MEMORY_DISABLED = "MEMORY_DISABLED"
     SECRET_IN_VALUE = "SECRET_IN_VALUE"
+    INSTRUCTION_NOT_FACT = "INSTRUCTION_NOT_FACT"  # tells the assistant what to do
     OVER_LIMIT = "OVER_LIMIT"
     INVALID_FACT = "INVALID_FACT"
     KEY_HELD = "KEY_HELD"
     ALREADY_KNOWN = "ALREADY_KNOWN"
     UNKNOWN_TARGET = "UNKNOWN_TARGET"
     TARGET_PROTECTED = "TARGET_PROTECTED"
+
+    @property
+    def hides_value(self) -> bool:
+        """Dropped for what its text says (a secret, an instruction to the assistant):
+        the value is never echoed back, nor stored with the job."""
+        return self in {DropReason.SECRET_IN_VALUE, DropReason.INSTRUCTION_NOT_FACT}
 
 
 class Action(StrEnum):

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.instructions import refuse_instructions
 from agent_memory.domain.memory import (
     KEY_MAX_CHARS,
     VALUE_MAX_CHARS,
@@ -124,7 +125,9 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     """Validate, then normalise tags and cut quotes.
 
     Raises:
-        InvalidArgument: content, key, confidence, groundings or conversation is malformed.
+        InvalidArgument: content, key, confidence, groundings or conversation is malformed;
+            or, reason ``INSTRUCTION_NOT_FACT``, content reads as an instruction to the
+            assistant rather than a fact.
     """
     violations = text_violations("content", raw.content, max_chars=VALUE_MAX_CHARS)
     if raw.memory_key:
@@ -160,6 +163,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     if not violations:
         violations += _total_metadata_violations(raw)
     check(violations)
+    refuse_instructions("content", raw.content)
     conversation = raw.conversation
     if conversation is not None and not conversation.provider:
         conversation = replace(conversation, provider=DEFAULT_PROVIDER)

@@ -1,7 +1,9 @@
 """Memory use cases: upsert, read, list, update, pin, delete, memorize, learnings, audit.
 
 Secrets never get this far: every string of a write's request is scanned before the
-use case runs (:mod:`agent_memory.api.stored_text`).
+use case runs (:mod:`agent_memory.api.stored_text`). Memorize and RecordLearning also
+refuse content that reads as an instruction to the assistant rather than a fact
+(:mod:`agent_memory.domain.instructions`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal, Role, require_role
+from agent_memory.domain.instructions import refuse_instructions
 from agent_memory.domain.memorize import (
     MemorizeInput,
     dangling_grounding_violations,
@@ -150,7 +153,9 @@ class Memories:
         Raises:
             InvalidArgument: malformed input, groundings without a conversation, a
                 grounding pointing past the snapshot as stored, or a superseded id that
-                is the memory itself or belongs to another owner (nothing is written).
+                is the memory itself or belongs to another owner (nothing is written);
+                reason ``INSTRUCTION_NOT_FACT`` for content that reads as an
+                instruction to the assistant rather than a fact.
             NotFound: a superseded id names no memory.
             FailedPrecondition: the key is held by a memory of another source, or
                 the conversation changes a message or raw event another memory is
@@ -205,10 +210,13 @@ class Memories:
         ``director:learning:<UTC timestamp>`` key (distinct even within one instant).
 
         Raises:
-            InvalidArgument: an empty chain, a bad agent id, or bad content.
+            InvalidArgument: an empty chain, a bad agent id, or bad content; reason
+                ``INSTRUCTION_NOT_FACT`` when the content would override the agent's
+                instructions rather than teach it something.
         """
         _validate_chain(chain_agent_ids)
         check(text_violations("content", content, max_chars=VALUE_MAX_CHARS))
+        refuse_instructions("content", content)
         owner = Owner(Scope.AGENT, chain_agent_ids[0])
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         async with self._store.connection(principal) as tx:

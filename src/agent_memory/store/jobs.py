@@ -193,14 +193,15 @@ class PgJobs(JobRepository):
 
 def _result_json(result: ExtractionResult) -> dict[str, Any]:
     """What a finished pass did, as stored: ids, dropped facts and usage; never the
-    transcript, and never the value of a fact dropped for carrying a secret."""
+    transcript, and never the value of a fact dropped for carrying a secret or an
+    instruction to the assistant."""
     return {
         "written_memory_ids": [str(m.id) for m in result.written],
         "superseded_memory_ids": [str(m.id) for m in result.superseded],
         "dropped": [
             {
                 "key": d.key,
-                "value": "" if d.reason is DropReason.SECRET_IN_VALUE else d.value,
+                "value": "" if d.reason.hides_value else d.value,
                 "scope": d.scope.value,
                 "confidence": d.confidence,
                 "reason": d.reason.value,
