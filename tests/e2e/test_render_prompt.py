@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +16,14 @@ import pytest
 from agent_memory.config import Settings
 from agent_memory.render import prompt
 from agent_memory.store import migrate
-from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
+from agentmemory.v1 import (
+    block_pb2,
+    decision_pb2,
+    decision_service_pb2,
+    decision_service_pb2_grpc,
+    memory_pb2,
+    recall_pb2,
+)
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
@@ -690,3 +698,62 @@ def test_tool_only_mode_names_the_recall_tool_where_archival_lines_exist(
         assert "archival_hint" in names(render(other))
     assert "archival_hint" not in names(render(client, archival_mode=AUTO))
     assert "archival_hint" not in names(render(client, archival_mode=OFF))
+
+
+# --- byte-stable across time -------------------------------------------------------------
+
+
+def test_renders_are_the_same_bytes_as_time_passes_and_dates_are_utc_days(
+    create_database: Any,
+) -> None:
+    """Rows and decisions are dated by the UTC day they were written (a second before
+    midnight is still that day), and nothing in the prompt counts time since: two renders
+    a second apart are the same bytes."""
+    url: str = create_database()
+    migrate.upgrade(url)
+    with ServerThread(url) as server, server.client() as client:
+        set_memory_enabled(client, "records", True)
+        upsert(client, "tone", "warm and brief")
+        client.call(
+            client.memory.Memorize,
+            memory_pb.MemorizeRequest(
+                owner=memory_pb2.MemoryOwner(agent_id="records"), content="Deploys on Tuesdays"
+            ),
+        )
+        decisions = decision_service_pb2_grpc.DecisionServiceStub(client.channel)
+        client.call(
+            decisions.RegisterCardType,
+            decision_service_pb2.RegisterCardTypeRequest(
+                card_type=decision_pb2.CardType(name="trade")
+            ),
+        )
+        client.call(
+            decisions.RecordDecision,
+            decision_service_pb2.RecordDecisionRequest(
+                decision=decision_pb2.Decision(
+                    run_id="r1",
+                    agent_id="records",
+                    card_type="trade",
+                    action="WAIT",
+                    summary="range unresolved",
+                )
+            ),
+        )
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE memories SET updated_at = '2026-11-26 23:59:59.9+00'")
+            conn.execute("UPDATE decisions SET created_at = '2026-11-26 23:59:59.9+00'")
+        kwargs: dict[str, Any] = {"persona": PERSONA, "include_recent_decisions": True}
+        first = render(client, **kwargs)
+        dated = section(first, "agent_memory").splitlines()[1:]
+        assert dated == [
+            "- Deploys on Tuesdays [agent, 2026-11-26]",
+            "- **tone**: warm and brief [person, 2026-11-26]",
+        ]
+        assert section(first, "recent_decisions").splitlines()[1:] == [
+            "- 2026-11-26 · WAIT · range unresolved"
+        ]
+        time.sleep(1.1)  # past a second boundary: an age in seconds would have moved
+        second = render(client, **kwargs)
+        assert second.SerializeToString(deterministic=True) == first.SerializeToString(
+            deterministic=True
+        )
