@@ -154,7 +154,9 @@ def compact_line(decision: Decision, now: datetime) -> str:
     ``2d ago · WAIT · range unresolved``: age as of ``now``, action, summary.
     """
     age = relative_age(now - decision.created_at)
-    return COMPACT_SEPARATOR.join((f"{age} ago", decision.action, decision.summary))
+    # One line whatever a summary stored before line breaks were refused holds.
+    summary = " ".join(decision.summary.split())
+    return COMPACT_SEPARATOR.join((f"{age} ago", decision.action, summary))
 
 
 # --- validation -------------------------------------------------------------------------
