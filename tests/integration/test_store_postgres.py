@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import psycopg.sql
@@ -277,8 +277,10 @@ def test_the_render_read_returns_every_part_at_once(store_url: str, caller: Prin
                     archival=RankQuery(
                         agent_id="coder", query="when does the harbor open", limit=3
                     ),
+                    archival_hint=True,
                 )
             )
+            today = (await tx.clock.now()).astimezone(UTC).date().isoformat()
         assert state.user_core == "- user core"
         assert state.agent_core == "- agent core"
         assert state.agent_memory is not None
@@ -288,7 +290,10 @@ def test_the_render_read_returns_every_part_at_once(store_url: str, caller: Prin
         assert [m.key for m in state.workspace_memory.rows] == ["w1", "w3", "w2", "w0"]
         assert state.workspace_memory.left_out == 0
         assert [d.summary for d in state.decisions or []] == ["range unresolved"]
-        assert state.now is not None
+        assert {(m.source, m.day) for m in state.agent_memory.rows} == {
+            (MemorySource.MANUAL, today)
+        }
+        assert state.has_archival
         assert [m.content for m in state.archival] == ["The harbor opens at nine"]
 
     on_database(store_url, body)
@@ -337,6 +342,7 @@ def test_the_render_read_leaves_out_what_was_not_asked_and_a_disabled_agents_mem
         assert state.agent_memory is None  # memory is off for the agent
         assert state.workspace_memory is None
         assert state.decisions is None
+        assert not state.has_archival  # not asked
         assert list(state.archival) == []
         # All of it was there to be read: asked for, it comes back (but the agent's
         # memory, which stays off).

@@ -65,7 +65,11 @@ HOSTILE = [
     "\x00",
 ]
 HOSTILE_TEXT = "".join(HOSTILE)
-TAG = re.compile(r"<\s*[/!?|A-Za-z]")
+# A tag that closes anything, or opens a role, a fence, a comment or a template token.
+TAG = re.compile(
+    r"<\s*(?:[/!?|]|(?:system|user|assistant|human|memory|decision|instructions)\b)",
+    re.IGNORECASE,
+)
 STRUCTURE = re.compile(r"^[ \t]{0,3}(#|=+[ \t]*$|-+[ \t]*$|`{3}|~{3})")
 # Every line the builder starts inside the region, before any stored text.
 REGION_LINE = re.compile(

@@ -201,19 +201,20 @@ async def _scanned(method: str, request: Any) -> Any:
     the servicer reads it.
 
     Raises:
-        InvalidArgument: reason ``LINE_BREAK`` or ``SECRET_IN_VALUE`` (a single request).
+        InvalidArgument: reason ``SECRET_IN_VALUE`` or ``LINE_BREAK`` (a single request).
     """
     if isinstance(request, Message):
-        refuse_line_breaks(method, request)
+        # A secret first: a key made of a PEM block is refused as the secret it is.
         await refuse_stored_secrets(method, request)
+        refuse_line_breaks(method, request)
         return request
     return _scanning(method, request)
 
 
 async def _scanning(method: str, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for request in requests:
-        refuse_line_breaks(method, request)
         await refuse_stored_secrets(method, request)
+        refuse_line_breaks(method, request)
         yield request
 
 
