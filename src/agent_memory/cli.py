@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        from agent_memory.api.server import serve
+        from agent_memory.api.serve import serve
 
         try:
             status = serve(settings)

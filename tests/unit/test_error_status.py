@@ -1,4 +1,4 @@
-"""Domain errors to rich gRPC statuses (api/errors.py)."""
+"""Domain errors to rich gRPC statuses (status.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from agent_memory.api.errors import ERROR_DOMAIN, plain_status, to_status
 from agent_memory.domain import errors
+from agent_memory.status import ERROR_DOMAIN, plain_status, to_status
 
 DETAILS_KEY = "grpc-status-details-bin"
 

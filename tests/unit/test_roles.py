@@ -6,13 +6,13 @@ import asyncio
 
 import pytest
 
-from agent_memory.api.errors import status_code, to_status
 from agent_memory.api.roles import METHOD_ROLES, authorize, required_role
 from agent_memory.domain.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from agent_memory.domain.identity import ROLE_FORBIDS, Principal, Role, require_role
 from agent_memory.domain.memory import MemoryPatch, MemorySource, MemoryWrite, Owner, Scope
 from agent_memory.service.keys import VerifiedKeys
 from agent_memory.service.memories import Memories
+from agent_memory.status import status_code, to_status
 from tests.fakes import FakeStore
 from tests.support import agentmemory_rpcs
 

@@ -11,7 +11,6 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf.message import Message
 
-from agent_memory.api.errors import plain_status, to_status
 from agent_memory.api.request_checks import checked, decoding
 from agent_memory.api.roles import authorize
 from agent_memory.api.stored_text import refuse_line_breaks, refuse_stored_secrets
@@ -19,6 +18,7 @@ from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.service.activity import Activity
 from agent_memory.service.keys import validate_identity
+from agent_memory.status import plain_status, to_status
 from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)

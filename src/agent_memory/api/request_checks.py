@@ -24,6 +24,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.domain.errors import FieldViolation, InvalidArgument
+from agent_memory.status import Unreadable
 
 UNDECODABLE_REQUEST = "UNDECODABLE_REQUEST"
 INVALID_ENUM = "INVALID_ENUM"
@@ -46,17 +47,6 @@ class Undecodable:
             message=f"{what}: {self.field or 'the message'} {self.problem}",
             reason=UNDECODABLE_REQUEST,
         )
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """Stands in for a request another transport could not read into its message (HTTP
-    JSON, query or path); like :class:`Undecodable`, refused once the caller is known."""
-
-    refusal: InvalidArgument
-
-    def error(self) -> InvalidArgument:
-        return self.refusal
 
 
 def request_descriptor(method: str) -> Descriptor | None:

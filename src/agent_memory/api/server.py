@@ -7,7 +7,6 @@ import contextlib
 import gc
 import logging
 import signal
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +29,12 @@ from agent_memory.api.interceptors import (
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.api.tls import server_credentials
-from agent_memory.config import Settings, SettingsError
-from agent_memory.embed import Embedder, embedder_from_settings, model_of, usable_embedder
+from agent_memory.config import Settings
+from agent_memory.embed import Embedder, embedder_from_settings, model_of
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
+from agent_memory.net import unbindable
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.activity import Activity
 from agent_memory.service.agents import Agents
@@ -50,8 +50,6 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall, recall_status
 from agent_memory.store.database import Database
-from agent_memory.store.opening import open_database
-from agent_memory.telemetry.logging import configure_logging
 from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
     block_service_pb2,
@@ -389,65 +387,3 @@ async def serve_on(
         await db.close()
         if tracer_provider is not None:
             tracer_provider.shutdown()
-
-
-def bind_address(listen: str) -> tuple[socket.AddressFamily, socket.SocketKind, int, Any]:
-    """Family, type, protocol and socket address to bind ``listen`` (HOST:PORT).
-
-    Raises:
-        OSError: the host does not resolve.
-    """
-    host, _, port = listen.rpartition(":")
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    return family, kind, proto, address
-
-
-def refuse_busy_port(listen: str, *, flag: str = "--listen") -> None:
-    """Find a busy or unbindable ``--listen`` (or ``flag``) before the database is started
-    for nothing.
-
-    Raises:
-        SettingsError: something listens there already, or it is no address of ours.
-    """
-    if listen.rpartition(":")[2] == "0":
-        return
-    try:
-        family, kind, proto, address = bind_address(listen)
-        # Without SO_REUSEPORT, so that a listener that has it is found too.
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
-    except (OSError, ValueError) as exc:
-        raise unbindable(listen, exc, flag=flag) from exc
-
-
-def unbindable(listen: str, cause: object, *, flag: str = "--listen") -> SettingsError:
-    """The one line for a ``--listen`` (or ``flag``) address that cannot be bound."""
-    env = "MEMORY_" + flag.removeprefix("--").replace("-", "_").upper()
-    return SettingsError(
-        f"{flag} {listen}: cannot bind it ({cause}); pick another with {flag} or {env}"
-    )
-
-
-def serve(settings: Settings) -> int:
-    """Run the service: in this process, or (``workers`` > 1) in worker processes that
-    share the port. Returns the exit status."""
-    configure_logging(settings.log_level)
-    usable_embedder(settings)  # an embedder that cannot be had is the operator's to fix
-    if settings.workers > 1:
-        from agent_memory.api.workers import serve_workers
-
-        return serve_workers(settings)
-    refuse_busy_port(settings.listen)
-    if settings.http_listen is not None:
-        refuse_busy_port(settings.http_listen, flag="--http-listen")
-    url, embedded, _ = open_database(settings)
-    try:
-        asyncio.run(serve_on(settings, url))
-    finally:
-        if embedded is not None:
-            embedded.stop()
-    log.info("agent-memory stopped")
-    return 0

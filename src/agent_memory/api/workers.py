@@ -30,14 +30,9 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from types import FrameType
 
-from agent_memory.api.server import (
-    bind_address,
-    mode,
-    refuse_busy_port,
-    serve_on,
-    unbindable,
-)
+from agent_memory.api.server import mode, serve_on
 from agent_memory.config import Settings, SettingsError
+from agent_memory.net import bind_address, refuse_busy_port, unbindable
 from agent_memory.store.embedded import EmbeddedPostgres
 from agent_memory.store.opening import open_database
 from agent_memory.telemetry.logging import configure_logging

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from agent_memory.config import Settings
 from agent_memory.http.transcoder import Transcoder, plain_response
+from agent_memory.net import bind_address
 from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
@@ -107,8 +108,6 @@ def http_socket(address: str, *, reuse_port: bool = False) -> socket.socket:
     Raises:
         OSError: the address is taken or not this machine's.
     """
-    from agent_memory.api.server import bind_address
-
     family, kind, proto, bound = bind_address(address)
     sock = socket.socket(family, kind, proto)
     try:

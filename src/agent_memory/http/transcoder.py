@@ -31,12 +31,11 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from agent_memory.api.errors import plain_status_message, status_message
-from agent_memory.api.request_checks import Unreadable
 from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.domain.identity import Principal
 from agent_memory.http.routes import Route, RouteError, field_at, routes
+from agent_memory.status import Unreadable, plain_status_message, status_message
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"

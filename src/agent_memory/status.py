@@ -1,6 +1,9 @@
-"""Domain errors to ``google.rpc.Status``: the one place where calls are aborted."""
+"""Domain errors to ``google.rpc.Status``: the one place where calls are aborted, for
+gRPC and for HTTP alike, and the stand-in for a request a transport could not read."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import grpc
 from google.protobuf import any_pb2
@@ -94,3 +97,14 @@ def plain_status_message(code: grpc.StatusCode, message: str, reason: str) -> st
         message=message,
         details=[_packed(error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN))],
     )
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Stands in for a request another transport could not read into its message (HTTP
+    JSON, query or path); like :class:`Undecodable`, refused once the caller is known."""
+
+    refusal: errors.InvalidArgument
+
+    def error(self) -> errors.InvalidArgument:
+        return self.refusal
