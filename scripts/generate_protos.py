@@ -16,6 +16,10 @@ The stubs ship in the client distribution (``agent-memory-client``), which the
 service depends on: the contract has one home, and a client install needs nothing
 of the server. The whole folder belongs to this script: it is rebuilt from
 scratch so stubs of deleted protos do not linger.
+
+Both modes also run ``scripts/generate_client.py``, which writes the Python client's
+methods from their declaration (``agent_memory_client/_ops.py``), so one command
+regenerates, and one checks, everything generated for the client.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+import generate_client
 from grpc_tools import protoc  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.image is not None:
         return image(args.image)
-    return check() if args.check else write()
+    if args.check:
+        stubs, methods = check(), generate_client.check()
+        return stubs or methods
+    return write() or generate_client.write()
 
 
 if __name__ == "__main__":

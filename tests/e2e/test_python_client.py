@@ -1,6 +1,8 @@
 """The Python client (``agent_memory_client``) against the running service, over real
 gRPC: the calls an orchestrator makes, the typed errors it catches, the
-compare-and-set helper, and recall as an iterator, sync and async."""
+compare-and-set helper, and recall as an iterator, sync and async; and a round trip
+through every method of each RPC (``tests/unit/test_client_methods.py`` checks that
+every RPC has one, on both clients alike)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import re
 import subprocess
 import sys
 import uuid
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import grpc
@@ -21,6 +23,7 @@ from agent_memory.render.prompt import ARCHIVAL_HINT_LINE, FRAMING
 from agent_memory_client import (
     AsyncMemoryClient,
     BlockConflict,
+    EtagMismatch,
     InvalidArgument,
     MemoryClient,
     NotFound,
@@ -29,7 +32,7 @@ from agent_memory_client import (
     SecretInValue,
     Unauthenticated,
 )
-from agentmemory.v1 import memory_pb2, memory_service_pb2
+from agentmemory.v1 import decision_pb2, memory_pb2, memory_service_pb2
 from tests.support import ServerThread
 
 pytestmark = pytest.mark.e2e
@@ -257,3 +260,241 @@ def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Pa
         ARCHIVAL_HINT_LINE,
         "</memory>",
     ]
+
+
+# -- a round trip through each method ------------------------------------------------
+
+
+def test_update_memory_changes_what_it_is_given_guarded_by_the_etag(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        made = memory.upsert_memory_result(
+            "editor", "vim", agent_id="planner", ttl=timedelta(days=1)
+        )
+        assert made.created
+        again = memory.upsert_memory_result("editor", "vim", agent_id="planner")
+        assert (again.created, again.memory.id) == (False, made.memory.id)
+
+        changed = memory.update_memory(
+            made.memory.id, value="helix", tags=["Tools"], etag=again.memory.etag
+        )
+        assert (changed.value, list(changed.tags), changed.key) == ("helix", ["tools"], "editor")
+        assert changed.HasField("expire_time")
+        with pytest.raises(EtagMismatch) as stale:
+            memory.update_memory(made.memory.id, value="zed", etag=again.memory.etag)
+        assert stale.value.current_etag == changed.etag
+
+        # Named but not given: cleared.
+        cleared = memory.update_memory(made.memory.id, update_mask=["expire_time", "tags"])
+        assert not cleared.HasField("expire_time")
+        assert list(cleared.tags) == []
+        soon = datetime.now(UTC) + timedelta(hours=2)
+        expiring = memory.update_memory(made.memory.id, expire_time=soon, pinned=True)
+        assert expiring.pinned
+        assert abs(expiring.expire_time.ToDatetime(UTC) - soon) < timedelta(seconds=1)
+        with pytest.raises(ValueError, match="at least one field"):
+            memory.update_memory(made.memory.id)
+        with pytest.raises(ValueError, match="leaves out value"):
+            memory.update_memory(made.memory.id, value="x", update_mask=["tags"])
+
+        events = list(memory.list_memory_events(made.memory.id, page_size=2))
+        assert [e.type for e in events] == [
+            memory_pb2.MEMORY_EVENT_TYPE_CREATED,
+            *[memory_pb2.MEMORY_EVENT_TYPE_UPDATED] * (len(events) - 1),
+        ]
+        assert len(events) >= 4  # paged two at a time
+        assert events[-1].new_memory.pinned
+
+
+def test_memorize_result_says_whether_it_created_and_what_it_superseded(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        paris = memory.memorize_result("The user lives in Paris.", agent_id="planner")
+        assert paris.created
+        assert not memory.memorize_result("The user lives in Paris.", agent_id="planner").created
+        rome = memory.memorize_result(
+            "The user lives in Rome.", agent_id="planner", supersedes=[paris.memory.id]
+        )
+        assert [m.superseded_by for m in rome.superseded] == [rome.memory.id]
+
+
+def test_learnings_settings_and_the_active_session(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        learning = memory.record_learning(
+            "Ask for the failing test before fixing.", chain_agent_ids=["lead", "coder"]
+        )
+        assert (learning.agent_id, learning.source) == ("lead", memory_pb2.MEMORY_SOURCE_DIRECTOR)
+        learned = memory.list_learnings(chain_agent_ids=["coder", "lead"], limit=5)
+        assert [m.id for m in learned] == [learning.id]
+        with pytest.raises(TypeError, match="not a string"):
+            memory.list_learnings(chain_agent_ids="lead")
+
+        assert not memory.get_agent_settings("coder").memory_enabled
+        both = memory.update_agent_settings(
+            "coder", memory_enabled=True, active_memory_enabled=True
+        )
+        assert (both.memory_enabled, both.active_memory_enabled) == (True, True)
+        one_off = memory.update_agent_settings("coder", memory_enabled=False)
+        assert (one_off.memory_enabled, one_off.active_memory_enabled) == (False, True)
+        assert one_off.updated_at.ToDatetime(UTC) <= datetime.now(UTC)
+
+        fresh = memory.get_active_session("coder")
+        assert (fresh.status, fresh.enabled) == (memory_pb2.ACTIVE_SESSION_STATUS_FRESH, True)
+        carried = memory.record_run_session("coder", run_id="run-1", session_id_after="s-1")
+        assert (carried.status, carried.session_id, carried.runs_since_reset) == (
+            memory_pb2.ACTIVE_SESSION_STATUS_CARRYING_CONTEXT,
+            "s-1",
+            1,
+        )
+        reset = memory.reset_active_session("coder")
+        assert (reset.status, reset.session_id) == (memory_pb2.ACTIVE_SESSION_STATUS_FRESH, "")
+
+
+def test_extraction_and_usage(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        # Under the minimum length: answered at once, no model call, no usage.
+        skipped = memory.extract_memories("coder", transcript="user: hi", session_id="s-9")
+        assert skipped.outcome == memory_pb2.EXTRACTION_OUTCOME_SKIPPED_TOO_SHORT
+        assert skipped.synthetic_session_id == "memory-extract:s-9"
+        queued = memory.extract_memories(
+            "coder", transcript="user: hi", chain_id="chain-0001", workspace_id="ws", queued=True
+        )
+        assert queued.outcome == memory_pb2.EXTRACTION_OUTCOME_QUEUED
+        assert memory.get_extraction_job(queued.job_id).workspace_id == "ws"
+        with pytest.raises(ValueError, match="exactly one"):
+            memory.extract_memories("coder", transcript="t", session_id="s", chain_id="c")
+
+        hour_ago = datetime.now(UTC) - timedelta(hours=1)
+        usage = memory.get_usage(synthetic_session_id_prefix="memory-extract:", start_time=hour_ago)
+        assert (list(usage.records), usage.total_input_tokens) == ([], 0)
+        with pytest.raises(ValueError, match="time zone"):
+            memory.get_usage(start_time=datetime.now())
+
+
+def test_forgetting_an_agent_a_workspace_and_the_user(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        memory.upsert_memory("k", "v", agent_id="gone")
+        memory.upsert_memory("k", "v", workspace_id="ws-gone")
+        memory.write_block("core", "agent notes", agent_id="gone")
+        memory.write_block("core", "user notes")
+
+        dry = memory.forget_agent("gone", validate_only=True)
+        assert (dry.memories, dry.blocks) == (1, 1)
+        assert [m.key for m in memory.list_memories(agent_id="gone")] == ["k"]
+        assert memory.forget_agent("gone").memories == 1
+        assert list(memory.list_memories(agent_id="gone")) == []
+        assert memory.forget_workspace("ws-gone").memories == 1
+        assert memory.forget_user().blocks == 1
+        with pytest.raises(NotFound):
+            memory.get_block("core")
+
+
+def test_deleting_a_block_and_reading_its_versions(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        first = memory.write_block("core", "v1", agent_id="planner")
+        second = memory.write_block(
+            "core", "v2", agent_id="planner", expected_updated_at=first.updated_at
+        )
+        versions = list(memory.list_block_versions("core", agent_id="planner", page_size=1))
+        assert [(v.version, v.content) for v in versions] == [(2, "v2"), (1, "v1")]
+
+        with pytest.raises(BlockConflict) as stale:
+            memory.delete_block("core", agent_id="planner", expected_updated_at=first.updated_at)
+        current = stale.value.current_updated_at
+        assert current is not None
+        assert current.tzinfo is not None
+        assert current == second.updated_at.ToDatetime(UTC)
+        assert memory.delete_block("core", agent_id="planner", expected_updated_at=current) is None
+        with pytest.raises(NotFound):
+            memory.get_block("core", agent_id="planner")
+        with pytest.raises(NotFound):
+            list(memory.list_block_versions("core", agent_id="planner"))
+
+
+def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        registered = memory.register_card_type_result(
+            "trade-decision", re_examinable="until_resolved", actions=["HOLD", "CLOSE"]
+        )
+        assert registered.created
+        assert registered.card_type.re_examinable == decision_pb2.RE_EXAMINABLE_UNTIL_RESOLVED
+        replaced = memory.register_card_type(
+            "trade-decision", re_examinable="always", actions=["HOLD", "CLOSE"]
+        )
+        assert replaced.re_examinable == decision_pb2.RE_EXAMINABLE_ALWAYS
+
+        decision = {
+            "run_id": "run-1",
+            "card_type": "trade-decision",
+            "action": "WAIT",
+            "summary": "range unresolved",
+            "result": {"asset": "BTC", "entry": 97250.5, "watch_for": ["range break"]},
+        }
+        recorded = memory.record_decision_result("trader", **decision)
+        assert recorded.created
+        assert recorded.decision.resolution_status == decision_pb2.RESOLUTION_STATUS_OPEN
+        decision_id = recorded.decision.id
+        assert memory.record_decision("trader", **decision).id == decision_id
+        assert memory.get_decision(decision_id).result["asset"] == "BTC"
+        recent = memory.list_recent_decisions_result(
+            "trader", include_result=True, card_type="trade-decision"
+        )
+        assert [d.id for d in recent.decisions] == [decision_id]
+        assert recent.decisions[0].result["watch_for"] == ["range break"]
+        assert recent.HasField("as_of")
+        assert memory.list_recent_decisions("trader", card_type="other") == []
+
+        second_look = memory.record_reexamination_result(
+            decision_id,
+            run_id="run-2",
+            conviction_score=0,
+            notes="The range broke down.",
+            suggested_action="CLOSE",
+        )
+        assert second_look.created
+        assert second_look.reexamination.HasField("conviction_score")
+        assert [r.id for r in memory.list_reexaminations(decision_id)] == [
+            second_look.reexamination.id
+        ]
+        same = memory.record_reexamination(
+            decision_id,
+            run_id="run-2",
+            conviction_score=0,
+            notes="The range broke down.",
+            suggested_action="CLOSE",
+        )
+        assert same.id == second_look.reexamination.id
+
+        resolved = memory.resolve_decision(decision_id)
+        assert resolved.resolution_status == decision_pb2.RESOLUTION_STATUS_RESOLVED
+        assert resolved.HasField("resolved_at")
+        reopened = memory.resolve_decision(decision_id, "open")
+        assert reopened.resolution_status == decision_pb2.RESOLUTION_STATUS_OPEN
+
+
+def test_the_async_client_runs_the_same_operations(server: ServerThread, tenant: str) -> None:
+    key = server.new_key(tenant, "user-1", "orchestrator")
+
+    async def scenario() -> None:
+        async with AsyncMemoryClient(server.address, api_key=key) as memory:
+            made = await memory.upsert_memory_result("editor", "vim", agent_id="a")
+            assert made.created
+            changed = await memory.update_memory(made.memory.id, value="helix")
+            assert changed.value == "helix"
+            events = [e.type async for e in memory.list_memory_events(made.memory.id, page_size=1)]
+            assert events == [
+                memory_pb2.MEMORY_EVENT_TYPE_CREATED,
+                memory_pb2.MEMORY_EVENT_TYPE_UPDATED,
+            ]
+            first = await memory.write_block("core", "v1", agent_id="a")
+            await memory.write_block(
+                "core", "v2", agent_id="a", expected_updated_at=first.updated_at
+            )
+            versions = memory.list_block_versions("core", agent_id="a", page_size=1)
+            assert [v.version async for v in versions] == [2, 1]
+            await memory.delete_block("core", agent_id="a")
+            assert (await memory.forget_agent("a")).memories == 1
+
+    asyncio.run(scenario())

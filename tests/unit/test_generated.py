@@ -1,4 +1,5 @@
-"""The generated stubs must match proto/: stale stubs fail the build."""
+"""The generated code must be fresh: the stubs match proto/, and the client's methods
+(``_methods.py``) match their declaration in ``_ops.py``."""
 
 from __future__ import annotations
 

@@ -7,8 +7,10 @@
         for match in memory.recall("where does the user live?", agent_id="planner"):
             print(f"{match.score:.3f} {match.content}")
 
-Requests and answers are the service's own messages (``agentmemory.v1``, shipped
-here); errors are the typed exceptions of :mod:`agent_memory_client.errors`.
+Every RPC of the service has a method named after it in snake_case, on both
+:class:`MemoryClient` and :class:`AsyncMemoryClient`. Answers are the service's own
+messages (``agentmemory.v1``, shipped here); errors are the typed exceptions of
+:mod:`agent_memory_client.errors`.
 """
 
 from agent_memory_client._channel import TLS, Connection, connection_from_env

@@ -1,5 +1,6 @@
-"""What the sync and the async client share: settings, stubs, and requests for any
-RPC by name. Each subclass opens its own kind of channel and runs the calls."""
+"""What the sync and the async client share: settings, stubs, requests for any RPC
+by name, and opening a stream. Each transport (``_transport.py``) opens its own kind
+of channel and runs the calls."""
 
 from __future__ import annotations
 
@@ -69,19 +70,11 @@ class ClientBase:
             raise TypeError(msg)
         return _ops.Op(service, rpc, request, lambda r: r)
 
-    def _start_recall(
-        self,
-        query: str,
-        *,
-        agent_id: str | None,
-        workspace_id: str | None,
-        limit: int | None,
-        min_score: float | None,
-        include_memories: bool,
-        timeout: float | None,
-    ) -> Any:
-        return self._stubs["RecallService"].Recall(
-            _ops.recall(query, agent_id, limit, include_memories, workspace_id, min_score),
+    def _start_stream(self, stream: _ops.Stream[Any], timeout: float | None) -> Any:
+        """Open a streaming call; the stub of either kind of channel answers it."""
+        method = getattr(self._stubs[stream.service], stream.method)
+        return method(
+            stream.request,
             timeout=self.connection.deadline(timeout),
             metadata=self.connection.metadata,
         )

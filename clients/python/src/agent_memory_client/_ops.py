@@ -1,5 +1,12 @@
-"""What each client method sends and what it returns, shared by the sync and the
-async client: a method builds an :class:`Op`, and the client runs it."""
+"""The one declaration of every client method: what it takes, sends and returns.
+
+Each public function here returning an :class:`Op`, :class:`Pages` or :class:`Stream`
+is an operation. ``scripts/generate_client.py`` writes a method of the same name,
+signature (plus ``timeout=``) and docstring onto both clients (``_methods.py``): the
+blocking one runs the operation, the asyncio one awaits it. An operation marked
+:func:`with_result` also gets a ``<name>_result`` method answering the whole response.
+A change here is a change of both clients: regenerate with ``make generate``.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar
 
-from google.protobuf import duration_pb2, timestamp_pb2
+from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
 from agentmemory.v1 import (
@@ -24,11 +31,14 @@ from agentmemory.v1 import (
 
 T = TypeVar("T")
 E = TypeVar("E")
+R = TypeVar("R", bound=Message)
 
 BlockLabelName = Literal["core", "archival"]
 SourceName = Literal["manual", "auto", "director"]
 ArchivalModeName = Literal["tool_only", "auto", "off"]
 ConversationViewName = Literal["basic", "full"]
+ReExaminableName = Literal["never", "always", "until_resolved"]
+ResolutionStatusName = Literal["open", "resolved", "expired"]
 Timestamp = timestamp_pb2.Timestamp | datetime
 
 _LABELS = {"core": block_pb2.BLOCK_LABEL_CORE, "archival": block_pb2.BLOCK_LABEL_ARCHIVAL}
@@ -46,6 +56,16 @@ _ARCHIVAL_MODES = {
     "auto": recall_pb2.ARCHIVAL_MODE_AUTO,
     "off": recall_pb2.ARCHIVAL_MODE_OFF,
 }
+_RE_EXAMINABLE = {
+    "never": decision_pb2.RE_EXAMINABLE_NEVER,
+    "always": decision_pb2.RE_EXAMINABLE_ALWAYS,
+    "until_resolved": decision_pb2.RE_EXAMINABLE_UNTIL_RESOLVED,
+}
+_RESOLUTION_STATUSES = {
+    "open": decision_pb2.RESOLUTION_STATUS_OPEN,
+    "resolved": decision_pb2.RESOLUTION_STATUS_RESOLVED,
+    "expired": decision_pb2.RESOLUTION_STATUS_EXPIRED,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +78,64 @@ class Op(Generic[T]):
     request: Message
     unwrap: Callable[[Any], T]
 
+    def answering(self, response: type[R]) -> Op[R]:
+        """The same call, returning its whole response (a ``response``)."""
+
+        def whole(answer: Any) -> R:
+            if not isinstance(answer, response):
+                msg = f"{self.method} answered {type(answer).__name__}, not {response.__name__}"
+                raise TypeError(msg)
+            return answer
+
+        return Op(self.service, self.method, self.request, whole)
+
+
+F = TypeVar("F", bound=Callable[..., Op[Any]])
+
+
+@dataclass(frozen=True, slots=True)
+class Pages(Generic[T]):
+    """A listing (AIP-158) the client fetches page after page, yielding ``items`` of
+    each response until one has no ``next_page_token``."""
+
+    service: str
+    method: str
+    request: Message
+    items: Callable[[Any], Iterable[T]]
+
+    def page(self, token: str) -> Op[tuple[list[T], str]]:
+        """The call for the page at ``token``: its items and the next page's token."""
+        request: Any = type(self.request)()
+        request.CopyFrom(self.request)
+        request.page_token = token
+        items = self.items
+        return Op(
+            self.service,
+            self.method,
+            request,
+            lambda response: (list(items(response)), response.next_page_token),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Stream(Generic[T]):
+    """A call whose answer streams, each message a ``T``."""
+
+    service: str
+    method: str
+    request: Message
+
+
+def with_result(response: type[Message]) -> Callable[[F], F]:
+    """Mark an operation whose ``response`` says more than what it returns (whether
+    the call created, what it superseded): the clients also get a ``<name>_result``
+    method, the same call answering the whole response."""
+
+    def mark(operation: F) -> F:
+        return operation
+
+    return mark
+
 
 def _choice(table: Mapping[str, E], name: str, what: str) -> E:
     try:
@@ -65,6 +143,13 @@ def _choice(table: Mapping[str, E], name: str, what: str) -> E:
     except KeyError:
         msg = f"{what} must be one of {', '.join(map(repr, table))}, not {name!r}"
         raise ValueError(msg) from None
+
+
+def _strings(values: Iterable[str], what: str) -> list[str]:
+    if isinstance(values, str):  # would be taken letter by letter
+        msg = f"{what} takes a list of strings, not a string"
+        raise TypeError(msg)
+    return list(values)
 
 
 def owner(agent_id: str | None, workspace_id: str | None) -> memory_pb2.MemoryOwner:
@@ -101,6 +186,25 @@ def set_expiration(request: Any, expire_time: Timestamp | None, ttl: timedelta |
         request.ttl.CopyFrom(duration)
 
 
+def _field_mask(
+    given: Mapping[str, object], named: Iterable[str] | None
+) -> field_mask_pb2.FieldMask:
+    """The fields an update changes: those ``given`` (not None), or those ``named``,
+    which must include every one given."""
+    chosen = [name for name, value in given.items() if value is not None]
+    if named is not None:
+        paths = _strings(named, "update_mask")
+        unnamed = [name for name in chosen if name not in paths]
+        if unnamed:
+            msg = f"update_mask leaves out {', '.join(unnamed)}, which you gave"
+            raise ValueError(msg)
+        chosen = paths
+    if not chosen:
+        msg = "give at least one field to change"
+        raise ValueError(msg)
+    return field_mask_pb2.FieldMask(paths=chosen)
+
+
 def _block_key(label: BlockLabelName, agent_id: str | None) -> dict[str, Any]:
     scope = memory_pb2.SCOPE_AGENT if agent_id is not None else memory_pb2.SCOPE_USER
     return {
@@ -120,18 +224,48 @@ def _block(response: Any) -> block_pb2.Block:
     return block
 
 
+def _decision(response: Any) -> decision_pb2.Decision:
+    decision: decision_pb2.Decision = response.decision
+    return decision
+
+
+def _session(response: Any) -> memory_pb2.ActiveSession:
+    session: memory_pb2.ActiveSession = response.session
+    return session
+
+
+def _removed(response: Any) -> memory_service_pb2.ForgetCounts:
+    removed: memory_service_pb2.ForgetCounts = response.removed
+    return removed
+
+
+def _nothing(_: Any) -> None:
+    return None
+
+
+def _whole(response: T) -> T:
+    return response
+
+
+# -- memories -------------------------------------------------------------------------
+
+
+@with_result(memory_service_pb2.UpsertMemoryResponse)
 def upsert_memory(
     key: str,
     value: str,
     *,
-    agent_id: str | None,
-    workspace_id: str | None,
-    pinned: bool | None,
-    importance: int | None,
-    source: SourceName,
+    agent_id: str | None = None,
+    workspace_id: str | None = None,
+    pinned: bool | None = None,
+    importance: int | None = None,
+    source: SourceName = "manual",
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
 ) -> Op[memory_pb2.Memory]:
+    """Create or update the memory with this key, of an agent or a workspace;
+    ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
+    ``upsert_memory_result`` also says whether the call created the memory."""
     request = memory_service_pb2.UpsertMemoryRequest(
         owner=owner(agent_id, workspace_id),
         key=key,
@@ -147,53 +281,111 @@ def upsert_memory(
 
 
 def get_memory(memory_id: str) -> Op[memory_pb2.Memory]:
+    """A memory by id; NotFound when absent."""
     request = memory_service_pb2.GetMemoryRequest(id=memory_id)
     return Op("MemoryService", "GetMemory", request, _memory)
 
 
-def list_memories_page(
-    owner_: memory_pb2.MemoryOwner,
-    page_size: int,
-    page_token: str,
-    show_expired: bool = False,
-    show_superseded: bool = False,
-) -> Op[memory_service_pb2.ListMemoriesResponse]:
-    request = memory_service_pb2.ListMemoriesRequest(
-        owner=owner_,
-        page_size=page_size,
-        page_token=page_token,
-        show_expired=show_expired,
-        show_superseded=show_superseded,
+def update_memory(
+    memory_id: str,
+    *,
+    key: str | None = None,
+    value: str | None = None,
+    pinned: bool | None = None,
+    importance: int | None = None,
+    expire_time: Timestamp | None = None,
+    tags: Iterable[str] | None = None,
+    update_mask: Iterable[str] | None = None,
+    etag: str | None = None,
+) -> Op[memory_pb2.Memory]:
+    """Change some fields of a memory: those given (not None), or those
+    ``update_mask`` names, where a field named but not given is cleared
+    (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
+    change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
+    memory has not changed since (else EtagMismatch)."""
+    memory = memory_pb2.Memory(id=memory_id)
+    if key is not None:
+        memory.key = key
+    if value is not None:
+        memory.value = value
+    if pinned is not None:
+        memory.pinned = pinned
+    if importance is not None:
+        memory.importance = importance
+    expires = timestamp(expire_time)
+    if expires is not None:
+        memory.expire_time.CopyFrom(expires)
+    if tags is not None:
+        memory.tags.extend(_strings(tags, "tags"))
+    given = {
+        "key": key,
+        "value": value,
+        "pinned": pinned,
+        "importance": importance,
+        "expire_time": expire_time,
+        "tags": tags,
+    }
+    request = memory_service_pb2.UpdateMemoryRequest(
+        memory=memory, update_mask=_field_mask(given, update_mask)
     )
-    return Op("MemoryService", "ListMemories", request, lambda r: r)
+    if etag is not None:
+        request.etag = etag
+    return Op("MemoryService", "UpdateMemory", request, _memory)
 
 
-def pin_memory(memory_id: str, pinned: bool) -> Op[memory_pb2.Memory]:
+def pin_memory(memory_id: str, pinned: bool = True) -> Op[memory_pb2.Memory]:
+    """Pin a memory of any source, or with ``pinned=False`` unpin it."""
     request = memory_service_pb2.PinMemoryRequest(id=memory_id, pinned=pinned)
     return Op("MemoryService", "PinMemory", request, _memory)
 
 
-def delete_memory(memory_id: str, etag: str | None) -> Op[None]:
+def delete_memory(memory_id: str, *, etag: str | None = None) -> Op[None]:
+    """Delete a memory; with ``etag``, only if it has not changed since."""
     request = memory_service_pb2.DeleteMemoryRequest(id=memory_id)
     if etag is not None:
         request.etag = etag
-    return Op("MemoryService", "DeleteMemory", request, lambda _: None)
+    return Op("MemoryService", "DeleteMemory", request, _nothing)
 
 
+def list_memories(
+    *,
+    agent_id: str | None = None,
+    workspace_id: str | None = None,
+    page_size: int = 100,
+    show_expired: bool = False,
+    show_superseded: bool = False,
+) -> Pages[memory_pb2.Memory]:
+    """Every memory of an agent or a workspace, fetching page after page; with
+    ``show_expired`` also those that expired and are not deleted yet, with
+    ``show_superseded`` also those another memory superseded."""
+    request = memory_service_pb2.ListMemoriesRequest(
+        owner=owner(agent_id, workspace_id),
+        page_size=page_size,
+        show_expired=show_expired,
+        show_superseded=show_superseded,
+    )
+    return Pages("MemoryService", "ListMemories", request, lambda r: r.memories)
+
+
+@with_result(memory_service_pb2.MemorizeResponse)
 def memorize(
     content: str,
     *,
-    agent_id: str | None,
-    workspace_id: str | None,
-    tags: Iterable[str],
-    memory_key: str,
-    confidence: float | None,
+    agent_id: str | None = None,
+    workspace_id: str | None = None,
+    tags: Iterable[str] = (),
+    memory_key: str = "",
+    confidence: float | None = None,
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
     conversation: memory_pb2.Conversation | None = None,
     groundings: Iterable[memory_pb2.Grounding] = (),
     supersedes: Iterable[str] = (),
 ) -> Op[memory_pb2.Memory]:
+    """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
+    names memories of the same owner that it updates or contradicts.
+    ``memorize_result`` also says whether the call created the memory, and gives the
+    memories it superseded as stored."""
     request = memory_service_pb2.MemorizeRequest(
         owner=owner(agent_id, workspace_id),
         content=content,
@@ -209,40 +401,233 @@ def memorize(
     return Op("MemoryService", "Memorize", request, _memory)
 
 
-def get_conversation(conversation_id: str, provider: str) -> Op[memory_pb2.Conversation]:
+def record_learning(content: str, *, chain_agent_ids: Iterable[str]) -> Op[memory_pb2.Memory]:
+    """Store a director learning on the first agent of the chain (source DIRECTOR)."""
+    request = memory_service_pb2.RecordLearningRequest(
+        chain_agent_ids=_strings(chain_agent_ids, "chain_agent_ids"), content=content
+    )
+    return Op("MemoryService", "RecordLearning", request, _memory)
+
+
+def list_learnings(
+    *, chain_agent_ids: Iterable[str], limit: int | None = None
+) -> Op[list[memory_pb2.Memory]]:
+    """The newest learnings of every agent of the chain, newest first (at most
+    ``limit``; None: the server's default, 20)."""
+    request = memory_service_pb2.ListLearningsRequest(
+        chain_agent_ids=_strings(chain_agent_ids, "chain_agent_ids"), limit=limit or 0
+    )
+    return Op("MemoryService", "ListLearnings", request, lambda r: list(r.memories))
+
+
+def list_memory_events(memory_id: str, *, page_size: int = 100) -> Pages[memory_pb2.MemoryEvent]:
+    """A memory's audit history, oldest first, fetching page after page; it outlives
+    the memory's deletion."""
+    request = memory_service_pb2.ListMemoryEventsRequest(memory_id=memory_id, page_size=page_size)
+    return Pages("MemoryService", "ListMemoryEvents", request, lambda r: r.events)
+
+
+def get_agent_settings(agent_id: str) -> Op[memory_pb2.AgentSettings]:
+    """An agent's memory settings; the defaults (all off) when never written."""
+    request = memory_service_pb2.GetAgentSettingsRequest(agent_id=agent_id)
+    return Op("MemoryService", "GetAgentSettings", request, lambda r: r.settings)
+
+
+def update_agent_settings(
+    agent_id: str,
+    *,
+    memory_enabled: bool | None = None,
+    active_memory_enabled: bool | None = None,
+) -> Op[memory_pb2.AgentSettings]:
+    """Turn an agent's switches on or off: those given (not None) change, the others
+    stay as they are."""
+    settings = memory_pb2.AgentSettings(agent_id=agent_id)
+    if memory_enabled is not None:
+        settings.memory_enabled = memory_enabled
+    if active_memory_enabled is not None:
+        settings.active_memory_enabled = active_memory_enabled
+    given = {"memory_enabled": memory_enabled, "active_memory_enabled": active_memory_enabled}
+    request = memory_service_pb2.UpdateAgentSettingsRequest(
+        settings=settings, update_mask=_field_mask(given, None)
+    )
+    return Op("MemoryService", "UpdateAgentSettings", request, lambda r: r.settings)
+
+
+def extract_memories(
+    agent_id: str,
+    *,
+    transcript: str,
+    session_id: str | None = None,
+    chain_id: str | None = None,
+    workspace_id: str | None = None,
+    queued: bool = False,
+) -> Op[memory_service_pb2.ExtractMemoriesResponse]:
+    """Run one automatic extraction pass over a finished run's transcript, of a
+    single run (``session_id``) or a chain of runs (``chain_id``): ``.outcome``,
+    ``.written``, ``.dropped``, ``.usage``. With ``queued`` the pass runs later:
+    read it with ``get_extraction_job(.job_id)``."""
+    if (session_id is None) == (chain_id is None):
+        msg = "give exactly one of session_id= or chain_id="
+        raise ValueError(msg)
+    request = memory_service_pb2.ExtractMemoriesRequest(
+        agent_id=agent_id, transcript=transcript, queued=queued
+    )
+    if session_id is not None:
+        request.session_id = session_id
+    else:
+        request.chain_id = chain_id or ""
+    if workspace_id is not None:
+        request.workspace_id = workspace_id
+    return Op("MemoryService", "ExtractMemories", request, _whole)
+
+
+def get_usage(
+    *,
+    synthetic_session_id_prefix: str = "",
+    start_time: Timestamp | None = None,
+    end_time: Timestamp | None = None,
+) -> Op[memory_service_pb2.GetUsageResponse]:
+    """Recorded model usage (``.records``, oldest first) and its totals, of the
+    synthetic session ids with this prefix, from ``start_time`` until before
+    ``end_time``."""
+    request = memory_service_pb2.GetUsageRequest(
+        synthetic_session_id_prefix=synthetic_session_id_prefix,
+        start_time=timestamp(start_time),
+        end_time=timestamp(end_time),
+    )
+    return Op("MemoryService", "GetUsage", request, _whole)
+
+
+def get_active_session(agent_id: str) -> Op[memory_pb2.ActiveSession]:
+    """The model session the agent's next run resumes, with its runs since the last
+    reset and the reset warning."""
+    request = memory_service_pb2.GetActiveSessionRequest(agent_id=agent_id)
+    return Op("MemoryService", "GetActiveSession", request, _session)
+
+
+def record_run_session(
+    agent_id: str,
+    *,
+    run_id: str,
+    session_id_before: str = "",
+    session_id_after: str = "",
+) -> Op[memory_pb2.ActiveSession]:
+    """Record a finished run with the session id it resumed and the one it ended
+    with (empty when it failed); the same run again changes nothing. Answers the
+    agent's active session after it."""
+    request = memory_service_pb2.RecordRunSessionRequest(
+        agent_id=agent_id,
+        run_id=run_id,
+        session_id_before=session_id_before,
+        session_id_after=session_id_after,
+    )
+    return Op("MemoryService", "RecordRunSession", request, _session)
+
+
+def reset_active_session(agent_id: str) -> Op[memory_pb2.ActiveSession]:
+    """Start the agent's next run clean: its session id is cleared and the runs
+    since the last reset count from now."""
+    request = memory_service_pb2.ResetActiveSessionRequest(agent_id=agent_id)
+    return Op("MemoryService", "ResetActiveSession", request, _session)
+
+
+def forget_agent(
+    agent_id: str, *, validate_only: bool = False
+) -> Op[memory_service_pb2.ForgetCounts]:
+    """Forget an agent in the caller's tenant: its memories, blocks, settings,
+    sessions, decisions and extraction passes. Answers what went, by kind; with
+    ``validate_only``, what would go, and nothing changes."""
+    request = memory_service_pb2.ForgetAgentRequest(agent_id=agent_id, validate_only=validate_only)
+    return Op("MemoryService", "ForgetAgent", request, _removed)
+
+
+def forget_workspace(
+    workspace_id: str, *, validate_only: bool = False
+) -> Op[memory_service_pb2.ForgetCounts]:
+    """Forget a workspace in the caller's tenant, as ``forget_agent`` an agent."""
+    request = memory_service_pb2.ForgetWorkspaceRequest(
+        workspace_id=workspace_id, validate_only=validate_only
+    )
+    return Op("MemoryService", "ForgetWorkspace", request, _removed)
+
+
+def forget_user(*, validate_only: bool = False) -> Op[memory_service_pb2.ForgetCounts]:
+    """Forget the caller's own user: its blocks of every scope, with their versions
+    and archival lines."""
+    request = memory_service_pb2.ForgetUserRequest(validate_only=validate_only)
+    return Op("MemoryService", "ForgetUser", request, _removed)
+
+
+def get_conversation(conversation_id: str, *, provider: str = "") -> Op[memory_pb2.Conversation]:
+    """The conversation snapshot Memorize kept, messages and raw events included;
+    an empty ``provider`` is the one Memorize files a snapshot without one under."""
     request = memory_service_pb2.GetConversationRequest(
         provider=provider, conversation_id=conversation_id
     )
     return Op("MemoryService", "GetConversation", request, lambda r: r.conversation)
 
 
-def list_conversations_page(
-    view: ConversationViewName, page_size: int, page_token: str
-) -> Op[memory_service_pb2.ListConversationsResponse]:
+def list_conversations(
+    *, view: ConversationViewName = "basic", page_size: int = 100
+) -> Pages[memory_pb2.Conversation]:
+    """Every conversation snapshot of the tenant, most recently updated first,
+    fetching page after page; ``view="full"`` brings messages and raw events too,
+    the default only their counts."""
     request = memory_service_pb2.ListConversationsRequest(
-        view=_choice(_CONVERSATION_VIEWS, view, "view"),
-        page_size=page_size,
-        page_token=page_token,
+        view=_choice(_CONVERSATION_VIEWS, view, "view"), page_size=page_size
     )
-    return Op("MemoryService", "ListConversations", request, lambda r: r)
+    return Pages("MemoryService", "ListConversations", request, lambda r: r.conversations)
 
 
 def get_extraction_job(job_id: str) -> Op[memory_pb2.ExtractionJob]:
+    """A queued extraction pass by the ``job_id`` ExtractMemories answered: its
+    state, and once done what it wrote, dropped and cost."""
     request = memory_service_pb2.GetExtractionJobRequest(job_id=job_id)
     return Op("MemoryService", "GetExtractionJob", request, lambda r: r.job)
 
 
-def get_block(label: BlockLabelName, agent_id: str | None) -> Op[block_pb2.Block]:
+# -- blocks ---------------------------------------------------------------------------
+
+
+def get_block(label: BlockLabelName, *, agent_id: str | None = None) -> Op[block_pb2.Block]:
+    """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
     request = block_service_pb2.GetBlockRequest(**_block_key(label, agent_id))
     return Op("BlockService", "GetBlock", request, _block)
+
+
+def delete_block(
+    label: BlockLabelName,
+    *,
+    agent_id: str | None = None,
+    expected_updated_at: Timestamp | None = None,
+) -> Op[None]:
+    """Delete a block with its versions and archival lines; NotFound when absent.
+    With ``expected_updated_at``, only if nobody wrote it since (else BlockConflict)."""
+    request = block_service_pb2.DeleteBlockRequest(
+        **_block_key(label, agent_id), expected_updated_at=timestamp(expected_updated_at)
+    )
+    return Op("BlockService", "DeleteBlock", request, _nothing)
+
+
+def list_blocks(*, agent_id: str | None = None) -> Op[list[block_pb2.Block]]:
+    """The user's blocks, and with ``agent_id`` the agent's too."""
+    scope = block_pb2.BLOCK_SCOPE_FILTER_USER
+    if agent_id is not None:
+        scope = block_pb2.BLOCK_SCOPE_FILTER_ALL
+    request = block_service_pb2.ListBlocksRequest(scope_filter=scope, agent_id=agent_id or "")
+    return Op("BlockService", "ListBlocks", request, lambda r: list(r.blocks))
 
 
 def write_block(
     label: BlockLabelName,
     content: str,
-    agent_id: str | None,
-    expected_updated_at: Timestamp | None,
+    *,
+    agent_id: str | None = None,
+    expected_updated_at: Timestamp | None = None,
 ) -> Op[block_pb2.Block]:
+    """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+    ``updated_at`` last read, or None to create a block that must not exist yet.
+    Raises BlockConflict (with the block's current ``updated_at``) when stale."""
     request = block_service_pb2.WriteBlockRequest(
         **_block_key(label, agent_id),
         content=content,
@@ -251,22 +636,32 @@ def write_block(
     return Op("BlockService", "WriteBlock", request, _block)
 
 
-def list_blocks(agent_id: str | None) -> Op[list[block_pb2.Block]]:
-    scope = block_pb2.BLOCK_SCOPE_FILTER_USER
-    if agent_id is not None:
-        scope = block_pb2.BLOCK_SCOPE_FILTER_ALL
-    request = block_service_pb2.ListBlocksRequest(scope_filter=scope, agent_id=agent_id or "")
-    return Op("BlockService", "ListBlocks", request, lambda r: list(r.blocks))
+def list_block_versions(
+    label: BlockLabelName, *, agent_id: str | None = None, page_size: int = 100
+) -> Pages[block_pb2.BlockVersion]:
+    """The kept versions of the user's block (with ``agent_id``, the agent's), newest
+    first, fetching page after page; NotFound when the block is absent."""
+    request = block_service_pb2.ListBlockVersionsRequest(
+        **_block_key(label, agent_id), page_size=page_size
+    )
+    return Pages("BlockService", "ListBlockVersions", request, lambda r: r.versions)
+
+
+# -- recall and prompts ---------------------------------------------------------------
 
 
 def recall(
     query: str,
-    agent_id: str | None,
-    limit: int | None,
-    include_memories: bool,
+    *,
+    agent_id: str | None = None,
     workspace_id: str | None = None,
+    limit: int | None = None,
     min_score: float | None = None,
-) -> recall_service_pb2.RecallRequest:
+    include_memories: bool = False,
+) -> Stream[recall_service_pb2.RecallResponse]:
+    """Archival lines (and with ``include_memories`` memories, of the agent and
+    of ``workspace_id``) ranked for ``query``, streamed best first; matches
+    scoring under ``min_score`` are left out."""
     request = recall_service_pb2.RecallRequest(
         query=query,
         agent_id=agent_id or "",
@@ -277,10 +672,13 @@ def recall(
         request.workspace_id = workspace_id
     if min_score is not None:
         request.min_score = min_score
-    return request
+    return Stream("RecallService", "Recall", request)
 
 
 def get_recall_status() -> Op[recall_pb2.RecallStatus]:
+    """How the server ranks recall: by words, or by words and meaning (and the
+    model). A block's ``indexed_line_count`` says how many of its lines have a
+    vector yet."""
     request = recall_service_pb2.GetRecallStatusRequest()
     return Op("RecallService", "GetRecallStatus", request, lambda r: r.status)
 
@@ -288,13 +686,14 @@ def get_recall_status() -> Op[recall_pb2.RecallStatus]:
 def render_prompt(
     agent_id: str,
     *,
-    workspace_id: str | None,
-    user_message: str,
-    persona: str,
-    archival_mode: ArchivalModeName | None,
-    archival_limit: int | None,
-    include_recent_decisions: bool,
+    workspace_id: str | None = None,
+    user_message: str = "",
+    persona: str = "",
+    archival_mode: ArchivalModeName | None = None,
+    archival_limit: int | None = None,
+    include_recent_decisions: bool = False,
 ) -> Op[recall_service_pb2.RenderPromptResponse]:
+    """The memory part of the agent's system prompt for this run."""
     policy = recall_pb2.MemoryPolicy(
         archival_limit=archival_limit or 0,
         include_recent_decisions=include_recent_decisions,
@@ -306,16 +705,124 @@ def render_prompt(
     )
     if workspace_id is not None:
         request.workspace_id = workspace_id
-    return Op("RecallService", "RenderPrompt", request, lambda r: r)
+    return Op("RecallService", "RenderPrompt", request, _whole)
 
 
-def list_recent_decisions(agent_id: str, limit: int | None) -> Op[list[decision_pb2.Decision]]:
-    request = decision_service_pb2.ListRecentDecisionsRequest(agent_id=agent_id, limit=limit or 0)
+# -- decisions ------------------------------------------------------------------------
+
+
+@with_result(decision_service_pb2.RegisterCardTypeResponse)
+def register_card_type(
+    name: str,
+    *,
+    re_examinable: ReExaminableName = "never",
+    actions: Iterable[str] = (),
+    decision_actions: Iterable[str] = (),
+) -> Op[decision_pb2.CardType]:
+    """Register a kind of decision card, or replace the one of this name: whether
+    its decisions may be re-examined, the words a re-examination may suggest
+    (``actions``) and those a decision may take (``decision_actions``); empty allows
+    any uppercase word."""
+    card_type = decision_pb2.CardType(
+        name=name,
+        re_examinable=_choice(_RE_EXAMINABLE, re_examinable, "re_examinable"),
+        actions=_strings(actions, "actions"),
+        decision_actions=_strings(decision_actions, "decision_actions"),
+    )
+    request = decision_service_pb2.RegisterCardTypeRequest(card_type=card_type)
+    return Op("DecisionService", "RegisterCardType", request, lambda r: r.card_type)
+
+
+@with_result(decision_service_pb2.RecordDecisionResponse)
+def record_decision(
+    agent_id: str,
+    *,
+    run_id: str,
+    card_type: str,
+    action: str,
+    summary: str,
+    result: Mapping[str, Any] | None = None,
+) -> Op[decision_pb2.Decision]:
+    """Record one run's decision, OPEN, on a registered card type: its ``action`` in
+    one uppercase word, a one-line ``summary`` and the run's structured ``result``
+    (JSON-like values). The same run again with the same decision changes nothing."""
+    decision = decision_pb2.Decision(
+        run_id=run_id, agent_id=agent_id, card_type=card_type, action=action, summary=summary
+    )
+    if result is not None:
+        decision.result.update(result)
+    request = decision_service_pb2.RecordDecisionRequest(decision=decision)
+    return Op("DecisionService", "RecordDecision", request, _decision)
+
+
+def get_decision(decision_id: str) -> Op[decision_pb2.Decision]:
+    """One decision with its full result; NotFound when absent."""
+    request = decision_service_pb2.GetDecisionRequest(decision_id=decision_id)
+    return Op("DecisionService", "GetDecision", request, _decision)
+
+
+@with_result(decision_service_pb2.ListRecentDecisionsResponse)
+def list_recent_decisions(
+    agent_id: str,
+    *,
+    limit: int | None = None,
+    include_result: bool = False,
+    card_type: str = "",
+) -> Op[list[decision_pb2.Decision]]:
+    """The agent's newest decisions first (of ``card_type`` only, when given), each
+    with its ``compact`` line, and with ``include_result`` its full result.
+    ``list_recent_decisions_result`` also gives the server time the lines' ages are
+    measured from (``.as_of``)."""
+    request = decision_service_pb2.ListRecentDecisionsRequest(
+        agent_id=agent_id, limit=limit or 0, include_result=include_result, card_type=card_type
+    )
     return Op("DecisionService", "ListRecentDecisions", request, lambda r: list(r.decisions))
+
+
+def resolve_decision(
+    decision_id: str, resolution_status: ResolutionStatusName = "resolved"
+) -> Op[decision_pb2.Decision]:
+    """Set where a decision stands (``"resolved"``, ``"expired"`` or back to
+    ``"open"``); its result never changes."""
+    request = decision_service_pb2.ResolveDecisionRequest(
+        decision_id=decision_id,
+        resolution_status=_choice(_RESOLUTION_STATUSES, resolution_status, "resolution_status"),
+    )
+    return Op("DecisionService", "ResolveDecision", request, _decision)
+
+
+@with_result(decision_service_pb2.RecordReexaminationResponse)
+def record_reexamination(
+    decision_id: str,
+    *,
+    run_id: str,
+    conviction_score: int,
+    notes: str,
+    suggested_action: str,
+) -> Op[decision_pb2.Reexamination]:
+    """Record a later run's fresh read on a decision: a ``conviction_score`` from 0
+    (invalidated) to 100 (confirmed), one sentence of ``notes`` and an advisory
+    ``suggested_action``. The decision itself never changes."""
+    request = decision_service_pb2.RecordReexaminationRequest(
+        parent_decision_id=decision_id,
+        run_id=run_id,
+        conviction_score=conviction_score,
+        notes=notes,
+        suggested_action=suggested_action,
+    )
+    return Op("DecisionService", "RecordReexamination", request, lambda r: r.reexamination)
+
+
+def list_reexaminations(decision_id: str) -> Op[list[decision_pb2.Reexamination]]:
+    """A decision's re-examinations, its conviction history, oldest first."""
+    request = decision_service_pb2.ListReexaminationsRequest(parent_decision_id=decision_id)
+    return Op("DecisionService", "ListReexaminations", request, lambda r: list(r.reexaminations))
 
 
 def render_reexamination_prompt(
     decision_id: str,
 ) -> Op[decision_service_pb2.RenderReexaminationPromptResponse]:
+    """The prompt of a fresh run that re-examines a decision (``.prompt``), with the
+    words its suggested action may take (``.allowed_actions``, empty for any)."""
     request = decision_service_pb2.RenderReexaminationPromptRequest(decision_id=decision_id)
-    return Op("DecisionService", "RenderReexaminationPrompt", request, lambda r: r)
+    return Op("DecisionService", "RenderReexaminationPrompt", request, _whole)

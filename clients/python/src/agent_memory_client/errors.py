@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import ClassVar
 
 import grpc
@@ -153,7 +153,11 @@ class BlockConflict(Aborted):
     @property
     def current_updated_at(self) -> datetime | None:
         raw = self.metadata.get("current_updated_at", "")
-        return datetime.fromisoformat(raw) if raw else None
+        if not raw:
+            return None
+        found = datetime.fromisoformat(raw)
+        # The service sends UTC; a time without an offset is read as UTC, never as local.
+        return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
 
 
 class EtagMismatch(Aborted):
