@@ -1,5 +1,7 @@
 """An in-memory store for unit tests of service logic: memories, their audit trail,
-conversations and agent settings, under the same contract as PostgreSQL's.
+conversations, agent settings and a tenant's export records (card types, blocks and
+decisions as an import writes and an export reads them), under the same contract as
+PostgreSQL's.
 
 ``tests/integration/test_store_contract.py`` runs the same cases against this store
 and the real one, so the service tests below it test against a faithful stand-in.
@@ -25,7 +27,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory.domain.agents import AgentSettings
-from agent_memory.domain.errors import AlreadyExists
+from agent_memory.domain.blocks import Block, BlockKey
+from agent_memory.domain.decisions import CardType, Decision, Reexamination
+from agent_memory.domain.errors import AlreadyExists, FailedPrecondition
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, StoredConversation, points_into_message
@@ -43,6 +47,7 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
+from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.conversations import keep_grounded
 from agent_memory.store.memories import EXPIRY_ACTOR
 from agent_memory.store.repositories import (
@@ -52,6 +57,7 @@ from agent_memory.store.repositories import (
     EventRepository,
     MemoryRepository,
     Store,
+    TransferRepository,
     Tx,
 )
 from agent_memory.store.repositories import (
@@ -64,7 +70,16 @@ class State:
     memories: dict[tuple[str, uuid.UUID], Memory] = field(default_factory=dict)
     events: list[tuple[str, MemoryEvent]] = field(default_factory=list)
     conversations: dict[tuple[str, str, str], Conversation] = field(default_factory=dict)
+    # When each conversation was first stored and last replaced.
+    conversation_times: dict[tuple[str, str, str], tuple[datetime, datetime]] = field(
+        default_factory=dict
+    )
     agents: dict[tuple[str, str], AgentSettings] = field(default_factory=dict)
+    card_types: dict[tuple[str, str], CardType] = field(default_factory=dict)
+    # Blocks by (tenant, user, key): as a create writes them, at version 1.
+    blocks: dict[tuple[str, str, BlockKey], Block] = field(default_factory=dict)
+    decisions: dict[tuple[str, uuid.UUID], Decision] = field(default_factory=dict)
+    reexaminations: dict[tuple[str, uuid.UUID], Reexamination] = field(default_factory=dict)
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -145,6 +160,7 @@ class FakeStore(Store):
             prompts=missing,
             clock=FakeClock(self),
             forget=missing,
+            transfer=FakeTransfer(self, principal),
         )
 
 
@@ -466,11 +482,21 @@ class FakeConversations(ConversationRepository):
             grounded = {g.message_position for g in groundings if points_into_message(g)}
             grounded_raw = {g.raw_event_index for g in groundings if g.raw_event_index is not None}
             conversation = keep_grounded(conversation, lost, grounded, lost_raw, grounded_raw)
+        times = self._store.state.conversation_times
+        created = times[key][0] if key in times else self._store.now()
+        times[key] = (created, self._store.clock() if key in times else created)
         self._store.state.conversations[key] = conversation
         return conversation
 
     async def get(self, provider: str, conversation_id: str) -> StoredConversation | None:
-        raise NotImplementedError("conversations are read back from PostgreSQL only")
+        key = (self._tenant, provider, conversation_id)
+        found = self._store.state.conversations.get(key)
+        if found is None:
+            return None
+        created, updated = self._store.state.conversation_times[key]
+        return StoredConversation(
+            found, len(found.messages), len(found.raw_events), created, updated
+        )
 
     async def list_page(
         self, *, after: tuple[datetime, str, str] | None, limit: int, full: bool
@@ -494,3 +520,114 @@ class FakeAgents(AgentRepository):
         stored = replace(settings, updated_at=self._store.clock() if exists else self._store.now())
         self._store.state.agents[(self._tenant, settings.agent_id)] = stored
         return stored
+
+
+class FakeTransfer(TransferRepository):
+    """A tenant's records as an export reads them and an import writes them, each put
+    only where nothing holds the record's key."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+        self._principal = principal
+
+    @property
+    def _state(self) -> State:
+        return self._store.state
+
+    async def card_types(self) -> list[CardType]:
+        found = [c for (t, _), c in self._state.card_types.items() if t == self._tenant]
+        return sorted(found, key=lambda c: c.name)
+
+    async def conversations(self) -> list[StoredConversation]:
+        keys = sorted(k for k in self._state.conversations if k[0] == self._tenant)
+        conversations = FakeConversations(self._store, self._principal)
+        found = [await conversations.get(provider, cid) for _, provider, cid in keys]
+        return [c for c in found if c is not None]
+
+    async def memories(self) -> list[Memory]:
+        memories = FakeMemories(self._store, self._principal)
+        return sorted(memories._mine(), key=lambda m: (m.owner.scope.value, m.owner.id, m.key))
+
+    async def blocks(self) -> list[UserBlock]:
+        found = [
+            UserBlock(user, key, block.content)
+            for (tenant, user, key), block in self._state.blocks.items()
+            if tenant == self._tenant
+        ]
+        return sorted(
+            found, key=lambda b: (b.user_id, b.key.scope.value, b.key.agent_id, b.key.label.value)
+        )
+
+    async def decisions(self) -> list[DecisionRecord]:
+        mine = [d for (t, _), d in self._state.decisions.items() if t == self._tenant]
+        held = [r for (t, _), r in self._state.reexaminations.items() if t == self._tenant]
+        records = []
+        for d in sorted(mine, key=lambda d: (d.created_at, str(d.id))):
+            history = sorted(
+                (r for r in held if r.parent_decision_id == d.id),
+                key=lambda r: (r.created_at, str(r.id)),
+            )
+            latest = history[-1].conviction_score if history else None
+            d = replace(d, latest_conviction_score=latest, reexamination_count=len(history))
+            records.append(DecisionRecord(d, tuple(history)))
+        return records
+
+    async def put_card_type(self, card_type: CardType) -> bool:
+        key = (self._tenant, card_type.name)
+        if key in self._state.card_types:
+            return False
+        self._state.card_types[key] = card_type
+        return True
+
+    async def put_conversation(self, conversation: StoredConversation) -> bool:
+        c = conversation.conversation
+        key = (self._tenant, c.provider, c.conversation_id)
+        if key in self._state.conversations:
+            return False
+        self._state.conversations[key] = c
+        self._state.conversation_times[key] = (conversation.created_at, conversation.updated_at)
+        return True
+
+    async def put_memory(self, memory: Memory) -> bool:
+        taken = any(
+            (m.id == memory.id or (m.owner, m.key) == (memory.owner, memory.key))
+            for (t, _), m in self._state.memories.items()
+            if t == self._tenant
+        )
+        if taken:
+            return False
+        stored = replace(memory, version=1)
+        self._state.memories[(self._tenant, memory.id)] = stored
+        FakeMemories(self._store, self._principal)._record(MemoryEventType.CREATED, None, stored)
+        return True
+
+    async def put_block(self, block: UserBlock, *, keep: int) -> bool:
+        key = (self._tenant, block.user_id, block.key)
+        if key in self._state.blocks:
+            return False
+        now = self._store.now()
+        self._state.blocks[key] = Block(block.key, block.content, 1, now, now)
+        return True
+
+    async def put_decision(self, record: DecisionRecord) -> bool:
+        d = record.decision
+        if (self._tenant, d.card_type) not in self._state.card_types:
+            raise FailedPrecondition(
+                f"card type {d.card_type!r} is not registered",
+                reason="CARD_TYPE_NOT_REGISTERED",
+                metadata={"card_type": d.card_type},
+            )
+        mine = [x for (t, _), x in self._state.decisions.items() if t == self._tenant]
+        if any(x.id == d.id or x.run_id == d.run_id for x in mine):
+            return False
+        self._state.decisions[(self._tenant, d.id)] = replace(
+            d, latest_conviction_score=None, reexamination_count=0, compact=""
+        )
+        for item in record.reexaminations:
+            held = [r for (t, _), r in self._state.reexaminations.items() if t == self._tenant]
+            if not any(r.id == item.id or r.run_id == item.run_id for r in held):
+                self._state.reexaminations[(self._tenant, item.id)] = replace(
+                    item, parent_decision_id=d.id
+                )
+        return True

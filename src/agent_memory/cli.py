@@ -473,42 +473,26 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
     """``export`` to stdout, or ``import`` from a file, of one tenant."""
-    import json
-    from datetime import UTC, datetime
+    from agent_memory.api.transfer_convert import ProtoJsonRecords
+    from agent_memory.service.blocks import block_limits
+    from agent_memory.service.transfer import ImportRefused, Transfer
 
-    import psycopg
-
-    from agent_memory.domain.secrets import refuse_secrets_in
-    from agent_memory.domain.transfer import (
-        FormatError,
-        check_header,
-        check_record,
-        header,
-        record_texts,
-    )
-
-    lines: list[str] = []
+    text = ""
     if args.command == "import":
         try:
             source = Path("/dev/stdin" if args.file == "-" else args.file)
-            lines = (await asyncio.to_thread(source.read_text, encoding="utf-8")).splitlines()
+            # Bytes, not text mode: a line ends at "\n" and nowhere else.
+            text = (await asyncio.to_thread(source.read_bytes)).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             print(f"agent-memory: import {args.file!r}: cannot read it ({exc})", file=sys.stderr)
             return 2
     async with _operator_database(settings) as db:
-        keep = settings.block_versions_kept
+        transfer = Transfer(db, ProtoJsonRecords(), block_limits(settings))
         if args.command == "export":
-            counts: dict[str, int] = {}
-            reader_gone = False
-            async with db.transfer(args.tenant, keep_versions=keep) as transfer:
-                try:
-                    print(json.dumps(header(args.tenant, datetime.now(UTC)), sort_keys=True))
-                    async for record in transfer.export():
-                        print(json.dumps(record, sort_keys=True, ensure_ascii=False))
-                        counts[record["kind"]] = counts.get(record["kind"], 0) + 1
-                except BrokenPipeError:  # `export | head`: not the database's fault
-                    reader_gone = True
-            if reader_gone:
+            sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+            try:
+                counts = await transfer.export(args.tenant, print)
+            except BrokenPipeError:  # `export | head`: not the database's fault
                 # Nothing more can reach stdout, not even the flush at exit.
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 print("agent-memory: export: standard output was closed early", file=sys.stderr)
@@ -516,41 +500,20 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
             summary = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
             print(f"exported {summary} of tenant {args.tenant!r}", file=sys.stderr)
             return 0
-        written: dict[str, list[int]] = {}
-        number = 0
         try:
-            async with db.transfer(args.tenant, keep_versions=keep) as transfer:
-                for number, line in enumerate(lines, start=1):
-                    if not line.strip():
-                        continue
-                    parsed = json.loads(line)
-                    if number == 1:
-                        check_header(parsed)
-                        continue
-                    record = check_record(parsed)
-                    await refuse_secrets_in(list(record_texts(record)))
-                    done = await transfer.put(record)
-                    tally = written.setdefault(record["kind"], [0, 0])
-                    tally[0 if done else 1] += 1
-                if not lines:
-                    raise FormatError("the file is empty")
-        # ValueError covers a line that is not JSON, a FormatError, and a value a record
-        # cannot hold (a block's scope that is no scope).
-        except (ValueError, ServiceError, psycopg.Error) as exc:
-            # A record the database refuses (a check, a type) is the file's fault here.
-            if isinstance(exc, ServiceError):
-                reason = exc.message
-            elif isinstance(exc, psycopg.Error):
-                reason = (exc.diag.message_primary or str(exc)).splitlines()[0]
-            else:
-                reason = str(exc)
+            done = await transfer.import_text(args.tenant, text)
+        except ImportRefused as exc:
+            where = args.file if exc.line is None else f"{args.file}:{exc.line}"
             print(
-                f"agent-memory: import {args.file}:{number}: {reason}; nothing was imported",
+                f"agent-memory: import {where}: {exc.message}; nothing was imported",
                 file=sys.stderr,
             )
             return 2
-        for kind, (new, kept) in written.items():
-            print(f"{kind}: {new} imported, {kept} already there", file=sys.stderr)
+        for kind, tally in done.items():
+            print(
+                f"{kind}: {tally.imported} imported, {tally.already_there} already there",
+                file=sys.stderr,
+            )
         return 0
 
 

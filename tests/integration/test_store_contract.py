@@ -1,13 +1,13 @@
-"""The store's contract for memories, their audit trail and conversations, run against
-PostgreSQL and against the in-memory store the service unit tests use: both must behave
-the same, and where they differ PostgreSQL is right."""
+"""The store's contract for memories, their audit trail, conversations and a tenant's
+export records, run against PostgreSQL and against the in-memory store the service unit
+tests use: both must behave the same, and where they differ PostgreSQL is right."""
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import chain
 from typing import Any
 
@@ -15,10 +15,18 @@ import psycopg
 import pytest
 
 from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
+from agent_memory.domain.decisions import (
+    CardType,
+    Decision,
+    ReExaminable,
+    Reexamination,
+    ResolutionStatus,
+)
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memorize import Conversation, ConversationMessage
+from agent_memory.domain.memorize import Conversation, ConversationMessage, StoredConversation
 from agent_memory.domain.memory import (
     LEARNING_KEY_PREFIX,
     Evidence,
@@ -33,6 +41,7 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
+from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.database import Database
 from agent_memory.store.repositories import Store, Tx
 from tests.fakes import FakeStore
@@ -800,5 +809,165 @@ def test_a_snapshot_never_loses_a_raw_event_another_memory_is_grounded_on(
         assert refused.value.reason == "GROUNDED_RAW_EVENT_CHANGED"
         assert refused.value.metadata["raw_event_index"] == "2"
         assert stored_conversations(store, caller.tenant_id) == {("p", "raw"): stored}
+
+    scenario(body)
+
+
+# --- a tenant's export records ---------------------------------------------------------
+
+THEN = datetime(2026, 3, 1, 9, 30, 15, 123456, tzinfo=UTC)
+
+
+def exported_memory(**fields: Any) -> Memory:
+    """A memory as an export holds it: every field set, at version 1."""
+    return dataclasses.replace(
+        Memory(
+            id=uuid.uuid4(),
+            owner=AGENT,
+            key="moved",
+            value="Ana moved to Porto.",
+            pinned=True,
+            importance=30,
+            source=MemorySource.MEMORIZE,
+            created_at=THEN,
+            updated_at=THEN + timedelta(hours=1),
+            version=1,
+            tags=("home",),
+            confidence=0.8,
+            metadata={"origin": "chat", "turn": 3.0},
+            groundings=(
+                Grounding(1, "m2", 0, 5, "Porto", 0, 1, 4, {"by": "hand"}),
+                Grounding(raw_event_index=0),
+            ),
+            conversation_provider="anthropic",
+            conversation_id="conv-1",
+            expire_time=datetime.now(UTC) + timedelta(days=30),
+            superseded_by=uuid.uuid4(),
+        ),
+        **fields,
+    )
+
+
+def export_records() -> tuple[CardType, StoredConversation, Memory, UserBlock, DecisionRecord]:
+    card_type = CardType("trade", ReExaminable.ALWAYS, ("HOLD",), ("WAIT",), THEN, THEN)
+    said = (
+        ConversationMessage("user", "I moved", "m1", THEN),
+        ConversationMessage("user", "to Porto", "m2", None),
+    )
+    conversation = StoredConversation(
+        Conversation("anthropic", "conv-1", said, ('{"type": "text"}',)), 2, 1, THEN, THEN
+    )
+    block = UserBlock("ana", BlockKey(BlockLabel.ARCHIVAL, BlockScope.AGENT, "coder"), "a\nb")
+    decision_id = uuid.uuid4()
+    decision = Decision(
+        decision_id,
+        "run-1",
+        "coder",
+        "trade",
+        "WAIT",
+        "range unresolved",
+        {"symbol": "ACME"},
+        ResolutionStatus.RESOLVED,
+        THEN,
+        THEN + timedelta(days=1),
+        latest_conviction_score=60,
+        reexamination_count=1,
+    )
+    again = Reexamination(uuid.uuid4(), decision_id, "run-2", 60, "Still.", "HOLD", THEN)
+    return card_type, conversation, exported_memory(), block, DecisionRecord(decision, (again,))
+
+
+def test_transfer_writes_each_record_once_with_its_ids_and_times_and_reads_it_back(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    card_type, conversation, memory, block, decision = export_records()
+
+    async def put_all(tx: Tx) -> list[bool]:
+        return [
+            await tx.transfer.put_card_type(card_type),
+            await tx.transfer.put_conversation(conversation),
+            await tx.transfer.put_memory(memory),
+            await tx.transfer.put_block(block, keep=5),
+            await tx.transfer.put_decision(decision),
+        ]
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            assert await put_all(tx) == [True] * 5
+        async with store.transaction(caller) as tx:
+            assert await put_all(tx) == [False] * 5
+            assert await tx.transfer.card_types() == [card_type]
+            assert await tx.transfer.conversations() == [conversation]
+            assert await tx.transfer.memories() == [memory]
+            assert await tx.transfer.blocks() == [block]
+            assert await tx.transfer.decisions() == [decision]
+            (event,) = await tx.events.list_page(memory.id, after=None, limit=10)
+        assert (event.type, event.actor_user_id) == (MemoryEventType.CREATED, caller.user_id)
+        assert event.new is not None
+        assert same_memory(event.new, memory)
+
+    scenario(body)
+
+
+def test_a_memory_or_decision_whose_other_key_is_taken_is_left_out(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    card_type, _, memory, _, decision = export_records()
+    same_key = exported_memory(conversation_provider=None, conversation_id=None, groundings=())
+    same_run = dataclasses.replace(
+        decision, decision=dataclasses.replace(decision.decision, id=uuid.uuid4())
+    )
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            await tx.transfer.put_card_type(card_type)
+            assert await tx.transfer.put_memory(memory)
+            assert await tx.transfer.put_decision(decision)
+            assert not await tx.transfer.put_memory(same_key)
+            assert not await tx.transfer.put_decision(same_run)
+            assert await tx.transfer.memories() == [memory]
+            assert await tx.transfer.decisions() == [decision]
+
+    scenario(body)
+
+
+def test_a_decision_of_a_card_type_not_registered_is_refused(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    *_, decision = export_records()
+
+    async def body(store: Store) -> None:
+        with pytest.raises(FailedPrecondition) as refused:
+            async with store.transaction(caller) as tx:
+                await tx.transfer.put_decision(decision)
+        assert refused.value.reason == "CARD_TYPE_NOT_REGISTERED"
+        async with store.transaction(caller) as tx:
+            assert await tx.transfer.decisions() == []
+
+    scenario(body)
+
+
+def test_an_export_reads_the_callers_tenant_only_and_no_expired_memory(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    other = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "bo")
+    card_type, conversation, memory, block, decision = export_records()
+    # Past for the database's clock and the in-memory store's.
+    expired = exported_memory(key="gone", expire_time=datetime(2025, 12, 1, tzinfo=UTC))
+
+    async def body(store: Store) -> None:
+        async with store.transaction(other) as tx:
+            await tx.transfer.put_card_type(card_type)
+            await tx.transfer.put_conversation(conversation)
+            await tx.transfer.put_memory(memory)
+            await tx.transfer.put_block(block, keep=5)
+            await tx.transfer.put_decision(decision)
+        async with store.transaction(caller) as tx:
+            assert await tx.transfer.put_memory(expired)
+            assert await tx.transfer.card_types() == []
+            assert await tx.transfer.conversations() == []
+            assert await tx.transfer.memories() == []
+            assert await tx.transfer.blocks() == []
+            assert await tx.transfer.decisions() == []
 
     scenario(body)

@@ -45,6 +45,7 @@ from agent_memory.domain.memory import (
     listing_position,
 )
 from agent_memory.domain.recall import Meaning, PromptRead, RankQuery
+from agent_memory.domain.transfer import UserBlock
 from agent_memory.service.memories import write_by_key
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
@@ -180,6 +181,35 @@ def test_an_archival_write_keeps_its_lines_and_vocabulary_in_step(
             assert deleted
         assert stored_lines() == []
         assert vocabulary() == set()
+
+    on_database(store_url, body)
+
+
+def test_an_imported_block_is_written_as_its_users_block_with_its_version_and_lines(
+    store_url: str, caller: Principal
+) -> None:
+    importer = Principal(caller.tenant_id, "agent-memory:import")
+    block = UserBlock(caller.user_id, ARCHIVAL, "Harbor opens at nine\n\nThe pier is closed")
+
+    async def body(db: Database) -> None:
+        async with db.transaction(importer) as tx:
+            assert await tx.transfer.put_block(block, keep=5)
+            assert not await tx.transfer.put_block(block, keep=5)
+        async with db.connection(caller) as tx:
+            stored = await tx.blocks.get(ARCHIVAL)
+            versions = await tx.blocks.versions(ARCHIVAL, before=None, limit=10)
+        assert stored is not None
+        assert (stored.content, stored.version) == (block.content, 1)
+        assert versions is not None
+        assert [(v.version, v.writer_user_id) for v in versions] == [(1, caller.user_id)]
+        lines = rows(
+            store_url,
+            "SELECT line_number, content, embedding IS NULL FROM archival_lines"
+            " WHERE tenant_id = %s ORDER BY line_number",
+            caller.tenant_id,
+        )
+        # The indexer embeds them in the background.
+        assert lines == [(1, "Harbor opens at nine", True), (3, "The pier is closed", True)]
 
     on_database(store_url, body)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from google.protobuf import timestamp_pb2
 
@@ -68,11 +69,22 @@ def expected_from_proto(value: timestamp_pb2.Timestamp, present: bool) -> Expect
     return ExpectedUpdatedAt(_EPOCH + timedelta(seconds=value.seconds, microseconds=micros))
 
 
+def _key_fields(key: BlockKey) -> dict[str, Any]:
+    return {
+        "label": _LABELS_OUT[key.label],
+        "scope": _SCOPES_OUT[key.scope],
+        "agent_id": key.agent_id,
+    }
+
+
+def content_to_proto(key: BlockKey, content: str) -> block_pb2.Block:
+    """The block's key and content alone: what an export's block record carries."""
+    return block_pb2.Block(**_key_fields(key), content=content)
+
+
 def block_to_proto(block: Block) -> block_pb2.Block:
     return block_pb2.Block(
-        label=_LABELS_OUT[block.key.label],
-        scope=_SCOPES_OUT[block.key.scope],
-        agent_id=block.key.agent_id,
+        **_key_fields(block.key),
         content=block.content,
         char_count=block.char_count,
         entry_count=block.entry_count,

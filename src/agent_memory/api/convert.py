@@ -248,28 +248,31 @@ def grounding_from_proto(g: memory_pb2.Grounding) -> Grounding:
     )
 
 
+def conversation_from_proto(c: memory_pb2.Conversation, path: str) -> Conversation:
+    """The snapshot a message carries, its output-only fields ignored. Raises:
+    InvalidArgument — a message's ``created_at`` out of range."""
+    return Conversation(
+        provider=c.provider,
+        conversation_id=c.conversation_id,
+        messages=tuple(
+            ConversationMessage(
+                role=m.role,
+                content=m.content,
+                provider_message_id=m.provider_message_id,
+                created_at=datetime_from_proto(m.created_at, f"{path}.messages[{i}].created_at")
+                if m.HasField("created_at")
+                else None,
+            )
+            for i, m in enumerate(c.messages)
+        ),
+        raw_events=tuple(c.raw_events),
+    )
+
+
 def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput:
     conversation = None
     if request.HasField("conversation"):
-        c = request.conversation
-        conversation = Conversation(
-            provider=c.provider,
-            conversation_id=c.conversation_id,
-            messages=tuple(
-                ConversationMessage(
-                    role=m.role,
-                    content=m.content,
-                    provider_message_id=m.provider_message_id,
-                    created_at=datetime_from_proto(
-                        m.created_at, f"conversation.messages[{i}].created_at"
-                    )
-                    if m.HasField("created_at")
-                    else None,
-                )
-                for i, m in enumerate(c.messages)
-            ),
-            raw_events=tuple(c.raw_events),
-        )
+        conversation = conversation_from_proto(request.conversation, "conversation")
     return MemorizeInput(
         content=request.content,
         tags=tuple(request.tags),

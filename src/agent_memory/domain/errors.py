@@ -6,8 +6,9 @@ and optional string ``metadata`` (never secrets, never stored values).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,18 @@ def check(violations: list[FieldViolation]) -> None:
     """Raise :class:`InvalidArgument` when any violation was collected."""
     if violations:
         raise InvalidArgument(violations)
+
+
+@contextmanager
+def under(prefix: str) -> Iterator[None]:
+    """Field violations raised inside the block, their paths under ``prefix`` (a rule
+    written for a request's top-level fields, applied to a nested message).
+
+    Raises:
+        InvalidArgument: as raised inside, every field path prefixed.
+    """
+    try:
+        yield
+    except InvalidArgument as exc:
+        violations = [replace(v, field=f"{prefix}{v.field}") for v in exc.violations]
+        raise InvalidArgument(violations, reason=exc.reason, metadata=exc.metadata) from None

@@ -148,9 +148,9 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
         )
     violations += metadata_violations("metadata", raw.metadata)
     for i, g in enumerate(raw.groundings):
-        violations += _grounding_violations(f"groundings[{i}]", g)
+        violations += grounding_violations(f"groundings[{i}]", g)
     if raw.conversation is not None:
-        violations += _conversation_violations(raw.conversation)
+        violations += conversation_violations(raw.conversation)
     elif raw.groundings:
         violations.append(
             FieldViolation(
@@ -161,7 +161,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
             )
         )
     if not violations:
-        violations += _total_metadata_violations(raw)
+        violations += total_metadata_violations(raw.metadata, raw.groundings)
     check(violations)
     refuse_instructions("content", raw.content)
     conversation = raw.conversation
@@ -180,7 +180,8 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     )
 
 
-def _grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
+def grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
+    """The limits of one grounding as Memorize takes it, under the field path ``path``."""
     found: list[FieldViolation] = []
     for name in ("message_position", "start_character", "end_character"):
         if getattr(g, name) < 0:
@@ -228,19 +229,20 @@ def _grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
     return found
 
 
-def _conversation_violations(c: Conversation) -> list[FieldViolation]:
+def conversation_violations(c: Conversation, at: str = "conversation") -> list[FieldViolation]:
+    """The limits of a snapshot as Memorize takes it, under the field path ``at``."""
     found = text_violations(
-        "conversation.conversation_id", c.conversation_id, max_chars=CONVERSATION_ID_MAX_CHARS
+        f"{at}.conversation_id", c.conversation_id, max_chars=CONVERSATION_ID_MAX_CHARS
     )
     found += text_violations(
-        "conversation.provider", c.provider, max_chars=PROVIDER_MAX_CHARS, min_chars=0
+        f"{at}.provider", c.provider, max_chars=PROVIDER_MAX_CHARS, min_chars=0
     )
     if len(c.messages) > MAX_MESSAGES:
         found.append(
-            FieldViolation("conversation.messages", f"at most {MAX_MESSAGES} messages", "TOO_MANY")
+            FieldViolation(f"{at}.messages", f"at most {MAX_MESSAGES} messages", "TOO_MANY")
         )
     for i, m in enumerate(c.messages):
-        path = f"conversation.messages[{i}]"
+        path = f"{at}.messages[{i}]"
         found += identifier_violations(
             f"{path}.role", m.role, max_chars=ROLE_MAX_CHARS, min_chars=0
         )
@@ -258,12 +260,10 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
             )
     if len(c.raw_events) > MAX_RAW_EVENTS:
         found.append(
-            FieldViolation(
-                "conversation.raw_events", f"at most {MAX_RAW_EVENTS} raw events", "TOO_MANY"
-            )
+            FieldViolation(f"{at}.raw_events", f"at most {MAX_RAW_EVENTS} raw events", "TOO_MANY")
         )
     for i, event in enumerate(c.raw_events):
-        path = f"conversation.raw_events[{i}]"
+        path = f"{at}.raw_events[{i}]"
         if len(event) > RAW_EVENT_MAX_CHARS:
             found.append(
                 FieldViolation(
@@ -280,7 +280,7 @@ def _conversation_violations(c: Conversation) -> list[FieldViolation]:
     if size > SNAPSHOT_MAX_BYTES:
         found.append(
             FieldViolation(
-                "conversation",
+                at,
                 f"message contents and raw events must be at most {SNAPSHOT_MAX_BYTES} bytes "
                 f"(got {size}), so that the snapshot reads back whole",
                 "TOO_LARGE",
@@ -376,11 +376,13 @@ def metadata_violations(path: str, metadata: Mapping[str, Any]) -> list[FieldVio
     return found
 
 
-def _total_metadata_violations(item: MemorizeInput) -> list[FieldViolation]:
-    """At most :data:`MEMORY_METADATA_MAX_BYTES` of metadata in all, named at the field
-    where the running total passes it."""
-    fields = [("metadata", item.metadata)]
-    fields += [(f"groundings[{i}].metadata", g.metadata) for i, g in enumerate(item.groundings)]
+def total_metadata_violations(
+    metadata: Mapping[str, Any], groundings: Sequence[Grounding], prefix: str = ""
+) -> list[FieldViolation]:
+    """At most :data:`MEMORY_METADATA_MAX_BYTES` of metadata in all, a memory's and its
+    groundings', named at the field where the running total passes it."""
+    fields = [(f"{prefix}metadata", metadata)]
+    fields += [(f"{prefix}groundings[{i}].metadata", g.metadata) for i, g in enumerate(groundings)]
     total = 0
     for path, metadata in fields:
         if not metadata:

@@ -199,7 +199,7 @@ def _message(raw: Mapping[str, Any]) -> ConversationMessage:
     )
 
 
-def _stored(row: Mapping[str, Any]) -> StoredConversation:
+def conversation_from_row(row: Mapping[str, Any]) -> StoredConversation:
     messages: Sequence[Mapping[str, Any]] = row["messages"] or ()
     raw_events: Sequence[str] = row["raw_events"] or ()
     return StoredConversation(
@@ -231,10 +231,10 @@ class PgConversations(ConversationRepository):
         }
         for _ in range(_ATTEMPTS):
             if await fetch_one(self._conn, _LOCK, key) is None:
-                if await execute(self._conn, _INSERT, {**key, **_snapshot(conversation)}):
+                if await execute(self._conn, _INSERT, {**key, **snapshot_columns(conversation)}):
                     return conversation
                 continue  # inserted meanwhile by a concurrent Memorize: lock it and merge
-            params = {**key, **_snapshot(conversation)}
+            params = {**key, **snapshot_columns(conversation)}
             lost = {
                 row["position"]: _message(row["message"])
                 for row in await fetch_all(self._conn, _LOST, params)
@@ -246,7 +246,7 @@ class PgConversations(ConversationRepository):
             grounded = await self._grounded(_GROUNDED, key, lost, writer)
             grounded_raw = await self._grounded(_GROUNDED_RAW, key, lost_raw, writer)
             kept = keep_grounded(conversation, lost, grounded, lost_raw, grounded_raw)
-            await execute(self._conn, _UPDATE, {**key, **_snapshot(kept)})
+            await execute(self._conn, _UPDATE, {**key, **snapshot_columns(kept)})
             return kept
         raise AssertionError("a conversation row that is neither there nor insertable")
 
@@ -269,7 +269,7 @@ class PgConversations(ConversationRepository):
             "conversation_id": conversation_id,
         }
         row = await fetch_one(self._conn, _GET, params)
-        return _stored(row) if row is not None else None
+        return conversation_from_row(row) if row is not None else None
 
     async def list_page(
         self,
@@ -288,10 +288,10 @@ class PgConversations(ConversationRepository):
             "limit": limit,
         }
         rows = await fetch_all(self._conn, _PAGE_FULL if full else _PAGE_BASIC, params)
-        return [_stored(row) for row in rows]
+        return [conversation_from_row(row) for row in rows]
 
 
-def _snapshot(conversation: Conversation) -> dict[str, Any]:
+def snapshot_columns(conversation: Conversation) -> dict[str, Any]:
     messages = [_message_json(m) for m in conversation.messages]
     return {
         "messages": Jsonb(messages),

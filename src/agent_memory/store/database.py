@@ -119,6 +119,7 @@ def _tx(conn: Connection, principal: Principal, index_model: str | None) -> Tx:
         prompts=PgPrompts(conn, principal),
         clock=PgClock(conn),
         forget=PgForget(conn, principal),
+        transfer=PgTransfer(conn, principal),
     )
 
 
@@ -182,12 +183,6 @@ class Database(Store):
                 expiry=PgExpirySweep(conn),
                 index=PgIndexQueue(conn),
             )
-
-    @asynccontextmanager
-    async def transfer(self, tenant_id: str, *, keep_versions: int) -> AsyncIterator[PgTransfer]:
-        """One tenant's export records, out or in, in one transaction."""
-        async with self._connection() as conn, conn.transaction():
-            yield PgTransfer(conn, tenant_id, keep_versions=keep_versions)
 
     async def ping(self) -> None:
         """One round trip. Raises: Unavailable, Timeout."""

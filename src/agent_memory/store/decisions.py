@@ -31,7 +31,9 @@ from agent_memory.store.sql import (
     fetch_one,
 )
 
-_CARD_TYPE: LiteralString = "name, re_examinable, actions, decision_actions, created_at, updated_at"
+CARD_TYPE_COLUMNS: LiteralString = (
+    "name, re_examinable, actions, decision_actions, created_at, updated_at"
+)
 _PUT_CARD_TYPE: LiteralString = f"""
 INSERT INTO card_types (tenant_id, name, re_examinable, actions, decision_actions,
                         created_at, updated_at)
@@ -40,10 +42,10 @@ VALUES (%(tenant_id)s, %(name)s, %(re_examinable)s, %(actions)s, %(decision_acti
 ON CONFLICT (tenant_id, name) DO UPDATE
 SET re_examinable = excluded.re_examinable, actions = excluded.actions,
     decision_actions = excluded.decision_actions, updated_at = clock_timestamp()
-RETURNING {_CARD_TYPE}, created_at = updated_at AS created
+RETURNING {CARD_TYPE_COLUMNS}, created_at = updated_at AS created
 """
 _GET_CARD_TYPE: LiteralString = f"""
-SELECT {_CARD_TYPE} FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %(name)s
 """
 
 # A decision with its newest conviction score and how many re-examinations it has.
@@ -97,7 +99,7 @@ SET resolution_status = %(status)s::text,
     resolved_at = CASE WHEN %(status)s::text = 'open' THEN NULL ELSE clock_timestamp() END
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s
 """
-_REEXAMINATION: LiteralString = (
+REEXAMINATION_COLUMNS: LiteralString = (
     "id, parent_decision_id, run_id, conviction_score, notes, suggested_action, created_at"
 )
 _INSERT_REEXAMINATION: LiteralString = f"""
@@ -106,20 +108,20 @@ INSERT INTO reexaminations (tenant_id, id, parent_decision_id, run_id, convictio
 VALUES (%(tenant_id)s, %(id)s, %(parent_decision_id)s, %(run_id)s, %(conviction_score)s,
         %(notes)s, %(suggested_action)s, clock_timestamp())
 ON CONFLICT (tenant_id, run_id) DO NOTHING
-RETURNING {_REEXAMINATION}
+RETURNING {REEXAMINATION_COLUMNS}
 """
 _FIND_REEXAMINATION: LiteralString = f"""
-SELECT {_REEXAMINATION} FROM reexaminations
+SELECT {REEXAMINATION_COLUMNS} FROM reexaminations
 WHERE tenant_id = %(tenant_id)s AND run_id = %(run_id)s
 """
 _REEXAMINATIONS: LiteralString = f"""
-SELECT {_REEXAMINATION} FROM reexaminations
+SELECT {REEXAMINATION_COLUMNS} FROM reexaminations
 WHERE tenant_id = %(tenant_id)s AND parent_decision_id = %(id)s
 ORDER BY created_at, id
 """
 
 
-def _card_type(row: Row) -> CardType:
+def card_type_from_row(row: Row) -> CardType:
     return CardType(
         name=row["name"],
         re_examinable=ReExaminable(row["re_examinable"]),
@@ -149,7 +151,7 @@ def decision_from_row(row: Mapping[str, Any]) -> Decision:
     )
 
 
-def _reexamination(row: Row) -> Reexamination:
+def reexamination_from_row(row: Row) -> Reexamination:
     return Reexamination(
         id=row["id"],
         parent_decision_id=row["parent_decision_id"],
@@ -179,11 +181,11 @@ class PgDecisions(DecisionRepository):
             },
         )
         assert row is not None  # an upsert returns its row
-        return _card_type(row), bool(row["created"])
+        return card_type_from_row(row), bool(row["created"])
 
     async def get_card_type(self, name: str) -> CardType | None:
         row = await fetch_one(self._conn, _GET_CARD_TYPE, {**self._tenant, "name": name})
-        return _card_type(row) if row else None
+        return card_type_from_row(row) if row else None
 
     async def insert(self, decision: NewDecision) -> Decision | None:
         row = await fetch_one(
@@ -235,12 +237,12 @@ class PgDecisions(DecisionRepository):
                 "suggested_action": item.suggested_action,
             },
         )
-        return _reexamination(row) if row else None
+        return reexamination_from_row(row) if row else None
 
     async def find_reexamination_by_run(self, run_id: str) -> Reexamination | None:
         row = await fetch_one(self._conn, _FIND_REEXAMINATION, {**self._tenant, "run_id": run_id})
-        return _reexamination(row) if row else None
+        return reexamination_from_row(row) if row else None
 
     async def reexaminations(self, decision_id: uuid.UUID) -> list[Reexamination]:
         rows = await fetch_all(self._conn, _REEXAMINATIONS, {**self._tenant, "id": decision_id})
-        return [_reexamination(r) for r in rows]
+        return [reexamination_from_row(r) for r in rows]

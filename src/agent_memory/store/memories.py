@@ -146,7 +146,8 @@ def _snapshot(name: LiteralString | None) -> LiteralString:
     return "NULL::jsonb" if name is None else f"to_jsonb({name}) - 'tenant_id'"
 
 
-_GROUNDINGS = """(
+# A memory ``m``'s groundings, in order, as a JSON array of their rows.
+GROUNDINGS = """(
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
     FROM memory_groundings AS g
     WHERE g.tenant_id = m.tenant_id AND g.memory_id = m.id
@@ -233,7 +234,7 @@ SELECT {columns("n")} FROM inserted AS n
 """
 
 _GET: LiteralString = f"""
-SELECT {columns("m")}, {_GROUNDINGS}
+SELECT {columns("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND {live("m")}
 """
@@ -251,7 +252,7 @@ WITH old AS (
     FOR UPDATE
 ),"""
 _CHANGED_OR_OLD: LiteralString = f"""
-SELECT {columns("m")}, {_GROUNDINGS}
+SELECT {columns("m")}, {GROUNDINGS}
 FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT FROM changed))
      AS m
 """
@@ -397,7 +398,7 @@ def owned_by(a: LiteralString, scope: LiteralString, owner: LiteralString) -> Li
 # Listing orders, each ending in a unique column, and the keyset predicate that continues
 # each after a position.
 _OWNED: LiteralString = f"""
-SELECT {columns("m")}, {_GROUNDINGS}
+SELECT {columns("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
 

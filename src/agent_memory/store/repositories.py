@@ -72,6 +72,7 @@ from agent_memory.domain.recall import (
     RankQuery,
     RecallMatch,
 )
+from agent_memory.domain.transfer import DecisionRecord, UserBlock
 
 Lock = Literal["share", "update"]
 
@@ -451,6 +452,67 @@ class PromptRepository(ABC):
         """Every part of a render at once. Raises what any part's read raises."""
 
 
+class TransferRepository(ABC):
+    """Every record of the caller's tenant, out and in, with the ids and times it has:
+    what ``agent-memory export`` reads and ``import`` writes (``domain/transfer.py``).
+
+    A put writes its record only where nothing holds the record's key, and says
+    whether it did, so putting the same records twice changes nothing the second time.
+    Puts take records as they are: the use case has checked them. Every put may also
+    raise :class:`~agent_memory.domain.errors.FailedPrecondition` (reason
+    ``RECORD_REFUSED``) when the database refuses the record all the same."""
+
+    @abstractmethod
+    async def card_types(self) -> list[CardType]:
+        """By name."""
+
+    @abstractmethod
+    async def conversations(self) -> list[StoredConversation]:
+        """With their messages and raw events, by provider and id."""
+
+    @abstractmethod
+    async def memories(self) -> list[Memory]:
+        """Those that have not expired (superseded ones included), with their
+        groundings, by scope, owner and key."""
+
+    @abstractmethod
+    async def blocks(self) -> list[UserBlock]:
+        """Every user's blocks as they are now, by user, scope, agent id and label."""
+
+    @abstractmethod
+    async def decisions(self) -> list[DecisionRecord]:
+        """With their results and re-examinations (oldest first), oldest first."""
+
+    @abstractmethod
+    async def put_card_type(self, card_type: CardType) -> bool:
+        """Insert the card type with its times, unless its name is taken."""
+
+    @abstractmethod
+    async def put_conversation(self, conversation: StoredConversation) -> bool:
+        """Insert the snapshot with its times, unless its (provider, id) is taken."""
+
+    @abstractmethod
+    async def put_memory(self, memory: Memory) -> bool:
+        """Insert the memory with its groundings, ids and times at version 1, and a
+        CREATED event by the caller, unless its id or its (owner, key) is taken."""
+
+    @abstractmethod
+    async def put_block(self, block: UserBlock, *, keep: int) -> bool:
+        """Create the block of ``block.user_id`` as a block write creates one (version 1,
+        written now, its version kept, archival lines waiting for the indexer),
+        unless it exists."""
+
+    @abstractmethod
+    async def put_decision(self, record: DecisionRecord) -> bool:
+        """Insert the decision with its ids and times, unless its id or run id is taken,
+        and then its re-examinations, each unless its id or run id is taken.
+
+        Raises:
+            FailedPrecondition: the decision's card type is not registered (reason
+                ``CARD_TYPE_NOT_REGISTERED``).
+        """
+
+
 @dataclass(frozen=True)
 class Tx:
     """A unit of work bound to one caller: the repositories, and the database clock."""
@@ -468,6 +530,7 @@ class Tx:
     prompts: PromptRepository
     clock: Clock
     forget: ForgetRepository
+    transfer: TransferRepository
 
 
 class ForgetRepository(ABC):

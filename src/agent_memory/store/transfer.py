@@ -1,153 +1,105 @@
-"""A tenant's memories, conversations, blocks, card types and decisions, as export
-records (JSON objects, see ``docs/export-format.md``), and back.
+"""A tenant's card types, conversations, memories, blocks and decisions, read whole for
+an export and written back by an import with the ids and times they had.
 
-Each record names its fields one by one: the format is a contract of its own, not a
-copy of the tables, so a column added to a table reaches it only when the format says
-so. An import writes each record only where nothing holds its key yet, so importing
-the same file twice changes nothing the second time.
+Reads go through the same row readers as every other read of these tables, so an
+export holds what the API answers. Each put is one statement that writes only where
+nothing holds the record's key (``ON CONFLICT DO NOTHING``), so importing the same
+file twice changes nothing the second time; blocks go through the block store, which
+keeps their version and archival lines as any block write does.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import dataclasses
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, LiteralString
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
+from agent_memory.domain.decisions import CardType, Reexamination
+from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memorize import StoredConversation
+from agent_memory.domain.memory import Memory
+from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.blocks import PgBlocks
-from agent_memory.store.memories import live
-from agent_memory.store.sql import Connection, fetch_all, fetch_one
+from agent_memory.store.conversations import conversation_from_row, snapshot_columns
+from agent_memory.store.decisions import (
+    CARD_TYPE_COLUMNS,
+    DECISION_COLUMNS,
+    REEXAMINATION_COLUMNS,
+    card_type_from_row,
+    decision_from_row,
+    reexamination_from_row,
+)
+from agent_memory.store.memories import GROUNDINGS, columns, live, memory_from_row
+from agent_memory.store.repositories import TransferRepository
+from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
 
-# Who the audit trail says created an imported memory.
-IMPORT_ACTOR = "agent-memory:import"
+_CARD_TYPES: LiteralString = f"""
+SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
+"""
 
-# Export, kind by kind, in the order an import needs them (card types before the
-# decisions that use them).
-_EXPORTS: tuple[tuple[str, LiteralString], ...] = (
-    (
-        "card_type",
-        """
-SELECT jsonb_build_object(
-    'kind', 'card_type', 'name', name, 're_examinable', re_examinable,
-    'actions', to_jsonb(actions), 'decision_actions', to_jsonb(decision_actions)) AS record
-FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
-""",
-    ),
-    (
-        "conversation",
-        """
-SELECT jsonb_build_object(
-    'kind', 'conversation', 'provider', provider, 'conversation_id', conversation_id,
-    'messages', messages, 'raw_events', raw_events) AS record
+_CONVERSATIONS: LiteralString = """
+SELECT provider, conversation_id, messages, message_count, raw_events, raw_event_count,
+       created_at, updated_at
 FROM conversations WHERE tenant_id = %(tenant_id)s ORDER BY provider, conversation_id
-""",
-    ),
-    (
-        "memory",
-        f"""
-SELECT jsonb_build_object(
-    'kind', 'memory', 'id', m.id, 'scope', m.scope, 'owner_id', m.owner_id, 'key', m.key,
-    'value', m.value, 'pinned', m.pinned, 'importance', m.importance, 'source', m.source,
-    'tags', to_jsonb(m.tags), 'confidence', m.confidence, 'metadata', m.metadata,
-    'conversation_provider', m.conversation_provider, 'conversation_id', m.conversation_id,
-    'created_at', m.created_at, 'updated_at', m.updated_at, 'expire_time', m.expire_time,
-    'superseded_by', m.superseded_by,
-    'groundings', coalesce((
-        SELECT jsonb_agg(jsonb_build_object(
-            'message_position', g.message_position,
-            'provider_message_id', g.provider_message_id,
-            'start_character', g.start_character, 'end_character', g.end_character,
-            'quote', g.quote, 'raw_event_index', g.raw_event_index,
-            'raw_start_character', g.raw_start_character,
-            'raw_end_character', g.raw_end_character, 'metadata', g.metadata)
-            ORDER BY g.ordinal)
-        FROM memory_groundings AS g
-        WHERE g.tenant_id = m.tenant_id AND g.memory_id = m.id), '[]'::jsonb)) AS record
+"""
+
+_MEMORIES: LiteralString = f"""
+SELECT {columns("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND {live("m")}
 ORDER BY m.scope, m.owner_id, m.key
-""",
-    ),
-    (
-        "block",
-        """
-SELECT jsonb_build_object(
-    'kind', 'block', 'user_id', user_id, 'scope', scope, 'agent_id', agent_id,
-    'label', label, 'content', content) AS record
-FROM blocks WHERE tenant_id = %(tenant_id)s ORDER BY user_id, scope, agent_id, label
-""",
-    ),
-    (
-        "decision",
-        """
-SELECT jsonb_build_object(
-    'kind', 'decision', 'id', d.id, 'run_id', d.run_id, 'agent_id', d.agent_id,
-    'card_type', d.card_type, 'action', d.action, 'summary', d.summary, 'result', d.result,
-    'resolution_status', d.resolution_status, 'created_at', d.created_at,
-    'resolved_at', d.resolved_at,
-    'reexaminations', coalesce((
-        SELECT jsonb_agg(jsonb_build_object(
-            'id', r.id, 'run_id', r.run_id, 'conviction_score', r.conviction_score,
-            'notes', r.notes, 'suggested_action', r.suggested_action,
-            'created_at', r.created_at) ORDER BY r.created_at, r.id)
-        FROM reexaminations AS r
-        WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id), '[]'::jsonb)) AS record
-FROM decisions AS d WHERE d.tenant_id = %(tenant_id)s ORDER BY d.created_at, d.id
-""",
-    ),
-)
-
-KINDS = tuple(kind for kind, _ in _EXPORTS)
-
-_IMPORT_CARD_TYPE: LiteralString = """
-WITH r AS (SELECT %(record)s::jsonb AS r),
-inserted AS (
-    INSERT INTO card_types (tenant_id, name, re_examinable, actions, decision_actions)
-    SELECT %(tenant_id)s, r ->> 'name', r ->> 're_examinable',
-           ARRAY(SELECT jsonb_array_elements_text(r -> 'actions')),
-           ARRAY(SELECT jsonb_array_elements_text(r -> 'decision_actions'))
-    FROM r
-    ON CONFLICT DO NOTHING
-    RETURNING 1
-)
-SELECT count(*) AS n FROM inserted
 """
 
-_IMPORT_CONVERSATION: LiteralString = """
-WITH r AS (SELECT %(record)s::jsonb AS r),
-inserted AS (
-    INSERT INTO conversations (tenant_id, provider, conversation_id, messages, message_count,
-                               raw_events, raw_event_count)
-    SELECT %(tenant_id)s, r ->> 'provider', r ->> 'conversation_id', r -> 'messages',
-           jsonb_array_length(r -> 'messages'),
-           coalesce(r -> 'raw_events', '[]'::jsonb),
-           jsonb_array_length(coalesce(r -> 'raw_events', '[]'::jsonb))
-    FROM r
-    ON CONFLICT DO NOTHING
-    RETURNING 1
-)
-SELECT count(*) AS n FROM inserted
+_BLOCKS: LiteralString = """
+SELECT user_id, scope, agent_id, label, content FROM blocks
+WHERE tenant_id = %(tenant_id)s ORDER BY user_id, scope, agent_id, label
 """
 
-_IMPORT_MEMORY: LiteralString = """
-WITH r AS (SELECT %(record)s::jsonb AS r),
-inserted AS (
+_DECISIONS: LiteralString = f"""
+SELECT {DECISION_COLUMNS}, d.result FROM decisions AS d
+WHERE d.tenant_id = %(tenant_id)s ORDER BY d.created_at, d.id
+"""
+
+_REEXAMINATIONS: LiteralString = f"""
+SELECT {REEXAMINATION_COLUMNS} FROM reexaminations
+WHERE tenant_id = %(tenant_id)s ORDER BY created_at, id
+"""
+
+_PUT_CARD_TYPE: LiteralString = """
+INSERT INTO card_types (tenant_id, name, re_examinable, actions, decision_actions,
+                        created_at, updated_at)
+VALUES (%(tenant_id)s, %(name)s, %(re_examinable)s, %(actions)s, %(decision_actions)s,
+        %(created_at)s, %(updated_at)s)
+ON CONFLICT DO NOTHING
+"""
+
+_PUT_CONVERSATION: LiteralString = """
+INSERT INTO conversations (tenant_id, provider, conversation_id, messages, message_count,
+                           raw_events, raw_event_count, created_at, updated_at)
+VALUES (%(tenant_id)s, %(provider)s, %(conversation_id)s, %(messages)s, %(message_count)s,
+        %(raw_events)s, %(raw_event_count)s, %(created_at)s, %(updated_at)s)
+ON CONFLICT DO NOTHING
+"""
+
+# The memory, its groundings and its CREATED event (the row as stored, as every
+# audit event keeps it), in one statement; nothing at all when a key is taken.
+_PUT_MEMORY: LiteralString = """
+WITH inserted AS (
     INSERT INTO memories (tenant_id, id, scope, owner_id, key, value, pinned, importance,
                           source, tags, confidence, metadata, conversation_provider,
                           conversation_id, created_at, updated_at, expire_time,
                           superseded_by, created_by, updated_by)
-    SELECT %(tenant_id)s, (r ->> 'id')::uuid, r ->> 'scope', r ->> 'owner_id', r ->> 'key',
-           r ->> 'value', coalesce((r ->> 'pinned')::boolean, false),
-           coalesce((r ->> 'importance')::smallint, 0),
-           r ->> 'source', ARRAY(SELECT jsonb_array_elements_text(r -> 'tags')),
-           (r ->> 'confidence')::float8, coalesce(r -> 'metadata', '{}'::jsonb),
-           r ->> 'conversation_provider', r ->> 'conversation_id',
-           (r ->> 'created_at')::timestamptz, (r ->> 'updated_at')::timestamptz,
-           (r ->> 'expire_time')::timestamptz, (r ->> 'superseded_by')::uuid,
-           %(actor)s, %(actor)s
-    FROM r
+    VALUES (%(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(value)s, %(pinned)s,
+            %(importance)s, %(source)s, %(tags)s, %(confidence)s, %(metadata)s,
+            %(conversation_provider)s, %(conversation_id)s, %(created_at)s, %(updated_at)s,
+            %(expire_time)s, %(superseded_by)s, %(actor)s, %(actor)s)
     ON CONFLICT DO NOTHING
     RETURNING *
 ),
@@ -156,13 +108,14 @@ groundings AS (
                                    provider_message_id, start_character, end_character,
                                    quote, raw_event_index, raw_start_character,
                                    raw_end_character, metadata)
-    SELECT i.tenant_id, i.id, (g.ordinal - 1)::smallint, (g.item ->> 'message_position')::int,
-           g.item ->> 'provider_message_id', (g.item ->> 'start_character')::int,
-           (g.item ->> 'end_character')::int, g.item ->> 'quote',
-           (g.item ->> 'raw_event_index')::int, (g.item ->> 'raw_start_character')::int,
-           (g.item ->> 'raw_end_character')::int, coalesce(g.item -> 'metadata', '{}'::jsonb)
-    FROM inserted AS i, r,
-         jsonb_array_elements(r -> 'groundings') WITH ORDINALITY AS g(item, ordinal)
+    SELECT i.tenant_id, i.id, g.ordinal, g.message_position, g.provider_message_id,
+           g.start_character, g.end_character, g.quote, g.raw_event_index,
+           g.raw_start_character, g.raw_end_character, g.metadata
+    FROM inserted AS i
+    CROSS JOIN jsonb_to_recordset(%(groundings)s::jsonb) AS g(
+        ordinal smallint, message_position integer, provider_message_id text,
+        start_character integer, end_character integer, quote text, raw_event_index integer,
+        raw_start_character integer, raw_end_character integer, metadata jsonb)
 ),
 created AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
@@ -174,67 +127,186 @@ created AS (
 SELECT count(*) AS n FROM inserted
 """
 
-_IMPORT_DECISION: LiteralString = """
-WITH r AS (SELECT %(record)s::jsonb AS r),
+# Nothing is inserted for a card type the tenant has not registered: the statement says
+# so instead of failing on the foreign key.
+_PUT_DECISION: LiteralString = """
+WITH registered AS (
+    SELECT EXISTS (SELECT FROM card_types
+                   WHERE tenant_id = %(tenant_id)s AND name = %(card_type)s) AS yes
+),
 inserted AS (
     INSERT INTO decisions (tenant_id, id, run_id, agent_id, card_type, action, summary,
                            result, resolution_status, created_at, resolved_at)
-    SELECT %(tenant_id)s, (r ->> 'id')::uuid, r ->> 'run_id', r ->> 'agent_id',
-           r ->> 'card_type', r ->> 'action', r ->> 'summary', r -> 'result',
-           r ->> 'resolution_status', (r ->> 'created_at')::timestamptz,
-           (r ->> 'resolved_at')::timestamptz
-    FROM r
+    SELECT %(tenant_id)s, %(id)s, %(run_id)s, %(agent_id)s, %(card_type)s, %(action)s,
+           %(summary)s, %(result)s, %(resolution_status)s, %(created_at)s, %(resolved_at)s
+    FROM registered WHERE registered.yes
     ON CONFLICT DO NOTHING
     RETURNING tenant_id, id
 ),
 reexaminations AS (
     INSERT INTO reexaminations (tenant_id, id, parent_decision_id, run_id, conviction_score,
                                 notes, suggested_action, created_at)
-    SELECT i.tenant_id, (x ->> 'id')::uuid, i.id, x ->> 'run_id',
-           (x ->> 'conviction_score')::smallint, x ->> 'notes', x ->> 'suggested_action',
-           (x ->> 'created_at')::timestamptz
-    FROM inserted AS i, r, jsonb_array_elements(r -> 'reexaminations') AS x
+    SELECT i.tenant_id, r.id, i.id, r.run_id, r.conviction_score, r.notes,
+           r.suggested_action, r.created_at
+    FROM inserted AS i
+    CROSS JOIN jsonb_to_recordset(%(reexaminations)s::jsonb) AS r(
+        id uuid, run_id text, conviction_score smallint, notes text, suggested_action text,
+        created_at timestamptz)
     ON CONFLICT DO NOTHING
 )
-SELECT count(*) AS n FROM inserted
+SELECT (SELECT yes FROM registered) AS registered, (SELECT count(*) FROM inserted) AS n
 """
 
-_IMPORTS: dict[str, LiteralString] = {
-    "card_type": _IMPORT_CARD_TYPE,
-    "conversation": _IMPORT_CONVERSATION,
-    "memory": _IMPORT_MEMORY,
-    "decision": _IMPORT_DECISION,
-}
+
+@contextmanager
+def _refused() -> Iterator[None]:
+    """What the database refuses of a checked record (a constraint, a type) as the
+    service's error, with the database's own first line."""
+    try:
+        yield
+    except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:
+        detail = (exc.diag.message_primary or str(exc)).splitlines()[0]
+        raise FailedPrecondition(
+            f"the database refuses it: {detail}", reason="RECORD_REFUSED"
+        ) from exc
 
 
-class PgTransfer:
-    """One tenant's records, out and in, on one connection (an import belongs in one
-    transaction: a file that fails halfway writes nothing)."""
-
-    def __init__(self, conn: Connection, tenant_id: str, *, keep_versions: int) -> None:
+class PgTransfer(TransferRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
         self._conn = conn
-        self._tenant = tenant_id
-        self._keep = keep_versions
+        self._tenant = principal.tenant_id
+        self._actor = principal.user_id
 
-    async def export(self) -> AsyncIterator[dict[str, Any]]:
-        for _, statement in _EXPORTS:
-            for row in await fetch_all(self._conn, statement, {"tenant_id": self._tenant}):
-                yield dict(row["record"])
+    def _params(self, **params: Any) -> dict[str, Any]:
+        return {"tenant_id": self._tenant, **params}
 
-    async def put(self, record: Mapping[str, Any]) -> bool:
-        """Write one record where nothing holds its key; whether it was written."""
-        kind = record["kind"]
-        if kind == "block":
-            return await self._put_block(record)
-        params = {"tenant_id": self._tenant, "record": Jsonb(dict(record)), "actor": IMPORT_ACTOR}
-        row = await fetch_one(self._conn, _IMPORTS[kind], params)
+    async def card_types(self) -> list[CardType]:
+        rows = await fetch_all(self._conn, _CARD_TYPES, self._params())
+        return [card_type_from_row(r) for r in rows]
+
+    async def conversations(self) -> list[StoredConversation]:
+        rows = await fetch_all(self._conn, _CONVERSATIONS, self._params())
+        return [conversation_from_row(r) for r in rows]
+
+    async def memories(self) -> list[Memory]:
+        rows = await fetch_all(self._conn, _MEMORIES, self._params())
+        return [memory_from_row(r) for r in rows]
+
+    async def blocks(self) -> list[UserBlock]:
+        rows = await fetch_all(self._conn, _BLOCKS, self._params())
+        return [_user_block(r) for r in rows]
+
+    async def decisions(self) -> list[DecisionRecord]:
+        held: dict[uuid.UUID, list[Reexamination]] = {}
+        for row in await fetch_all(self._conn, _REEXAMINATIONS, self._params()):
+            item = reexamination_from_row(row)
+            held.setdefault(item.parent_decision_id, []).append(item)
+        rows = await fetch_all(self._conn, _DECISIONS, self._params())
+        return [
+            DecisionRecord(d, tuple(held.get(d.id, ())))
+            for d in (decision_from_row(r) for r in rows)
+        ]
+
+    async def put_card_type(self, card_type: CardType) -> bool:
+        params = self._params(
+            name=card_type.name,
+            re_examinable=card_type.re_examinable.value,
+            actions=list(card_type.actions),
+            decision_actions=list(card_type.decision_actions),
+            created_at=card_type.created_at,
+            updated_at=card_type.updated_at,
+        )
+        with _refused():
+            return await execute(self._conn, _PUT_CARD_TYPE, params) > 0
+
+    async def put_conversation(self, conversation: StoredConversation) -> bool:
+        c = conversation.conversation
+        params = self._params(
+            provider=c.provider,
+            conversation_id=c.conversation_id,
+            created_at=conversation.created_at,
+            updated_at=conversation.updated_at,
+            **snapshot_columns(c),
+        )
+        with _refused():
+            return await execute(self._conn, _PUT_CONVERSATION, params) > 0
+
+    async def put_memory(self, memory: Memory) -> bool:
+        groundings = [
+            {**dataclasses.asdict(g), "metadata": dict(g.metadata), "ordinal": i}
+            for i, g in enumerate(memory.groundings)
+        ]
+        params = self._params(
+            id=memory.id,
+            scope=memory.owner.scope.value,
+            owner_id=memory.owner.id,
+            key=memory.key,
+            value=memory.value,
+            pinned=memory.pinned,
+            importance=memory.importance,
+            source=memory.source.value,
+            tags=list(memory.tags),
+            confidence=memory.confidence,
+            metadata=Jsonb(dict(memory.metadata)),
+            conversation_provider=memory.conversation_provider,
+            conversation_id=memory.conversation_id,
+            created_at=memory.created_at,
+            updated_at=memory.updated_at,
+            expire_time=memory.expire_time,
+            superseded_by=memory.superseded_by,
+            groundings=Jsonb(groundings),
+            actor=self._actor,
+        )
+        with _refused():
+            row = await fetch_one(self._conn, _PUT_MEMORY, params)
         return bool(row and row["n"])
 
-    async def _put_block(self, record: Mapping[str, Any]) -> bool:
-        """Through the block store, which keeps its version and archival lines."""
-        scope = BlockScope(record["scope"])
-        key = BlockKey(BlockLabel(record["label"]), scope, record.get("agent_id") or "")
-        # Imported lines have no vectors yet: the indexer embeds them.
-        blocks = PgBlocks(self._conn, Principal(self._tenant, str(record["user_id"])), None)
-        outcome = await blocks.write(key, str(record["content"]), expected=None, keep=self._keep)
+    async def put_block(self, block: UserBlock, *, keep: int) -> bool:
+        # No index model: the block's lines have no vectors yet, the indexer embeds them.
+        blocks = PgBlocks(self._conn, Principal(self._tenant, block.user_id), None)
+        with _refused():
+            outcome = await blocks.write(block.key, block.content, expected=None, keep=keep)
         return outcome.written is not None
+
+    async def put_decision(self, record: DecisionRecord) -> bool:
+        d = record.decision
+        params = self._params(
+            id=d.id,
+            run_id=d.run_id,
+            agent_id=d.agent_id,
+            card_type=d.card_type,
+            action=d.action,
+            summary=d.summary,
+            result=Jsonb(dict(d.result or {})),
+            resolution_status=d.resolution_status.value,
+            created_at=d.created_at,
+            resolved_at=d.resolved_at,
+            reexaminations=Jsonb([_reexamination_json(r) for r in record.reexaminations]),
+        )
+        with _refused():
+            row = await fetch_one(self._conn, _PUT_DECISION, params)
+        assert row is not None  # the statement always answers one row
+        if not row["registered"]:
+            raise FailedPrecondition(
+                f"card type {d.card_type!r} is not registered: a card_type record must "
+                "come before the decisions that use it",
+                reason="CARD_TYPE_NOT_REGISTERED",
+                metadata={"card_type": d.card_type},
+            )
+        return bool(row["n"])
+
+
+def _user_block(row: Mapping[str, Any]) -> UserBlock:
+    key = BlockKey(BlockLabel(row["label"]), BlockScope(row["scope"]), row["agent_id"])
+    return UserBlock(row["user_id"], key, row["content"])
+
+
+def _reexamination_json(item: Reexamination) -> dict[str, Any]:
+    return {
+        "id": str(item.id),
+        "run_id": item.run_id,
+        "conviction_score": item.conviction_score,
+        "notes": item.notes,
+        "suggested_action": item.suggested_action,
+        "created_at": item.created_at.isoformat(),
+    }
