@@ -15,11 +15,11 @@ from agent_memory.domain.memory import (
     etag_for,
     importance_violations,
     parse_memory_id,
-    text_violations,
     validate_new_memory,
     validate_patch,
     version_from_etag,
 )
+from agent_memory.domain.text_rules import text_violations
 
 EMOJI = "\U0001f600"  # one code point, four UTF-8 bytes, two UTF-16 units
 

@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import owner_violations, text_violations
+from agent_memory.domain.memory import owner_violations
+from agent_memory.domain.text_rules import text_violations
 
 RUN_ID_MAX_CHARS = 255
 SESSION_ID_MAX_CHARS = 255

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import identifier_violations
+from agent_memory.domain.text_rules import identifier_violations
 
 AGENT_ID_MAX_CHARS = 255
 

@@ -18,12 +18,8 @@ from enum import StrEnum
 from typing import Any
 
 from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
-from agent_memory.domain.memory import (
-    identifier_violations,
-    json_violations,
-    owner_violations,
-    text_violations,
-)
+from agent_memory.domain.memory import owner_violations
+from agent_memory.domain.text_rules import identifier_violations, json_violations, text_violations
 
 CARD_TYPE_NAME_MAX_CHARS = 64
 ACTION_MAX_CHARS = 32

@@ -8,7 +8,8 @@ from datetime import datetime
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import Memory, Scope, owner_violations, text_violations
+from agent_memory.domain.memory import Memory, Scope, owner_violations
+from agent_memory.domain.text_rules import text_violations
 
 SYNTHETIC_PREFIX = "memory-extract:"
 CHAIN_ID_CHARS = 8

@@ -13,15 +13,8 @@ from typing import Any
 
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.instructions import refuse_instructions
-from agent_memory.domain.memory import (
-    KEY_MAX_CHARS,
-    VALUE_MAX_CHARS,
-    Expiration,
-    Grounding,
-    identifier_violations,
-    json_violations,
-    text_violations,
-)
+from agent_memory.domain.memory import KEY_MAX_CHARS, VALUE_MAX_CHARS, Expiration, Grounding
+from agent_memory.domain.text_rules import identifier_violations, json_violations, text_violations
 
 QUOTE_MAX_CHARS = 2000
 TAG_MAX_CHARS = 64

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.text_rules import identifier_violations, text_violations
 
 KEY_MAX_CHARS = 255
 VALUE_MAX_CHARS = 2000
@@ -24,12 +23,6 @@ TTL_MAX = timedelta(days=3650)
 
 # An expiration as a request gives it (AIP-214): an instant, or a time to live from now.
 Expiration = datetime | timedelta
-
-# What an identifier (a key, an agent, workspace or block owner id, a run id) must not
-# hold: C0 and C1 control characters (tab, line feed, carriage return, escape ...),
-# DEL, and the Unicode line and paragraph separators. Identifiers are rendered into
-# prompts, where a line break in a key would open a heading of its own.
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class Scope(StrEnum):
@@ -288,64 +281,6 @@ def version_from_etag(etag: str) -> int | None:
         digits = etag[3:-1]
         if digits.isascii() and digits.isdigit() and len(digits) < 19:
             return int(digits)
-    return None
-
-
-def text_violations(
-    path: str, text: str, *, max_chars: int, min_chars: int = 1
-) -> list[FieldViolation]:
-    """Length in Unicode code points, and no NUL (PostgreSQL text cannot hold it)."""
-    if len(text) < min_chars:
-        if min_chars == 1:
-            return [FieldViolation(path, "must not be empty", "REQUIRED")]
-        return [FieldViolation(path, f"must be at least {min_chars} characters", "TOO_SHORT")]
-    if len(text) > max_chars:
-        return [
-            FieldViolation(
-                path,
-                f"must be at most {max_chars} characters (got {len(text)})",
-                "TOO_LONG",
-            )
-        ]
-    if "\x00" in text:
-        return [FieldViolation(path, "must not contain NUL characters", "INVALID_CHARACTER")]
-    return []
-
-
-def identifier_violations(
-    path: str, text: str, *, max_chars: int, min_chars: int = 1
-) -> list[FieldViolation]:
-    """:func:`text_violations`, and on one line without control characters."""
-    found = text_violations(path, text, max_chars=max_chars, min_chars=min_chars)
-    if not found and _CONTROL_CHARACTERS.search(text):
-        found.append(
-            FieldViolation(
-                path,
-                "must not contain control characters (tab, line breaks, U+2028, U+2029 ...)",
-                "INVALID_CHARACTER",
-            )
-        )
-    return found
-
-
-def json_violations(path: str, value: Any) -> list[FieldViolation]:
-    """What in a JSON value (metadata, a result) PostgreSQL's jsonb cannot hold: NUL
-    characters in keys or strings, NaN, infinities."""
-    problem = _unstorable(value)
-    return [FieldViolation(path, problem, "INVALID_VALUE")] if problem else []
-
-
-def _unstorable(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "must not contain NUL characters" if "\x00" in value else None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else "must not contain NaN or infinite numbers"
-    if isinstance(value, Mapping):
-        if any("\x00" in k for k in value):
-            return "must not contain NUL characters"
-        return next((e for e in map(_unstorable, value.values()) if e), None)
-    if isinstance(value, list | tuple):
-        return next((e for e in map(_unstorable, value) if e), None)
     return None
 
 

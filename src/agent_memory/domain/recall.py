@@ -9,7 +9,8 @@ from enum import StrEnum
 
 from agent_memory.domain.decisions import Decision
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import MemoryRows, Scope, owner_violations, text_violations
+from agent_memory.domain.memory import MemoryRows, Scope, owner_violations
+from agent_memory.domain.text_rules import text_violations
 
 DEFAULT_LIMIT = 10
 # The least score of an archival line RenderPrompt pushes as a reminder when the policy

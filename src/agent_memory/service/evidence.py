@@ -16,7 +16,6 @@ from agent_memory.domain.memorize import (
     PROVIDER_MAX_CHARS,
     StoredConversation,
 )
-from agent_memory.domain.memory import text_violations
 from agent_memory.domain.paging import (
     Page,
     decode_page_token,
@@ -25,6 +24,7 @@ from agent_memory.domain.paging import (
     paged,
     refuse_page_token,
 )
+from agent_memory.domain.text_rules import text_violations
 from agent_memory.store.repositories import Store
 
 # Whole snapshots are large (up to SNAPSHOT_MAX_BYTES of text each): a full page holds few.

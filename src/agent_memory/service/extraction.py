@@ -30,16 +30,9 @@ from agent_memory.domain.extraction import (
     UsageReport,
 )
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import (
-    Evidence,
-    Memory,
-    MemorySource,
-    MemoryWrite,
-    Owner,
-    Scope,
-    text_violations,
-)
+from agent_memory.domain.memory import Evidence, Memory, MemorySource, MemoryWrite, Owner, Scope
 from agent_memory.domain.secrets import OFF_LOOP_CHARS, redact_secrets
+from agent_memory.domain.text_rules import text_violations
 from agent_memory.extract import budget, prompt
 from agent_memory.extract.model import ExtractionModel, ModelCall
 from agent_memory.extract.sift import KeptFact, SiftRules, sift

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unauthenticated, check
 from agent_memory.domain.identity import ApiKeyInfo, Principal, Role
-from agent_memory.domain.memory import text_violations
+from agent_memory.domain.text_rules import text_violations
 from agent_memory.store.repositories import Store
 
 KEY_PREFIX = "amk"

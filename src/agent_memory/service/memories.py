@@ -51,7 +51,6 @@ from agent_memory.domain.memory import (
     owner_violations,
     position_from_token,
     position_to_token,
-    text_violations,
     validate_new_memory,
     validate_patch,
     version_from_etag,
@@ -64,6 +63,7 @@ from agent_memory.domain.paging import (
     paged,
     refuse_page_token,
 )
+from agent_memory.domain.text_rules import text_violations
 from agent_memory.store.repositories import MemoryRepository, Store, Tx
 
 UPSERT_SOURCES = (MemorySource.MANUAL, MemorySource.AUTO, MemorySource.DIRECTOR)

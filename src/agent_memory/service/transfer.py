@@ -73,9 +73,9 @@ from agent_memory.domain.memory import (
     Memory,
     MemorySource,
     owner_violations,
-    text_violations,
     validate_new_memory,
 )
+from agent_memory.domain.text_rules import text_violations
 from agent_memory.domain.transfer import (
     IMPORT_ACTOR,
     DecisionRecord,
