@@ -42,6 +42,7 @@ from agentmemory.v1 import (  # noqa: E402
 from agentmemory.v1 import block_service_pb2 as blocks_pb  # noqa: E402
 from agentmemory.v1 import decision_service_pb2 as decisions_pb  # noqa: E402
 from agentmemory.v1 import memory_service_pb2 as memories_pb  # noqa: E402
+from agentmemory.v1 import recall_service_pb2 as recall_pb  # noqa: E402
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub  # noqa: E402
 from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, fact, running_fake  # noqa: E402
@@ -323,6 +324,8 @@ def seed(server: ServerThread, fake: FakeAnthropic) -> Demo:
     seed_blocks(c)
     seed_runs(c)
     seed_decisions(c)
+    # The agent's last run: its prompt showed its memories (the rows say "used").
+    c.call(c.recall.RenderPrompt, recall_pb.RenderPromptRequest(agent_id=AGENT))
     return Demo(
         panel_url=f"http://{server.http_address}/",
         editor_key=server.new_key(TENANT, "ada", "editor"),

@@ -24,6 +24,7 @@ from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as blocks_pb
 from agentmemory.v1 import decision_service_pb2 as decisions_pb
 from agentmemory.v1 import memory_service_pb2 as pb
+from agentmemory.v1 import recall_service_pb2 as recall_pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support import Client, ServerThread, has_pgvector
@@ -224,6 +225,25 @@ def test_a_refused_write_shows_the_servers_message_and_reason(page: Page, tenant
     expect(status).not_to_contain_text(secret)
     expect(status).not_to_contain_text('"code"')
     assert memories_of(tenant.grpc) == {}
+
+
+def test_a_row_says_when_it_last_reached_a_model(page: Page, tenant: Tenant) -> None:
+    upsert(tenant.grpc, "harbor", "The harbor opens at nine", memory_pb2.MEMORY_SOURCE_MANUAL)
+    upsert(tenant.grpc, "unused", "Nothing asks for this", memory_pb2.MEMORY_SOURCE_MANUAL)
+    request = recall_pb.RecallRequest(
+        query="when does the harbor open", agent_id=AGENT, include_memories=True, min_score=0.6
+    )
+    assert [m.content for m in tenant.grpc.call(tenant.grpc.recall.Recall, request)] == [
+        "harbor: The harbor opens at nine"
+    ]
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    used = memory_row(page, "harbor").locator(".used-label")
+    expect(used).to_contain_text("used ")
+    stamp = used.locator("time").get_attribute("datetime")
+    assert stamp is not None
+    assert datetime.now(UTC) - datetime.fromisoformat(stamp) < timedelta(minutes=5)
+    expect(memory_row(page, "unused").locator(".used-label")).to_have_count(0)
 
 
 def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tenant: Tenant) -> None:

@@ -320,6 +320,7 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
         conversation_provider=memory.conversation_provider or "",
         expire_time=timestamp(memory.expire_time),
         superseded_by=str(memory.superseded_by) if memory.superseded_by else "",
+        last_used_time=timestamp(memory.last_used_time),
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence

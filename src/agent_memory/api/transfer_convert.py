@@ -80,6 +80,9 @@ _BESIDE: Mapping[str, tuple[str, ...]] = {"block": ("user_id",), "decision": ("r
 
 NOT_EXPORTED: Mapping[str, str] = {
     "agentmemory.v1.Memory.read_only": "derived from source",
+    "agentmemory.v1.Memory.last_used_time": (
+        "when this deployment last showed it to a model: an imported copy has not been used"
+    ),
     "agentmemory.v1.Memory.etag": (
         "derived from the memory's version: an imported memory starts again at version 1 "
         "(an etag guards writes to one copy, not across copies)"

@@ -94,6 +94,7 @@ class Memory:
     conversation_id: str | None = None
     expire_time: datetime | None = None
     superseded_by: uuid.UUID | None = None
+    last_used_time: datetime | None = None  # when a render or a recall last showed it
 
     @property
     def read_only(self) -> bool:

@@ -63,6 +63,7 @@ MEMORY_COLUMNS = (
     "conversation_id",
     "expire_time",
     "superseded_by",
+    "last_used_time",
 )
 
 
@@ -92,7 +93,26 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
         conversation_id=row.get("conversation_id"),
         expire_time=as_time(row["expire_time"]) if row.get("expire_time") else None,
         superseded_by=as_uuid(row["superseded_by"]) if row.get("superseded_by") else None,
+        last_used_time=as_time(row["last_used_time"]) if row.get("last_used_time") else None,
     )
+
+
+def mark_used(ids: LiteralString) -> LiteralString:
+    """An UPDATE recording that the caller's memories ``ids`` (a subquery) reached a
+    model now, for a statement that shows them to mark them as it reads them.
+
+    A use is a hint, never worth a wait or a write a minute: rows another transaction
+    holds are skipped (so no render waits on a write, and two never deadlock), and so
+    are rows marked within the last minute. Neither the version nor ``updated_at``
+    changes."""
+    return f"""
+    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+        SELECT x.id FROM memories AS x
+        WHERE x.tenant_id = %(tenant_id)s AND x.id IN ({ids})
+          AND (x.last_used_time IS NULL
+               OR x.last_used_time < clock_timestamp() - interval '1 minute')
+        FOR UPDATE SKIP LOCKED)"""
 
 
 def live(a: LiteralString) -> LiteralString:

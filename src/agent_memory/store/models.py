@@ -115,6 +115,7 @@ class MemoryRow(Base):
     # The memory that replaced this one; set, it is left out of listings, rendering and
     # recall but stays readable by id. Not a foreign key: the replacement may be deleted.
     superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    last_used_time: Mapped[datetime | None] = mapped_column(Timestamp)
     # Recall by meaning, as for archival lines.
     embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
     embedding_model: Mapped[str | None] = mapped_column(Text)

@@ -11,7 +11,13 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
-from agent_memory.store.memories import agent_order, current, owned_by, workspace_order
+from agent_memory.store.memories import (
+    agent_order,
+    current,
+    mark_used,
+    owned_by,
+    workspace_order,
+)
 from agent_memory.store.recall import (
     BEST_FIRST_ORDER,
     HAS_ARCHIVAL,
@@ -54,7 +60,8 @@ workspace_rows AS (
     WHERE %(workspace_id)s::text IS NOT NULL AND {_WORKSPACES}
     ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
-)
+),
+used AS ({mark_used("SELECT id FROM agent_rows UNION ALL SELECT id FROM workspace_rows")})
 SELECT
     settings.memory_enabled,
     CASE WHEN %(user_core)s THEN {_CORE} AND scope = 'user' AND agent_id = '')

@@ -57,7 +57,7 @@ from agent_memory.domain.recall import (
     RankQuery,
     RecallMatch,
 )
-from agent_memory.store.memories import current
+from agent_memory.store.memories import current, mark_used
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_one
 from agent_memory.store.vectors import (
@@ -414,6 +414,20 @@ WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND own >= %(rank_min_le
 ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
 LIMIT %(rank_limit)s"""
 
+
+def _marking_used(ranking: LiteralString) -> LiteralString:
+    """``ranking``, with the memories it returns marked as used (a data-modifying
+    statement must be the top level, so the ranking is a part of this one)."""
+    return f"""
+WITH found AS ({ranking}),
+used AS ({mark_used("SELECT memory_id FROM found WHERE memory_id IS NOT NULL")})
+SELECT * FROM found ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id"""
+
+
+# What Recall runs: the rankings above, marking the memories they return.
+RECALL_RANK: LiteralString = _marking_used(RANK)
+RECALL_FUSE: LiteralString = _marking_used(FUSE)
+
 _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
 
 
@@ -492,7 +506,8 @@ class PgRecall(RecallRepository):
 
     async def rank(self, query: RankQuery) -> list[RecallMatch]:
         # At most 100 rows, all ranked before the first is known: fetched at once.
-        rows = await fetch_all(self._conn, RANK, {**self._caller, **rank_params(query)})
+        params = {**self._caller, **rank_params(query)}
+        rows = await fetch_all(self._conn, RECALL_RANK, params)
         return [match_from_row(r) for r in rows]
 
     async def lexical(self, query: RankQuery) -> LexicalPart:
@@ -504,7 +519,7 @@ class PgRecall(RecallRepository):
         self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
     ) -> list[RecallMatch]:
         params = {**self._caller, **fuse_params(query, lexical, meaning)}
-        return [match_from_row(r) for r in await fetch_all(self._conn, FUSE, params)]
+        return [match_from_row(r) for r in await fetch_all(self._conn, RECALL_FUSE, params)]
 
     async def vectors_available(self) -> bool:
         row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})

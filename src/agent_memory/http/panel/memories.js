@@ -219,6 +219,12 @@ export function mount(container, ctx) {
     return el("div", { class: "expiry-label" }, "expires ", timeEl(memory.expireTime));
   }
 
+  // When the memory last reached a model (a prompt or a recall), or nothing.
+  function usedEl(memory) {
+    if (!memory.lastUsedTime) return null;
+    return el("div", { class: "used-label" }, "used ", dayEl(memory.lastUsedTime));
+  }
+
   function viewRow(memory) {
     const pinned = Boolean(memory.pinned);
     const readOnly = Boolean(memory.readOnly);
@@ -241,7 +247,7 @@ export function mount(container, ctx) {
       el("td", { class: "value" }, memory.value),
       el("td", { class: "col-num" }, String(memory.importance || 0)),
       pinnedCell(pinned),
-      el("td", { class: "col-date" }, dayEl(memory.updatedAt)),
+      el("td", { class: "col-date" }, dayEl(memory.updatedAt), usedEl(memory)),
       actionsCell(
         el(
           "button",
