@@ -97,6 +97,12 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
     )
 
 
+# A row whose use is worth writing: never marked, or not within the last minute.
+STALE_USE: LiteralString = (
+    "(last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')"
+)
+
+
 def mark_used(ids: LiteralString) -> LiteralString:
     """An UPDATE recording that the caller's memories ``ids`` (a subquery) reached a
     model now, for a statement that shows them to mark them as it reads them.
@@ -110,8 +116,7 @@ def mark_used(ids: LiteralString) -> LiteralString:
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN ({ids})
-          AND (x.last_used_time IS NULL
-               OR x.last_used_time < clock_timestamp() - interval '1 minute')
+          AND {STALE_USE}
         FOR UPDATE SKIP LOCKED)"""
 
 

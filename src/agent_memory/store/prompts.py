@@ -12,6 +12,7 @@ from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
 from agent_memory.store.memories import (
+    STALE_USE,
     agent_order,
     current,
     mark_used,
@@ -35,7 +36,9 @@ _CORE: LiteralString = """(
     WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
 
 # What a prompt shows of a memory, and what its listing is ordered by.
-_LISTED: LiteralString = "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id"
+_LISTED: LiteralString = (
+    "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id, m.last_used_time"
+)
 # The day a row was last written, in UTC whatever the session's time zone.
 _DAY: LiteralString = "to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 _AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + current("m")
@@ -61,7 +64,12 @@ workspace_rows AS (
     ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
 ),
-used AS ({mark_used("SELECT id FROM agent_rows UNION ALL SELECT id FROM workspace_rows")})
+used AS ({
+    mark_used(
+        f"SELECT id FROM agent_rows WHERE {STALE_USE} UNION ALL "
+        f"SELECT id FROM workspace_rows WHERE {STALE_USE}"
+    )
+})
 SELECT
     settings.memory_enabled,
     CASE WHEN %(user_core)s THEN {_CORE} AND scope = 'user' AND agent_id = '')
