@@ -30,8 +30,7 @@ from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.api.tls import server_credentials
 from agent_memory.config import Settings
-from agent_memory.embed import Embedder, EmbeddingError, embedder_from_settings, model_of
-from agent_memory.embed.local import LocalEmbedder
+from agent_memory.embed import Embedder, embedder_from_settings, model_of
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
@@ -167,12 +166,6 @@ async def start_server(
     # Listings fit what this server sends: the rest goes on with a next page token.
     response_bytes = response_budget(settings.max_message_bytes)
     embedder = embedder_from_settings(settings)
-    if isinstance(embedder, LocalEmbedder):
-        # Before the first call is taken: no query waits for the model to load.
-        try:
-            await asyncio.to_thread(embedder.load)
-        except EmbeddingError as exc:
-            log.warning("recall by meaning waits: %s", exc)
     recall = Recall(db, settings, embedder=embedder)
     indexer = Indexer(db, embedder, settings, activity=activity) if embedder else None
     servicers: list[tuple[Callable[[Any, Any], None], object]] = [
