@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from loadkit.corpus import long_document  # noqa: E402
+
 from agent_memory.domain.instructions import REASONS, instruction_reason  # noqa: E402
 from agent_memory.domain.memory import VALUE_MAX_CHARS  # noqa: E402
 from tests.instruction_corpus import (  # noqa: E402
@@ -65,15 +67,7 @@ def long_ordinary_text(target_chars: int = 100_000) -> str:
     texts, in turn, until it is ``target_chars`` long."""
     ordinary = [text for _, ordinary in PARTS.values() for _, text in ordinary]
     pieces = _PARAGRAPHS + ordinary
-    out: list[str] = []
-    size = 0
-    i = 0
-    while size < target_chars:
-        piece = pieces[i % len(pieces)]
-        out.append(piece)
-        size += len(piece) + 2
-        i += 1
-    return "\n\n".join(out)
+    return long_document(pieces, target_chars)
 
 
 @dataclass

@@ -38,6 +38,8 @@ from detect_secrets.settings import default_settings
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from loadkit.corpus import long_document  # noqa: E402
+
 from agent_memory.domain.secrets import find_secrets, redact_secrets  # noqa: E402
 from tests.secret_corpus import ORDINARY, SECRETS  # noqa: E402
 
@@ -76,15 +78,7 @@ def long_ordinary_text(target_chars: int = 100_000) -> str:
     """A long document of ordinary text: the paragraphs above and the corpus's ordinary
     strings, in turn, until it is ``target_chars`` long."""
     pieces = _PARAGRAPHS + [text for _, text in ORDINARY]
-    out: list[str] = []
-    size = 0
-    i = 0
-    while size < target_chars:
-        piece = pieces[i % len(pieces)]
-        out.append(piece)
-        size += len(piece) + 2
-        i += 1
-    return "\n\n".join(out)
+    return long_document(pieces, target_chars)
 
 
 @contextmanager

@@ -100,3 +100,15 @@ class Corpus:
                     picked[longest] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
             out.append(f"{rng.choice(QUESTION_WORDS)} {' '.join(picked)}?")
         return out
+
+
+def long_document(pieces: Sequence[str], target_chars: int) -> str:
+    """``pieces`` in turn, a blank line apart, until the text is ``target_chars`` long:
+    a long document of ordinary text for a detector's throughput."""
+    out: list[str] = []
+    size = 0
+    while size < target_chars:
+        piece = pieces[len(out) % len(pieces)]
+        out.append(piece)
+        size += len(piece) + 2
+    return "\n\n".join(out)
