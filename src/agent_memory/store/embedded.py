@@ -555,13 +555,34 @@ def _account_of(uid: int, gid: int) -> Account:
 
 
 def _system_account(changes: list[str]) -> Account:
-    """The system account the server runs as when we are root; created when missing."""
-    try:
-        entry = pwd.getpwnam(SYSTEM_ACCOUNT)
-    except KeyError:
-        entry = _create_system_account()
-        changes.append(f"created system user {SYSTEM_ACCOUNT!r} (uid {entry.pw_uid})")
+    """The system account the server runs as when we are root; created when missing.
+
+    Processes starting at once (a parallel test run, two services) agree on one account:
+    the look-up and the creation happen under an exclusive lock on the user database,
+    so a second process finds the account the first created instead of racing it."""
+    with _user_database_locked():
+        try:
+            entry = pwd.getpwnam(SYSTEM_ACCOUNT)
+        except KeyError:
+            entry = _create_system_account()
+            changes.append(f"created system user {SYSTEM_ACCOUNT!r} (uid {entry.pw_uid})")
     return Account(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+@contextmanager
+def _user_database_locked() -> Iterator[None]:
+    """Hold an advisory lock on ``/etc/passwd`` (a ``flock``: useradd's own locks are
+    other files, so it is not blocked by this one)."""
+    try:
+        fd = os.open("/etc/passwd", os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _create_system_account() -> pwd.struct_passwd:
