@@ -12,10 +12,12 @@ from typing import LiteralString
 
 from agent_memory.domain.active_sessions import RunSession, StoredSession
 from agent_memory.domain.identity import Principal
+from agent_memory.store.columns import output
+from agent_memory.store.models import ActiveSessionRow
 from agent_memory.store.repositories import SessionRepository
 from agent_memory.store.sql import Connection, Row, execute, fetch_one
 
-_COLUMNS: LiteralString = "session_id, session_updated_at, last_reset_at"
+_COLUMNS = output(ActiveSessionRow, "")
 _GET: LiteralString = f"""
 SELECT {_COLUMNS} FROM active_sessions
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s

@@ -6,20 +6,20 @@ from typing import LiteralString
 
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.identity import Principal
+from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.models import AgentSettingsRow
 from agent_memory.store.repositories import AgentRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 
-_COLUMNS: LiteralString = "agent_id, memory_enabled, active_memory_enabled, updated_at"
+_COLUMNS = output(AgentSettingsRow, "")
 _GET: LiteralString = f"""
 SELECT {_COLUMNS} FROM agent_settings
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE"
 _PUT: LiteralString = f"""
-INSERT INTO agent_settings (tenant_id, agent_id, memory_enabled, active_memory_enabled,
-                            updated_by)
-VALUES (%(tenant_id)s, %(agent_id)s, %(memory_enabled)s, %(active_memory_enabled)s,
-        %(actor)s)
+INSERT INTO agent_settings ({insert_columns(AgentSettingsRow)})
+VALUES ({insert_values(AgentSettingsRow)})
 ON CONFLICT (tenant_id, agent_id) DO UPDATE
 SET memory_enabled = excluded.memory_enabled,
     active_memory_enabled = excluded.active_memory_enabled,

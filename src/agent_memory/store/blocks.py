@@ -23,6 +23,8 @@ from agent_memory.domain.blocks import (
     entries,
 )
 from agent_memory.domain.identity import Principal
+from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.models import BlockRow, BlockVersionRow
 from agent_memory.store.repositories import BlockRepository
 from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 from agent_memory.store.vectors import SPEAKER, indexed, line_hash
@@ -46,12 +48,8 @@ def _same_owner(a: LiteralString, b: LiteralString) -> LiteralString:
 
 
 def _columns(a: LiteralString) -> LiteralString:
-    """What a statement returns of a block: named, so that a column a migration adds does
-    not change the result of a statement a running server has prepared."""
-    return (
-        f"{a}.scope, {a}.agent_id, {a}.label, {a}.content, {a}.version, {a}.created_at,"
-        f" {a}.updated_at"
-    )
+    """What a statement returns of a block."""
+    return output(BlockRow, a)
 
 
 def _indexed(a: LiteralString) -> LiteralString:
@@ -76,10 +74,8 @@ ORDER BY scope = 'agent', agent_id, label = 'archival'
 
 _CREATE: LiteralString = f"""
 WITH written AS (
-    INSERT INTO blocks (tenant_id, user_id, scope, agent_id, label, content, version,
-                        created_at, updated_at)
-    VALUES (%(tenant_id)s, %(user_id)s, %(scope)s, %(agent_id)s, %(label)s, %(content)s, 1,
-            statement_timestamp(), statement_timestamp())
+    INSERT INTO blocks ({insert_columns(BlockRow)})
+    VALUES ({insert_values(BlockRow)})
     ON CONFLICT (tenant_id, user_id, scope, agent_id, label) DO NOTHING
     RETURNING *
 ),
@@ -235,7 +231,7 @@ FROM current AS c
 
 # No row: the block does not exist. Otherwise one row per version, or a row of NULLs.
 _VERSIONS: LiteralString = f"""
-SELECT v.version, v.content, v.char_count, v.writer_user_id, v.written_at
+SELECT {output(BlockVersionRow, "v")}
 FROM blocks AS b
 LEFT JOIN LATERAL (
     SELECT * FROM block_versions AS v

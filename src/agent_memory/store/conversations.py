@@ -18,7 +18,9 @@ from psycopg.types.json import Jsonb
 from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, ConversationMessage, StoredConversation
+from agent_memory.store.columns import insert_columns, insert_values, output
 from agent_memory.store.memories import live
+from agent_memory.store.models import ConversationRow
 from agent_memory.store.repositories import ConversationRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
 
@@ -27,11 +29,9 @@ tenant_id = %(tenant_id)s AND provider = %(provider)s AND conversation_id = %(co
 
 _LOCK: LiteralString = "SELECT message_count FROM conversations WHERE" + _KEY + " FOR UPDATE"
 
-_INSERT: LiteralString = """
-INSERT INTO conversations (tenant_id, provider, conversation_id, messages, message_count,
-                           raw_events, raw_event_count)
-VALUES (%(tenant_id)s, %(provider)s, %(conversation_id)s, %(messages)s, %(message_count)s,
-        %(raw_events)s, %(raw_event_count)s)
+_INSERT: LiteralString = f"""
+INSERT INTO conversations ({insert_columns(ConversationRow)})
+VALUES ({insert_values(ConversationRow)})
 ON CONFLICT (tenant_id, provider, conversation_id) DO NOTHING
 """
 
@@ -49,16 +49,13 @@ WHERE"""
   AND (messages, raw_events) IS DISTINCT FROM (%(messages)s::jsonb, %(raw_events)s::jsonb)"""
 )
 
-_COUNTS: LiteralString = """
-provider, conversation_id, message_count, raw_event_count, created_at, updated_at"""
-
-_GET: LiteralString = "SELECT messages, raw_events," + _COUNTS + " FROM conversations WHERE" + _KEY
+_GET: LiteralString = (
+    f"SELECT {output(ConversationRow, '', full=True)} FROM conversations WHERE" + _KEY
+)
 
 # Most recently updated first; the key breaks ties, in the same direction so that one
 # backward scan of ix_conversations_updated serves the page.
-_PAGE: LiteralString = (
-    _COUNTS
-    + """
+_PAGE: LiteralString = """
 FROM conversations
 WHERE tenant_id = %(tenant_id)s
   AND (%(after)s::boolean IS NOT TRUE
@@ -67,10 +64,9 @@ WHERE tenant_id = %(tenant_id)s
 ORDER BY updated_at DESC, provider DESC, conversation_id DESC
 LIMIT %(limit)s
 """
-)
-_PAGE_FULL: LiteralString = "SELECT messages, raw_events," + _PAGE
+_PAGE_FULL: LiteralString = f"SELECT {output(ConversationRow, '', full=True)}" + _PAGE
 # The basic view reads no message and no raw event.
-_PAGE_BASIC: LiteralString = "SELECT NULL::jsonb AS messages, NULL::jsonb AS raw_events," + _PAGE
+_PAGE_BASIC: LiteralString = f"SELECT {output(ConversationRow, '')}" + _PAGE
 
 # The stored messages the new snapshot would lose: those past its end, and those whose
 # content it changes. Zero rows in the common case (the conversation only grew).

@@ -19,6 +19,8 @@ from agent_memory.domain.decisions import (
     ResolutionStatus,
 )
 from agent_memory.domain.identity import Principal
+from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.models import CardTypeRow, DecisionRow, ReexaminationRow
 from agent_memory.store.repositories import DecisionRepository, Lock
 from agent_memory.store.sql import (
     Connection,
@@ -31,14 +33,10 @@ from agent_memory.store.sql import (
     fetch_one,
 )
 
-CARD_TYPE_COLUMNS: LiteralString = (
-    "name, re_examinable, actions, decision_actions, created_at, updated_at"
-)
+CARD_TYPE_COLUMNS = output(CardTypeRow, "")
 _PUT_CARD_TYPE: LiteralString = f"""
-INSERT INTO card_types (tenant_id, name, re_examinable, actions, decision_actions,
-                        created_at, updated_at)
-VALUES (%(tenant_id)s, %(name)s, %(re_examinable)s, %(actions)s, %(decision_actions)s,
-        statement_timestamp(), statement_timestamp())
+INSERT INTO card_types ({insert_columns(CardTypeRow)})
+VALUES ({insert_values(CardTypeRow)})
 ON CONFLICT (tenant_id, name) DO UPDATE
 SET re_examinable = excluded.re_examinable, actions = excluded.actions,
     decision_actions = excluded.decision_actions, updated_at = clock_timestamp()
@@ -48,16 +46,21 @@ _GET_CARD_TYPE: LiteralString = f"""
 SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s AND name = %(name)s
 """
 
-# A decision with its newest conviction score and how many re-examinations it has.
-DECISION_COLUMNS: LiteralString = """
-    d.id, d.run_id, d.agent_id, d.card_type, d.action, d.summary, d.resolution_status,
-    d.created_at, d.resolved_at,
+
+def decision_columns(*, full: bool) -> LiteralString:
+    """A decision ``d`` (its result only when ``full``) with its newest conviction score
+    and how many re-examinations it has."""
+    return output(DecisionRow, "d", full=full) + _REEXAMINED
+
+
+_REEXAMINED: LiteralString = """,
     (SELECT r.conviction_score FROM reexaminations AS r
      WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id
      ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS latest_conviction_score,
     (SELECT count(*) FROM reexaminations AS r
      WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id) AS reexamination_count"""
-_WITH_RESULT: LiteralString = f"SELECT {DECISION_COLUMNS}, d.result FROM decisions AS d"
+DECISION_COLUMNS = decision_columns(full=False)
+_WITH_RESULT: LiteralString = f"SELECT {decision_columns(full=True)} FROM decisions AS d"
 _WITHOUT_RESULT: LiteralString = f"SELECT {DECISION_COLUMNS} FROM decisions AS d"
 
 _GET: LiteralString = _WITH_RESULT + " WHERE d.tenant_id = %(tenant_id)s AND d.id = %(id)s"
@@ -79,17 +82,14 @@ _RECENT: dict[bool, LiteralString] = {
     True: _WITH_RESULT + _RECENT_WHERE,
     False: _WITHOUT_RESULT + _RECENT_WHERE,
 }
-_INSERT: LiteralString = """
+_INSERT: LiteralString = f"""
 WITH d AS (
-    INSERT INTO decisions (tenant_id, id, run_id, agent_id, card_type, action, summary,
-                           result, resolution_status, created_at)
-    VALUES (%(tenant_id)s, %(id)s, %(run_id)s, %(agent_id)s, %(card_type)s, %(action)s,
-            %(summary)s, %(result)s, 'open', clock_timestamp())
+    INSERT INTO decisions ({insert_columns(DecisionRow)})
+    VALUES ({insert_values(DecisionRow)})
     ON CONFLICT (tenant_id, run_id) DO NOTHING
     RETURNING *
 )
-SELECT d.id, d.run_id, d.agent_id, d.card_type, d.action, d.summary, d.resolution_status,
-       d.created_at, d.resolved_at, d.result, NULL::smallint AS latest_conviction_score,
+SELECT {output(DecisionRow, "d", full=True)}, NULL::smallint AS latest_conviction_score,
        0 AS reexamination_count
 FROM d
 """
@@ -99,14 +99,10 @@ SET resolution_status = %(status)s::text,
     resolved_at = CASE WHEN %(status)s::text = 'open' THEN NULL ELSE clock_timestamp() END
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s
 """
-REEXAMINATION_COLUMNS: LiteralString = (
-    "id, parent_decision_id, run_id, conviction_score, notes, suggested_action, created_at"
-)
+REEXAMINATION_COLUMNS = output(ReexaminationRow, "")
 _INSERT_REEXAMINATION: LiteralString = f"""
-INSERT INTO reexaminations (tenant_id, id, parent_decision_id, run_id, conviction_score,
-                            notes, suggested_action, created_at)
-VALUES (%(tenant_id)s, %(id)s, %(parent_decision_id)s, %(run_id)s, %(conviction_score)s,
-        %(notes)s, %(suggested_action)s, clock_timestamp())
+INSERT INTO reexaminations ({insert_columns(ReexaminationRow)})
+VALUES ({insert_values(ReexaminationRow)})
 ON CONFLICT (tenant_id, run_id) DO NOTHING
 RETURNING {REEXAMINATION_COLUMNS}
 """

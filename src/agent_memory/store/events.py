@@ -8,12 +8,14 @@ from typing import Any, LiteralString
 
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal
+from agent_memory.store.columns import output
 from agent_memory.store.memories import memory_from_row
+from agent_memory.store.models import MemoryEventRow
 from agent_memory.store.repositories import EventRepository
 from agent_memory.store.sql import Connection, Row, fetch_all
 
-_EVENTS: LiteralString = """
-SELECT id, memory_id, event_type, actor_user_id, occurred_at, old_memory, new_memory
+_EVENTS: LiteralString = f"""
+SELECT {output(MemoryEventRow, "")}
 FROM memory_events
 WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s"""
 _ORDER: LiteralString = " ORDER BY occurred_at, id LIMIT %(limit)s"

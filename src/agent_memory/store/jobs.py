@@ -25,14 +25,14 @@ from agent_memory.domain.extraction import (
 )
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Scope
+from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.models import ExtractionJobRow
 from agent_memory.store.repositories import JobQueue, JobRepository
 from agent_memory.store.sql import Connection, fetch_one
 
-_ENQUEUE: LiteralString = """
-INSERT INTO extraction_jobs (tenant_id, id, synthetic_session_id, agent_id, workspace_id,
-                             session_id, chain_id, actor_user_id, transcript, run_after)
-VALUES (%(tenant_id)s, %(id)s, %(synthetic_session_id)s, %(agent_id)s, %(workspace_id)s,
-        %(session_id)s, %(chain_id)s, %(actor)s, %(transcript)s, now() + %(settle)s)
+_ENQUEUE: LiteralString = f"""
+INSERT INTO extraction_jobs ({insert_columns(ExtractionJobRow)})
+VALUES ({insert_values(ExtractionJobRow)})
 ON CONFLICT (tenant_id, synthetic_session_id) WHERE status = 'queued' DO UPDATE
 SET agent_id = excluded.agent_id, workspace_id = excluded.workspace_id,
     transcript = excluded.transcript, actor_user_id = excluded.actor_user_id,
@@ -72,9 +72,8 @@ SET status = 'done', outcome = %(outcome)s, detail = %(detail)s, lease_until = N
 RETURNING id
 """
 
-_GET: LiteralString = """
-SELECT id, status, attempts, outcome, detail, synthetic_session_id, agent_id, workspace_id,
-       created_at, updated_at, run_after, result
+_GET: LiteralString = f"""
+SELECT {output(ExtractionJobRow, "")}
 FROM extraction_jobs
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s
 """

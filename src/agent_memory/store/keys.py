@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import LiteralString
 
 from agent_memory.domain.identity import ApiKeyInfo, Role, StoredApiKey
+from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.models import ApiKeyRow
 from agent_memory.store.repositories import KeyRepository
 from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 
-_COLUMNS: LiteralString = "tenant_id, id, user_id, name, created_at, revoked_at, secret_hash, role"
+_COLUMNS = output(ApiKeyRow, "")
 _ADD: LiteralString = f"""
-INSERT INTO api_keys (tenant_id, id, user_id, secret_hash, name, role)
-VALUES (%(tenant_id)s, %(id)s, %(user_id)s, %(secret_hash)s, %(name)s, %(role)s)
+INSERT INTO api_keys ({insert_columns(ApiKeyRow)})
+VALUES ({insert_values(ApiKeyRow)})
 RETURNING {_COLUMNS}
 """
 _FIND: LiteralString = f"SELECT {_COLUMNS} FROM api_keys WHERE id = %(id)s"

@@ -32,6 +32,15 @@ from agent_memory.domain.memory import (
     Scope,
     Written,
 )
+from agent_memory.store.columns import (
+    insert_columns,
+    insert_values,
+    merged,
+    output,
+    patched,
+    stamps,
+)
+from agent_memory.store.models import MemoryRow
 from agent_memory.store.repositories import ExpirySweep, MemoryRepository
 from agent_memory.store.sql import (
     Connection,
@@ -42,34 +51,10 @@ from agent_memory.store.sql import (
     fetch_one,
 )
 
-# What a statement returns of a memory: named, not "*", so that a column added by a
-# migration does not change the result of a statement a running server has prepared.
-MEMORY_COLUMNS = (
-    "id",
-    "scope",
-    "owner_id",
-    "key",
-    "value",
-    "pinned",
-    "importance",
-    "source",
-    "tags",
-    "confidence",
-    "metadata",
-    "version",
-    "created_at",
-    "updated_at",
-    "conversation_provider",
-    "conversation_id",
-    "expire_time",
-    "superseded_by",
-    "last_used_time",
-)
-
 
 def columns(alias: LiteralString) -> LiteralString:
     """The memory columns of the row ``alias``, for a select list."""
-    return ", ".join(f"{alias}.{c}" for c in MEMORY_COLUMNS)
+    return output(MemoryRow, alias)
 
 
 def memory_from_row(row: Mapping[str, Any]) -> Memory:
@@ -182,18 +167,9 @@ _AT_KEY = """
     tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
     AND key = %(key)s"""
 
-# The write's expiry: its instant, or its time to live from the database's clock.
-_EXPIRY = "coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval)"
-
 _NEW_ROW = f"""
-    INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value, pinned,
-                          importance, tags, confidence, metadata, conversation_provider,
-                          conversation_id, created_by, updated_by, expire_time)
-    SELECT %(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(source)s, %(value)s,
-           coalesce(%(pinned)s::boolean, false), coalesce(%(importance)s::smallint, 0),
-           coalesce(%(tags)s::text[], '{{}}'), %(confidence)s::float8,
-           coalesce(%(metadata)s::jsonb, '{{}}'), %(conversation_provider)s,
-           %(conversation_id)s, %(actor)s, %(actor)s, {_EXPIRY}"""
+    INSERT INTO memories ({insert_columns(MemoryRow)})
+    SELECT {insert_values(MemoryRow)}"""
 
 
 def _write(lock: LiteralString) -> LiteralString:
@@ -212,19 +188,7 @@ WITH current AS (
 ),
 updated AS (
     UPDATE memories AS m
-    SET value = %(value)s,
-        pinned = coalesce(%(pinned)s::boolean, m.pinned),
-        importance = coalesce(%(importance)s::smallint, m.importance),
-        tags = CASE WHEN %(evidence)s THEN %(tags)s::text[] ELSE m.tags END,
-        confidence = CASE WHEN %(evidence)s THEN %(confidence)s::float8 ELSE m.confidence END,
-        metadata = CASE WHEN %(evidence)s THEN %(metadata)s::jsonb ELSE m.metadata END,
-        conversation_provider = CASE WHEN %(evidence)s THEN %(conversation_provider)s
-                                     ELSE m.conversation_provider END,
-        conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s
-                               ELSE m.conversation_id END,
-        expire_time = coalesce({_EXPIRY}, m.expire_time),
-        superseded_by = NULL,
-        updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
+    SET {merged(MemoryRow, "m")}
     FROM current AS c
     WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.version = c.version
       AND c.source = %(source)s
@@ -287,14 +251,7 @@ _UPDATE: LiteralString = (
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET key = coalesce(%(key)s, m.key),
-        value = coalesce(%(value)s, m.value),
-        pinned = coalesce(%(pinned)s::boolean, m.pinned),
-        importance = coalesce(%(importance)s::smallint, m.importance),
-        expire_time = CASE WHEN %(clear_expiry)s THEN NULL
-                           ELSE coalesce(%(expire_time)s::timestamptz, m.expire_time) END,
-        tags = coalesce(%(tags)s::text[], m.tags),
-        updated_by = %(actor)s, updated_at = clock_timestamp(), version = m.version + 1
+    SET {patched(MemoryRow, "m")}
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
     RETURNING m.*
@@ -309,8 +266,7 @@ _PIN: LiteralString = (
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET pinned = %(pinned)s, updated_by = %(actor)s, updated_at = clock_timestamp(),
-        version = m.version + 1
+    SET pinned = %(pinned)s, {stamps(MemoryRow, "m")}
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id AND old.pinned <> %(pinned)s
     RETURNING m.*
@@ -328,8 +284,7 @@ _SUPERSEDE: LiteralString = (
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET superseded_by = %(by)s, updated_by = %(actor)s, updated_at = clock_timestamp(),
-        version = m.version + 1
+    SET superseded_by = %(by)s, {stamps(MemoryRow, "m")}
     FROM old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
       AND old.scope = %(scope)s AND old.owner_id = %(owner_id)s AND old.id <> %(by)s
@@ -557,7 +512,8 @@ class PgMemories(MemoryRepository):
             pinned=patch.pinned,
             importance=patch.importance,
             expire_time=patch.expire_time,
-            clear_expiry=patch.clear_expiry,
+            ttl=None,
+            clear_expire_time=patch.clear_expiry,
             tags=list(patch.tags) if patch.tags is not None else None,
             event=event.value,
         )

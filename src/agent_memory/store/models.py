@@ -29,6 +29,16 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from agent_memory.store.columns import (
+    EVIDENCE,
+    FULL,
+    INTERNAL,
+    MERGED,
+    OUTPUT,
+    PATCHED,
+    WRITTEN,
+    policy,
+)
 from agent_memory.store.vectors import line_hash, memory_hash
 
 NAMING_CONVENTION = {
@@ -69,14 +79,20 @@ class ApiKeyRow(Base):
 
     __tablename__ = "api_keys"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    user_id: Mapped[str] = mapped_column(String(255))
-    secret_hash: Mapped[bytes] = mapped_column(LargeBinary(32))
-    name: Mapped[str] = mapped_column(String(255), server_default="")
-    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    revoked_at: Mapped[datetime | None] = mapped_column(Timestamp)
-    role: Mapped[str] = mapped_column(Text, server_default="orchestrator")
+    tenant_id: Mapped[str] = mapped_column(
+        String(255), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, info=policy(OUTPUT | WRITTEN))
+    user_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    secret_hash: Mapped[bytes] = mapped_column(LargeBinary(32), info=policy(OUTPUT | WRITTEN))
+    name: Mapped[str] = mapped_column(String(255), server_default="", info=policy(OUTPUT | WRITTEN))
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    revoked_at: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(OUTPUT))
+    role: Mapped[str] = mapped_column(
+        Text, server_default="orchestrator", info=policy(OUTPUT | WRITTEN)
+    )
 
     __table_args__ = (
         UniqueConstraint("id"),
@@ -89,38 +105,77 @@ class MemoryRow(Base):
 
     __tablename__ = "memories"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    scope: Mapped[str] = mapped_column(String(16))
-    owner_id: Mapped[str] = mapped_column(String(255))
-    key: Mapped[str] = mapped_column(String(255))
-    value: Mapped[str] = mapped_column(Text)
-    pinned: Mapped[bool] = mapped_column(server_default=text("false"))
-    importance: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
-    source: Mapped[str] = mapped_column(String(16))
-    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
-    confidence: Mapped[float | None] = mapped_column(Double)
-    metadata_: Mapped[dict[str, Any]] = mapped_column(
-        "metadata", JSONB, server_default=text("'{}'::jsonb")
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, info=policy(OUTPUT | WRITTEN)
     )
-    version: Mapped[int] = mapped_column(server_default=text("1"))
-    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    created_by: Mapped[str] = mapped_column(String(255))
-    updated_by: Mapped[str] = mapped_column(String(255))
-    conversation_provider: Mapped[str | None] = mapped_column(String(64))
-    conversation_id: Mapped[str | None] = mapped_column(String(255))
-    # AIP-214: past it the memory is invisible, and the sweeper deletes it.
-    expire_time: Mapped[datetime | None] = mapped_column(Timestamp)
+    scope: Mapped[str] = mapped_column(String(16), info=policy(OUTPUT | WRITTEN))
+    owner_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    key: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN | PATCHED))
+    value: Mapped[str] = mapped_column(Text, info=policy(OUTPUT | WRITTEN | MERGED | PATCHED))
+    pinned: Mapped[bool] = mapped_column(
+        server_default=text("false"), info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
+    )
+    importance: Mapped[int] = mapped_column(
+        SmallInteger, server_default=text("0"), info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
+    )
+    source: Mapped[str] = mapped_column(String(16), info=policy(OUTPUT | WRITTEN))
+    # Evidence: what the writer knew of where the fact came from, replaced as a whole.
+    tags: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), server_default=text("'{}'"), info=policy(OUTPUT | WRITTEN | EVIDENCE | PATCHED)
+    )
+    confidence: Mapped[float | None] = mapped_column(
+        Double, info=policy(OUTPUT | WRITTEN | EVIDENCE)
+    )
+    metadata_: Mapped[dict[str, Any]] = mapped_column(
+        "metadata",
+        JSONB,
+        server_default=text("'{}'::jsonb"),
+        info=policy(OUTPUT | WRITTEN | EVIDENCE),
+    )
+    version: Mapped[int] = mapped_column(
+        server_default=text("1"), info=policy(OUTPUT, on_change="{t}.version + 1")
+    )
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT, on_change="clock_timestamp()")
+    )
+    created_by: Mapped[str] = mapped_column(String(255), info=policy(WRITTEN, value="%(actor)s"))
+    updated_by: Mapped[str] = mapped_column(
+        String(255), info=policy(WRITTEN, value="%(actor)s", on_change="%(actor)s")
+    )
+    conversation_provider: Mapped[str | None] = mapped_column(
+        String(64), info=policy(OUTPUT | WRITTEN | EVIDENCE)
+    )
+    conversation_id: Mapped[str | None] = mapped_column(
+        String(255), info=policy(OUTPUT | WRITTEN | EVIDENCE)
+    )
+    # AIP-214: past it the memory is invisible, and the sweeper deletes it. A write
+    # gives an instant or a time to live, counted on the database's clock.
+    expire_time: Mapped[datetime | None] = mapped_column(
+        Timestamp,
+        info=policy(
+            OUTPUT | WRITTEN | MERGED | PATCHED,
+            value="coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval)",
+        ),
+    )
     # The memory that replaced this one; set, it is left out of listings, rendering and
     # recall but stays readable by id. Not a foreign key: the replacement may be deleted.
-    superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
-    last_used_time: Mapped[datetime | None] = mapped_column(Timestamp)
+    # Writing the key again brings it back.
+    superseded_by: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), info=policy(OUTPUT, on_merge="NULL")
+    )
+    # When the memory last reached a model (rendered or recalled); see mark_used.
+    last_used_time: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(OUTPUT))
     # Recall by meaning, as for archival lines.
-    embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
-    embedding_model: Mapped[str | None] = mapped_column(Text)
-    embedded_hash: Mapped[int | None] = mapped_column(BigInteger)
-    index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp)
+    embedding: Mapped[list[float] | None] = mapped_column(
+        ARRAY(REAL), nullable=True, info=policy(INTERNAL)
+    )
+    embedding_model: Mapped[str | None] = mapped_column(Text, info=policy(INTERNAL))
+    embedded_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
+    index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(INTERNAL))
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),
@@ -159,19 +214,23 @@ class MemoryGroundingRow(Base):
 
     __tablename__ = "memory_groundings"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    memory_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    ordinal: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
-    message_position: Mapped[int]
-    provider_message_id: Mapped[str] = mapped_column(String(255))
-    start_character: Mapped[int]
-    end_character: Mapped[int]
-    quote: Mapped[str] = mapped_column(Text)
-    raw_event_index: Mapped[int | None]
-    raw_start_character: Mapped[int | None]
-    raw_end_character: Mapped[int | None]
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    memory_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, info=policy(WRITTEN)
+    )
+    ordinal: Mapped[int] = mapped_column(
+        SmallInteger, primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    message_position: Mapped[int] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    provider_message_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    start_character: Mapped[int] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    end_character: Mapped[int] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    quote: Mapped[str] = mapped_column(Text, info=policy(OUTPUT | WRITTEN))
+    raw_event_index: Mapped[int | None] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    raw_start_character: Mapped[int | None] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    raw_end_character: Mapped[int | None] = mapped_column(info=policy(OUTPUT | WRITTEN))
     metadata_: Mapped[dict[str, Any]] = mapped_column(
-        "metadata", JSONB, server_default=text("'{}'::jsonb")
+        "metadata", JSONB, server_default=text("'{}'::jsonb"), info=policy(OUTPUT | WRITTEN)
     )
 
     __table_args__ = (
@@ -190,16 +249,28 @@ class ConversationRow(Base):
 
     __tablename__ = "conversations"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
-    conversation_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    messages: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
-    message_count: Mapped[int]
-    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    provider: Mapped[str] = mapped_column(
+        String(64), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    conversation_id: Mapped[str] = mapped_column(
+        String(255), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, info=policy(FULL | WRITTEN))
+    message_count: Mapped[int] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
     # The raw provider events, oldest first, each a string as the provider sent it.
-    raw_events: Mapped[list[str]] = mapped_column(JSONB, server_default=text("'[]'::jsonb"))
-    raw_event_count: Mapped[int] = mapped_column(server_default=text("0"))
+    raw_events: Mapped[list[str]] = mapped_column(
+        JSONB, server_default=text("'[]'::jsonb"), info=policy(FULL | WRITTEN)
+    )
+    raw_event_count: Mapped[int] = mapped_column(
+        server_default=text("0"), info=policy(OUTPUT | WRITTEN)
+    )
 
     __table_args__ = (
         # ListConversations: most recently updated first.
@@ -212,14 +283,16 @@ class MemoryEventRow(Base):
 
     __tablename__ = "memory_events"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    memory_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
-    event_type: Mapped[str] = mapped_column(String(16))
-    actor_user_id: Mapped[str] = mapped_column(String(255))
-    occurred_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    old_memory: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
-    new_memory: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(INTERNAL))
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, info=policy(OUTPUT))
+    memory_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), info=policy(OUTPUT))
+    event_type: Mapped[str] = mapped_column(String(16), info=policy(OUTPUT))
+    actor_user_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT))
+    occurred_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    old_memory: Mapped[dict[str, Any] | None] = mapped_column(JSONB, info=policy(OUTPUT))
+    new_memory: Mapped[dict[str, Any] | None] = mapped_column(JSONB, info=policy(OUTPUT))
 
     __table_args__ = (
         Index("ix_memory_events_memory", "tenant_id", "memory_id", "occurred_at", "id"),
@@ -241,16 +314,22 @@ class UsageRecordRow(Base):
 
     __tablename__ = "usage_records"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    synthetic_session_id: Mapped[str] = mapped_column(String(300))
-    agent_id: Mapped[str] = mapped_column(String(255))
-    model: Mapped[str] = mapped_column(String(128))
-    input_tokens: Mapped[int] = mapped_column(BigInteger)
-    output_tokens: Mapped[int] = mapped_column(BigInteger)
-    cost_usd: Mapped[Decimal] = mapped_column(Numeric(14, 8))
-    outcome: Mapped[str] = mapped_column(String(32))
-    recorded_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True),
+        primary_key=True,
+        info=policy(OUTPUT | WRITTEN, value="gen_random_uuid()"),
+    )
+    synthetic_session_id: Mapped[str] = mapped_column(String(300), info=policy(OUTPUT | WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    model: Mapped[str] = mapped_column(String(128), info=policy(OUTPUT | WRITTEN))
+    input_tokens: Mapped[int] = mapped_column(BigInteger, info=policy(OUTPUT | WRITTEN))
+    output_tokens: Mapped[int] = mapped_column(BigInteger, info=policy(OUTPUT | WRITTEN))
+    cost_usd: Mapped[Decimal] = mapped_column(Numeric(14, 8), info=policy(OUTPUT | WRITTEN))
+    outcome: Mapped[str] = mapped_column(String(32), info=policy(OUTPUT | WRITTEN))
+    recorded_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
 
     __table_args__ = (
         Index("ix_usage_records_session", "tenant_id", "synthetic_session_id", "recorded_at"),
@@ -263,25 +342,35 @@ class ExtractionJobRow(Base):
 
     __tablename__ = "extraction_jobs"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    synthetic_session_id: Mapped[str] = mapped_column(String(300))
-    agent_id: Mapped[str] = mapped_column(String(255))
-    workspace_id: Mapped[str | None] = mapped_column(String(255))
-    session_id: Mapped[str | None] = mapped_column(String(255))
-    chain_id: Mapped[str | None] = mapped_column(String(255))
-    actor_user_id: Mapped[str] = mapped_column(String(255))
-    transcript: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(16), server_default="queued")
-    attempts: Mapped[int] = mapped_column(server_default=text("0"))
-    run_after: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    lease_until: Mapped[datetime | None] = mapped_column(Timestamp)
-    outcome: Mapped[str | None] = mapped_column(String(32))
-    detail: Mapped[str] = mapped_column(Text, server_default="")
-    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    synthetic_session_id: Mapped[str] = mapped_column(String(300), info=policy(OUTPUT | WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    workspace_id: Mapped[str | None] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    session_id: Mapped[str | None] = mapped_column(String(255), info=policy(WRITTEN))
+    chain_id: Mapped[str | None] = mapped_column(String(255), info=policy(WRITTEN))
+    actor_user_id: Mapped[str] = mapped_column(String(255), info=policy(WRITTEN, value="%(actor)s"))
+    transcript: Mapped[str] = mapped_column(Text, info=policy(WRITTEN))
+    status: Mapped[str] = mapped_column(String(16), server_default="queued", info=policy(OUTPUT))
+    attempts: Mapped[int] = mapped_column(server_default=text("0"), info=policy(OUTPUT))
+    run_after: Mapped[datetime] = mapped_column(
+        Timestamp,
+        server_default=func.now(),
+        info=policy(OUTPUT | WRITTEN, value="now() + %(settle)s"),
+    )
+    lease_until: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(INTERNAL))
+    outcome: Mapped[str | None] = mapped_column(String(32), info=policy(OUTPUT))
+    detail: Mapped[str] = mapped_column(Text, server_default="", info=policy(OUTPUT))
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
     # What the pass did once done (written ids, dropped facts, usage); NULL before.
-    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB, info=policy(OUTPUT))
 
     __table_args__ = (
         CheckConstraint("status IN ('queued', 'running', 'done')", name="status"),
@@ -303,12 +392,20 @@ class AgentSettingsRow(Base):
 
     __tablename__ = "agent_settings"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    memory_enabled: Mapped[bool] = mapped_column(server_default=text("false"))
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    updated_by: Mapped[str] = mapped_column(String(255))
-    active_memory_enabled: Mapped[bool] = mapped_column(server_default=text("false"))
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(
+        String(255), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    memory_enabled: Mapped[bool] = mapped_column(
+        server_default=text("false"), info=policy(OUTPUT | WRITTEN)
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    updated_by: Mapped[str] = mapped_column(String(255), info=policy(WRITTEN, value="%(actor)s"))
+    active_memory_enabled: Mapped[bool] = mapped_column(
+        server_default=text("false"), info=policy(OUTPUT | WRITTEN)
+    )
 
 
 class BlockRow(Base):
@@ -320,15 +417,23 @@ class BlockRow(Base):
 
     __tablename__ = "blocks"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    label: Mapped[str] = mapped_column(String(16), primary_key=True)
-    content: Mapped[str] = mapped_column(Text)
-    version: Mapped[int] = mapped_column(BigInteger)
-    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(OUTPUT | WRITTEN))
+    agent_id: Mapped[str] = mapped_column(
+        String(255), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    label: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(OUTPUT | WRITTEN))
+    content: Mapped[str] = mapped_column(Text, info=policy(OUTPUT | WRITTEN))
+    version: Mapped[int] = mapped_column(BigInteger, info=policy(OUTPUT | WRITTEN, value="1"))
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp,
+        server_default=func.now(),
+        info=policy(OUTPUT | WRITTEN, value="statement_timestamp()"),
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp, info=policy(OUTPUT | WRITTEN, value="statement_timestamp()")
+    )
 
     __table_args__ = (
         CheckConstraint("scope IN ('user', 'agent')", name="scope"),
@@ -343,16 +448,18 @@ class BlockVersionRow(Base):
 
     __tablename__ = "block_versions"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    label: Mapped[str] = mapped_column(String(16), primary_key=True)
-    version: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    content: Mapped[str] = mapped_column(Text)
-    char_count: Mapped[int]
-    writer_user_id: Mapped[str] = mapped_column(String(255))
-    written_at: Mapped[datetime] = mapped_column(Timestamp)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    label: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(WRITTEN))
+    version: Mapped[int] = mapped_column(
+        BigInteger, primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    content: Mapped[str] = mapped_column(Text, info=policy(OUTPUT | WRITTEN))
+    char_count: Mapped[int] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    writer_user_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    written_at: Mapped[datetime] = mapped_column(Timestamp, info=policy(OUTPUT | WRITTEN))
 
     __table_args__ = (
         ForeignKeyConstraint(
@@ -378,25 +485,29 @@ class ArchivalLineRow(Base):
 
     __tablename__ = "archival_lines"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    line_number: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    line_number: Mapped[int] = mapped_column(primary_key=True, info=policy(OUTPUT | WRITTEN))
     # The line's place among the block's non-empty lines (1, 2, ...): neighbours are
     # one ordinal apart, whatever blank lines lie between them.
-    ordinal: Mapped[int]
-    content: Mapped[str] = mapped_column(Text)
+    ordinal: Mapped[int] = mapped_column(info=policy(OUTPUT | WRITTEN))
+    content: Mapped[str] = mapped_column(Text, info=policy(OUTPUT | WRITTEN))
     # Stemmed lexemes for recall, computed by PostgreSQL from the content.
     lexemes: Mapped[str] = mapped_column(
-        TSVECTOR, Computed("to_tsvector('english'::regconfig, content)", persisted=True)
+        TSVECTOR,
+        Computed("to_tsvector('english'::regconfig, content)", persisted=True),
+        info=policy(INTERNAL),
     )
     # Recall by meaning: the line's vector, the model that made it and a hash of the
     # text it was made from (see IndexedColumns).
-    embedding: Mapped[list[float] | None] = mapped_column(ARRAY(REAL), nullable=True)
-    embedding_model: Mapped[str | None] = mapped_column(Text)
-    embedded_hash: Mapped[int | None] = mapped_column(BigInteger)
-    index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp)
+    embedding: Mapped[list[float] | None] = mapped_column(
+        ARRAY(REAL), nullable=True, info=policy(INTERNAL)
+    )
+    embedding_model: Mapped[str | None] = mapped_column(Text, info=policy(INTERNAL))
+    embedded_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
+    index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(INTERNAL))
 
     __table_args__ = (
         Index("ix_archival_lines_ordinal", "tenant_id", "user_id", "scope", "agent_id", "ordinal"),
@@ -412,15 +523,19 @@ class ArchivalVocabularyRow(Base):
 
     __tablename__ = "archival_vocabulary"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    scope: Mapped[str] = mapped_column(String(16), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    lexemes: Mapped[list[str]] = mapped_column(ARRAY(Text))
-    line_count: Mapped[int] = mapped_column(server_default=text("0"))
-    lexeme_total: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    lexemes: Mapped[list[str]] = mapped_column(ARRAY(Text), info=policy(WRITTEN))
+    line_count: Mapped[int] = mapped_column(server_default=text("0"), info=policy(WRITTEN))
+    lexeme_total: Mapped[int] = mapped_column(
+        BigInteger, server_default=text("0"), info=policy(WRITTEN)
+    )
     # Who speaks in the block: names that open two lines or more as "Name: text".
-    speakers: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
+    speakers: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), server_default=text("'{}'"), info=policy(WRITTEN)
+    )
 
 
 class ActiveSessionRow(Base):
@@ -433,12 +548,14 @@ class ActiveSessionRow(Base):
 
     __tablename__ = "active_sessions"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    session_id: Mapped[str | None] = mapped_column(String(255))
-    session_updated_at: Mapped[datetime | None] = mapped_column(Timestamp)
-    last_reset_at: Mapped[datetime] = mapped_column(Timestamp)
-    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    session_id: Mapped[str | None] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    session_updated_at: Mapped[datetime | None] = mapped_column(
+        Timestamp, info=policy(OUTPUT | WRITTEN)
+    )
+    last_reset_at: Mapped[datetime] = mapped_column(Timestamp, info=policy(OUTPUT | WRITTEN))
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, info=policy(WRITTEN))
 
     __table_args__ = (
         CheckConstraint("(session_id IS NULL) = (session_updated_at IS NULL)", name="session"),
@@ -454,13 +571,17 @@ class AgentRunRow(Base):
 
     __tablename__ = "agent_runs"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    run_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    session_id_before: Mapped[str | None] = mapped_column(String(255))
-    session_id_after: Mapped[str | None] = mapped_column(String(255))
-    carried: Mapped[bool]
-    recorded_at: Mapped[datetime] = mapped_column(Timestamp)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    run_id: Mapped[str] = mapped_column(
+        String(255), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    session_id_before: Mapped[str | None] = mapped_column(
+        String(255), info=policy(OUTPUT | WRITTEN)
+    )
+    session_id_after: Mapped[str | None] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    carried: Mapped[bool] = mapped_column(info=policy(WRITTEN))
+    recorded_at: Mapped[datetime] = mapped_column(Timestamp, info=policy(OUTPUT | WRITTEN))
 
     __table_args__ = (
         Index("ix_agent_runs_recorded", "tenant_id", "agent_id", "recorded_at"),
@@ -474,13 +595,25 @@ class CardTypeRow(Base):
 
     __tablename__ = "card_types"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    re_examinable: Mapped[str] = mapped_column(String(16))
-    actions: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
-    decision_actions: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
-    created_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    name: Mapped[str] = mapped_column(String(64), primary_key=True, info=policy(OUTPUT | WRITTEN))
+    re_examinable: Mapped[str] = mapped_column(String(16), info=policy(OUTPUT | WRITTEN))
+    actions: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), server_default=text("'{}'"), info=policy(OUTPUT | WRITTEN)
+    )
+    decision_actions: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), server_default=text("'{}'"), info=policy(OUTPUT | WRITTEN)
+    )
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp,
+        server_default=func.now(),
+        info=policy(OUTPUT | WRITTEN, value="statement_timestamp()"),
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp,
+        server_default=func.now(),
+        info=policy(OUTPUT | WRITTEN, value="statement_timestamp()"),
+    )
 
     __table_args__ = (
         CheckConstraint(
@@ -494,17 +627,23 @@ class DecisionRow(Base):
 
     __tablename__ = "decisions"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    run_id: Mapped[str] = mapped_column(String(255))
-    agent_id: Mapped[str] = mapped_column(String(255))
-    card_type: Mapped[str] = mapped_column(String(64))
-    action: Mapped[str] = mapped_column(String(32))
-    summary: Mapped[str] = mapped_column(String(200))
-    result: Mapped[dict[str, Any]] = mapped_column(JSONB)
-    resolution_status: Mapped[str] = mapped_column(String(16))
-    created_at: Mapped[datetime] = mapped_column(Timestamp)
-    resolved_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    run_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    card_type: Mapped[str] = mapped_column(String(64), info=policy(OUTPUT | WRITTEN))
+    action: Mapped[str] = mapped_column(String(32), info=policy(OUTPUT | WRITTEN))
+    summary: Mapped[str] = mapped_column(String(200), info=policy(OUTPUT | WRITTEN))
+    result: Mapped[dict[str, Any]] = mapped_column(JSONB, info=policy(FULL | WRITTEN))
+    resolution_status: Mapped[str] = mapped_column(
+        String(16), info=policy(OUTPUT | WRITTEN, value="'open'")
+    )
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, info=policy(OUTPUT | WRITTEN, value="clock_timestamp()")
+    )
+    resolved_at: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(OUTPUT))
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "run_id"),
@@ -526,14 +665,20 @@ class ReexaminationRow(Base):
 
     __tablename__ = "reexaminations"
 
-    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    parent_decision_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
-    run_id: Mapped[str] = mapped_column(String(255))
-    conviction_score: Mapped[int] = mapped_column(SmallInteger)
-    notes: Mapped[str] = mapped_column(String(500))
-    suggested_action: Mapped[str] = mapped_column(String(32))
-    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    parent_decision_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), info=policy(OUTPUT | WRITTEN)
+    )
+    run_id: Mapped[str] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
+    conviction_score: Mapped[int] = mapped_column(SmallInteger, info=policy(OUTPUT | WRITTEN))
+    notes: Mapped[str] = mapped_column(String(500), info=policy(OUTPUT | WRITTEN))
+    suggested_action: Mapped[str] = mapped_column(String(32), info=policy(OUTPUT | WRITTEN))
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, info=policy(OUTPUT | WRITTEN, value="clock_timestamp()")
+    )
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "run_id"),

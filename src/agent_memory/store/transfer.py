@@ -27,16 +27,18 @@ from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.memory import Memory
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.blocks import PgBlocks
+from agent_memory.store.columns import output
 from agent_memory.store.conversations import conversation_from_row, snapshot_columns
 from agent_memory.store.decisions import (
     CARD_TYPE_COLUMNS,
-    DECISION_COLUMNS,
     REEXAMINATION_COLUMNS,
     card_type_from_row,
+    decision_columns,
     decision_from_row,
     reexamination_from_row,
 )
 from agent_memory.store.memories import GROUNDINGS, columns, live, memory_from_row
+from agent_memory.store.models import ConversationRow
 from agent_memory.store.repositories import TransferRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
 
@@ -44,9 +46,8 @@ _CARD_TYPES: LiteralString = f"""
 SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
 """
 
-_CONVERSATIONS: LiteralString = """
-SELECT provider, conversation_id, messages, message_count, raw_events, raw_event_count,
-       created_at, updated_at
+_CONVERSATIONS: LiteralString = f"""
+SELECT {output(ConversationRow, "", full=True)}
 FROM conversations WHERE tenant_id = %(tenant_id)s ORDER BY provider, conversation_id
 """
 
@@ -63,7 +64,7 @@ WHERE tenant_id = %(tenant_id)s ORDER BY user_id, scope, agent_id, label
 """
 
 _DECISIONS: LiteralString = f"""
-SELECT {DECISION_COLUMNS}, d.result FROM decisions AS d
+SELECT {decision_columns(full=True)} FROM decisions AS d
 WHERE d.tenant_id = %(tenant_id)s ORDER BY d.created_at, d.id
 """
 

@@ -8,16 +8,16 @@ from typing import LiteralString
 
 from agent_memory.domain.extraction import ExtractionOutcome, Usage, UsageRecord, UsageReport
 from agent_memory.domain.identity import Principal
+from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.models import UsageRecordRow
 from agent_memory.store.repositories import UsageRepository
 from agent_memory.store.sql import Connection, execute, fetch_all
 
 MAX_RECORDS = 1000
 
-_RECORD: LiteralString = """
-INSERT INTO usage_records (tenant_id, id, synthetic_session_id, agent_id, model, input_tokens,
-                           output_tokens, cost_usd, outcome)
-VALUES (%(tenant_id)s, gen_random_uuid(), %(synthetic_session_id)s, %(agent_id)s, %(model)s,
-        %(input_tokens)s, %(output_tokens)s, %(cost_usd)s, %(outcome)s)
+_RECORD: LiteralString = f"""
+INSERT INTO usage_records ({insert_columns(UsageRecordRow)})
+VALUES ({insert_values(UsageRecordRow)})
 """
 
 # The records (at most MAX_RECORDS, oldest first) and, on every row, the totals over
@@ -26,8 +26,7 @@ VALUES (%(tenant_id)s, gen_random_uuid(), %(synthetic_session_id)s, %(agent_id)s
 # ranges even when absent, so one generic plan can use the time index for both.
 _REPORT: LiteralString = f"""
 WITH matched AS NOT MATERIALIZED (
-    SELECT id, synthetic_session_id, agent_id, model, input_tokens, output_tokens, cost_usd,
-           outcome, recorded_at
+    SELECT {output(UsageRecordRow, "")}
     FROM usage_records
     WHERE tenant_id = %(tenant_id)s
       AND starts_with(synthetic_session_id, %(prefix)s)
@@ -40,8 +39,7 @@ totals AS (
            coalesce(sum(cost_usd), 0) AS total_cost_usd
     FROM matched
 )
-SELECT r.id, r.synthetic_session_id, r.agent_id, r.model, r.input_tokens, r.output_tokens,
-       r.cost_usd, r.outcome, r.recorded_at,
+SELECT {output(UsageRecordRow, "r")},
        t.total_input_tokens, t.total_output_tokens, t.total_cost_usd
 FROM totals AS t
 LEFT JOIN LATERAL (

@@ -1,0 +1,93 @@
+"""Each column says once what statements do with it, and the statements follow."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agent_memory.api.convert import UPDATABLE_MEMORY_FIELDS
+from agent_memory.domain.memory import Memory
+from agent_memory.store import memories
+from agent_memory.store.columns import (
+    FULL,
+    OUTPUT,
+    PATCHED,
+    declared,
+    insert_values,
+    named,
+    output,
+    patched,
+)
+from agent_memory.store.models import Base, ConversationRow, DecisionRow, MemoryRow
+
+TABLES = {t.name: t for t in Base.metadata.sorted_tables}
+ROWS = {m.class_.__tablename__: m.class_ for m in Base.registry.mappers}
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_every_column_declares_what_statements_do_with_it(table: str) -> None:
+    missing = [c.name for c in TABLES[table].columns if declared(c) is None]
+    assert missing == [], f"{table}: give these columns info=policy(...): {missing}"
+
+
+@pytest.mark.parametrize("table", sorted(ROWS))
+def test_no_write_is_cut_to_a_column_length(table: str) -> None:
+    # A cast to varchar(n) shortens a longer value without an error; the column's own
+    # check refuses it instead.
+    values = insert_values(ROWS[table])
+    assert "VARCHAR" not in values.upper()
+    assert "NUMERIC(" not in values.upper()
+
+
+def test_the_update_mask_accepts_exactly_the_patchable_columns() -> None:
+    assert set(named(MemoryRow, PATCHED)) == set(UPDATABLE_MEMORY_FIELDS)
+    # A column that may be empty is cleared by its own flag.
+    assert "%(clear_expire_time)s" in patched(MemoryRow, "m")
+
+
+def test_every_returned_column_of_a_memory_reaches_the_record() -> None:
+    row: dict[str, Any] = {
+        "id": uuid.uuid4(),
+        "scope": "agent",
+        "owner_id": "a1",
+        "key": "k",
+        "value": "v",
+        "pinned": True,
+        "importance": 7,
+        "source": "manual",
+        "tags": ["t"],
+        "confidence": 0.5,
+        "metadata": {"m": 1},
+        "version": 3,
+        "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+        "updated_at": datetime(2026, 1, 2, tzinfo=UTC),
+        "conversation_provider": "p",
+        "conversation_id": "c",
+        "expire_time": datetime(2027, 1, 1, tzinfo=UTC),
+        "superseded_by": uuid.uuid4(),
+        "last_used_time": datetime(2026, 1, 3, tzinfo=UTC),
+    }
+    returned = named(MemoryRow, OUTPUT)
+    assert set(returned) == set(row), "give the new column a value here"
+    whole = memories.memory_from_row(row)
+    for column in returned:
+        less = {k: v for k, v in row.items() if k != column}
+        try:
+            partial = memories.memory_from_row(less)
+        except KeyError:
+            continue
+        assert partial != whole, f"memory_from_row does not read {column!r}"
+    # And the record has no field the columns do not fill (the owner is two columns,
+    # the groundings a table of their own).
+    fields = {f.name for f in dataclasses.fields(Memory)} - {"owner", "groundings"}
+    assert fields <= set(returned)
+
+
+def test_a_large_column_is_read_only_in_the_full_view() -> None:
+    assert "NULL::JSONB AS messages" in output(ConversationRow, "")
+    assert "NULL" not in output(ConversationRow, "", full=True)
+    assert named(DecisionRow, FULL) == ("result",)
