@@ -102,6 +102,11 @@ class Clock:
         self._now += by
 
 
+def _emptied(event: MemoryEvent) -> MemoryEvent:
+    """An audit event as a content-free tombstone."""
+    return dataclasses.replace(event, old=None, new=None)
+
+
 class FakeStore(Store):
     def __init__(self) -> None:
         self.state = State()
@@ -139,6 +144,18 @@ class FakeStore(Store):
     async def admin(self) -> AsyncIterator[AdminTx]:
         raise NotImplementedError("the fake store has no API keys or job queue")
         yield  # pragma: no cover
+
+    def tombstone(self, tenant: str, memory_id: uuid.UUID) -> None:
+        """Empty the snapshots of a memory's audit events."""
+        self.state.events = [
+            (
+                t,
+                dataclasses.replace(e, old=None, new=None)
+                if t == tenant and e.memory_id == memory_id
+                else e,
+            )
+            for t, e in self.state.events
+        ]
 
     def add(self, principal: Principal, write: MemoryWrite) -> Memory:
         """Create a memory (with its event) outside any unit of work: a concurrent writer."""
@@ -246,12 +263,14 @@ class FakeMemories(MemoryRepository):
         new: Memory | None,
         *,
         actor: str | None = None,
+        memory_id: uuid.UUID | None = None,
     ) -> None:
         subject = new or old
-        assert subject is not None
+        about = subject.id if subject is not None else memory_id
+        assert about is not None
         event = MemoryEvent(
             id=uuid.uuid4(),
-            memory_id=subject.id,
+            memory_id=about,
             type=kind,
             actor_user_id=actor or self._actor,
             occurred_at=self._store.clock(),
@@ -410,7 +429,8 @@ class FakeMemories(MemoryRepository):
         if found is None or not self._expired(found):
             return False
         del self._rows[(self._tenant, found.id)]
-        self._record(MemoryEventType.DELETED, found, None, actor=EXPIRY_ACTOR)
+        self._store.tombstone(self._tenant, found.id)
+        self._record(MemoryEventType.DELETED, None, None, actor=EXPIRY_ACTOR, memory_id=found.id)
         return True
 
     async def recent(self, owners: Sequence[Owner], limit: int) -> list[Memory]:
@@ -443,6 +463,10 @@ class FakeEvents(EventRepository):
             for tenant, e in self._store.state.events
             if tenant == self._tenant and e.memory_id == memory_id
         ]
+        stored = self._store.state.memories.get((self._tenant, memory_id))
+        expiry = stored.expire_time if stored is not None else None
+        if expiry is not None and expiry <= self._store.now():
+            events = [_emptied(e) for e in events]
         events.sort(key=lambda e: (e.occurred_at, str(e.id)))
         if after is not None:
             events = [e for e in events if (e.occurred_at, str(e.id)) > (after[0], str(after[1]))]

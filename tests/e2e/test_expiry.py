@@ -209,7 +209,10 @@ def test_the_sweeper_deletes_expired_memories_and_says_so_in_the_audit(
                 (memory_pb2.MEMORY_EVENT_TYPE_CREATED, "user-1"),
                 (memory_pb2.MEMORY_EVENT_TYPE_DELETED, "agent-memory:expiry"),
             ]
-            assert events.events[1].old_memory.expire_time == brief[0].expire_time
+            # Expired means gone: the trail keeps who and when, never what.
+            for event in events.events:
+                assert not event.HasField("old_memory")
+                assert not event.HasField("new_memory")
 
 
 def test_expiry_travels_over_http_json(server: ServerThread) -> None:
@@ -234,6 +237,31 @@ def test_expiry_travels_over_http_json(server: ServerThread) -> None:
         timeout=10,
     )
     assert [m["key"] for m in listed.json()["memories"]] == ["parking"]
+
+
+def test_an_expired_memory_shows_no_content_in_its_events_before_it_is_swept(
+    server: ServerThread,
+) -> None:
+    import httpx
+
+    key = server.new_key(f"tenant-{uuid.uuid4().hex[:10]}", "user-1")
+    with MemoryClient(server.address, api_key=key) as memory:
+        brief = memory.upsert_memory("door code", "the blue door", agent_id=AGENT, ttl=SOON)
+        events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=brief.id))
+        assert events.events[0].new_memory.value == "the blue door"
+        assert wait_until(lambda: gone(memory, brief.id), timeout=15)
+
+        events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=brief.id))
+    assert [e.type for e in events.events] == [memory_pb2.MEMORY_EVENT_TYPE_CREATED]
+    assert not events.events[0].HasField("new_memory")
+    over_http = httpx.get(
+        f"http://{server.http_address}/v1/memories/{brief.id}/events",
+        headers={"authorization": f"Bearer {key}"},
+        timeout=10,
+    )
+    assert over_http.status_code == 200, over_http.text
+    assert "blue door" not in over_http.text
+    assert over_http.json()["events"][0]["type"] == "MEMORY_EVENT_TYPE_CREATED"
 
 
 def test_a_ttl_is_measured_from_the_write(memory: MemoryClient) -> None:

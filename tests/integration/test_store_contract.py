@@ -43,6 +43,7 @@ from agent_memory.domain.memory import (
 )
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.database import Database
+from agent_memory.store.memories import EXPIRY_ACTOR
 from agent_memory.store.repositories import Store, Tx
 from tests.fakes import FakeStore
 from tests.integration.conftest import run_on
@@ -359,6 +360,39 @@ def test_delete_honours_the_version_and_leaves_a_deleted_event(
         assert events[1].old is not None
         assert same_memory(events[1].old, memory)
         assert events[1].new is None
+
+    scenario(body)
+
+
+def test_an_expired_memory_leaves_only_tombstones_in_its_audit_trail(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    past = datetime(2025, 12, 1, tzinfo=UTC)
+
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            kept = await written(tx, write("kept", "stays"))
+            memory = await written(tx, write("desk", "B12"))
+            await tx.memories.update(
+                memory.id, MemoryPatch(value="C3", expire_time=past), MemoryEventType.UPDATED
+            )
+            # Expired, not yet swept: the events are read as the tombstones they become.
+            before = await tx.events.list_page(memory.id, after=None, limit=10)
+            assert [(e.type, e.old, e.new) for e in before] == [
+                (MemoryEventType.CREATED, None, None),
+                (MemoryEventType.UPDATED, None, None),
+            ]
+            assert await tx.memories.delete_expired(AGENT, "desk")
+            after = await tx.events.list_page(memory.id, after=None, limit=10)
+            others = await tx.events.list_page(kept.id, after=None, limit=10)
+        assert [(e.type, e.actor_user_id, e.old, e.new) for e in after] == [
+            (MemoryEventType.CREATED, caller.user_id, None, None),
+            (MemoryEventType.UPDATED, caller.user_id, None, None),
+            (MemoryEventType.DELETED, EXPIRY_ACTOR, None, None),
+        ]
+        # Another memory's trail keeps its content.
+        assert others[0].new is not None
+        assert same_memory(others[0].new, kept)
 
     scenario(body)
 

@@ -14,8 +14,14 @@ from agent_memory.store.models import MemoryEventRow
 from agent_memory.store.repositories import EventRepository
 from agent_memory.store.sql import Connection, Row, fetch_all
 
+# A memory past its expiry that the sweeper has not deleted yet: its events are read
+# as the tombstones the sweeper will leave.
+_EXPIRED: LiteralString = """EXISTS (
+    SELECT FROM memories AS m
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(memory_id)s AND m.expire_time <= now()
+) AS expired"""
 _EVENTS: LiteralString = f"""
-SELECT {output(MemoryEventRow, "")}
+SELECT {output(MemoryEventRow, "")}, {_EXPIRED}
 FROM memory_events
 WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s"""
 _ORDER: LiteralString = " ORDER BY occurred_at, id LIMIT %(limit)s"
@@ -26,14 +32,15 @@ _NEXT_PAGE: LiteralString = _EVENTS + _AFTER + _ORDER
 
 
 def _event(row: Row) -> MemoryEvent:
+    kept = not row["expired"]
     return MemoryEvent(
         id=row["id"],
         memory_id=row["memory_id"],
         type=MemoryEventType(row["event_type"]),
         actor_user_id=row["actor_user_id"],
         occurred_at=row["occurred_at"],
-        old=memory_from_row(row["old_memory"]) if row["old_memory"] else None,
-        new=memory_from_row(row["new_memory"]) if row["new_memory"] else None,
+        old=memory_from_row(row["old_memory"]) if kept and row["old_memory"] else None,
+        new=memory_from_row(row["new_memory"]) if kept and row["new_memory"] else None,
     )
 
 

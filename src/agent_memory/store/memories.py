@@ -316,17 +316,32 @@ EXPIRY_ACTOR = "agent-memory:expiry"
 
 
 def _expired_deletion(rows: LiteralString) -> LiteralString:
-    """Delete the expired memories ``rows`` selects (``FOR UPDATE``), each with its
-    DELETED event; the count deleted. Groundings go with their memory."""
+    """Delete the expired memories ``rows`` selects (``FOR UPDATE``); the count deleted.
+
+    Expired means gone: as forgetting does, each memory's audit events become
+    content-free tombstones (their snapshots emptied), and its DELETED event names no
+    content either. Groundings go with their memory."""
     return f"""
 WITH old AS ({rows}),
 gone AS (
     DELETE FROM memories AS m
     USING old
     WHERE m.tenant_id = old.tenant_id AND m.id = old.id
-    RETURNING m.id
+    RETURNING m.tenant_id, m.id
 ),
-event AS ({_event("'deleted'", "old", None)})
+emptied AS (
+    UPDATE memory_events AS e SET old_memory = NULL, new_memory = NULL
+    FROM gone
+    WHERE e.tenant_id = gone.tenant_id AND e.memory_id = gone.id
+      AND (e.old_memory IS NOT NULL OR e.new_memory IS NOT NULL)
+),
+event AS (
+    INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
+                               occurred_at, old_memory, new_memory)
+    SELECT gone.tenant_id, gen_random_uuid(), gone.id, 'deleted', %(actor)s,
+           clock_timestamp(), NULL, NULL
+    FROM gone
+)
 SELECT count(*) AS n FROM gone
 """
 
