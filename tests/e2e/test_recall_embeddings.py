@@ -6,7 +6,7 @@ the embedder fails (and indexing catches up once it answers again)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -14,6 +14,7 @@ import pytest
 from agent_memory.config import Settings
 from agent_memory.embed import embedder_from_settings
 from agent_memory.embed.http import HttpEmbedder
+from agent_memory.store import migrate
 from agentmemory.v1 import block_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as pb
@@ -44,6 +45,15 @@ def http_settings(fake: FakeEmbeddings) -> Settings:
         embedder_passage_prefix="passage: ",
         index_poll_seconds=0.2,
     )
+
+
+@pytest.fixture(scope="module")
+def database_url(create_database: Callable[[], str]) -> str:
+    """A database of this module's own: the indexer of another server in this process
+    (with another embedder) would claim and embed these lines too."""
+    url = create_database()
+    migrate.upgrade(url)
+    return url
 
 
 @pytest.fixture(scope="module")
