@@ -799,7 +799,7 @@ def test_a_body_or_message_over_the_limits_is_413(database_url: str) -> None:
 
 def test_path_values_are_percent_decoded(server: ServerThread) -> None:
     headers = bearer(server)
-    agent = "team/alpha:bot"
+    agent = "team alpha:bot"
     path = f"/v1/agents/{quote(agent, safe='')}/memories"
     created = post(server, path, headers, json={"key": "k", "value": "v"})
     assert created.status_code == 200, created.text
@@ -901,6 +901,9 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
         (b'{"key": "k", "value": "v", "importance": 1' + b"1" * 5000 + b"}", "not JSON"),
         (b'"just a string"', "must be a JSON object"),
         (b"[1, 2]", "must be a JSON object"),
+        # Which of two values would win is the parser's accident: neither is taken.
+        (b'{"key": "k", "value": "v", "value": "w"}', "the key 'value' is given twice"),
+        (b'{"key": "k", "owner": {"agentId": "coder", "agentId": "x"}, "value": "v"}', "twice"),
     ],
 )
 def test_a_body_the_parser_cannot_take_is_400_not_500(
@@ -911,6 +914,22 @@ def test_a_body_the_parser_cannot_take_is_400_not_500(
     bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
     assert [v["field"] for v in bad["fieldViolations"]] == ["body"]
     assert problem in bad["fieldViolations"][0]["description"]
+
+
+@pytest.mark.parametrize("segment", ["%2e%2e", "%2E", "a%2Fb", "%2F"])
+def test_an_agent_id_that_is_a_path_of_its_own_is_400(server: ServerThread, segment: str) -> None:
+    # Decoded, these are "..", ".", "a/b" and "/": no agent may be named so, however a
+    # client encodes it.
+    path = f"/v1/agents/{segment}/memories"
+    key = bearer(server)
+    for response in (
+        get(server, path, key),
+        post(server, path, key, json={"key": "k", "value": "v"}),
+    ):
+        assert response.status_code == 400, response.text
+        bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
+        assert bad["fieldViolations"][0]["field"].endswith("agent_id")
+        assert "'/'" in bad["fieldViolations"][0]["description"]
 
 
 def test_a_path_that_is_not_utf8_is_400(server: ServerThread) -> None:
@@ -958,6 +977,20 @@ def test_a_request_from_another_site_s_page_is_refused(
     assert response.status_code == 403
     assert reason(response) == "CROSS_ORIGIN"
     assert get(server, "/v1/agents/coder/memories", key).json() == {}
+
+
+def test_an_origin_of_another_scheme_on_the_same_host_is_another_site(
+    server: ServerThread,
+) -> None:
+    # This server speaks plain HTTP: a page served over HTTPS (or any other scheme) at
+    # the same host and port is not its own.
+    for origin in (f"https://{server.http_address}", f"ftp://{server.http_address}"):
+        headers = {**bearer(server), "origin": origin}
+        response = get(server, "/v1/agents/coder/memories", headers)
+        assert response.status_code == 403, origin
+        assert reason(response) == "CROSS_ORIGIN"
+    upper = {**bearer(server), "origin": f"HTTP://{server.http_address.upper()}"}
+    assert get(server, "/v1/agents/coder/memories", upper).status_code == 200
 
 
 def test_the_local_mode_answers_only_requests_for_a_loopback_name(database_url: str) -> None:

@@ -449,7 +449,7 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     "an importance that is no number": (
         lambda: lines(memory(importance="abc")),
         3,
-        "memory: not a valid Memory: Failed to parse importance field",
+        "memory: not a valid Memory: importance: must be a whole number",
     ),
     "a secret in a memory's value": (
         lambda: lines(memory(value="deploy key AKIA" + "4HFT2QWRZ7ZXCVBN")),
@@ -491,6 +491,11 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     ),
     "an unknown kind": (lambda: lines({"kind": "spell"}), 3, "unknown kind 'spell'"),
     "a line that is not JSON": (lambda: lines("not json"), 3, "not JSON"),
+    "a key given twice": (
+        lambda: lines(json.dumps(memory())[:-1] + ', "kind": "memory"}'),
+        3,
+        "the key 'kind' is given twice",
+    ),
     "a field no message has": (
         lambda: lines(memory(mood="sunny")),
         3,
@@ -503,7 +508,11 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     ),
     "a memory without an id": (lambda: lines(memory(id="")), 3, "memory.id: is required"),
     "an id that is no id": (lambda: lines(memory(id="7")), 3, "memory.id: must be a memory id"),
-    "a scope no enum has": (lambda: lines(memory(scope="GALAXY")), 3, "Invalid enum value GALAXY"),
+    "a scope no enum has": (
+        lambda: lines(memory(scope="GALAXY")),
+        3,
+        "scope: must be one of SCOPE_UNSPECIFIED, SCOPE_AGENT",
+    ),
     "an enum number no enum has": (lambda: lines(memory(source=99)), 3, "memory.source: 99"),
     "raw events that are no strings": (
         lambda: lines(conversation(raw_events=[1])),
@@ -520,7 +529,11 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         3,
         'memory.metadata.fields["password"]',
     ),
-    "metadata that is no object": (lambda: lines(memory(metadata=[1, 2])), 3, "Struct"),
+    "metadata that is no object": (
+        lambda: lines(memory(metadata=[1, 2])),
+        3,
+        "metadata: must be a JSON object",
+    ),
     "a confidence past 1": (
         lambda: lines(memory(confidence=7.5)),
         3,

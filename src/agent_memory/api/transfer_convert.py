@@ -64,6 +64,7 @@ from agent_memory.domain.transfer import (
     UserBlock,
     kind_of,
 )
+from agent_memory.proto_json import parse_problem
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 
 MESSAGES: Mapping[str, type[Message]] = {
@@ -216,7 +217,7 @@ def _parsed(value: Any, message: Message, where: str) -> Message:
     try:
         json_format.ParseDict(value, message)
     except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
-        reason = redact_secrets(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        reason = redact_secrets(parse_problem(exc, message))
         if len(reason) > _PARSE_ERROR_MAX_CHARS:
             reason = reason[:_PARSE_ERROR_MAX_CHARS] + "..."
         raise FormatError(f"{where}: not a valid {message.DESCRIPTOR.name}: {reason}") from None

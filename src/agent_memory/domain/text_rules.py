@@ -4,6 +4,7 @@ line without control characters, and JSON that jsonb can store."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -55,6 +56,19 @@ def identifier_violations(
     return found
 
 
+def name_violations(path: str, text: str, *, max_chars: int) -> list[FieldViolation]:
+    """:func:`identifier_violations`, for the name of an agent, a workspace or a user:
+    it stands as one segment of a URL path (``/v1/agents/{agent_id}/...``) and of a
+    file name in an export, so it holds no ``/`` and is neither ``.`` nor ``..``,
+    however a client encoded it."""
+    found = identifier_violations(path, text, max_chars=max_chars)
+    if not found and ("/" in text or text in (".", "..")):
+        found.append(
+            FieldViolation(path, "must not contain '/' nor be '.' or '..'", "INVALID_CHARACTER")
+        )
+    return found
+
+
 def json_violations(path: str, value: Any) -> list[FieldViolation]:
     """What in a JSON value (metadata, a result) PostgreSQL's jsonb cannot hold: NUL
     characters in keys or strings, NaN, infinities."""
@@ -74,3 +88,29 @@ def _unstorable(value: Any) -> str | None:
     if isinstance(value, list | tuple):
         return next((e for e in map(_unstorable, value) if e), None)
     return None
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise DuplicateKey(f"the key {key!r} is given twice in one object")
+        found[key] = value
+    return found
+
+
+def parse_json(text: str | bytes) -> Any:
+    """JSON as every way in reads it: an object that names a key twice is refused
+    (which of the two would win is a parser's accident, and a check and a write could
+    read different ones).
+
+    Raises:
+        DuplicateKey: an object names a key twice.
+        json.JSONDecodeError: not JSON.
+        RecursionError: nested too deeply.
+    """
+    return json.loads(text, object_pairs_hook=_unique_pairs)

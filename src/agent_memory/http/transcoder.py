@@ -35,6 +35,7 @@ from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.domain.identity import Principal
 from agent_memory.http.routes import Route, RouteError, field_at, routes
+from agent_memory.proto_json import DuplicateKey, parse_json, parse_problem
 from agent_memory.status import Unreadable, plain_status_message, status_message
 
 JSON = "application/json"
@@ -271,7 +272,7 @@ class Transcoder:
         site = request.headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):
             problem = f"a {site} request from a browser"
-        elif origin is not None and urlsplit(origin).netloc != host:
+        elif origin is not None and _site(origin) != (request.url.scheme, host.lower()):
             problem = f"a request from the page of origin {origin!r}"
         elif self._loopback_hosts_only and not is_loopback(_host_name(host)):
             problem = f"a request for host {host!r} in the local mode, which answers loopback only"
@@ -426,7 +427,9 @@ class Transcoder:
 
     def _parse_body(self, route: Route, message: Message, body: bytes) -> None:
         try:
-            document = json.loads(body) if body.strip() else {}
+            document = parse_json(body) if body.strip() else {}
+        except DuplicateKey as exc:
+            raise InvalidArgument([FieldViolation("body", str(exc), "DUPLICATE_KEY")]) from exc
         except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             raise InvalidArgument([FieldViolation("body", f"not JSON: {exc}")]) from exc
         field = message.DESCRIPTOR.fields_by_name.get(route.body)
@@ -438,9 +441,10 @@ class Transcoder:
             else:
                 json_format.ParseDict({field.json_name: document}, message)
         except json_format.ParseError as exc:
-            raise InvalidArgument([FieldViolation("body", _parse_problem(exc))]) from exc
+            problem = parse_problem(exc, message)
+            raise InvalidArgument([FieldViolation("body", problem)]) from exc
         except (ValueError, RecursionError) as exc:  # digits beyond int(), deep nesting
-            raise InvalidArgument([FieldViolation("body", f"cannot be read: {exc}")]) from exc
+            raise InvalidArgument([FieldViolation("body", _UNREADABLE)]) from exc
 
     def _merge(
         self,
@@ -487,9 +491,10 @@ class Transcoder:
             try:
                 json_format.ParseDict(document, parsed)
             except json_format.ParseError as exc:
-                raise InvalidArgument([FieldViolation(name, _parse_problem(exc))]) from exc
+                problem = parse_problem(exc, parsed).split(": ", 1)[-1]
+                raise InvalidArgument([FieldViolation(name, problem)]) from exc
             except ValueError as exc:
-                raise InvalidArgument([FieldViolation(name, f"cannot be read: {exc}")]) from exc
+                raise InvalidArgument([FieldViolation(name, _UNREADABLE)]) from exc
             if origin == "path":
                 _refuse_contradiction(path, message, parsed)
             message.MergeFrom(parsed)
@@ -592,11 +597,14 @@ _TEXT_MESSAGES = frozenset(
 )
 
 
-def _parse_problem(error: json_format.ParseError) -> str:
-    """The parser's complaint, without the message type it names at its end."""
-    text = str(error)
-    cut = text.rfind(" at ")
-    return text[:cut] if cut > 0 else text
+def _site(origin: str) -> tuple[str, str]:
+    """An Origin header's scheme and host (with its port), as this server's are
+    compared with it: ``https://host`` is another origin than ``http://host``."""
+    parts = urlsplit(origin)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+_UNREADABLE = "cannot be read: a number with too many digits, or nesting too deep"
 
 
 def _in_body(path: str, route: Route) -> bool:

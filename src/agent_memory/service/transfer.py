@@ -75,7 +75,7 @@ from agent_memory.domain.memory import (
     owner_violations,
     validate_new_memory,
 )
-from agent_memory.domain.text_rules import text_violations
+from agent_memory.domain.text_rules import DuplicateKey, parse_json, text_violations
 from agent_memory.domain.transfer import (
     IMPORT_ACTOR,
     DecisionRecord,
@@ -266,9 +266,11 @@ def _line(fields: Mapping[str, Any]) -> str:
 def _parsed(line: str) -> Any:
     """Raises: FormatError — not JSON."""
     try:
-        return json.loads(line)
+        return parse_json(line)
     except json.JSONDecodeError as exc:
         raise FormatError(f"not JSON: {exc.msg} at column {exc.colno}") from None
+    except DuplicateKey as exc:
+        raise FormatError(str(exc)) from None
     except RecursionError:
         raise FormatError("not JSON this reads: nested too deeply") from None
 
@@ -338,7 +340,11 @@ def _checked_memory(memory: Memory, now: datetime) -> Memory:
     found = _caught(lambda: validate_owner(memory.owner, "memory"))
     found += _caught(
         lambda: validate_new_memory(
-            key=memory.key, value=memory.value, importance=memory.importance, prefix="memory."
+            key=memory.key,
+            value=memory.value,
+            importance=memory.importance,
+            source=memory.source,
+            prefix="memory.",
         )
     )
     confidence = memory.confidence

@@ -1,0 +1,134 @@
+"""Proto JSON as every way in reads it: objects without a key named twice, and a
+parser's complaint said in the contract's words, never in Python's.
+
+``json_format`` reports a bad value with the text of whatever Python call failed
+(``invalid literal for int() with base 10``, ``time data '2026-04' does not match
+format``). :func:`parse_problem` finds the field the complaint is about, by the path
+or the name it gives, and says what that field takes instead.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import cast
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from agent_memory.domain.text_rules import DuplicateKey, parse_json
+
+__all__ = ["DuplicateKey", "parse_json", "parse_problem"]
+
+# "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
+_AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
+_FAILED_FIELD = re.compile(r"Failed to parse (\w+) field")
+
+_INTEGERS = {
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
+    FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
+}
+_WELL_KNOWN = {
+    "google.protobuf.Timestamp": (
+        "must be an RFC 3339 time with its zone, such as 2026-04-01T09:00:00Z"
+    ),
+    "google.protobuf.Duration": "must be a duration in seconds ending in s, such as 3600s",
+    "google.protobuf.FieldMask": "must be field names separated by commas, such as value,pinned",
+    "google.protobuf.Struct": "must be a JSON object",
+}
+
+
+def _field(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
+    return descriptor.fields_by_name.get(name) or next(
+        (f for f in descriptor.fields if f.json_name == name), None
+    )
+
+
+def _by_path(descriptor: Descriptor, path: list[str]) -> FieldDescriptor | None:
+    field: FieldDescriptor | None = None
+    for name in path:
+        if descriptor is None:
+            return None
+        field = _field(descriptor, name)
+        if field is None:
+            return None
+        descriptor = field.message_type
+    return field
+
+
+def _by_name(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
+    """The first field named ``name`` in the message or the messages it holds."""
+    seen: set[str] = set()
+    queue = [descriptor]
+    while queue:
+        current = queue.pop(0)
+        if current.full_name in seen:
+            continue
+        seen.add(current.full_name)
+        found = _field(current, name)
+        if found is not None:
+            return found
+        queue.extend(f.message_type for f in current.fields if f.message_type is not None)
+    return None
+
+
+def _what_it_takes(field: FieldDescriptor) -> str:
+    if field.message_type is not None:
+        if field.message_type.GetOptions().map_entry:
+            return "must be a JSON object"
+        known = _WELL_KNOWN.get(field.message_type.full_name)
+        if known is not None:
+            return known
+        return "must be a JSON object"
+    if field.type in _INTEGERS:
+        low, high = _INTEGERS[field.type]
+        return f"must be a whole number from {low} to {high}"
+    if field.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
+        return "must be a number"
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return "must be true or false"
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        names = ", ".join(v.name for v in field.enum_type.values)
+        return f"must be one of {names}"
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return "must be base64 text"
+    return "must be a string"
+
+
+def parse_problem(error: Exception, message: Message) -> str:
+    """What a parser's complaint about a document of ``message``'s type means to its
+    sender: the field, and what it takes. A complaint this cannot place keeps its
+    first line, without the message type it names."""
+    descriptor = cast(Descriptor, message.DESCRIPTOR)
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if "has no field named" in text or "oneof" in text:
+        # Already in the contract's words: a name no field has, two of a oneof.
+        said = _FAILED_FIELD.split(text)[-1].lstrip(": ")
+        cut = said.rfind(" at ")
+        return (said[:cut] if cut > 0 else said).rstrip(".")
+    field: FieldDescriptor | None = None
+    path_name = ""
+    at = _AT_PATH.search(text)
+    if at is not None and at.group(2):
+        names = at.group(2).lstrip(".").split(".")
+        field = _by_path(descriptor, names)
+        path_name = ".".join(names)
+    failed = _FAILED_FIELD.findall(text)
+    if field is None and failed:
+        # Nested: "Failed to parse owner field: Failed to parse agentId field: ..."
+        field = _by_path(descriptor, failed) or _by_name(descriptor, failed[-1])
+        path_name = ".".join(failed) if _by_path(descriptor, failed) else failed[-1]
+    if field is None:
+        cut = text.rfind(" at ")
+        return text[:cut] if cut > 0 else text
+    takes = _what_it_takes(field)
+    if field.is_repeated and field.message_type is None:
+        takes = f"must be a list; each item {takes}"
+    return f"{path_name}: {takes}" if path_name else takes
