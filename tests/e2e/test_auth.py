@@ -216,6 +216,11 @@ def test_unauthenticated_local_mode_takes_identity_from_metadata(database_url: s
         # No metadata at all: the "default" tenant, which is neither of the above.
         default = stub.ListMemories(pb.ListMemoriesRequest(owner=owner))
         assert list(default.memories) == []
+        # A tenant or user named as no key could name one is refused, not served.
+        for bad in (("x-tenant-id", ".."), ("x-tenant-id", "."), ("x-user-id", "a/b")):
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.ListMemories(pb.ListMemoriesRequest(owner=owner), metadata=(bad,))
+            assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT, bad
 
 
 def test_local_mode_is_off_by_default() -> None:

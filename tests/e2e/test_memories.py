@@ -272,6 +272,25 @@ def test_upsert_with_unknown_source_is_refused(client: Client) -> None:
     assert listed_keys(client) == []
 
 
+@pytest.mark.parametrize("key", ["auto:deploy", "director:learning:2026", "memorize:0f"])
+def test_a_key_the_service_reserves_for_another_source_is_refused(client: Client, key: str) -> None:
+    # A manual memory under such a key would pass for extraction's, a director's
+    # learning or Memorize's.
+    details = failure(lambda: upsert(client, key))
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert set(details.violations) == {"key"}
+    assert "reserved" in details.violations["key"]
+    plain = upsert(client, "deploy", "friday").memory
+    details = failure(lambda: update(client, memory_pb2.Memory(id=plain.id, key=key), ["key"]))
+    assert set(details.violations) == {"memory.key"}
+    assert get(client, plain.id).key == "deploy"
+
+
+def test_extraction_s_own_prefix_is_open_to_its_source(client: Client) -> None:
+    made = upsert(client, "auto:deploy", "friday", source=memory_pb2.MEMORY_SOURCE_AUTO)
+    assert made.memory.key == "auto:deploy"
+
+
 # --- GetMemory -------------------------------------------------------------------------
 
 

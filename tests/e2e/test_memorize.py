@@ -498,13 +498,19 @@ def test_a_memory_key_held_by_an_auto_row_is_read_only(client: Client) -> None:
     auto = client.call(
         client.memory.UpsertMemory,
         pb.UpsertMemoryRequest(
-            owner=AGENT, key="auto:k", value="extracted", source=memory_pb2.MEMORY_SOURCE_AUTO
+            owner=AGENT, key="k", value="extracted", source=memory_pb2.MEMORY_SOURCE_AUTO
         ),
     ).memory
-    details = failure(lambda: memorize(client, "by memorize", memory_key="auto:k"))
+    details = failure(lambda: memorize(client, "by memorize", memory_key="k"))
     assert details.code is grpc.StatusCode.FAILED_PRECONDITION
     assert details.reason == "READ_ONLY_MEMORY"
     assert get(client, auto.id) == auto
+
+
+def test_a_memory_key_of_extraction_s_own_form_is_refused(client: Client) -> None:
+    details = failure(lambda: memorize(client, "by memorize", memory_key="auto:k"))
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert set(details.violations) == {"memory_key"}
 
 
 def test_a_memory_key_under_another_owner_is_free(client: Client) -> None:

@@ -19,7 +19,8 @@ from agent_memory.domain.memory import (
     validate_patch,
     version_from_etag,
 )
-from agent_memory.domain.text_rules import text_violations
+from agent_memory.domain.text_rules import name_violations, text_violations
+from agent_memory.service.keys import validate_identity
 
 EMOJI = "\U0001f600"  # one code point, four UTF-8 bytes, two UTF-16 units
 
@@ -191,3 +192,33 @@ def test_parse_memory_id_refuses_what_is_not_a_uuid(raw: str) -> None:
     with pytest.raises(InvalidArgument) as error:
         parse_memory_id("id", raw)
     assert violations_of(error) == {"id": "INVALID_ID"}
+
+
+@pytest.mark.parametrize(
+    ("key", "source"),
+    [
+        ("auto:deploy", MemorySource.MANUAL),
+        ("auto:deploy", MemorySource.DIRECTOR),
+        ("director:learning:1", MemorySource.AUTO),
+        ("memorize:ab12", MemorySource.MANUAL),
+    ],
+)
+def test_a_generated_key_s_prefix_belongs_to_its_source(key: str, source: MemorySource) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        validate_new_memory(key=key, value="v", importance=None, source=source)
+    assert violations_of(refused)["key"] == "RESERVED_KEY"
+    validate_new_memory(key="deploy:" + key, value="v", importance=None, source=source)
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "/", "a\tb", "a\nb"])
+def test_a_name_that_is_no_path_segment_is_refused(name: str) -> None:
+    assert name_violations("agent_id", name, max_chars=255)
+    with pytest.raises(InvalidArgument):
+        validate_identity(name, "user")
+    with pytest.raises(InvalidArgument):
+        validate_identity("tenant", name)
+
+
+@pytest.mark.parametrize("name", ["...", "a.b", "team alpha:bot", "ünï"])
+def test_names_with_dots_and_spaces_pass(name: str) -> None:
+    assert name_violations("agent_id", name, max_chars=255) == []

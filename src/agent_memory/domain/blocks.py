@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.text_rules import identifier_violations
+from agent_memory.domain.text_rules import name_violations
 
 AGENT_ID_MAX_CHARS = 255
 
@@ -159,7 +159,7 @@ def agent_id_violations(scope: BlockScope | None, agent_id: str) -> list[FieldVi
         return [FieldViolation("agent_id", "is required for SCOPE_AGENT", "REQUIRED")]
     if not agent_id:
         return []
-    return identifier_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
+    return name_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
 
 
 def content_violations(
@@ -223,7 +223,7 @@ def list_filter(scope_filter: ScopeFilter | None, agent_id: str) -> ScopeFilter:
             FieldViolation("agent_id", "must be empty for BLOCK_SCOPE_FILTER_USER", "NOT_ALLOWED")
         )
     elif agent_id:
-        violations += identifier_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
+        violations += name_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
     check(violations)
     if scope_filter is None:
         raise AssertionError  # unreachable: check() raised

@@ -13,7 +13,15 @@ from typing import Any
 
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.instructions import refuse_instructions
-from agent_memory.domain.memory import KEY_MAX_CHARS, VALUE_MAX_CHARS, Expiration, Grounding
+from agent_memory.domain.memory import (
+    KEY_MAX_CHARS,
+    MEMORIZE_KEY_PREFIX,
+    VALUE_MAX_CHARS,
+    Expiration,
+    Grounding,
+    MemorySource,
+    reserved_key_violations,
+)
 from agent_memory.domain.text_rules import identifier_violations, json_violations, text_violations
 
 QUOTE_MAX_CHARS = 2000
@@ -39,7 +47,6 @@ METADATA_MAX_BYTES = 64 * 1024
 # (and an audit event, which holds it twice, in one too).
 MEMORY_METADATA_MAX_BYTES = 256 * 1024
 DEFAULT_PROVIDER = "unknown"
-MEMORIZE_KEY_PREFIX = "memorize:"
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -125,6 +132,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     violations = text_violations("content", raw.content, max_chars=VALUE_MAX_CHARS)
     if raw.memory_key:
         violations += identifier_violations("memory_key", raw.memory_key, max_chars=KEY_MAX_CHARS)
+        violations += reserved_key_violations("memory_key", raw.memory_key, MemorySource.MEMORIZE)
     if raw.confidence is not None and not 0.0 <= raw.confidence <= 1.0:
         violations.append(
             FieldViolation(

@@ -10,7 +10,11 @@ from enum import StrEnum
 from typing import Any
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.text_rules import identifier_violations, text_violations
+from agent_memory.domain.text_rules import (
+    identifier_violations,
+    name_violations,
+    text_violations,
+)
 
 KEY_MAX_CHARS = 255
 VALUE_MAX_CHARS = 2000
@@ -19,6 +23,7 @@ IMPORTANCE_MIN = 0
 IMPORTANCE_MAX = 100
 LEARNING_KEY_PREFIX = "director:learning:"
 AUTO_KEY_PREFIX = "auto:"
+MEMORIZE_KEY_PREFIX = "memorize:"
 TTL_MAX = timedelta(days=3650)
 
 # An expiration as a request gives it (AIP-214): an instant, or a time to live from now.
@@ -286,7 +291,7 @@ def version_from_etag(etag: str) -> int | None:
 
 
 def owner_violations(path: str, owner_id: str) -> list[FieldViolation]:
-    return identifier_violations(path, owner_id, max_chars=OWNER_ID_MAX_CHARS)
+    return name_violations(path, owner_id, max_chars=OWNER_ID_MAX_CHARS)
 
 
 def importance_violations(path: str, importance: int) -> list[FieldViolation]:
@@ -301,8 +306,37 @@ def importance_violations(path: str, importance: int) -> list[FieldViolation]:
     return []
 
 
-def validate_new_memory(*, key: str, value: str, importance: int | None, prefix: str = "") -> None:
+def reserved_key_violations(path: str, key: str, source: MemorySource) -> list[FieldViolation]:
+    """The key prefixes of the memories the service names itself belong to their
+    source: a memory of another source under one would pass for extraction's, a
+    director's learning or Memorize's."""
+    for owner, reserved in (
+        (MemorySource.AUTO, AUTO_KEY_PREFIX),
+        (MemorySource.DIRECTOR, LEARNING_KEY_PREFIX),
+        (MemorySource.MEMORIZE, MEMORIZE_KEY_PREFIX),
+    ):
+        if key.startswith(reserved) and source is not owner:
+            return [
+                FieldViolation(
+                    path,
+                    f"keys starting with {reserved!r} are reserved for memories of source "
+                    f"{owner.value}",
+                    "RESERVED_KEY",
+                )
+            ]
+    return []
+
+
+def validate_new_memory(
+    *,
+    key: str,
+    value: str,
+    importance: int | None,
+    source: MemorySource = MemorySource.MANUAL,
+    prefix: str = "",
+) -> None:
     violations = identifier_violations(f"{prefix}key", key, max_chars=KEY_MAX_CHARS)
+    violations += reserved_key_violations(f"{prefix}key", key, source)
     violations += text_violations(f"{prefix}value", value, max_chars=VALUE_MAX_CHARS)
     if importance is not None:
         violations += importance_violations(f"{prefix}importance", importance)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import Unauthenticated, check
 from agent_memory.domain.identity import ApiKeyInfo, Principal, Role
-from agent_memory.domain.text_rules import text_violations
+from agent_memory.domain.text_rules import name_violations, text_violations
 from agent_memory.store.repositories import Store
 
 KEY_PREFIX = "amk"
@@ -45,8 +45,8 @@ def _split(key: str) -> tuple[str, str] | None:
 
 def validate_identity(tenant_id: str, user_id: str) -> None:
     check(
-        text_violations("tenant", tenant_id, max_chars=IDENTITY_MAX_CHARS)
-        + text_violations("user", user_id, max_chars=IDENTITY_MAX_CHARS)
+        name_violations("tenant", tenant_id, max_chars=IDENTITY_MAX_CHARS)
+        + name_violations("user", user_id, max_chars=IDENTITY_MAX_CHARS)
     )
 
 

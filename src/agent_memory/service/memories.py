@@ -51,6 +51,7 @@ from agent_memory.domain.memory import (
     owner_violations,
     position_from_token,
     position_to_token,
+    reserved_key_violations,
     validate_new_memory,
     validate_patch,
     version_from_etag,
@@ -118,7 +119,7 @@ class Memories:
         if source is not MemorySource.MANUAL:
             require_role(principal, Role.ORCHESTRATOR, f"UpsertMemory with source {source}")
         owner = validate_owner(owner)
-        validate_new_memory(key=key, value=value, importance=importance)
+        validate_new_memory(key=key, value=value, importance=importance, source=source)
         if source not in UPSERT_SOURCES:
             check(
                 [
@@ -318,6 +319,7 @@ class Memories:
             if changes.empty:
                 return current
             if changes.key is not None:
+                check(reserved_key_violations("memory.key", changes.key, current.source))
                 # An expired memory not yet swept must not hold the key it is renamed to.
                 await tx.memories.delete_expired(current.owner, changes.key)
                 taken = await tx.memories.find_by_key(current.owner, changes.key)
