@@ -54,6 +54,13 @@ class Settings:
     archival_max_chars: int = 8000
     block_versions_kept: int = 50
     shutdown_grace_seconds: float = 10.0
+    # HTTP against slow or vanished clients: a request's headers must arrive within
+    # http_header_timeout_seconds of its connection (or of the response before it), its
+    # body within http_body_timeout_seconds of its headers; past
+    # http_max_connections open connections, new requests are answered 503.
+    http_header_timeout_seconds: float = 10.0
+    http_body_timeout_seconds: float = 20.0
+    http_max_connections: int = 256
     db_pool_size: int = 10
     db_statement_timeout_ms: int = 10_000
     max_message_bytes: int = 4 * 1024 * 1024
@@ -158,6 +165,9 @@ class Settings:
             "index_batch",
             "index_poll_seconds",
             "index_lease_seconds",
+            "http_header_timeout_seconds",
+            "http_body_timeout_seconds",
+            "http_max_connections",
         ):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"MEMORY_{name.upper()} must be positive")
@@ -341,6 +351,19 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     "archival_max_chars": ("archival block limit, in characters", None),
     "block_versions_kept": ("versions kept per block", None),
     "shutdown_grace_seconds": ("how long in-flight calls may finish after SIGTERM", None),
+    "http_header_timeout_seconds": (
+        "an HTTP request's headers must arrive within this of its connection (or of the "
+        "response before it); past it the connection is closed",
+        None,
+    ),
+    "http_body_timeout_seconds": (
+        "an HTTP request's body must arrive within this of its headers; past it, 408",
+        None,
+    ),
+    "http_max_connections": (
+        "open HTTP connections per server process; past it new requests are answered 503",
+        None,
+    ),
     "db_pool_size": ("at most this many connections per server process", None),
     "db_statement_timeout_ms": ("PostgreSQL `statement_timeout`", None),
     "max_message_bytes": ("larger requests are `RESOURCE_EXHAUSTED`", None),

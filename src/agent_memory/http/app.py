@@ -13,12 +13,15 @@ from collections.abc import Awaitable, Callable
 from importlib import resources
 
 import grpc
+import h11
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agent_memory.config import Settings
 from agent_memory.http.transcoder import Transcoder, plain_response
@@ -70,6 +73,16 @@ def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bo
     async def api(request: Request) -> Response:
         try:
             return await transcoder(request)
+        except ClientDisconnect:
+            # The caller went away before its request was read: nothing to answer.
+            log.debug("%s %s: the client disconnected", request.method, request.url.path)
+            return Response(status_code=499)
+        except SlowBody as exc:
+            response = plain_response(
+                grpc.StatusCode.DEADLINE_EXCEEDED, str(exc), "REQUEST_TIMEOUT", 408
+            )
+            response.headers["connection"] = "close"
+            return response
         except Exception as exc:
             # As on the gRPC side: the traceback to the log once, a generic status to
             # the caller (an exception handler would leave uvicorn to log it again).
@@ -100,6 +113,98 @@ def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bo
             Mount("/panel", app=panel_files),
         ],
     )
+
+
+class SlowBody(Exception):
+    """A request's body did not arrive in time."""
+
+
+class BodyDeadline:
+    """ASGI middleware: a request's body must arrive within ``seconds`` of its headers.
+
+    Only the body's reads are bounded: once it is whole, ``receive`` waits as long as
+    it must (a streamed response listens on it for the client going away).
+    """
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self._app = app
+        self._seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._seconds
+        whole = False
+
+        async def bounded() -> Message:
+            nonlocal whole
+            if whole:
+                return await receive()
+            left = deadline - loop.time()
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                raise SlowBody(
+                    f"the request body did not arrive within {self._seconds:g} s of its "
+                    "headers; send it at once"
+                ) from None
+            whole = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        await self._app(scope, bounded, send)
+
+
+def header_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose request's headers have not
+    arrived within ``seconds`` of the connection (or of the response before them): a
+    client trickling its headers holds no connection longer."""
+
+    class HeaderDeadline(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def _await_headers(self) -> None:
+            self._stop_header_timer()
+            self._header_timer = self.loop.call_later(seconds, self._headers_too_slow)
+
+        def _stop_header_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_too_slow(self) -> None:
+            self._header_timer = None
+            if not self.transport.is_closing():
+                log.debug("closed a connection whose request headers came too slowly")
+                with contextlib.suppress(h11.LocalProtocolError):
+                    self.conn.send(h11.ConnectionClosed())
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._await_headers()
+
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not before:  # a request's headers came whole
+                self._stop_header_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (
+                self.cycle is None or self.cycle.response_complete
+            ):
+                self._await_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_header_timer()
+            super().connection_lost(exc)
+
+    return HeaderDeadline
 
 
 def http_socket(address: str, *, reuse_port: bool = False) -> socket.socket:
@@ -138,7 +243,9 @@ class HttpServer:
                     "ssl_cert_reqs": ssl.CERT_REQUIRED,
                 }
         self._config = uvicorn.Config(
-            app,
+            BodyDeadline(app, settings.http_body_timeout_seconds),
+            http=header_deadline_protocol(settings.http_header_timeout_seconds),
+            limit_concurrency=settings.http_max_connections,
             lifespan="off",
             log_config=None,
             access_log=False,
