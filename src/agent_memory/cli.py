@@ -166,7 +166,9 @@ def _parser() -> argparse.ArgumentParser:
         "--http",
         type=_host_port,
         metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp on a loopback address instead of stdio",
+        help="serve streamable HTTP at http://HOST:PORT/mcp on a loopback address instead of "
+        "stdio; every request must send Authorization: Bearer with the token in "
+        "MEMORY_MCP_TOKEN, or with the one printed at start",
     )
     mcp.add_argument(
         "--tls-ca",
@@ -402,7 +404,11 @@ def _mcp(args: argparse.Namespace) -> int:
         note(problem)
         return 2
     workspace_id = args.workspace_id or os.environ.get("MEMORY_WORKSPACE_ID") or None
-    return serve(MemoryTools(connection, agent_id, workspace_id), args.http)
+    return serve(
+        MemoryTools(connection, agent_id, workspace_id),
+        args.http,
+        token=os.environ.get("MEMORY_MCP_TOKEN") or None,
+    )
 
 
 def _migrate(settings: Settings) -> int:

@@ -11,13 +11,15 @@ the server itself never fails on one.
 from __future__ import annotations
 
 import functools
+import hmac
+import secrets
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Annotated, Literal, ParamSpec, TypeVar
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from google.protobuf import timestamp_pb2
 from mcp.server.mcpserver import MCPServer
@@ -503,10 +505,66 @@ def check_service(connection: Connection, agent_id: str) -> str | None:
     return None
 
 
-def serve(tools: MemoryTools, http: str | None = None) -> int:
+# The least a chosen endpoint token may hold: guessing it must be out of reach.
+TOKEN_MIN_CHARS = 24
+
+
+class BearerOnly:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` is
+    answered 401 before it reaches the tools. Every other user of this machine can
+    reach a loopback port; only the holder of the token acts with the service key."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self._app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not self._holds_token(scope):
+            body = b'{"error": "send Authorization: Bearer <the token agent-memory mcp printed>"}'
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="agent-memory mcp"'),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self._app(scope, receive, send)
+
+    def _holds_token(self, scope: Any) -> bool:
+        given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+        scheme, _, value = given.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self._token)
+
+
+def endpoint_token(chosen: str | None) -> tuple[str, str]:
+    """The token the HTTP endpoint requires, and how to say where it came from: the
+    operator's (``MEMORY_MCP_TOKEN``), or one made now and shown once.
+
+    Raises:
+        ValueError: a chosen token too short to be secret.
+    """
+    if chosen:
+        if len(chosen) < TOKEN_MIN_CHARS or chosen != chosen.strip():
+            raise ValueError(
+                f"use at least {TOKEN_MIN_CHARS} characters without surrounding spaces "
+                "(or leave it unset for one made at start)"
+            )
+        return chosen, "the token in MEMORY_MCP_TOKEN"
+    made = secrets.token_urlsafe(32)
+    return made, f"token {made} (shown once; set MEMORY_MCP_TOKEN to choose it)"
+
+
+def serve(tools: MemoryTools, http: str | None = None, token: str | None = None) -> int:
     """Serve the tools over stdio, or over streamable HTTP on ``http`` (HOST:PORT, a
-    loopback address: the endpoint has no authentication of its own). Returns the
-    exit status: 0 when stopped, 2 for an operator's mistake."""
+    loopback address), where every request must carry ``token`` (one is made when
+    none is given). Returns the exit status: 0 when stopped, 2 for an operator's
+    mistake."""
     server = build_server(tools)
     if http is None:
         with suppress(KeyboardInterrupt):
@@ -528,17 +586,33 @@ def serve(tools: MemoryTools, http: str | None = None) -> int:
         )
         return 2
     try:
+        required, told = endpoint_token(token)
+    except ValueError as exc:
+        note(f"MEMORY_MCP_TOKEN: {exc}")
+        return 2
+    try:
         sock = http_socket(http)
     except (OSError, ValueError) as exc:
         note(f"--http {http}: cannot listen there ({exc}); pick another port")
         return 2
-    app = server.streamable_http_app(host=host.strip("[]"))
-    web = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning"))
+    app = BearerOnly(server.streamable_http_app(host=host.strip("[]")), required)
+    web = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            # Open event streams would hold a stop for good; a second is enough.
+            timeout_graceful_shutdown=1,
+        )
+    )
 
     # Listening before uvicorn starts: a client that connects at once waits in the
     # backlog instead of being refused.
     sock.listen(128)
-    note(f"streamable HTTP on http://{host}:{sock.getsockname()[1]}/mcp")
+    note(
+        f"streamable HTTP on http://{host}:{sock.getsockname()[1]}/mcp; "
+        f"send Authorization: Bearer with {told}"
+    )
 
     # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it
     # found: this one, so that a requested stop exits 0.

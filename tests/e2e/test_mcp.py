@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx
 import pytest
 from google.protobuf import struct_pb2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 from agent_memory_client import MemoryClient
@@ -281,26 +283,76 @@ def test_a_model_turn_calls_a_tool_and_reads_its_result(server: ServerThread, te
     assert re.match(r"1\. \[\d\.\d{3}\] ", tool_result["content"])
 
 
-def test_streamable_http_serves_the_same_tools(server: ServerThread, tenant: str) -> None:
+def serving_http(
+    server: ServerThread, tenant: str, **env: str
+) -> tuple[subprocess.Popen[str], str, str]:
+    """``agent-memory mcp --http``, its endpoint and the line it printed at start."""
     key = server.new_key(tenant, "user-1")
     proc = subprocess.Popen(
         [executable("agent-memory"), "mcp", "--http", "127.0.0.1:0", "--agent-id", AGENT],
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "MEMORY_API_KEY": key, "MEMORY_SERVER": server.address},
+        env={**os.environ, "MEMORY_API_KEY": key, "MEMORY_SERVER": server.address, **env},
     )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"http://\S+/mcp", line)
+    assert found, line
+    return proc, found.group(0), line
+
+
+def with_token(url: str, token: str | None) -> Any:
+    headers = {"authorization": f"Bearer {token}"} if token is not None else None
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+
+
+def test_streamable_http_serves_the_same_tools_to_the_holder_of_its_token(
+    server: ServerThread, tenant: str
+) -> None:
+    proc, url, line = serving_http(server, tenant)
     try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        found = re.search(r"http://\S+/mcp", line)
-        assert found, line
+        made = re.search(r"token (\S+) \(shown once", line)
+        assert made, line
+        token = made.group(1)
 
         async def session() -> None:
-            async with Client(found.group(0), cache=None) as mcp:
+            async with Client(with_token(url, token), cache=None) as mcp:
                 assert {t.name for t in (await mcp.list_tools()).tools} == TOOLS
                 saved = await mcp.call_tool("memory_upsert", {"key": "via", "value": "http"})
                 assert not saved.is_error, text(saved)
                 assert "via: http" in text(await mcp.call_tool("memory_list", {}))
+
+        asyncio.run(session())
+
+        # Another user of this machine reaches the port, but not the tools.
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": token}):
+            refused = httpx.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1})
+            assert refused.status_code == 401, headers
+            assert refused.headers["www-authenticate"].startswith("Bearer")
+
+        async def without() -> None:
+            async with Client(with_token(url, None), cache=None) as mcp:
+                await mcp.list_tools()
+
+        with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's own error
+            asyncio.run(without())
+        with MemoryClient(server.address, api_key=server.new_key(tenant, "user-1")) as mine:
+            assert [m.key for m in mine.list_memories(agent_id=AGENT)] == ["via"]
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+
+
+def test_a_token_chosen_by_the_operator_is_not_printed(server: ServerThread, tenant: str) -> None:
+    chosen = "a-chosen-token-of-enough-length-42"
+    proc, url, line = serving_http(server, tenant, MEMORY_MCP_TOKEN=chosen)
+    try:
+        assert chosen not in line
+        assert "MEMORY_MCP_TOKEN" in line
+
+        async def session() -> None:
+            async with Client(with_token(url, chosen), cache=None) as mcp:
+                assert {t.name for t in (await mcp.list_tools()).tools} == TOOLS
 
         asyncio.run(session())
     finally:
@@ -314,6 +366,11 @@ def test_streamable_http_serves_the_same_tools(server: ServerThread, tenant: str
         ((), {}, "--agent-id (or MEMORY_AGENT_ID) is required"),
         (("--agent-id", "a", "--server", "127.0.0.1:9"), {}, "no memory service answers at"),
         (("--agent-id", "a", "--http", "0.0.0.0:0"), {"ok": "1"}, "not a loopback address"),
+        (
+            ("--agent-id", "a", "--http", "127.0.0.1:0"),
+            {"ok": "1", "MEMORY_MCP_TOKEN": "short"},
+            "MEMORY_MCP_TOKEN: use at least 24 characters",
+        ),
         (("--agent-id", "a", "--tls-ca", "/nonexistent/ca.pem"), {}, "--tls-ca"),
         (("--agent-id", "a"), {"MEMORY_LOG_LEVEL": "chatty"}, "MEMORY_LOG_LEVEL 'CHATTY'"),
         (("--agent-id", "a"), {"MEMORY_API_KEY": "two words"}, "MEMORY_API_KEY"),
