@@ -80,6 +80,22 @@ def postmasters(pgdata: Path) -> list[int]:
     return found
 
 
+def watchers(data_dir: Path) -> list[psutil.Process]:
+    """The watcher processes of the server in ``data_dir``."""
+    return [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"]
+        and "agent_memory.store.embedded" in p.info["cmdline"]
+        and str(data_dir) in p.info["cmdline"]
+    ]
+
+
+def socket_folder(pgdata: Path) -> Path:
+    """The socket folder postmaster.pid names."""
+    return Path((pgdata / "postmaster.pid").read_text().splitlines()[4])
+
+
 def gone(pid: int) -> bool:
     """Whether process ``pid`` has ended (a zombie waiting for a reaper has)."""
     try:
@@ -190,6 +206,8 @@ def test_a_server_left_by_a_killed_process_is_stopped_and_started_afresh(
     crashed = UserProcess(data_dir)
     pgdata = data_dir / "pgdata"
     [orphan] = postmasters(pgdata)
+    for watcher in watchers(data_dir):
+        watcher.kill()  # nothing is left to stop the postmaster of a killed user
     crashed.kill()  # SIGKILL: it never lets go, its postmaster stays behind
     assert postmasters(pgdata) == [orphan]
 
@@ -204,6 +222,39 @@ def test_a_server_left_by_a_killed_process_is_stopped_and_started_afresh(
     finally:
         embedded.stop()
     assert wait_until(lambda: postmasters(pgdata) == [], timeout=10)
+
+
+def test_a_server_whose_users_are_all_killed_stops_and_leaves_no_socket_folder(
+    long_data_dir: Path,
+) -> None:
+    pgdata = long_data_dir / "pgdata"
+    killed = UserProcess(long_data_dir)
+    [postmaster] = postmasters(pgdata)
+    folder = socket_folder(pgdata)
+    assert folder != pgdata
+    assert len(watchers(long_data_dir)) == 1
+    killed.kill()  # SIGKILL: it never lets go
+    assert wait_until(lambda: gone(postmaster), timeout=60)
+    assert wait_until(lambda: not folder.exists(), timeout=10)
+    assert wait_until(lambda: watchers(long_data_dir) == [], timeout=10)
+
+
+def test_a_killed_postmaster_leaves_no_socket_folder_and_the_next_start_is_afresh(
+    long_data_dir: Path,
+) -> None:
+    pgdata = long_data_dir / "pgdata"
+    user = UserProcess(long_data_dir)
+    [postmaster] = postmasters(pgdata)
+    folder = socket_folder(pgdata)
+    psutil.Process(postmaster).kill()
+    assert wait_until(lambda: not folder.exists(), timeout=10)
+    user.kill()
+    embedded = EmbeddedPostgres(long_data_dir)
+    try:
+        assert answers(embedded.start())
+    finally:
+        embedded.stop()
+    assert postmasters(pgdata) == []
 
 
 def test_processes_sharing_the_server_the_last_one_to_let_go_stops_it(

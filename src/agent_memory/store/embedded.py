@@ -8,8 +8,10 @@ stopping the server is done here, so that it holds by construction that:
   cluster's own folder when it fits, else a new folder under ``$XDG_RUNTIME_DIR`` or
   ``/tmp``; the socket itself is 0700 too, and the data folder is 0700;
 - several processes (the server, the ``keys`` command) may share one server; each
-  registers its pid, and the last one to let go stops it. A server whose users are all
-  gone (killed, crashed) is stopped at the next start and started afresh;
+  registers its pid, and the last one to let go stops it. A small watcher process,
+  started with the server, stops it (and removes its socket folder) once every process
+  registered is gone, killed or crashed ones included; should the watcher be gone too,
+  the next start stops such a server and starts afresh;
 - as root (PostgreSQL refuses to run as root) the server runs as a system account of its
   own, and the folders on the way to the data are opened to that account alone (a POSIX
   ACL entry allowing search); nobody else gains anything, and a warning says what changed.
@@ -39,11 +41,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
-
-import psycopg
-from psycopg import sql
-from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import make_url
 
 from agent_memory.config import SettingsError
 
@@ -123,9 +120,11 @@ class EmbeddedPostgres:
                 self._stop_postmaster(pid)
                 pid = None
             if pid is None:
+                _remove_socket_folder(self.pgdata)  # a killed postmaster's, if any
                 self._initdb()
                 self.socket_dir = self._new_socket_dir()
                 self._start_postmaster()
+                self._start_watcher()
                 users = []
             else:
                 self.socket_dir = self._joined_socket_dir(account)
@@ -412,18 +411,59 @@ class EmbeddedPostgres:
             log.warning(
                 "the embedded PostgreSQL (pid %d) is still running after %s", pid, signum.name
             )
-        folder = Path(lines[4]) if len(lines) > 4 and lines[4] else None
-        if (
-            folder is not None
-            and folder != self.pgdata
-            and folder.name.startswith(SOCKET_DIR_PREFIX)
-        ):
+        _remove_socket_folder(self.pgdata, lines)
+
+    def _start_watcher(self) -> None:
+        """A process of its own (its own session, so a signal to ours spares it) that
+        stops the server once every process using it is gone: see :meth:`watch`."""
+        subprocess.Popen(
+            [sys.executable, "-m", "agent_memory.store.embedded", "watch", str(self.data_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+
+    def watch(self, every: float = 1.0) -> None:
+        """Until the server in this data folder stops: each ``every`` seconds, stop it
+        when no process registered as using it is alive (one killed never lets go), and
+        remove its socket folder when it was killed itself."""
+        while True:
+            time.sleep(every)
+            with self._locked():
+                pid = running_postmaster(self.pgdata)
+                if pid is None:
+                    _remove_socket_folder(self.pgdata)
+                    return
+                if not self._users():
+                    log.warning(
+                        "stopping the embedded PostgreSQL in %s: the processes using it are gone",
+                        self.pgdata,
+                    )
+                    self._stop_postmaster(pid)
+                    self._save_users([])
+                    return
+
+
+def _remove_socket_folder(pgdata: Path, lines: list[str] | None = None) -> None:
+    """Remove the socket folder made for the postmaster of ``pgdata`` (named in its lock
+    file, ``lines`` when read already), if one was made and no postmaster runs there."""
+    lines = _postmaster_lines(pgdata) if lines is None else lines
+    folder = Path(lines[4]) if len(lines) > 4 and lines[4] else None
+    if folder is not None and folder != pgdata and folder.name.startswith(SOCKET_DIR_PREFIX):
+        for leftover in (folder / SOCKET_NAME, folder / f"{SOCKET_NAME}.lock"):
             with suppress(OSError):
-                folder.rmdir()
+                leftover.unlink()
+        with suppress(OSError):
+            folder.rmdir()
 
 
 def ensure_database(admin_url: str, name: str) -> None:
     """Create database ``name`` on the server unless it exists."""
+    import psycopg
+    from psycopg import sql
+
     with psycopg.connect(admin_url, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
@@ -437,6 +477,9 @@ def describe_database(url: str, embedded: EmbeddedPostgres | None) -> str:
 
 def redacted_url(url: str) -> str:
     """The URL without its password."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy.engine import make_url
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ValueError, sa_exc.ArgumentError):
@@ -690,3 +733,9 @@ def _grant_search(folder: Path, account: Account) -> None:
             f"root, and that user cannot reach {folder} ({exc.strerror}); run agent-memory "
             "as a normal user or pass --database-url"
         ) from exc
+
+
+if __name__ == "__main__":  # python -m agent_memory.store.embedded watch DATA_DIR
+    if len(sys.argv) == 3 and sys.argv[1] == "watch":
+        with suppress(KeyboardInterrupt):
+            EmbeddedPostgres(Path(sys.argv[2])).watch()
