@@ -10,14 +10,14 @@ WORKDIR /src
 # code changes. The client distribution is built from this repository below.
 COPY pyproject.toml ./
 COPY clients/python/pyproject.toml ./clients/python/
-RUN python -c "import tomllib; deps = [d for f in ('pyproject.toml', 'clients/python/pyproject.toml') for d in tomllib.load(open(f, 'rb'))['project']['dependencies'] if not d.startswith('agent-memory-client')]; print('\n'.join(deps))" \
+RUN python -c "import tomllib; deps = [d for f in ('pyproject.toml', 'clients/python/pyproject.toml') for d in tomllib.load(open(f, 'rb'))['project']['dependencies'] ]; print('\n'.join(deps))" \
         > /tmp/requirements.txt \
  && pip wheel -w /wheels -r /tmp/requirements.txt
 
 COPY clients/python ./clients/python
 COPY README.md ./
 COPY src ./src
-RUN pip wheel --no-deps -w /wheels ./clients/python .
+RUN pip wheel --no-deps -w /wheels .
 
 # ---- runtime ----------------------------------------------------------------
 FROM python:3.11-slim

@@ -20,11 +20,10 @@ help: ## list targets
 $(PY):
 	python3 -m venv $(VENV)
 
-# With the pip that python3 -m venv ships, as users install it.
-# The client distribution (clients/python) carries the generated stubs the service
-# imports, so it is installed with it.
+# With the pip that python3 -m venv ships, as users install it. The service's
+# distribution holds the client and the generated stubs (clients/python) too.
 $(STAMP): pyproject.toml clients/python/pyproject.toml | $(PY)
-	$(PY) -m pip install -e ./clients/python -e ".[dev]"
+	$(PY) -m pip install -e ".[dev]"
 	@touch $@
 
 venv: $(STAMP) ## create .venv and install the project (re-run when pyproject.toml changes)
@@ -88,5 +87,7 @@ bench: venv ## run every bench/*.py in order
 check: check-generated lint typecheck test ## everything CI checks
 
 clean: ## remove caches and build output (keeps .venv, node_modules and the embedded database)
-	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis src/*.egg-info *.egg-info clients/python/src/*.egg-info clients/python/generated/*.egg-info
+	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info src/*.egg-info \
+	       clients/python/build clients/python/dist clients/python/*.egg-info \
+	       clients/python/src/*.egg-info clients/python/generated/*.egg-info
 	find . -name __pycache__ -type d -not -path './.venv/*' -not -path './node_modules/*' -prune -exec rm -rf {} +

@@ -12,8 +12,8 @@ comments, which the HTTP side reads for OpenAPI descriptions (the Python stubs
 carry no comments). The ``google.api`` protos
 come from the googleapis-common-protos package, not from this repository.
 
-The stubs ship in the client distribution (``agent-memory-client``), which the
-service depends on: the contract has one home, and a client install needs nothing
+The stubs ship in the client distribution (``agent-memory-grpc-client``), which the
+service carries too: the contract has one home, and a client install needs nothing
 of the server. The whole folder belongs to this script: it is rebuilt from
 scratch so stubs of deleted protos do not linger.
 

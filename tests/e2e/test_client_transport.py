@@ -186,7 +186,7 @@ def test_credentials_travel_as_the_service_reads_them(scripted: Scripted) -> Non
     assert "x-tenant-id" not in keyed
     assert (local["x-tenant-id"], local["x-user-id"]) == ("acme", "ana")
     assert "authorization" not in local
-    assert "agent-memory-client/" in keyed["user-agent"]
+    assert "agent-memory-grpc-client/" in keyed["user-agent"]
     with pytest.raises(ValueError, match="not both"):
         MemoryClient(scripted.address, api_key="k", tenant_id="acme")
 

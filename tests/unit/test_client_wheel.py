@@ -47,7 +47,7 @@ def test_the_client_wheel_requires_no_server_dependency(project_root: Path, tmp_
         timeout=300,
     )
     assert built.returncode == 0, built.stderr
-    (wheel,) = tmp_path.glob("agent_memory_client-*.whl")
+    (wheel,) = tmp_path.glob("agent_memory_grpc_client-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         (metadata_path,) = [n for n in names if n.endswith(".dist-info/METADATA")]

@@ -184,7 +184,7 @@ class Connection:
         arguments: list[tuple[str, Any]] = [
             ("grpc.enable_retries", 1),
             ("grpc.service_config", service_config(self.attempts)),
-            ("grpc.primary_user_agent", f"agent-memory-client/{__version__}"),
+            ("grpc.primary_user_agent", f"agent-memory-grpc-client/{__version__}"),
         ]
         if self.tls is not None and self.tls.server_name:
             arguments.append(("grpc.ssl_target_name_override", self.tls.server_name))
