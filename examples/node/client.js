@@ -1,7 +1,8 @@
 // A minimal agent-memory client in Node.js: write the user's archival block,
 // recall from it, and render a system prompt that uses it.
 //
-//   MEMORY_ADDRESS   host:port of the service (default 127.0.0.1:50051)
+//   MEMORY_SERVER    host:port of the service (default 127.0.0.1:50051), as for
+//                    every other client of agent-memory
 //   MEMORY_API_KEY   an API key from `agent-memory keys create`; leave it unset
 //                    only against a server started with --insecure-local
 import path from "node:path";
@@ -10,7 +11,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import googleProtos from "google-proto-files";
 
-const ADDRESS = process.env.MEMORY_ADDRESS || "127.0.0.1:50051";
+const ADDRESS = process.env.MEMORY_SERVER || "127.0.0.1:50051";
 const API_KEY = process.env.MEMORY_API_KEY || "";
 const AGENT_ID = "node-example";
 const QUERY = "where does the staging database live";

@@ -51,7 +51,7 @@ def run_client(example: Path, address: str, key: str) -> subprocess.CompletedPro
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "MEMORY_ADDRESS": address, "MEMORY_API_KEY": key},
+        env={**os.environ, "MEMORY_SERVER": address, "MEMORY_API_KEY": key},
     )
 
 
