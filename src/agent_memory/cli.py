@@ -26,17 +26,19 @@ if TYPE_CHECKING:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def database_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--database-url",
+            metavar="URL",
             help="PostgreSQL URL (env MEMORY_DATABASE_URL); "
             "unset: an embedded PostgreSQL in --data-dir",
         )
         p.add_argument(
             "--data-dir",
             type=Path,
+            metavar="DIR",
             help="embedded database folder (env MEMORY_DATA_DIR, default: the user's data folder, "
             "e.g. ~/.local/share/agent-memory)",
         )
@@ -47,11 +49,21 @@ def _parser() -> argparse.ArgumentParser:
             help="at start, keep retrying a database that does not answer yet for this "
             "long (env MEMORY_DATABASE_WAIT_SECONDS, default 30)",
         )
-        p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (env MEMORY_LOG_LEVEL)")
+        p.add_argument(
+            "--log-level",
+            metavar="LEVEL",
+            help=f"{', '.join(LOG_LEVELS)} (env MEMORY_LOG_LEVEL, default INFO for serve, "
+            "WARNING for the other commands)",
+        )
 
-    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve = commands.add_parser(
+        "serve",
+        help="run the service: gRPC, and HTTP/JSON with the memory panel when "
+        "--http-listen is given",
+    )
     serve.add_argument(
         "--listen",
+        metavar="HOST:PORT",
         help="HOST:PORT to bind; port 0 picks a free one "
         "(env MEMORY_LISTEN, default 127.0.0.1:50051)",
     )
@@ -64,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers",
         type=int,
+        metavar="N",
         help="server processes sharing the port, each with its own database pool "
         "(env MEMORY_WORKERS, default 1; more than 1 needs Linux)",
     )
@@ -197,7 +210,9 @@ def _parser() -> argparse.ArgumentParser:
     database_options(migrate)
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
-    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    key_commands = keys.add_subparsers(
+        dest="keys_command", metavar="{create,list,revoke}", required=True
+    )
     create = key_commands.add_parser("create", help="create a key; prints it once, last")
     create.add_argument(
         "--tenant", required=True, help="the tenant the key acts in: it sees only its rows"

@@ -336,7 +336,7 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     "tls_cert": ("serve TLS with this PEM certificate chain (needs the key)", None),
     "tls_key": ("the PEM private key of the TLS certificate", None),
     "tls_client_ca": ("also require client certificates signed by these PEM CAs", None),
-    "log_level": ("`DEBUG`, `INFO`, `WARNING`, `ERROR`", None),
+    "log_level": ("`DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL`", None),
     "health_check_seconds": (
         "how often the database is asked whether it answers; health follows it",
         None,

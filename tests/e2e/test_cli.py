@@ -6,6 +6,7 @@ import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import grpc
 import psycopg
 import pytest
 from google.protobuf import field_mask_pb2
+from psycopg import sql
+from sqlalchemy.engine import make_url
 
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
@@ -225,4 +228,30 @@ def test_a_database_url_of_another_kind_is_one_line_naming_the_flag() -> None:
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "--database-url" in done.stderr
-    assert "postgresql://" in done.stderr
+    assert "give a URL of the form postgresql://" in done.stderr
+    assert "server is up" not in done.stderr
+
+
+def test_a_user_who_may_not_create_tables_is_told_which_grant_it_needs(
+    create_database: Callable[[], str],
+) -> None:
+    url = create_database()
+    role = f"am_limited_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        # PostgreSQL 15 and later: only the owner may create in public unless granted.
+        conn.execute(sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
+    try:
+        as_role = make_url(url).set(username=role, password=None)
+        done = cli(
+            "migrate", "--database-url", as_role.render_as_string(hide_password=False), timeout=60
+        )
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert "permission denied for schema public" in lines[-1]
+        assert "GRANT CREATE ON SCHEMA public" in lines[-1]
+        assert "server is up" not in done.stderr
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))

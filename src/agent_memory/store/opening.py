@@ -102,7 +102,14 @@ def _database_fix(settings: Settings, cause: str, *, waited: bool) -> str:
             "postgresql://USER@HOST:PORT/DB (--database-url or MEMORY_DATABASE_URL; wait "
             "longer with --database-wait)"
         )
-    if "does not exist" in cause and "database" in cause:
+    if "unsupported database URL scheme" in cause or "Could not parse" in cause:
+        fix = "give a URL of the form postgresql://USER@HOST:PORT/DB"
+    elif "permission denied for schema" in cause:
+        fix = (
+            "the user must be able to create tables there: GRANT CREATE ON SCHEMA public "
+            "TO the user, or make it the database's owner (ALTER DATABASE ... OWNER TO ...)"
+        )
+    elif "does not exist" in cause and "database" in cause:
         fix = "create the database (createdb NAME) or name another in the URL"
     elif "role" in cause or "authentication" in cause or "password" in cause:
         fix = "fix the user or password in the URL, or create the role on the server"
