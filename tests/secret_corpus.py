@@ -394,3 +394,57 @@ ORDINARY: list[tuple[str, str]] = [
     ("provider-id", "Vercel deployment dpl_8bQ3kXz9WZNq2v0cP8hYdR1sLmF2 is live"),
     ("uuid", "Use `uuidgen` to create ids like E621E1F8-C36C-495A-93FC-0C247A3E6E5F"),
 ]
+
+# -- held back ---------------------------------------------------------------------------
+# Written before the rules for credentials in prose were, and never looked at while they
+# were: the detector is measured on this part, not tuned to it. A rule change that a
+# text here would have guided belongs with the part above, and this part grows anew.
+
+HELD_BACK_SECRETS: list[tuple[str, str]] = [
+    ("password-prose", "Marta's laptop password is bluebird1987"),
+    ("password-prose", "wifi password — sunshine42"),
+    ("password-prose", "the NAS password is now Tromb0ne.Lake"),
+    ("password-prose", "I set the router admin password to gravelroad"),
+    ("password-prose", "Password for the shared mailbox: orchidmeadow"),
+    ("passphrase-prose", "the vpn passphrase: tall giraffe eats purple clouds"),
+    ("passphrase-prose", "backup passphrase is 'copper kettle under the stairs'"),
+    ("pin-prose", "her PIN is 0912"),
+    ("pin-prose", "PIN: 3307 for the corporate card"),
+    ("pin-prose", "the phone unlock pin is 551288"),
+    ("user-password-pair", "log in with user deploy and password Kettle-42"),
+    ("user-password-pair", "credentials: admin/Qwerty!234"),
+    ("user-password-pair", "user: ops pass: Gr4nite!"),
+    ("user-password-pair", "login: backup / s3cure-backup-9"),
+    ("user-password-pair", "the grafana login is viewer:Sp1ralStairs"),
+    ("named-hex-token", "the token for the status page is " + _r(64, _HEXDIGITS)),
+    ("named-hex-token", "webhook signing key " + _r(40, _HEXDIGITS)),
+    ("named-hex-token", "Our license key: " + _r(32, _HEXDIGITS).upper()),
+    ("named-base64-token", "api token: " + _r(44, _B64)),
+    ("named-base64-token", "the session key is " + _r(24, _B64) + "=="),
+    ("named-token", "here is my access token, keep it safe: " + _r(36, _URLSAFE)),
+]
+
+HELD_BACK_ORDINARY: list[tuple[str, str]] = [
+    ("password-talk", "the password is case-sensitive"),
+    ("password-talk", "Password is required for all admin accounts"),
+    ("password-talk", "my password manager is Bitwarden"),
+    ("password-talk", "password reset links expire after 24h"),
+    ("password-talk", "the passphrase policy is four random words"),
+    ("password-talk", "user/password auth is disabled on prod"),
+    ("password-talk", "login as admin / see the runbook for the password"),
+    ("password-talk", "my password is the same one the whole team uses, ask Lee"),
+    ("pin-talk", "PIN codes are 4 digits on the old terminals"),
+    ("pin-talk", "pinned 4 memories about the deploy"),
+    ("pin-talk", "ticket 4821 is about the PIN pad firmware"),
+    ("pin-talk", "GPIO pin 17 drives the status LED"),
+    ("token-talk", "use the key from the vault, not from chat"),
+    ("token-talk", "the API key name is prod-reporting"),
+    ("token-talk", "the token expires in 3600 seconds unless refreshed"),
+    ("token-talk", "rotate the signing key before the audit on 2026-12-01"),
+    ("publishable-key", "checkout uses the publishable key pk_live_" + _r(24) + " in the browser"),
+    ("hex-id", "hex color #7fb2c0 for the header"),
+    ("hex-id", "commit " + _r(40, _HEXDIGITS) + " fixed the build"),
+    ("hex-id", "trace id " + _r(32, _HEXDIGITS) + " shows the slow query"),
+    ("prose", "Ana's favourite passphrase game is charades"),
+    ("prose", "the password field on the signup form needs a strength meter"),
+]
