@@ -228,6 +228,22 @@ SECRETS: list[tuple[str, str]] = [
     ("high-entropy-token", "use the key " + _r(32) + " when calling the vendor"),
     ("aws-secret-key", "export AWS_SECRET_ACCESS_KEY=" + _r(40, _B64)),
     ("google-oauth", "client_secret=" + GOCSPX + _r(28, _URLSAFE)),
+    # -- credentials in prose: a password, passphrase or PIN named and then given, a
+    # user and password pair, a hex or base64 token named as a key or token ----------------
+    ("password-prose", "my password is correcthorsebattery"),
+    ("password-prose", "the password to the admin panel is marmalade"),
+    ("password-prose", "the guest wifi password — harbourlights"),
+    ("passphrase-prose", "the wifi passphrase is correct horse battery staple"),
+    ("passphrase-prose", 'the passphrase for the GPG key is "seven lazy otters swim"'),
+    ("pin-prose", "my pin code is 4821"),
+    ("pin-prose", "PIN for the safe: 88213"),
+    ("user-password-pair", "login as admin / hunter2hunter2"),
+    ("user-password-pair", "creds are ops/Sailboat#12"),
+    ("user-password-pair", "sign in with kiosk:Lantern-2024"),
+    ("named-hex-token", "api token 5f4dcc3b5aa765d61d8327deb882cf99"),
+    ("named-hex-token", "use the key 7fb2c0d1e9a84b3c9d2e1f0a8b7c6d5e4f3a2b1c for the API"),
+    ("named-hex-token", "the deploy key is " + _r(40, _HEXDIGITS)),
+    ("named-base64-token", "signing secret " + _r(32, _B64) + "="),
 ]
 
 _SHA1 = "3f786850e387550fdab836ed7e6dc881de23001b"
@@ -393,6 +409,20 @@ ORDINARY: list[tuple[str, str]] = [
     ("url", "Figma: https://www.figma.com/file/Xk9mQ2vLp7RtZ4wN8bYc3H/Design-System?node-id=1-2"),
     ("provider-id", "Vercel deployment dpl_8bQ3kXz9WZNq2v0cP8hYdR1sLmF2 is live"),
     ("uuid", "Use `uuidgen` to create ids like E621E1F8-C36C-495A-93FC-0C247A3E6E5F"),
+    # -- talk about passwords, PINs and keys in prose -----------------------------------
+    ("publishable-key", "the Clerk publishable key is pk_test_Y2xlcmsuZXhhbXBsZS5jb20k"),
+    ("password-talk", "my password is too short for the new policy"),
+    ("password-talk", "the password is stored hashed with argon2"),
+    ("password-talk", "the password is required"),
+    ("password-talk", "the wifi passphrase is written on the whiteboard"),
+    ("password-talk", "login as admin / then open Settings"),
+    ("password-talk", "sign in with google: https://accounts.google.com"),
+    ("pin-talk", "pin the deploy memory so it stays on top"),
+    ("pin-talk", "the PIN is 4 to 8 digits"),
+    ("pin-talk", "pin 13 is the onboard LED"),
+    ("hex-id", "request id 5f4dcc3b5aa765d61d8327deb882cf99 failed twice"),
+    ("token-talk", "the public key is AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"),
+    ("token-talk", "the key is to deploy before noon"),
 ]
 
 # -- held back ---------------------------------------------------------------------------

@@ -154,12 +154,65 @@ _NAME_VALUE = re.compile(
 _PASSWORD_PROSE = re.compile(
     r"(?i)\b(?:password|passwd|passphrase|passcode|pwd|pw)\b"
     r"(?:[ \t]{1,4}(?:for|of|on|to|at)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
-    r"(?:[ \t]{0,4}(?::|=|->|=>)[ \t]{0,4}"
+    r"(?:[ \t]{0,4}(?::|=|->|=>|\u2014|\u2013)[ \t]{0,4}|[ \t]{1,4}-{1,2}[ \t]{1,4}"
     r"|[ \t]{1,4}(?:(?:(?:is|was|got|has[ \t]{1,4}been)[ \t]{1,4})?"
     r"(?:set|changed|reset|updated|rotated)[ \t]{1,4}to[ \t]{1,4}"
     r"|(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4}|(?:now|became)[ \t]{1,4})?)"
     r"(?=(?P<value>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|`[^`\n]{1,128}`|[^\s\"'`]{1,128}))"
 )
+# A passphrase given in words: "passphrase is correct horse battery staple".
+_PASSPHRASE_PROSE = re.compile(
+    r"(?i)\bpass[ \t\-]?phrase\b"
+    r"(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
+    r"(?:[ \t]{0,4}(?::|=|\u2014|\u2013)[ \t]{0,4}"
+    r"|[ \t]{1,4}(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4})"
+    r"(?P<value>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[A-Za-z]{2,24}(?:[ \t][A-Za-z]{2,24}){2,9})"
+)
+# A PIN given: "my pin code is 4821", "PIN: 3307".
+_PIN_PROSE = re.compile(
+    r"(?i)\bpin(?:[ \t]?(?:code|number))?\b"
+    r"(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
+    r"(?:[ \t]{0,4}[:=][ \t]{0,4}|[ \t]{1,4}(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4})"
+    r"(?P<value>\d{4,8})(?![\w\-]|[.,]\d)"
+)
+# A user and password given together after a login word: "login as admin / hunter2",
+# "credentials: admin/Qwerty!234", "sign in with kiosk:Lantern-2024".
+_LOGIN_PAIR = re.compile(
+    r"(?i)\b(?:log[ \t\-]?(?:in|on)|sign[ \t\-]?in|credentials|creds)\b"
+    r"(?:[ \t]{1,4}(?:as|is|are|with))?[ \t]{0,4}[:=]?[ \t]{0,4}"
+    r"(?P<user>[\w.@+\-]{1,64})[ \t]{0,4}[/:][ \t]{0,4}"
+    r"(?=(?P<value>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'`]{1,128}))"
+)
+# A long random value right after a key or token word, with no "is" or colon between
+# ("api token 5f4dcc3b...", "use the key 7fb2c0d1... for the API").
+_NAMED_TOKEN = re.compile(
+    r"(?i)\b(?P<owner>\w{1,32}[ \t_\-])?(?:token|secret|key)\b"
+    r"(?:[ \t]{0,4}[:=][ \t]{0,4}|[ \t]{1,4}(?:is|was)[ \t]{1,4}|[ \t]{1,4})"
+    r"(?P<value>[A-Za-z0-9+/_\-]{24,512}={0,2})(?![\w+/=])"
+)
+# Whose key is no secret: a public key is shared, a primary or foreign key names a column.
+_NOT_SECRET_KEYS = frozenset(
+    ["public", "publishable", "primary", "foreign", "sort", "partition", "host", "ssh", "gpg"]
+)
+# Words a spoken password is not: what "the password is ..." goes on to say about one.
+_NOT_A_PASSWORD = frozenset(
+    """
+    required needed missing wrong incorrect invalid expired empty blank correct valid
+    weak strong mandatory optional secret private shared different same unknown known
+    ignored disabled enabled visible hidden encrypted hashed stored saved managed changed
+    rotated generated temporary permanent important sensitive forgotten complicated
+    """.split()  # noqa: SIM905
+)
+# Words that join a sentence, which a passphrase of words would not hold.
+_FUNCTION_WORDS = frozenset(
+    """
+    the a an in on at of to for from with by is are was were be been being this that
+    these those it its our your my his her their and or but not no as into onto under
+    over than then there here when where which who what how why written stored kept
+    saved taped printed posted shared sent given
+    """.split()  # noqa: SIM905
+)
+_ENGLISH_ENDINGS = ("ed", "ing", "able", "ible", "ly", "ful", "less", "ive", "ous", "ent", "ant")
 _TOKEN_PROSE = re.compile(
     r"(?i)\b(?:token|secret|(?:api|access|secret|private|auth|signing|master)[ \t_\-]?key"
     r"|client[ \t_\-]?secret)\b"
@@ -261,9 +314,12 @@ _ID_PREFIX = re.compile(
     r"|run|job|file|img|doc|asst|thread|batch|ft|ftjob|vs|toolu|srvtoolu|call|resp|chatcmpl"
     r"|cmpl|span|trace|tx|node|item|task|ws|agent|conv|prj|proj|team|usr|ent|obj|rec|dpl)[_\-]"
     r"[A-Za-z0-9]{8,64}"
+    # Publishable keys (Stripe, Clerk): meant for the browser, public by design.
+    r"|pk_(?:test|live)_[A-Za-z0-9]{8,128}"
 )
 _CONTEXT = re.compile(
-    r"(?i)(?P<id>(?:page|next|continuation|sync)[ _\-]?token|cursor|\bids?\b|uids?\b|uuid|guid"
+    r"(?i)(?P<id>(?:page|next|continuation|sync)[ _\-]?token|public[ _\-]?key|publishable"
+    r"|cursor|\bids?\b|uids?\b|uuid|guid"
     r"|\busers?\b|user[ _\-]?id|\bdoc(?:ument)?s?\b|\bfile\b|commit|\bsha\b|hash|digest|checksum"
     r"|\bcid\b|ipfs|integrity|etag|revision|\brev\b|\bbuild\b|object|record|trace|\bspan\b"
     r"|\bimage\b|\bslug\b|base64,)"
@@ -469,6 +525,53 @@ def _password_like(value: str) -> bool:
         if not (mixed_case and _SYMBOL.search(v, 1, len(v) - 1)):
             return False
     return not _filler(v)
+
+
+def _spoken_password(value: str, rest: str) -> bool:
+    """A password given as one word (``correcthorsebattery``): long, letters only, the
+    end of its clause, and not a word that says something about a password."""
+    v, quoted = _unquote(value)
+    if not quoted:
+        v = _trim(v)
+    if len(v) < 8 or not v.isalpha() or not v.isascii() or v != value.strip("\"'`.,;"):
+        return False
+    lowered = v.lower()
+    if lowered in _NOT_A_PASSWORD or lowered in _PLACEHOLDER_WORDS:
+        return False
+    if lowered.endswith(_ENGLISH_ENDINGS) and not quoted:
+        return False
+    return _ends_clause(rest)
+
+
+def _ends_clause(rest: str) -> bool:
+    """Whether the text after a value ends the clause it stands in: the end of the
+    text or its line, punctuation, or an aside (`` (ask ops)``, `` - for now``)."""
+    if rest[:1] in ("", "\n", "\r") or rest[:1] in ".,;:!?)":
+        return True
+    return rest.startswith((" (", " -", " \u2014", " \u2013"))
+
+
+def _spoken_passphrase(value: str, rest: str) -> bool:
+    """A passphrase given as words: quoted, or three or more plain words ending their
+    clause, none of which joins a sentence (``written on the whiteboard`` does)."""
+    v, quoted = _unquote(value)
+    words = v.split()
+    if quoted:
+        return len(words) >= 2 and not _filler(v)
+    if len(words) < 3 or any(w.lower() in _FUNCTION_WORDS for w in words):
+        return False
+    return _ends_clause(rest)
+
+
+def _named_random(value: str) -> bool:
+    """A value right after a key or token word that can only be a credential: 32 hex
+    digits or more, or a long random-looking run."""
+    v = value.rstrip("=")
+    if _ID_PREFIX.fullmatch(v):
+        return False
+    if len(v) >= 32 and _HEX.fullmatch(v) and len(set(v.lower())) >= 8:
+        return True
+    return _random_looking(v) and not _filler(v) and not _encodes_text(v)
 
 
 def _tokenish(value: str) -> bool:
@@ -764,11 +867,39 @@ def _prose_spans(text: str, lower: str) -> Iterator[_Span]:
     passwords = _has(lower, "pass", "pw")
     while passwords and (match := _PASSWORD_PROSE.search(text, pos)):
         pos = match.end()
-        if _password_like(match.group("value")):
+        value = match.group("value")
+        rest = text[match.end("value") : match.end("value") + 8]
+        if _password_like(value) or _spoken_password(value, rest):
+            yield _Span(*_value_span(match), PASSWORD)
+            pos = match.end("value")
+    pos = 0
+    while passwords and (match := _PASSPHRASE_PROSE.search(text, pos)):
+        pos = match.end()
+        if _spoken_passphrase(match.group("value"), text[match.end() : match.end() + 8]):
+            yield _Span(*_value_span(match), PASSWORD)
+    pos = 0
+    while "pin" in lower and (match := _PIN_PROSE.search(text, pos)):
+        pos = match.end()
+        yield _Span(*match.span("value"), PASSWORD)
+    pos = 0
+    logins = _has(lower, "log", "sign", "cred")
+    while logins and (match := _LOGIN_PAIR.search(text, pos)):
+        pos = match.end()
+        value = match.group("value")
+        if _password_like(value) or _tokenish(value):
             yield _Span(*_value_span(match), PASSWORD)
             pos = match.end("value")
     pos = 0
     tokens = _has(lower, "token", "secret", "key")
+    while tokens and (match := _NAMED_TOKEN.search(text, pos)):
+        pos = match.end()
+        owner = (match.group("owner") or "").strip(" \t_-").lower()
+        before = lower[max(0, match.start() - 5) : match.start()]
+        if owner in _NOT_SECRET_KEYS or _CURSOR_BEFORE.search(before + owner + " "):
+            continue
+        if _named_random(match.group("value")):
+            yield _Span(*match.span("value"), SECRET_ASSIGNMENT)
+    pos = 0
     while tokens and (match := _TOKEN_PROSE.search(text, pos)):
         pos = match.end()
         before = lower[max(0, match.start() - 5) : match.start()]
