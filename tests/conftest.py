@@ -7,6 +7,8 @@ run gets a fresh database of its own, dropped at the end.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -22,6 +24,12 @@ from agent_memory.store.embedded import EmbeddedPostgres
 from tests.support import Client, ServerThread, database_url_for
 
 TEST_DATABASE_ENV = "MEMORY_TEST_DATABASE_URL"
+
+# Imported whole before any server thread starts: the local model imports numpy on
+# a server's thread at its first call, and pytest.approx on the test's thread reads a
+# half-imported numpy from sys.modules if the two meet.
+with contextlib.suppress(ImportError):
+    importlib.import_module("numpy")
 
 
 @pytest.fixture(scope="session")

@@ -421,7 +421,10 @@ ORDINARY: list[tuple[str, str]] = [
     ("pin-talk", "the PIN is 4 to 8 digits"),
     ("pin-talk", "pin 13 is the onboard LED"),
     ("hex-id", "request id 5f4dcc3b5aa765d61d8327deb882cf99 failed twice"),
-    ("token-talk", "the public key is AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"),
+    (
+        "token-talk",
+        "the public key is AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+    ),
     ("token-talk", "the key is to deploy before noon"),
 ]
 

@@ -321,12 +321,12 @@ def test_another_tenant_cannot_add_to_the_trail(alice: Client, other_client: Cli
 
 
 def test_a_read_only_refusal_records_no_event(alice: Client) -> None:
-    auto = upsert(alice, "auto:k", "v", source=memory_pb2.MEMORY_SOURCE_AUTO)
+    auto = upsert(alice, "k", "v", source=memory_pb2.MEMORY_SOURCE_AUTO)
     details = failure(
         lambda: update(alice, memory_pb2.Memory(id=auto.id, value="changed"), ["value"])
     )
     assert details.reason == "READ_ONLY_MEMORY"
-    details = failure(lambda: upsert(alice, "auto:k", "by hand"))
+    details = failure(lambda: upsert(alice, "k", "by hand"))
     assert details.reason == "READ_ONLY_MEMORY"
     assert [e.type for e in events(alice, auto.id)] == [CREATED]
 

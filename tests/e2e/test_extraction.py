@@ -122,6 +122,27 @@ def upsert(
     ).memory
 
 
+def manual_under_extraction_key(
+    c: Client, database_url: str, key: str, value: str, workspace_id: str | None = None
+) -> memory_pb2.Memory:
+    """A manual memory under a key of extraction's form: only extraction may write there
+    now, so such a row is one stored before the prefix was reserved."""
+    made = c.call(
+        c.memory.UpsertMemory,
+        pb.UpsertMemoryRequest(
+            owner=owner(None, workspace_id),
+            key=key,
+            value=value,
+            source=memory_pb2.MEMORY_SOURCE_AUTO,
+        ),
+    ).memory
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("UPDATE memories SET source = 'manual' WHERE id = %s", (uuid.UUID(made.id),))
+    held: memory_pb2.Memory = c.call(c.memory.GetMemory, pb.GetMemoryRequest(id=made.id)).memory
+    assert held.source == memory_pb2.MEMORY_SOURCE_MANUAL
+    return held
+
+
 def user_message(request: dict[str, Any]) -> str:
     messages = request["messages"]
     assert len(messages) == 1
@@ -522,9 +543,13 @@ def test_long_slugs_are_cut_to_sixty_characters(c: Client, fake: FakeAnthropic) 
     assert [(d.key, d.reason) for d in reply.dropped] == [("!!!", "INVALID_FACT")]
 
 
-def test_a_key_held_by_a_manual_row_is_not_overwritten(c: Client, fake: FakeAnthropic) -> None:
+def test_a_key_held_by_a_manual_row_is_not_overwritten(
+    c: Client, fake: FakeAnthropic, database_url: str
+) -> None:
     enable(c)
-    manual = upsert(c, "auto:deploy-command", "Deploys go through the release train only")
+    manual = manual_under_extraction_key(
+        c, database_url, "auto:deploy-command", "Deploys go through the release train only"
+    )
     fake.facts(
         fact("Deploy command", "Deploy with make release from the root"),
         fact("port", "The service listens on port 8080"),
@@ -577,7 +602,9 @@ def test_every_dropped_candidate_comes_back_with_its_reason(
         with running.client() as client:
             enable(client, enabled=False)
             upsert(client, "stored", "alpha bravo charlie delta echo", workspace_id="w")
-            upsert(client, "auto:held", "a manual fact under an auto key", workspace_id="w")
+            manual_under_extraction_key(
+                client, database_url, "auto:held", "a manual fact under an auto key", "w"
+            )
             fake.facts(
                 fact("kept", "the project builds with make", scope="workspace"),
                 fact("agentish", "this agent likes tabs", scope="agent"),

@@ -904,6 +904,13 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
         # Which of two values would win is the parser's accident: neither is taken.
         (b'{"key": "k", "value": "v", "value": "w"}', "the key 'value' is given twice"),
         (b'{"key": "k", "owner": {"agentId": "coder", "agentId": "x"}, "value": "v"}', "twice"),
+        # What the field takes, in the contract's words, never the parser's internals.
+        (
+            b'{"key": "k", "value": "v", "expireTime": "2026-04"}',
+            "expireTime: must be an RFC 3339 time with its zone",
+        ),
+        (b'{"key": "k", "value": "v", "importance": "high"}', "importance: must be a whole number"),
+        (b'{"key": "k", "value": "v", "pinned": "yes"}', "pinned: must be true or false"),
     ],
 )
 def test_a_body_the_parser_cannot_take_is_400_not_500(
@@ -914,6 +921,8 @@ def test_a_body_the_parser_cannot_take_is_400_not_500(
     bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
     assert [v["field"] for v in bad["fieldViolations"]] == ["body"]
     assert problem in bad["fieldViolations"][0]["description"]
+    for internal in ("int()", "time data", "literal", "does not match format"):
+        assert internal not in response.text
 
 
 @pytest.mark.parametrize("segment", ["%2e%2e", "%2E", "a%2Fb", "%2F"])

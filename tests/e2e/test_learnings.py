@@ -136,16 +136,19 @@ def test_learnings_are_read_across_the_chain_newest_first(client: Client) -> Non
 
 def test_listing_holds_director_learnings_only(client: Client) -> None:
     learning = record(client, ["a"], "a real learning")
+    # A lookalike of another source cannot be written: the prefix is the director's.
     for source in (memory_pb2.MEMORY_SOURCE_MANUAL, memory_pb2.MEMORY_SOURCE_AUTO):
-        client.call(
-            client.memory.UpsertMemory,
-            pb.UpsertMemoryRequest(
-                owner=memory_pb2.MemoryOwner(agent_id="a"),
-                key=f"director:learning:2000-01-01T00:00:00.00000{source}Z",
-                value="lookalike",
-                source=source,
-            ),
-        )
+        with pytest.raises(grpc.RpcError) as refused:
+            client.call(
+                client.memory.UpsertMemory,
+                pb.UpsertMemoryRequest(
+                    owner=memory_pb2.MemoryOwner(agent_id="a"),
+                    key=f"director:learning:2000-01-01T00:00:00.00000{source}Z",
+                    value="lookalike",
+                    source=source,
+                ),
+            )
+        assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     client.call(
         client.memory.UpsertMemory,
         pb.UpsertMemoryRequest(

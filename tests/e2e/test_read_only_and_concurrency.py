@@ -211,7 +211,22 @@ def test_a_manual_upsert_on_a_read_only_key_changes_nothing(
 ) -> None:
     memory = make(client)
     before = listed(client)
+    # The service's own keys (auto:, director:learning:, memorize:) are reserved for
+    # their source: a manual write there is refused before it meets the row.
     details = failure(lambda: upsert(client, memory.key, "overwritten by hand", importance=99))
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert set(details.violations) == {"key"}
+    assert listed(client) == before
+    assert get(client, memory.id).value == memory.value
+    assert len(events(client, memory.id)) == 1
+
+
+def test_a_manual_upsert_on_a_key_an_orchestrator_wrote_as_auto_changes_nothing(
+    client: Client,
+) -> None:
+    memory = upsert(client, "stack", "Next.js", source=AUTO).memory
+    before = listed(client)
+    details = failure(lambda: upsert(client, "stack", "overwritten by hand", importance=99))
     assert details.code is grpc.StatusCode.FAILED_PRECONDITION
     assert details.reason == "READ_ONLY_MEMORY"
     assert details.metadata["memory_id"] == memory.id

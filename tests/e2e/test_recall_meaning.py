@@ -81,10 +81,13 @@ def block(client: Client, *, scope: int = USER, agent: str = "") -> block_pb2.Bl
 
 
 def indexed(client: Client, *, scope: int = USER, agent: str = "") -> None:
-    """Wait until every line of the block has its vector."""
+    """Wait until every line of the block has its vector. Asked twice a second: the
+    indexer embeds in the lulls between calls, so asking without pause would leave it
+    a step a second on a busy machine."""
     assert wait_until(
         lambda: (b := block(client, scope=scope, agent=agent)).indexed_line_count == b.entry_count,
-        timeout=60,
+        timeout=120,
+        step=0.5,
     ), block(client, scope=scope, agent=agent)
 
 
