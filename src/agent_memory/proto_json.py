@@ -10,14 +10,21 @@ or the name it gives, and says what that field takes instead.
 from __future__ import annotations
 
 import re
-from typing import cast
+from typing import Any, cast
 
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.domain.text_rules import DuplicateKey, parse_json
 
-__all__ = ["DuplicateKey", "parse_json", "parse_problem"]
+__all__ = [
+    "DuplicateKey",
+    "camel_mask",
+    "enum_value",
+    "parse_json",
+    "parse_problem",
+    "short_enums",
+]
 
 # "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
 _AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
@@ -132,3 +139,54 @@ def parse_problem(error: Exception, message: Message) -> str:
     if field.is_repeated and field.message_type is None:
         takes = f"must be a list; each item {takes}"
     return f"{path_name}: {takes}" if path_name else takes
+
+
+def enum_value(enum: EnumDescriptor, text: str) -> str:
+    """An enum value as given, or written out whole when given in its short form: the
+    one value whose name ends in ``_`` and the text (``core`` for ``BLOCK_LABEL_CORE``,
+    ``manual`` for ``MEMORY_SOURCE_MANUAL``). Anything else is left for the parser to
+    refuse."""
+    if text in enum.values_by_name:
+        return text
+    wanted = "_" + text.upper()
+    found = [v.name for v in enum.values if v.name.endswith(wanted)]
+    return found[0] if len(found) == 1 and text.strip() else text
+
+
+def short_enums(document: Any, descriptor: Descriptor) -> Any:
+    """``document`` (proto JSON of ``descriptor``'s message) with every enum value given
+    in its short form written out whole; nothing else changes."""
+    if not isinstance(document, dict):
+        return document
+    out: dict[str, Any] = {}
+    for key, value in document.items():
+        field = _field(descriptor, key) if isinstance(key, str) else None
+        if field is not None and field.enum_type is not None:
+            if isinstance(value, str):
+                value = enum_value(field.enum_type, value)
+            elif isinstance(value, list):
+                value = [enum_value(field.enum_type, v) if isinstance(v, str) else v for v in value]
+        elif field is not None and field.message_type is not None:
+            inner = field.message_type
+            if not inner.GetOptions().map_entry and not inner.full_name.startswith(
+                "google.protobuf."
+            ):
+                if isinstance(value, list):
+                    value = [short_enums(v, inner) for v in value]
+                else:
+                    value = short_enums(value, inner)
+        out[key] = value
+    return out
+
+
+def camel_mask(text: str) -> str:
+    """A field mask as its JSON form takes it (``expireTime,value``) from paths given
+    either way (``expire_time,value`` too): proto JSON reads only the first."""
+    return ",".join(
+        ".".join(_camel(part) for part in path.strip().split(".")) for path in text.split(",")
+    )
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)

@@ -214,10 +214,18 @@ def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
 @pytest.mark.parametrize(
     ("verb", "path", "operation_id"),
     [
-        ("get", "/v1/agents/{agent_id}/memories", "MemoryService_ListMemories"),
-        ("post", "/v1/agents/{agent_id}/memories", "MemoryService_UpsertMemory"),
-        ("get", "/v1/workspaces/{workspace_id}/memories", "MemoryService_ListMemories_2"),
-        ("post", "/v1/workspaces/{workspace_id}/memories", "MemoryService_UpsertMemory_2"),
+        ("get", "/v1/agents/{agent_id}/memories", "MemoryService_ListMemories_ForAgent"),
+        ("post", "/v1/agents/{agent_id}/memories", "MemoryService_UpsertMemory_ForAgent"),
+        (
+            "get",
+            "/v1/workspaces/{workspace_id}/memories",
+            "MemoryService_ListMemories_ForWorkspace",
+        ),
+        (
+            "post",
+            "/v1/workspaces/{workspace_id}/memories",
+            "MemoryService_UpsertMemory_ForWorkspace",
+        ),
         ("get", "/v1/memories/{id}", "MemoryService_GetMemory"),
         ("patch", "/v1/memories/{id}", "MemoryService_UpdateMemory"),
         ("post", "/v1/memories/{id}:pin", "MemoryService_PinMemory"),
@@ -325,3 +333,10 @@ def test_bearer_auth_everywhere_but_the_health_check_and_this_document() -> None
     assert operation("get", "/v1/openapi.json")["security"] == []
     for route in routes():
         assert "security" not in operation(route.verb, doc_path(route))
+
+
+def test_every_operation_id_says_what_it_is_and_the_document_names_its_server() -> None:
+    document = openapi_document()
+    ids = [op["operationId"] for item in document["paths"].values() for op in item.values()]
+    assert not [i for i in ids if re.search(r"_\d+$", i)]
+    assert document["servers"] == [{"url": "/", "description": "this agent-memory server"}]

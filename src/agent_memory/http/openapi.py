@@ -13,6 +13,7 @@ import copy
 import importlib.metadata
 import importlib.resources
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -499,6 +500,13 @@ def _fixed_paths() -> dict[str, Any]:
     }
 
 
+def _binding_name(route: Route) -> str:
+    """What tells one of a method's routes from the others, for its operation id: the
+    owner its path names (``_ForAgent``, ``_ForWorkspace``)."""
+    owners = [v.split(".")[-1].removesuffix("_id") for v in route.variables]
+    return "_For" + "".join(o.title().replace("_", "") for o in owners) if owners else "_Plain"
+
+
 @cache
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1.0 document of every HTTP route of the contract.
@@ -516,15 +524,14 @@ def openapi_document() -> dict[str, Any]:
     schemas = _Schemas(_source())
     paths: dict[str, Any] = {}
     tags: dict[str, str] = {}
-    bindings: dict[str, int] = {}
     bound = list(routes())
+    bindings = Counter(route.method.full_name for route in bound)
     for route, where in zip(bound, _paths(bound), strict=True):
         service = route.method.containing_service
         tags.setdefault(service.name, schemas.source.comments.get(service.full_name, ""))
         operation_id = f"{service.name}_{route.method.name}"
-        bindings[operation_id] = count = bindings.get(operation_id, 0) + 1
-        if count > 1:
-            operation_id = f"{operation_id}_{count}"
+        if bindings[route.method.full_name] > 1:
+            operation_id += _binding_name(route)
         operation = _operation(schemas, route, where, operation_id)
         paths.setdefault(where.path, {})[route.verb] = operation
     paths.update(_fixed_paths())
@@ -536,6 +543,8 @@ def openapi_document() -> dict[str, Any]:
             "version": importlib.metadata.version("agent-memory"),
             "description": _DESCRIPTION,
         },
+        # Relative: the server that serves this document serves the API.
+        "servers": [{"url": "/", "description": "this agent-memory server"}],
         "tags": [{"name": name, "description": text} for name, text in tags.items()],
         "security": [{"bearer": []}],
         "paths": paths,

@@ -23,7 +23,7 @@ import grpc
 from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -35,7 +35,14 @@ from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.domain.identity import Principal
 from agent_memory.http.routes import Route, RouteError, field_at, routes
-from agent_memory.proto_json import DuplicateKey, parse_json, parse_problem
+from agent_memory.proto_json import (
+    DuplicateKey,
+    camel_mask,
+    enum_value,
+    parse_json,
+    parse_problem,
+    short_enums,
+)
 from agent_memory.status import Unreadable, plain_status_message, status_message
 
 JSON = "application/json"
@@ -149,9 +156,12 @@ class HandlerTable:
 def status_response(status: status_pb2.Status, http_status: int | None = None) -> Response:
     """The ``google.rpc.Status`` JSON, with the HTTP status of its code."""
     code = _CODES.get(status.code, grpc.StatusCode.UNKNOWN)
-    return Response(
+    response = Response(
         _json_line(status), status_code=http_status or HTTP_STATUS.get(code, 500), media_type=JSON
     )
+    if code is grpc.StatusCode.UNAUTHENTICATED:
+        response.headers["www-authenticate"] = 'Bearer realm="agent-memory"'
+    return response
 
 
 def plain_response(code: grpc.StatusCode, message: str, reason: str, http_status: int) -> Response:
@@ -331,6 +341,10 @@ class Transcoder:
             # Refused by the handler, which answers as gRPC answers bytes that do
             # not decode.
             message = Unreadable(exc)
+        if isinstance(message, Message):
+            precondition = _apply_if_match(route, request, message)
+            if precondition is not None:
+                return precondition
         if isinstance(message, Message) and message.ByteSize() > self._max_message_bytes:
             return plain_response(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -346,8 +360,16 @@ class Transcoder:
         try:
             answer = await handler.unary_unary(message, context)
         except Aborted as aborted:
+            if "if-match" in request.headers and _reason(aborted.status) == "ETAG_MISMATCH":
+                return status_response(aborted.status, 412)  # RFC 9110: a failed If-Match
             return status_response(aborted.status)
-        return Response(_json_line(answer), media_type=JSON)
+        tag = _etag_of(answer)
+        if tag and route.verb == "get" and _none_match(request.headers.get("if-none-match"), tag):
+            return Response(status_code=304, headers={"etag": tag})
+        response = Response(_json_line(answer), media_type=JSON)
+        if tag:
+            response.headers["etag"] = tag
+        return response
 
     def _span(self, route: Route, request: Request) -> trace.Span:
         """A server span named as the gRPC one, so both transports read alike, in the
@@ -435,11 +457,9 @@ class Transcoder:
         field = message.DESCRIPTOR.fields_by_name.get(route.body)
         if (route.body == "*" or field.message_type is not None) and not isinstance(document, dict):
             raise InvalidArgument([FieldViolation("body", "must be a JSON object")])
+        whole = document if route.body == "*" else {field.json_name: document}
         try:
-            if route.body == "*":
-                json_format.ParseDict(document, message)
-            else:
-                json_format.ParseDict({field.json_name: document}, message)
+            json_format.ParseDict(short_enums(whole, route.request), message)
         except json_format.ParseError as exc:
             problem = parse_problem(exc, message)
             raise InvalidArgument([FieldViolation("body", problem)]) from exc
@@ -466,7 +486,13 @@ class Transcoder:
             field = field_at(route.request, path)
             value: Any = text
             try:
-                if field.type == FieldDescriptor.TYPE_BOOL:
+                if field.type == FieldDescriptor.TYPE_ENUM:
+                    value = enum_value(field.enum_type, text)
+                elif field.message_type is not None and (
+                    field.message_type.full_name == "google.protobuf.FieldMask"
+                ):
+                    value = camel_mask(text)
+                elif field.type == FieldDescriptor.TYPE_BOOL:
                     value = _bool(text)
                 elif (
                     field.type == FieldDescriptor.TYPE_MESSAGE
@@ -595,6 +621,79 @@ _TEXT_MESSAGES = frozenset(
         "google.protobuf.FloatValue",
     }
 )
+
+
+def _apply_if_match(route: Route, request: Request, message: Message) -> Response | None:
+    """``If-Match`` as the request's etag: the change applies only to the memory as the
+    caller read it (``*``: as it is now). A route that compares no etag refuses one
+    rather than ignore it, and so does a second etag that differs from the request's."""
+    given = request.headers.get("if-match")
+    if given is None:
+        return None
+    given = given.strip()
+    if "etag" not in route.request.fields_by_name:
+        return plain_response(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{route.verb.upper()} {route.template} compares no etag; send it without If-Match",
+            "IF_MATCH_NOT_SUPPORTED",
+            400,
+        )
+    if given == "*":
+        return None
+    if "," in given:
+        return plain_response(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "If-Match: give one etag, as the resource's ETag header said it",
+            "IF_MATCH_NOT_SUPPORTED",
+            400,
+        )
+    current = getattr(message, "etag", "")
+    if current and current != given:
+        return plain_response(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "If-Match and the request's etag differ; send one of them",
+            "IF_MATCH_CONTRADICTS",
+            400,
+        )
+    setattr(message, "etag", given)  # noqa: B010 - a field of whichever request this is
+    return None
+
+
+def _etag_of(answer: Message) -> str:
+    """The answer's etag, or its one resource's (a GetMemoryResponse's memory)."""
+    fields = answer.DESCRIPTOR.fields_by_name
+    if "etag" in fields:
+        return str(getattr(answer, "etag"))  # noqa: B009
+    found = [
+        getattr(getattr(answer, f.name), "etag")  # noqa: B009
+        for f in answer.DESCRIPTOR.fields
+        if f.message_type is not None
+        and not f.is_repeated
+        and "etag" in f.message_type.fields_by_name
+        and answer.HasField(f.name)
+    ]
+    return str(found[0]) if len(found) == 1 else ""
+
+
+def _none_match(header: str | None, tag: str) -> bool:
+    """Whether ``If-None-Match`` names ``tag`` (compared weakly, as RFC 9110 has it)."""
+    if header is None:
+        return False
+    opaque = tag.removeprefix("W/")
+    for given in header.split(","):
+        given = given.strip()
+        if given == "*" or given.removeprefix("W/") == opaque:
+            return True
+    return False
+
+
+def _reason(status: status_pb2.Status) -> str:
+    """The reason of the status's ErrorInfo."""
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return str(info.reason)
+    return ""
 
 
 def _site(origin: str) -> tuple[str, str]:

@@ -1,0 +1,134 @@
+"""HTTP as HTTP clients expect it, over real sockets: ETag on what they read,
+If-Match on what they change (412 when stale), If-None-Match (304), field masks and
+enum values in the forms people write, and a 401 that says how to authenticate."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from agent_memory.config import Settings
+from tests.support import ServerThread
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def http(database_url: str) -> Iterator[ServerThread]:
+    settings = Settings(http_listen="127.0.0.1:0", embedder="none")
+    with ServerThread(database_url, settings=settings) as running:
+        yield running
+
+
+@pytest.fixture
+def api(http: ServerThread) -> Iterator[httpx.Client]:
+    key = http.new_key(f"tenant-{uuid.uuid4().hex[:10]}", "user-1")
+    with httpx.Client(
+        base_url=f"http://{http.http_address}/v1",
+        headers={"authorization": f"Bearer {key}"},
+        timeout=30,
+    ) as client:
+        yield client
+
+
+def reason(response: httpx.Response) -> str:
+    infos = [d for d in response.json()["details"] if d["@type"].endswith("ErrorInfo")]
+    return str(infos[0]["reason"])
+
+
+def made(api: httpx.Client, key: str = "tone", value: str = "warm") -> dict[str, str]:
+    response = api.post("/agents/coder/memories", json={"key": key, "value": value})
+    assert response.status_code == 200, response.text
+    memory: dict[str, str] = response.json()["memory"]
+    return memory
+
+
+def test_a_read_answers_the_etag_and_a_matching_if_none_match_is_304(api: httpx.Client) -> None:
+    memory = made(api)
+    read = api.get(f"/memories/{memory['id']}")
+    assert read.headers["etag"] == memory["etag"] == 'W/"1"'
+    unchanged = api.get(f"/memories/{memory['id']}", headers={"if-none-match": memory["etag"]})
+    assert unchanged.status_code == 304
+    assert unchanged.content == b""
+    assert unchanged.headers["etag"] == memory["etag"]
+    other = api.get(f"/memories/{memory['id']}", headers={"if-none-match": 'W/"7", "x"'})
+    assert other.status_code == 200
+    assert other.json()["memory"]["value"] == "warm"
+
+
+def test_a_stale_if_match_is_412_and_changes_nothing(api: httpx.Client) -> None:
+    memory = made(api)
+    first = api.patch(
+        f"/memories/{memory['id']}",
+        params={"updateMask": "value"},
+        headers={"if-match": memory["etag"]},
+        json={"value": "cool"},
+    )
+    assert first.status_code == 200, first.text
+    assert first.headers["etag"] == 'W/"2"'
+    stale = api.patch(
+        f"/memories/{memory['id']}",
+        params={"updateMask": "value"},
+        headers={"if-match": memory["etag"]},
+        json={"value": "hot"},
+    )
+    assert stale.status_code == 412
+    assert reason(stale) == "ETAG_MISMATCH"
+    gone = api.delete(f"/memories/{memory['id']}", headers={"if-match": memory["etag"]})
+    assert gone.status_code == 412
+    assert api.get(f"/memories/{memory['id']}").json()["memory"]["value"] == "cool"
+    deleted = api.delete(f"/memories/{memory['id']}", headers={"if-match": 'W/"2"'})
+    assert deleted.status_code == 200, deleted.text
+    assert api.get(f"/memories/{memory['id']}").status_code == 404
+
+
+def test_if_match_is_refused_where_nothing_compares_it(api: httpx.Client) -> None:
+    refused = api.get("/agents/coder/memories", headers={"if-match": 'W/"1"'})
+    assert refused.status_code == 400
+    assert reason(refused) == "IF_MATCH_NOT_SUPPORTED"
+    memory = made(api)
+    both = api.patch(
+        f"/memories/{memory['id']}",
+        params={"updateMask": "value", "etag": 'W/"1"'},
+        headers={"if-match": 'W/"9"'},
+        json={"value": "x"},
+    )
+    assert both.status_code == 400
+    assert reason(both) == "IF_MATCH_CONTRADICTS"
+
+
+def test_an_update_mask_takes_the_paths_its_error_lists(api: httpx.Client) -> None:
+    memory = made(api)
+    for mask in ("expire_time,value", "expireTime,value"):
+        changed = api.patch(
+            f"/memories/{memory['id']}",
+            params={"updateMask": mask},
+            json={"value": f"via {mask}", "expireTime": "2030-01-01T00:00:00Z"},
+        )
+        assert changed.status_code == 200, changed.text
+        assert changed.json()["memory"]["value"] == f"via {mask}"
+        assert changed.json()["memory"]["expireTime"].startswith("2030-01-01")
+
+
+def test_enum_values_take_their_short_forms(api: httpx.Client) -> None:
+    written = api.post("/blocks/core:write", json={"scope": "user", "content": "Prefers tea"})
+    assert written.status_code == 200, written.text
+    block = api.get("/blocks/core", params={"scope": "user"})
+    assert block.status_code == 200, block.text
+    assert block.json()["block"]["label"] == "BLOCK_LABEL_CORE"
+    auto = api.post(
+        "/agents/coder/memories", json={"key": "stack", "value": "Next.js", "source": "auto"}
+    )
+    assert auto.json()["memory"]["source"] == "MEMORY_SOURCE_AUTO"
+    unknown = api.post("/agents/coder/memories", json={"key": "k", "value": "v", "source": "x"})
+    assert unknown.status_code == 400
+    assert "source: must be one of" in unknown.text
+
+
+def test_a_401_says_how_to_authenticate(http: ServerThread) -> None:
+    refused = httpx.get(f"http://{http.http_address}/v1/agents/coder/memories")
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == 'Bearer realm="agent-memory"'
