@@ -265,7 +265,11 @@ def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> N
 def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
     upsert = operation("post", "/v1/agents/{agent_id}/memories")
     schema = upsert["requestBody"]["content"]["application/json"]["schema"]
-    assert schema["$ref"] == "#/components/schemas/agentmemory.v1.UpsertMemoryRequest"
+    # The request's schema, less the requirement of the owner the path gives.
+    component = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
+    assert schema == {**component, "required": ["key", "value"]}
+    learning = operation("post", "/v1/learnings")["requestBody"]["content"]["application/json"]
+    assert learning["schema"]["$ref"] == "#/components/schemas/agentmemory.v1.RecordLearningRequest"
     for route in routes():
         if route.body == "*":
             assert not parameters(route.verb, doc_path(route), "query"), route.template
@@ -340,3 +344,40 @@ def test_every_operation_id_says_what_it_is_and_the_document_names_its_server() 
     ids = [op["operationId"] for item in document["paths"].values() for op in item.values()]
     assert not [i for i in ids if re.search(r"_\d+$", i)]
     assert document["servers"] == [{"url": "/", "description": "this agent-memory server"}]
+
+
+def test_required_and_output_only_fields_are_marked_as_their_annotations_say() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    assert schemas["agentmemory.v1.UpsertMemoryRequest"]["required"] == ["owner", "key", "value"]
+    assert schemas["agentmemory.v1.Memory"]["properties"]["id"]["readOnly"] is True
+    assert "readOnly" not in schemas["agentmemory.v1.Memory"]["properties"]["value"]
+    # The path gives the owner: the body of the agent route need not.
+    body = operation("post", "/v1/agents/{agent_id}/memories")["requestBody"]["content"]
+    assert body["application/json"]["schema"]["required"] == ["key", "value"]
+
+
+def test_every_field_documented_required_or_output_only_is_annotated_so() -> None:
+    from agent_memory.http.openapi import OUTPUT_ONLY, REQUIRED, field_behaviors
+
+    comments = openapi._source().comments
+    for route in routes():
+        for message in (route.request, route.response):
+            for field in _fields_under(message):
+                said = comments.get(field.full_name, "")
+                behaviors = field_behaviors(field)
+                if field.containing_oneof is None or len(field.containing_oneof.fields) == 1:
+                    assert said.startswith("Required.") == (REQUIRED in behaviors), field.full_name
+                assert said.startswith("Output only.") == (OUTPUT_ONLY in behaviors), (
+                    field.full_name
+                )
+
+
+def _fields_under(message: Any, seen: set[str] | None = None) -> Iterator[Any]:
+    seen = set() if seen is None else seen
+    if message.full_name in seen or message.full_name.startswith("google."):
+        return
+    seen.add(message.full_name)
+    for field in message.fields:
+        yield field
+        if field.message_type is not None:
+            yield from _fields_under(field.message_type, seen)

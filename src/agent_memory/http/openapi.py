@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 import grpc
+from google.api import field_behavior_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
@@ -229,7 +230,12 @@ class _Schemas:
         if name not in self.components:
             self.components[name] = {}  # reserved first: a message may contain itself
             properties = {_json_name(field): self.field(field) for field in descriptor.fields}
-            schema = {"type": "object", "properties": properties}
+            schema: dict[str, Any] = {"type": "object", "properties": properties}
+            required = [
+                _json_name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)
+            ]
+            if required:
+                schema["required"] = required
             comment = self.source.comments.get(name, "")
             self.components[name] = {"description": comment, **schema} if comment else schema
         return _ref(name)
@@ -281,9 +287,18 @@ class _Schemas:
             comment = _join(comment, f"One of {oneof.name}: {names}. {rule}".strip())
         if comment:
             schema["description"] = _join(comment, schema.get("description", ""))
-        if comment.startswith("Output only."):
+        if OUTPUT_ONLY in field_behaviors(field):
             schema["readOnly"] = True
         return schema
+
+
+REQUIRED = field_behavior_pb2.FieldBehavior.REQUIRED
+OUTPUT_ONLY = field_behavior_pb2.FieldBehavior.OUTPUT_ONLY
+
+
+def field_behaviors(field: FieldDescriptor) -> set[int]:
+    """The field's ``google.api.field_behavior`` annotations (AIP-203)."""
+    return set(field.GetOptions().Extensions[field_behavior_pb2.field_behavior])
 
 
 def _json_name(field: FieldDescriptor) -> str:
@@ -441,6 +456,14 @@ def _operation(
     if route.body:
         if route.body == "*":
             schema = schemas.message(route.request)
+            bound = {variable.split(".")[0] for variable in route.variables}
+            component = schemas.components[route.request.full_name]
+            if bound & set(component.get("required", ())):
+                # The path gives these: the body need not.
+                schema = copy.deepcopy(component)
+                schema["required"] = [n for n in schema["required"] if n not in bound]
+                if not schema["required"]:
+                    del schema["required"]
         else:
             schema = schemas.field(route.request.fields_by_name[route.body])
         operation["requestBody"] = {

@@ -1,6 +1,7 @@
 import datetime
 
 from agentmemory.v1 import memory_pb2 as _memory_pb2
+from google.api import field_behavior_pb2 as _field_behavior_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

@@ -2,6 +2,7 @@ from agentmemory.v1 import block_pb2 as _block_pb2
 from agentmemory.v1 import memory_pb2 as _memory_pb2
 from agentmemory.v1 import recall_pb2 as _recall_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.api import field_behavior_pb2 as _field_behavior_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
