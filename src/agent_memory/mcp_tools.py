@@ -42,13 +42,14 @@ from agent_memory_client import (
     Unauthenticated,
     Unavailable,
 )
-from agentmemory.v1 import block_pb2, memory_pb2, recall_service_pb2
+from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2, recall_service_pb2
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 Scope = Literal["agent", "user"]
 Owner = Literal["agent", "workspace"]
+ForgetTarget = Literal["user", "agent", "workspace"]
 
 MAX_RECALL = 50
 MAX_LISTED = 200
@@ -59,8 +60,9 @@ prompt: read it with core_memory_read and change it with core_memory_replace \
 (compare-and-set: pass the updated_at you read, and re-apply your change if it \
 reports a conflict). Archival memory holds any number of lines you search with \
 recall and add to with archival_memory_insert. Keyed memories (memory_list, \
-memory_upsert, memorize) are facts by name. get_my_decisions shows your recent \
-decisions, one compact line each. Never store credentials: they are refused."""
+memory_upsert, memorize, memory_delete) are facts by name. get_my_decisions shows \
+your recent decisions, one compact line each. forget erases on request, after \
+the user confirms. Never store credentials: they are refused."""
 
 
 def describe(error: AgentMemoryError) -> str:
@@ -81,8 +83,9 @@ def describe(error: AgentMemoryError) -> str:
             f"and that needs {error.required_role or 'a higher role'}."
         )
     if isinstance(error, InvalidArgument):
-        problems = "; ".join(f"{v.field}: {v.description}" for v in error.field_violations)
-        return f"Refused: {problems or error.message}."
+        problems = [_plain_violation(v.field, v.description) for v in error.field_violations]
+        said = " and ".join(problems) if problems else error.message
+        return f"Refused: {said.rstrip('.')}. Nothing was stored."
     if isinstance(error, Unavailable | DeadlineExceeded):
         return (
             f"The memory service did not answer ({error.message}). Nothing may have "
@@ -95,6 +98,26 @@ def describe(error: AgentMemoryError) -> str:
     return (
         f"The memory service refused the call ({error.reason or error.code.name}): {error.message}."
     )
+
+
+def _plain_violation(path: str, description: str) -> str:
+    """``memory.value: must be at most 2000 characters`` as "the value must be at
+    most 2000 characters"."""
+    said = description.rstrip(".")
+    if said.split(" ", 1)[0] in ("must", "is", "are", "has", "looks", "reads", "may", "cannot"):
+        return f"{_plain_field(path)} {said}"
+    return f"{_plain_field(path)} is refused: {said}"
+
+
+def _plain_field(path: str) -> str:
+    """A request field as a sentence names it: ``memory.expire_time`` is "the expire
+    time", ``tags[2]`` is "tag 3"."""
+    leaf = path.rsplit(".", 1)[-1]
+    name, _, index = leaf.partition("[")
+    words = name.replace("_", " ")
+    if index:
+        return f"{words.removesuffix('s')} {int(index.rstrip(']')) + 1}"
+    return f"the {words}"
 
 
 def _refusals_as_tool_errors(
@@ -130,12 +153,16 @@ def _parse_stamp(text: str) -> timestamp_pb2.Timestamp:
 
 
 def _block_text(block: block_pb2.Block | None, scope: Scope) -> str:
+    """A core block as a model reads it back: what it is, then its text between
+    ``<core_memory>`` tags (a tag inside the text is escaped, so the text cannot end
+    the fence or pass for the tool's own words)."""
     whose = "the user's" if scope == "user" else "your"
     if block is None:
         return f"{whose.capitalize()} core memory is empty (it has never been written)."
+    text = block.content.replace("<", "&lt;") if "<" in block.content else block.content
     return (
         f"{whose.capitalize()} core memory, version {block.version}, "
-        f"updated_at {_stamp(block.updated_at)}:\n{block.content}"
+        f"updated_at {_stamp(block.updated_at)}:\n<core_memory>\n{text}\n</core_memory>"
     )
 
 
@@ -236,7 +263,14 @@ class MemoryTools:
         ) as matches:
             async for match in matches:
                 lines.append(_match_line(len(lines) + 1, match))
-        return "\n".join(lines) if lines else "Nothing in memory matches that query."
+        if not lines:
+            return "Nothing in memory matches that query."
+        if len(lines) >= limit:
+            lines.append(
+                f"(The best {limit} are shown; there may be more. Ask again with a larger "
+                f"limit, up to {MAX_RECALL}, or a narrower query.)"
+            )
+        return "\n".join(lines)
 
     async def core_memory_read(
         self,
@@ -337,7 +371,8 @@ class MemoryTools:
     ) -> str:
         """List your saved memories (and your workspace's), one per line: key, value,
         where it came from (manual, auto, director, memorize), whether it is pinned
-        or read-only, and its id (for memorize's replaces)."""
+        or read-only, and its id (for memorize's supersedes, and memory_delete). Says
+        so when it stops at the limit."""
         owners: list[Owner] = ["agent", "workspace"] if self.workspace_id else ["agent"]
         lines: list[str] = []
         for name in owners:
@@ -349,11 +384,16 @@ class MemoryTools:
             try:
                 async with aclosing(memories):
                     async for memory in memories:
+                        if count >= limit:
+                            lines.append(
+                                f"- [{name}] (only the first {limit} are shown; there are "
+                                f"more: call memory_list with a larger limit, up to "
+                                f"{MAX_LISTED}, or find one with recall)"
+                            )
+                            break
                         line = f"- [{name}] {memory.key}: {memory.value}  ({_flags(memory)})"
                         lines.append(f"{line} id {memory.id}")
                         count += 1
-                        if count >= limit:
-                            break
             except AgentMemoryError as exc:
                 if not lines:
                     raise
@@ -375,8 +415,10 @@ class MemoryTools:
         ] = "agent",
         ttl_hours: TtlHours = None,
     ) -> str:
-        """Save a fact under a key, replacing the value the key had. Only memories
-        saved by hand can be changed: automatically captured ones are read-only."""
+        """Save a fact under a key you choose, replacing the value the key had: for a
+        setting-like fact you will update in place (a timezone, a preferred tool).
+        Only memories saved by hand can be changed: captured ones are read-only. For a
+        fact you learned in passing, with its own history, use memorize instead."""
         agent_id, workspace_id = self._owner(owner)
         memory = await self.client.upsert_memory(
             key,
@@ -403,15 +445,19 @@ class MemoryTools:
             Owner, Field(description="'agent' (default) or 'workspace' when configured.")
         ] = "agent",
         ttl_hours: TtlHours = None,
-        replaces: Annotated[
+        supersedes: Annotated[
             list[str] | None,
             Field(
                 description="Ids of memories of the same owner this fact updates or "
-                "contradicts; they leave your memory (still readable by id)."
+                "contradicts (from memory_list or recall); they leave your memory, "
+                "still readable by id."
             ),
         ] = None,
     ) -> str:
-        """Memorize a fact you learned, as a memory of its own (source 'memorize')."""
+        """Memorize a fact you learned, as a memory of its own (source 'memorize'):
+        the same fact twice is kept once, and a fact that updates or contradicts
+        earlier ones supersedes them. Unlike memory_upsert it never overwrites a key
+        you chose; use memory_upsert for a setting you update in place."""
         agent_id, workspace_id = self._owner(owner)
         memory = await self.client.memorize(
             content,
@@ -420,21 +466,87 @@ class MemoryTools:
             tags=tags or (),
             memory_key=key,
             ttl=_ttl(ttl_hours),
-            supersedes=replaces or (),
+            supersedes=supersedes or (),
         )
-        replaced = f"; replaces {', '.join(replaces)}" if replaces else ""
-        return f"Memorized as {memory.key!r}, id {memory.id}{replaced}."
+        superseded = f"; supersedes {', '.join(supersedes)}" if supersedes else ""
+        return f"Memorized as {memory.key!r}, id {memory.id}{superseded}."
 
     async def get_my_decisions(
         self,
         limit: Annotated[int, Field(ge=1, le=50, description="How many recent decisions.")] = 5,
     ) -> str:
         """Review your recent decisions, newest first, one compact line each
-        (e.g. "2d ago · WAIT · range unresolved"), without re-reading transcripts."""
+        (e.g. "2d ago · WAIT · range unresolved · open · conviction 72 after 2
+        re-examinations"), without re-reading transcripts."""
         decisions = await self.client.list_recent_decisions(self.agent_id, limit=limit)
         if not decisions:
             return "You have recorded no decisions yet."
-        return "\n".join(d.compact for d in decisions)
+        return "\n".join(_decision_line(d) for d in decisions)
+
+    async def memory_delete(
+        self,
+        memory_id: Annotated[str, Field(description="The memory's id, from memory_list.")],
+    ) -> str:
+        """Delete one saved memory by its id, when it is wrong or no longer wanted.
+        Its history keeps that it was deleted, and by whom."""
+        memory = await self.client.get_memory(memory_id)
+        await self.client.delete_memory(memory_id, etag=memory.etag)
+        return f"Deleted {memory.key!r} (id {memory.id})."
+
+    async def forget(
+        self,
+        target: Annotated[
+            ForgetTarget,
+            Field(
+                description="'user': everything kept of the user you work for (their "
+                "core and archival memory); 'agent': everything you remember; "
+                "'workspace': your workspace's memory."
+            ),
+        ],
+        confirm: Annotated[
+            bool,
+            Field(
+                description="False (default): only say what would be forgotten. True: "
+                "forget it, for good; only once the user has confirmed."
+            ),
+        ] = False,
+    ) -> str:
+        """Forget on request, for good: when the user asks to be forgotten, or that
+        you forget what you hold. First call it without confirm to see what would go
+        and tell the user; call it again with confirm only once they agree."""
+        dry = not confirm
+        if target == "user":
+            counts = await self.client.forget_user(validate_only=dry)
+        elif target == "workspace":
+            _, workspace_id = self._owner("workspace")
+            assert workspace_id is not None
+            counts = await self.client.forget_workspace(workspace_id, validate_only=dry)
+        else:
+            counts = await self.client.forget_agent(self.agent_id, validate_only=dry)
+        kept = [
+            f"{getattr(counts, f.name)} {f.name.replace('_', ' ')}"
+            for f in counts.DESCRIPTOR.fields
+            if getattr(counts, f.name)
+        ]
+        what = ", ".join(kept) if kept else "nothing"
+        if dry:
+            return (
+                f"Would forget: {what}. Nothing changed yet; call forget again with "
+                "confirm=true once the user agrees."
+            )
+        return f"Forgotten for good: {what}."
+
+
+def _decision_line(decision: decision_pb2.Decision) -> str:
+    status = decision_pb2.ResolutionStatus.Name(decision.resolution_status)
+    parts = [decision.compact, status.removeprefix("RESOLUTION_STATUS_").lower()]
+    if decision.HasField("latest_conviction_score"):
+        times = "re-examination" if decision.reexamination_count == 1 else "re-examinations"
+        parts.append(
+            f"conviction {decision.latest_conviction_score} after "
+            f"{decision.reexamination_count} {times}"
+        )
+    return " · ".join(parts)
 
 
 def build_server(tools: MemoryTools) -> MCPServer[None]:
@@ -456,6 +568,7 @@ def build_server(tools: MemoryTools) -> MCPServer[None]:
     read = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     upsert = write.model_copy(update={"idempotent_hint": True})
+    destroy = write.model_copy(update={"destructive_hint": True})
     catalogue: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations]] = [
         (tools.recall, read),
         (tools.core_memory_read, read),
@@ -465,6 +578,8 @@ def build_server(tools: MemoryTools) -> MCPServer[None]:
         (tools.memory_upsert, upsert),
         (tools.memorize, write),
         (tools.get_my_decisions, read),
+        (tools.memory_delete, destroy),
+        (tools.forget, destroy),
     ]
     for tool, hints in catalogue:
         server.add_tool(

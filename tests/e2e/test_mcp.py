@@ -39,6 +39,8 @@ TOOLS = {
     "memory_upsert",
     "memorize",
     "get_my_decisions",
+    "memory_delete",
+    "forget",
 }
 AGENT = "planner"
 
@@ -94,7 +96,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             )
             assert not first.is_error, text(first)
             read = text(await mcp.call_tool("core_memory_read", {}))
-            assert read.endswith("Name: Ana")
+            assert read.endswith("\n<core_memory>\nName: Ana\n</core_memory>")
             seen_at = updated_at(read)
             rival.update_block("core", lambda c: c + "\nTimezone: Lisbon", agent_id=AGENT)
             stale = await mcp.call_tool(
@@ -124,7 +126,8 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "core_memory_replace", {"old_text": "", "new_text": "x" * 200_000}
             )
             assert too_long.is_error
-            assert "Refused: content: core blocks hold" in text(too_long)
+            assert "Refused: the content is refused: core blocks hold" in text(too_long)
+            assert "\n" not in text(too_long)  # one sentence
             assert rival.get_block("core", agent_id=AGENT).content == content
 
             # Archival memory and recall.
@@ -146,7 +149,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert bad_limit.is_error
             empty = await mcp.call_tool("recall", {"query": " "})  # refused by the service
             assert empty.is_error
-            assert "Refused: query" in text(empty)
+            assert "Refused: the query" in text(empty)
 
             # Keyed memories: manual rows only, secrets refused, read-only rows protected.
             saved = await mcp.call_tool("memory_upsert", {"key": "timezone", "value": "Lisbon"})
@@ -179,12 +182,12 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert "[workspace] oncall: Rui  (manual)" in listing
             assert "seen: likes tea  (auto, read-only)" in listing
             assert "Ana prefers short answers.  (memorize, read-only)" in listing
-            # A fact that replaces a listed one, by the id the listing shows.
+            # A fact that supersedes a listed one, by the id the listing shows.
             (room_id,) = re.findall(r"\[agent\] room: 4 .* id (\S+)", listing)
             moved = await mcp.call_tool(
-                "memorize", {"content": "Ana's room is 7.", "replaces": [room_id]}
+                "memorize", {"content": "Ana's room is 7.", "supersedes": [room_id]}
             )
-            assert f"replaces {room_id}" in text(moved), text(moved)
+            assert f"supersedes {room_id}" in text(moved), text(moved)
             listing = text(await mcp.call_tool("memory_list", {}))
             assert "room: 4" not in listing
             assert "Ana's room is 7." in listing
@@ -193,7 +196,29 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert "no decisions" in text(await mcp.call_tool("get_my_decisions", {}))
             record_decision(rival)
             decisions = text(await mcp.call_tool("get_my_decisions", {}))
-            assert re.fullmatch(r"\S+ ago · WAIT · range unresolved", decisions), decisions
+            assert re.fullmatch(r"\S+ ago · WAIT · range unresolved · open", decisions), decisions
+
+            # A cut listing says so, and how to see more.
+            cut = text(await mcp.call_tool("memory_list", {"limit": 1}))
+            assert "only the first 1 are shown; there are more" in cut
+            few = text(await mcp.call_tool("recall", {"query": "Ana", "limit": 1}))
+            assert "The best 1 are shown" in few
+
+            # Deleting one memory, by the id the listing shows.
+            (tz_id,) = re.findall(r"\[agent\] timezone: Lisbon .* id (\S+)", listing)
+            deleted = await mcp.call_tool("memory_delete", {"memory_id": tz_id})
+            assert not deleted.is_error, text(deleted)
+            assert "timezone" not in text(await mcp.call_tool("memory_list", {}))
+
+            # Forgetting on request: what would go first, then for good once confirmed.
+            before = [m.key for m in rival.list_memories(agent_id=AGENT)]
+            asked = text(await mcp.call_tool("forget", {"target": "agent"}))
+            assert asked.startswith("Would forget: "), asked
+            assert "memories" in asked
+            assert [m.key for m in rival.list_memories(agent_id=AGENT)] == before
+            done = text(await mcp.call_tool("forget", {"target": "agent", "confirm": True}))
+            assert done.startswith("Forgotten for good: "), done
+            assert list(rival.list_memories(agent_id=AGENT)) == []
 
     try:
         asyncio.run(session())

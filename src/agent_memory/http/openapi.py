@@ -231,9 +231,7 @@ class _Schemas:
             self.components[name] = {}  # reserved first: a message may contain itself
             properties = {_json_name(field): self.field(field) for field in descriptor.fields}
             schema: dict[str, Any] = {"type": "object", "properties": properties}
-            required = [
-                _json_name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)
-            ]
+            required = [_json_name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)]
             if required:
                 schema["required"] = required
             comment = self.source.comments.get(name, "")
@@ -456,12 +454,12 @@ def _operation(
     if route.body:
         if route.body == "*":
             schema = schemas.message(route.request)
-            bound = {variable.split(".")[0] for variable in route.variables}
+            by_path = {variable.split(".")[0] for variable in route.variables}
             component = schemas.components[route.request.full_name]
-            if bound & set(component.get("required", ())):
+            if by_path & set(component.get("required", ())):
                 # The path gives these: the body need not.
                 schema = copy.deepcopy(component)
-                schema["required"] = [n for n in schema["required"] if n not in bound]
+                schema["required"] = [n for n in schema["required"] if n not in by_path]
                 if not schema["required"]:
                     del schema["required"]
         else:
