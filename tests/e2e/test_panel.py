@@ -700,14 +700,105 @@ def test_the_page_requests_nothing_but_the_service(
     assert problems == []
 
 
-def test_a_reader_key_browses_but_its_writes_are_refused(page: Page, server: ServerThread) -> None:
+def test_a_reader_key_browses_and_is_offered_no_write(page: Page, server: ServerThread) -> None:
     tenant_id = f"tenant-{uuid.uuid4().hex[:10]}"
     with server.client(tenant_id, "user-1") as c:
         upsert(c, "tech-stack", "Next.js and Postgres", memory_pb2.MEMORY_SOURCE_MANUAL)
+        c.call(
+            c.blocks.WriteBlock,
+            blocks_pb.WriteBlockRequest(
+                label=block_pb2.BLOCK_LABEL_CORE, scope=memory_pb2.SCOPE_USER, content="Ana"
+            ),
+        )
         sign_in(page, server.new_key(tenant_id, "user-1", "reader"))
+        expect(page.locator("#signed-in-as")).to_contain_text("reader")
         open_agent(page)
-        memory_row(page, "tech-stack").get_by_role("button", name="Pin").click()
-        status = page.get_by_role("status")
-        expect(status).to_contain_text("Pinning tech-stack failed:")
-        expect(status.locator(".reason")).to_have_text("ROLE_FORBIDS")
-        assert not memories_of(c)["tech-stack"].pinned
+        row = memory_row(page, "tech-stack")
+        expect(row).to_contain_text("Next.js and Postgres")
+        for name in ("Pin", "Edit", "Delete"):
+            expect(row.get_by_role("button", name=name)).to_have_count(0)
+        expect(page.get_by_role("button", name="Add memory")).to_have_count(0)
+        expect(page.get_by_label("New memory key")).to_have_count(0)
+        page.get_by_role("tab", name="Blocks").click()
+        expect(page.locator("#view-blocks")).to_contain_text("Ana")
+        expect(page.locator('#view-blocks [data-action="edit"]')).to_have_count(0)
+
+
+def test_adding_a_key_that_exists_overwrites_nothing(page: Page, tenant: Tenant) -> None:
+    upsert(tenant.grpc, "tone", "warm and brief", MANUAL, importance=62)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_label("New memory key").fill("tone")
+    page.get_by_label("New memory value").fill("formal")
+    page.get_by_role("button", name="Add memory").click()
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("Adding tone failed:")
+    expect(status.locator(".reason")).to_have_text("KEY_TAKEN")
+    expect(memory_row(page, "tone").get_by_role("button", name="Edit")).to_be_focused()
+    stored = memories_of(tenant.grpc)["tone"]
+    assert (stored.value, stored.importance) == ("warm and brief", 62)
+
+
+def test_a_stale_edit_shows_the_stored_value_beside_mine(page: Page, tenant: Tenant) -> None:
+    memory = upsert(tenant.grpc, "tone", "warm", MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    row = memory_row(page, "tone")
+    row.get_by_role("button", name="Edit").click()
+    page.get_by_label("Value of tone").fill("formal")
+    # Someone else changes it meanwhile.
+    tenant.grpc.call(
+        tenant.grpc.memory.UpdateMemory,
+        pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=memory.id, value="playful"),
+            update_mask={"paths": ["value"]},
+        ),
+    )
+    page.get_by_label("Value of tone").press("Enter")
+    note = row.locator(".conflict-note")
+    expect(note).to_contain_text("Changed meanwhile.")
+    expect(note.locator(".stored-value")).to_have_text("playful")
+    expect(page.get_by_label("Value of tone")).to_have_value("formal")
+    assert memories_of(tenant.grpc)["tone"].value == "playful"
+    row.get_by_role("button", name="Save mine").click()
+    expect(row.locator("td.value")).to_have_text("formal")
+    assert memories_of(tenant.grpc)["tone"].value == "formal"
+
+    # Discarding keeps what is stored.
+    row.get_by_role("button", name="Edit").click()
+    page.get_by_label("Value of tone").fill("mine again")
+    tenant.grpc.call(
+        tenant.grpc.memory.UpdateMemory,
+        pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=memory.id, value="theirs again"),
+            update_mask={"paths": ["value"]},
+        ),
+    )
+    page.get_by_label("Value of tone").press("Enter")
+    expect(row.locator(".conflict-note")).to_be_visible()
+    row.get_by_role("button", name="Discard mine").click()
+    expect(row.locator("td.value")).to_have_text("theirs again")
+    assert memories_of(tenant.grpc)["tone"].value == "theirs again"
+
+
+def test_feedback_on_a_row_far_down_stays_in_view(page: Page, tenant: Tenant) -> None:
+    for n in range(40):
+        upsert(tenant.grpc, f"note-{n:02d}", f"note number {n}", MANUAL)
+    page.set_viewport_size({"width": 1280, "height": 600})
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    expect(memory_row(page, "note-39")).to_be_visible()
+    height_before = page.evaluate("document.documentElement.scrollHeight")
+    row = memory_row(page, "note-39")
+    row.scroll_into_view_if_needed()
+    row.get_by_role("button", name="Edit").click()
+    secret = "sk-ant-api03-" + "Q7vX2mK9pL4rT8wZ1nB6" + "cY3hJ5sD0fG2aE7uI9oR"
+    page.get_by_label("Value of note-39").fill(f"the key is {secret}")  # refused
+    page.get_by_label("Value of note-39").press("Enter")
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("Saving note-39 failed:")
+    box = status.bounding_box()
+    assert box is not None
+    assert box["y"] >= 0  # in the viewport
+    assert box["y"] + box["height"] <= 600
+    assert page.evaluate("document.documentElement.scrollHeight") <= height_before + 200

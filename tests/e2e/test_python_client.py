@@ -21,6 +21,7 @@ from google.protobuf import field_mask_pb2
 
 from agent_memory.render.prompt import ARCHIVAL_HINT_LINE, FRAMING
 from agent_memory_client import (
+    AlreadyExists,
     AsyncMemoryClient,
     BlockConflict,
     EtagMismatch,
@@ -66,6 +67,31 @@ def test_memories_round_trip_with_paging(server: ServerThread, tenant: str) -> N
             memory.get_memory(created.id)
         assert missing.value.reason == "MEMORY_NOT_FOUND"
         assert missing.value.metadata["memory_id"] == created.id
+
+
+def test_create_only_never_overwrites_a_key_and_says_which_memory_holds_it(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        first = memory.upsert_memory("tone", "warm", agent_id="planner", importance=62)
+        with pytest.raises(AlreadyExists) as taken:
+            memory.upsert_memory("tone", "cold", agent_id="planner", create_only=True)
+        assert taken.value.reason == "KEY_TAKEN"
+        assert taken.value.metadata["memory_id"] == first.id
+        kept = memory.get_memory(first.id)
+        assert (kept.value, kept.importance, kept.etag) == ("warm", 62, first.etag)
+        made = memory.upsert_memory("pace", "slow", agent_id="planner", create_only=True)
+        assert made.value == "slow"
+
+
+@pytest.mark.parametrize("role", ["reader", "editor", "orchestrator"])
+def test_the_caller_is_told_who_it_is(server: ServerThread, tenant: str, role: str) -> None:
+    with client_for(server, tenant, role) as memory:
+        caller = memory.get_caller()
+    assert (caller.tenant_id, caller.user_id, caller.role) == (tenant, "user-1", role)
+    assert caller.key_id
+    assert memory.connection.api_key is not None
+    assert caller.key_id in memory.connection.api_key  # the key's public half
 
 
 def test_a_memorized_fact_supersedes_the_one_it_replaces(server: ServerThread, tenant: str) -> None:

@@ -50,8 +50,22 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             importance=request.importance if request.HasField("importance") else None,
             source=convert.source_from_proto(request.source),
             expiration=convert.expiration_from_proto(request),
+            create_only=request.create_only,
         )
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
+
+    async def GetCaller(
+        self, request: pb.GetCallerRequest, context: ServicerContext
+    ) -> pb.GetCallerResponse:
+        caller = current_principal()
+        return pb.GetCallerResponse(
+            caller=pb.Caller(
+                tenant_id=caller.tenant_id,
+                user_id=caller.user_id,
+                role=caller.role.value,
+                key_id=caller.key_id,
+            )
+        )
 
     async def GetMemory(
         self, request: pb.GetMemoryRequest, context: ServicerContext

@@ -47,6 +47,7 @@ class Principal:
     tenant_id: str
     user_id: str
     role: Role = Role.ORCHESTRATOR
+    key_id: str = ""  # the API key it authenticated with; empty in the local mode
 
 
 def require_role(principal: Principal, needed: Role, action: str) -> None:

@@ -161,7 +161,10 @@ class ApiKeys:
         ):
             raise Unauthenticated("invalid API key", reason="INVALID_API_KEY")
         principal = Principal(
-            tenant_id=stored.info.tenant_id, user_id=stored.info.user_id, role=stored.info.role
+            tenant_id=stored.info.tenant_id,
+            user_id=stored.info.user_id,
+            role=stored.info.role,
+            key_id=stored.info.key_id,
         )
         self._verified.put(key_id, secret_hash, principal, verified_at)
         return principal

@@ -105,6 +105,7 @@ class Memories:
         importance: int | None = None,
         source: MemorySource = MemorySource.MANUAL,
         expiration: Expiration | None = None,
+        create_only: bool = False,
     ) -> tuple[Memory, bool]:
         """Create or update the memory at (owner, key); ``expiration`` (an instant or a
         time to live) sets when it expires, None keeps the stored expiry.
@@ -115,6 +116,8 @@ class Memories:
                 (reason ``READ_ONLY_MEMORY``) or by one of another source.
             PermissionDenied: a source other than MANUAL from a caller whose role is
                 not orchestrator (reason ``ROLE_FORBIDS``).
+            AlreadyExists: with ``create_only``, the key holds a memory (reason
+                ``KEY_TAKEN``); nothing changed.
         """
         if source is not MemorySource.MANUAL:
             require_role(principal, Role.ORCHESTRATOR, f"UpsertMemory with source {source}")
@@ -141,6 +144,8 @@ class Memories:
         )
         async with self._store.connection(principal) as tx:
             await _not_past(tx, write.expiration)
+            if create_only:
+                return await create_by_key(tx.memories, write), True
             written = await write_by_key(tx.memories, write)
         return written.memory, written.created
 
@@ -378,6 +383,28 @@ class Memories:
             if not rows and after is None and await tx.memories.get(memory_id) is None:
                 raise _not_found(memory_id)
         return paged(rows, limit, listing, lambda e: [e.occurred_at.isoformat(), str(e.id)])
+
+
+async def create_by_key(memories: MemoryRepository, write: MemoryWrite) -> Memory:
+    """Insert at (owner, key) only when no memory is there (an expired one not yet
+    swept is cleared away first).
+
+    Raises:
+        AlreadyExists: the key holds a memory (reason ``KEY_TAKEN``, its id in the
+            metadata); nothing changed.
+    """
+    for _ in range(WRITE_ATTEMPTS):
+        made = await memories.create(write)
+        if made is not None:
+            return made
+        if not await memories.delete_expired(write.owner, write.key):
+            break
+    held = await memories.find_by_key(write.owner, write.key)
+    raise AlreadyExists(
+        f"key {write.key!r} already holds a memory; change that one instead",
+        reason="KEY_TAKEN",
+        metadata={"memory_id": str(held.id)} if held is not None else {},
+    )
 
 
 async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Written:

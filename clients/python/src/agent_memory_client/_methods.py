@@ -51,11 +51,14 @@ class MemoryMethods(SyncTransport):
         source: SourceName = "manual",
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        create_only: bool = False,
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
         ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
-        ``upsert_memory_result`` also says whether the call created the memory."""
+        With ``create_only`` an existing key is left alone and the call raises
+        AlreadyExists. ``upsert_memory_result`` also says whether the call created the
+        memory."""
         return self._run(
             _ops.upsert_memory(
                 key,
@@ -67,6 +70,7 @@ class MemoryMethods(SyncTransport):
                 source=source,
                 expire_time=expire_time,
                 ttl=ttl,
+                create_only=create_only,
             ),
             timeout,
         )
@@ -83,6 +87,7 @@ class MemoryMethods(SyncTransport):
         source: SourceName = "manual",
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        create_only: bool = False,
         timeout: float | None = None,
     ) -> memory_service_pb2.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
@@ -98,9 +103,14 @@ class MemoryMethods(SyncTransport):
                 source=source,
                 expire_time=expire_time,
                 ttl=ttl,
+                create_only=create_only,
             ).answering(memory_service_pb2.UpsertMemoryResponse),
             timeout,
         )
+
+    def get_caller(self, *, timeout: float | None = None) -> memory_service_pb2.Caller:
+        """Who this client's key stands for: tenant, user, role and key id."""
+        return self._run(_ops.get_caller(), timeout)
 
     def get_memory(self, memory_id: str, *, timeout: float | None = None) -> memory_pb2.Memory:
         """A memory by id; NotFound when absent."""
@@ -771,11 +781,14 @@ class AsyncMemoryMethods(AsyncTransport):
         source: SourceName = "manual",
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        create_only: bool = False,
         timeout: float | None = None,
     ) -> memory_pb2.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
         ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
-        ``upsert_memory_result`` also says whether the call created the memory."""
+        With ``create_only`` an existing key is left alone and the call raises
+        AlreadyExists. ``upsert_memory_result`` also says whether the call created the
+        memory."""
         return await self._run(
             _ops.upsert_memory(
                 key,
@@ -787,6 +800,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 source=source,
                 expire_time=expire_time,
                 ttl=ttl,
+                create_only=create_only,
             ),
             timeout,
         )
@@ -803,6 +817,7 @@ class AsyncMemoryMethods(AsyncTransport):
         source: SourceName = "manual",
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
+        create_only: bool = False,
         timeout: float | None = None,
     ) -> memory_service_pb2.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
@@ -818,9 +833,14 @@ class AsyncMemoryMethods(AsyncTransport):
                 source=source,
                 expire_time=expire_time,
                 ttl=ttl,
+                create_only=create_only,
             ).answering(memory_service_pb2.UpsertMemoryResponse),
             timeout,
         )
+
+    async def get_caller(self, *, timeout: float | None = None) -> memory_service_pb2.Caller:
+        """Who this client's key stands for: tenant, user, role and key id."""
+        return await self._run(_ops.get_caller(), timeout)
 
     async def get_memory(
         self, memory_id: str, *, timeout: float | None = None

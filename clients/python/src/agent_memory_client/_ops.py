@@ -262,15 +262,19 @@ def upsert_memory(
     source: SourceName = "manual",
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
+    create_only: bool = False,
 ) -> Op[memory_pb2.Memory]:
     """Create or update the memory with this key, of an agent or a workspace;
     ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
-    ``upsert_memory_result`` also says whether the call created the memory."""
+    With ``create_only`` an existing key is left alone and the call raises
+    AlreadyExists. ``upsert_memory_result`` also says whether the call created the
+    memory."""
     request = memory_service_pb2.UpsertMemoryRequest(
         owner=owner(agent_id, workspace_id),
         key=key,
         value=value,
         source=_choice(_SOURCES, source, "source"),
+        create_only=create_only,
     )
     if pinned is not None:
         request.pinned = pinned
@@ -278,6 +282,12 @@ def upsert_memory(
         request.importance = importance
     set_expiration(request, expire_time, ttl)
     return Op("MemoryService", "UpsertMemory", request, _memory)
+
+
+def get_caller() -> Op[memory_service_pb2.Caller]:
+    """Who this client's key stands for: tenant, user, role and key id."""
+    request = memory_service_pb2.GetCallerRequest()
+    return Op("MemoryService", "GetCaller", request, lambda r: r.caller)
 
 
 def get_memory(memory_id: str) -> Op[memory_pb2.Memory]:

@@ -108,8 +108,19 @@ export class Api {
     return this.call("GET", ownerPath(target) + query(params));
   }
 
+  /** Only creates: a key that holds a memory already is refused (KEY_TAKEN). */
   createMemory(target, { key, value, importance, pinned }) {
-    return this.call("POST", ownerPath(target), { key, value, importance, pinned });
+    const body = { key, value, importance, pinned, createOnly: true };
+    return this.call("POST", ownerPath(target), body);
+  }
+
+  getMemory(id) {
+    return this.call("GET", `/v1/memories/${segment(id)}`);
+  }
+
+  /** Who the key stands for: tenant, user, role and key id. */
+  getCaller() {
+    return this.call("GET", "/v1/caller");
   }
 
   updateMemory(memory, { value, importance }) {

@@ -44,7 +44,7 @@ function formActions(submitLabel, otherLabel, onOther) {
 const INDEXING_RECHECK_MS = 1500;
 
 export function mount(container, ctx) {
-  const { api, target } = ctx;
+  const { api, target, canWrite } = ctx;
   const cards = new Map(); // slotKey -> card state
   let recall = null; // the server's recall status, once known
 
@@ -184,20 +184,22 @@ export function mount(container, ctx) {
       content
         ? el("pre", { class: "block-content" }, content)
         : el("p", { class: "block-empty" }, card.block ? "Empty." : "Nothing here yet."),
-      el(
-        "div",
-        { class: "card-actions" },
-        el(
-          "button",
-          {
-            type: "button",
-            class: "button",
-            onclick: () => startEdit(card),
-            "data-action": "edit",
-          },
-          card.block ? "Edit" : "Write",
-        ),
-      ),
+      canWrite
+        ? el(
+            "div",
+            { class: "card-actions" },
+            el(
+              "button",
+              {
+                type: "button",
+                class: "button",
+                onclick: () => startEdit(card),
+                "data-action": "edit",
+              },
+              card.block ? "Edit" : "Write",
+            ),
+          )
+        : null,
     ];
   }
 

@@ -54,10 +54,12 @@ function sourceName(memory) {
 }
 
 export function mount(container, ctx) {
-  const { api, target } = ctx;
+  const { api, target, canWrite } = ctx;
   let rows = [];
   let nextPageToken = "";
   let editing = null; // the id of the memory being edited
+  // An edit the server refused as stale: the user's text, kept beside the stored one.
+  let conflict = null; // { id, value, importance }
   let generation = 0; // bumped by every listing, so an overtaken answer is dropped
   let showSuperseded = false;
 
@@ -116,7 +118,7 @@ export function mount(container, ctx) {
           [el("span", { class: "sr-only" }, "Actions"), "col-actions"],
         ),
         tbody,
-        el("tfoot", {}, createRow()),
+        canWrite ? el("tfoot", {}, createRow()) : null,
       ),
     ),
     el("div", { class: "view-foot" }, loadMore),
@@ -187,7 +189,11 @@ export function mount(container, ctx) {
         el(
           "tr",
           { class: "empty-row" },
-          el("td", { colspan: COLUMNS }, "No memories yet. Add the first one in the row below."),
+          el(
+            "td",
+            { colspan: COLUMNS },
+            canWrite ? "No memories yet. Add the first one in the row below." : "No memories yet.",
+          ),
         ),
       );
       return;
@@ -248,44 +254,49 @@ export function mount(container, ctx) {
       el("td", { class: "col-num" }, String(memory.importance || 0)),
       pinnedCell(pinned),
       el("td", { class: "col-date" }, dayEl(memory.updatedAt), usedEl(memory)),
-      actionsCell(
-        el(
-          "button",
-          {
-            type: "button",
-            class: "button small",
-            "aria-label": `${pinned ? "Unpin" : "Pin"} ${memory.key}`,
-            onclick: () => onPin(memory),
-          },
-          pinned ? "Unpin" : "Pin",
-        ),
-        el(
-          "button",
-          {
-            type: "button",
-            class: "button small",
-            "aria-label": `Edit ${memory.key}`,
-            title: readOnly ? "Only manual memories can be edited" : false,
-            disabled: readOnly,
-            onclick: () => startEdit(memory),
-          },
-          "Edit",
-        ),
-        el(
-          "button",
-          {
-            type: "button",
-            class: "button small danger-text",
-            "aria-label": `Delete ${memory.key}`,
-            onclick: () => onDelete(memory),
-          },
-          "Delete",
-        ),
+      canWrite ? writeActions(memory, pinned, readOnly) : el("td", { class: "col-actions" }),
+    );
+  }
+
+  function writeActions(memory, pinned, readOnly) {
+    return actionsCell(
+      el(
+        "button",
+        {
+          type: "button",
+          class: "button small",
+          "aria-label": `${pinned ? "Unpin" : "Pin"} ${memory.key}`,
+          onclick: () => onPin(memory),
+        },
+        pinned ? "Unpin" : "Pin",
+      ),
+      el(
+        "button",
+        {
+          type: "button",
+          class: "button small",
+          "aria-label": `Edit ${memory.key}`,
+          title: readOnly ? "Only manual memories can be edited" : false,
+          disabled: readOnly,
+          onclick: () => startEdit(memory),
+        },
+        "Edit",
+      ),
+      el(
+        "button",
+        {
+          type: "button",
+          class: "button small danger-text",
+          "aria-label": `Delete ${memory.key}`,
+          onclick: () => onDelete(memory),
+        },
+        "Delete",
       ),
     );
   }
 
   function editRow(memory) {
+    const mine = conflict && conflict.id === memory.id ? conflict : null;
     const value = el("textarea", {
       form: editForm.id,
       name: "value",
@@ -293,7 +304,7 @@ export function mount(container, ctx) {
       required: true,
       maxlength: 2000,
       "aria-label": `Value of ${memory.key}`,
-      value: memory.value,
+      value: mine ? mine.value : memory.value,
       onkeydown: onEditKey,
     });
     const importance = el("input", {
@@ -306,7 +317,7 @@ export function mount(container, ctx) {
       required: true,
       class: "narrow",
       "aria-label": `Importance of ${memory.key}`,
-      value: String(memory.importance || 0),
+      value: String(mine ? mine.importance : memory.importance || 0),
       onkeydown: onEditKey,
     });
     queueMicrotask(() => value.focus());
@@ -318,6 +329,7 @@ export function mount(container, ctx) {
       el(
         "td",
         { class: "value" },
+        mine ? conflictNote(memory) : null,
         value,
         el("p", { class: "hint" }, "Enter saves · Shift+Enter adds a line · Esc cancels"),
       ),
@@ -325,8 +337,35 @@ export function mount(container, ctx) {
       pinnedCell(memory.pinned),
       el("td", { class: "col-date" }, dayEl(memory.updatedAt)),
       actionsCell(
-        el("button", { type: "submit", form: editForm.id, class: "button small primary" }, "Save"),
-        el("button", { type: "button", class: "button small", onclick: cancelEdit }, "Cancel"),
+        el(
+          "button",
+          { type: "submit", form: editForm.id, class: "button small primary" },
+          mine ? "Save mine" : "Save",
+        ),
+        el(
+          "button",
+          { type: "button", class: "button small", onclick: cancelEdit },
+          mine ? "Discard mine" : "Cancel",
+        ),
+      ),
+    );
+  }
+
+  // What the memory says now, beside the text the user meant to save.
+  function conflictNote(memory) {
+    return el(
+      "div",
+      { class: "notice warning inline conflict-note", role: "alert" },
+      el(
+        "div",
+        { class: "notice-body" },
+        el("p", {}, el("strong", {}, "Changed meanwhile."), " It now says:"),
+        el("blockquote", { class: "stored-value" }, memory.value),
+        el(
+          "p",
+          { class: "muted" },
+          `Importance ${memory.importance || 0}. Your text is below: save it over this, or discard it.`,
+        ),
       ),
     );
   }
@@ -435,6 +474,7 @@ export function mount(container, ctx) {
   function cancelEdit() {
     const id = editing;
     editing = null;
+    conflict = null;
     render();
     if (id) focusAction(id, "Edit");
   }
@@ -460,15 +500,36 @@ export function mount(container, ctx) {
     try {
       saved = (await api.updateMemory(memory, { value, importance })).memory;
     } catch (error) {
+      if (error.reason === "ETAG_MISMATCH") {
+        await showConflict(memory, { value, importance }, error);
+        return;
+      }
       ctx.fail(`Saving ${memory.key}`, error);
       return;
     }
     if (!ctx.current()) return;
+    conflict = null;
     const done = `Saved ${memory.key}.`;
     ctx.notify(done);
     replaceRow(saved);
     focusAction(saved.id, "Edit");
     await settle(saved, "Edit", done);
+  }
+
+  /** A stale save: the row takes the memory as stored, and the user's text stays. */
+  async function showConflict(memory, mine, error) {
+    let stored;
+    try {
+      stored = (await api.getMemory(memory.id)).memory;
+    } catch {
+      ctx.fail(`Saving ${memory.key}`, error);
+      return;
+    }
+    if (!ctx.current()) return;
+    conflict = { id: memory.id, ...mine };
+    rows = rows.map((m) => (m.id === stored.id ? stored : m));
+    editing = stored.id;
+    render();
   }
 
   async function onCreate(event) {
@@ -483,17 +544,20 @@ export function mount(container, ctx) {
       answer = await api.createMemory(target, { key, value, importance, pinned });
     } catch (error) {
       ctx.fail(`Adding ${key || "the memory"}`, error);
+      // The key is taken: nothing was overwritten; the memory that holds it is the
+      // one to change, when it is on the page.
+      const held = error.reason === "KEY_TAKEN" && error.metadata && error.metadata.memory_id;
+      if (held && rows.some((m) => m.id === held)) focusAction(held, "Edit");
       return;
     }
     if (!ctx.current()) return;
     createForm.reset(); // resets the inputs of the row, which belong to the form
-    // An existing key is updated, not added; either way the rows shown so far stay
-    // shown, and the memory joins them where the server sorts it.
-    const added = answer.created ? `Added ${key}.` : `Updated ${key}.`;
+    // The rows shown so far stay shown, and the memory joins them where the server
+    // sorts it.
+    const added = `Added ${key}.`;
     ctx.notify(added);
-    if (!answer.created) replaceRow(answer.memory);
     container.querySelector(`input[form="${createForm.id}"][name="key"]`).focus();
-    const shown = rows.length + (answer.created ? 1 : 0);
+    const shown = rows.length + 1;
     if (!(await reload(shown)) || !ctx.current()) return;
     if (!rows.some((m) => m.id === answer.memory.id)) {
       ctx.notify(`${added} It sorts below the memories loaded; Load more shows it.`);

@@ -24,6 +24,7 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   api: null,
+  caller: null, // { tenantId, userId, role, keyId }: what the key stands for
   target: null, // { kind: "agent" | "workspace", id }
   tab: "memories",
   generation: 0, // bumped on every view change, so late answers of an old view are dropped
@@ -175,12 +176,27 @@ function keyLabel(key) {
   return parts.length === 3 ? `Key ${parts[0]}_${parts[1]}` : "Signed in";
 }
 
-function enterApp(key) {
+async function enterApp(key, caller = null) {
   state.api = new Api(key);
+  if (!caller) {
+    try {
+      caller = (await state.api.getCaller()).caller;
+    } catch (failure) {
+      if (failure.unauthenticated) {
+        signOut(failure.message + (failure.reason ? ` (${failure.reason})` : ""));
+        return;
+      }
+      caller = null; // unknown: the views offer what the key may try
+    }
+  }
+  state.caller = caller;
   $("signin").hidden = true;
   $("app").hidden = false;
   $("session-controls").hidden = false;
-  $("signed-in-as").replaceChildren(icon("key"), " ", keyLabel(key));
+  const who = caller
+    ? [" ", el("span", {}, caller.userId), " · ", el("span", { class: "role" }, caller.role)]
+    : [];
+  $("signed-in-as").replaceChildren(icon("key"), " ", keyLabel(key), ...who);
   renderRecent();
   const saved = readJson(STORAGE.target, null);
   if (saved && saved.id && saved.kind) {
@@ -205,9 +221,10 @@ async function onSignIn(event) {
   const button = event.target.querySelector("button[type=submit]");
   button.disabled = true;
   error.textContent = "";
+  let caller;
   try {
-    // Any read proves the key; the user's own blocks are the cheapest.
-    await new Api(key).listBlocks("");
+    // Who the key stands for proves it, and says what it may do.
+    caller = (await new Api(key).getCaller()).caller;
   } catch (failure) {
     error.textContent = failure.message + (failure.reason ? ` (${failure.reason})` : "");
     input.setAttribute("aria-invalid", "true");
@@ -217,7 +234,7 @@ async function onSignIn(event) {
     button.disabled = false;
   }
   sessionStorage.setItem(STORAGE.key, key);
-  enterApp(key);
+  enterApp(key, caller);
 }
 
 // -- agent or workspace -------------------------------------------------------------------
@@ -304,6 +321,8 @@ function selectTab(name, { focus = true } = {}) {
   VIEWS[name].mount(container, {
     api: state.api,
     target: state.target,
+    // A reader's key may look, not change: the views offer no write then.
+    canWrite: !state.caller || state.caller.role !== "reader",
     notify,
     fail,
     confirm: confirmAction,

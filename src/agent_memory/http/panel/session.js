@@ -14,7 +14,7 @@ const RESOLUTION = {
 };
 
 export function mount(container, ctx) {
-  const { api, target } = ctx;
+  const { api, target, canWrite } = ctx;
   if (target.kind !== "agent") {
     container.replaceChildren(
       el(
@@ -105,12 +105,14 @@ export function mount(container, ctx) {
             status.text,
           ),
         ),
-        el(
-          "button",
-          { type: "button", class: "button danger", onclick: onReset },
-          icon("reset"),
-          "Reset session",
-        ),
+        canWrite
+          ? el(
+              "button",
+              { type: "button", class: "button danger", onclick: onReset },
+              icon("reset"),
+              "Reset session",
+            )
+          : null,
       ),
       warning,
       el(

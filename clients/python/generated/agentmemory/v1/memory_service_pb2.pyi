@@ -16,7 +16,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class UpsertMemoryRequest(_message.Message):
-    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl")
+    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl", "create_only")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -25,6 +25,7 @@ class UpsertMemoryRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
+    CREATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     key: str
     value: str
@@ -33,7 +34,8 @@ class UpsertMemoryRequest(_message.Message):
     source: _memory_pb2.MemorySource
     expire_time: _timestamp_pb2.Timestamp
     ttl: _duration_pb2.Duration
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    create_only: bool
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., create_only: _Optional[bool] = ...) -> None: ...
 
 class UpsertMemoryResponse(_message.Message):
     __slots__ = ("memory", "created")
@@ -434,3 +436,25 @@ class GetExtractionJobResponse(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     job: _memory_pb2.ExtractionJob
     def __init__(self, job: _Optional[_Union[_memory_pb2.ExtractionJob, _Mapping]] = ...) -> None: ...
+
+class GetCallerRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetCallerResponse(_message.Message):
+    __slots__ = ("caller",)
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class Caller(_message.Message):
+    __slots__ = ("tenant_id", "user_id", "role", "key_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    user_id: str
+    role: str
+    key_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., user_id: _Optional[str] = ..., role: _Optional[str] = ..., key_id: _Optional[str] = ...) -> None: ...

@@ -167,6 +167,11 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.FromString,
                 _registered_method=True)
+        self.GetCaller = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/GetCaller',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetCallerResponse.FromString,
+                _registered_method=True)
         self.GetExtractionJob = channel.unary_unary(
                 '/agentmemory.v1.MemoryService/GetExtractionJob',
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetExtractionJobRequest.SerializeToString,
@@ -404,6 +409,14 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetCaller(self, request, context):
+        """Who the caller is: the tenant and user its key acts for, the key's role and
+        id (empty in the unauthenticated local mode). Any role may ask.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetExtractionJob(self, request, context):
         """Gets a queued extraction pass by the job_id ExtractMemories returned:
         its state, and once done its outcome, the memories it wrote, the facts it
@@ -526,6 +539,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListConversations,
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.SerializeToString,
+            ),
+            'GetCaller': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCaller,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetCallerRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetCallerResponse.SerializeToString,
             ),
             'GetExtractionJob': grpc.unary_unary_rpc_method_handler(
                     servicer.GetExtractionJob,
@@ -1150,6 +1168,33 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/ListConversations',
             agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCaller(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/GetCaller',
+            agentmemory_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.GetCallerResponse.FromString,
             options,
             channel_credentials,
             insecure,
