@@ -241,6 +241,7 @@ RETRIED = {
         "GetConversation",
         "ListConversations",
         "GetExtractionJob",
+        "GetCaller",
     },
     "RecallService": {"Recall", "RenderPrompt", "GetRecallStatus"},
 }

@@ -305,6 +305,7 @@ SCENARIO = [
         const({"query": "deploy", "agentId": "coder", "includeMemories": True, "limit": 5}),
     ),
     Step("recall-status", RECALL + "GetRecallStatus", const({})),
+    Step("caller", MEMORY + "GetCaller", const({})),
     Step(
         "render",
         RECALL + "RenderPrompt",
@@ -567,7 +568,8 @@ class Normalizer:
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: self(v) for k, v in value.items()}
+            # Each side calls with a key of its own.
+            return {k: "<key>" if k in ("keyId", "key_id") else self(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self(v) for v in value]
         if isinstance(value, str):

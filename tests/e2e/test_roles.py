@@ -34,6 +34,7 @@ READER_RPCS = {
     "MemoryService.GetConversation",
     "MemoryService.ListConversations",
     "MemoryService.GetExtractionJob",
+    "MemoryService.GetCaller",
     "BlockService.GetBlock",
     "BlockService.ListBlocks",
     "BlockService.ListBlockVersions",
