@@ -43,6 +43,7 @@ from agent_memory.domain.memory import (
     MemorySource,
     MemoryWrite,
     Owner,
+    OwnerSummary,
     Scope,
     Written,
     listing_position,
@@ -448,6 +449,33 @@ class FakeMemories(MemoryRepository):
             and m.key.startswith(LEARNING_KEY_PREFIX)
         ]
         return sorted(rows, key=lambda m: (m.created_at, m.key), reverse=True)[:limit]
+
+    async def owners(self, scope: Scope, *, after: str, limit: int) -> list[OwnerSummary]:
+        current = {m.id for m in self._current()}
+        found: dict[str, tuple[int, datetime | None]] = {}
+        for m in self._mine(expired=True):
+            if m.owner.scope is scope and m.owner.id > after:
+                count, at = found.get(m.owner.id, (0, None))
+                at = m.updated_at if at is None else max(at, m.updated_at)
+                found[m.owner.id] = (count + (m.id in current), at)
+        settings = {
+            agent: s
+            for (tenant, agent), s in self._store.state.agents.items()
+            if tenant == self._tenant and scope is Scope.AGENT and agent > after
+        }
+        for agent, s in settings.items():
+            count, at = found.get(agent, (0, None))
+            changed = s.updated_at
+            found[agent] = (count, changed if at is None or changed is None else max(at, changed))
+        return [
+            OwnerSummary(
+                Owner(scope, owner_id),
+                count,
+                at,
+                bool(settings[owner_id].memory_enabled) if owner_id in settings else False,
+            )
+            for owner_id, (count, at) in sorted(found.items())
+        ][:limit]
 
 
 class FakeEvents(EventRepository):

@@ -242,6 +242,8 @@ RETRIED = {
         "ListConversations",
         "GetExtractionJob",
         "GetCaller",
+        "ListAgents",
+        "ListWorkspaces",
     },
     "RecallService": {"Recall", "RenderPrompt", "GetRecallStatus"},
 }

@@ -306,6 +306,8 @@ SCENARIO = [
     ),
     Step("recall-status", RECALL + "GetRecallStatus", const({})),
     Step("caller", MEMORY + "GetCaller", const({})),
+    Step("agents", MEMORY + "ListAgents", const({"pageSize": 2})),
+    Step("workspaces", MEMORY + "ListWorkspaces", const({})),
     Step(
         "render",
         RECALL + "RenderPrompt",

@@ -84,6 +84,31 @@ def test_create_only_never_overwrites_a_key_and_says_which_memory_holds_it(
         assert made.value == "slow"
 
 
+def test_the_tenant_s_agents_and_workspaces_are_listed_with_their_counts(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        assert list(memory.list_agents()) == []
+        for n in range(3):
+            memory.upsert_memory(f"k{n}", "v", agent_id="planner")
+        memory.upsert_memory("k", "v", agent_id="coder")
+        gone = memory.upsert_memory("brief", "v", agent_id="coder")
+        memory.delete_memory(gone.id)
+        memory.update_agent_settings("reviewer", memory_enabled=True)
+        memory.upsert_memory("k", "v", workspace_id="acme")
+        agents = list(memory.list_agents(page_size=1))  # a page at a time
+        workspaces = list(memory.list_workspaces())
+    assert [(a.id, a.memory_count, a.memory_enabled) for a in agents] == [
+        ("coder", 1, False),
+        ("planner", 3, False),
+        ("reviewer", 0, True),
+    ]
+    assert all(a.HasField("last_activity_time") for a in agents)
+    assert [(w.id, w.memory_count) for w in workspaces] == [("acme", 1)]
+    with client_for(server, f"other-{tenant}") as stranger:
+        assert list(stranger.list_agents()) == []
+
+
 @pytest.mark.parametrize("role", ["reader", "editor", "orchestrator"])
 def test_the_caller_is_told_who_it_is(server: ServerThread, tenant: str, role: str) -> None:
     with client_for(server, tenant, role) as memory:

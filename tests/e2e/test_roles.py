@@ -35,6 +35,8 @@ READER_RPCS = {
     "MemoryService.ListConversations",
     "MemoryService.GetExtractionJob",
     "MemoryService.GetCaller",
+    "MemoryService.ListAgents",
+    "MemoryService.ListWorkspaces",
     "BlockService.GetBlock",
     "BlockService.ListBlocks",
     "BlockService.ListBlockVersions",

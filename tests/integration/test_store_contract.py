@@ -645,6 +645,35 @@ def test_groundings_come_back_only_from_the_reads_that_ask_for_them(
     scenario(body)
 
 
+def test_owners_are_listed_by_id_with_their_current_memories(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            await written(tx, write("a"))
+            await written(tx, write("b"))
+            replaced = await written(tx, write("c", owner=LEAD))
+            newer = await written(tx, write("d", owner=LEAD))
+            await tx.memories.supersede(replaced.id, newer)
+            await written(tx, write("w", owner=WORKSPACE))
+            await tx.agents.put(AgentSettings("reviewer", memory_enabled=True))
+            agents = await tx.memories.owners(Scope.AGENT, after="", limit=10)
+            rest = await tx.memories.owners(Scope.AGENT, after="lead", limit=10)
+            first = await tx.memories.owners(Scope.AGENT, after="", limit=1)
+            workspaces = await tx.memories.owners(Scope.WORKSPACE, after="", limit=10)
+        assert [(o.owner, o.memory_count, o.memory_enabled) for o in agents] == [
+            (AGENT, 2, False),
+            (LEAD, 1, False),
+            (Owner(Scope.AGENT, "reviewer"), 0, True),
+        ]
+        assert all(o.last_activity_time is not None for o in agents)
+        assert [o.owner.id for o in rest] == ["reviewer"]
+        assert [o.owner.id for o in first] == ["coder"]
+        assert [(o.owner, o.memory_count) for o in workspaces] == [(WORKSPACE, 1)]
+
+    scenario(body)
+
+
 def test_learnings_are_director_memories_of_the_agents_under_the_learning_prefix(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:

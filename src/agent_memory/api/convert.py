@@ -24,6 +24,7 @@ from agent_memory.domain.memory import (
     MemoryPatch,
     MemorySource,
     Owner,
+    OwnerSummary,
     Scope,
 )
 from agent_memory.domain.paging import Page
@@ -325,6 +326,15 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
     if memory.confidence is not None:
         message.confidence = memory.confidence
     return message
+
+
+def owner_summary_to_proto(summary: OwnerSummary) -> memory_service_pb2.OwnerSummary:
+    return memory_service_pb2.OwnerSummary(
+        id=summary.owner.id,
+        memory_count=summary.memory_count,
+        last_activity_time=timestamp(summary.last_activity_time),
+        memory_enabled=summary.memory_enabled,
+    )
 
 
 def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPatch:

@@ -7,7 +7,7 @@ from grpc.aio import ServicerContext
 from agent_memory.api import convert, evidence_convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import parse_memory_id
+from agent_memory.domain.memory import Scope, parse_memory_id
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.evidence import EvidenceReads
@@ -53,6 +53,28 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             create_only=request.create_only,
         )
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
+
+    async def ListAgents(
+        self, request: pb.ListAgentsRequest, context: ServicerContext
+    ) -> pb.ListAgentsResponse:
+        page = await self._memories.owners(
+            current_principal(), Scope.AGENT, size=request.page_size, token=request.page_token
+        )
+        return pb.ListAgentsResponse(
+            agents=[convert.owner_summary_to_proto(o) for o in page.items],
+            next_page_token=page.next_page_token,
+        )
+
+    async def ListWorkspaces(
+        self, request: pb.ListWorkspacesRequest, context: ServicerContext
+    ) -> pb.ListWorkspacesResponse:
+        page = await self._memories.owners(
+            current_principal(), Scope.WORKSPACE, size=request.page_size, token=request.page_token
+        )
+        return pb.ListWorkspacesResponse(
+            workspaces=[convert.owner_summary_to_proto(o) for o in page.items],
+            next_page_token=page.next_page_token,
+        )
 
     async def GetCaller(
         self, request: pb.GetCallerRequest, context: ServicerContext

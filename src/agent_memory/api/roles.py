@@ -39,6 +39,8 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         _MEMORY + "ListConversations": Role.READER,
         _MEMORY + "GetExtractionJob": Role.READER,
         _MEMORY + "GetCaller": Role.READER,
+        _MEMORY + "ListAgents": Role.READER,
+        _MEMORY + "ListWorkspaces": Role.READER,
         _MEMORY + "UpsertMemory": Role.EDITOR,  # MANUAL only; other sources: orchestrator
         _MEMORY + "UpdateMemory": Role.EDITOR,
         _MEMORY + "PinMemory": Role.EDITOR,

@@ -242,6 +242,18 @@ class MemoryPatch:
 ListingPosition = tuple[bool, int, str] | tuple[bool, int, datetime, uuid.UUID]
 
 
+@dataclass(frozen=True)
+class OwnerSummary:
+    """An agent or a workspace of the tenant, as a list of them shows it: how many
+    current memories it holds, when one last changed (or its settings did), and, for
+    an agent, whether memory is on for it."""
+
+    owner: Owner
+    memory_count: int
+    last_activity_time: datetime | None
+    memory_enabled: bool = False
+
+
 def listing_position(memory: Memory) -> ListingPosition:
     if memory.owner.scope is Scope.AGENT:
         return (memory.pinned, memory.importance, memory.key)

@@ -44,6 +44,7 @@ from agent_memory.domain.memory import (
     MemorySource,
     MemoryWrite,
     Owner,
+    OwnerSummary,
     Scope,
     Written,
     checked_expiration,
@@ -288,6 +289,24 @@ class Memories:
                 show_superseded=show_superseded,
             )
         return paged(rows, limit, listing, lambda m: position_to_token(listing_position(m)))
+
+    async def owners(
+        self, principal: Principal, scope: Scope, *, size: int, token: str
+    ) -> Page[OwnerSummary]:
+        """The tenant's agents or workspaces by id, with their memory counts.
+
+        Raises: InvalidArgument — bad page size or page token."""
+        limit = page_size(size)
+        listing = listing_fingerprint("owners", scope.value)
+        raw = decode_page_token(token, listing, arity=1)
+        after = ""
+        if raw is not None:
+            if not isinstance(raw[0], str):
+                refuse_page_token()
+            after = raw[0]
+        async with self._store.connection(principal) as tx:
+            rows = await tx.memories.owners(scope, after=after, limit=limit + 1)
+        return paged(rows, limit, listing, lambda o: [o.owner.id])
 
     async def update(
         self,

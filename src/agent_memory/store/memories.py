@@ -29,6 +29,7 @@ from agent_memory.domain.memory import (
     MemorySource,
     MemoryWrite,
     Owner,
+    OwnerSummary,
     Scope,
     Written,
 )
@@ -456,6 +457,32 @@ LIMIT %(limit)s
 """
 
 
+# The tenant's owners of one scope, by id: those holding a memory (with how many are
+# current, and the last change of any), and for agents those with settings too.
+_OWNERS: LiteralString = f"""
+WITH held AS (
+    SELECT m.owner_id AS id, count(*) FILTER (WHERE {current("m")}) AS n,
+           max(m.updated_at) AS at
+    FROM memories AS m
+    WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id > %(after)s
+    GROUP BY m.owner_id
+),
+configured AS (
+    SELECT s.agent_id AS id, 0::bigint AS n, s.updated_at AS at
+    FROM agent_settings AS s
+    WHERE s.tenant_id = %(tenant_id)s AND %(scope)s = 'agent' AND s.agent_id > %(after)s
+)
+SELECT o.id, sum(o.n)::int AS memory_count, max(o.at) AS last_activity,
+       coalesce(bool_or(s.memory_enabled), false) AS memory_enabled
+FROM (SELECT * FROM held UNION ALL SELECT * FROM configured) AS o
+LEFT JOIN agent_settings AS s
+  ON %(scope)s = 'agent' AND s.tenant_id = %(tenant_id)s AND s.agent_id = o.id
+GROUP BY o.id
+ORDER BY o.id
+LIMIT %(limit)s
+"""
+
+
 def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
     e = write.evidence
     return {
@@ -633,6 +660,18 @@ class PgMemories(MemoryRepository):
             "limit": limit,
         }
         return [memory_from_row(r) for r in await fetch_all(self._conn, _LEARNINGS, params)]
+
+    async def owners(self, scope: Scope, *, after: str, limit: int) -> list[OwnerSummary]:
+        params = {**self._tenant, "scope": scope.value, "after": after, "limit": limit}
+        return [
+            OwnerSummary(
+                Owner(scope, r["id"]),
+                int(r["memory_count"]),
+                r["last_activity"],
+                bool(r["memory_enabled"]),
+            )
+            for r in await fetch_all(self._conn, _OWNERS, params)
+        ]
 
 
 class PgExpirySweep(ExpirySweep):

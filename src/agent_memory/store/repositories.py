@@ -62,6 +62,8 @@ from agent_memory.domain.memory import (
     MemoryPatch,
     MemoryWrite,
     Owner,
+    OwnerSummary,
+    Scope,
     Written,
 )
 from agent_memory.domain.recall import (
@@ -182,6 +184,11 @@ class MemoryRepository(ABC):
     @abstractmethod
     async def learnings(self, agent_ids: Sequence[str], limit: int) -> list[Memory]:
         """Director learnings of any of ``agent_ids``, newest first."""
+
+    @abstractmethod
+    async def owners(self, scope: Scope, *, after: str, limit: int) -> list[OwnerSummary]:
+        """The tenant's agents (those holding a memory or settings) or workspaces
+        (those holding a memory), by id, the first ``limit`` past ``after``."""
 
 
 class EventRepository(ABC):

@@ -108,6 +108,20 @@ class MemoryMethods(SyncTransport):
             timeout,
         )
 
+    def list_agents(
+        self, *, page_size: int = 100, timeout: float | None = None
+    ) -> Iterator[memory_service_pb2.OwnerSummary]:
+        """Every agent of the tenant that holds a memory or has settings, by id, with
+        its count of current memories and its last activity, fetching page after page."""
+        return self._pages(_ops.list_agents(page_size=page_size), timeout)
+
+    def list_workspaces(
+        self, *, page_size: int = 100, timeout: float | None = None
+    ) -> Iterator[memory_service_pb2.OwnerSummary]:
+        """Every workspace of the tenant that holds a memory, by id, with its count of
+        current memories and its last activity, fetching page after page."""
+        return self._pages(_ops.list_workspaces(page_size=page_size), timeout)
+
     def get_caller(self, *, timeout: float | None = None) -> memory_service_pb2.Caller:
         """Who this client's key stands for: tenant, user, role and key id."""
         return self._run(_ops.get_caller(), timeout)
@@ -837,6 +851,20 @@ class AsyncMemoryMethods(AsyncTransport):
             ).answering(memory_service_pb2.UpsertMemoryResponse),
             timeout,
         )
+
+    def list_agents(
+        self, *, page_size: int = 100, timeout: float | None = None
+    ) -> AsyncGenerator[memory_service_pb2.OwnerSummary, None]:
+        """Every agent of the tenant that holds a memory or has settings, by id, with
+        its count of current memories and its last activity, fetching page after page."""
+        return self._pages(_ops.list_agents(page_size=page_size), timeout)
+
+    def list_workspaces(
+        self, *, page_size: int = 100, timeout: float | None = None
+    ) -> AsyncGenerator[memory_service_pb2.OwnerSummary, None]:
+        """Every workspace of the tenant that holds a memory, by id, with its count of
+        current memories and its last activity, fetching page after page."""
+        return self._pages(_ops.list_workspaces(page_size=page_size), timeout)
 
     async def get_caller(self, *, timeout: float | None = None) -> memory_service_pb2.Caller:
         """Who this client's key stands for: tenant, user, role and key id."""

@@ -284,6 +284,20 @@ def upsert_memory(
     return Op("MemoryService", "UpsertMemory", request, _memory)
 
 
+def list_agents(*, page_size: int = 100) -> Pages[memory_service_pb2.OwnerSummary]:
+    """Every agent of the tenant that holds a memory or has settings, by id, with
+    its count of current memories and its last activity, fetching page after page."""
+    request = memory_service_pb2.ListAgentsRequest(page_size=page_size)
+    return Pages("MemoryService", "ListAgents", request, lambda r: r.agents)
+
+
+def list_workspaces(*, page_size: int = 100) -> Pages[memory_service_pb2.OwnerSummary]:
+    """Every workspace of the tenant that holds a memory, by id, with its count of
+    current memories and its last activity, fetching page after page."""
+    request = memory_service_pb2.ListWorkspacesRequest(page_size=page_size)
+    return Pages("MemoryService", "ListWorkspaces", request, lambda r: r.workspaces)
+
+
 def get_caller() -> Op[memory_service_pb2.Caller]:
     """Who this client's key stands for: tenant, user, role and key id."""
     request = memory_service_pb2.GetCallerRequest()

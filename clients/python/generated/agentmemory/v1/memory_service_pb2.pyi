@@ -458,3 +458,47 @@ class Caller(_message.Message):
     role: str
     key_id: str
     def __init__(self, tenant_id: _Optional[str] = ..., user_id: _Optional[str] = ..., role: _Optional[str] = ..., key_id: _Optional[str] = ...) -> None: ...
+
+class ListAgentsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAgentsResponse(_message.Message):
+    __slots__ = ("agents", "next_page_token")
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedCompositeFieldContainer[OwnerSummary]
+    next_page_token: str
+    def __init__(self, agents: _Optional[_Iterable[_Union[OwnerSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListWorkspacesRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListWorkspacesResponse(_message.Message):
+    __slots__ = ("workspaces", "next_page_token")
+    WORKSPACES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    workspaces: _containers.RepeatedCompositeFieldContainer[OwnerSummary]
+    next_page_token: str
+    def __init__(self, workspaces: _Optional[_Iterable[_Union[OwnerSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class OwnerSummary(_message.Message):
+    __slots__ = ("id", "memory_count", "last_activity_time", "memory_enabled")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_COUNT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ACTIVITY_TIME_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    memory_count: int
+    last_activity_time: _timestamp_pb2.Timestamp
+    memory_enabled: bool
+    def __init__(self, id: _Optional[str] = ..., memory_count: _Optional[int] = ..., last_activity_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., memory_enabled: _Optional[bool] = ...) -> None: ...

@@ -167,6 +167,16 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.FromString,
                 _registered_method=True)
+        self.ListAgents = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ListAgents',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentsRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentsResponse.FromString,
+                _registered_method=True)
+        self.ListWorkspaces = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ListWorkspaces',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListWorkspacesRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListWorkspacesResponse.FromString,
+                _registered_method=True)
         self.GetCaller = channel.unary_unary(
                 '/agentmemory.v1.MemoryService/GetCaller',
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetCallerRequest.SerializeToString,
@@ -409,6 +419,23 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListAgents(self, request, context):
+        """Lists the caller's tenant's agents: every agent that holds a memory or has
+        settings, by id, with how many current memories it holds, when one (or its
+        settings) last changed, and whether memory is on for it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWorkspaces(self, request, context):
+        """Lists the caller's tenant's workspaces: every workspace that holds a memory,
+        by id, with how many current memories it holds and when one last changed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetCaller(self, request, context):
         """Who the caller is: the tenant and user its key acts for, the key's role and
         id (empty in the unauthenticated local mode). Any role may ask.
@@ -539,6 +566,16 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListConversations,
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.SerializeToString,
+            ),
+            'ListAgents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAgents,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentsRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentsResponse.SerializeToString,
+            ),
+            'ListWorkspaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWorkspaces,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListWorkspacesRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListWorkspacesResponse.SerializeToString,
             ),
             'GetCaller': grpc.unary_unary_rpc_method_handler(
                     servicer.GetCaller,
@@ -1168,6 +1205,60 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/ListConversations',
             agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.ListConversationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAgents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ListAgents',
+            agentmemory_dot_v1_dot_memory__service__pb2.ListAgentsRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ListAgentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWorkspaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ListWorkspaces',
+            agentmemory_dot_v1_dot_memory__service__pb2.ListWorkspacesRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ListWorkspacesResponse.FromString,
             options,
             channel_credentials,
             insecure,
