@@ -802,3 +802,21 @@ def test_feedback_on_a_row_far_down_stays_in_view(page: Page, tenant: Tenant) ->
     assert box["y"] >= 0  # in the viewport
     assert box["y"] + box["height"] <= 600
     assert page.evaluate("document.documentElement.scrollHeight") <= height_before + 200
+
+
+def test_the_tenant_s_agents_and_workspaces_are_listed_to_open(page: Page, tenant: Tenant) -> None:
+    for key in ("a", "b", "c"):
+        upsert(tenant.grpc, key, "v", MANUAL)
+    tenant.grpc.call(
+        tenant.grpc.memory.UpsertMemory,
+        pb.UpsertMemoryRequest(
+            owner=memory_pb2.MemoryOwner(workspace_id="acme-web"), key="k", value="shared"
+        ),
+    )
+    sign_in(page, tenant.editor_key)
+    owners = page.locator("#owners-list")
+    expect(owners.get_by_role("button", name=re.compile(f"{AGENT}.*3 memories"))).to_be_visible()
+    owners.get_by_role("button", name=re.compile("acme-web.*1 memory")).click()
+    expect(page.locator("#target-title")).to_have_text("acme-web")
+    expect(page.locator("#target-kind")).to_have_text("Workspace")
+    expect(memory_row(page, "k")).to_contain_text("shared")

@@ -118,6 +118,19 @@ export class Api {
     return this.call("GET", `/v1/memories/${segment(id)}`);
   }
 
+  /** The tenant's agents and workspaces, a page of each, with their memory counts. */
+  async listOwners(pageSize = 50) {
+    const [agents, workspaces] = await Promise.all([
+      this.call("GET", "/v1/agents" + query({ pageSize })),
+      this.call("GET", "/v1/workspaces" + query({ pageSize })),
+    ]);
+    return {
+      agents: agents.agents || [],
+      workspaces: workspaces.workspaces || [],
+      more: Boolean(agents.nextPageToken || workspaces.nextPageToken),
+    };
+  }
+
   /** Who the key stands for: tenant, user, role and key id. */
   getCaller() {
     return this.call("GET", "/v1/caller");

@@ -198,6 +198,7 @@ async function enterApp(key, caller = null) {
     : [];
   $("signed-in-as").replaceChildren(icon("key"), " ", keyLabel(key), ...who);
   renderRecent();
+  renderOwners();
   const saved = readJson(STORAGE.target, null);
   if (saved && saved.id && saved.kind) {
     openTarget(saved);
@@ -271,6 +272,44 @@ function renderRecent() {
   );
 }
 
+/** The tenant's agents and workspaces, each a button that opens it. */
+async function renderOwners() {
+  let owners;
+  try {
+    owners = await state.api.listOwners();
+  } catch {
+    return; // the list is a help, not a need: opening by id still works
+  }
+  const item = (kind, owner) => {
+    const count = owner.memoryCount || 0;
+    const said = `${owner.id}, ${kind}, ${count} ${count === 1 ? "memory" : "memories"}`;
+    return el(
+      "li",
+      {},
+      el(
+        "button",
+        {
+          type: "button",
+          class: "recent-item",
+          title: said,
+          "aria-label": said,
+          onclick: () => openTarget({ kind, id: owner.id }),
+        },
+        icon(kind),
+        el("span", { class: "mono" }, owner.id),
+        el("span", { class: "recent-kind" }, String(count)),
+      ),
+    );
+  };
+  const items = [
+    ...owners.agents.map((o) => item("agent", o)),
+    ...owners.workspaces.map((o) => item("workspace", o)),
+  ];
+  if (owners.more) items.push(el("li", { class: "muted small" }, "More: open one by its id."));
+  $("owners-list").replaceChildren(...items);
+  $("owners-empty").hidden = items.length > 0;
+}
+
 function showNoTarget() {
   $("no-target").hidden = false;
   $("target-view").hidden = true;
@@ -280,6 +319,7 @@ function openTarget(target) {
   state.target = { kind: target.kind, id: target.id };
   remember(state.target);
   renderRecent();
+  renderOwners();
   clearStatus();
   $("no-target").hidden = true;
   $("target-view").hidden = false;
