@@ -37,31 +37,31 @@ def test_limits_match_the_spec() -> None:
 
 @pytest.mark.parametrize("key", ["k", "k" * 255, EMOJI * 255, "é" * 255])
 def test_keys_of_1_to_255_code_points_pass(key: str) -> None:
-    validate_new_memory(key=key, value="v", importance=None)
+    validate_new_memory(key=key, value="v", importance=None, source=MemorySource.MANUAL)
 
 
 @pytest.mark.parametrize("key", ["k" * 256, EMOJI * 256])
 def test_keys_over_255_code_points_are_too_long(key: str) -> None:
     with pytest.raises(InvalidArgument) as error:
-        validate_new_memory(key=key, value="v", importance=None)
+        validate_new_memory(key=key, value="v", importance=None, source=MemorySource.MANUAL)
     assert violations_of(error) == {"key": "TOO_LONG"}
 
 
 @pytest.mark.parametrize("value", ["v", "v" * 2000, EMOJI * 2000])
 def test_values_of_1_to_2000_code_points_pass(value: str) -> None:
-    validate_new_memory(key="k", value=value, importance=None)
+    validate_new_memory(key="k", value=value, importance=None, source=MemorySource.MANUAL)
 
 
 @pytest.mark.parametrize("value", ["v" * 2001, EMOJI * 2001])
 def test_values_over_2000_code_points_are_too_long(value: str) -> None:
     with pytest.raises(InvalidArgument) as error:
-        validate_new_memory(key="k", value=value, importance=None)
+        validate_new_memory(key="k", value=value, importance=None, source=MemorySource.MANUAL)
     assert violations_of(error) == {"value": "TOO_LONG"}
 
 
 def test_empty_key_and_value_are_required_and_both_reported() -> None:
     with pytest.raises(InvalidArgument) as error:
-        validate_new_memory(key="", value="", importance=None)
+        validate_new_memory(key="", value="", importance=None, source=MemorySource.MANUAL)
     assert violations_of(error) == {"key": "REQUIRED", "value": "REQUIRED"}
 
 
@@ -69,7 +69,9 @@ def test_empty_key_and_value_are_required_and_both_reported() -> None:
 def test_nul_is_refused(field: str) -> None:
     fields = {"key": "k", "value": "v", field: "a\x00b"}
     with pytest.raises(InvalidArgument) as error:
-        validate_new_memory(key=fields["key"], value=fields["value"], importance=None)
+        validate_new_memory(
+            key=fields["key"], value=fields["value"], importance=None, source=MemorySource.MANUAL
+        )
     assert violations_of(error) == {field: "INVALID_CHARACTER"}
 
 
@@ -84,23 +86,25 @@ def test_text_violation_names_the_given_path_and_the_length() -> None:
 @pytest.mark.parametrize("importance", [0, 1, 50, 100])
 def test_importance_in_range_passes(importance: int) -> None:
     assert importance_violations("importance", importance) == []
-    validate_new_memory(key="k", value="v", importance=importance)
+    validate_new_memory(key="k", value="v", importance=importance, source=MemorySource.MANUAL)
 
 
 @pytest.mark.parametrize("importance", [-1, 101, -(2**31), 2**31 - 1])
 def test_importance_out_of_range_is_refused(importance: int) -> None:
     with pytest.raises(InvalidArgument) as error:
-        validate_new_memory(key="k", value="v", importance=importance)
+        validate_new_memory(key="k", value="v", importance=importance, source=MemorySource.MANUAL)
     assert violations_of(error) == {"importance": "OUT_OF_RANGE"}
 
 
 def test_unset_importance_is_not_checked() -> None:
-    validate_new_memory(key="k", value="v", importance=None)
+    validate_new_memory(key="k", value="v", importance=None, source=MemorySource.MANUAL)
 
 
 def test_all_bad_fields_are_reported_together_under_the_prefix() -> None:
     with pytest.raises(InvalidArgument) as error:
-        validate_new_memory(key="", value="v" * 2001, importance=101, prefix="memory.")
+        validate_new_memory(
+            key="", value="v" * 2001, importance=101, prefix="memory.", source=MemorySource.MANUAL
+        )
     assert violations_of(error) == {
         "memory.key": "REQUIRED",
         "memory.value": "TOO_LONG",

@@ -57,24 +57,22 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def ListAgents(
         self, request: pb.ListAgentsRequest, context: ServicerContext
     ) -> pb.ListAgentsResponse:
-        page = await self._memories.owners(
-            current_principal(), Scope.AGENT, size=request.page_size, token=request.page_token
-        )
-        return pb.ListAgentsResponse(
-            agents=[convert.owner_summary_to_proto(o) for o in page.items],
-            next_page_token=page.next_page_token,
-        )
+        owners, token = await self._owners(Scope.AGENT, request)
+        return pb.ListAgentsResponse(agents=owners, next_page_token=token)
 
     async def ListWorkspaces(
         self, request: pb.ListWorkspacesRequest, context: ServicerContext
     ) -> pb.ListWorkspacesResponse:
+        owners, token = await self._owners(Scope.WORKSPACE, request)
+        return pb.ListWorkspacesResponse(workspaces=owners, next_page_token=token)
+
+    async def _owners(
+        self, scope: Scope, request: pb.ListAgentsRequest | pb.ListWorkspacesRequest
+    ) -> tuple[list[pb.OwnerSummary], str]:
         page = await self._memories.owners(
-            current_principal(), Scope.WORKSPACE, size=request.page_size, token=request.page_token
+            current_principal(), scope, size=request.page_size, token=request.page_token
         )
-        return pb.ListWorkspacesResponse(
-            workspaces=[convert.owner_summary_to_proto(o) for o in page.items],
-            next_page_token=page.next_page_token,
-        )
+        return [convert.owner_summary_to_proto(o) for o in page.items], page.next_page_token
 
     async def GetCaller(
         self, request: pb.GetCallerRequest, context: ServicerContext

@@ -344,7 +344,7 @@ def validate_new_memory(
     key: str,
     value: str,
     importance: int | None,
-    source: MemorySource = MemorySource.MANUAL,
+    source: MemorySource,
     prefix: str = "",
 ) -> None:
     violations = identifier_violations(f"{prefix}key", key, max_chars=KEY_MAX_CHARS)

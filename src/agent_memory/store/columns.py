@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from typing import Any, LiteralString, cast
 
-from sqlalchemy import ARRAY, Column, Numeric, String, Table, TextClause
+from sqlalchemy import Column, Numeric, String, Table, TextClause
 from sqlalchemy.dialects.postgresql.base import PGDialect
 from sqlalchemy.orm import DeclarativeBase
 
@@ -95,8 +95,8 @@ def _sql_type(column: Column[Any]) -> str:
     kind = column.type
     if isinstance(kind, String):
         return "text"
-    if isinstance(kind, Numeric) and not isinstance(kind, ARRAY):
-        return "numeric" if kind.asdecimal else str(kind.compile(dialect=_DIALECT))
+    if isinstance(kind, Numeric) and kind.asdecimal:  # not Float, Double or REAL
+        return "numeric"
     return str(kind.compile(dialect=_DIALECT))
 
 

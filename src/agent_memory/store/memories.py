@@ -462,21 +462,19 @@ LIMIT %(limit)s
 _OWNERS: LiteralString = f"""
 WITH held AS (
     SELECT m.owner_id AS id, count(*) FILTER (WHERE {current("m")}) AS n,
-           max(m.updated_at) AS at
+           max(m.updated_at) AS at, false AS enabled
     FROM memories AS m
     WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id > %(after)s
     GROUP BY m.owner_id
 ),
 configured AS (
-    SELECT s.agent_id AS id, 0::bigint AS n, s.updated_at AS at
+    SELECT s.agent_id AS id, 0::bigint AS n, s.updated_at AS at, s.memory_enabled AS enabled
     FROM agent_settings AS s
     WHERE s.tenant_id = %(tenant_id)s AND %(scope)s = 'agent' AND s.agent_id > %(after)s
 )
 SELECT o.id, sum(o.n)::int AS memory_count, max(o.at) AS last_activity,
-       coalesce(bool_or(s.memory_enabled), false) AS memory_enabled
+       bool_or(o.enabled) AS memory_enabled
 FROM (SELECT * FROM held UNION ALL SELECT * FROM configured) AS o
-LEFT JOIN agent_settings AS s
-  ON %(scope)s = 'agent' AND s.tenant_id = %(tenant_id)s AND s.agent_id = o.id
 GROUP BY o.id
 ORDER BY o.id
 LIMIT %(limit)s
