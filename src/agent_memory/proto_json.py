@@ -1,4 +1,5 @@
-"""Proto JSON as every way in reads it: objects without a key named twice, and a
+"""Proto JSON as the HTTP side and import read it: the forms people write (short enum
+values, snake_case field mask paths) written out as proto JSON takes them, and a
 parser's complaint said in the contract's words, never in Python's.
 
 ``json_format`` reports a bad value with the text of whatever Python call failed
@@ -9,22 +10,14 @@ or the name it gives, and says what that field takes instead.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, cast
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from agent_memory.domain.text_rules import DuplicateKey, parse_json
-
-__all__ = [
-    "DuplicateKey",
-    "camel_mask",
-    "enum_value",
-    "parse_json",
-    "parse_problem",
-    "short_enums",
-]
+__all__ = ["as_proto_json", "camel_mask", "enum_value", "parse_problem"]
 
 # "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
 _AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
@@ -48,7 +41,6 @@ _WELL_KNOWN = {
     ),
     "google.protobuf.Duration": "must be a duration in seconds ending in s, such as 3600s",
     "google.protobuf.FieldMask": "must be field names separated by commas, such as value,pinned",
-    "google.protobuf.Struct": "must be a JSON object",
 }
 
 
@@ -87,13 +79,8 @@ def _by_name(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
 
 
 def _what_it_takes(field: FieldDescriptor) -> str:
-    if field.message_type is not None:
-        if field.message_type.GetOptions().map_entry:
-            return "must be a JSON object"
-        known = _WELL_KNOWN.get(field.message_type.full_name)
-        if known is not None:
-            return known
-        return "must be a JSON object"
+    if field.message_type is not None:  # a message, a map or a Struct alike
+        return _WELL_KNOWN.get(field.message_type.full_name, "must be a JSON object")
     if field.type in _INTEGERS:
         low, high = _INTEGERS[field.type]
         return f"must be a whole number from {low} to {high}"
@@ -130,8 +117,10 @@ def parse_problem(error: Exception, message: Message) -> str:
     failed = _FAILED_FIELD.findall(text)
     if field is None and failed:
         # Nested: "Failed to parse owner field: Failed to parse agentId field: ..."
-        field = _by_path(descriptor, failed) or _by_name(descriptor, failed[-1])
-        path_name = ".".join(failed) if _by_path(descriptor, failed) else failed[-1]
+        field = _by_path(descriptor, failed)
+        path_name = ".".join(failed)
+        if field is None:
+            field, path_name = _by_name(descriptor, failed[-1]), failed[-1]
     if field is None:
         cut = text.rfind(" at ")
         return text[:cut] if cut > 0 else text
@@ -153,15 +142,19 @@ def enum_value(enum: EnumDescriptor, text: str) -> str:
     return found[0] if len(found) == 1 and text.strip() else text
 
 
-def short_enums(document: Any, descriptor: Descriptor) -> Any:
-    """``document`` (proto JSON of ``descriptor``'s message) with every enum value given
-    in its short form written out whole; nothing else changes."""
-    if not isinstance(document, dict):
+def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
+    """``document`` (JSON of ``descriptor``'s message) with what people write written
+    out as proto JSON takes it: an enum value in its short form, a field mask with
+    snake_case paths. Nothing else changes; the parser judges the rest. Messages that
+    hold neither (a conversation's many messages) are not walked."""
+    if not isinstance(document, dict) or not _rewritable(descriptor):
         return document
     out: dict[str, Any] = {}
     for key, value in document.items():
         field = _field(descriptor, key) if isinstance(key, str) else None
-        if field is not None and field.enum_type is not None:
+        if field is not None and _is_mask(field) and isinstance(value, str):
+            value = camel_mask(value)
+        elif field is not None and field.enum_type is not None:
             if isinstance(value, str):
                 value = enum_value(field.enum_type, value)
             elif isinstance(value, list):
@@ -172,11 +165,37 @@ def short_enums(document: Any, descriptor: Descriptor) -> Any:
                 "google.protobuf."
             ):
                 if isinstance(value, list):
-                    value = [short_enums(v, inner) for v in value]
+                    value = [as_proto_json(v, inner) for v in value]
                 else:
-                    value = short_enums(value, inner)
+                    value = as_proto_json(value, inner)
         out[key] = value
     return out
+
+
+@functools.cache
+def _rewritable(descriptor: Descriptor) -> bool:
+    """Whether the message, or one it holds, has an enum or a field mask field."""
+    return _holds_rewritable(descriptor, frozenset())
+
+
+def _holds_rewritable(descriptor: Descriptor, seen: frozenset[str]) -> bool:
+    if descriptor.full_name in seen:
+        return False
+    seen = seen | {descriptor.full_name}
+    for field in descriptor.fields:
+        if field.enum_type is not None or _is_mask(field):
+            return True
+        inner = field.message_type
+        well_known = inner is not None and inner.full_name.startswith("google.protobuf.")
+        if inner is not None and not well_known and _holds_rewritable(inner, seen):
+            return True
+    return False
+
+
+def _is_mask(field: FieldDescriptor) -> bool:
+    return field.message_type is not None and (
+        field.message_type.full_name == "google.protobuf.FieldMask"
+    )
 
 
 def camel_mask(text: str) -> str:

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from agent_memory.proto_json import DuplicateKey, parse_json, parse_problem
+from agent_memory.domain.text_rules import DuplicateKey, parse_json
+from agent_memory.proto_json import as_proto_json, parse_problem
 from agentmemory.v1 import memory_service_pb2 as pb
 
 PYTHON_WORDS = ("int()", "time data", "iterable", "literal", "float", "NoneType", "bytes-like")
@@ -50,3 +51,22 @@ def test_an_object_that_names_a_key_twice_is_refused_at_any_depth() -> None:
         parse_json('{"a": {"b": 1, "b": 2}}')
     with pytest.raises(DuplicateKey):
         parse_json(b'[{"k": 1, "k": 1}]')
+
+
+def test_what_people_write_is_written_out_as_proto_json_takes_it() -> None:
+    from agentmemory.v1 import block_service_pb2
+
+    written = as_proto_json(
+        {"memory": {"source": "auto", "key": "k"}, "updateMask": "expire_time,value"},
+        pb.UpdateMemoryRequest.DESCRIPTOR,
+    )
+    assert written == {
+        "memory": {"source": "MEMORY_SOURCE_AUTO", "key": "k"},
+        "updateMask": "expireTime,value",
+    }
+    block = as_proto_json(
+        {"label": "core", "scope": "user"}, block_service_pb2.GetBlockRequest.DESCRIPTOR
+    )
+    assert block == {"label": "BLOCK_LABEL_CORE", "scope": "SCOPE_USER"}
+    # What has no short form, or more than one, is left for the parser to refuse.
+    assert as_proto_json({"source": "x"}, pb.UpsertMemoryRequest.DESCRIPTOR) == {"source": "x"}

@@ -34,15 +34,9 @@ from starlette.responses import Response, StreamingResponse
 from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
-from agent_memory.proto_json import (
-    DuplicateKey,
-    camel_mask,
-    enum_value,
-    parse_json,
-    parse_problem,
-    short_enums,
-)
+from agent_memory.proto_json import as_proto_json, parse_problem
 from agent_memory.status import Unreadable, plain_status_message, status_message
 
 JSON = "application/json"
@@ -459,7 +453,7 @@ class Transcoder:
             raise InvalidArgument([FieldViolation("body", "must be a JSON object")])
         whole = document if route.body == "*" else {field.json_name: document}
         try:
-            json_format.ParseDict(short_enums(whole, route.request), message)
+            json_format.ParseDict(as_proto_json(whole, route.request), message)
         except json_format.ParseError as exc:
             problem = parse_problem(exc, message)
             raise InvalidArgument([FieldViolation("body", problem)]) from exc
@@ -486,13 +480,7 @@ class Transcoder:
             field = field_at(route.request, path)
             value: Any = text
             try:
-                if field.type == FieldDescriptor.TYPE_ENUM:
-                    value = enum_value(field.enum_type, text)
-                elif field.message_type is not None and (
-                    field.message_type.full_name == "google.protobuf.FieldMask"
-                ):
-                    value = camel_mask(text)
-                elif field.type == FieldDescriptor.TYPE_BOOL:
+                if field.type == FieldDescriptor.TYPE_BOOL:
                     value = _bool(text)
                 elif (
                     field.type == FieldDescriptor.TYPE_MESSAGE
@@ -515,7 +503,7 @@ class Transcoder:
             node[leaf] = [value] if field.is_repeated else value
             parsed = type(message)()
             try:
-                json_format.ParseDict(document, parsed)
+                json_format.ParseDict(as_proto_json(document, route.request), parsed)
             except json_format.ParseError as exc:
                 problem = parse_problem(exc, parsed).split(": ", 1)[-1]
                 raise InvalidArgument([FieldViolation(name, problem)]) from exc
