@@ -27,7 +27,8 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from agent_memory_client import MemoryClient
+from agent_memory.mcp_tools import check_service
+from agent_memory_client import MemoryClient, connection_from_env
 
 
 def show_call(name: str, arguments: dict[str, Any], result: CallToolResult) -> str:
@@ -101,6 +102,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--agent-id", default="demo-agent")
     args = parser.parse_args()
+    try:
+        connection = connection_from_env()
+    except ValueError as exc:
+        print(f"mcp_transcript: MEMORY_API_KEY, MEMORY_TENANT_ID or MEMORY_USER_ID: {exc}")
+        return 2
+    problem = check_service(connection, args.agent_id)
+    if problem is not None:  # what agent-memory mcp would refuse to start on, said once
+        print(f"mcp_transcript: {problem}", file=sys.stderr)
+        return 2
     asyncio.run(session(args.agent_id))
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hmac
+import re
 import secrets
 import signal
 import sys
@@ -152,14 +153,25 @@ def _parse_stamp(text: str) -> timestamp_pb2.Timestamp:
     return stamp
 
 
+# The fence core_memory_read puts around a block's text, as it may appear inside it.
+_FENCE_TAG = re.compile(r"<(?=/?core_memory\b)", re.IGNORECASE)
+_ESCAPED_LT = "&lt;"
+
+
+def _as_stored(quoted: str) -> str:
+    """A passage a model quoted from core_memory_read, as the block stores it."""
+    return re.sub(r"&lt;(?=/?core_memory\b)", "<", quoted, flags=re.IGNORECASE)
+
+
 def _block_text(block: block_pb2.Block | None, scope: Scope) -> str:
     """A core block as a model reads it back: what it is, then its text between
-    ``<core_memory>`` tags (a tag inside the text is escaped, so the text cannot end
-    the fence or pass for the tool's own words)."""
+    ``<core_memory>`` tags. Only those tags are escaped inside the text, so the text
+    cannot end the fence, and every other passage reads as stored: the model quotes it
+    back to core_memory_replace as it is."""
     whose = "the user's" if scope == "user" else "your"
     if block is None:
         return f"{whose.capitalize()} core memory is empty (it has never been written)."
-    text = block.content.replace("<", "&lt;") if "<" in block.content else block.content
+    text = _FENCE_TAG.sub(_ESCAPED_LT, block.content)
     return (
         f"{whose.capitalize()} core memory, version {block.version}, "
         f"updated_at {_stamp(block.updated_at)}:\n<core_memory>\n{text}\n</core_memory>"
@@ -254,20 +266,24 @@ class MemoryTools:
         where it is stored. Use it when you need a specific past fact that is not in
         your core memory."""
         lines: list[str] = []
+        more = False
         async with self.client.recall(
             query,
             agent_id=self.agent_id,
             workspace_id=self.workspace_id,
-            limit=limit,
+            limit=limit + 1,  # one more than shown, to know whether any is left out
             include_memories=True,
         ) as matches:
             async for match in matches:
+                if len(lines) == limit:
+                    more = True
+                    break
                 lines.append(_match_line(len(lines) + 1, match))
         if not lines:
             return "Nothing in memory matches that query."
-        if len(lines) >= limit:
+        if more:
             lines.append(
-                f"(The best {limit} are shown; there may be more. Ask again with a larger "
+                f"(The best {limit} are shown; there are more. Ask again with a larger "
                 f"limit, up to {MAX_RECALL}, or a narrower query.)"
             )
         return "\n".join(lines)
@@ -312,6 +328,7 @@ class MemoryTools:
             expected = _parse_stamp(expected_updated_at)
             if block is None or block.updated_at != expected:
                 raise ToolError(self._conflict(block, scope))
+        old_text = _as_stored(old_text)
         if not old_text and not new_text:
             msg = "Nothing was written: old_text and new_text are both empty."
             raise ToolError(msg)
