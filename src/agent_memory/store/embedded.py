@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -180,15 +180,9 @@ class EmbeddedPostgres:
             self.data_dir.chmod(0o700)
             log.info("made %s private (mode 0700, was 0%o)", self.data_dir, st.st_mode & 0o777)
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> AbstractContextManager[None]:
         """Hold the data folder's lock: one process at a time starts, joins or stops."""
-        fd = os.open(self.data_dir, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        return _flocked(self.data_dir)
 
     def _users(self) -> list[int]:
         """The pids registered as using the server, those of processes gone dropped."""
@@ -429,9 +423,9 @@ class EmbeddedPostgres:
         """Until the server in this data folder stops: each ``every`` seconds, stop it
         when no process registered as using it is alive (one killed never lets go), and
         remove its socket folder when it was killed itself."""
-        while True:
+        while self.data_dir.is_dir():  # a data folder removed takes its server with it
             time.sleep(every)
-            with self._locked():
+            with suppress(FileNotFoundError), self._locked():
                 pid = running_postmaster(self.pgdata)
                 if pid is None:
                     _remove_socket_folder(self.pgdata)
@@ -612,15 +606,18 @@ def _system_account(changes: list[str]) -> Account:
     return Account(entry.pw_name, entry.pw_uid, entry.pw_gid)
 
 
-@contextmanager
-def _user_database_locked() -> Iterator[None]:
+def _user_database_locked() -> AbstractContextManager[None]:
     """Hold an advisory lock on ``/etc/passwd`` (a ``flock``: useradd's own locks are
-    other files, so it is not blocked by this one)."""
-    try:
-        fd = os.open("/etc/passwd", os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        yield
-        return
+    other files, so it is not blocked by this one). Where there is none to lock, the
+    creation goes on unlocked, as it did before."""
+    passwd = Path("/etc/passwd")
+    return _flocked(passwd) if passwd.is_file() and not passwd.is_symlink() else nullcontext()
+
+
+@contextmanager
+def _flocked(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (a file or a folder) while inside."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
