@@ -151,10 +151,16 @@ _NAME_VALUE = re.compile(
     r"(?P<sep>:=|=>|==|=|:|->)(?P<after>[ \t]{0,4})"
     r"(?=(?P<value>\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|`[^`\n]{0,256}`|[^\s\"'`;]{1,256}))"
 )
+# The parts of a credential named in prose, then given. What it is for ("... for the
+# NAS", "... of the admin panel"), and what stands between the name and the value: a
+# mark (a colon, an equals sign, a dash) or "is" / "was now".
+_FOR_WHAT = r"(?:[ \t]{1,4}(?:for|of|on|to|at)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
+_MARK = r"[ \t]{0,4}(?::|=|\u2014|\u2013)[ \t]{0,4}"
+_IS = r"[ \t]{1,4}(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4}"
 _PASSWORD_PROSE = re.compile(
     r"(?i)\b(?:password|passwd|passphrase|passcode|pwd|pw)\b"
-    r"(?:[ \t]{1,4}(?:for|of|on|to|at)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
-    r"(?:[ \t]{0,4}(?::|=|->|=>|\u2014|\u2013)[ \t]{0,4}|[ \t]{1,4}-{1,2}[ \t]{1,4}"
+    + _FOR_WHAT
+    + r"(?:[ \t]{0,4}(?::|=|->|=>|\u2014|\u2013)[ \t]{0,4}|[ \t]{1,4}-{1,2}[ \t]{1,4}"
     r"|[ \t]{1,4}(?:(?:(?:is|was|got|has[ \t]{1,4}been)[ \t]{1,4})?"
     r"(?:set|changed|reset|updated|rotated)[ \t]{1,4}to[ \t]{1,4}"
     r"|(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4}|(?:now|became)[ \t]{1,4})?)"
@@ -163,17 +169,16 @@ _PASSWORD_PROSE = re.compile(
 # A passphrase given in words: "passphrase is correct horse battery staple".
 _PASSPHRASE_PROSE = re.compile(
     r"(?i)\bpass[ \t\-]?phrase\b"
-    r"(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
-    r"(?:[ \t]{0,4}(?::|=|\u2014|\u2013)[ \t]{0,4}"
-    r"|[ \t]{1,4}(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4})"
-    r"(?P<value>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[A-Za-z]{2,24}(?:[ \t][A-Za-z]{2,24}){2,9})"
+    + _FOR_WHAT
+    + f"(?:{_MARK}|{_IS})"
+    + r"(?P<value>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[A-Za-z]{2,24}(?:[ \t][A-Za-z]{2,24}){2,9})"
 )
 # A PIN given: "my pin code is 4821", "PIN: 3307".
 _PIN_PROSE = re.compile(
     r"(?i)\bpin(?:[ \t]?(?:code|number))?\b"
-    r"(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s]{1,64}){1,3})?"
-    r"(?:[ \t]{0,4}[:=][ \t]{0,4}|[ \t]{1,4}(?:is|was)(?:[ \t]{1,4}now)?[ \t]{1,4})"
-    r"(?P<value>\d{4,8})(?![\w\-]|[.,]\d)"
+    + _FOR_WHAT
+    + f"(?:{_MARK}|{_IS})"
+    + r"(?P<value>\d{4,8})(?![\w\-]|[.,]\d)"
 )
 # A user and password given together after a login word: "login as admin / hunter2",
 # "credentials: admin/Qwerty!234", "sign in with kiosk:Lantern-2024".
@@ -186,10 +191,12 @@ _LOGIN_PAIR = re.compile(
 # A long random value right after a key or token word, with no "is" or colon between
 # ("api token 5f4dcc3b...", "use the key 7fb2c0d1... for the API").
 _NAMED_TOKEN = re.compile(
-    r"(?i)\b(?P<owner>\w{1,32}[ \t_\-])?(?:token|secret|key)\b"
+    r"(?i)\b(?:token|secret|key)\b"
     r"(?:[ \t]{0,4}[:=][ \t]{0,4}|[ \t]{1,4}(?:is|was)[ \t]{1,4}|[ \t]{1,4})"
     r"(?P<value>[A-Za-z0-9+/_\-]{24,512}={0,2})(?![\w+/=])"
 )
+# The word before a key or token word (its owner: "signing key", "public key").
+_OWNER_BEFORE = re.compile(r"(\w{1,32})[ \t_\-]$")
 # Whose key is no secret: a public key is shared, a primary or foreign key names a column.
 _NOT_SECRET_KEYS = frozenset(
     ["public", "publishable", "primary", "foreign", "sort", "partition", "host", "ssh", "gpg"]
@@ -893,9 +900,9 @@ def _prose_spans(text: str, lower: str) -> Iterator[_Span]:
     tokens = _has(lower, "token", "secret", "key")
     while tokens and (match := _NAMED_TOKEN.search(text, pos)):
         pos = match.end()
-        owner = (match.group("owner") or "").strip(" \t_-").lower()
-        before = lower[max(0, match.start() - 5) : match.start()]
-        if owner in _NOT_SECRET_KEYS or _CURSOR_BEFORE.search(before + owner + " "):
+        before = lower[max(0, match.start() - 33) : match.start()]
+        owner = found.group(1) if (found := _OWNER_BEFORE.search(before)) else ""
+        if owner in _NOT_SECRET_KEYS or _CURSOR_BEFORE.search(before):
             continue
         if _named_random(match.group("value")):
             yield _Span(*match.span("value"), SECRET_ASSIGNMENT)
