@@ -355,6 +355,22 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         written.append(save(page, out / "panel-superseded.png"))
         memories.get_by_label("Show superseded").uncheck()
 
+        # A stale edit: what the memory says now, beside what the person typed.
+        row = memories.locator('tbody tr[data-key="refund-policy"]')
+        row.get_by_role("button", name="Edit").click()
+        page.get_by_label("Value of refund-policy").fill(
+            "Refunds up to $250 need no approval; above that, escalate to billing."
+        )
+        change_meanwhile(demo.client, "refund-policy")
+        page.get_by_label("Value of refund-policy").press("Enter")
+        expect(row.locator(".conflict-note")).to_be_visible()
+        written.append(save(page, out / "panel-memory-conflict.png"))
+        row.get_by_role("button", name="Discard mine").click()
+        # As a phone shows the list.
+        page.set_viewport_size({"width": 390, "height": 844})
+        written.append(save(page, out / "panel-memories-390.png"))
+        page.set_viewport_size(VIEWPORT)
+
         page.get_by_role("tab", name="Blocks").click()
         archival = page.locator(
             'article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_ARCHIVAL"]'
@@ -390,6 +406,23 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         written.append(save(page, out / "panel-cost.png"))
         browser.close()
     return written
+
+
+def change_meanwhile(c: Client, key: str) -> None:
+    """A second writer changes a memory's value while the page edits it."""
+    request = memories_pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=AGENT))
+    listed = c.call(c.memory.ListMemories, request).memories
+    (memory,) = [m for m in listed if m.key == key]
+    c.call(
+        c.memory.UpdateMemory,
+        memories_pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(
+                id=memory.id,
+                value="Refunds up to $200 need no approval; from $200 up, ask billing first.",
+            ),
+            update_mask={"paths": ["value"]},
+        ),
+    )
 
 
 def write_meanwhile(c: Client) -> None:

@@ -739,6 +739,17 @@ def test_adding_a_key_that_exists_overwrites_nothing(page: Page, tenant: Tenant)
     assert (stored.value, stored.importance) == ("warm and brief", 62)
 
 
+def changed_meanwhile(tenant: Tenant, memory: memory_pb2.Memory, value: str) -> None:
+    """Someone else changes the memory's value while the page edits it."""
+    tenant.grpc.call(
+        tenant.grpc.memory.UpdateMemory,
+        pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=memory.id, value=value),
+            update_mask={"paths": ["value"]},
+        ),
+    )
+
+
 def test_a_stale_edit_shows_the_stored_value_beside_mine(page: Page, tenant: Tenant) -> None:
     memory = upsert(tenant.grpc, "tone", "warm", MANUAL)
     sign_in(page, tenant.editor_key)
@@ -746,14 +757,7 @@ def test_a_stale_edit_shows_the_stored_value_beside_mine(page: Page, tenant: Ten
     row = memory_row(page, "tone")
     row.get_by_role("button", name="Edit").click()
     page.get_by_label("Value of tone").fill("formal")
-    # Someone else changes it meanwhile.
-    tenant.grpc.call(
-        tenant.grpc.memory.UpdateMemory,
-        pb.UpdateMemoryRequest(
-            memory=memory_pb2.Memory(id=memory.id, value="playful"),
-            update_mask={"paths": ["value"]},
-        ),
-    )
+    changed_meanwhile(tenant, memory, "playful")
     page.get_by_label("Value of tone").press("Enter")
     note = row.locator(".conflict-note")
     expect(note).to_contain_text("Changed meanwhile.")
@@ -767,13 +771,7 @@ def test_a_stale_edit_shows_the_stored_value_beside_mine(page: Page, tenant: Ten
     # Discarding keeps what is stored.
     row.get_by_role("button", name="Edit").click()
     page.get_by_label("Value of tone").fill("mine again")
-    tenant.grpc.call(
-        tenant.grpc.memory.UpdateMemory,
-        pb.UpdateMemoryRequest(
-            memory=memory_pb2.Memory(id=memory.id, value="theirs again"),
-            update_mask={"paths": ["value"]},
-        ),
-    )
+    changed_meanwhile(tenant, memory, "theirs again")
     page.get_by_label("Value of tone").press("Enter")
     expect(row.locator(".conflict-note")).to_be_visible()
     row.get_by_role("button", name="Discard mine").click()

@@ -329,7 +329,7 @@ export function mount(container, ctx) {
       el(
         "td",
         { class: "value" },
-        mine ? conflictNote(memory) : null,
+        mine ? conflictNote(memory, mine) : null,
         value,
         el("p", { class: "hint" }, "Enter saves · Shift+Enter adds a line · Esc cancels"),
       ),
@@ -351,21 +351,21 @@ export function mount(container, ctx) {
     );
   }
 
-  // What the memory says now, beside the text the user meant to save.
-  function conflictNote(memory) {
+  // What the memory says now, above the text the user meant to save.
+  function conflictNote(memory, mine) {
+    const importance = memory.importance || 0;
     return el(
       "div",
       { class: "notice warning inline conflict-note", role: "alert" },
       el(
         "div",
         { class: "notice-body" },
-        el("p", {}, el("strong", {}, "Changed meanwhile."), " It now says:"),
+        el("p", {}, el("strong", {}, "Changed meanwhile."), " Now stored:"),
         el("blockquote", { class: "stored-value" }, memory.value),
-        el(
-          "p",
-          { class: "muted" },
-          `Importance ${memory.importance || 0}. Your text is below: save it over this, or discard it.`,
-        ),
+        importance !== mine.importance
+          ? el("p", { class: "muted" }, `Importance now ${importance}.`)
+          : null,
+        el("p", { class: "muted" }, "Yours is below."),
       ),
     );
   }

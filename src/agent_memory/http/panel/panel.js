@@ -198,11 +198,11 @@ async function enterApp(key, caller = null) {
     : [];
   $("signed-in-as").replaceChildren(icon("key"), " ", keyLabel(key), ...who);
   renderRecent();
-  renderOwners();
   const saved = readJson(STORAGE.target, null);
   if (saved && saved.id && saved.kind) {
-    openTarget(saved);
+    openTarget(saved); // which lists the tenant's agents and workspaces too
   } else {
+    renderOwners();
     showNoTarget();
     $("target-id").focus();
   }
@@ -245,6 +245,21 @@ function syncTargetLabel() {
   $("target-id-label").textContent = kind === "workspace" ? "Workspace id" : "Agent id";
 }
 
+/** A button that opens an agent or a workspace, with a word on it at the end. */
+function targetButton(target, aside, attrs = {}) {
+  return el(
+    "li",
+    {},
+    el(
+      "button",
+      { type: "button", class: "recent-item", onclick: () => openTarget(target), ...attrs },
+      icon(target.kind === "workspace" ? "workspace" : "agent"),
+      el("span", { class: "mono" }, target.id),
+      el("span", { class: "recent-kind" }, aside),
+    ),
+  );
+}
+
 function renderRecent() {
   const list = recentTargets();
   $("recent-empty").hidden = list.length > 0;
@@ -252,22 +267,7 @@ function renderRecent() {
     ...list.map((target) => {
       const current =
         state.target && state.target.kind === target.kind && state.target.id === target.id;
-      return el(
-        "li",
-        {},
-        el(
-          "button",
-          {
-            type: "button",
-            class: "recent-item",
-            "aria-current": current ? "true" : false,
-            onclick: () => openTarget(target),
-          },
-          icon(target.kind === "workspace" ? "workspace" : "agent"),
-          el("span", { class: "mono" }, target.id),
-          el("span", { class: "recent-kind" }, target.kind),
-        ),
-      );
+      return targetButton(target, target.kind, { "aria-current": current ? "true" : false });
     }),
   );
 }
@@ -283,23 +283,7 @@ async function renderOwners() {
   const item = (kind, owner) => {
     const count = owner.memoryCount || 0;
     const said = `${owner.id}, ${kind}, ${count} ${count === 1 ? "memory" : "memories"}`;
-    return el(
-      "li",
-      {},
-      el(
-        "button",
-        {
-          type: "button",
-          class: "recent-item",
-          title: said,
-          "aria-label": said,
-          onclick: () => openTarget({ kind, id: owner.id }),
-        },
-        icon(kind),
-        el("span", { class: "mono" }, owner.id),
-        el("span", { class: "recent-kind" }, String(count)),
-      ),
-    );
+    return targetButton({ kind, id: owner.id }, String(count), { title: said, "aria-label": said });
   };
   const items = [
     ...owners.agents.map((o) => item("agent", o)),
