@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any, cast
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-__all__ = ["as_proto_json", "camel_mask", "enum_value", "parse_problem"]
+__all__ = ["as_proto_json", "camel_mask", "enum_value", "parse_problem", "reaches"]
 
 # "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
 _AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
@@ -173,23 +174,33 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
 
 
 @functools.cache
-def _rewritable(descriptor: Descriptor) -> bool:
-    """Whether the message, or one it holds, has an enum or a field mask field."""
-    return _holds_rewritable(descriptor, frozenset())
+def reaches(descriptor: Descriptor, wanted: Callable[[FieldDescriptor], bool]) -> bool:
+    """Whether a message of this type holds, anywhere inside it, a field ``wanted``
+    says yes to (``wanted``: a function of the module, so the answer is remembered)."""
+    return _reaches(descriptor, wanted, frozenset())
 
 
-def _holds_rewritable(descriptor: Descriptor, seen: frozenset[str]) -> bool:
+def _reaches(
+    descriptor: Descriptor, wanted: Callable[[FieldDescriptor], bool], seen: frozenset[str]
+) -> bool:
     if descriptor.full_name in seen:
         return False
-    seen = seen | {descriptor.full_name}
+    inside = seen | {descriptor.full_name}
     for field in descriptor.fields:
-        if field.enum_type is not None or _is_mask(field):
+        if wanted(field):
             return True
-        inner = field.message_type
-        well_known = inner is not None and inner.full_name.startswith("google.protobuf.")
-        if inner is not None and not well_known and _holds_rewritable(inner, seen):
+        if field.message_type is not None and _reaches(field.message_type, wanted, inside):
             return True
     return False
+
+
+def _rewritten(field: FieldDescriptor) -> bool:
+    return field.enum_type is not None or _is_mask(field)
+
+
+def _rewritable(descriptor: Descriptor) -> bool:
+    """Whether the message, or one it holds, has an enum or a field mask field."""
+    return bool(reaches(descriptor, _rewritten))
 
 
 def _is_mask(field: FieldDescriptor) -> bool:

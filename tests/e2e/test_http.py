@@ -551,6 +551,8 @@ def call_http(base: str, headers: dict[str, str], method: str, request: Message)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _DURATION = re.compile(r"-?\d+(\.\d+)?s")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+# An age inside a line ("1s ago · WAIT · ..."): the two sides ask a second apart.
+_AGE = re.compile(r"\b\d+[smhd] ago\b")
 
 
 class Normalizer:
@@ -566,7 +568,7 @@ class Normalizer:
             return "<duration>"
         value = value.replace(self.tenant, "<tenant>")
         value = _UUID.sub(lambda m: self.ids.setdefault(m.group(0), f"<id{len(self.ids)}>"), value)
-        return _TIME.sub("<time>", value)
+        return _AGE.sub("<age> ago", _TIME.sub("<time>", value))
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, dict):

@@ -14,7 +14,6 @@ contract is covered without a line here.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.domain.errors import FieldViolation, InvalidArgument
+from agent_memory.proto_json import reaches
 from agent_memory.status import Unreadable
 
 UNDECODABLE_REQUEST = "UNDECODABLE_REQUEST"
@@ -153,22 +153,13 @@ def _is_map(field: FieldDescriptor) -> bool:
     return bool(field.is_repeated and field.message_type.GetOptions().map_entry)
 
 
-@functools.cache
+def _is_enum(field: FieldDescriptor) -> bool:
+    return bool(field.type == FieldDescriptor.TYPE_ENUM)
+
+
 def _holds_enums(descriptor: Descriptor) -> bool:
     """Whether a message of this type can hold an enum field anywhere inside it."""
-    return _reaches_enum(descriptor, frozenset())
-
-
-def _reaches_enum(descriptor: Descriptor, visiting: frozenset[str]) -> bool:
-    if descriptor.full_name in visiting:
-        return False
-    inside = visiting | {descriptor.full_name}
-    for field in descriptor.fields:
-        if field.type == FieldDescriptor.TYPE_ENUM:
-            return True
-        if field.message_type is not None and _reaches_enum(field.message_type, inside):
-            return True
-    return False
+    return bool(reaches(descriptor, _is_enum))
 
 
 # --- where decoding broke ------------------------------------------------------------
