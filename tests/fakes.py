@@ -48,6 +48,14 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
+from agent_memory.domain.memory_query import (
+    CURRENT,
+    NATURAL,
+    MemoryOrder,
+    MemoryQuery,
+    OrderPosition,
+    order_position,
+)
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.conversations import keep_grounded
 from agent_memory.store.memories import EXPIRY_ACTOR
@@ -403,24 +411,59 @@ class FakeMemories(MemoryRepository):
         current = self._rows[(self._tenant, memory_id)]
         self._rows[(self._tenant, memory_id)] = replace(current, groundings=tuple(groundings))
 
+    def _meets(self, memory: Memory, query: MemoryQuery) -> bool:
+        """Whether ``memory`` meets every restriction of ``query``, as the SQL reads them."""
+        said = {
+            "expired": (query.expired, self._expired(memory)),
+            "superseded": (query.superseded, memory.superseded_by is not None),
+            "pinned": (query.pinned, memory.pinned),
+        }
+        if any(wanted is not None and wanted != actual for wanted, actual in said.values()):
+            return False
+        texts = (memory.key.lower(), memory.value.lower())
+        return (
+            all(any(t.lower() in text for text in texts) for t in query.texts)
+            and set(query.tags) <= set(memory.tags)
+            and (query.sources is None or memory.source in query.sources)
+            and memory.source not in query.excluded_sources
+            and query.importance_min <= memory.importance <= query.importance_max
+        )
+
     async def list_page(
         self,
         owner: Owner,
         *,
-        after: ListingPosition | None,
+        after: ListingPosition | OrderPosition | None,
         limit: int,
-        show_expired: bool = False,
-        show_superseded: bool = False,
+        query: MemoryQuery = CURRENT,
+        order: MemoryOrder = NATURAL,
     ) -> list[Memory]:
-        rows = [
-            m
-            for m in self._mine(expired=show_expired)
-            if m.owner == owner and (show_superseded or m.superseded_by is None)
-        ]
+        rows = [m for m in self._mine(expired=True) if m.owner == owner and self._meets(m, query)]
+        if order.field is None:
+            if after is not None:
+                # A position, not a row: the page goes on even when that row is gone.
+                start = _listing_key(after)  # type: ignore[arg-type]
+                rows = [m for m in rows if _listing_key(listing_position(m)) > start]
+            return sorted(rows, key=lambda m: _listing_key(listing_position(m)))[:limit]
+        named = order
+
+        def beyond(m: Memory) -> bool:
+            value, key = order_position(m, named)
+            last_value, last_key = after  # type: ignore[misc]
+            if value == last_value:
+                return key > last_key
+            return value < last_value if named.descending else value > last_value  # type: ignore[operator]
+
         if after is not None:
-            # A position, not a row: the page goes on even when that row is gone.
-            rows = [m for m in rows if _listing_key(listing_position(m)) > _listing_key(after)]
-        return sorted(rows, key=lambda m: _listing_key(listing_position(m)))[:limit]
+            rows = [m for m in rows if beyond(m)]
+        rows.sort(key=lambda m: m.key)
+        rows.sort(key=lambda m: order_position(m, named)[0], reverse=order.descending)
+        return rows[:limit]
+
+    async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
+        return len(
+            [m for m in self._mine(expired=True) if m.owner == owner and self._meets(m, query)]
+        )
 
     async def count(self, owner: Owner) -> int:
         return len([m for m in self._current() if m.owner == owner])

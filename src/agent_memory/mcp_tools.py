@@ -66,8 +66,9 @@ your recent decisions, one compact line each. forget erases on request, after \
 the user confirms. Never store credentials: they are refused."""
 
 
-def describe(error: AgentMemoryError) -> str:
-    """A refusal in words a model can act on."""
+def describe(error: AgentMemoryError, *, writes: bool = True) -> str:
+    """A refusal in words a model can act on; ``writes`` when the call would have
+    stored something."""
     if isinstance(error, SecretInValue):
         return (
             "Refused: the text looks like it contains a credential (a key, token or "
@@ -86,7 +87,7 @@ def describe(error: AgentMemoryError) -> str:
     if isinstance(error, InvalidArgument):
         problems = [_plain_violation(v.field, v.description) for v in error.field_violations]
         said = " and ".join(problems) if problems else error.message
-        return f"Refused: {said.rstrip('.')}. Nothing was stored."
+        return f"Refused: {said.rstrip('.')}." + (" Nothing was stored." if writes else "")
     if isinstance(error, Unavailable | DeadlineExceeded):
         return (
             f"The memory service did not answer ({error.message}). Nothing may have "
@@ -121,6 +122,10 @@ def _plain_field(path: str) -> str:
     return f"the {words}"
 
 
+# The tools that only read: a refusal of theirs does not say that nothing was stored.
+_READS = frozenset({"memory_list", "recall", "core_memory_read", "get_my_decisions"})
+
+
 def _refusals_as_tool_errors(
     tool: Callable[P, Awaitable[R]],
 ) -> Callable[P, Awaitable[R]]:
@@ -129,7 +134,7 @@ def _refusals_as_tool_errors(
         try:
             return await tool(*args, **kwargs)
         except AgentMemoryError as exc:
-            raise ToolError(describe(exc)) from exc
+            raise ToolError(describe(exc, writes=tool.__name__ not in _READS)) from exc
         except (ValueError, TypeError) as exc:  # the client refused the arguments itself
             raise ToolError(f"Refused: {exc}.") from exc
 
@@ -385,17 +390,40 @@ class MemoryTools:
         limit: Annotated[
             int, Field(ge=1, le=MAX_LISTED, description="At most this many per owner.")
         ] = 50,
+        filter: Annotated[
+            str,
+            Field(
+                description=(
+                    "Keep only matching memories, e.g. 'text:\"deploy\"', 'source = manual', "
+                    "'pinned = true', 'tag = billing', 'importance >= 50'; join with AND."
+                ),
+                max_length=1000,
+            ),
+        ] = "",
+        order_by: Annotated[
+            str,
+            Field(
+                description=(
+                    "Empty for pinned first, then by importance; or 'key', 'importance', "
+                    "'created_at' or 'updated_at', optionally followed by 'desc'."
+                )
+            ),
+        ] = "",
     ) -> str:
         """List your saved memories (and your workspace's), one per line: key, value,
         where it came from (manual, auto, director, memorize), whether it is pinned
         or read-only, and its id (for memorize's supersedes, and memory_delete). Says
-        so when it stops at the limit."""
+        so when it stops at the limit. To find a fact by meaning, use recall."""
         owners: list[Owner] = ["agent", "workspace"] if self.workspace_id else ["agent"]
         lines: list[str] = []
         for name in owners:
             agent_id, workspace_id = self._owner(name)
             memories = self.client.list_memories(
-                agent_id=agent_id, workspace_id=workspace_id, page_size=min(limit, 100)
+                agent_id=agent_id,
+                workspace_id=workspace_id,
+                page_size=min(limit, 100),
+                filter=filter,
+                order_by=order_by,
             )
             count = 0
             try:
@@ -414,8 +442,10 @@ class MemoryTools:
             except AgentMemoryError as exc:
                 if not lines:
                     raise
-                lines.append(f"- [{name}] could not be listed: {describe(exc)}")
-        return "\n".join(lines) if lines else "No saved memories yet."
+                lines.append(f"- [{name}] could not be listed: {describe(exc, writes=False)}")
+        if lines:
+            return "\n".join(lines)
+        return "No memories match that filter." if filter else "No saved memories yet."
 
     async def memory_upsert(
         self,

@@ -191,6 +191,19 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             listing = text(await mcp.call_tool("memory_list", {}))
             assert "room: 4" not in listing
             assert "Ana's room is 7." in listing
+            # A filter and an order narrow the listing; a bad one is refused in words.
+            found = text(
+                await mcp.call_tool(
+                    "memory_list", {"filter": "source = manual text:o", "order_by": "key desc"}
+                )
+            )
+            assert re.findall(r"\] (\w+):", found) == ["timezone", "oncall"], found
+            none = text(await mcp.call_tool("memory_list", {"filter": 'text:"no such thing"'}))
+            assert none == "No memories match that filter."
+            unreadable = await mcp.call_tool("memory_list", {"filter": "colour = red"})
+            assert unreadable.is_error
+            assert "Refused: the filter is refused: 'colour' is not a field" in text(unreadable)
+            assert "stored" not in text(unreadable)
 
             # Decisions: none, then the compact line of one.
             assert "no decisions" in text(await mcp.call_tool("get_my_decisions", {}))

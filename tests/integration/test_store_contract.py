@@ -41,6 +41,12 @@ from agent_memory.domain.memory import (
     Written,
     listing_position,
 )
+from agent_memory.domain.memory_query import (
+    OrderPosition,
+    order_position,
+    parse_filter,
+    parse_order,
+)
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.database import Database
 from agent_memory.store.memories import EXPIRY_ACTOR
@@ -460,6 +466,53 @@ def test_a_page_goes_on_from_its_position_when_its_last_row_is_gone(
                     owner, after=listing_position(first[-1]), limit=10
                 )
                 assert rest == everything[2:], owner
+
+    scenario(body)
+
+
+def test_a_filter_keeps_what_it_names_and_a_named_order_pages_once(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            for key, value, importance, tags in (
+                ("deploy", "Ships on Tuesday", 50, ("ops",)),
+                ("tone", "Warm, brief", 50, ("style", "ops")),
+                ("editor", "Helix", 20, ()),
+            ):
+                evidence = Evidence(tags=tags)
+                await written(tx, write(key, value, importance=importance, evidence=evidence))
+            auto = await written(tx, write("auto-fact", "Likes tea", source=MemorySource.AUTO))
+            later = await written(tx, write("later", "Likes coffee", source=MemorySource.AUTO))
+            assert await tx.memories.supersede(auto.id, by=later) is not None
+
+            async def keys(text: str, order: str = "") -> list[str]:
+                query = parse_filter(text).shown(expired=False, superseded=False)
+                found = await tx.memories.list_page(
+                    AGENT, after=None, limit=10, query=query, order=parse_order(order)
+                )
+                assert await tx.memories.count_matching(AGENT, query) == len(found)
+                return [m.key for m in found]
+
+            assert await keys("TUESDAY") == ["deploy"]
+            assert await keys("tag = ops") == ["deploy", "tone"]
+            assert await keys("tag = ops tag = style") == ["tone"]
+            assert await keys("source = auto") == ["later"]
+            assert await keys("source != manual superseded = true") == ["auto-fact"]
+            assert await keys("importance > 20 text:e") == ["deploy", "tone"]
+            assert await keys("", "key desc") == ["tone", "later", "editor", "deploy"]
+            assert await keys("", "importance") == ["later", "editor", "deploy", "tone"]
+
+            order = parse_order("importance desc")
+            walked: list[str] = []
+            after: OrderPosition | None = None
+            while True:
+                page = await tx.memories.list_page(AGENT, after=after, limit=1, order=order)
+                if not page:
+                    break
+                walked.append(page[0].key)
+                after = order_position(page[0], order)
+        assert walked == ["deploy", "tone", "editor", "later"]
 
     scenario(body)
 

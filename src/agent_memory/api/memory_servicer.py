@@ -103,11 +103,15 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             token=request.page_token,
             show_expired=request.show_expired,
             show_superseded=request.show_superseded,
+            filter=request.filter,
+            order_by=request.order_by,
         )
         memories, next_page_token = convert.fitted_page(
             page, convert.memory_to_proto, budget=self._budget
         )
-        return pb.ListMemoriesResponse(memories=memories, next_page_token=next_page_token)
+        return pb.ListMemoriesResponse(
+            memories=memories, next_page_token=next_page_token, total_size=page.total_size or 0
+        )
 
     async def UpdateMemory(
         self, request: pb.UpdateMemoryRequest, context: ServicerContext

@@ -260,7 +260,9 @@ def listing_position(memory: Memory) -> ListingPosition:
     return (memory.pinned, memory.importance, memory.updated_at, memory.id)
 
 
-def position_to_token(position: ListingPosition) -> list[str | int | bool]:
+def position_to_token(
+    position: Sequence[str | int | bool | datetime | uuid.UUID],
+) -> list[str | int | bool]:
     """The position as JSON-safe values for a page token."""
     return [
         v.isoformat() if isinstance(v, datetime) else str(v) if isinstance(v, uuid.UUID) else v

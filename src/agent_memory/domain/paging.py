@@ -36,6 +36,8 @@ class Page(Generic[T]):
     next_page_token: str
     # The token that continues the listing right after a given row of this page.
     resume_after: Callable[[T], str] | None = None
+    # How many rows the listing holds across all its pages, where it was counted.
+    total_size: int | None = None
 
     def cut(self, count: int) -> Page[T]:
         """The first ``count`` rows, with the token that continues after the last of them."""
@@ -44,7 +46,7 @@ class Page(Generic[T]):
         if count < 1 or self.resume_after is None:
             raise ValueError("a page is cut after at least one row, by a listing that resumes")
         kept = self.items[:count]
-        return Page(kept, self.resume_after(kept[-1]), self.resume_after)
+        return Page(kept, self.resume_after(kept[-1]), self.resume_after, self.total_size)
 
 
 def paged(

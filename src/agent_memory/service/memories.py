@@ -57,6 +57,13 @@ from agent_memory.domain.memory import (
     validate_patch,
     version_from_etag,
 )
+from agent_memory.domain.memory_query import (
+    OrderPosition,
+    order_position,
+    order_position_from_token,
+    parse_filter,
+    parse_order,
+)
 from agent_memory.domain.paging import (
     Page,
     decode_page_token,
@@ -263,32 +270,54 @@ class Memories:
         token: str,
         show_expired: bool = False,
         show_superseded: bool = False,
+        filter: str = "",
+        order_by: str = "",
     ) -> Page[Memory]:
-        """The owner's memories in list order, those that expired (and are not deleted
-        yet) only with ``show_expired``, those superseded only with ``show_superseded``.
+        """The owner's memories that meet ``filter`` (AIP-160, see
+        :mod:`agent_memory.domain.memory_query`), in the owner's listing order or in
+        ``order_by``, with how many match in all. Those that expired (and are not
+        deleted yet) only with ``show_expired``, those superseded only with
+        ``show_superseded``, unless the filter says otherwise.
 
-        Raises: InvalidArgument — bad owner, page size or page token."""
+        Raises: InvalidArgument — bad owner, page size, page token, filter or order."""
         owner = validate_owner(owner)
         limit = page_size(size)
+        query = parse_filter(filter).shown(expired=show_expired, superseded=show_superseded)
+        order = parse_order(order_by)
         shown = {"show_expired": show_expired, "show_superseded": show_superseded}
         parts = [owner.scope.value, owner.id] + [name for name, on in shown.items() if on]
+        said = {"filter": filter, "order_by": order_by}
+        parts += [f"{name}={text}" for name, text in said.items() if text]
         listing = listing_fingerprint("memories", *parts)
-        raw = decode_page_token(token, listing, arity=3 if owner.scope is Scope.AGENT else 4)
-        after: ListingPosition | None = None
+        natural = order.field is None
+        arity = 2 if not natural else 3 if owner.scope is Scope.AGENT else 4
+        raw = decode_page_token(token, listing, arity=arity)
+        after: ListingPosition | OrderPosition | None = None
         if raw is not None:
             try:
-                after = position_from_token(owner.scope, raw)
+                after = (
+                    position_from_token(owner.scope, raw)
+                    if natural
+                    else order_position_from_token(order, raw)
+                )
             except ValueError:
                 refuse_page_token()
         async with self._store.connection(principal) as tx:
             rows = await tx.memories.list_page(
-                owner,
-                after=after,
-                limit=limit + 1,
-                show_expired=show_expired,
-                show_superseded=show_superseded,
+                owner, after=after, limit=limit + 1, query=query, order=order
             )
-        return paged(rows, limit, listing, lambda m: position_to_token(listing_position(m)))
+            total = (
+                len(rows)
+                if after is None and len(rows) <= limit
+                else await tx.memories.count_matching(owner, query)
+            )
+
+        def position(memory: Memory) -> list[str | int | bool]:
+            if natural:
+                return position_to_token(listing_position(memory))
+            return position_to_token(order_position(memory, order))
+
+        return replace(paged(rows, limit, listing, position), total_size=total)
 
     async def owners(
         self, principal: Principal, scope: Scope, *, size: int, token: str

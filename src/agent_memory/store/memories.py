@@ -20,6 +20,8 @@ from agent_memory.domain.errors import AlreadyExists
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import (
+    IMPORTANCE_MAX,
+    IMPORTANCE_MIN,
     LEARNING_KEY_PREFIX,
     Grounding,
     KeyHeld,
@@ -32,6 +34,13 @@ from agent_memory.domain.memory import (
     OwnerSummary,
     Scope,
     Written,
+)
+from agent_memory.domain.memory_query import (
+    CURRENT,
+    NATURAL,
+    MemoryOrder,
+    MemoryQuery,
+    OrderPosition,
 )
 from agent_memory.store.columns import (
     insert_columns,
@@ -414,24 +423,82 @@ _ORDERS: dict[Scope, tuple[LiteralString, LiteralString]] = {
     Scope.AGENT: (_AGENT_AFTER, _AGENT_ORDER),
     Scope.WORKSPACE: (_WORKSPACE_AFTER, _WORKSPACE_ORDER),
 }
-# Which rows a listing leaves out, by (showing expired rows, showing superseded rows).
-_SHOWN: dict[tuple[bool, bool], LiteralString] = {
-    (False, False): f" AND {current('m')}",
-    (False, True): f" AND {live('m')}",
-    (True, False): " AND m.superseded_by IS NULL",
-    (True, True): "",
+# A filter's restrictions, each a fixed fragment with its own parameters.
+_EXPIRED: dict[bool, LiteralString] = {
+    True: " AND m.expire_time IS NOT NULL AND m.expire_time <= now()",
+    False: f" AND {live('m')}",
 }
-# By (scope, continuing after a position, showing expired rows, showing superseded rows).
-_LISTINGS: dict[tuple[Scope, bool, bool, bool], LiteralString] = {
-    (scope, after, expired, superseded): _OWNED
-    + _SHOWN[expired, superseded]
-    + (_ORDERS[scope][0] if after else "")
-    + _ORDERS[scope][1]
-    for scope in _ORDERS
-    for after in (False, True)
-    for expired in (False, True)
-    for superseded in (False, True)
+_SUPERSEDED: dict[bool, LiteralString] = {
+    True: " AND m.superseded_by IS NOT NULL",
+    False: " AND m.superseded_by IS NULL",
 }
+_TEXTS: LiteralString = """
+  AND NOT EXISTS (
+      SELECT 1 FROM unnest(%(texts)s::text[]) AS t(term)
+      WHERE strpos(lower(m.key), lower(t.term)) = 0
+        AND strpos(lower(m.value), lower(t.term)) = 0)"""
+_TAGS: LiteralString = " AND m.tags @> %(tags)s::text[]"
+_SOURCES: LiteralString = " AND m.source = ANY (%(sources)s::text[])"
+_NOT_SOURCES: LiteralString = " AND m.source <> ALL (%(excluded_sources)s::text[])"
+_PINNED: LiteralString = " AND m.pinned = %(pinned_is)s"
+_IMPORTANCE: LiteralString = " AND m.importance BETWEEN %(importance_min)s AND %(importance_max)s"
+
+# Orders a request names: one column, ties broken by key (unique for an owner).
+_ORDER_COLUMNS: dict[str, LiteralString] = {
+    "key": "m.key",
+    "importance": "m.importance",
+    "created_at": "m.created_at",
+    "updated_at": "m.updated_at",
+}
+_NAMED_ORDERS: dict[tuple[str, bool], tuple[LiteralString, LiteralString]] = {
+    (name, descending): (
+        f" AND m.key {'<' if descending else '>'} %(after_key)s"
+        if name == "key"
+        else f"""
+  AND ({column} {"<" if descending else ">"} %(after_value)s
+       OR ({column} = %(after_value)s AND m.key > %(after_key)s))""",
+        f" ORDER BY {column} {'DESC' if descending else 'ASC'}"
+        + ("" if name == "key" else ", m.key")
+        + " LIMIT %(limit)s",
+    )
+    for name, column in _ORDER_COLUMNS.items()
+    for descending in (False, True)
+}
+
+
+def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
+    """The filter as SQL after the owner's rows (each fragment fixed), its values
+    put in ``params``."""
+    sql: LiteralString = ""
+    if query.expired is not None:
+        sql += _EXPIRED[query.expired]
+    if query.superseded is not None:
+        sql += _SUPERSEDED[query.superseded]
+    if query.texts:
+        sql += _TEXTS
+        params["texts"] = list(query.texts)
+    if query.tags:
+        sql += _TAGS
+        params["tags"] = list(query.tags)
+    if query.sources is not None:
+        sql += _SOURCES
+        params["sources"] = sorted(s.value for s in query.sources)
+    if query.excluded_sources:
+        sql += _NOT_SOURCES
+        params["excluded_sources"] = sorted(s.value for s in query.excluded_sources)
+    if query.pinned is not None:
+        sql += _PINNED
+        params["pinned_is"] = query.pinned
+    if (query.importance_min, query.importance_max) != (IMPORTANCE_MIN, IMPORTANCE_MAX):
+        sql += _IMPORTANCE
+        params["importance_min"] = query.importance_min
+        params["importance_max"] = query.importance_max
+    return sql
+
+
+_MATCHING: LiteralString = f"""
+SELECT count(*) AS n FROM memories AS m
+WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
 
 _COUNT: LiteralString = f"""
 SELECT count(*) AS n FROM memories AS m
@@ -603,10 +670,10 @@ class PgMemories(MemoryRepository):
         self,
         owner: Owner,
         *,
-        after: ListingPosition | None,
+        after: ListingPosition | OrderPosition | None,
         limit: int,
-        show_expired: bool = False,
-        show_superseded: bool = False,
+        query: MemoryQuery = CURRENT,
+        order: MemoryOrder = NATURAL,
     ) -> list[Memory]:
         params: dict[str, Any] = {
             **self._tenant,
@@ -614,14 +681,25 @@ class PgMemories(MemoryRepository):
             "owner_id": owner.id,
             "limit": limit,
         }
-        if after is not None:
-            names: tuple[str, ...] = ("pinned", "importance", "key")
-            if owner.scope is Scope.WORKSPACE:
-                names = ("pinned", "importance", "updated_at", "id")
-            params.update(zip(names, after, strict=True))
-        listing = _LISTINGS[owner.scope, after is not None, show_expired, show_superseded]
-        rows = await fetch_all(self._conn, listing, params)
+        sql = _OWNED + _restrictions(query, params)
+        if order.field is None:
+            keyset, ordering = _ORDERS[owner.scope]
+            if after is not None:
+                names: tuple[str, ...] = ("pinned", "importance", "key")
+                if owner.scope is Scope.WORKSPACE:
+                    names = ("pinned", "importance", "updated_at", "id")
+                params.update(zip(names, after, strict=True))
+        else:
+            keyset, ordering = _NAMED_ORDERS[order.field, order.descending]
+            if after is not None:
+                params.update(zip(("after_value", "after_key"), after, strict=True))
+        rows = await fetch_all(self._conn, sql + (keyset if after else "") + ordering, params)
         return [memory_from_row(r) for r in rows]
+
+    async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
+        params: dict[str, Any] = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id}
+        row = await fetch_one(self._conn, _MATCHING + _restrictions(query, params), params)
+        return int(row["n"]) if row else 0
 
     async def delete_expired(self, owner: Owner, key: str) -> bool:
         params = {

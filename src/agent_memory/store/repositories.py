@@ -66,6 +66,13 @@ from agent_memory.domain.memory import (
     Scope,
     Written,
 )
+from agent_memory.domain.memory_query import (
+    CURRENT,
+    NATURAL,
+    MemoryOrder,
+    MemoryQuery,
+    OrderPosition,
+)
 from agent_memory.domain.recall import (
     LexicalPart,
     Meaning,
@@ -157,16 +164,20 @@ class MemoryRepository(ABC):
         self,
         owner: Owner,
         *,
-        after: ListingPosition | None,
+        after: ListingPosition | OrderPosition | None,
         limit: int,
-        show_expired: bool = False,
-        show_superseded: bool = False,
+        query: MemoryQuery = CURRENT,
+        order: MemoryOrder = NATURAL,
     ) -> list[Memory]:
-        """Up to ``limit`` of the owner's memories with their groundings, in the owner's
-        listing order (agent: pinned, importance desc, key; workspace: pinned,
-        importance desc, most recently updated), after the position ``after``; those
-        that have expired only with ``show_expired``, those superseded only with
-        ``show_superseded``."""
+        """Up to ``limit`` of the owner's memories that meet ``query`` (by default the
+        current ones), with their groundings, after the position ``after``: in the
+        owner's listing order (agent: pinned, importance desc, key; workspace: pinned,
+        importance desc, most recently updated; a ``ListingPosition``), or in the
+        named ``order`` (an ``OrderPosition``)."""
+
+    @abstractmethod
+    async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
+        """How many of the owner's memories meet ``query``."""
 
     @abstractmethod
     async def delete_expired(self, owner: Owner, key: str) -> bool:

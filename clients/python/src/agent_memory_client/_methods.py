@@ -184,11 +184,16 @@ class MemoryMethods(SyncTransport):
         page_size: int = 100,
         show_expired: bool = False,
         show_superseded: bool = False,
+        filter: str = "",
+        order_by: str = "",
         timeout: float | None = None,
     ) -> Iterator[memory_pb2.Memory]:
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
-        ``show_superseded`` also those another memory superseded."""
+        ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
+        e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
+        ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
+        optionally ``desc``) orders them."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,
@@ -196,6 +201,37 @@ class MemoryMethods(SyncTransport):
                 page_size=page_size,
                 show_expired=show_expired,
                 show_superseded=show_superseded,
+                filter=filter,
+                order_by=order_by,
+            ),
+            timeout,
+        )
+
+    def list_memories_page(
+        self,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        page_size: int = 100,
+        page_token: str = "",
+        show_expired: bool = False,
+        show_superseded: bool = False,
+        filter: str = "",
+        order_by: str = "",
+        timeout: float | None = None,
+    ) -> memory_service_pb2.ListMemoriesResponse:
+        """One page of :meth:`list_memories`, as the server answers it: the memories,
+        ``next_page_token`` and ``total_size`` (how many match across all pages)."""
+        return self._run(
+            _ops.list_memories_page(
+                agent_id=agent_id,
+                workspace_id=workspace_id,
+                page_size=page_size,
+                page_token=page_token,
+                show_expired=show_expired,
+                show_superseded=show_superseded,
+                filter=filter,
+                order_by=order_by,
             ),
             timeout,
         )
@@ -930,11 +966,16 @@ class AsyncMemoryMethods(AsyncTransport):
         page_size: int = 100,
         show_expired: bool = False,
         show_superseded: bool = False,
+        filter: str = "",
+        order_by: str = "",
         timeout: float | None = None,
     ) -> AsyncGenerator[memory_pb2.Memory, None]:
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
-        ``show_superseded`` also those another memory superseded."""
+        ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
+        e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
+        ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
+        optionally ``desc``) orders them."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,
@@ -942,6 +983,37 @@ class AsyncMemoryMethods(AsyncTransport):
                 page_size=page_size,
                 show_expired=show_expired,
                 show_superseded=show_superseded,
+                filter=filter,
+                order_by=order_by,
+            ),
+            timeout,
+        )
+
+    async def list_memories_page(
+        self,
+        *,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        page_size: int = 100,
+        page_token: str = "",
+        show_expired: bool = False,
+        show_superseded: bool = False,
+        filter: str = "",
+        order_by: str = "",
+        timeout: float | None = None,
+    ) -> memory_service_pb2.ListMemoriesResponse:
+        """One page of :meth:`list_memories`, as the server answers it: the memories,
+        ``next_page_token`` and ``total_size`` (how many match across all pages)."""
+        return await self._run(
+            _ops.list_memories_page(
+                agent_id=agent_id,
+                workspace_id=workspace_id,
+                page_size=page_size,
+                page_token=page_token,
+                show_expired=show_expired,
+                show_superseded=show_superseded,
+                filter=filter,
+                order_by=order_by,
             ),
             timeout,
         )

@@ -371,6 +371,27 @@ def delete_memory(memory_id: str, *, etag: str | None = None) -> Op[None]:
     return Op("MemoryService", "DeleteMemory", request, _nothing)
 
 
+def _list_memories_request(
+    agent_id: str | None,
+    workspace_id: str | None,
+    page_size: int,
+    show_expired: bool,
+    show_superseded: bool,
+    filter: str,
+    order_by: str,
+    page_token: str = "",
+) -> memory_service_pb2.ListMemoriesRequest:
+    return memory_service_pb2.ListMemoriesRequest(
+        owner=owner(agent_id, workspace_id),
+        page_size=page_size,
+        page_token=page_token,
+        show_expired=show_expired,
+        show_superseded=show_superseded,
+        filter=filter,
+        order_by=order_by,
+    )
+
+
 def list_memories(
     *,
     agent_id: str | None = None,
@@ -378,17 +399,45 @@ def list_memories(
     page_size: int = 100,
     show_expired: bool = False,
     show_superseded: bool = False,
+    filter: str = "",
+    order_by: str = "",
 ) -> Pages[memory_pb2.Memory]:
     """Every memory of an agent or a workspace, fetching page after page; with
     ``show_expired`` also those that expired and are not deleted yet, with
-    ``show_superseded`` also those another memory superseded."""
-    request = memory_service_pb2.ListMemoriesRequest(
-        owner=owner(agent_id, workspace_id),
-        page_size=page_size,
-        show_expired=show_expired,
-        show_superseded=show_superseded,
+    ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
+    e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
+    ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
+    optionally ``desc``) orders them."""
+    request = _list_memories_request(
+        agent_id, workspace_id, page_size, show_expired, show_superseded, filter, order_by
     )
     return Pages("MemoryService", "ListMemories", request, lambda r: r.memories)
+
+
+def list_memories_page(
+    *,
+    agent_id: str | None = None,
+    workspace_id: str | None = None,
+    page_size: int = 100,
+    page_token: str = "",
+    show_expired: bool = False,
+    show_superseded: bool = False,
+    filter: str = "",
+    order_by: str = "",
+) -> Op[memory_service_pb2.ListMemoriesResponse]:
+    """One page of :meth:`list_memories`, as the server answers it: the memories,
+    ``next_page_token`` and ``total_size`` (how many match across all pages)."""
+    request = _list_memories_request(
+        agent_id,
+        workspace_id,
+        page_size,
+        show_expired,
+        show_superseded,
+        filter,
+        order_by,
+        page_token,
+    )
+    return Op("MemoryService", "ListMemories", request, lambda r: r)
 
 
 @with_result(memory_service_pb2.MemorizeResponse)

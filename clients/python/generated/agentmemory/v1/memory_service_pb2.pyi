@@ -100,26 +100,32 @@ class DeleteMemoryResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListMemoriesRequest(_message.Message):
-    __slots__ = ("owner", "page_size", "page_token", "show_expired", "show_superseded")
+    __slots__ = ("owner", "page_size", "page_token", "show_expired", "show_superseded", "filter", "order_by")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SHOW_EXPIRED_FIELD_NUMBER: _ClassVar[int]
     SHOW_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    ORDER_BY_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     page_size: int
     page_token: str
     show_expired: bool
     show_superseded: bool
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ..., show_superseded: _Optional[bool] = ...) -> None: ...
+    filter: str
+    order_by: str
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ..., show_superseded: _Optional[bool] = ..., filter: _Optional[str] = ..., order_by: _Optional[str] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
-    __slots__ = ("memories", "next_page_token")
+    __slots__ = ("memories", "next_page_token", "total_size")
     MEMORIES_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
     memories: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Memory]
     next_page_token: str
-    def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+    total_size: int
+    def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total_size: _Optional[int] = ...) -> None: ...
 
 class MemorizeRequest(_message.Message):
     __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation", "expire_time", "ttl", "supersedes")

@@ -1,0 +1,206 @@
+"""Finding memories: ListMemories' filter (AIP-160), order_by (AIP-132) and total_size,
+over real gRPC and HTTP, paged and refused as a caller relies on."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import grpc
+import httpx
+import pytest
+
+from agent_memory.config import Settings
+from agentmemory.v1 import memory_pb2
+from agentmemory.v1 import memory_service_pb2 as pb
+from tests.support import Client, ServerThread, error_details
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[ServerThread]:
+    settings = Settings(http_listen="127.0.0.1:0", embedder="none")
+    with ServerThread(database_url, settings=settings) as running:
+        yield running
+
+
+@pytest.fixture
+def tenant(server: ServerThread) -> str:
+    return f"tenant-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def client(server: ServerThread, tenant: str) -> Iterator[Client]:
+    with server.client(tenant) as c:
+        yield c
+
+
+AGENT = memory_pb2.MemoryOwner(agent_id="coder")
+
+
+def upsert(
+    client: Client, key: str, value: str, tags: tuple[str, ...] = (), **fields: object
+) -> memory_pb2.Memory:
+    request = pb.UpsertMemoryRequest(owner=AGENT, key=key, value=value, **fields)  # type: ignore[arg-type]
+    memory: memory_pb2.Memory = client.call(client.memory.UpsertMemory, request).memory
+    if tags:
+        tagged = pb.UpdateMemoryRequest(memory=memory_pb2.Memory(id=memory.id, tags=tags))
+        tagged.update_mask.paths.append("tags")
+        memory = client.call(client.memory.UpdateMemory, tagged).memory
+    return memory
+
+
+def memorize(client: Client, content: str, **fields: object) -> pb.MemorizeResponse:
+    request = pb.MemorizeRequest(owner=AGENT, content=content, **fields)  # type: ignore[arg-type]
+    response: pb.MemorizeResponse = client.call(client.memory.Memorize, request)
+    return response
+
+
+def listing(client: Client, **fields: object) -> pb.ListMemoriesResponse:
+    request = pb.ListMemoriesRequest(owner=AGENT, **fields)  # type: ignore[arg-type]
+    response: pb.ListMemoriesResponse = client.call(client.memory.ListMemories, request)
+    return response
+
+
+def keys(client: Client, **fields: object) -> list[str]:
+    return [m.key for m in listing(client, **fields).memories]
+
+
+@pytest.fixture
+def stocked(client: Client) -> dict[str, str]:
+    """A mixed agent: hand-written rows (pinned, tagged, of several importances) and
+    memorized ones, one of which a later one superseded."""
+    upsert(client, "deploy-day", "Deploys happen on Tuesdays.", importance=80, pinned=True)
+    upsert(client, "tone", "Warm and brief; no emoji.", importance=60, tags=("style",))
+    upsert(
+        client,
+        "billing-contact",
+        "Invoices go to ana@example.com.",
+        importance=30,
+        tags=("billing", "people"),
+    )
+    upsert(client, "editor", "Uses Helix, not Vim.", importance=10)
+    old = memorize(client, "The staging cluster is in Frankfurt.", tags=["infra"]).memory
+    new = memorize(
+        client, "The staging cluster moved to Dublin.", tags=["infra"], supersedes=[old.id]
+    ).memory
+    return {"old": old.key, "new": new.key}
+
+
+def test_without_a_filter_the_current_memories_are_listed_with_their_total(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    response = listing(client)
+    assert len(response.memories) == 5
+    assert response.total_size == 5
+    assert stocked["old"] not in [m.key for m in response.memories]
+
+
+def test_each_field_keeps_only_the_memories_that_match(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    assert keys(client, filter='text:"tuesday"') == ["deploy-day"]
+    assert keys(client, filter="DEPLOY") == ["deploy-day"]  # a key matches too, in any case
+    assert keys(client, filter="tag = billing") == ["billing-contact"]
+    assert keys(client, filter='tags:"billing" tags:"people"') == ["billing-contact"]
+    assert keys(client, filter="pinned = true") == ["deploy-day"]
+    assert keys(client, filter="importance >= 30 importance < 80") == ["tone", "billing-contact"]
+    assert keys(client, filter="source = memorize") == [stocked["new"]]
+    assert set(keys(client, filter="source != manual")) == {stocked["new"]}
+    assert keys(client, filter="superseded = true") == [stocked["old"]]
+    assert keys(client, filter="source = manual pinned = false text:o") == [
+        "tone",
+        "billing-contact",
+        "editor",
+    ]
+    assert keys(client, filter="text:staging", show_superseded=True) == [
+        stocked["new"],
+        stocked["old"],
+    ] or set(keys(client, filter="text:staging", show_superseded=True)) == {
+        stocked["new"],
+        stocked["old"],
+    }
+    nothing = listing(client, filter='text:"no such words"')
+    assert (list(nothing.memories), nothing.total_size, nothing.next_page_token) == ([], 0, "")
+
+
+def test_order_by_sorts_by_one_field_and_pages_walk_it_once(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    assert keys(client, order_by="key") == sorted(keys(client))
+    assert keys(client, order_by="key desc") == sorted(keys(client), reverse=True)
+    by_importance = listing(client, order_by="importance desc", filter="source = manual")
+    assert [m.importance for m in by_importance.memories] == [80, 60, 30, 10]
+    newest = keys(client, order_by="updated_at desc")
+    assert (newest[0], newest[-1]) == (stocked["new"], "deploy-day")
+    assert keys(client, order_by="created_at") == list(reversed(newest))
+
+    for order in ("", "key", "importance desc", "updated_at", "created_at desc"):
+        whole = keys(client, order_by=order)
+        walked: list[str] = []
+        token = ""
+        while True:
+            page = listing(client, order_by=order, page_size=2, page_token=token)
+            assert page.total_size == 5
+            walked += [m.key for m in page.memories]
+            token = page.next_page_token
+            if not token:
+                break
+        assert walked == whole, order
+
+
+def test_a_token_belongs_to_its_filter_and_order(client: Client, stocked: dict[str, str]) -> None:
+    token = listing(client, filter="source = manual", page_size=1).next_page_token
+    assert token
+    assert (
+        len(listing(client, filter="source = manual", page_size=1, page_token=token).memories) == 1
+    )
+    for other in ({"filter": "source = auto"}, {"filter": "source = manual", "order_by": "key"}):
+        with pytest.raises(grpc.RpcError) as refused:
+            listing(client, page_size=1, page_token=token, **other)
+        details = error_details(refused.value)
+        assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert set(details.violations) == {"page_token"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"filter": "colour = red"}, "filter"),
+        ({"filter": "pinned = true OR importance > 5"}, "filter"),
+        ({"order_by": "colour"}, "order_by"),
+        ({"order_by": "key, importance"}, "order_by"),
+    ],
+)
+def test_a_filter_or_order_it_cannot_read_is_invalid_with_its_field(
+    client: Client, fields: dict[str, str], field: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        listing(client, **fields)
+    details = error_details(refused.value)
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert set(details.violations) == {field}
+
+
+def test_http_takes_filter_and_order_as_query_parameters(
+    server: ServerThread, tenant: str, client: Client, stocked: dict[str, str]
+) -> None:
+    key = server.new_key(tenant, "user-2")
+    with httpx.Client(
+        base_url=f"http://{server.http_address}/v1",
+        headers={"authorization": f"Bearer {key}"},
+        timeout=30,
+    ) as api:
+        answer = api.get(
+            "/agents/coder/memories",
+            params={"filter": 'source = manual text:"o"', "orderBy": "importance", "pageSize": 2},
+        )
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert [m["key"] for m in body["memories"]] == ["editor", "billing-contact"]
+        assert body["totalSize"] == 4
+        assert body["nextPageToken"]
+        refused = api.get("/agents/coder/memories", params={"filter": "source = bogus"})
+        assert refused.status_code == 400
+        assert "source is one of" in refused.text
