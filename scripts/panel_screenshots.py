@@ -152,6 +152,10 @@ def upsert(
     return memory
 
 
+EU_MESSAGE = "I'm in Lyon. The quote was in USD; we need EUR with VAT included, please."
+EU_QUOTE = "we need EUR with VAT included"
+
+
 def seed_memories(c: Client) -> None:
     upsert(
         c,
@@ -190,8 +194,32 @@ def seed_memories(c: Client) -> None:
             owner=memory_pb2.MemoryOwner(agent_id=AGENT),
             memory_key="customer-tone",
             content="Customers from the EU expect prices in EUR, VAT included.",
-            tags=["billing"],
+            tags=["billing", "eu"],
             confidence=0.8,
+            conversation=memory_pb2.Conversation(
+                provider="anthropic",
+                conversation_id="ticket-4821",
+                messages=[
+                    memory_pb2.ConversationMessage(
+                        role="user",
+                        content=EU_MESSAGE,
+                        provider_message_id="msg_01",
+                    ),
+                    memory_pb2.ConversationMessage(
+                        role="assistant",
+                        content="Sorry about that. I'll resend it in EUR with VAT shown.",
+                        provider_message_id="msg_02",
+                    ),
+                ],
+            ),
+            groundings=[
+                memory_pb2.Grounding(
+                    message_position=0,
+                    start_character=EU_MESSAGE.index(EU_QUOTE),
+                    end_character=EU_MESSAGE.index(EU_QUOTE) + len(EU_QUOTE),
+                    quote=EU_QUOTE,
+                )
+            ],
         ),
     )
     # A fact that changed: the old one is superseded, out of listings and prompts.
@@ -371,6 +399,31 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         written.append(save(page, out / "panel-memories-390.png"))
         page.set_viewport_size(VIEWPORT)
 
+        # Finding: words in keys and values, a source, a count of what matches.
+        memories.get_by_label("Search keys and values").fill("billing")
+        expect(memories.locator(".find-count")).to_contain_text("match")
+        written.append(save(page, out / "panel-find.png"))
+        memories.get_by_label("Search keys and values").fill("")
+        expect(memories.locator(".find-count")).not_to_contain_text("match")
+
+        # A memory's detail: tags, the conversation its grounding quotes, its history.
+        memories.get_by_role("button", name="Details of customer-tone").click()
+        detail = page.get_by_role("dialog")
+        expect(detail.locator(".grounding-message mark")).to_be_visible()
+        written.append(save(page, out / "panel-memory-detail.png"))
+        detail.get_by_role("button", name="Close").click()
+
+        # What the agent's model would read, and what a search finds.
+        page.get_by_role("tab", name="Prompt & recall").click()
+        page.get_by_label("User message (optional)").fill("A customer in Lyon asks for a refund")
+        page.get_by_role("button", name="Render prompt").click()
+        expect(page.locator("#view-preview .prompt-text").first).to_be_visible()
+        page.get_by_label("Query").fill("refund approval limit")
+        page.get_by_role("button", name="Recall", exact=True).click()
+        expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
+        written.append(save(page, out / "panel-preview.png"))
+        page.get_by_role("tab", name="Memories").click()
+
         page.get_by_role("tab", name="Blocks").click()
         archival = page.locator(
             'article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_ARCHIVAL"]'
@@ -404,6 +457,20 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.get_by_role("tab", name="Extraction cost").click()
         expect(page.locator("#view-cost table tbody tr").first).to_be_visible()
         written.append(save(page, out / "panel-cost.png"))
+
+        # The dark theme, as a system set to dark shows it, wide and on a phone.
+        dark = browser.new_page(
+            viewport=VIEWPORT, locale="en-US", timezone_id="Europe/Berlin", color_scheme="dark"
+        )
+        dark.goto(demo.panel_url)
+        dark.get_by_label("API key").fill(demo.editor_key)
+        dark.get_by_role("button", name="Sign in").click()
+        dark.get_by_label("Agent id").fill(AGENT)
+        dark.get_by_label("Agent id").press("Enter")
+        expect(dark.get_by_text("auto-captured · read-only").first).to_be_visible()
+        written.append(save(dark, out / "panel-dark.png"))
+        dark.set_viewport_size({"width": 390, "height": 844})
+        written.append(save(dark, out / "panel-dark-390.png"))
         browser.close()
     return written
 

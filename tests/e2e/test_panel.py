@@ -818,3 +818,156 @@ def test_the_tenant_s_agents_and_workspaces_are_listed_to_open(page: Page, tenan
     expect(page.locator("#target-title")).to_have_text("acme-web")
     expect(page.locator("#target-kind")).to_have_text("Workspace")
     expect(memory_row(page, "k")).to_contain_text("shared")
+
+
+def test_the_find_bar_searches_filters_orders_and_counts(page: Page, tenant: Tenant) -> None:
+    upsert(tenant.grpc, "deploy-day", "Deploys happen on Tuesdays", MANUAL, importance=80)
+    upsert(tenant.grpc, "tone", "Warm and brief", MANUAL, importance=20)
+    upsert(tenant.grpc, "seen-deploy", "Deploy freeze in December", memory_pb2.MEMORY_SOURCE_AUTO)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    count = page.locator("#view-memories .find-count")
+    expect(count).to_have_text("3 memories")
+
+    page.get_by_label("Search keys and values").fill('deploy "')  # a quote is escaped
+    expect(count).to_have_text("0 memories match")
+    expect(page.locator("#view-memories .empty-row")).to_contain_text("No memory matches")
+    page.get_by_label("Search keys and values").fill("DEPLOY")
+    expect(count).to_have_text("2 memories match")
+    expect(memory_row(page, "tone")).to_have_count(0)
+    page.get_by_label("Source").select_option("auto")
+    expect(count).to_have_text("1 memory match")
+    expect(memory_row(page, "seen-deploy")).to_be_visible()
+
+    page.get_by_label("Search keys and values").fill("")
+    page.get_by_label("Source").select_option("")
+    page.get_by_label("Order").select_option("key")
+    expect(count).to_have_text("3 memories")
+    keys = page.locator("#view-memories tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.key)"
+    )
+    assert keys == ["deploy-day", "seen-deploy", "tone"]
+
+
+def test_a_memory_s_detail_shows_its_groundings_and_history_and_sets_its_expiry(
+    page: Page, tenant: Tenant
+) -> None:
+    said = "I moved to Lisbon last spring, and I work remotely."
+    request = pb.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        content="The user lives in Lisbon.",
+        memory_key="city",
+        tags=["profile", "location"],
+        confidence=0.9,
+        conversation=memory_pb2.Conversation(
+            provider="anthropic",
+            conversation_id="conv-7",
+            messages=[memory_pb2.ConversationMessage(role="user", content=said)],
+        ),
+        groundings=[
+            memory_pb2.Grounding(
+                message_position=0, start_character=11, end_character=17, quote="Lisbon"
+            )
+        ],
+    )
+    tenant.grpc.call(tenant.grpc.memory.Memorize, request)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    row = memory_row(page, "city")
+    expect(row.locator(".tag")).to_have_text(["profile", "location"])
+    row.get_by_role("button", name="Details of city").click()
+
+    detail = page.get_by_role("dialog")
+    expect(detail).to_contain_text("The user lives in Lisbon.")
+    expect(detail).to_contain_text("0.90")
+    expect(detail.locator(".groundings q")).to_have_text("Lisbon")
+    expect(detail.locator(".grounding-message mark")).to_have_text("Lisbon")
+    expect(detail.locator(".grounding-message")).to_contain_text("I moved to Lisbon last spring")
+    expect(detail.locator(".history li")).to_have_count(1)
+    expect(detail.locator(".history li").first).to_contain_text("Created")
+    expect(detail).not_to_contain_text("null")
+
+    later = datetime.now() + timedelta(days=3)  # local time, as the input takes it
+    detail.get_by_label("Expiry of city").fill(later.strftime("%Y-%m-%dT%H:%M"))
+    detail.get_by_role("button", name="Set", exact=True).click()
+    expect(detail.get_by_role("button", name="Clear", exact=True)).to_be_visible()
+    stored = memories_of(tenant.grpc)["city"]
+    assert stored.HasField("expire_time")
+    wanted = later.replace(second=0, microsecond=0).astimezone(UTC)
+    assert stored.expire_time.ToDatetime(UTC) == wanted
+    expect(detail.locator(".history li")).to_have_count(1)  # the detail shows the new state
+    detail.get_by_role("button", name="Clear", exact=True).click()
+    expect(detail.get_by_role("button", name="Clear", exact=True)).to_have_count(0)
+    assert not memories_of(tenant.grpc)["city"].HasField("expire_time")
+    detail.get_by_role("button", name="Close").click()
+    expect(detail).to_be_hidden()
+    expect(row.locator(".expiry-label")).to_have_count(0)
+
+
+def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(
+    page: Page, tenant: Tenant
+) -> None:
+    settings = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id=AGENT, memory_enabled=True)
+    )
+    tenant.grpc.call(tenant.grpc.memory.UpdateAgentSettings, settings)
+    upsert(tenant.grpc, "deploy-day", "Deploys happen on Tuesdays", MANUAL, importance=80)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Prompt & recall").click()
+
+    page.get_by_label("User message (optional)").fill("When do we deploy?")
+    page.get_by_role("button", name="Render prompt").click()
+    prompt = page.locator("#view-preview .prompt-text").first
+    expect(prompt).to_contain_text("Deploys happen on Tuesdays")
+
+    page.get_by_label("Query").fill("tuesday deploys")
+    page.get_by_role("button", name="Recall", exact=True).click()
+    hit = page.locator("#view-preview .recall-results li").first
+    expect(hit).to_contain_text("Deploys happen on Tuesdays")
+    expect(hit.locator(".score")).to_have_text(re.compile(r"^\d\.\d{3}$"))
+
+
+def test_a_phone_shows_every_memory_without_scrolling_sideways(
+    browser: Browser, server: ServerThread, tenant: Tenant
+) -> None:
+    upsert(tenant.grpc, "deploy-day", "Deploys happen on Tuesdays", MANUAL, importance=80)
+    upsert(tenant.grpc, "long", "word " * 300, MANUAL)
+    context = browser.new_context(
+        base_url=f"http://{server.http_address}", viewport={"width": 390, "height": 844}
+    )
+    try:
+        phone = context.new_page()
+        sign_in(phone, tenant.editor_key)
+        open_agent(phone)
+        expect(memory_row(phone, "deploy-day")).to_be_visible()
+        expect(phone.get_by_role("button", name="Sign out")).to_be_in_viewport()
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the page is {width} px wide"
+        # A long value is clamped until asked for whole.
+        row = memory_row(phone, "long")
+        clamped = row.locator(".clamped")
+        expect(clamped).to_be_visible()
+        assert clamped.evaluate("e => e.scrollHeight > e.clientHeight")
+        row.get_by_role("button", name="Show all").click()
+        expect(row.get_by_role("button", name="Show less")).to_have_attribute(
+            "aria-expanded", "true"
+        )
+        expect(row.locator(".clamped")).to_have_count(0)
+    finally:
+        context.close()
+
+
+def test_a_system_set_to_dark_gets_the_dark_theme(
+    browser: Browser, server: ServerThread, tenant: Tenant
+) -> None:
+    context = browser.new_context(base_url=f"http://{server.http_address}", color_scheme="dark")
+    try:
+        dark = context.new_page()
+        sign_in(dark, tenant.editor_key)
+        background = dark.evaluate("getComputedStyle(document.body).backgroundColor")
+        text = dark.evaluate("getComputedStyle(document.body).color")
+        assert background == "rgb(17, 20, 24)", background
+        assert text == "rgb(230, 232, 235)", text
+    finally:
+        context.close()

@@ -82,7 +82,23 @@ export class Api {
     this.key = key;
   }
 
-  async call(method, path, body) {
+  /** A server stream over HTTP: newline-delimited JSON, one message a line. */
+  async stream(method, path, body) {
+    const text = await this.call(method, path, body, { raw: true });
+    const messages = [];
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      const message = JSON.parse(line);
+      if (message.error) {
+        const status = message.error;
+        throw new ApiError({ httpStatus: 200, code: status.code || 0, message: status.message });
+      }
+      messages.push(message);
+    }
+    return messages;
+  }
+
+  async call(method, path, body, { raw = false } = {}) {
     const headers = { Authorization: `Bearer ${this.key}`, Accept: "application/json" };
     const init = { method, headers };
     if (body !== undefined) {
@@ -97,15 +113,51 @@ export class Api {
     }
     if (!response.ok) throw await errorFrom(response);
     const text = await response.text();
+    if (raw) return text;
     return text ? JSON.parse(text) : {};
   }
 
   // -- memories ---------------------------------------------------------------
 
   /** One page of an owner's memories, in the server's order. */
-  listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE, showSuperseded = false) {
-    const params = { pageSize, pageToken, showSuperseded: showSuperseded || "" };
+  /**
+   * One page of an owner's memories that match `find` ({ filter, orderBy,
+   * showSuperseded }), with `totalSize`: how many match across every page.
+   */
+  listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE, find = {}) {
+    const { filter = "", orderBy = "", showSuperseded = false } = find;
+    const params = { pageSize, pageToken, filter, orderBy, showSuperseded: showSuperseded || "" };
     return this.call("GET", ownerPath(target) + query(params));
+  }
+
+  /** A memory's audit trail, oldest first (AIP-158 pages). */
+  memoryEvents(id, pageToken = "") {
+    return this.call("GET", `/v1/memories/${segment(id)}/events` + query({ pageToken }));
+  }
+
+  /** The conversation snapshot a memory was memorized from. */
+  getConversation(provider, conversationId) {
+    return this.call("GET", `/v1/conversations/${segment(provider)}/${segment(conversationId)}`);
+  }
+
+  /** Set (an RFC 3339 instant) or clear (empty) a memory's expiry, if unchanged. */
+  setMemoryExpiry(memory, expireTime) {
+    const path = `/v1/memories/${segment(memory.id)}`;
+    const mask = query({ updateMask: "expire_time", etag: memory.etag });
+    const body = expireTime ? { id: memory.id, expireTime } : { id: memory.id };
+    return this.call("PATCH", path + mask, body);
+  }
+
+  /** The system-prompt part an agent would get now, for a user message. */
+  renderPrompt(agentId, userMessage) {
+    const body = { userMessage };
+    return this.call("POST", `/v1/agents/${segment(agentId)}:renderPrompt`, body);
+  }
+
+  /** Archival lines and memories of an agent that match `query`, with scores. */
+  recall(agentId, queryText, { limit = 10, includeMemories = true } = {}) {
+    const body = { agentId, query: queryText, limit, includeMemories };
+    return this.stream("POST", "/v1/recall", body);
   }
 
   /** Only creates: a key that holds a memory already is refused (KEY_TAKEN). */

@@ -10,9 +10,14 @@
 //
 // Memories a newer fact superseded are left out, as the service lists them, unless
 // "Show superseded" asks for them; they are shown dimmed, with what replaced them.
+//
+// The find bar narrows the list (words in the key or value, source, pin) and
+// orders it; the service filters (AIP-160) and counts what matches. A key opens
+// the memory's detail: tags, groundings, history and expiry.
 
 import { MEMORY_PAGE_SIZE } from "./api.js";
 import { dayEl, el, icon, refreshButton, tableHead, timeEl, viewHead } from "./dom.js";
+import { openMemoryDetail } from "./memory_detail.js";
 
 const SOURCES = {
   MEMORY_SOURCE_MANUAL: "manual",
@@ -22,6 +27,28 @@ const SOURCES = {
 };
 const READ_ONLY_LABEL = "auto-captured · read-only";
 const COLUMNS = 7;
+const SEARCH_DELAY_MS = 250;
+const ORDERS = [
+  ["", "Service order"],
+  ["updated_at desc", "Recently updated"],
+  ["created_at desc", "Newest first"],
+  ["importance desc", "Most important"],
+  ["key", "Key, A to Z"],
+];
+
+/** A string as an AIP-160 literal: quoted, its quotes and backslashes escaped. */
+function literal(text) {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/** The filter the find bar's choices make, in the service's filter language. */
+export function filterOf({ text, source, pinned }) {
+  const parts = [];
+  if (text.trim()) parts.push(`text:${literal(text.trim())}`);
+  if (source) parts.push(`source = ${source}`);
+  if (pinned) parts.push(`pinned = ${pinned}`);
+  return parts.join(" AND ");
+}
 
 /** A key in monospace, breakable after its separators ("director:learning:…"). */
 function keyEl(key) {
@@ -31,6 +58,29 @@ function keyEl(key) {
     { class: "key" },
     parts.flatMap((part, i) => (i ? [el("wbr"), part] : [part])),
   );
+}
+
+const CLAMP_CHARS = 280;
+
+/** A value, a long one clamped to a few lines with a button that shows it whole. */
+function valueEl(value) {
+  if (value.length <= CLAMP_CHARS && value.split("\n").length <= 4) return value;
+  const text = el("div", { class: "clamped" }, value);
+  const toggle = el(
+    "button",
+    {
+      type: "button",
+      class: "link-button small",
+      "aria-expanded": "false",
+      onclick: () => {
+        const open = text.classList.toggle("clamped");
+        toggle.setAttribute("aria-expanded", String(!open));
+        toggle.textContent = open ? "Show all" : "Show less";
+      },
+    },
+    "Show all",
+  );
+  return [text, toggle];
 }
 
 /** A row's "Pinned" cell: the chip, or a dash that says it is not. */
@@ -62,6 +112,9 @@ export function mount(container, ctx) {
   let conflict = null; // { id, value, importance }
   let generation = 0; // bumped by every listing, so an overtaken answer is dropped
   let showSuperseded = false;
+  const find = { text: "", source: "", pinned: "", orderBy: "" };
+  let total = null; // how many match, as the service counted them
+  let searchTimer = 0;
 
   const tbody = el("tbody");
   const loadMore = el(
@@ -93,12 +146,50 @@ export function mount(container, ctx) {
     el("span", {}, "Show superseded"),
   );
 
+  const count = el("p", { class: "muted small find-count", "aria-live": "polite" });
+  const findBar = el(
+    "form",
+    { class: "find-bar", role: "search", onsubmit: (event) => event.preventDefault() },
+    el("input", {
+      type: "search",
+      name: "text",
+      placeholder: "Search keys and values",
+      "aria-label": "Search keys and values",
+      autocomplete: "off",
+      oninput: (event) => {
+        find.text = event.target.value;
+        clearTimeout(searchTimer);
+        searchTimer = setTimeout(() => load(), SEARCH_DELAY_MS);
+      },
+    }),
+    choice("source", "Source", [["", "Any source"], ...Object.values(SOURCES).map((n) => [n, n])]),
+    choice("pinned", "Pinned", [["", "Pinned or not"], ["true", "Pinned"], ["false", "Not pinned"]]),
+    choice("orderBy", "Order", ORDERS),
+  );
+
+  function choice(name, label, options) {
+    return el(
+      "select",
+      {
+        name,
+        "aria-label": label,
+        onchange: (event) => {
+          find[name] = event.target.value;
+          load();
+        },
+      },
+      ...options.map(([value, text]) => el("option", { value }, text)),
+    );
+  }
+
   container.replaceChildren(
     viewHead(
       "Memories",
       `Listed as the service orders them: ${order}.`,
       el("div", { class: "head-actions" }, supersededToggle, refreshButton(onRefresh)),
     ),
+    findBar,
+    count,
     editForm,
     createForm,
     el(
@@ -126,15 +217,25 @@ export function mount(container, ctx) {
 
   load();
 
+  /** What the list asks the service for: the find bar's filter and order. */
+  function asked() {
+    return { filter: filterOf(find), orderBy: find.orderBy, showSuperseded };
+  }
+
+  function filtered() {
+    return Boolean(filterOf(find));
+  }
+
   /** The first page, or with a token the next one after the rows shown. */
   async function load(pageToken = "") {
     const mine = ++generation;
     try {
-      const answer = await api.listMemories(target, pageToken, MEMORY_PAGE_SIZE, showSuperseded);
+      const answer = await api.listMemories(target, pageToken, MEMORY_PAGE_SIZE, asked());
       if (!ctx.current() || mine !== generation) return;
       const page = answer.memories || [];
       rows = pageToken ? rows.concat(page) : page;
       nextPageToken = answer.nextPageToken || "";
+      total = answer.totalSize || 0;
       if (!pageToken) editing = null;
       render();
     } catch (error) {
@@ -155,10 +256,11 @@ export function mount(container, ctx) {
     try {
       do {
         const size = Math.min(MEMORY_PAGE_SIZE, wanted - fetched.length);
-        const answer = await api.listMemories(target, token, size, showSuperseded);
+        const answer = await api.listMemories(target, token, size, asked());
         if (!ctx.current() || mine !== generation) return false;
         fetched = fetched.concat(answer.memories || []);
         token = answer.nextPageToken || "";
+        total = answer.totalSize || 0;
       } while (token && fetched.length < wanted);
     } catch (error) {
       if (ctx.current() && mine === generation) ctx.fail("Loading memories", error);
@@ -184,17 +286,21 @@ export function mount(container, ctx) {
 
   function render() {
     loadMore.hidden = !nextPageToken;
+    const noun = total === 1 ? "memory" : "memories";
+    count.textContent =
+      total === null
+        ? ""
+        : rows.length < total
+          ? `${rows.length} of ${total} ${noun} shown${filtered() ? " (filtered)" : ""}`
+          : `${total} ${noun}${filtered() ? " match" : ""}`;
     if (rows.length === 0) {
+      const empty = filtered()
+        ? "No memory matches. Change the search or the filters."
+        : canWrite
+          ? "No memories yet. Add the first one in the row below."
+          : "No memories yet.";
       tbody.replaceChildren(
-        el(
-          "tr",
-          { class: "empty-row" },
-          el(
-            "td",
-            { colspan: COLUMNS },
-            canWrite ? "No memories yet. Add the first one in the row below." : "No memories yet.",
-          ),
-        ),
+        el("tr", { class: "empty-row" }, el("td", { colspan: COLUMNS }, empty)),
       );
       return;
     }
@@ -217,6 +323,22 @@ export function mount(container, ctx) {
       by ? keyEl(by.key) : el("code", {}, memory.supersededBy.slice(0, 8)),
       " · not in prompts",
     );
+  }
+
+  // The memory's tags, small, under its key.
+  function tagsEl(memory) {
+    const tags = memory.tags || [];
+    if (!tags.length) return null;
+    return el("div", { class: "tags" }, ...tags.map((t) => el("span", { class: "tag" }, t)));
+  }
+
+  function openDetail(memory) {
+    openMemoryDetail(memory, ctx, {
+      sourceName,
+      onChanged: (stored) => {
+        if (ctx.current()) replaceRow(stored);
+      },
+    });
   }
 
   // When the memory expires (the service stops showing it then), or nothing.
@@ -245,12 +367,22 @@ export function mount(container, ctx) {
       el(
         "td",
         {},
-        keyEl(memory.key),
+        el(
+          "button",
+          {
+            type: "button",
+            class: "link-button",
+            "aria-label": `Details of ${memory.key}`,
+            onclick: () => openDetail(memory),
+          },
+          keyEl(memory.key),
+        ),
+        tagsEl(memory),
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
         expiryEl(memory),
         supersededEl(memory),
       ),
-      el("td", { class: "value" }, memory.value),
+      el("td", { class: "value" }, valueEl(memory.value)),
       el("td", { class: "col-num" }, String(memory.importance || 0)),
       pinnedCell(pinned),
       el("td", { class: "col-date" }, dayEl(memory.updatedAt), usedEl(memory)),

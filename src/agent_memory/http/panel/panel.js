@@ -7,6 +7,7 @@ import * as blocks from "./blocks.js";
 import * as cost from "./cost.js";
 import { el, icon } from "./dom.js";
 import * as memories from "./memories.js";
+import * as preview from "./preview.js";
 import * as session from "./session.js";
 
 // Everything the panel keeps lives in this tab's sessionStorage.
@@ -17,8 +18,8 @@ const STORAGE = {
 };
 const RECENT_LIMIT = 8;
 
-const VIEWS = { memories, blocks, session, cost };
-const TAB_ORDER = ["memories", "blocks", "session", "cost"];
+const VIEWS = { memories, blocks, preview, session, cost };
+const TAB_ORDER = ["memories", "blocks", "preview", "session", "cost"];
 
 const $ = (id) => document.getElementById(id);
 
