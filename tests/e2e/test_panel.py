@@ -439,6 +439,16 @@ def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
     assert stored.content == "Answer in English or German."
     assert stored.version == 3
 
+    # The history says what each version changed, newest first.
+    card.get_by_role("button", name="History").click()
+    versions = card.locator(".versions > li")
+    expect(versions).to_have_count(3)
+    expect(versions.first.locator(".diff-removed")).to_have_text("- Answer in English, briefly.")
+    expect(versions.first.locator(".diff-added")).to_have_text("+ Answer in English or German.")
+    expect(versions.last.locator(".diff-added")).to_have_text("Answer in English.")
+    card.get_by_role("button", name="Hide history").click()
+    expect(versions).to_have_count(0)
+
 
 def test_an_archival_block_says_when_its_lines_are_found_by_meaning(
     page: Page, tenant: Tenant, server: ServerThread
@@ -843,10 +853,9 @@ def test_the_find_bar_searches_filters_orders_and_counts(page: Page, tenant: Ten
     page.get_by_label("Source").select_option("")
     page.get_by_label("Order").select_option("key")
     expect(count).to_have_text("3 memories")
-    keys = page.locator("#view-memories tbody tr").evaluate_all(
-        "rows => rows.map(r => r.dataset.key)"
-    )
-    assert keys == ["deploy-day", "seen-deploy", "tone"]
+    rows = page.locator("#view-memories tbody tr")
+    for at, key in enumerate(["deploy-day", "seen-deploy", "tone"]):
+        expect(rows.nth(at)).to_have_attribute("data-key", key)
 
 
 def test_a_memory_s_detail_shows_its_groundings_and_history_and_sets_its_expiry(
@@ -971,3 +980,28 @@ def test_a_system_set_to_dark_gets_the_dark_theme(
         assert text == "rgb(230, 232, 235)", text
     finally:
         context.close()
+
+
+def test_generated_keys_say_so_and_a_new_target_opens_on_its_memories(
+    page: Page, tenant: Tenant
+) -> None:
+    owner = memory_pb2.MemoryOwner(agent_id=AGENT)
+    made = tenant.grpc.call(
+        tenant.grpc.memory.Memorize, pb.MemorizeRequest(owner=owner, content="Likes tea.")
+    ).memory
+    learned = tenant.grpc.call(
+        tenant.grpc.memory.RecordLearning,
+        pb.RecordLearningRequest(chain_agent_ids=[AGENT], content="Ask before deploying."),
+    ).memory
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    hashed = memory_row(page, made.key).locator(".generated-key")
+    expect(hashed).to_contain_text("generated from the content")
+    expect(hashed).to_have_attribute("title", made.key)
+    stamped = memory_row(page, learned.key).locator(".generated-key")
+    expect(stamped).to_contain_text("director:learning of")
+    expect(stamped.locator("time")).to_have_attribute("datetime", learned.key.split(":", 2)[2])
+
+    page.get_by_role("tab", name="Blocks").click()
+    open_agent(page, "reviewer")
+    expect(page.get_by_role("tab", name="Memories")).to_have_attribute("aria-selected", "true")

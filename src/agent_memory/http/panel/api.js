@@ -221,6 +221,12 @@ export class Api {
     return this.call("POST", `/v1/blocks/${segment(label)}:write`, body);
   }
 
+  /** A block's kept versions, newest first (a page of them). */
+  blockVersions({ label, scope, agentId }, pageSize = 20) {
+    const params = { scope, agentId, pageSize };
+    return this.call("GET", `/v1/blocks/${segment(label)}/versions` + query(params));
+  }
+
   /** How the server ranks recall: by words, or by words and meaning. */
   recallStatus() {
     return this.call("GET", "/v1/recallStatus");

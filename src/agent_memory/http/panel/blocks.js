@@ -2,7 +2,8 @@
 // replaced whole under compare-and-set. A write that lost the race shows the
 // text now stored beside the person's own and lets them retry or discard.
 
-import { el, formatCount, formatDate, refreshButton, timeEl, viewHead } from "./dom.js";
+import { lineDiff } from "./diff.js";
+import { el, fill, formatCount, formatDate, refreshButton, timeEl, viewHead } from "./dom.js";
 
 const LABELS = {
   BLOCK_LABEL_CORE: { name: "Core", about: "Injected into every prompt.", limit: 4000 },
@@ -86,6 +87,7 @@ export function mount(container, ctx) {
       card.block = found.get(key) || null;
       card.mode = "view";
       card.error = null;
+      card.history = null;
       render(card);
       followIndexing(card);
     }
@@ -180,27 +182,111 @@ export function mount(container, ctx) {
 
   function viewBody(card) {
     const content = card.block && card.block.content;
+    const history =
+      card.block && Number(card.block.version) > 1
+        ? el(
+            "button",
+            {
+              type: "button",
+              class: "button subtle",
+              "aria-expanded": String(Boolean(card.history)),
+              onclick: () => toggleHistory(card),
+            },
+            card.history ? "Hide history" : "History",
+          )
+        : null;
     return [
       content
         ? el("pre", { class: "block-content" }, content)
         : el("p", { class: "block-empty" }, card.block ? "Empty." : "Nothing here yet."),
-      canWrite
+      canWrite || history
         ? el(
             "div",
             { class: "card-actions" },
-            el(
-              "button",
-              {
-                type: "button",
-                class: "button",
-                onclick: () => startEdit(card),
-                "data-action": "edit",
-              },
-              card.block ? "Edit" : "Write",
-            ),
+            canWrite
+              ? el(
+                  "button",
+                  {
+                    type: "button",
+                    class: "button",
+                    onclick: () => startEdit(card),
+                    "data-action": "edit",
+                  },
+                  card.block ? "Edit" : "Write",
+                )
+              : null,
+            history,
           )
         : null,
+      card.history || null,
     ];
+  }
+
+  /** The block's kept versions, newest first, each with what it changed. */
+  async function toggleHistory(card) {
+    if (card.history) {
+      card.history = null;
+      render(card);
+      return;
+    }
+    card.history = el("div", { class: "block-history" }, el("p", { class: "muted" }, "Loading…"));
+    render(card);
+    let answer;
+    try {
+      answer = await api.blockVersions(card.slot);
+    } catch (error) {
+      if (ctx.current() && card.history) {
+        fill(card.history, el("div", { class: "form-error" }, ...ctx.describeError(error)));
+      }
+      return;
+    }
+    if (!ctx.current() || !card.history) return;
+    const versions = answer.versions || [];
+    fill(
+      card.history,
+      el("h4", {}, "History"),
+      el(
+        "ol",
+        { class: "versions" },
+        ...versions.map((version, i) => {
+          const previous = versions[i + 1];
+          return el(
+            "li",
+            { dataset: { version: String(version.version) } },
+            el(
+              "p",
+              { class: "muted small" },
+              el("strong", {}, `Version ${formatCount(version.version)}`),
+              " · ",
+              timeEl(version.writtenAt),
+              version.writerUserId ? ` · by ${version.writerUserId}` : "",
+            ),
+            previous || !answer.nextPageToken
+              ? diffEl(previous ? previous.content || "" : null, version.content || "")
+              : null,
+          );
+        }),
+      ),
+      answer.nextPageToken
+        ? el("p", { class: "muted small" }, "Older versions are left out.")
+        : null,
+    );
+  }
+
+  /** What a version changed from the one before it (the first: its whole text). */
+  function diffEl(before, after) {
+    if (before === null) {
+      return el("pre", { class: "block-content diff" }, el("span", { class: "diff-added" }, after));
+    }
+    const lines = lineDiff(before, after).filter(([kind]) => kind !== "same");
+    if (!lines.length) return el("p", { class: "muted small" }, "No change to the text.");
+    return el(
+      "pre",
+      { class: "block-content diff" },
+      ...lines.map(([kind, line]) =>
+        el("span", { class: `diff-${kind}` }, `${kind === "added" ? "+ " : "- "}${line}\n`),
+      ),
+    );
   }
 
   function errorNote(card) {
@@ -311,6 +397,7 @@ export function mount(container, ctx) {
   }
 
   function startEdit(card) {
+    card.history = null; // a save makes it stale
     card.mode = "edit";
     card.draft = card.block ? card.block.content || "" : "";
     card.base = card.block ? card.block.updatedAt : "";

@@ -50,8 +50,34 @@ export function filterOf({ text, source, pinned }) {
   return parts.join(" AND ");
 }
 
-/** A key in monospace, breakable after its separators ("director:learning:…"). */
+const CONTENT_KEY = /^memorize:[0-9a-f]{40}$/;
+const LEARNING_KEY = /^director:learning:(\d{4}-\d\d-\d\dT[\d:.]+Z)$/;
+
+/**
+ * A key in monospace, breakable after its separators. A key the service made
+ * (a Memorize content hash, a director learning's time stamp) says so instead of
+ * showing a hash or a time stamp as if someone had chosen it; the whole key is
+ * its title.
+ */
 function keyEl(key) {
+  if (CONTENT_KEY.test(key)) {
+    return el(
+      "span",
+      { class: "generated-key", title: key },
+      el("code", { class: "key" }, `${key.slice(0, 17)}…`),
+      el("span", { class: "muted small" }, " generated from the content"),
+    );
+  }
+  const learning = LEARNING_KEY.exec(key);
+  if (learning) {
+    return el(
+      "span",
+      { class: "generated-key", title: key },
+      el("code", { class: "key" }, "director:learning"),
+      el("span", { class: "muted small" }, " of "),
+      timeEl(learning[1]),
+    );
+  }
   const parts = key.split(/(?<=[:./_])/);
   return el(
     "code",

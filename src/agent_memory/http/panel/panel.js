@@ -201,7 +201,8 @@ async function enterApp(key, caller = null) {
   renderRecent();
   const saved = readJson(STORAGE.target, null);
   if (saved && saved.id && saved.kind) {
-    openTarget(saved); // which lists the tenant's agents and workspaces too
+    // Which lists the tenant's agents and workspaces too.
+    openTarget(saved, { restoring: true });
   } else {
     renderOwners();
     showNoTarget();
@@ -300,7 +301,11 @@ function showNoTarget() {
   $("target-view").hidden = true;
 }
 
-function openTarget(target) {
+/**
+ * Open an agent or a workspace: on its memories, or, when the page comes back to
+ * one it had open, on the tab its address names.
+ */
+function openTarget(target, { restoring = false } = {}) {
   state.target = { kind: target.kind, id: target.id };
   remember(state.target);
   renderRecent();
@@ -311,7 +316,8 @@ function openTarget(target) {
   $("target-kind").textContent = target.kind === "workspace" ? "Workspace" : "Agent";
   $("target-title").textContent = target.id;
   const fromHash = location.hash.slice(1);
-  selectTab(TAB_ORDER.includes(fromHash) ? fromHash : state.tab, { focus: false });
+  const tab = restoring && TAB_ORDER.includes(fromHash) ? fromHash : "memories";
+  selectTab(tab, { focus: false });
 }
 
 function onOpenTarget(event) {
