@@ -22,13 +22,15 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import json_format, timestamp_pb2
+from google.protobuf.message import Message
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from agent_memory import __version__
+from agent_memory.http.openapi import input_schema
 from agent_memory_client import (
     AgentMemoryError,
     AsyncMemoryClient,
@@ -124,6 +126,37 @@ def _plain_field(path: str) -> str:
 
 # The tools that only read: a refusal of theirs does not say that nothing was stored.
 _READS = frozenset({"memory_list", "recall", "core_memory_read", "get_my_decisions"})
+
+
+# The JSON forms Memorize takes, from the contract: the tool restates no field.
+CONVERSATION_SCHEMA = input_schema(memory_pb2.Conversation)
+GROUNDING_SCHEMA = input_schema(memory_pb2.Grounding)
+CONVERSATION_ABOUT = (
+    "Optional. The conversation the fact came from (provider, conversationId, messages "
+    "with role and content), kept as a snapshot the groundings point into."
+)
+GROUNDING_ABOUT = (
+    "Optional. The spans of the conversation that support the fact: messagePosition "
+    "(from 0), startCharacter and endCharacter in that message's content, and the quote."
+)
+
+
+def _optional(schema: dict[str, Any], about: str) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}], "default": None, "description": about}
+
+
+M = TypeVar("M", bound=Message)
+
+
+def _parsed(value: dict[str, Any], kind: type[M], what: str) -> M:
+    """A tool argument in the contract's JSON form, as its message.
+
+    Raises: ToolError — it is not that form, in one sentence."""
+    try:
+        return json_format.ParseDict(value, kind())
+    except json_format.ParseError as exc:
+        said = str(exc).replace('"', "'").rstrip(".")
+        raise ToolError(f"Refused: the {what} is not in the expected form ({said}).") from None
 
 
 def _refusals_as_tool_errors(
@@ -500,11 +533,23 @@ class MemoryTools:
                 "still readable by id."
             ),
         ] = None,
+        conversation: Annotated[
+            dict[str, Any] | None,
+            WithJsonSchema(_optional(CONVERSATION_SCHEMA, CONVERSATION_ABOUT)),
+        ] = None,
+        groundings: Annotated[
+            list[dict[str, Any]] | None,
+            WithJsonSchema(
+                _optional({"type": "array", "items": GROUNDING_SCHEMA}, GROUNDING_ABOUT)
+            ),
+        ] = None,
     ) -> str:
         """Memorize a fact you learned, as a memory of its own (source 'memorize'):
         the same fact twice is kept once, and a fact that updates or contradicts
         earlier ones supersedes them. Unlike memory_upsert it never overwrites a key
-        you chose; use memory_upsert for a setting you update in place."""
+        you chose; use memory_upsert for a setting you update in place. Give the
+        conversation it came from and the spans that support it (groundings) when
+        you have them: a person reviewing the memory sees the words it rests on."""
         agent_id, workspace_id = self._owner(owner)
         memory = await self.client.memorize(
             content,
@@ -514,6 +559,13 @@ class MemoryTools:
             memory_key=key,
             ttl=_ttl(ttl_hours),
             supersedes=supersedes or (),
+            conversation=_parsed(conversation, memory_pb2.Conversation, "conversation")
+            if conversation is not None
+            else None,
+            groundings=[
+                _parsed(g, memory_pb2.Grounding, f"grounding {i + 1}")
+                for i, g in enumerate(groundings or ())
+            ],
         )
         superseded = f"; supersedes {', '.join(supersedes)}" if supersedes else ""
         return f"Memorized as {memory.key!r}, id {memory.id}{superseded}."

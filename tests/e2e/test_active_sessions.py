@@ -350,3 +350,82 @@ def test_tenants_never_see_each_others_sessions(client: Client, other_client: Cl
     reset(other_client, "bot")
     mine = session_of(client, "bot")
     assert (mine.session_id, mine.runs_since_reset) == ("sess-secret", 1)
+
+
+# --- chat turns and scheduled runs ----------------------------------------------------------
+
+
+def runs_of(client: Client, agent: str, **paging: object) -> pb.ListAgentRunsResponse:
+    request = pb.ListAgentRunsRequest(agent_id=agent, **paging)  # type: ignore[arg-type]
+    response: pb.ListAgentRunsResponse = client.call(client.memory.ListAgentRuns, request)
+    return response
+
+
+def test_a_chat_turn_shares_the_session_but_only_scheduled_runs_count(client: Client) -> None:
+    set_active(client, "bot", True)
+    chat = pb.RecordRunSessionRequest(
+        agent_id="bot", run_id="chat-1", session_id_after="s1", kind=memory_pb2.RUN_KIND_CHAT
+    )
+    after_chat = client.call(client.memory.RecordRunSession, chat).session
+    assert (after_chat.session_id, after_chat.status) == ("s1", CARRYING)
+    assert after_chat.runs_since_reset == 0
+    scheduled = record(client, "bot", "beat-1", before="s1", after="s2")  # kind unset: scheduled
+    assert (scheduled.session_id, scheduled.runs_since_reset) == ("s2", 1)
+    chat2 = pb.RecordRunSessionRequest(
+        agent_id="bot",
+        run_id="chat-2",
+        session_id_before="s2",
+        session_id_after="s3",
+        kind=memory_pb2.RUN_KIND_CHAT,
+    )
+    latest = client.call(client.memory.RecordRunSession, chat2).session
+    assert (latest.session_id, latest.runs_since_reset) == ("s3", 1)
+
+    # The same run id as another kind of run is refused, and nothing changes.
+    again = pb.RecordRunSessionRequest(
+        agent_id="bot", run_id="chat-1", session_id_after="s1", kind=memory_pb2.RUN_KIND_SCHEDULED
+    )
+    with pytest.raises(grpc.RpcError) as refused:
+        client.call(client.memory.RecordRunSession, again)
+    assert error_details(refused.value).reason == "RUN_ALREADY_RECORDED"
+    assert session_of(client, "bot").runs_since_reset == 1
+
+
+def test_each_run_s_session_ids_before_and_after_read_back_newest_first(client: Client) -> None:
+    set_active(client, "bot", True)
+    record(client, "bot", "r1", after="s1")
+    record(client, "bot", "r2", before="s1")  # failed: no session after
+    chat = pb.RecordRunSessionRequest(
+        agent_id="bot",
+        run_id="r3",
+        session_id_before="s1",
+        session_id_after="s3",
+        kind=memory_pb2.RUN_KIND_CHAT,
+    )
+    client.call(client.memory.RecordRunSession, chat)
+    runs = list(runs_of(client, "bot").runs)
+    assert [(r.run_id, r.session_id_before, r.session_id_after, r.carried) for r in runs] == [
+        ("r3", "s1", "s3", True),
+        ("r2", "s1", "", False),
+        ("r1", "", "s1", True),
+    ]
+    assert [r.kind for r in runs] == [
+        memory_pb2.RUN_KIND_CHAT,
+        memory_pb2.RUN_KIND_SCHEDULED,
+        memory_pb2.RUN_KIND_SCHEDULED,
+    ]
+    assert runs[0].recorded_at.ToDatetime() >= runs[1].recorded_at.ToDatetime()
+
+    walked: list[str] = []
+    token = ""
+    while True:
+        page = runs_of(client, "bot", page_size=1, page_token=token)
+        walked += [r.run_id for r in page.runs]
+        token = page.next_page_token
+        if not token:
+            break
+    assert walked == ["r3", "r2", "r1"]
+    assert list(runs_of(client, "another").runs) == []
+    with pytest.raises(grpc.RpcError) as refused:
+        runs_of(client, "bot", page_token="garbage")
+    assert error_details(refused.value).code is grpc.StatusCode.INVALID_ARGUMENT

@@ -235,6 +235,7 @@ RETRIED = {
         "UpdateAgentSettings",
         "GetUsage",
         "GetActiveSession",
+        "ListAgentRuns",
         "ForgetAgent",
         "ForgetWorkspace",
         "ForgetUser",

@@ -239,9 +239,17 @@ SCENARIO = [
     Step(
         "run",
         MEMORY + "RecordRunSession",
-        const({"agentId": "coder", "runId": "run-1", "sessionIdAfter": "claude-session-1"}),
+        const(
+            {
+                "agentId": "coder",
+                "runId": "run-1",
+                "sessionIdAfter": "claude-session-1",
+                "kind": "RUN_KIND_CHAT",
+            }
+        ),
     ),
     Step("session", MEMORY + "GetActiveSession", const({"agentId": "coder"})),
+    Step("runs", MEMORY + "ListAgentRuns", const({"agentId": "coder"})),
     Step("reset", MEMORY + "ResetActiveSession", const({"agentId": "coder"})),
     Step(
         "write",

@@ -6,6 +6,7 @@ fake Messages API, tool_use in and tool_result out."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -176,6 +177,42 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "memorize", {"content": "Ana prefers short answers.", "tags": ["style"]}
             )
             assert not memorized.is_error, text(memorized)
+            # A fact with the conversation it came from and the words it rests on.
+            said = "I moved to Porto in May."
+            grounded = await mcp.call_tool(
+                "memorize",
+                {
+                    "content": "Ana lives in Porto.",
+                    "conversation": {
+                        "provider": "anthropic",
+                        "conversationId": "chat-9",
+                        "messages": [{"role": "user", "content": said}],
+                    },
+                    "groundings": [
+                        {
+                            "messagePosition": 0,
+                            "startCharacter": 11,
+                            "endCharacter": 16,
+                            "quote": "Porto",
+                        }
+                    ],
+                },
+            )
+            assert not grounded.is_error, text(grounded)
+            (grounded_id,) = re.findall(r"id (\S+?)\.$", text(grounded))
+            stored = rival.get_memory(grounded_id)
+            assert (stored.conversation_id, stored.groundings[0].quote) == ("chat-9", "Porto")
+            malformed = await mcp.call_tool(
+                "memorize",
+                {"content": "Ana lives in Porto.", "groundings": [{"messagePosition": "first"}]},
+            )
+            assert malformed.is_error
+            assert "Refused: the grounding 1 is not in the expected form" in text(malformed)
+            tools = {t.name: t for t in (await mcp.list_tools()).tools}
+            schema = tools["memorize"].input_schema["properties"]
+            assert "messages" in json.dumps(schema["conversation"])
+            assert "startCharacter" in json.dumps(schema["groundings"])
+
             listing = text(await mcp.call_tool("memory_list", {}))
             assert "[agent] timezone: Lisbon  (manual)" in listing
             assert "[agent] room: 4  (manual, expires 20" in listing

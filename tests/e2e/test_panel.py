@@ -494,13 +494,24 @@ def test_resets_the_active_session_after_confirmation(page: Page, tenant: Tenant
     for run in ("run-1", "run-2"):
         request = pb.RecordRunSessionRequest(agent_id=AGENT, run_id=run, session_id_after="s-1")
         c.call(c.memory.RecordRunSession, request)
+    chat = pb.RecordRunSessionRequest(
+        agent_id=AGENT,
+        run_id="chat-1",
+        session_id_before="s-1",
+        session_id_after="s-2",
+        kind=memory_pb2.RUN_KIND_CHAT,
+    )
+    c.call(c.memory.RecordRunSession, chat)
 
     # A person resets with the editor key the panel is meant for.
     sign_in(page, tenant.editor_key)
     open_agent(page)
     page.get_by_role("tab", name="Session & decisions").click()
     runs = page.get_by_test_id("runs-since-reset")
-    expect(runs).to_have_text("2")
+    expect(runs).to_have_text("2")  # the chat turn shares the session, uncounted
+    latest = page.locator('.runs-table tr[data-run-id="chat-1"]')
+    expect(latest.locator("td")).to_have_text(["chat-1", "chat", "s-1", "s-2", re.compile(".+")])
+    expect(page.locator(".runs-table tbody tr")).to_have_count(3)
     expect(page.get_by_test_id("session-status")).to_have_text("Carrying context")
 
     page.get_by_role("button", name="Reset session").click()
@@ -516,6 +527,7 @@ def test_resets_the_active_session_after_confirmation(page: Page, tenant: Tenant
     session = session_of(c)
     assert session.runs_since_reset == 0
     assert session.session_id == ""
+    expect(page.locator(".runs-table tbody tr")).to_have_count(3)  # past runs stay recorded
 
 
 # -- extraction cost -------------------------------------------------------------------------

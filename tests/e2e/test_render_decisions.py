@@ -5,7 +5,14 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from agentmemory.v1 import decision_pb2, decision_service_pb2, decision_service_pb2_grpc, recall_pb2
+from agentmemory.v1 import (
+    decision_pb2,
+    decision_service_pb2,
+    decision_service_pb2_grpc,
+    memory_pb2,
+    memory_service_pb2,
+    recall_pb2,
+)
 from agentmemory.v1 import recall_service_pb2 as pb
 from tests.support import Client, error_details
 
@@ -101,3 +108,35 @@ def test_a_summary_with_a_line_break_is_refused_and_never_becomes_a_heading(
     lines = render(client, include_recent_decisions=True).system_prompt.splitlines()
     assert [line for line in lines if line.startswith("#")] == ["## Recent Decisions"]
     assert not any("System" in line for line in lines)
+
+
+def review(client: Client, on: bool) -> None:
+    request = memory_service_pb2.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id="trader", review_decisions=on)
+    )
+    request.update_mask.paths.append("review_decisions")
+    settings = client.call(client.memory.UpdateAgentSettings, request).settings
+    assert settings.review_decisions is on
+
+
+def test_the_agent_s_review_setting_decides_when_the_request_does_not_say(
+    decided: tuple[Client, list[str]],
+) -> None:
+    client, _ = decided
+    review(client, True)
+    assert "## Recent Decisions" in render(client).system_prompt
+    # A request that says, wins: off here, though the agent reviews by default.
+    assert "Recent Decisions" not in render(client, include_recent_decisions=False).system_prompt
+    review(client, False)
+    assert "Recent Decisions" not in render(client).system_prompt
+    assert "## Recent Decisions" in render(client, include_recent_decisions=True).system_prompt
+    # The setting reads back, apart from the other switches.
+    got = client.call(
+        client.memory.GetAgentSettings,
+        memory_service_pb2.GetAgentSettingsRequest(agent_id="trader"),
+    ).settings
+    assert (got.review_decisions, got.memory_enabled, got.active_memory_enabled) == (
+        False,
+        False,
+        False,
+    )

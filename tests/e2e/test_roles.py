@@ -31,6 +31,7 @@ READER_RPCS = {
     "MemoryService.GetAgentSettings",
     "MemoryService.GetUsage",
     "MemoryService.GetActiveSession",
+    "MemoryService.ListAgentRuns",
     "MemoryService.GetConversation",
     "MemoryService.ListConversations",
     "MemoryService.GetExtractionJob",

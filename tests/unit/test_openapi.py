@@ -240,12 +240,28 @@ def test_the_product_routes_call_their_rpcs(verb: str, path: str, operation_id: 
     assert {"200", "default"} <= set(documented["responses"])
 
 
-def test_list_memories_takes_paging_and_what_to_show_in_the_query_and_not_the_other_owner() -> None:
+def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_not_the_owner() -> (
+    None
+):
     query = parameters("get", "/v1/agents/{agent_id}/memories", "query")
-    assert set(query) == {"pageSize", "pageToken", "showExpired", "showSuperseded"}
+    assert set(query) == {
+        "pageSize",
+        "pageToken",
+        "showExpired",
+        "showSuperseded",
+        "filter",
+        "orderBy",
+    }
     assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32"}
     query = parameters("get", "/v1/workspaces/{workspace_id}/memories", "query")
-    assert set(query) == {"pageSize", "pageToken", "showExpired", "showSuperseded"}
+    assert set(query) == {
+        "pageSize",
+        "pageToken",
+        "showExpired",
+        "showSuperseded",
+        "filter",
+        "orderBy",
+    }
     assert "requestBody" not in operation("get", "/v1/agents/{agent_id}/memories")
 
 

@@ -11,7 +11,12 @@ from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
 from agent_memory.config import Settings
-from agent_memory.domain.active_sessions import ActiveSession, ActiveSessionStatus
+from agent_memory.domain.active_sessions import (
+    ActiveSession,
+    ActiveSessionStatus,
+    RecordedRun,
+    RunKind,
+)
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import FieldViolation, ResourceExhausted, check
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
@@ -382,6 +387,38 @@ def settings_to_proto(settings: AgentSettings) -> memory_pb2.AgentSettings:
         memory_enabled=settings.memory_enabled,
         updated_at=timestamp(settings.updated_at),
         active_memory_enabled=settings.active_memory_enabled,
+        review_decisions=settings.review_decisions,
+    )
+
+
+_RUN_KINDS = {
+    RunKind.SCHEDULED: memory_pb2.RUN_KIND_SCHEDULED,
+    RunKind.CHAT: memory_pb2.RUN_KIND_CHAT,
+}
+
+
+def run_kind_from_proto(kind: int) -> RunKind:
+    """An unset kind is a scheduled run, as before runs said what started them.
+
+    Raises: InvalidArgument — a value the contract does not define."""
+    if kind == memory_pb2.RUN_KIND_UNSPECIFIED:
+        return RunKind.SCHEDULED
+    for known, value in _RUN_KINDS.items():
+        if value == kind:
+            return known
+    check([FieldViolation("kind", "must be RUN_KIND_SCHEDULED or RUN_KIND_CHAT", "INVALID_KIND")])
+    raise AssertionError  # pragma: no cover - check raised
+
+
+def run_to_proto(recorded: RecordedRun) -> memory_pb2.AgentRun:
+    run = recorded.run
+    return memory_pb2.AgentRun(
+        run_id=run.run_id,
+        kind=_RUN_KINDS[run.kind],
+        session_id_before=run.session_id_before or "",
+        session_id_after=run.session_id_after or "",
+        carried=recorded.carried,
+        recorded_at=timestamp(recorded.recorded_at),
     )
 
 

@@ -234,7 +234,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def UpdateAgentSettings(
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
-        writable = {"memory_enabled", "active_memory_enabled"}
+        writable = {"memory_enabled", "active_memory_enabled", "review_decisions"}
         wanted = request.settings
         # AIP-134: without a mask, the fields the request populates; a switch sent as
         # false is not populated, so turning one off names it in the mask.
@@ -256,6 +256,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             active_memory_enabled=wanted.active_memory_enabled
             if "active_memory_enabled" in paths
             else None,
+            review_decisions=wanted.review_decisions if "review_decisions" in paths else None,
         )
         return pb.UpdateAgentSettingsResponse(settings=convert.settings_to_proto(settings))
 
@@ -274,8 +275,18 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             run_id=request.run_id,
             session_id_before=request.session_id_before,
             session_id_after=request.session_id_after,
+            kind=convert.run_kind_from_proto(request.kind),
         )
         return pb.RecordRunSessionResponse(session=convert.active_session_to_proto(session))
+
+    async def ListAgentRuns(
+        self, request: pb.ListAgentRunsRequest, context: ServicerContext
+    ) -> pb.ListAgentRunsResponse:
+        page = await self._active_sessions.runs(
+            current_principal(), request.agent_id, size=request.page_size, token=request.page_token
+        )
+        runs, next_page_token = convert.fitted_page(page, convert.run_to_proto, budget=self._budget)
+        return pb.ListAgentRunsResponse(runs=runs, next_page_token=next_page_token)
 
     async def ResetActiveSession(
         self, request: pb.ResetActiveSessionRequest, context: ServicerContext

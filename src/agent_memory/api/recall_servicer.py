@@ -62,7 +62,9 @@ def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
         include_agent_core=policy.include_agent_core
         if policy.HasField("include_agent_core")
         else True,
-        include_recent_decisions=policy.include_recent_decisions,
+        include_recent_decisions=policy.include_recent_decisions
+        if policy.HasField("include_recent_decisions")
+        else None,
         recent_decisions_limit=policy.recent_decisions_limit,
     )
 

@@ -50,6 +50,7 @@ METHOD_ROLES: Mapping[str, Role] = MappingProxyType(
         _MEMORY + "UpdateAgentSettings": Role.ORCHESTRATOR,
         _MEMORY + "ExtractMemories": Role.ORCHESTRATOR,
         _MEMORY + "RecordRunSession": Role.ORCHESTRATOR,
+        _MEMORY + "ListAgentRuns": Role.READER,
         # A person in the memory panel resets an agent's session that has grown long.
         _MEMORY + "ResetActiveSession": Role.EDITOR,
         # A person has their own user forgotten; agents and workspaces are the

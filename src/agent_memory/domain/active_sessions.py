@@ -25,6 +25,14 @@ RUN_ID_MAX_CHARS = 255
 SESSION_ID_MAX_CHARS = 255
 
 
+class RunKind(StrEnum):
+    """What started a run: its schedule (or a person, by hand), or a chat message.
+    Both share the session; only scheduled runs count toward the reset warning."""
+
+    SCHEDULED = "scheduled"
+    CHAT = "chat"
+
+
 class ActiveSessionStatus(StrEnum):
     FRESH = "fresh"
     CARRYING_CONTEXT = "carrying_context"
@@ -46,11 +54,21 @@ class RunSession:
     run_id: str
     session_id_before: str | None
     session_id_after: str | None
+    kind: RunKind = RunKind.SCHEDULED
 
     @property
     def succeeded(self) -> bool:
         """Only a run that reported the session it ended with can be resumed from."""
         return self.session_id_after is not None
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A run as stored: whether its session became the agent's, and when."""
+
+    run: RunSession
+    carried: bool
+    recorded_at: datetime
 
 
 @dataclass(frozen=True)
@@ -122,7 +140,11 @@ def _session_id_violations(path: str, value: str) -> list[FieldViolation]:
 
 
 def run_session(
-    agent_id: str, run_id: str, session_id_before: str, session_id_after: str
+    agent_id: str,
+    run_id: str,
+    session_id_before: str,
+    session_id_after: str,
+    kind: RunKind = RunKind.SCHEDULED,
 ) -> RunSession:
     """Validate a finished run's report; empty session ids mean "none".
 
@@ -138,4 +160,5 @@ def run_session(
         run_id=run_id,
         session_id_before=session_id_before or None,
         session_id_after=session_id_after or None,
+        kind=kind,
     )

@@ -14,3 +14,6 @@ class AgentSettings:
     memory_enabled: bool = False
     updated_at: datetime | None = None
     active_memory_enabled: bool = False
+    # Review previous decisions: a render adds the recent decision cards unless its
+    # request says otherwise.
+    review_decisions: bool = False

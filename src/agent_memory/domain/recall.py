@@ -167,7 +167,8 @@ class MemoryPolicy:
     archival_min_score: float | None = None
     include_user_core: bool = True
     include_agent_core: bool = True
-    include_recent_decisions: bool = False
+    # None: as the agent's review-decisions setting says.
+    include_recent_decisions: bool | None = None
     recent_decisions_limit: int = 0
 
 
@@ -225,6 +226,8 @@ class PromptRead:
     agent_cap: int
     workspace_cap: int
     decisions_limit: int | None = None
+    # Read the decisions only if the agent's settings ask to review them.
+    decisions_if_reviewed: bool = False
     archival: RankQuery | None = None
     # Read only the lexical half of the archival ranking (the rest is ranked by meaning).
     archival_lexical: bool = False

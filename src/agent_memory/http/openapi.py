@@ -17,12 +17,13 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from google.api import field_behavior_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
 
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS
@@ -288,6 +289,33 @@ class _Schemas:
         if OUTPUT_ONLY in field_behaviors(field):
             schema["readOnly"] = True
         return schema
+
+
+def input_schema(message: type[Message]) -> dict[str, Any]:
+    """The JSON form of a message a caller writes, self-contained for a tool's input
+    schema: every reference inlined, output-only fields left out, each field with its
+    comment from the contract."""
+    schemas = _Schemas(_source())
+    root = schemas.message(cast(Descriptor, message.DESCRIPTOR))
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return inline(schemas.components[node["$ref"].rsplit("/", 1)[-1]])
+        out = {key: inline(value) for key, value in node.items()}
+        if out.get("type") == "object" and isinstance(out.get("properties"), dict):
+            out["properties"] = {
+                name: schema
+                for name, schema in out["properties"].items()
+                if not (isinstance(schema, dict) and schema.get("readOnly"))
+            }
+        return out
+
+    found: dict[str, Any] = inline(root)
+    return found
 
 
 REQUIRED = field_behavior_pb2.FieldBehavior.REQUIRED

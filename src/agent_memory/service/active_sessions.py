@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from agent_memory.domain.active_sessions import (
     ActiveSession,
+    RecordedRun,
+    RunKind,
     StoredSession,
     active_session,
     run_session,
@@ -11,6 +15,14 @@ from agent_memory.domain.active_sessions import (
 from agent_memory.domain.errors import AlreadyExists, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
+from agent_memory.domain.paging import (
+    Page,
+    decode_page_token,
+    listing_fingerprint,
+    page_size,
+    paged,
+    refuse_page_token,
+)
 from agent_memory.store.repositories import Store, Tx
 
 DEFAULT_WARNING_RUNS = 20
@@ -40,8 +52,10 @@ class ActiveSessions:
         run_id: str,
         session_id_before: str,
         session_id_after: str,
+        kind: RunKind = RunKind.SCHEDULED,
     ) -> ActiveSession:
-        """Record a finished run; while active memory is on, carry its session forward.
+        """Record a finished run; while active memory is on, carry its session forward
+        (a chat turn's too, though only scheduled runs count toward the warning).
 
         Runs of one agent finishing at once queue on the agent's session row, so each
         is counted and the last one to finish leaves its session id.
@@ -51,7 +65,7 @@ class ActiveSessions:
             AlreadyExists: the run id was recorded with other session ids
                 (reason ``RUN_ALREADY_RECORDED``).
         """
-        run = run_session(agent_id, run_id, session_id_before, session_id_after)
+        run = run_session(agent_id, run_id, session_id_before, session_id_after, kind)
         async with self._store.transaction(principal) as tx:
             stored = await tx.sessions.get(agent_id, lock=True)
             # Read after the lock: an enable that reset the session is seen by this run.
@@ -71,13 +85,39 @@ class ActiveSessions:
                 if existing != run:
                     raise AlreadyExists(
                         f"run {run.run_id!r} of agent {agent_id!r} was already recorded "
-                        "with other session ids",
+                        "with other session ids or as another kind of run",
                         reason="RUN_ALREADY_RECORDED",
                         metadata={"agent_id": agent_id, "run_id": run.run_id},
                     )
             elif carried and run.session_id_after is not None:
                 stored = await tx.sessions.carry(agent_id, run.session_id_after, recorded_at)
             return await self._view(tx, agent_id, stored, enabled=settings.active_memory_enabled)
+
+    async def runs(
+        self, principal: Principal, agent_id: str, *, size: int, token: str
+    ) -> Page[RecordedRun]:
+        """The agent's recorded runs, newest first, with the session ids before and
+        after each.
+
+        Raises:
+            InvalidArgument: a bad agent id, page size or page token.
+        """
+        check(owner_violations("agent_id", agent_id))
+        limit = page_size(size)
+        listing = listing_fingerprint("runs", agent_id)
+        raw = decode_page_token(token, listing, arity=2)
+        after: tuple[datetime, str] | None = None
+        if raw is not None:
+            try:
+                at = datetime.fromisoformat(str(raw[0]))
+            except ValueError:
+                refuse_page_token()
+            if at.tzinfo is None or not isinstance(raw[1], str):
+                refuse_page_token()
+            after = (at, raw[1])
+        async with self._store.connection(principal) as tx:
+            rows = await tx.sessions.list_runs(agent_id, after=after, limit=limit + 1)
+        return paged(rows, limit, listing, lambda r: [r.recorded_at.isoformat(), r.run.run_id])
 
     async def reset(self, principal: Principal, agent_id: str) -> ActiveSession:
         """Forget the agent's session id and restart the runs count: the next run is fresh.

@@ -26,6 +26,7 @@ class Agents:
         *,
         memory_enabled: bool | None,
         active_memory_enabled: bool | None = None,
+        review_decisions: bool | None = None,
     ) -> AgentSettings:
         """Change the switches given; ``None`` leaves one as it is.
 
@@ -44,6 +45,9 @@ class Agents:
                 active_memory_enabled=current.active_memory_enabled
                 if active_memory_enabled is None
                 else active_memory_enabled,
+                review_decisions=current.review_decisions
+                if review_decisions is None
+                else review_decisions,
             )
             if wanted.active_memory_enabled and not current.active_memory_enabled:
                 await tx.sessions.reset(agent_id)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from agent_memory.config import Settings
+from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
@@ -187,8 +188,9 @@ class Recall:
             agent_cap=self._agent_cap,
             workspace_cap=self._workspace_cap,
             decisions_limit=recent_limit(policy.recent_decisions_limit)
-            if policy.include_recent_decisions
+            if policy.include_recent_decisions is not False
             else None,
+            decisions_if_reviewed=policy.include_recent_decisions is None,
             archival=archival,
             archival_lexical=by_meaning,
             archival_hint=policy.archival_mode is ArchivalMode.TOOL_ONLY,
@@ -358,7 +360,14 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
         )
 
     decisions = None
-    if read.decisions_limit is not None:
+    reviewed = (
+        not read.decisions_if_reviewed
+        or (
+            await section(prompt.RECENT_DECISIONS, lambda: tx.agents.get(read.agent_id))
+            or AgentSettings(read.agent_id)
+        ).review_decisions
+    )
+    if read.decisions_limit is not None and reviewed:
         limit = read.decisions_limit
         decisions = await section(
             prompt.RECENT_DECISIONS,

@@ -10,12 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import LiteralString
 
-from agent_memory.domain.active_sessions import RunSession, StoredSession
+from agent_memory.domain.active_sessions import RecordedRun, RunKind, RunSession, StoredSession
 from agent_memory.domain.identity import Principal
 from agent_memory.store.columns import output
-from agent_memory.store.models import ActiveSessionRow
+from agent_memory.store.models import ActiveSessionRow, AgentRunRow
 from agent_memory.store.repositories import SessionRepository
-from agent_memory.store.sql import Connection, Row, execute, fetch_one
+from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
 
 _COLUMNS = output(ActiveSessionRow, "")
 _GET: LiteralString = f"""
@@ -41,17 +41,26 @@ SET session_id = NULL, session_updated_at = NULL,
     updated_at = clock_timestamp()
 RETURNING {_COLUMNS}
 """
-_FIND_RUN: LiteralString = """
-SELECT run_id, session_id_before, session_id_after FROM agent_runs
+_RUN_COLUMNS = output(AgentRunRow, "")
+_FIND_RUN: LiteralString = f"""
+SELECT {_RUN_COLUMNS} FROM agent_runs
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND run_id = %(run_id)s
 """
 _INSERT_RUN: LiteralString = """
 INSERT INTO agent_runs (tenant_id, agent_id, run_id, session_id_before, session_id_after,
-                        carried, recorded_at)
+                        carried, kind, recorded_at)
 VALUES (%(tenant_id)s, %(agent_id)s, %(run_id)s, %(before)s, %(after)s, %(carried)s,
-        greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
+        %(kind)s, greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
 ON CONFLICT (tenant_id, agent_id, run_id) DO NOTHING
 RETURNING recorded_at
+"""
+# Newest first; of runs recorded in the same instant, the highest run id first.
+_LIST_RUNS: LiteralString = f"""
+SELECT {_RUN_COLUMNS} FROM agent_runs
+WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+  AND (%(at)s::timestamptz IS NULL OR (recorded_at, run_id) < (%(at)s, %(run_id)s::text))
+ORDER BY recorded_at DESC, run_id DESC
+LIMIT %(limit)s
 """
 _CARRY: LiteralString = f"""
 UPDATE active_sessions
@@ -62,8 +71,18 @@ RETURNING {_COLUMNS}
 _RUNS_SINCE: LiteralString = """
 SELECT count(*) AS n FROM agent_runs
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND carried
-  AND recorded_at > %(anchor)s
+  AND kind = 'scheduled' AND recorded_at > %(anchor)s
 """
+
+
+def _recorded(row: Row) -> RecordedRun:
+    run = RunSession(
+        run_id=row["run_id"],
+        session_id_before=row["session_id_before"],
+        session_id_after=row["session_id_after"],
+        kind=RunKind(row["kind"]),
+    )
+    return RecordedRun(run, carried=row["carried"], recorded_at=row["recorded_at"])
 
 
 def _stored(row: Row) -> StoredSession:
@@ -96,13 +115,14 @@ class PgSessions(SessionRepository):
 
     async def find_run(self, agent_id: str, run_id: str) -> RunSession | None:
         row = await fetch_one(self._conn, _FIND_RUN, {**self._agent(agent_id), "run_id": run_id})
-        if row is None:
-            return None
-        return RunSession(
-            run_id=row["run_id"],
-            session_id_before=row["session_id_before"],
-            session_id_after=row["session_id_after"],
-        )
+        return _recorded(row).run if row else None
+
+    async def list_runs(
+        self, agent_id: str, *, after: tuple[datetime, str] | None, limit: int
+    ) -> list[RecordedRun]:
+        at, run_id = after if after is not None else (None, "")
+        params = {**self._agent(agent_id), "at": at, "run_id": run_id, "limit": limit}
+        return [_recorded(r) for r in await fetch_all(self._conn, _LIST_RUNS, params)]
 
     async def insert_run(
         self, agent_id: str, run: RunSession, *, carried: bool, after: datetime | None
@@ -116,6 +136,7 @@ class PgSessions(SessionRepository):
                 "before": run.session_id_before,
                 "after": run.session_id_after,
                 "carried": carried,
+                "kind": run.kind.value,
                 "floor": after,
             },
         )

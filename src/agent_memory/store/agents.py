@@ -23,6 +23,7 @@ VALUES ({insert_values(AgentSettingsRow)})
 ON CONFLICT (tenant_id, agent_id) DO UPDATE
 SET memory_enabled = excluded.memory_enabled,
     active_memory_enabled = excluded.active_memory_enabled,
+    review_decisions = excluded.review_decisions,
     updated_by = excluded.updated_by, updated_at = clock_timestamp()
 RETURNING {_COLUMNS}
 """
@@ -34,6 +35,7 @@ def settings_from_row(row: Row) -> AgentSettings:
         memory_enabled=row["memory_enabled"],
         updated_at=row["updated_at"],
         active_memory_enabled=row["active_memory_enabled"],
+        review_decisions=row["review_decisions"],
     )
 
 
@@ -56,6 +58,7 @@ class PgAgents(AgentRepository):
                 "agent_id": settings.agent_id,
                 "memory_enabled": settings.memory_enabled,
                 "active_memory_enabled": settings.active_memory_enabled,
+                "review_decisions": settings.review_decisions,
                 "actor": self._principal.user_id,
             },
         )

@@ -406,6 +406,9 @@ class AgentSettingsRow(Base):
     active_memory_enabled: Mapped[bool] = mapped_column(
         server_default=text("false"), info=policy(OUTPUT | WRITTEN)
     )
+    review_decisions: Mapped[bool] = mapped_column(
+        server_default=text("false"), info=policy(OUTPUT | WRITTEN)
+    )
 
 
 class BlockRow(Base):
@@ -580,13 +583,17 @@ class AgentRunRow(Base):
         String(255), info=policy(OUTPUT | WRITTEN)
     )
     session_id_after: Mapped[str | None] = mapped_column(String(255), info=policy(OUTPUT | WRITTEN))
-    carried: Mapped[bool] = mapped_column(info=policy(WRITTEN))
+    carried: Mapped[bool] = mapped_column(info=policy(OUTPUT | WRITTEN))
     recorded_at: Mapped[datetime] = mapped_column(Timestamp, info=policy(OUTPUT | WRITTEN))
+    kind: Mapped[str] = mapped_column(
+        String(16), server_default=text("'scheduled'"), info=policy(OUTPUT | WRITTEN)
+    )
 
     __table_args__ = (
         Index("ix_agent_runs_recorded", "tenant_id", "agent_id", "recorded_at"),
         CheckConstraint("char_length(run_id) BETWEEN 1 AND 255", name="run_id_length"),
         CheckConstraint("NOT carried OR session_id_after IS NOT NULL", name="carried"),
+        CheckConstraint("kind IN ('scheduled', 'chat')", name="kind"),
     )
 
 

@@ -48,9 +48,11 @@ _WORKSPACES: LiteralString = (
 
 _READ: LiteralString = f"""
 WITH settings AS (
-    SELECT coalesce((SELECT memory_enabled FROM agent_settings
-                     WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s),
-                    false) AS memory_enabled
+    SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
+           coalesce(s.review_decisions, false) AS review_decisions
+    FROM (SELECT) AS one
+    LEFT JOIN agent_settings AS s
+      ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s
 ),
 agent_rows AS (
     SELECT {_LISTED} FROM memories AS m, settings
@@ -88,7 +90,7 @@ SELECT
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM memories AS m WHERE {_WORKSPACES})
     END AS workspace_total,
-    CASE WHEN %(decisions)s THEN (
+    CASE WHEN %(decisions)s AND (NOT %(if_reviewed)s OR settings.review_decisions) THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
         FROM (SELECT {DECISION_COLUMNS}
               FROM decisions AS d
@@ -133,6 +135,7 @@ class PgPrompts(PromptRepository):
             "workspace_cap": request.workspace_cap,
             "decisions": request.decisions_limit is not None,
             "decisions_limit": request.decisions_limit or 0,
+            "if_reviewed": request.decisions_if_reviewed,
             "archival_hint": request.archival_hint,
         }
         statement = _READ

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from agent_memory.domain.active_sessions import RunSession, StoredSession
+from agent_memory.domain.active_sessions import RecordedRun, RunSession, StoredSession
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.blocks import Block, BlockKey, BlockVersion, BlockWrite, ScopeFilter
 from agent_memory.domain.decisions import (
@@ -333,8 +333,15 @@ class SessionRepository(ABC):
         """Make ``session_id`` the one the agent's next run resumes."""
 
     @abstractmethod
+    async def list_runs(
+        self, agent_id: str, *, after: tuple[datetime, str] | None, limit: int
+    ) -> list[RecordedRun]:
+        """Up to ``limit`` of the agent's runs, newest first (then by run id, highest
+        first), after the position (recorded_at, run_id) ``after``."""
+
+    @abstractmethod
     async def runs_since(self, agent_id: str, anchor: datetime) -> int:
-        """Carried runs recorded after ``anchor``."""
+        """Carried scheduled runs recorded after ``anchor`` (chat turns are not counted)."""
 
 
 class DecisionRepository(ABC):

@@ -16,6 +16,7 @@ from agent_memory_client._ops import (
     ConversationViewName,
     ReExaminableName,
     ResolutionStatusName,
+    RunKindName,
     SourceName,
     Timestamp,
 )
@@ -344,13 +345,17 @@ class MemoryMethods(SyncTransport):
         *,
         memory_enabled: bool | None = None,
         active_memory_enabled: bool | None = None,
+        review_decisions: bool | None = None,
         timeout: float | None = None,
     ) -> memory_pb2.AgentSettings:
         """Turn an agent's switches on or off: those given (not None) change, the others
         stay as they are."""
         return self._run(
             _ops.update_agent_settings(
-                agent_id, memory_enabled=memory_enabled, active_memory_enabled=active_memory_enabled
+                agent_id,
+                memory_enabled=memory_enabled,
+                active_memory_enabled=active_memory_enabled,
+                review_decisions=review_decisions,
             ),
             timeout,
         )
@@ -416,20 +421,30 @@ class MemoryMethods(SyncTransport):
         run_id: str,
         session_id_before: str = "",
         session_id_after: str = "",
+        kind: RunKindName = "scheduled",
         timeout: float | None = None,
     ) -> memory_pb2.ActiveSession:
         """Record a finished run with the session id it resumed and the one it ended
-        with (empty when it failed); the same run again changes nothing. Answers the
-        agent's active session after it."""
+        with (empty when it failed); the same run again changes nothing. ``kind`` says
+        what started it: only scheduled runs count toward the reset warning. Answers
+        the agent's active session after it."""
         return self._run(
             _ops.record_run_session(
                 agent_id,
                 run_id=run_id,
                 session_id_before=session_id_before,
                 session_id_after=session_id_after,
+                kind=kind,
             ),
             timeout,
         )
+
+    def list_agent_runs(
+        self, agent_id: str, *, page_size: int = 100, timeout: float | None = None
+    ) -> Iterator[memory_pb2.AgentRun]:
+        """Every recorded run of the agent, newest first: what started it, and the
+        session ids before and after it."""
+        return self._pages(_ops.list_agent_runs(agent_id, page_size=page_size), timeout)
 
     def reset_active_session(
         self, agent_id: str, *, timeout: float | None = None
@@ -1130,13 +1145,17 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         memory_enabled: bool | None = None,
         active_memory_enabled: bool | None = None,
+        review_decisions: bool | None = None,
         timeout: float | None = None,
     ) -> memory_pb2.AgentSettings:
         """Turn an agent's switches on or off: those given (not None) change, the others
         stay as they are."""
         return await self._run(
             _ops.update_agent_settings(
-                agent_id, memory_enabled=memory_enabled, active_memory_enabled=active_memory_enabled
+                agent_id,
+                memory_enabled=memory_enabled,
+                active_memory_enabled=active_memory_enabled,
+                review_decisions=review_decisions,
             ),
             timeout,
         )
@@ -1202,20 +1221,30 @@ class AsyncMemoryMethods(AsyncTransport):
         run_id: str,
         session_id_before: str = "",
         session_id_after: str = "",
+        kind: RunKindName = "scheduled",
         timeout: float | None = None,
     ) -> memory_pb2.ActiveSession:
         """Record a finished run with the session id it resumed and the one it ended
-        with (empty when it failed); the same run again changes nothing. Answers the
-        agent's active session after it."""
+        with (empty when it failed); the same run again changes nothing. ``kind`` says
+        what started it: only scheduled runs count toward the reset warning. Answers
+        the agent's active session after it."""
         return await self._run(
             _ops.record_run_session(
                 agent_id,
                 run_id=run_id,
                 session_id_before=session_id_before,
                 session_id_after=session_id_after,
+                kind=kind,
             ),
             timeout,
         )
+
+    def list_agent_runs(
+        self, agent_id: str, *, page_size: int = 100, timeout: float | None = None
+    ) -> AsyncGenerator[memory_pb2.AgentRun, None]:
+        """Every recorded run of the agent, newest first: what started it, and the
+        session ids before and after it."""
+        return self._pages(_ops.list_agent_runs(agent_id, page_size=page_size), timeout)
 
     async def reset_active_session(
         self, agent_id: str, *, timeout: float | None = None

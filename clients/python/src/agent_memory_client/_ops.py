@@ -35,6 +35,7 @@ R = TypeVar("R", bound=Message)
 
 BlockLabelName = Literal["core", "archival"]
 SourceName = Literal["manual", "auto", "director"]
+RunKindName = Literal["scheduled", "chat"]
 ArchivalModeName = Literal["tool_only", "auto", "off"]
 ConversationViewName = Literal["basic", "full"]
 ReExaminableName = Literal["never", "always", "until_resolved"]
@@ -46,6 +47,10 @@ _SOURCES = {
     "manual": memory_pb2.MEMORY_SOURCE_MANUAL,
     "auto": memory_pb2.MEMORY_SOURCE_AUTO,
     "director": memory_pb2.MEMORY_SOURCE_DIRECTOR,
+}
+_RUN_KINDS = {
+    "scheduled": memory_pb2.RUN_KIND_SCHEDULED,
+    "chat": memory_pb2.RUN_KIND_CHAT,
 }
 _CONVERSATION_VIEWS = {
     "basic": memory_pb2.CONVERSATION_VIEW_BASIC,
@@ -511,15 +516,19 @@ def update_agent_settings(
     *,
     memory_enabled: bool | None = None,
     active_memory_enabled: bool | None = None,
+    review_decisions: bool | None = None,
 ) -> Op[memory_pb2.AgentSettings]:
     """Turn an agent's switches on or off: those given (not None) change, the others
     stay as they are."""
+    given = {
+        "memory_enabled": memory_enabled,
+        "active_memory_enabled": active_memory_enabled,
+        "review_decisions": review_decisions,
+    }
     settings = memory_pb2.AgentSettings(agent_id=agent_id)
-    if memory_enabled is not None:
-        settings.memory_enabled = memory_enabled
-    if active_memory_enabled is not None:
-        settings.active_memory_enabled = active_memory_enabled
-    given = {"memory_enabled": memory_enabled, "active_memory_enabled": active_memory_enabled}
+    for name, value in given.items():
+        if value is not None:
+            setattr(settings, name, value)
     request = memory_service_pb2.UpdateAgentSettingsRequest(
         settings=settings, update_mask=_field_mask(given, None)
     )
@@ -584,17 +593,27 @@ def record_run_session(
     run_id: str,
     session_id_before: str = "",
     session_id_after: str = "",
+    kind: RunKindName = "scheduled",
 ) -> Op[memory_pb2.ActiveSession]:
     """Record a finished run with the session id it resumed and the one it ended
-    with (empty when it failed); the same run again changes nothing. Answers the
-    agent's active session after it."""
+    with (empty when it failed); the same run again changes nothing. ``kind`` says
+    what started it: only scheduled runs count toward the reset warning. Answers
+    the agent's active session after it."""
     request = memory_service_pb2.RecordRunSessionRequest(
         agent_id=agent_id,
         run_id=run_id,
         session_id_before=session_id_before,
         session_id_after=session_id_after,
+        kind=_choice(_RUN_KINDS, kind, "kind"),
     )
     return Op("MemoryService", "RecordRunSession", request, _session)
+
+
+def list_agent_runs(agent_id: str, *, page_size: int = 100) -> Pages[memory_pb2.AgentRun]:
+    """Every recorded run of the agent, newest first: what started it, and the
+    session ids before and after it."""
+    request = memory_service_pb2.ListAgentRunsRequest(agent_id=agent_id, page_size=page_size)
+    return Pages("MemoryService", "ListAgentRuns", request, lambda r: r.runs)
 
 
 def reset_active_session(agent_id: str) -> Op[memory_pb2.ActiveSession]:

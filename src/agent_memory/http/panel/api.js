@@ -238,6 +238,11 @@ export class Api {
     return this.call("GET", `/v1/agents/${segment(agentId)}/activeSession`);
   }
 
+  /** The agent's recorded runs, newest first: kind and session ids before and after. */
+  agentRuns(agentId, pageSize = 10) {
+    return this.call("GET", `/v1/agents/${segment(agentId)}/runs` + query({ pageSize }));
+  }
+
   resetActiveSession(agentId) {
     return this.call("POST", `/v1/agents/${segment(agentId)}/activeSession:reset`, {});
   }

@@ -1,12 +1,24 @@
 // The Session & decisions tab: the agent's active session (with a reset behind
 // a confirmation) and its recent decisions with their re-examinations.
 
-import { el, fill, formatDuration, icon, refreshButton, timeEl, viewHead } from "./dom.js";
+import {
+  el,
+  fill,
+  formatDuration,
+  icon,
+  refreshButton,
+  tableHead,
+  timeEl,
+  viewHead,
+} from "./dom.js";
 
 const STATUS = {
   ACTIVE_SESSION_STATUS_FRESH: { text: "Fresh", tone: "neutral" },
   ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: { text: "Carrying context", tone: "info" },
 };
+const RUN_KINDS = { RUN_KIND_CHAT: "chat", RUN_KIND_SCHEDULED: "scheduled" };
+const RUNS_SHOWN = 10;
+
 const RESOLUTION = {
   RESOLUTION_STATUS_OPEN: "Open",
   RESOLUTION_STATUS_RESOLVED: "Resolved",
@@ -36,6 +48,7 @@ export function mount(container, ctx) {
     "aria-labelledby": "session-heading",
   });
   const decisionList = el("div", { class: "decision-list" });
+  const runList = el("div", { class: "table-wrap" });
   container.replaceChildren(
     viewHead(
       "Session & decisions",
@@ -43,6 +56,12 @@ export function mount(container, ctx) {
       refreshButton(load),
     ),
     sessionCard,
+    el(
+      "section",
+      { class: "runs", "aria-labelledby": "runs-heading" },
+      el("h3", { id: "runs-heading", class: "section-title" }, "Recent runs"),
+      runList,
+    ),
     el(
       "section",
       { class: "decisions", "aria-labelledby": "decisions-heading" },
@@ -55,7 +74,60 @@ export function mount(container, ctx) {
 
   function load() {
     loadSession();
+    loadRuns();
     loadDecisions();
+  }
+
+  // -- runs -------------------------------------------------------------------------------
+
+  async function loadRuns() {
+    let answer;
+    try {
+      answer = await api.agentRuns(target.id, RUNS_SHOWN);
+    } catch (error) {
+      if (ctx.current()) ctx.fail("Loading the runs", error);
+      return;
+    }
+    if (!ctx.current()) return;
+    const runs = answer.runs || [];
+    const session = (id) => (id ? el("code", {}, id) : el("span", { class: "muted" }, "none"));
+    fill(
+      runList,
+      el(
+        "table",
+        { class: "table runs-table" },
+        el("caption", { class: "sr-only" }, `Recent runs of ${target.id}`),
+        tableHead("Run", "Kind", "Session before", "Session after", ["Recorded", "col-date"]),
+        el(
+          "tbody",
+          {},
+          runs.length
+            ? runs.map((run) =>
+                el(
+                  "tr",
+                  { dataset: { runId: run.runId } },
+                  el("td", {}, el("code", {}, run.runId)),
+                  el("td", {}, RUN_KINDS[run.kind] || "scheduled"),
+                  el("td", {}, session(run.sessionIdBefore)),
+                  el(
+                    "td",
+                    {},
+                    session(run.sessionIdAfter),
+                    run.sessionIdAfter && !run.carried
+                      ? el("div", { class: "muted small" }, "not carried: active memory was off")
+                      : null,
+                  ),
+                  el("td", { class: "col-date" }, timeEl(run.recordedAt)),
+                ),
+              )
+            : el(
+                "tr",
+                { class: "empty-row" },
+                el("td", { colspan: 5 }, "No run recorded yet."),
+              ),
+        ),
+      ),
+    );
   }
 
   // -- active session ---------------------------------------------------------------------

@@ -65,6 +65,12 @@ class ExtractionJobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXTRACTION_JOB_STATE_RUNNING: _ClassVar[ExtractionJobState]
     EXTRACTION_JOB_STATE_DONE: _ClassVar[ExtractionJobState]
 
+class RunKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RUN_KIND_UNSPECIFIED: _ClassVar[RunKind]
+    RUN_KIND_SCHEDULED: _ClassVar[RunKind]
+    RUN_KIND_CHAT: _ClassVar[RunKind]
+
 class ActiveSessionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACTIVE_SESSION_STATUS_UNSPECIFIED: _ClassVar[ActiveSessionStatus]
@@ -104,6 +110,9 @@ EXTRACTION_JOB_STATE_UNSPECIFIED: ExtractionJobState
 EXTRACTION_JOB_STATE_QUEUED: ExtractionJobState
 EXTRACTION_JOB_STATE_RUNNING: ExtractionJobState
 EXTRACTION_JOB_STATE_DONE: ExtractionJobState
+RUN_KIND_UNSPECIFIED: RunKind
+RUN_KIND_SCHEDULED: RunKind
+RUN_KIND_CHAT: RunKind
 ACTIVE_SESSION_STATUS_UNSPECIFIED: ActiveSessionStatus
 ACTIVE_SESSION_STATUS_FRESH: ActiveSessionStatus
 ACTIVE_SESSION_STATUS_CARRYING_CONTEXT: ActiveSessionStatus
@@ -237,16 +246,18 @@ class MemoryEvent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., memory_id: _Optional[str] = ..., type: _Optional[_Union[MemoryEventType, str]] = ..., actor_user_id: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., old_memory: _Optional[_Union[Memory, _Mapping]] = ..., new_memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
 
 class AgentSettings(_message.Message):
-    __slots__ = ("agent_id", "memory_enabled", "updated_at", "active_memory_enabled")
+    __slots__ = ("agent_id", "memory_enabled", "updated_at", "active_memory_enabled", "review_decisions")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_DECISIONS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     memory_enabled: bool
     updated_at: _timestamp_pb2.Timestamp
     active_memory_enabled: bool
-    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., active_memory_enabled: _Optional[bool] = ...) -> None: ...
+    review_decisions: bool
+    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., active_memory_enabled: _Optional[bool] = ..., review_decisions: _Optional[bool] = ...) -> None: ...
 
 class ExtractionUsage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cost_usd")
@@ -327,6 +338,22 @@ class UsageRecord(_message.Message):
     agent_id: str
     outcome: ExtractionOutcome
     def __init__(self, id: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_id: _Optional[str] = ..., outcome: _Optional[_Union[ExtractionOutcome, str]] = ...) -> None: ...
+
+class AgentRun(_message.Message):
+    __slots__ = ("run_id", "kind", "session_id_before", "session_id_after", "carried", "recorded_at")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CARRIED_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_AT_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    kind: RunKind
+    session_id_before: str
+    session_id_after: str
+    carried: bool
+    recorded_at: _timestamp_pb2.Timestamp
+    def __init__(self, run_id: _Optional[str] = ..., kind: _Optional[_Union[RunKind, str]] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ..., carried: _Optional[bool] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ActiveSession(_message.Message):
     __slots__ = ("agent_id", "session_id", "status", "runs_since_reset", "session_age", "warning", "last_reset_at", "enabled", "updated_at", "warning_threshold")

@@ -306,22 +306,42 @@ class GetActiveSessionResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...
 
 class RecordRunSessionRequest(_message.Message):
-    __slots__ = ("agent_id", "run_id", "session_id_before", "session_id_after")
+    __slots__ = ("agent_id", "run_id", "session_id_before", "session_id_after", "kind")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_BEFORE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_AFTER_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     run_id: str
     session_id_before: str
     session_id_after: str
-    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ...) -> None: ...
+    kind: _memory_pb2.RunKind
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ..., kind: _Optional[_Union[_memory_pb2.RunKind, str]] = ...) -> None: ...
 
 class RecordRunSessionResponse(_message.Message):
     __slots__ = ("session",)
     SESSION_FIELD_NUMBER: _ClassVar[int]
     session: _memory_pb2.ActiveSession
     def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...
+
+class ListAgentRunsRequest(_message.Message):
+    __slots__ = ("agent_id", "page_size", "page_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAgentRunsResponse(_message.Message):
+    __slots__ = ("runs", "next_page_token")
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[_memory_pb2.AgentRun]
+    next_page_token: str
+    def __init__(self, runs: _Optional[_Iterable[_Union[_memory_pb2.AgentRun, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ResetActiveSessionRequest(_message.Message):
     __slots__ = ("agent_id",)

@@ -137,6 +137,11 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionResponse.FromString,
                 _registered_method=True)
+        self.ListAgentRuns = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/ListAgentRuns',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentRunsRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentRunsResponse.FromString,
+                _registered_method=True)
         self.ResetActiveSession = channel.unary_unary(
                 '/agentmemory.v1.MemoryService/ResetActiveSession',
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ResetActiveSessionRequest.SerializeToString,
@@ -348,11 +353,19 @@ class MemoryServiceServicer:
     def RecordRunSession(self, request, context):
         """Records a finished run (chat turn or scheduled run) with the session id
         it resumed and the one it ended with. While active memory is on, a
-        reported session_id_after becomes the agent's session and the run
-        counts towards runs_since_reset. Runs finishing at once are serialised,
+        reported session_id_after becomes the agent's session, and a scheduled
+        run counts towards runs_since_reset. Runs finishing at once are serialised,
         so none is lost. Recording the same run id again with the same session
         ids changes nothing; with different ones it is ALREADY_EXISTS with
         reason RUN_ALREADY_RECORDED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAgentRuns(self, request, context):
+        """Lists the agent's recorded runs, newest first (AIP-158): what started
+        each, and the session ids before and after it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -536,6 +549,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.RecordRunSession,
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionResponse.SerializeToString,
+            ),
+            'ListAgentRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAgentRuns,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentRunsRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ListAgentRunsResponse.SerializeToString,
             ),
             'ResetActiveSession': grpc.unary_unary_rpc_method_handler(
                     servicer.ResetActiveSession,
@@ -1043,6 +1061,33 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/RecordRunSession',
             agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.RecordRunSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAgentRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/ListAgentRuns',
+            agentmemory_dot_v1_dot_memory__service__pb2.ListAgentRunsRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.ListAgentRunsResponse.FromString,
             options,
             channel_credentials,
             insecure,
