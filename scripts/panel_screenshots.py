@@ -295,7 +295,8 @@ def seed_blocks(c: Client) -> None:
 
 
 def seed_runs(c: Client) -> None:
-    """Enough runs on one shared session to pass the reset warning."""
+    """Enough scheduled runs on one shared session to pass the reset warning, then a
+    chat turn."""
     session = "sess_01JD4Q8ZP3"
     for n in range(23):
         request = memories_pb.RecordRunSessionRequest(
@@ -305,6 +306,15 @@ def seed_runs(c: Client) -> None:
             session_id_after=session,
         )
         c.call(c.memory.RecordRunSession, request)
+    # A person chats with the agent between its runs: the same session, not counted.
+    chat = memories_pb.RecordRunSessionRequest(
+        agent_id=AGENT,
+        run_id="chat-0412",
+        session_id_before=session,
+        session_id_after="sess_01JD4R2KX9",
+        kind=memory_pb2.RUN_KIND_CHAT,
+    )
+    c.call(c.memory.RecordRunSession, chat)
 
 
 def seed_decisions(c: Client) -> None:
