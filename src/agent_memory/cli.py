@@ -207,6 +207,12 @@ def _parser() -> argparse.ArgumentParser:
     database_options(load)
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date")
+    migrate.add_argument(
+        "--distribute",
+        action="store_true",
+        help="then, on a Citus coordinator, distribute the tenant tables by tenant_id "
+        "(colocated) and make the reference tables; a second run changes nothing",
+    )
     database_options(migrate)
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
@@ -284,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(settings.log_level if args.log_level else "WARNING")
     try:
         if args.command == "migrate":
-            return _migrate(settings)
+            return _migrate(settings, distribute=args.distribute)
         if args.command in {"export", "import"}:
             return asyncio.run(_transfer(settings, args))
         return asyncio.run(_keys(settings, args))
@@ -426,15 +432,25 @@ def _mcp(args: argparse.Namespace) -> int:
     )
 
 
-def _migrate(settings: Settings) -> int:
+def _migrate(settings: Settings, *, distribute: bool = False) -> int:
+    from agent_memory.store.distribution import NoCitus
+    from agent_memory.store.distribution import distribute as distribute_tables
     from agent_memory.store.embedded import describe_database
     from agent_memory.store.opening import open_database
 
     url, embedded, migration = open_database(settings)
     print(f"database: {describe_database(url, embedded)}", file=sys.stderr)
-    if embedded is not None:
-        embedded.stop()
-    print(migration.describe())
+    try:
+        print(migration.describe())
+        if distribute:
+            try:
+                print(distribute_tables(url).describe())
+            except NoCitus as exc:
+                print(f"agent-memory migrate --distribute: {exc}", file=sys.stderr)
+                return 2
+    finally:
+        if embedded is not None:
+            embedded.stop()
     return 0
 
 

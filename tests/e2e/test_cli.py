@@ -43,6 +43,18 @@ def test_migrate_twice_is_harmless(cli_database: str) -> None:
     assert again.stdout.startswith("schema already at revision "), again.stdout
 
 
+def test_distribute_without_citus_migrates_then_says_so_plainly(cli_database: str) -> None:
+    done = cli("migrate", "--distribute", "--database-url", cli_database)
+    assert done.returncode == 2
+    assert done.stdout.startswith("schema already at revision "), done.stdout
+    said = [line for line in done.stderr.splitlines() if line.startswith("agent-memory")]
+    assert said == [
+        "agent-memory migrate --distribute: this PostgreSQL has no Citus: install Citus on "
+        "the coordinator and the workers, or run migrate without --distribute"
+    ]
+    assert "Traceback" not in done.stderr
+
+
 def test_keys_create_list_revoke(cli_database: str) -> None:
     key = create_key(cli_database, "acme", "ops")
     assert key.startswith("amk_")

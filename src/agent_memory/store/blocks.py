@@ -37,13 +37,13 @@ def _is_block(a: LiteralString) -> LiteralString:
 
 
 def _same_block(a: LiteralString, b: LiteralString) -> LiteralString:
-    return f"""{a}.tenant_id = {b}.tenant_id AND {a}.user_id = {b}.user_id
+    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = {b}.user_id
       AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id AND {a}.label = {b}.label"""
 
 
 def _same_owner(a: LiteralString, b: LiteralString) -> LiteralString:
     """Archival lines belong to the (user, scope, agent) of their block."""
-    return f"""{a}.tenant_id = {b}.tenant_id AND {a}.user_id = {b}.user_id
+    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = {b}.user_id
       AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id"""
 
 

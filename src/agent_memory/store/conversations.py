@@ -96,7 +96,7 @@ ORDER BY s.ordinal
 
 _OTHERS_GROUNDINGS: LiteralString = f"""
 FROM memory_groundings AS g
-JOIN memories AS m ON m.tenant_id = g.tenant_id AND m.id = g.memory_id
+JOIN memories AS m ON m.tenant_id = %(tenant_id)s AND m.id = g.memory_id
 WHERE g.tenant_id = %(tenant_id)s AND {live("m")}
   AND m.conversation_provider = %(provider)s AND m.conversation_id = %(conversation_id)s
   AND (%(writer)s::uuid IS NULL OR g.memory_id <> %(writer)s::uuid)

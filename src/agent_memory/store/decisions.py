@@ -55,10 +55,10 @@ def decision_columns(*, full: bool) -> LiteralString:
 
 _REEXAMINED: LiteralString = """,
     (SELECT r.conviction_score FROM reexaminations AS r
-     WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id
+     WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id
      ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS latest_conviction_score,
     (SELECT count(*) FROM reexaminations AS r
-     WHERE r.tenant_id = d.tenant_id AND r.parent_decision_id = d.id) AS reexamination_count"""
+     WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id) AS reexamination_count"""
 DECISION_COLUMNS = decision_columns(full=False)
 _WITH_RESULT: LiteralString = f"SELECT {decision_columns(full=True)} FROM decisions AS d"
 _WITHOUT_RESULT: LiteralString = f"SELECT {DECISION_COLUMNS} FROM decisions AS d"

@@ -75,7 +75,7 @@ WITH gone AS (
       AND c.conversation_id = k.id
       AND NOT EXISTS (
           SELECT FROM memories AS m
-          WHERE m.tenant_id = c.tenant_id AND m.conversation_provider = c.provider
+          WHERE m.tenant_id = %(tenant_id)s AND m.conversation_provider = c.provider
             AND m.conversation_id = c.conversation_id)
     RETURNING 1
 )
@@ -111,7 +111,7 @@ _REEXAMINATIONS_OF_AGENT: LiteralString = """
 WITH gone AS (
     DELETE FROM reexaminations AS r
     USING decisions AS d
-    WHERE r.tenant_id = %(tenant_id)s AND d.tenant_id = r.tenant_id
+    WHERE r.tenant_id = %(tenant_id)s AND d.tenant_id = %(tenant_id)s
       AND d.id = r.parent_decision_id AND d.agent_id = %(agent_id)s
     RETURNING 1
 )

@@ -11,16 +11,18 @@ meanwhile is claimed again for its new text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, LiteralString
+from typing import Any, LiteralString, TypeVar
 
 from agent_memory.domain.indexing import Claimed, LineToIndex, MemoryToIndex, Vector
 from agent_memory.store.memories import current
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
 from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array
+
+T = TypeVar("T")
 
 # A row is due in one of three ways, each claimed on its own so that an index serves
 # each whatever the model (every statement is planned once, generically): its text
@@ -61,21 +63,39 @@ class _Embedded:
     reads: LiteralString
     only: LiteralString = "true"
 
+    def due(self, way: str) -> LiteralString:
+        """The rows due in ``way`` (the table's alias is ``a``)."""
+        a = self.a
+        due, _ = _WAYS[way]
+        return f"""{due.format(a=a, hashed=self.hashed)}
+      AND ({a}.index_lease_until IS NULL OR {a}.index_lease_until < now()) AND {self.only}"""
+
+    def next_tenant(self, way: str) -> LiteralString:
+        """The first tenant, in the way's order, with a row due: a read across tenants
+        that locks nothing, so that the claim itself names one tenant (a sharded
+        database routes it to that tenant's shard)."""
+        _, order = _WAYS[way]
+        return f"""
+SELECT {self.a}.tenant_id FROM {self.table} AS {self.a}
+WHERE {self.due(way)} AND {self.a}.tenant_id <> ALL (%(tried)s::text[])
+ORDER BY {order.format(a=self.a)}
+LIMIT 1
+"""
+
     def claim(self, way: str) -> LiteralString:
-        due, order = _WAYS[way]
+        _, order = _WAYS[way]
         a = self.a
         keys = ", ".join(f"{a}.{column} AS {field}" for column, _, field in self.key)
         return f"""
 WITH due AS (
     SELECT {a}.ctid FROM {self.table} AS {a}
-    WHERE {due.format(a=a, hashed=self.hashed)}
-      AND ({a}.index_lease_until IS NULL OR {a}.index_lease_until < now()) AND {self.only}
+    WHERE {a}.tenant_id = %(tenant_id)s AND {self.due(way)}
     ORDER BY {order.format(a=a)}
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
 UPDATE {self.table} AS {a} SET index_lease_until = now() + %(lease)s
-WHERE {a}.ctid = ANY (ARRAY(SELECT ctid FROM due))
+WHERE {a}.tenant_id = %(tenant_id)s AND {a}.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
 """
 
@@ -86,7 +106,10 @@ RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
         names = ", ".join(c for c, _ in columns)
         row = ", ".join(f"{self.a}.{c}" for c, _, _ in self.key)
         given = ", ".join(f"x.{c}" for c, _, _ in self.key)
-        return f"FROM unnest({arrays}) AS x({names})\nWHERE ({row}) = ({given})"
+        return (
+            f"FROM unnest({arrays}) AS x({names})\n"
+            f"WHERE {self.a}.tenant_id = %(one_tenant)s AND ({row}) = ({given})"
+        )
 
     @property
     def store(self) -> LiteralString:
@@ -104,8 +127,9 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
         return f"UPDATE {self.table} AS {self.a} SET index_lease_until = NULL\n{self._matching()}"
 
     def keys(self, items: Sequence[object]) -> dict[str, Any]:
-        """The parameters naming ``items`` (claimed from this table)."""
-        return {column: [getattr(x, f) for x in items] for column, _, f in self.key}
+        """The parameters naming ``items`` (claimed from this table, of one tenant)."""
+        named = {column: [getattr(x, f) for x in items] for column, _, f in self.key}
+        return {**named, "one_tenant": named["tenant_id"][0]}
 
 
 _LINES = _Embedded(
@@ -129,14 +153,33 @@ _MEMORIES = _Embedded(
     reads="m.key, m.value",
     only=current("m"),
 )
-_CLAIM_LINES = [(_LINES.claim(way), first) for way, first in _TURNS]
-_CLAIM_MEMORIES = [(_MEMORIES.claim(way), first) for way, first in _TURNS]
+_Turn = tuple[LiteralString, LiteralString, bool]
+_CLAIM_LINES: list[_Turn] = [
+    (_LINES.next_tenant(way), _LINES.claim(way), first) for way, first in _TURNS
+]
+_CLAIM_MEMORIES: list[_Turn] = [
+    (_MEMORIES.next_tenant(way), _MEMORIES.claim(way), first) for way, first in _TURNS
+]
+# The reads across tenants that find who has rows due (they lock and change nothing).
+INDEX_DISCOVERY: tuple[LiteralString, ...] = tuple(
+    find for find, _, _ in [*_CLAIM_LINES, *_CLAIM_MEMORIES]
+)
+# How many tenants one claim takes rows of, at most, in each way.
+_TENANTS_PER_TURN = 8
+
+
+def _by_tenant(items: Sequence[T], tenant_of: Callable[[T], str]) -> list[list[T]]:
+    """``items`` in groups of one tenant each, in the order they came."""
+    groups: dict[str, list[T]] = {}
+    for item in items:
+        groups.setdefault(tenant_of(item), []).append(item)
+    return list(groups.values())
 
 
 def _stored(
     table: _Embedded,
     model: str,
-    done: Sequence[tuple[LineToIndex, Vector]] | Sequence[tuple[MemoryToIndex, Vector]],
+    done: Sequence[tuple[Any, Vector]],
 ) -> dict[str, Any]:
     return {
         **table.keys([x for x, _ in done]),
@@ -160,23 +203,28 @@ class PgIndexQueue(IndexQueue):
         lines: list[LineToIndex] = []
         memories: list[MemoryToIndex] = []
 
-        async def take(
-            statements: list[tuple[LiteralString, bool]], room: int, into: list[Any], kind: Any
-        ) -> bool:
-            """Claim into ``into`` up to ``room``; whether the table may hold more."""
-            for statement, after_first in statements:
+        async def take(statements: list[_Turn], room: int, into: list[Any], kind: Any) -> bool:
+            """Claim into ``into`` up to ``room``, tenant by tenant; whether the table
+            may hold more."""
+            for find, claim, after_first in statements:
+                tried: list[str] = []
+                while room > 0 and len(tried) < _TENANTS_PER_TURN:
+                    params = {
+                        "model": model,
+                        "after": after_tenant,
+                        "after_first": after_first,
+                        "tried": tried,
+                    }
+                    tenant = await fetch_one(self._conn, find, params)
+                    if tenant is None:
+                        break
+                    tried.append(tenant["tenant_id"])
+                    params.update(tenant_id=tenant["tenant_id"], limit=room, lease=lease)
+                    found = [kind(**r) for r in await fetch_all(self._conn, claim, params)]
+                    into.extend(found)
+                    room -= len(found)
                 if room <= 0:
                     return True
-                params = {
-                    "model": model,
-                    "limit": room,
-                    "lease": lease,
-                    "after": after_tenant,
-                    "after_first": after_first,
-                }
-                found = [kind(**r) for r in await fetch_all(self._conn, statement, params)]
-                into.extend(found)
-                room -= len(found)
             return room <= 0
 
         more_lines = await take(_CLAIM_LINES, limit - limit // MEMORY_SHARE, lines, LineToIndex)
@@ -193,14 +241,19 @@ class PgIndexQueue(IndexQueue):
         memories: Sequence[tuple[MemoryToIndex, Vector]],
     ) -> int:
         kept = 0
-        for table, done in ((_LINES, lines), (_MEMORIES, memories)):
-            if done:
-                kept += await execute(self._conn, table.store, _stored(table, model, done))
+        tables: list[tuple[_Embedded, Sequence[tuple[Any, Vector]]]] = [
+            (_LINES, lines),
+            (_MEMORIES, memories),
+        ]
+        for table, done in tables:
+            for group in _by_tenant(done, lambda pair: str(pair[0].tenant_id)):
+                kept += await execute(self._conn, table.store, _stored(table, model, group))
         return kept
 
     async def release(
         self, *, lines: Sequence[LineToIndex], memories: Sequence[MemoryToIndex]
     ) -> None:
-        for table, held in ((_LINES, lines), (_MEMORIES, memories)):
-            if held:
-                await execute(self._conn, table.release, table.keys(held))
+        tables: list[tuple[_Embedded, Sequence[Any]]] = [(_LINES, lines), (_MEMORIES, memories)]
+        for table, held in tables:
+            for group in _by_tenant(held, lambda item: str(item.tenant_id)):
+                await execute(self._conn, table.release, table.keys(group))

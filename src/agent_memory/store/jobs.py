@@ -28,7 +28,7 @@ from agent_memory.domain.memory import Scope
 from agent_memory.store.columns import insert_columns, insert_values, output
 from agent_memory.store.models import ExtractionJobRow
 from agent_memory.store.repositories import JobQueue, JobRepository
-from agent_memory.store.sql import Connection, fetch_one
+from agent_memory.store.sql import Connection, fetch_all, fetch_one
 
 _ENQUEUE: LiteralString = f"""
 INSERT INTO extraction_jobs ({insert_columns(ExtractionJobRow)})
@@ -40,11 +40,23 @@ SET agent_id = excluded.agent_id, workspace_id = excluded.workspace_id,
 RETURNING id
 """
 
-_CLAIM: LiteralString = """
+_DUE: LiteralString = """
+    ((status = 'queued' AND run_after <= now())
+     OR (status = 'running' AND lease_until < now()))"""
+# Which tenants have a job due, the longest waiting first: a read across tenants that
+# locks nothing, so that the claim itself names one tenant (a sharded database routes
+# it to that tenant's shard).
+DUE_TENANTS: LiteralString = f"""
+SELECT tenant_id FROM extraction_jobs
+WHERE {_DUE}
+GROUP BY tenant_id
+ORDER BY min(run_after)
+LIMIT %(tenants)s
+"""
+_CLAIM: LiteralString = f"""
 WITH due AS (
-    SELECT tenant_id, id FROM extraction_jobs
-    WHERE (status = 'queued' AND run_after <= now())
-       OR (status = 'running' AND lease_until < now())
+    SELECT id FROM extraction_jobs
+    WHERE tenant_id = %(tenant_id)s AND {_DUE}
     ORDER BY run_after
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -53,10 +65,12 @@ UPDATE extraction_jobs AS j
 SET status = 'running', attempts = j.attempts + 1, lease_until = now() + %(lease)s,
     updated_at = now()
 FROM due
-WHERE j.tenant_id = due.tenant_id AND j.id = due.id
+WHERE j.tenant_id = %(tenant_id)s AND j.id = due.id
 RETURNING j.tenant_id, j.id, j.actor_user_id, j.attempts, j.agent_id, j.workspace_id,
           j.session_id, j.chain_id, j.transcript
 """
+# How many tenants with due jobs a claim tries before it says there is none.
+_TENANTS_TRIED = 8
 
 _OURS: LiteralString = """
 WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'running'
@@ -84,7 +98,7 @@ _RETRY: LiteralString = f"""
 WITH newer AS (
     SELECT FROM extraction_jobs AS queued
     JOIN extraction_jobs AS this
-      ON queued.tenant_id = this.tenant_id
+      ON queued.tenant_id = %(tenant_id)s
      AND queued.synthetic_session_id = this.synthetic_session_id
     WHERE this.tenant_id = %(tenant_id)s AND this.id = %(id)s AND queued.status = 'queued'
 )
@@ -230,8 +244,13 @@ class PgJobQueue(JobQueue):
         self._conn = conn
 
     async def claim(self, *, lease: timedelta) -> ClaimedJob | None:
-        row = await fetch_one(self._conn, _CLAIM, {"lease": lease})
-        if row is None:
+        due = await fetch_all(self._conn, DUE_TENANTS, {"tenants": _TENANTS_TRIED})
+        for tenant in due:
+            params = {"tenant_id": tenant["tenant_id"], "lease": lease}
+            row = await fetch_one(self._conn, _CLAIM, params)
+            if row is not None:
+                break
+        else:
             return None
         return ClaimedJob(
             tenant_id=row["tenant_id"],

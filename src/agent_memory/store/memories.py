@@ -170,7 +170,7 @@ def _snapshot(name: LiteralString | None) -> LiteralString:
 GROUNDINGS = """(
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
     FROM memory_groundings AS g
-    WHERE g.tenant_id = m.tenant_id AND g.memory_id = m.id
+    WHERE g.tenant_id = %(tenant_id)s AND g.memory_id = m.id
 ) AS groundings"""
 
 _AT_KEY = """
@@ -200,7 +200,7 @@ updated AS (
     UPDATE memories AS m
     SET {merged(MemoryRow, "m")}
     FROM current AS c
-    WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.version = c.version
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = c.id AND m.version = c.version
       AND c.source = %(source)s
     RETURNING m.*
 ),
@@ -263,7 +263,7 @@ changed AS (
     UPDATE memories AS m
     SET {patched(MemoryRow, "m")}
     FROM old
-    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
     RETURNING m.*
 ),
 event AS ({_event("%(event)s", "old", "changed")})
@@ -278,7 +278,7 @@ changed AS (
     UPDATE memories AS m
     SET pinned = %(pinned)s, {stamps(MemoryRow, "m")}
     FROM old
-    WHERE m.tenant_id = old.tenant_id AND m.id = old.id AND old.pinned <> %(pinned)s
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id AND old.pinned <> %(pinned)s
     RETURNING m.*
 ),
 event AS ({_event("CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END", "old", "changed")})
@@ -296,7 +296,7 @@ changed AS (
     UPDATE memories AS m
     SET superseded_by = %(by)s, {stamps(MemoryRow, "m")}
     FROM old
-    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
       AND old.scope = %(scope)s AND old.owner_id = %(owner_id)s AND old.id <> %(by)s
       AND old.superseded_by IS DISTINCT FROM %(by)s
     RETURNING m.*
@@ -312,7 +312,7 @@ _DELETE: LiteralString = (
 gone AS (
     DELETE FROM memories AS m
     USING old
-    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
       AND (%(version)s::bigint IS NULL OR old.version = %(version)s::bigint)
     RETURNING m.id
 ),
@@ -336,13 +336,13 @@ WITH old AS ({rows}),
 gone AS (
     DELETE FROM memories AS m
     USING old
-    WHERE m.tenant_id = old.tenant_id AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
     RETURNING m.tenant_id, m.id
 ),
 emptied AS (
     UPDATE memory_events AS e SET old_memory = NULL, new_memory = NULL
     FROM gone
-    WHERE e.tenant_id = gone.tenant_id AND e.memory_id = gone.id
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = gone.id
       AND (e.old_memory IS NOT NULL OR e.new_memory IS NOT NULL)
 ),
 event AS (
@@ -360,10 +360,15 @@ _DELETE_EXPIRED_AT_KEY: LiteralString = _expired_deletion(
     f"SELECT * FROM memories AS m WHERE {_AT_KEY} AND m.expire_time <= now() FOR UPDATE"
 )
 
-# Across tenants, oldest expiry first, at most a batch; rows another sweeper (another
+# The tenants holding expired memories: a read across tenants that locks nothing, so
+# that each sweep names one tenant (a sharded database routes it to that tenant's shard).
+EXPIRED_TENANTS: LiteralString = """
+SELECT DISTINCT m.tenant_id FROM memories AS m WHERE m.expire_time <= now() LIMIT %(limit)s
+"""
+# One tenant's, oldest expiry first, at most a batch; rows another sweeper (another
 # replica) holds are skipped, not waited for.
 SWEEP_EXPIRED: LiteralString = _expired_deletion(
-    """SELECT * FROM memories AS m WHERE m.expire_time <= now()
+    """SELECT * FROM memories AS m WHERE m.tenant_id = %(tenant_id)s AND m.expire_time <= now()
     ORDER BY m.expire_time LIMIT %(limit)s FOR UPDATE SKIP LOCKED"""
 )
 
@@ -755,5 +760,11 @@ class PgExpirySweep(ExpirySweep):
         self._conn = conn
 
     async def sweep(self, limit: int) -> int:
-        row = await fetch_one(self._conn, SWEEP_EXPIRED, {"limit": limit, "actor": EXPIRY_ACTOR})
-        return int(row["n"]) if row else 0
+        swept = 0
+        for tenant in await fetch_all(self._conn, EXPIRED_TENANTS, {"limit": limit}):
+            params = {"tenant_id": tenant["tenant_id"], "limit": limit - swept}
+            row = await fetch_one(self._conn, SWEEP_EXPIRED, {**params, "actor": EXPIRY_ACTOR})
+            swept += int(row["n"]) if row else 0
+            if swept >= limit:
+                break
+        return swept
