@@ -460,6 +460,13 @@ class FakeMemories(MemoryRepository):
         rows.sort(key=lambda m: order_position(m, named)[0], reverse=order.descending)
         return rows[:limit]
 
+    async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:
+        now = self._store.clock()
+        for memory_id in ids:
+            found = self._rows.get((self._tenant, memory_id))
+            if found is not None:
+                self._rows[(self._tenant, memory_id)] = replace(found, last_used_time=now)
+
     async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
         return len(
             [m for m in self._mine(expired=True) if m.owner == owner and self._meets(m, query)]

@@ -18,10 +18,9 @@ from google.protobuf.descriptor import MethodDescriptor
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy.engine import make_url
 
-from agent_memory.api.server import RunningServer, start_server
+from agent_memory.api.server import RunningServer, database_for, start_server
 from agent_memory.config import Settings
 from agent_memory.domain.identity import Role
-from agent_memory.embed import model_of
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
 from agentmemory.v1 import (
@@ -132,13 +131,7 @@ class ServerThread:
         self._thread.start()
 
         async def boot() -> RunningServer:
-            self.db = Database(
-                self.database_url,
-                pool_size=self.settings.db_pool_size,
-                statement_timeout_ms=self.settings.db_statement_timeout_ms,
-                tracer_provider=self.tracer_provider,
-                index_model=model_of(self.settings),
-            )
+            self.db = database_for(self.settings, self.database_url, self.tracer_provider)
             return await start_server(self.settings, self.db, tracer_provider=self.tracer_provider)
 
         self._running = self.run(boot())

@@ -121,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         help="base URL of the embeddings API for --embedder http, e.g. "
         "http://127.0.0.1:8080/v1 (env MEMORY_EMBEDDER_URL)",
     )
+    serve.add_argument(
+        "--database-read-url",
+        metavar="URL",
+        help="a hot standby of --database-url for Recall, RenderPrompt and listings "
+        "(env MEMORY_DATABASE_READ_URL); reads go to the primary while it lags",
+    )
     database_options(serve)
 
     health = commands.add_parser(
@@ -257,6 +263,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         tls_key=getattr(args, "tls_key", None),
         tls_client_ca=getattr(args, "tls_client_ca", None),
         database_wait_seconds=getattr(args, "database_wait", None),
+        database_read_url=getattr(args, "database_read_url", None),
         embedder=getattr(args, "embedder", None),
         embedder_url=getattr(args, "embedder_url", None),
     )

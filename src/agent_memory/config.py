@@ -34,6 +34,12 @@ class Settings:
     database_url: str | None = None
     # At start, how long to keep retrying a database that does not answer yet.
     database_wait_seconds: float = 30.0
+    # A hot standby of database_url for the reads that may lag (Recall, RenderPrompt,
+    # listings); reads go to the primary while it lags past standby_max_lag_seconds,
+    # and a caller's for read_your_writes_seconds after it wrote.
+    database_read_url: str | None = None
+    standby_max_lag_seconds: float = 5.0
+    read_your_writes_seconds: float = 5.0
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     insecure_local: bool = False
     # TLS on the serving port: a PEM certificate chain and its key; with a client CA,
@@ -210,6 +216,15 @@ class Settings:
             )
         if not 0 <= self.auth_cache_seconds <= 5:
             raise SettingsError("MEMORY_AUTH_CACHE_SECONDS must be between 0 and 5")
+        if self.database_read_url and not self.database_url:
+            raise SettingsError(
+                "--database-read-url (MEMORY_DATABASE_READ_URL) names a standby of the "
+                "database of --database-url (MEMORY_DATABASE_URL): give that too, or drop it"
+            )
+        if self.standby_max_lag_seconds <= 0:
+            raise SettingsError("MEMORY_STANDBY_MAX_LAG_SECONDS must be positive")
+        if self.read_your_writes_seconds < 0:
+            raise SettingsError("MEMORY_READ_YOUR_WRITES_SECONDS must not be negative")
         for setting in fields(self):
             value = getattr(self, setting.name)
             if isinstance(value, float) and not math.isfinite(value):
@@ -323,6 +338,18 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     ),
     "database_wait_seconds": (
         "at start, how long to retry a database that does not answer yet",
+        None,
+    ),
+    "database_read_url": (
+        "a hot standby of the database, for Recall, RenderPrompt and listings",
+        "unset (every read on the primary)",
+    ),
+    "standby_max_lag_seconds": (
+        "past this replay lag the standby's reads go to the primary",
+        None,
+    ),
+    "read_your_writes_seconds": (
+        "after a caller writes, its reads go to the primary for this long",
         None,
     ),
     "data_dir": (

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 
 from agent_memory.api.request_checks import checked, decoding
@@ -27,6 +30,20 @@ SERVICE_PREFIX = "/agentmemory.v1."
 DEFAULT_LOCAL_IDENTITY = "default"
 
 _principal: contextvars.ContextVar[Principal] = contextvars.ContextVar("principal")
+
+
+@functools.cache
+def reads_only(method: str) -> bool:
+    """Whether the contract marks ``method`` (``/agentmemory.v1.Service/Method``) as free
+    of side effects (its ``idempotency_level`` is ``NO_SIDE_EFFECTS``)."""
+    name = method.strip("/").replace("/", ".")
+    try:
+        found = descriptor_pool.Default().FindMethodByName(name)  # type: ignore[no-untyped-call]
+    except KeyError:
+        return False
+    return bool(
+        found.GetOptions().idempotency_level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS
+    )
 
 
 def current_principal() -> Principal:
@@ -89,11 +106,20 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     is built once and reused.
     """
 
-    def __init__(self, identify: IdentifyCaller, activity: Activity | None = None) -> None:
+    def __init__(
+        self,
+        identify: IdentifyCaller,
+        activity: Activity | None = None,
+        *,
+        wrote: Callable[[Principal], None] | None = None,
+    ) -> None:
         """``activity`` counts the calls being served (background work waits for a
-        lull between them)."""
+        lull between them). ``wrote`` is told the caller of every call of a method
+        with side effects (by its ``idempotency_level``), as it starts and as it ends:
+        the caller's next reads see what it wrote."""
         self._identify = identify
         self._activity = activity or Activity()
+        self._wrote = wrote
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}
 
     async def intercept_service(
@@ -135,6 +161,21 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             self._stream(method, handler.stream_stream), **codecs
         )
 
+    def _marks(self, method: str) -> None:
+        """A call with side effects: its caller's reads go where its writes went."""
+        if self._wrote is not None and not reads_only(method):
+            self._wrote(current_principal())
+
+    @contextlib.contextmanager
+    def _writing(self, method: str) -> Iterator[None]:
+        """As the call ends, its caller wrote (when the method writes)."""
+        try:
+            yield
+        finally:
+            principal = _principal.get(None)
+            if self._wrote is not None and principal is not None and not reads_only(method):
+                self._wrote(principal)
+
     async def admit(self, method: str, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
         """The caller ``metadata`` names, once its role allows ``method``: what every
         call passes first. Another transport asks it before reading a request.
@@ -162,9 +203,10 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """One response, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            with self._activity.serving():
+            with self._activity.serving(), self._writing(method):
                 try:
                     await self._caller(method, context)
+                    self._marks(method)
                     request = checked(request)
                     request = await _scanned(method, request)
                     result = behaviour(request, context)
@@ -182,9 +224,10 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """A stream of responses, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            with self._activity.serving():
+            with self._activity.serving(), self._writing(method):
                 try:
                     await self._caller(method, context)
+                    self._marks(method)
                     request = checked(request)
                     request = await _scanned(method, request)
                     async for item in behaviour(request, context):

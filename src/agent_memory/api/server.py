@@ -148,7 +148,7 @@ async def start_server(
 
         interceptors.append(aio_server_interceptor(tracer_provider=tracer_provider))
     activity = Activity()
-    service_interceptor = ServiceInterceptor(identify, activity)
+    service_interceptor = ServiceInterceptor(identify, activity, wrote=db.wrote)
     interceptors.append(service_interceptor)
     server = grpc.aio.server(
         interceptors=interceptors,
@@ -323,6 +323,22 @@ def mode(settings: Settings) -> str:
     return f"{auth}, TLS with client certificates"
 
 
+def database_for(
+    settings: Settings, url: str, tracer_provider: TracerProvider | None = None
+) -> Database:
+    """The database a server process serves from, as ``settings`` set it up."""
+    return Database(
+        url,
+        pool_size=settings.db_pool_size,
+        statement_timeout_ms=settings.db_statement_timeout_ms,
+        tracer_provider=tracer_provider,
+        index_model=model_of(settings),
+        read_url=settings.database_read_url,
+        standby_max_lag_seconds=settings.standby_max_lag_seconds,
+        read_your_writes_seconds=settings.read_your_writes_seconds,
+    )
+
+
 async def serve_on(
     settings: Settings,
     url: str,
@@ -343,13 +359,7 @@ async def serve_on(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     tracer_provider = tracer_provider_from_env()
-    db = Database(
-        url,
-        pool_size=settings.db_pool_size,
-        statement_timeout_ms=settings.db_statement_timeout_ms,
-        tracer_provider=tracer_provider,
-        index_model=model_of(settings),
-    )
+    db = database_for(settings, url, tracer_provider)
     try:
         if describe_recall:
             await log_recall_mode(db, settings)

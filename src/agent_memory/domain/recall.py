@@ -249,3 +249,5 @@ class PromptState:
     archival: Sequence[RecallMatch] = field(default_factory=tuple)
     archival_lexical: LexicalPart | None = None
     has_archival: bool = False
+    # Shown memories whose use a standby could not record (the caller marks them).
+    unmarked: tuple[uuid.UUID, ...] = ()

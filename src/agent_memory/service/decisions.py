@@ -133,7 +133,7 @@ class Decisions:
             violations += card_type_name_violations("card_type", card_type)
         check(violations)
         count = recent_limit(limit)
-        async with self._store.connection(principal) as tx:
+        async with self._store.reading(principal) as tx:
             found = await tx.decisions.recent(
                 agent_id, limit=count, with_result=include_result, card_type=card_type or None
             )

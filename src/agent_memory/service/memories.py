@@ -250,7 +250,7 @@ class Memories:
         if limit < 0:
             check([FieldViolation("limit", "must not be negative", "OUT_OF_RANGE")])
         count = min(limit or LEARNINGS_DEFAULT, LEARNINGS_MAX)
-        async with self._store.connection(principal) as tx:
+        async with self._store.reading(principal) as tx:
             return await tx.memories.learnings(chain_agent_ids, count)
 
     async def get(self, principal: Principal, memory_id: uuid.UUID) -> Memory:
@@ -302,7 +302,7 @@ class Memories:
                 )
             except ValueError:
                 refuse_page_token()
-        async with self._store.connection(principal) as tx:
+        async with self._store.reading(principal) as tx:
             rows = await tx.memories.list_page(
                 owner, after=after, limit=limit + 1, query=query, order=order
             )
@@ -333,7 +333,7 @@ class Memories:
             if not isinstance(raw[0], str):
                 refuse_page_token()
             after = raw[0]
-        async with self._store.connection(principal) as tx:
+        async with self._store.reading(principal) as tx:
             rows = await tx.memories.owners(scope, after=after, limit=limit + 1)
         return paged(rows, limit, listing, lambda o: [o.owner.id])
 

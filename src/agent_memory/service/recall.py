@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import TypeVar
@@ -115,10 +116,25 @@ class Recall:
         if await self.by_meaning(principal):
             matches = await self._rank_by_meaning(principal, ranked)
         else:
-            async with self._store.connection(principal) as tx:
+            async with self._store.reading(principal) as tx:
                 matches = await tx.recall.rank(ranked)
+                unmarked = tx.standby
+            if unmarked:
+                await self._mark_used(principal, [m.memory_id for m in matches])
         for match in matches:
             yield match
+
+    async def _mark_used(self, principal: Principal, ids: list[uuid.UUID | None]) -> None:
+        """Record on the primary that memories a standby read returned reached a model:
+        a hint, so a failure costs the caller nothing but a line in the log."""
+        found = [i for i in ids if i is not None]
+        if not found:
+            return
+        try:
+            async with self._store.connection(principal) as tx:
+                await tx.memories.mark_used(found)
+        except (Unavailable, Timeout) as exc:
+            log.info("could not record the use of %d memories: %s", len(found), exc)
 
     async def _rank_by_meaning(self, principal: Principal, ranked: RankQuery) -> list[RecallMatch]:
         """The lexical half runs while the query is embedded; then one statement fuses
@@ -127,7 +143,7 @@ class Recall:
         searched = _searched(principal, ranked.agent_id)
         started = self._query_side.start(searched, ranked.query)
         try:
-            async with self._store.connection(principal) as tx:
+            async with self._store.reading(principal) as tx:
                 lexical = await tx.recall.lexical(ranked)
             return await self._fused(principal, searched, ranked, lexical, started)
         finally:
@@ -146,10 +162,15 @@ class Recall:
         embedding (``started`` when it was begun); by words when the embedder failed."""
         assert self._query_side is not None
         meaning = await self._query_side.finish(searched, ranked.query, lexical.speakers, started)
-        async with self._store.connection(principal) as tx:
+        async with self._store.reading(principal) as tx:
             if meaning is None:
-                return await tx.recall.rank(ranked)
-            return await tx.recall.fuse(ranked, lexical, meaning)
+                matches = await tx.recall.rank(ranked)
+            else:
+                matches = await tx.recall.fuse(ranked, lexical, meaning)
+            unmarked = tx.standby
+        if unmarked:
+            await self._mark_used(principal, [m.memory_id for m in matches])
+        return matches
 
     async def render(
         self, principal: Principal, request: RenderRequest
@@ -214,7 +235,7 @@ class Recall:
     async def _read(self, principal: Principal, read: PromptRead) -> tuple[PromptState, list[str]]:
         warnings: list[str] = []
         try:
-            async with self._store.connection(principal) as tx:
+            async with self._store.reading(principal) as tx:
                 try:
                     state = await tx.prompts.read(read)
                 except Unavailable:
@@ -233,6 +254,8 @@ class Recall:
             log.warning("render: every memory section left out: %s", exc)
             warnings = [f"memory: left out, the database is unavailable ({exc.reason})"]
             state = PromptState()
+        if state.unmarked:
+            await self._mark_used(principal, list(state.unmarked))
         return state, warnings
 
     async def _fuse_archival(

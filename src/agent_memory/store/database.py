@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -40,6 +41,7 @@ from agent_memory.store.prompts import PgPrompts
 from agent_memory.store.recall import PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
 from agent_memory.store.sql import Connection, database_errors, fetch_one
+from agent_memory.store.standby import Standby
 from agent_memory.store.transfer import PgTransfer
 from agent_memory.store.usage import PgUsage
 from agent_memory.store.vectors import PGVECTOR_INSTALLED
@@ -51,6 +53,8 @@ logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 # How long a caller waits for a free connection before the call is UNAVAILABLE.
 CHECKOUT_TIMEOUT_SECONDS = 5.0
+# Callers whose last write is remembered, at most, before the old ones are let go.
+_WRITERS_KEPT = 100_000
 # A health probe that takes longer than this finds the database unavailable.
 PROBE_TIMEOUT_SECONDS = 3.0
 
@@ -104,7 +108,9 @@ class PgClock(Clock):
         return now
 
 
-def _tx(conn: Connection, principal: Principal, index_model: str | None) -> Tx:
+def _tx(
+    conn: Connection, principal: Principal, index_model: str | None, *, standby: bool = False
+) -> Tx:
     return Tx(
         memories=PgMemories(conn, principal),
         events=PgEvents(conn, principal),
@@ -115,11 +121,12 @@ def _tx(conn: Connection, principal: Principal, index_model: str | None) -> Tx:
         decisions=PgDecisions(conn, principal),
         usage=PgUsage(conn, principal),
         jobs=PgJobs(conn, principal),
-        recall=PgRecall(conn, principal),
-        prompts=PgPrompts(conn, principal),
+        recall=PgRecall(conn, principal, marks=not standby),
+        prompts=PgPrompts(conn, principal, marks=not standby),
         clock=PgClock(conn),
         forget=PgForget(conn, principal),
         transfer=PgTransfer(conn, principal),
+        standby=standby,
     )
 
 
@@ -139,9 +146,13 @@ class Database(Store):
         statement_timeout_ms: int = 10_000,
         tracer_provider: TracerProvider | None = None,
         index_model: str | None = None,
+        read_url: str | None = None,
+        standby_max_lag_seconds: float = 5.0,
+        read_your_writes_seconds: float = 5.0,
     ) -> None:
         """``index_model``: the model recall runs (the embedder's), whose vectors count
-        as a block's indexed lines; ``None`` when recall is lexical."""
+        as a block's indexed lines; ``None`` when recall is lexical. ``read_url``: a
+        hot standby of ``url`` for the reads that may lag (see :meth:`reading`)."""
         self._tracer_provider = tracer_provider
         self._index_model = index_model
         self._url = libpq_url(url)
@@ -163,6 +174,19 @@ class Database(Store):
             name="agent-memory",
         )
         self._returning: set[asyncio.Future[None]] = set()
+        self._standby = (
+            Standby(
+                libpq_url(read_url),
+                pool_size=pool_size,
+                max_lag_seconds=standby_max_lag_seconds,
+                kwargs=connection_kwargs(statement_timeout_ms, "agent-memory-reads"),
+            )
+            if read_url
+            else None
+        )
+        self._read_your_writes = read_your_writes_seconds
+        # When each caller last wrote (monotonic), while a standby serves reads.
+        self._writes: dict[tuple[str, str], float] = {}
 
     @asynccontextmanager
     async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
@@ -173,6 +197,40 @@ class Database(Store):
     async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn:
             yield _tx(conn, principal, self._index_model)
+
+    def wrote(self, principal: Principal) -> None:
+        if self._standby is None:
+            return
+        now = time.monotonic()
+        if len(self._writes) > _WRITERS_KEPT:
+            self._writes = {
+                k: t for k, t in self._writes.items() if now - t < self._read_your_writes
+            }
+        self._writes[(principal.tenant_id, principal.user_id)] = now
+
+    @asynccontextmanager
+    async def reading(self, principal: Principal) -> AsyncIterator[Tx]:
+        standby = self._standby
+        wrote = self._writes.get((principal.tenant_id, principal.user_id)) if standby else None
+        recent = wrote is not None and time.monotonic() - wrote < self._read_your_writes
+        conn = None
+        if standby is not None and not recent and await standby.usable():
+            try:
+                conn = await standby.checkout()
+            except Unavailable as exc:
+                standby.failed(exc)  # this read, and the next ones, on the primary
+        if conn is None or standby is None:
+            async with self.connection(principal) as tx:
+                yield tx
+            return
+        try:
+            with database_errors():
+                yield _tx(conn, principal, self._index_model, standby=True)
+        except Unavailable as exc:
+            standby.failed(exc)
+            raise
+        finally:
+            await standby.putconn(conn)
 
     @asynccontextmanager
     async def admin(self) -> AsyncIterator[AdminTx]:
@@ -278,6 +336,8 @@ class Database(Store):
         )
 
     async def close(self) -> None:
+        if self._standby is not None:
+            await self._standby.close()
         await self._close_probe()
         await asyncio.gather(*self._returning, return_exceptions=True)
         await self._pool.close()

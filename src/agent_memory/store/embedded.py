@@ -202,6 +202,10 @@ class EmbeddedPostgres:
         with suppress(FileNotFoundError):
             temporary.unlink()
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # The server's account owns every file of its data folder, this one too: its
+        # own tools (pg_basebackup, for a standby) read the folder whole.
+        if self.account is not None and not self.account.is_us:
+            os.fchown(fd, self.account.uid, self.account.gid)
         with os.fdopen(fd, "w") as out:
             json.dump(pids, out)
         os.replace(temporary, path)

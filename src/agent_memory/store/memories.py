@@ -501,6 +501,8 @@ def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
     return sql
 
 
+_MARK_USED: LiteralString = mark_used("SELECT unnest(%(ids)s::uuid[])")
+
 _MATCHING: LiteralString = f"""
 SELECT count(*) AS n FROM memories AS m
 WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
@@ -700,6 +702,10 @@ class PgMemories(MemoryRepository):
                 params.update(zip(("after_value", "after_key"), after, strict=True))
         rows = await fetch_all(self._conn, sql + (keyset if after else "") + ordering, params)
         return [memory_from_row(r) for r in rows]
+
+    async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:
+        if ids:
+            await execute(self._conn, _MARK_USED, {**self._tenant, "ids": list(ids)})
 
     async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
         params: dict[str, Any] = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id}

@@ -46,7 +46,12 @@ _WORKSPACES: LiteralString = (
     owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
 )
 
-_READ: LiteralString = f"""
+# The memories a render shows whose use is not recorded yet.
+_SHOWN_STALE: LiteralString = (
+    f"SELECT id FROM agent_rows WHERE {STALE_USE} UNION ALL "
+    f"SELECT id FROM workspace_rows WHERE {STALE_USE}"
+)
+_HEAD: LiteralString = f"""
 WITH settings AS (
     SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
            coalesce(s.review_decisions, false) AS review_decisions
@@ -65,13 +70,8 @@ workspace_rows AS (
     WHERE %(workspace_id)s::text IS NOT NULL AND {_WORKSPACES}
     ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
-),
-used AS ({
-    mark_used(
-        f"SELECT id FROM agent_rows WHERE {STALE_USE} UNION ALL "
-        f"SELECT id FROM workspace_rows WHERE {STALE_USE}"
-    )
-})
+)"""
+_BODY: LiteralString = f"""
 SELECT
     settings.memory_enabled,
     CASE WHEN %(user_core)s THEN {_CORE} AND scope = 'user' AND agent_id = '')
@@ -99,6 +99,12 @@ SELECT
               LIMIT %(decisions_limit)s) AS x)
     END AS decisions,
     %(archival_hint)s AND {HAS_ARCHIVAL} AS has_archival"""
+# On the primary the render marks what it shows as used, in the same statement; on a
+# read-only standby it returns their ids for the caller to mark on the primary.
+_READ: dict[bool, LiteralString] = {
+    True: _HEAD + f",\nused AS ({mark_used(_SHOWN_STALE)})" + _BODY + ",\n'{}'::uuid[] AS unmarked",
+    False: _HEAD + _BODY + f",\nARRAY({_SHOWN_STALE}) AS unmarked",
+}
 
 # The archival ranking, or (when the rest is ranked by meaning) its lexical half.
 _ARCHIVAL: dict[bool, LiteralString] = {
@@ -120,8 +126,10 @@ def _rows(found: Any, total: Any) -> MemoryRows:
 
 
 class PgPrompts(PromptRepository):
-    def __init__(self, conn: Connection, principal: Principal) -> None:
+    def __init__(self, conn: Connection, principal: Principal, *, marks: bool = True) -> None:
+        """``marks``: mark what a render shows as used (not on a standby)."""
         self._conn = conn
+        self._marks = marks
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
 
     async def read(self, request: PromptRead) -> PromptState:
@@ -138,7 +146,7 @@ class PgPrompts(PromptRepository):
             "if_reviewed": request.decisions_if_reviewed,
             "archival_hint": request.archival_hint,
         }
-        statement = _READ
+        statement = _READ[self._marks]
         if request.archival is not None:
             statement += _ARCHIVAL[request.archival_lexical]
             params.update(rank_params(request.archival))
@@ -150,6 +158,7 @@ class PgPrompts(PromptRepository):
 def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
     return PromptState(
         has_archival=bool(row["has_archival"]),
+        unmarked=tuple(row.get("unmarked") or ()),
         user_core=row["user_core"],
         agent_core=row["agent_core"],
         agent_memory=_rows(row["agent_rows"], row["agent_total"])

@@ -415,6 +415,13 @@ ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
 LIMIT %(rank_limit)s"""
 
 
+def _ordered(ranking: LiteralString) -> LiteralString:
+    """``ranking`` as :func:`_marking_used` returns it, without the marking."""
+    return f"""
+WITH found AS ({ranking})
+SELECT * FROM found ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id"""
+
+
 def _marking_used(ranking: LiteralString) -> LiteralString:
     """``ranking``, with the memories it returns marked as used (a data-modifying
     statement must be the top level, so the ranking is a part of this one)."""
@@ -424,9 +431,12 @@ used AS ({mark_used("SELECT memory_id FROM found WHERE memory_id IS NOT NULL")})
 SELECT * FROM found ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id"""
 
 
-# What Recall runs: the rankings above, marking the memories they return.
+# What Recall runs: the rankings above, marking the memories they return; on a
+# standby, where nothing can be written, the rankings alone, in the same order.
 RECALL_RANK: LiteralString = _marking_used(RANK)
 RECALL_FUSE: LiteralString = _marking_used(FUSE)
+RANK_ORDERED: LiteralString = _ordered(RANK)
+FUSE_ORDERED: LiteralString = _ordered(FUSE)
 
 _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
 
@@ -500,14 +510,16 @@ def lexical_part_from_row(row: Mapping[str, Any]) -> LexicalPart:
 
 
 class PgRecall(RecallRepository):
-    def __init__(self, conn: Connection, principal: Principal) -> None:
+    def __init__(self, conn: Connection, principal: Principal, *, marks: bool = True) -> None:
+        """``marks``: mark the memories a ranking returns as used (not on a standby)."""
         self._conn = conn
+        self._marks = marks
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
 
     async def rank(self, query: RankQuery) -> list[RecallMatch]:
         # At most 100 rows, all ranked before the first is known: fetched at once.
         params = {**self._caller, **rank_params(query)}
-        rows = await fetch_all(self._conn, RECALL_RANK, params)
+        rows = await fetch_all(self._conn, RECALL_RANK if self._marks else RANK_ORDERED, params)
         return [match_from_row(r) for r in rows]
 
     async def lexical(self, query: RankQuery) -> LexicalPart:
@@ -519,7 +531,8 @@ class PgRecall(RecallRepository):
         self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
     ) -> list[RecallMatch]:
         params = {**self._caller, **fuse_params(query, lexical, meaning)}
-        return [match_from_row(r) for r in await fetch_all(self._conn, RECALL_FUSE, params)]
+        statement = RECALL_FUSE if self._marks else FUSE_ORDERED
+        return [match_from_row(r) for r in await fetch_all(self._conn, statement, params)]
 
     async def vectors_available(self) -> bool:
         row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})

@@ -176,6 +176,11 @@ class MemoryRepository(ABC):
         named ``order`` (an ``OrderPosition``)."""
 
     @abstractmethod
+    async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:
+        """Record that the memories ``ids`` reached a model now (a hint: rows marked
+        within the last minute, or held by a writer, are passed by)."""
+
+    @abstractmethod
     async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
         """How many of the owner's memories meet ``query``."""
 
@@ -556,6 +561,9 @@ class Tx:
     clock: Clock
     forget: ForgetRepository
     transfer: TransferRepository
+    # On a hot standby: read-only, and a little behind the primary. Reads that would
+    # mark what they show as used leave the marking to the caller, on the primary.
+    standby: bool = False
 
 
 class ForgetRepository(ABC):
@@ -687,3 +695,14 @@ class Store(ABC):
     @abstractmethod
     def admin(self) -> AbstractAsyncContextManager[AdminTx]:
         """Across tenants, no transaction around the block: each call commits on its own."""
+
+    def reading(self, principal: Principal) -> AbstractAsyncContextManager[Tx]:
+        """For reads that may be a little behind (Recall, RenderPrompt, listings): a
+        standby's connection when there is a usable one and the caller wrote nothing
+        lately, else :meth:`connection`. Its ``Tx.standby`` says which."""
+        return self.connection(principal)
+
+    def wrote(self, principal: Principal) -> None:
+        """The caller wrote (or is writing) now: its reads go to the primary for a
+        while, so it reads what it wrote. Without a standby there is nothing to do."""
+        return None

@@ -1,0 +1,365 @@
+"""Reads from a streaming standby: a primary and a hot standby made from the embedded
+PostgreSQL's own binaries (``pg_basebackup``, streaming replication over a local
+socket), and the service with ``database_read_url`` set.
+
+Every statement is seen as the driver sends it, with the server it went to: Recall,
+RenderPrompt and the listings run on the standby and write nothing there (what they
+show is marked as used on the primary); writes, the reads of a compare-and-set
+cycle and a caller's reads right after its own write run on the primary; and a
+standby that lags past the bound or stops sends reads back to the primary, with one
+log line each time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import grpc
+import psycopg
+import pytest
+
+from agent_memory.config import Settings
+from agent_memory.store import migrate
+from agent_memory.store.embedded import (
+    DATABASE_NAME,
+    PORT,
+    EmbeddedPostgres,
+    postgres_bin_dir,
+)
+from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
+from agentmemory.v1 import block_service_pb2 as blocks_pb
+from agentmemory.v1 import memory_service_pb2 as pb
+from agentmemory.v1 import recall_service_pb2 as recall_pb
+from tests.support import Client, ServerThread
+
+pytestmark = pytest.mark.e2e
+
+AGENT = "reader-agent"
+LAG_BOUND = 1.0
+READ_YOUR_WRITES = 1.0
+
+
+@dataclass
+class Replicated:
+    primary: str
+    standby: str
+    standby_data: Path
+    run: Callable[[list[str]], None]
+    standby_sockets: Path
+
+    def stop_standby(self) -> None:
+        self.run(["pg_ctl", "-D", str(self.standby_data), "-m", "immediate", "-w", "stop"])
+
+
+def _url(socket_dir: Path) -> str:
+    return f"postgresql://postgres@/{DATABASE_NAME}?host={quote(str(socket_dir))}"
+
+
+@pytest.fixture(scope="module")
+def replicated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicated]:
+    if os.environ.get("MEMORY_TEST_DATABASE_URL"):
+        pytest.skip("the standby is made from the embedded PostgreSQL's binaries")
+    primary = EmbeddedPostgres(tmp_path_factory.mktemp("primary"))
+    primary_url = primary.start()
+    migrate.upgrade(primary_url)
+    account = primary.account
+    assert account is not None
+    assert primary.socket_dir is not None
+
+    def run(args: list[str]) -> None:
+        command = account.command([str(postgres_bin_dir() / args[0]), *args[1:]])
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    # The standby's folders are the server account's own, private, with a short socket
+    # path (sun_path is short).
+    standby_data = primary.data_dir / "standby"
+    standby_data.mkdir()
+    sockets = Path(tempfile.mkdtemp(prefix="am-stby-"))
+    for folder in (standby_data, sockets):
+        if not account.is_us:
+            os.chown(folder, account.uid, account.gid)
+        folder.chmod(0o700)
+    run(
+        [
+            "pg_basebackup",
+            "-h",
+            str(primary.socket_dir),
+            "-p",
+            str(PORT),
+            "-U",
+            "postgres",
+            "-D",
+            str(standby_data),
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
+        ]
+    )
+    options = f"-p {PORT} -c listen_addresses='' -k {sockets} -c unix_socket_permissions=0700"
+    run(
+        [
+            "pg_ctl",
+            "-D",
+            str(standby_data),
+            "-l",
+            str(standby_data / "log"),
+            "-o",
+            options,
+            "-w",
+            "start",
+        ]
+    )
+    replicated = Replicated(primary_url, _url(sockets), standby_data, run, sockets)
+    try:
+        yield replicated
+    finally:
+        with contextlib.suppress(AssertionError):  # a test stopped it already
+            replicated.stop_standby()
+        primary.stop()
+
+
+@dataclass
+class Statements:
+    """What the driver sent, with the server it went to (the socket folder)."""
+
+    sent: list[tuple[str, str]] = field(default_factory=list)
+
+    def on(self, host: str) -> list[str]:
+        return [q for h, q in self.sent if h == host]
+
+    def clear(self) -> None:
+        self.sent.clear()
+
+
+@pytest.fixture(scope="module")
+def statements() -> Iterator[Statements]:
+    seen = Statements()
+    original = psycopg.AsyncConnection.execute
+
+    async def spy(self: Any, query: Any, params: Any = None, *args: Any, **kw: Any) -> Any:
+        seen.sent.append((str(self.info.host), " ".join(str(query).split())))
+        return await original(self, query, params, *args, **kw)
+
+    psycopg.AsyncConnection.execute = spy  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        psycopg.AsyncConnection.execute = original  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="module")
+def server(replicated: Replicated, statements: Statements) -> Iterator[ServerThread]:
+    settings = Settings(
+        embedder="none",
+        database_read_url=replicated.standby,
+        standby_max_lag_seconds=LAG_BOUND,
+        read_your_writes_seconds=READ_YOUR_WRITES,
+        expiry_sweep_seconds=3600,
+    )
+    with ServerThread(replicated.primary, settings=settings) as running:
+        yield running
+
+
+def caught_up(replicated: Replicated) -> None:
+    """Until the standby has replayed everything the primary wrote so far."""
+    with psycopg.connect(replicated.primary, autocommit=True) as primary:
+        row = primary.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+    assert row is not None
+    with psycopg.connect(replicated.standby, autocommit=True) as standby:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            done = standby.execute(
+                "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (row[0],)
+            ).fetchone()
+            if done and done[0]:
+                return
+            time.sleep(0.05)
+    raise AssertionError("the standby never caught up")
+
+
+def prepare(client: Client) -> memory_pb2.Memory:
+    enable = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id=AGENT, memory_enabled=True)
+    )
+    enable.update_mask.paths.append("memory_enabled")
+    client.call(client.memory.UpdateAgentSettings, enable)
+    lines = blocks_pb.WriteBlockRequest(
+        label=block_pb2.BLOCK_LABEL_ARCHIVAL,
+        scope=memory_pb2.SCOPE_AGENT,
+        agent_id=AGENT,
+        content="The staging database listens on port 5433.\nDeploys happen on Tuesdays.",
+    )
+    client.call(client.blocks.WriteBlock, lines)
+    upsert = pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT), key="deploy-day", value="Tuesdays"
+    )
+    memory: memory_pb2.Memory = client.call(client.memory.UpsertMemory, upsert).memory
+    return memory
+
+
+def recall(client: Client) -> list[recall_pb.RecallResponse]:
+    request = recall_pb.RecallRequest(
+        agent_id=AGENT, query="which port does staging listen on", include_memories=True
+    )
+    return list(client.call(client.recall.Recall, request))
+
+
+def render(client: Client) -> str:
+    request = recall_pb.RenderPromptRequest(
+        agent_id=AGENT,
+        memory_policy=recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_AUTO),
+        user_message="when do we deploy",
+    )
+    prompt: str = client.call(client.recall.RenderPrompt, request).system_prompt
+    return prompt
+
+
+def listed(client: Client) -> list[str]:
+    request = pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=AGENT))
+    return [m.key for m in client.call(client.memory.ListMemories, request).memories]
+
+
+WRITES = re.compile(r"\b(INSERT INTO|UPDATE \w+ (AS \w+ )?SET|DELETE FROM|FOR UPDATE)\b")
+
+
+def writes(statements: list[str]) -> list[str]:
+    """The statements that write or lock rows, which a standby refuses."""
+    return [q for q in statements if WRITES.search(q)]
+
+
+def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
+    server: ServerThread, replicated: Replicated, statements: Statements
+) -> None:
+    standby_host = str(replicated.standby_sockets)
+    with server.client() as client:
+        memory = prepare(client)
+        caught_up(replicated)
+        time.sleep(READ_YOUR_WRITES + 0.2)  # past the caller's own writes
+        statements.clear()
+        found = recall(client)
+        assert "The staging database listens on port 5433." in [r.content for r in found]
+        assert "Tuesdays" in render(client)
+        assert listed(client) == ["deploy-day"]
+        on_standby = statements.on(standby_host)
+        assert any("FROM archival_lines" in q for q in on_standby), on_standby
+        assert any("agent_rows" in q for q in on_standby)  # the render
+        assert writes(on_standby) == []
+        on_primary = [q for h, q in statements.sent if h != standby_host]
+        # On the primary: only the key check of the call (none, when cached) and
+        # the marking of the memories shown as used.
+        assert any("last_used_time = clock_timestamp()" in q for q in on_primary), on_primary
+        assert not any("FROM archival_lines" in q for q in on_primary)
+        # The use was recorded on the primary.
+        got = client.call(client.memory.GetMemory, pb.GetMemoryRequest(id=memory.id)).memory
+        assert got.HasField("last_used_time")
+
+
+def test_writes_cas_reads_and_reads_after_a_write_run_on_the_primary(
+    server: ServerThread, replicated: Replicated, statements: Statements
+) -> None:
+    standby_host = str(replicated.standby_sockets)
+    with server.client() as client:
+        prepare(client)
+        caught_up(replicated)
+        time.sleep(READ_YOUR_WRITES + 0.2)
+        statements.clear()
+        # A compare-and-set cycle: its read and its write on the primary.
+        key = {"label": block_pb2.BLOCK_LABEL_CORE, "scope": memory_pb2.SCOPE_AGENT}
+        core = blocks_pb.WriteBlockRequest(**key, agent_id=AGENT, content="v1")  # type: ignore[arg-type]
+        client.call(client.blocks.WriteBlock, core)
+        got = client.call(
+            client.blocks.GetBlock,
+            blocks_pb.GetBlockRequest(**key, agent_id=AGENT),  # type: ignore[arg-type]
+        ).block
+        # Right after its write, the caller reads it back: on the primary.
+        upsert = pb.UpsertMemoryRequest(
+            owner=memory_pb2.MemoryOwner(agent_id=AGENT), key="fresh", value="just written"
+        )
+        client.call(client.memory.UpsertMemory, upsert)
+        assert "fresh" in listed(client)
+        assert got.content == "v1"
+        assert statements.on(standby_host) == []
+
+
+def test_a_lagging_standby_and_a_stopped_one_send_reads_back_to_the_primary(
+    server: ServerThread,
+    replicated: Replicated,
+    statements: Statements,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    standby_host = str(replicated.standby_sockets)
+    with server.client() as writer, server.client() as reader:
+        prepare(reader)
+        caught_up(replicated)
+        time.sleep(READ_YOUR_WRITES + 0.2)
+        listed(reader)  # the standby is checked, and found usable
+        time.sleep(1.2)
+        with psycopg.connect(replicated.standby, autocommit=True) as standby:
+            standby.execute("SELECT pg_wal_replay_pause()")
+            try:
+                with caplog.at_level(logging.INFO, logger="agent_memory.store.standby"):
+                    # The primary goes on; the standby receives but does not replay.
+                    for n in range(5):
+                        upsert = pb.UpsertMemoryRequest(
+                            owner=memory_pb2.MemoryOwner(agent_id="busy"), key=f"k{n}", value="v"
+                        )
+                        writer.call(writer.memory.UpsertMemory, upsert)
+                        time.sleep(0.5)
+                    deadline = time.monotonic() + 10
+                    while time.monotonic() < deadline:
+                        statements.clear()
+                        listed(reader)
+                        if not statements.on(standby_host):
+                            break
+                        time.sleep(0.3)
+                    assert statements.on(standby_host) == []
+                    lags = [r.getMessage() for r in caplog.records if "lags" in r.getMessage()]
+                    assert len(lags) == 1, lags
+                    assert lags[0].endswith("past the bound of 1 s: reads go to the primary")
+            finally:
+                standby.execute("SELECT pg_wal_replay_resume()")
+        caught_up(replicated)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            statements.clear()
+            listed(reader)
+            if statements.on(standby_host):
+                break
+            time.sleep(0.3)
+        assert statements.on(standby_host), "reads never went back to the standby"
+
+        # A standby that stops: reads go on, on the primary, and one line says why.
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="agent_memory.store.standby"):
+            replicated.stop_standby()
+            answered = 0
+            refused: set[grpc.StatusCode] = set()
+            for _ in range(10):
+                try:
+                    listed(reader)
+                    recall(reader)
+                    answered += 1
+                except grpc.RpcError as error:
+                    refused.add(error.code())  # type: ignore[attr-defined]
+                time.sleep(0.2)
+            # A read already on its way to the standby as it stopped fails as
+            # UNAVAILABLE, which clients retry; the others are answered.
+            assert refused <= {grpc.StatusCode.UNAVAILABLE}
+            assert answered >= 8
+            down = [r.getMessage() for r in caplog.records if "does not answer" in r.getMessage()]
+            assert len(down) == 1, down
+            assert down[0].endswith("reads go to the primary")
