@@ -158,7 +158,9 @@ class Filler:
         return time.perf_counter() - started
 
 
-async def _setup(ctx: Context, url: str, address: str, workloads: dict[str, Workload]) -> None:
+async def setup_workloads(
+    ctx: Context, url: str, address: str, workloads: dict[str, Workload]
+) -> None:
     users = [RECALL_USER] + [u for w in workloads.values() for u in w.users()]
     ctx.keys = await create_keys(url, users)
     channel = await channel_to(address)
@@ -183,7 +185,7 @@ async def _setup(ctx: Context, url: str, address: str, workloads: dict[str, Work
         await channel.close()
 
 
-async def _measure(
+async def measure(
     w: Workload,
     ctx: Context,
     address: str,
@@ -247,7 +249,7 @@ async def _bench(run: Run, args: argparse.Namespace) -> None:
     try:
         address = service.wait_ready(180)
         database = EmbeddedDatabase(run.scratch)
-        await _setup(ctx, database.url, address, workloads)
+        await setup_workloads(ctx, database.url, address, workloads)
         filler = Filler(ctx, database.url)
         sampler = ProcessSampler(service.pids())
         sampler.start()
@@ -257,7 +259,7 @@ async def _bench(run: Run, args: argparse.Namespace) -> None:
             print(f"{size.label}: filled in {seconds:.0f} s", file=sys.stderr, flush=True)
             for w in workloads.values():
                 number += 2
-                measured = await _measure(
+                measured = await measure(
                     w, ctx, address, database.url, number, args, service.pids()
                 )
                 rows.append(_row(size, w.title, *measured))

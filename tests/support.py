@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import threading
@@ -12,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import grpc
 from google.protobuf.descriptor import MethodDescriptor
@@ -23,6 +25,7 @@ from agent_memory.config import Settings
 from agent_memory.domain.identity import Role
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
+from agent_memory.store.embedded import DATABASE_NAME, PORT, EmbeddedPostgres, postgres_bin_dir
 from agentmemory.v1 import (
     block_service_pb2_grpc,
     memory_service_pb2_grpc,
@@ -307,3 +310,55 @@ class ServeProcess:
 
     def log(self) -> str:
         return "".join(self.output)
+
+
+class StreamingStandby:
+    """A hot standby of an embedded PostgreSQL, made with its own binaries: a base
+    backup (``pg_basebackup -R``) streaming from the primary over its local socket,
+    started as the primary's account on a socket folder of its own."""
+
+    def __init__(self, primary: EmbeddedPostgres) -> None:
+        import tempfile
+
+        account, socket_dir = primary.account, primary.socket_dir
+        assert account is not None, "start() the primary first"
+        assert socket_dir is not None
+        self._account = account
+        self.data = primary.data_dir / "standby"
+        self.data.mkdir()
+        # Short: a socket's path must fit sun_path.
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="am-stby-"))
+        for folder in (self.data, self.socket_dir):
+            if not account.is_us:
+                os.chown(folder, account.uid, account.gid)
+            folder.chmod(0o700)
+        backup = ["-D", str(self.data), "-R", "-X", "stream", "-c", "fast"]
+        where = ["-h", str(socket_dir), "-p", str(PORT), "-U", "postgres"]
+        self._run(["pg_basebackup", *where, *backup])
+        self.primary_url = primary.url(DATABASE_NAME)
+        self.url = f"postgresql://postgres@/{DATABASE_NAME}?host={quote(str(self.socket_dir))}"
+
+    def _run(self, args: list[str]) -> None:
+        command = self._account.command([str(postgres_bin_dir() / args[0]), *args[1:]])
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed: {done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        options = (
+            f"-p {PORT} -c listen_addresses='' -k {self.socket_dir} -c unix_socket_permissions=0700"
+        )
+        log = str(self.data / "log")
+        self._run(["pg_ctl", "-D", str(self.data), "-l", log, "-o", options, "-w", "start"])
+
+    def stop(self) -> None:
+        """Stop it at once, as a crash would."""
+        self._run(["pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop"])
+
+    def __enter__(self) -> StreamingStandby:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(RuntimeError):  # stopped already
+            self.stop()

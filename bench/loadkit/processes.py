@@ -106,11 +106,13 @@ def start_service(
     archival_chars: int,
     http_listen: str | None = None,
     embedder: str | None = None,
+    read_url: str | None = None,
 ) -> Child:
     """``agent-memory serve`` as in production (API keys on), on the embedded database;
     with ``http_listen``, also serving HTTP/JSON there (its address is logged after
     ``agent-memory http on``); with ``embedder``, that ``--embedder`` rather than the
-    default (the local model)."""
+    default (the local model); with ``read_url``, that standby for the reads that may
+    lag."""
     env = {
         **os.environ,
         "MEMORY_ARCHIVAL_MAX_CHARS": str(archival_chars),
@@ -123,8 +125,11 @@ def start_service(
         "MEMORY_INSECURE_LOCAL",
         "OTEL_TRACES_EXPORTER",
         "MEMORY_EMBEDDER",
+        "MEMORY_DATABASE_READ_URL",
     ):
         env.pop(name, None)
+    if read_url is not None:
+        env["MEMORY_DATABASE_READ_URL"] = read_url
     argv = [sys.executable, "-m", "agent_memory.cli", "serve", "--listen", "127.0.0.1:0"]
     argv += ["--data-dir", str(data_dir), "--log-level", "INFO"]
     name = f"agent-memory serve --workers {workers}"
@@ -148,11 +153,11 @@ class EmbeddedDatabase:
     at close, stops it."""
 
     def __init__(self, data_dir: Path) -> None:
-        self._embedded = EmbeddedPostgres(data_dir)
-        self.url: str = self._embedded.start()
+        self.embedded = EmbeddedPostgres(data_dir)
+        self.url: str = self.embedded.start()
 
     def close(self) -> None:
-        self._embedded.stop()
+        self.embedded.stop()
 
 
 class ProcessSampler:

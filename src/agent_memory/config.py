@@ -216,11 +216,6 @@ class Settings:
             )
         if not 0 <= self.auth_cache_seconds <= 5:
             raise SettingsError("MEMORY_AUTH_CACHE_SECONDS must be between 0 and 5")
-        if self.database_read_url and not self.database_url:
-            raise SettingsError(
-                "--database-read-url (MEMORY_DATABASE_READ_URL) names a standby of the "
-                "database of --database-url (MEMORY_DATABASE_URL): give that too, or drop it"
-            )
         if self.standby_max_lag_seconds <= 0:
             raise SettingsError("MEMORY_STANDBY_MAX_LAG_SECONDS must be positive")
         if self.read_your_writes_seconds < 0:

@@ -275,6 +275,26 @@ def test_agent_memory_is_capped_by_setting_and_says_how_many_are_left_out(
     assert shown == ([*expected, note] if note else expected)
 
 
+def test_past_ten_thousand_memories_the_render_counts_no_further(
+    client: Client, database_url: str
+) -> None:
+    set_memory_enabled(client, "records", True)
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            """
+            INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value,
+                                  created_by, updated_by)
+            SELECT %s, gen_random_uuid(), 'agent', 'records', 'fact-' || n, 'manual',
+                   'value ' || n, 'u', 'u'
+            FROM generate_series(1, 12000) AS n
+            """,
+            (client.tenant_id,),
+        )
+    shown = items(render(client), "agent_memory")
+    assert len(shown) == 51  # the cap's 50, and the line that says what is left out
+    assert shown[-1] == "_(at least 9,950 more memories not shown)_"
+
+
 # --- workspace memory ----------------------------------------------------------------
 
 

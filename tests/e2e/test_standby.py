@@ -12,18 +12,13 @@ log line each time.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import grpc
 import psycopg
@@ -32,16 +27,13 @@ import pytest
 from agent_memory.config import Settings
 from agent_memory.store import migrate
 from agent_memory.store.embedded import (
-    DATABASE_NAME,
-    PORT,
     EmbeddedPostgres,
-    postgres_bin_dir,
 )
 from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as blocks_pb
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
-from tests.support import Client, ServerThread
+from tests.support import Client, ServerThread, StreamingStandby
 
 pytestmark = pytest.mark.e2e
 
@@ -50,85 +42,16 @@ LAG_BOUND = 1.0
 READ_YOUR_WRITES = 1.0
 
 
-@dataclass
-class Replicated:
-    primary: str
-    standby: str
-    standby_data: Path
-    run: Callable[[list[str]], None]
-    standby_sockets: Path
-
-    def stop_standby(self) -> None:
-        self.run(["pg_ctl", "-D", str(self.standby_data), "-m", "immediate", "-w", "stop"])
-
-
-def _url(socket_dir: Path) -> str:
-    return f"postgresql://postgres@/{DATABASE_NAME}?host={quote(str(socket_dir))}"
-
-
 @pytest.fixture(scope="module")
-def replicated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicated]:
+def replicated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamingStandby]:
     if os.environ.get("MEMORY_TEST_DATABASE_URL"):
         pytest.skip("the standby is made from the embedded PostgreSQL's binaries")
     primary = EmbeddedPostgres(tmp_path_factory.mktemp("primary"))
-    primary_url = primary.start()
-    migrate.upgrade(primary_url)
-    account = primary.account
-    assert account is not None
-    assert primary.socket_dir is not None
-
-    def run(args: list[str]) -> None:
-        command = account.command([str(postgres_bin_dir() / args[0]), *args[1:]])
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
-
-    # The standby's folders are the server account's own, private, with a short socket
-    # path (sun_path is short).
-    standby_data = primary.data_dir / "standby"
-    standby_data.mkdir()
-    sockets = Path(tempfile.mkdtemp(prefix="am-stby-"))
-    for folder in (standby_data, sockets):
-        if not account.is_us:
-            os.chown(folder, account.uid, account.gid)
-        folder.chmod(0o700)
-    run(
-        [
-            "pg_basebackup",
-            "-h",
-            str(primary.socket_dir),
-            "-p",
-            str(PORT),
-            "-U",
-            "postgres",
-            "-D",
-            str(standby_data),
-            "-R",
-            "-X",
-            "stream",
-            "-c",
-            "fast",
-        ]
-    )
-    options = f"-p {PORT} -c listen_addresses='' -k {sockets} -c unix_socket_permissions=0700"
-    run(
-        [
-            "pg_ctl",
-            "-D",
-            str(standby_data),
-            "-l",
-            str(standby_data / "log"),
-            "-o",
-            options,
-            "-w",
-            "start",
-        ]
-    )
-    replicated = Replicated(primary_url, _url(sockets), standby_data, run, sockets)
+    migrate.upgrade(primary.start())
     try:
-        yield replicated
+        with StreamingStandby(primary) as replicated:
+            yield replicated
     finally:
-        with contextlib.suppress(AssertionError):  # a test stopped it already
-            replicated.stop_standby()
         primary.stop()
 
 
@@ -162,24 +85,24 @@ def statements() -> Iterator[Statements]:
 
 
 @pytest.fixture(scope="module")
-def server(replicated: Replicated, statements: Statements) -> Iterator[ServerThread]:
+def server(replicated: StreamingStandby, statements: Statements) -> Iterator[ServerThread]:
     settings = Settings(
         embedder="none",
-        database_read_url=replicated.standby,
+        database_read_url=replicated.url,
         standby_max_lag_seconds=LAG_BOUND,
         read_your_writes_seconds=READ_YOUR_WRITES,
         expiry_sweep_seconds=3600,
     )
-    with ServerThread(replicated.primary, settings=settings) as running:
+    with ServerThread(replicated.primary_url, settings=settings) as running:
         yield running
 
 
-def caught_up(replicated: Replicated) -> None:
+def caught_up(replicated: StreamingStandby) -> None:
     """Until the standby has replayed everything the primary wrote so far."""
-    with psycopg.connect(replicated.primary, autocommit=True) as primary:
+    with psycopg.connect(replicated.primary_url, autocommit=True) as primary:
         row = primary.execute("SELECT pg_current_wal_lsn()::text").fetchone()
     assert row is not None
-    with psycopg.connect(replicated.standby, autocommit=True) as standby:
+    with psycopg.connect(replicated.url, autocommit=True) as standby:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             done = standby.execute(
@@ -242,9 +165,9 @@ def writes(statements: list[str]) -> list[str]:
 
 
 def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
-    server: ServerThread, replicated: Replicated, statements: Statements
+    server: ServerThread, replicated: StreamingStandby, statements: Statements
 ) -> None:
-    standby_host = str(replicated.standby_sockets)
+    standby_host = str(replicated.socket_dir)
     with server.client() as client:
         memory = prepare(client)
         caught_up(replicated)
@@ -269,9 +192,9 @@ def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
 
 
 def test_writes_cas_reads_and_reads_after_a_write_run_on_the_primary(
-    server: ServerThread, replicated: Replicated, statements: Statements
+    server: ServerThread, replicated: StreamingStandby, statements: Statements
 ) -> None:
-    standby_host = str(replicated.standby_sockets)
+    standby_host = str(replicated.socket_dir)
     with server.client() as client:
         prepare(client)
         caught_up(replicated)
@@ -297,18 +220,18 @@ def test_writes_cas_reads_and_reads_after_a_write_run_on_the_primary(
 
 def test_a_lagging_standby_and_a_stopped_one_send_reads_back_to_the_primary(
     server: ServerThread,
-    replicated: Replicated,
+    replicated: StreamingStandby,
     statements: Statements,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    standby_host = str(replicated.standby_sockets)
+    standby_host = str(replicated.socket_dir)
     with server.client() as writer, server.client() as reader:
         prepare(reader)
         caught_up(replicated)
         time.sleep(READ_YOUR_WRITES + 0.2)
         listed(reader)  # the standby is checked, and found usable
         time.sleep(1.2)
-        with psycopg.connect(replicated.standby, autocommit=True) as standby:
+        with psycopg.connect(replicated.url, autocommit=True) as standby:
             standby.execute("SELECT pg_wal_replay_pause()")
             try:
                 with caplog.at_level(logging.INFO, logger="agent_memory.store.standby"):
@@ -345,7 +268,7 @@ def test_a_lagging_standby_and_a_stopped_one_send_reads_back_to_the_primary(
         # A standby that stops: reads go on, on the primary, and one line says why.
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="agent_memory.store.standby"):
-            replicated.stop_standby()
+            replicated.stop()
             answered = 0
             refused: set[grpc.StatusCode] = set()
             for _ in range(10):

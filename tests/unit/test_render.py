@@ -181,6 +181,12 @@ def test_rows_left_out_are_counted_in_a_closing_line(left_out: int, line: str) -
     ]
 
 
+def test_past_the_count_bound_the_closing_line_says_at_least() -> None:
+    data = RenderInput(agent_memory=replace(rows(("a", "1"), left_out=9_999), at_least=True))
+    (section,) = render(data).sections
+    assert section.content.splitlines()[-1] == "_(at least 9,999 more memories not shown)_"
+
+
 def test_no_closing_line_when_nothing_was_left_out() -> None:
     data = RenderInput(workspace_memory=rows(("a", "1")))
     assert "not shown" not in render(data).system_prompt

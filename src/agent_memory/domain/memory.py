@@ -131,10 +131,12 @@ class MemoryLine:
 
 @dataclass(frozen=True)
 class MemoryRows:
-    """The first rows of an owner's listing, and how many more there are."""
+    """The first rows of an owner's listing, and how many more there are (counted up to
+    a bound: past it, ``at_least`` says the owner holds that many more, or more)."""
 
     rows: Sequence[MemoryLine]
     left_out: int = 0
+    at_least: bool = False
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,8 @@ def _memory_lines(rows: MemoryRows) -> str:
     found = [_memory_line(m) for m in rows.rows]
     if rows.left_out:
         noun = "memory" if rows.left_out == 1 else "memories"
-        found.append(f"_({rows.left_out} more {noun} not shown)_")
+        more = f"at least {rows.left_out:,}" if rows.at_least else f"{rows.left_out}"
+        found.append(f"_({more} more {noun} not shown)_")
     return "\n".join(found)
 
 

@@ -42,6 +42,10 @@ _LISTED: LiteralString = (
 # The day a row was last written, in UTC whatever the session's time zone.
 _DAY: LiteralString = "to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 _AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + current("m")
+# A render says how many memories it leaves out, counting at most this many: a count
+# costs a row each, and past it the prompt says "at least".
+COUNT_BOUND = 10_000
+
 _WORKSPACES: LiteralString = (
     owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
 )
@@ -82,13 +86,15 @@ SELECT
                      ORDER BY {agent_order("r")})
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
-        SELECT count(*) FROM memories AS m WHERE {_AGENTS})
+        SELECT count(*) FROM (
+            SELECT FROM memories AS m WHERE {_AGENTS} LIMIT %(count_bound)s) AS c)
     END AS agent_total,
     (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY})
                      ORDER BY {workspace_order("r")})
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
-        SELECT count(*) FROM memories AS m WHERE {_WORKSPACES})
+        SELECT count(*) FROM (
+            SELECT FROM memories AS m WHERE {_WORKSPACES} LIMIT %(count_bound)s) AS c)
     END AS workspace_total,
     CASE WHEN %(decisions)s AND (NOT %(if_reviewed)s OR settings.review_decisions) THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
@@ -118,11 +124,17 @@ _FROM: LiteralString = "\nFROM settings"
 
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
-    rows reached their cap)."""
+    rows reached their cap, and only up to ``COUNT_BOUND``)."""
     rows = [
         MemoryLine(key, value, MemorySource(source), day) for key, value, source, day in found or ()
     ]
-    return MemoryRows(rows=rows, left_out=0 if total is None else max(int(total) - len(rows), 0))
+    if total is None:
+        return MemoryRows(rows=rows)
+    return MemoryRows(
+        rows=rows,
+        left_out=max(int(total) - len(rows), 0),
+        at_least=int(total) >= COUNT_BOUND,
+    )
 
 
 class PgPrompts(PromptRepository):
@@ -140,6 +152,7 @@ class PgPrompts(PromptRepository):
             "user_core": request.user_core,
             "agent_core": request.agent_core,
             "agent_cap": request.agent_cap,
+            "count_bound": COUNT_BOUND,
             "workspace_cap": request.workspace_cap,
             "decisions": request.decisions_limit is not None,
             "decisions_limit": request.decisions_limit or 0,
