@@ -279,20 +279,29 @@ def test_past_ten_thousand_memories_the_render_counts_no_further(
     client: Client, database_url: str
 ) -> None:
     set_memory_enabled(client, "records", True)
-    with psycopg.connect(database_url) as conn:
-        conn.execute(
-            """
-            INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value,
-                                  created_by, updated_by)
-            SELECT %s, gen_random_uuid(), 'agent', 'records', 'fact-' || n, 'manual',
-                   'value ' || n, 'u', 'u'
-            FROM generate_series(1, 12000) AS n
-            """,
-            (client.tenant_id,),
-        )
+    add_memories(database_url, client.tenant_id, 12_000)
     shown = items(render(client), "agent_memory")
     assert len(shown) == 51  # the cap's 50, and the line that says what is left out
     assert shown[-1] == "_(at least 9,950 more memories not shown)_"
+
+
+def add_memories(database_url: str, tenant_id: str, count: int) -> None:
+    """``count`` memories of agent ``records``, straight into the table and seen by
+    the indexer (no server's indexer sets to work on them), then fresh statistics, as
+    a database in use has."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            """
+            INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value,
+                                  created_by, updated_by, embedded_hash)
+            SELECT %s, gen_random_uuid(), 'agent', 'records', 'fact-' || n, 'manual',
+                   'value ' || n, 'u', 'u',
+                   hashtextextended('fact-' || n || E'\n' || 'value ' || n, 0)
+            FROM generate_series(1, %s) AS n
+            """,
+            (tenant_id, count),
+        )
+        conn.execute("ANALYZE memories")
 
 
 # --- workspace memory ----------------------------------------------------------------
