@@ -496,6 +496,12 @@ def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant
         assert recent.decisions[0].result["watch_for"] == ["range break"]
         assert recent.HasField("as_of")
         assert memory.list_recent_decisions("trader", card_type="other") == []
+        # The agent's review setting decides when the render is not told.
+        assert "Recent Decisions" not in memory.render_prompt("trader").system_prompt
+        assert memory.update_agent_settings("trader", review_decisions=True).review_decisions
+        assert "## Recent Decisions" in memory.render_prompt("trader").system_prompt
+        told = memory.render_prompt("trader", include_recent_decisions=False)
+        assert "Recent Decisions" not in told.system_prompt
 
         second_look = memory.record_reexamination_result(
             decision_id,

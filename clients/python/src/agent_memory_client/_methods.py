@@ -603,10 +603,12 @@ class MemoryMethods(SyncTransport):
         persona: str = "",
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
-        include_recent_decisions: bool = False,
+        include_recent_decisions: bool | None = None,
         timeout: float | None = None,
     ) -> recall_service_pb2.RenderPromptResponse:
-        """The memory part of the agent's system prompt for this run."""
+        """The memory part of the agent's system prompt for this run. The recent
+        decisions are included as ``include_recent_decisions`` says, or, when it is
+        None, as the agent's ``review_decisions`` setting says."""
         return self._run(
             _ops.render_prompt(
                 agent_id,
@@ -1405,10 +1407,12 @@ class AsyncMemoryMethods(AsyncTransport):
         persona: str = "",
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
-        include_recent_decisions: bool = False,
+        include_recent_decisions: bool | None = None,
         timeout: float | None = None,
     ) -> recall_service_pb2.RenderPromptResponse:
-        """The memory part of the agent's system prompt for this run."""
+        """The memory part of the agent's system prompt for this run. The recent
+        decisions are included as ``include_recent_decisions`` says, or, when it is
+        None, as the agent's ``review_decisions`` setting says."""
         return await self._run(
             _ops.render_prompt(
                 agent_id,

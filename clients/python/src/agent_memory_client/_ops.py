@@ -783,13 +783,14 @@ def render_prompt(
     persona: str = "",
     archival_mode: ArchivalModeName | None = None,
     archival_limit: int | None = None,
-    include_recent_decisions: bool = False,
+    include_recent_decisions: bool | None = None,
 ) -> Op[recall_service_pb2.RenderPromptResponse]:
-    """The memory part of the agent's system prompt for this run."""
-    policy = recall_pb2.MemoryPolicy(
-        archival_limit=archival_limit or 0,
-        include_recent_decisions=include_recent_decisions,
-    )
+    """The memory part of the agent's system prompt for this run. The recent
+    decisions are included as ``include_recent_decisions`` says, or, when it is
+    None, as the agent's ``review_decisions`` setting says."""
+    policy = recall_pb2.MemoryPolicy(archival_limit=archival_limit or 0)
+    if include_recent_decisions is not None:
+        policy.include_recent_decisions = include_recent_decisions
     if archival_mode is not None:
         policy.archival_mode = _choice(_ARCHIVAL_MODES, archival_mode, "archival_mode")
     request = recall_service_pb2.RenderPromptRequest(
