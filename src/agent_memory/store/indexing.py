@@ -33,14 +33,21 @@ T = TypeVar("T")
 # parameter leaves, and would read the whole table to find them again.
 # Stale rows are taken tenant by tenant, from the one after where the last claim ended
 # (and round again), so a tenant with a long backlog does not hold up the others.
-_WAYS: dict[str, tuple[LiteralString, LiteralString]] = {
+# Each way: which rows are due, the order a claim takes them in, and the order the
+# tenants holding them are found in.
+_WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
     "stale": (
         "{a}.embedded_hash IS DISTINCT FROM {hashed}"
         " AND ({a}.tenant_id > %(after)s) = %(after_first)s",
         "{a}.tenant_id",
+        "{a}.tenant_id",
     ),
-    "older": ("{a}.embedding_model < %(model)s", "{a}.embedding_model"),
-    "newer": ("{a}.embedding_model > %(model)s", "{a}.embedding_model DESC"),
+    "older": ("{a}.embedding_model < %(model)s", "{a}.embedding_model", "min({a}.embedding_model)"),
+    "newer": (
+        "{a}.embedding_model > %(model)s",
+        "{a}.embedding_model DESC",
+        "max({a}.embedding_model) DESC",
+    ),
 }
 # Each way in turn; the stale one twice: the tenants after the last claim's, then the
 # others.
@@ -66,24 +73,25 @@ class _Embedded:
     def due(self, way: str) -> LiteralString:
         """The rows due in ``way`` (the table's alias is ``a``)."""
         a = self.a
-        due, _ = _WAYS[way]
+        due, _, _ = _WAYS[way]
         return f"""{due.format(a=a, hashed=self.hashed)}
       AND ({a}.index_lease_until IS NULL OR {a}.index_lease_until < now()) AND {self.only}"""
 
-    def next_tenant(self, way: str) -> LiteralString:
-        """The first tenant, in the way's order, with a row due: a read across tenants
-        that locks nothing, so that the claim itself names one tenant (a sharded
-        database routes it to that tenant's shard)."""
-        _, order = _WAYS[way]
+    def tenants(self, way: str) -> LiteralString:
+        """The first tenants, in the way's order, with rows due: a read across tenants
+        that locks nothing, so that each claim names one tenant (a sharded database
+        routes it to that tenant's shard)."""
+        _, _, order = _WAYS[way]
         return f"""
 SELECT {self.a}.tenant_id FROM {self.table} AS {self.a}
-WHERE {self.due(way)} AND {self.a}.tenant_id <> ALL (%(tried)s::text[])
+WHERE {self.due(way)}
+GROUP BY {self.a}.tenant_id
 ORDER BY {order.format(a=self.a)}
-LIMIT 1
+LIMIT %(tenants)s
 """
 
     def claim(self, way: str) -> LiteralString:
-        _, order = _WAYS[way]
+        _, order, _ = _WAYS[way]
         a = self.a
         keys = ", ".join(f"{a}.{column} AS {field}" for column, _, field in self.key)
         return f"""
@@ -155,17 +163,15 @@ _MEMORIES = _Embedded(
 )
 _Turn = tuple[LiteralString, LiteralString, bool]
 _CLAIM_LINES: list[_Turn] = [
-    (_LINES.next_tenant(way), _LINES.claim(way), first) for way, first in _TURNS
+    (_LINES.tenants(way), _LINES.claim(way), first) for way, first in _TURNS
 ]
 _CLAIM_MEMORIES: list[_Turn] = [
-    (_MEMORIES.next_tenant(way), _MEMORIES.claim(way), first) for way, first in _TURNS
+    (_MEMORIES.tenants(way), _MEMORIES.claim(way), first) for way, first in _TURNS
 ]
 # The reads across tenants that find who has rows due (they lock and change nothing).
 INDEX_DISCOVERY: tuple[LiteralString, ...] = tuple(
     find for find, _, _ in [*_CLAIM_LINES, *_CLAIM_MEMORIES]
 )
-# How many tenants one claim takes rows of, at most, in each way.
-_TENANTS_PER_TURN = 8
 
 
 def _by_tenant(items: Sequence[T], tenant_of: Callable[[T], str]) -> list[list[T]]:
@@ -207,24 +213,22 @@ class PgIndexQueue(IndexQueue):
             """Claim into ``into`` up to ``room``, tenant by tenant; whether the table
             may hold more."""
             for find, claim, after_first in statements:
-                tried: list[str] = []
-                while room > 0 and len(tried) < _TENANTS_PER_TURN:
-                    params = {
-                        "model": model,
-                        "after": after_tenant,
-                        "after_first": after_first,
-                        "tried": tried,
-                    }
-                    tenant = await fetch_one(self._conn, find, params)
-                    if tenant is None:
-                        break
-                    tried.append(tenant["tenant_id"])
-                    params.update(tenant_id=tenant["tenant_id"], limit=room, lease=lease)
+                if room <= 0:
+                    return True
+                params = {
+                    "model": model,
+                    "after": after_tenant,
+                    "after_first": after_first,
+                    "tenants": room,
+                    "lease": lease,
+                }
+                for tenant in await fetch_all(self._conn, find, params):
+                    params.update(tenant_id=tenant["tenant_id"], limit=room)
                     found = [kind(**r) for r in await fetch_all(self._conn, claim, params)]
                     into.extend(found)
                     room -= len(found)
-                if room <= 0:
-                    return True
+                    if room <= 0:
+                        return True
             return room <= 0
 
         more_lines = await take(_CLAIM_LINES, limit - limit // MEMORY_SHARE, lines, LineToIndex)
