@@ -79,6 +79,14 @@ def test_a_malformed_or_foreign_database_url_names_the_flag(url: str) -> None:
     assert_one_line(cli("migrate", "--database-url", url), "--database-url")
 
 
+@pytest.mark.parametrize(
+    "url", ["postgresql://[::1/db", "mysql://root@127.0.0.1/db", "not a url at all"]
+)
+def test_a_malformed_or_foreign_standby_url_names_the_flag(url: str) -> None:
+    done = cli("serve", "--listen", "127.0.0.1:0", "--database-read-url", url)
+    assert_one_line(done, "--database-read-url")
+
+
 def test_an_unreachable_database_is_retried_for_a_bounded_time_then_one_line() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,6 +14,7 @@ from sqlalchemy import exc as sa_exc
 
 from agent_memory.config import Settings, SettingsError
 from agent_memory.store import migrate
+from agent_memory.store.database import libpq_url
 from agent_memory.store.embedded import EmbeddedPostgres, describe_database, redacted_url
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,10 @@ def open_database(
     server it is given.
 
     Raises:
-        SettingsError: the database cannot be reached or the URL is not one we can use.
+        SettingsError: the database cannot be reached, or a URL (``--database-url``,
+            ``--database-read-url``) is not one we can use.
     """
+    _check_read_url(settings.database_read_url)
     if not settings.database_url:
         embedded = EmbeddedPostgres(settings.data_dir)
         try:
@@ -78,6 +81,24 @@ def open_database(
                 )
             time.sleep(min(pause, left))
             pause = min(pause * 2, 5.0)
+
+
+def _check_read_url(url: str | None) -> None:
+    """A standby's URL libpq can use; whether the standby answers is found out as reads
+    go (they go to the primary while it does not).
+
+    Raises: SettingsError — it is not such a URL."""
+    if not url:
+        return
+    try:
+        psycopg.conninfo.conninfo_to_dict(libpq_url(url))
+    except (ValueError, sa_exc.ArgumentError, psycopg.ProgrammingError) as exc:
+        cause = str(exc).strip().splitlines()[0]
+        raise SettingsError(
+            f"--database-read-url {redacted_url(url)}: cannot use it ({cause}); give the "
+            "standby's URL as postgresql://USER@HOST:PORT/DB (--database-read-url or "
+            "MEMORY_DATABASE_READ_URL), or drop it to read from the primary"
+        ) from exc
 
 
 def _worth_waiting(cause: str) -> bool:
