@@ -425,11 +425,16 @@ def test_a_token_is_refused_by_another_owner(client: Client) -> None:
 def test_forged_token_with_unstorable_position_is_invalid(client: Client) -> None:
     upsert(client, "k")
     listing = listing_fingerprint("memories", "agent", "a")
-    nul_key = encode_page_token(listing, [False, 0, "a\x00b"])
-    huge_importance = encode_page_token(listing, [False, 10**30, "k"])
+    # A position, then the total the first page counted.
+    nul_key = encode_page_token(listing, [False, 0, "a\x00b", 1])
+    huge_importance = encode_page_token(listing, [False, 10**30, "k", 1])
+    negative_total = encode_page_token(listing, [False, 0, "k", -1])
+    no_total = encode_page_token(listing, [False, 0, "k"])
     for details in (
         failure(lambda: page(client, page_token=nul_key)),
         failure(lambda: page(client, page_token=huge_importance)),
+        failure(lambda: page(client, page_token=negative_total)),
+        failure(lambda: page(client, page_token=no_total)),
     ):
         assert details.code is grpc.StatusCode.INVALID_ARGUMENT
         assert set(details.violations) == {"page_token"}

@@ -290,15 +290,22 @@ class Memories:
         parts += [f"{name}={text}" for name, text in said.items() if text]
         listing = listing_fingerprint("memories", *parts)
         natural = order.field is None
-        arity = 2 if not natural else 3 if owner.scope is Scope.AGENT else 4
+        # A token holds where the page stopped, then the total the first page counted:
+        # the listing is counted once, not again for every page.
+        arity = (2 if not natural else 3 if owner.scope is Scope.AGENT else 4) + 1
         raw = decode_page_token(token, listing, arity=arity)
         after: ListingPosition | OrderPosition | None = None
+        counted: int | None = None
         if raw is not None:
+            *stopped, last = raw
+            if type(last) is not int or last < 0:
+                refuse_page_token()
+            counted = last
             try:
                 after = (
-                    position_from_token(owner.scope, raw)
+                    position_from_token(owner.scope, stopped)
                     if natural
-                    else order_position_from_token(order, raw)
+                    else order_position_from_token(order, stopped)
                 )
             except ValueError:
                 refuse_page_token()
@@ -306,16 +313,16 @@ class Memories:
             rows = await tx.memories.list_page(
                 owner, after=after, limit=limit + 1, query=query, order=order
             )
-            total = (
-                len(rows)
-                if after is None and len(rows) <= limit
-                else await tx.memories.count_matching(owner, query)
-            )
+            if counted is not None:
+                total = counted
+            elif len(rows) <= limit:
+                total = len(rows)
+            else:
+                total = await tx.memories.count_matching(owner, query)
 
         def position(memory: Memory) -> list[str | int | bool]:
-            if natural:
-                return position_to_token(listing_position(memory))
-            return position_to_token(order_position(memory, order))
+            stopped = listing_position(memory) if natural else order_position(memory, order)
+            return [*position_to_token(stopped), total]
 
         return replace(paged(rows, limit, listing, position), total_size=total)
 
