@@ -124,10 +124,6 @@ def _plain_field(path: str) -> str:
     return f"the {words}"
 
 
-# The tools that only read: a refusal of theirs does not say that nothing was stored.
-_READS = frozenset({"memory_list", "recall", "core_memory_read", "get_my_decisions"})
-
-
 # The JSON forms Memorize takes, from the contract: the tool restates no field.
 CONVERSATION_SCHEMA = input_schema(memory_pb2.Conversation)
 GROUNDING_SCHEMA = input_schema(memory_pb2.Grounding)
@@ -160,14 +156,17 @@ def _parsed(value: dict[str, Any], kind: type[M], what: str) -> M:
 
 
 def _refusals_as_tool_errors(
-    tool: Callable[P, Awaitable[R]],
+    tool: Callable[P, Awaitable[R]], *, writes: bool
 ) -> Callable[P, Awaitable[R]]:
+    """``tool`` with its refusals as tool errors in plain words; ``writes``: it may store
+    something (a refusal then says nothing was stored)."""
+
     @functools.wraps(tool)
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await tool(*args, **kwargs)
         except AgentMemoryError as exc:
-            raise ToolError(describe(exc, writes=tool.__name__ not in _READS)) from exc
+            raise ToolError(describe(exc, writes=writes)) from exc
         except (ValueError, TypeError) as exc:  # the client refused the arguments itself
             raise ToolError(f"Refused: {exc}.") from exc
 
@@ -682,7 +681,7 @@ def build_server(tools: MemoryTools) -> MCPServer[None]:
     ]
     for tool, hints in catalogue:
         server.add_tool(
-            _refusals_as_tool_errors(tool),
+            _refusals_as_tool_errors(tool, writes=not hints.read_only_hint),
             name=tool.__name__,
             description=" ".join((tool.__doc__ or "").split()),  # one paragraph, as models read it
             annotations=hints,

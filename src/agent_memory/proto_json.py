@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
+from google.api import field_behavior_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
@@ -220,3 +221,12 @@ def camel_mask(text: str) -> str:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+REQUIRED = field_behavior_pb2.FieldBehavior.REQUIRED
+OUTPUT_ONLY = field_behavior_pb2.FieldBehavior.OUTPUT_ONLY
+
+
+def field_behaviors(field: FieldDescriptor) -> set[int]:
+    """The field's ``google.api.field_behavior`` annotations (AIP-203)."""
+    return set(field.GetOptions().Extensions[field_behavior_pb2.field_behavior])

@@ -8,14 +8,23 @@ from agent_memory.api import convert, evidence_convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import Scope, parse_memory_id
+from agent_memory.proto_json import OUTPUT_ONLY, field_behaviors
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
 from agent_memory.service.evidence import EvidenceReads
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.forgetting import Forgetting
 from agent_memory.service.memories import Memories
+from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
-from agentmemory.v1 import memory_service_pb2_grpc
+
+# The switches UpdateAgentSettings may change: the settings' fields a caller writes
+# (every field but the id and those the contract marks output only).
+_SETTINGS_SWITCHES = frozenset(
+    f.name
+    for f in memory_pb2.AgentSettings.DESCRIPTOR.fields
+    if f.name != "agent_id" and OUTPUT_ONLY not in field_behaviors(f)
+)
 
 
 class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
@@ -234,7 +243,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def UpdateAgentSettings(
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
-        writable = {"memory_enabled", "active_memory_enabled", "review_decisions"}
+        writable = _SETTINGS_SWITCHES
         wanted = request.settings
         # AIP-134: without a mask, the fields the request populates; a switch sent as
         # false is not populated, so turning one off names it in the mask.
@@ -252,11 +261,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         settings = await self._agents.update_settings(
             current_principal(),
             wanted.agent_id,
-            memory_enabled=wanted.memory_enabled if "memory_enabled" in paths else None,
-            active_memory_enabled=wanted.active_memory_enabled
-            if "active_memory_enabled" in paths
-            else None,
-            review_decisions=wanted.review_decisions if "review_decisions" in paths else None,
+            {name: bool(getattr(wanted, name)) for name in paths},
         )
         return pb.UpdateAgentSettingsResponse(settings=convert.settings_to_proto(settings))
 

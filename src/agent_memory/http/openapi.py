@@ -20,13 +20,13 @@ from functools import cache
 from typing import Any, cast
 
 import grpc
-from google.api import field_behavior_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS
+from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors
 
 # A variable of a route template: {field.path} or {field.path=pattern}.
 _VARIABLE = re.compile(r"\{([^}=]+)(?:=[^}]*)?\}")
@@ -316,15 +316,6 @@ def input_schema(message: type[Message]) -> dict[str, Any]:
 
     found: dict[str, Any] = inline(root)
     return found
-
-
-REQUIRED = field_behavior_pb2.FieldBehavior.REQUIRED
-OUTPUT_ONLY = field_behavior_pb2.FieldBehavior.OUTPUT_ONLY
-
-
-def field_behaviors(field: FieldDescriptor) -> set[int]:
-    """The field's ``google.api.field_behavior`` annotations (AIP-203)."""
-    return set(field.GetOptions().Extensions[field_behavior_pb2.field_behavior])
 
 
 def _json_name(field: FieldDescriptor) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
 from agent_memory.domain.agents import AgentSettings
 from agent_memory.domain.errors import check
 from agent_memory.domain.identity import Principal
@@ -23,12 +27,10 @@ class Agents:
         self,
         principal: Principal,
         agent_id: str,
-        *,
-        memory_enabled: bool | None,
-        active_memory_enabled: bool | None = None,
-        review_decisions: bool | None = None,
+        changes: Mapping[str, bool],
     ) -> AgentSettings:
-        """Change the switches given; ``None`` leaves one as it is.
+        """Change the switches ``changes`` names (fields of :class:`AgentSettings`); the
+        others stay as they are.
 
         Turning active memory on starts the agent's shared session fresh, as a reset
         does; turning it off keeps the session stored but unused.
@@ -39,16 +41,8 @@ class Agents:
         check(owner_violations("settings.agent_id", agent_id))
         async with self._store.transaction(principal) as tx:
             current = await tx.agents.get(agent_id, lock=True)
-            wanted = AgentSettings(
-                agent_id=agent_id,
-                memory_enabled=current.memory_enabled if memory_enabled is None else memory_enabled,
-                active_memory_enabled=current.active_memory_enabled
-                if active_memory_enabled is None
-                else active_memory_enabled,
-                review_decisions=current.review_decisions
-                if review_decisions is None
-                else review_decisions,
-            )
+            switches: dict[str, Any] = dict(changes)
+            wanted = replace(current, **switches)
             if wanted.active_memory_enabled and not current.active_memory_enabled:
                 await tx.sessions.reset(agent_id)
             return await tx.agents.put(wanted)
