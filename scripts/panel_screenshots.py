@@ -421,6 +421,9 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         detail = page.get_by_role("dialog")
         expect(detail.locator(".grounding-message mark")).to_be_visible()
         written.append(save(page, out / "panel-memory-detail.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        written.append(save(page, out / "panel-memory-detail-390.png"))
+        page.set_viewport_size(VIEWPORT)
         detail.get_by_role("button", name="Close").click()
 
         # What the agent's model would read, and what a search finds.
@@ -432,6 +435,10 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.get_by_role("button", name="Recall", exact=True).click()
         expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
         written.append(save(page, out / "panel-preview.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.locator("#view-preview .recall-results").scroll_into_view_if_needed()
+        written.append(save(page, out / "panel-preview-390.png"))
+        page.set_viewport_size(VIEWPORT)
         page.get_by_role("tab", name="Memories").click()
 
         page.get_by_role("tab", name="Blocks").click()
@@ -459,10 +466,19 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         expect(core.get_by_role("button", name="Retry with my text")).to_be_visible()
         page.mouse.move(0, 0)
         written.append(save(page, out / "panel-blocks.png"))
+        core.get_by_role("button", name="Retry with my text").click()
+        core.get_by_role("button", name="History").click()
+        expect(core.locator(".versions > li").first).to_be_visible()
+        core.locator(".block-history").scroll_into_view_if_needed()
+        written.append(save(page, out / "panel-block-history.png"))
 
         page.get_by_role("tab", name="Session & decisions").click()
         expect(page.get_by_text("Re-examinations (2)")).to_be_visible()
         written.append(save(page, out / "panel-session.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.locator(".runs-table").scroll_into_view_if_needed()
+        written.append(save(page, out / "panel-session-390.png"))
+        page.set_viewport_size(VIEWPORT)
 
         page.get_by_role("tab", name="Extraction cost").click()
         expect(page.locator("#view-cost table tbody tr").first).to_be_visible()

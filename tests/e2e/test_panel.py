@@ -446,6 +446,9 @@ def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
     expect(versions.first.locator(".diff-removed")).to_have_text("- Answer in English, briefly.")
     expect(versions.first.locator(".diff-added")).to_have_text("+ Answer in English or German.")
     expect(versions.last.locator(".diff-added")).to_have_text("Answer in English.")
+    archival = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_ARCHIVAL"]')
+    for block in (card, archival):
+        expect(block).not_to_contain_text("null")
     card.get_by_role("button", name="Hide history").click()
     expect(versions).to_have_count(0)
 

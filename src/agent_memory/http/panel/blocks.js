@@ -177,7 +177,7 @@ export function mount(container, ctx) {
     if (card.mode === "view") parts.push(...viewBody(card));
     else if (card.mode === "edit") parts.push(...editBody(card, limit));
     else parts.push(...conflictBody(card));
-    card.node.replaceChildren(...parts);
+    fill(card.node, ...parts);
   }
 
   function viewBody(card) {
