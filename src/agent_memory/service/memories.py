@@ -98,6 +98,9 @@ def validate_owner(owner: Owner | None, path: str = "owner") -> Owner:
     return owner
 
 
+# A total a listing answers (``total_size`` is an int32): more reads as this many.
+TOTAL_MAX = 2**31 - 1
+
 class Memories:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -298,7 +301,7 @@ class Memories:
         counted: int | None = None
         if raw is not None:
             *stopped, last = raw
-            if type(last) is not int or last < 0:
+            if type(last) is not int or not 0 <= last <= TOTAL_MAX:
                 refuse_page_token()
             counted = last
             try:
@@ -318,7 +321,7 @@ class Memories:
             elif len(rows) <= limit:
                 total = len(rows)
             else:
-                total = await tx.memories.count_matching(owner, query)
+                total = min(await tx.memories.count_matching(owner, query), TOTAL_MAX)
 
         def position(memory: Memory) -> list[str | int | bool]:
             stopped = listing_position(memory) if natural else order_position(memory, order)
