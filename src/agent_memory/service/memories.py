@@ -101,6 +101,7 @@ def validate_owner(owner: Owner | None, path: str = "owner") -> Owner:
 # A total a listing answers (``total_size`` is an int32): more reads as this many.
 TOTAL_MAX = 2**31 - 1
 
+
 class Memories:
     def __init__(self, store: Store) -> None:
         self._store = store
