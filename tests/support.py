@@ -74,6 +74,25 @@ def has_pgvector(url: str) -> bool:
     return bool(row and row[0])
 
 
+def drop_pgvector(url: str) -> None:
+    """Make the migrated database at ``url`` one whose server lacks pgvector: its vectors
+    kept as plain arrays (as the migrations leave them there), and no extension."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if not has_pgvector(url):
+            return
+        for (name,) in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'"
+        ).fetchall():
+            conn.execute(f'DROP INDEX "{name}"')
+        for table in ("archival_lines", "memories"):
+            conn.execute(
+                f"ALTER TABLE {table} ALTER COLUMN embedding TYPE real[] USING embedding::real[]"
+            )
+        conn.execute("DROP EXTENSION vector")
+
+
 def database_url_for(admin_url: str, name: str) -> str:
     return make_url(admin_url).set(database=name).render_as_string(hide_password=False)
 

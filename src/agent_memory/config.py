@@ -110,6 +110,10 @@ class Settings:
     # Cores the local model uses per call; 0: the machine's, shared by the workers.
     embedder_threads: int = 0
     embedding_weight: float = 0.5
+    # Recall reads an owner's archival lines (and memories) as they are up to this many;
+    # past it, at most recall_candidates of them, through indexes.
+    recall_scan_rows: int = 2000
+    recall_candidates: int = 200
     # The background indexer: lines and rows claimed per round, how often an idle one
     # looks for work, and how long a claim holds before another may take it.
     index_batch: int = 32
@@ -170,6 +174,7 @@ class Settings:
             "expiry_sweep_batch",
             "index_batch",
             "index_poll_seconds",
+            "recall_candidates",
             "index_lease_seconds",
             "http_header_timeout_seconds",
             "http_body_timeout_seconds",
@@ -184,6 +189,8 @@ class Settings:
                 parse_prices(self.extraction_prices)
             except ValueError as exc:
                 raise SettingsError(f"MEMORY_EXTRACTION_PRICES: {exc}") from exc
+        if self.recall_scan_rows < 0:
+            raise SettingsError("MEMORY_RECALL_SCAN_ROWS must not be negative")
         if not 0 <= self.embedding_weight <= 1:
             raise SettingsError("MEMORY_EMBEDDING_WEIGHT must be between 0 and 1")
         if self.embedder_timeout_seconds <= 0:

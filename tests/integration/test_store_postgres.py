@@ -153,13 +153,16 @@ def test_an_archival_write_keeps_its_lines_and_vocabulary_in_step(
             caller.tenant_id,
         )
 
-    def vocabulary() -> set[str]:
+    def terms() -> dict[str, int]:
         found = rows(
             store_url,
-            "SELECT lexemes FROM archival_vocabulary WHERE tenant_id = %s",
+            "SELECT lexeme, lines FROM archival_terms WHERE tenant_id = %s",
             caller.tenant_id,
         )
-        return set(found[0][0]) if found else set()  # type: ignore[call-overload]
+        return {str(lexeme): int(lines) for lexeme, lines in found}  # type: ignore[call-overload]
+
+    def vocabulary() -> set[str]:
+        return set(terms())
 
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
@@ -177,6 +180,17 @@ def test_an_archival_write_keeps_its_lines_and_vocabulary_in_step(
             assert stored_lines() == [(1, "Harbor opens at nine"), (2, "Ferries run hourly")]
             assert "ferri" in vocabulary()
             assert "pier" not in vocabulary()
+            assert terms()["harbor"] == 1
+            third = await put_block(
+                tx,
+                ARCHIVAL,
+                "Harbor opens at nine\nFerries run hourly\nThe harbor master is Ana",
+                expected=second.written.updated_at,
+            )
+            assert third.written is not None
+            assert terms()["harbor"] == 2  # how many lines hold it
+            assert terms()["ferri"] == 1
+            second = third
             deleted, _ = await tx.blocks.delete(ARCHIVAL, expected=second.written.updated_at)
             assert deleted
         assert stored_lines() == []

@@ -18,6 +18,11 @@ DEFAULT_LIMIT = 10
 # message's evidence itself; one that only sits next to a match scores below.
 DEFAULT_REMINDER_MIN_SCORE = 0.25
 MAX_LIMIT = 100
+# The searched blocks' lines (and the searched memories) are read as they are up to
+# this many; past it a ranking reads candidates through indexes, at most this many
+# lines and memories that hold the query's rarest terms.
+SCAN_ROWS = 2000
+CANDIDATE_CAP = 200
 QUERY_MAX_CHARS = 2000
 PERSONA_MAX_CHARS = 20_000
 
@@ -94,6 +99,10 @@ class RankQuery:
     # its neighbours'): reminders pushed unasked need some; a line that is only next to
     # a match, or that matches by meaning alone, has none.
     min_lexical: float = 0.0
+    # Up to this many searched lines (and memories) are read as they are; past it, at
+    # most ``cap`` candidates of each, through indexes (see store/recall.py).
+    scan: int = SCAN_ROWS
+    cap: int = CANDIDATE_CAP
 
 
 # How many lines and memories each side of a ranking by meaning brings: the best this
@@ -122,6 +131,10 @@ class LexicalPart:
 
     candidates: Sequence[Candidate] = ()
     speakers: Sequence[str] = ()
+    # Whether the searched lines, and the searched memories, were few enough to be read
+    # as they are (the side by meaning reads them so too, else through an index).
+    lines_scanned: bool = True
+    memories_scanned: bool = True
 
 
 @dataclass(frozen=True)

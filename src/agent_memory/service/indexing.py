@@ -15,6 +15,7 @@ serving meanwhile, by words for what is not embedded yet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -67,6 +68,8 @@ class Indexer:
         )
         self._pgvector: bool | None = None  # None: not asked yet
         self._after_tenant = ""  # where the last claim ended: the next goes on from there
+        # The approximate indexes of the model's vectors, made once their size is known.
+        self._indexes: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._rounds.start()
@@ -77,6 +80,10 @@ class Indexer:
 
     async def stop(self) -> None:
         await self._rounds.stop()
+        if self._indexes is not None and not self._indexes.done():
+            self._indexes.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._indexes
 
     async def _round(self) -> bool:
         await self.index_round()
@@ -143,12 +150,30 @@ class Indexer:
                 )
             raise
         n = len(claimed.lines)
+        self._make_indexes(vectors)
         async with self._store.admin() as admin:
             return await admin.index.store(
                 model=self._embedder.model,
                 lines=_embedded(claimed.lines, vectors[:n]),
                 memories=_embedded(claimed.memories, vectors[n:]),
             )
+
+    def _make_indexes(self, vectors: Sequence[Vector | None]) -> None:
+        """Once, on the side: the approximate indexes over the model's vectors, now that
+        their size is known (building one over many rows takes a while)."""
+        size = next((len(v) for v in vectors if v is not None), None)
+        if self._indexes is not None or size is None:
+            return
+
+        async def make() -> None:
+            try:
+                names = await self._store.vector_indexes(self._embedder.model, size)
+            except Exception as exc:  # recall reads without them; said once
+                log.warning("recall's approximate indexes could not be made: %s", exc)
+                return
+            log.info("approximate indexes of %s: %s", self._embedder.model, ", ".join(names))
+
+        self._indexes = asyncio.create_task(make(), name="vector-indexes")
 
     async def _vectors(self, texts: Sequence[str]) -> list[Vector | None]:
         """One vector per text, each text embedded once; ``None`` for a text the

@@ -93,6 +93,8 @@ class Recall:
             min_score=min_score or 0.0,
             include_memories=include_memories,
             workspace_id=workspace_id or "",
+            scan=self._settings.recall_scan_rows,
+            cap=self._settings.recall_candidates,
         )
 
     async def recall(self, principal: Principal, query: RecallQuery) -> AsyncIterator[RecallMatch]:

@@ -115,8 +115,9 @@ kept AS (
 
 # The block's non-empty lines: those gone are deleted, the others written where they
 # changed (a line's lexemes are recomputed only then), each taking the vector of a line
-# of the block that held the same text, if any; and what recall needs of the block as
-# a whole (its vocabulary, speakers, line count and total length).
+# of the block that held the same text, if any; what recall needs of the block as a
+# whole (its speakers, line count and total length); and its terms, each with the
+# ordinals of the lines that hold it (only those that changed are written).
 _LINES: LiteralString = f""",
 embedded AS (
     SELECT DISTINCT ON (o.content) o.content, o.embedding, o.embedding_model, o.embedded_hash
@@ -148,8 +149,8 @@ lines_put AS (
     WHERE l.content IS DISTINCT FROM excluded.content OR l.ordinal <> excluded.ordinal
 ),
 analysed AS (
-    SELECT t.line, to_tsvector('english', t.line) AS lexemes
-    FROM unnest(%(line_contents)s::text[]) AS t(line)
+    SELECT t.line, t.ordinal, to_tsvector('english', t.line) AS lexemes
+    FROM unnest(%(line_contents)s::text[]) WITH ORDINALITY AS t(line, ordinal)
 ),
 speaking AS (
     SELECT s.name
@@ -159,18 +160,35 @@ speaking AS (
     HAVING count(*) >= 2
 ),
 vocabulary AS (
-    INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, lexemes,
-                                     line_count, lexeme_total, speakers)
+    INSERT INTO archival_vocabulary (tenant_id, user_id, scope, agent_id, line_count,
+                                     lexeme_total, speakers)
     SELECT w.tenant_id, w.user_id, w.scope, w.agent_id,
-           coalesce((SELECT array_agg(DISTINCT u.lexeme)
-                     FROM analysed AS a, unnest(a.lexemes) AS u), '{{}}'),
            (SELECT count(*) FROM analysed),
            (SELECT coalesce(sum(length(a.lexemes)), 0) FROM analysed AS a),
            coalesce((SELECT array_agg(name ORDER BY name) FROM speaking), '{{}}')
     FROM written AS w
     ON CONFLICT (tenant_id, user_id, scope, agent_id) DO UPDATE
-    SET lexemes = excluded.lexemes, line_count = excluded.line_count,
-        lexeme_total = excluded.lexeme_total, speakers = excluded.speakers
+    SET line_count = excluded.line_count, lexeme_total = excluded.lexeme_total,
+        speakers = excluded.speakers
+),
+terms AS (
+    SELECT u.lexeme, count(*) AS lines, array_agg(a.ordinal ORDER BY a.ordinal) AS ordinals
+    FROM analysed AS a, unnest(a.lexemes) AS u
+    GROUP BY u.lexeme
+),
+terms_gone AS (
+    DELETE FROM archival_terms AS t
+    USING written AS w
+    WHERE {_same_owner("t", "w")} AND t.lexeme NOT IN (SELECT lexeme FROM terms)
+),
+terms_put AS (
+    INSERT INTO archival_terms AS t (tenant_id, user_id, scope, agent_id, lexeme, lines,
+                                     ordinals)
+    SELECT w.tenant_id, w.user_id, w.scope, w.agent_id, x.lexeme, x.lines, x.ordinals
+    FROM written AS w, terms AS x
+    ON CONFLICT (tenant_id, user_id, scope, agent_id, lexeme) DO UPDATE
+    SET lines = excluded.lines, ordinals = excluded.ordinals
+    WHERE t.ordinals <> excluded.ordinals
 )"""
 
 # A written block's indexed lines: those that kept or took the vector of a line of the
@@ -224,6 +242,11 @@ vocabulary_gone AS (
     DELETE FROM archival_vocabulary AS v
     USING gone AS g
     WHERE {_same_owner("v", "g")} AND g.label = 'archival'
+),
+terms_gone AS (
+    DELETE FROM archival_terms AS t
+    USING gone AS g
+    WHERE {_same_owner("t", "g")} AND g.label = 'archival'
 )
 SELECT EXISTS (SELECT FROM gone) AS deleted, {_columns("c")}, 0 AS indexed_line_count
 FROM current AS c

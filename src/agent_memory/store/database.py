@@ -44,6 +44,7 @@ from agent_memory.store.sql import Connection, database_errors, fetch_one
 from agent_memory.store.standby import Standby
 from agent_memory.store.transfer import PgTransfer
 from agent_memory.store.usage import PgUsage
+from agent_memory.store.vector_indexes import ensure as ensure_vector_indexes
 from agent_memory.store.vectors import PGVECTOR_INSTALLED
 from agent_memory.telemetry.tracing import RedactingTracerProvider
 
@@ -89,9 +90,11 @@ def connection_kwargs(
         # (lookups by key, optional filters checked on the rows the key narrowed):
         # prepare it on first use and plan it once per connection.
         "prepare_threshold": 0,
+        # An approximate (HNSW) index walked for one owner's rows goes on until it has
+        # found enough of them (pgvector 0.8+; a setting of its own, harmless without it).
         "options": (
             f"-c statement_timeout={statement_timeout_ms} -c TimeZone=UTC"
-            " -c plan_cache_mode=force_generic_plan"
+            " -c plan_cache_mode=force_generic_plan -c hnsw.iterative_scan=relaxed_order"
         ),
         "application_name": application_name,
     }
@@ -274,6 +277,10 @@ class Database(Store):
         if conn is not None and not conn.closed:
             with contextlib.suppress(psycopg.Error, OSError):
                 await conn.close()
+
+    async def vector_indexes(self, model: str, dimensions: int) -> list[str]:
+        with database_errors():
+            return await ensure_vector_indexes(self._url, model, dimensions)
 
     async def has_pgvector(self) -> bool:
         """Whether pgvector is installed in the database (recall can compare embeddings)."""

@@ -159,6 +159,7 @@ class PgForget(ForgetRepository):
         await self._count(_lock_blocks(where), params)
         lines = await self._count(_delete("archival_lines", where), params)
         await self._count(_delete("archival_vocabulary", where), params)
+        await self._count(_delete("archival_terms", where), params)
         versions = await self._count(_delete("block_versions", where), params)
         blocks = await self._count(_delete("blocks", where), params)
         return ForgetCounts(blocks=blocks, block_versions=versions, archival_lines=lines)

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Double,
     ForeignKeyConstraint,
     Index,
+    Integer,
     LargeBinary,
     MetaData,
     Numeric,
@@ -39,6 +40,7 @@ from agent_memory.store.columns import (
     WRITTEN,
     policy,
 )
+from agent_memory.store.search import memory_lexemes, memory_owner
 from agent_memory.store.vectors import line_hash, memory_hash
 
 NAMING_CONVENTION = {
@@ -205,6 +207,14 @@ class MemoryRow(Base):
         # The sweeper's: only rows that expire.
         Index(
             "ix_memories_expiry", "expire_time", postgresql_where=text("expire_time IS NOT NULL")
+        ),
+        # Recall's way to an owner's memories that hold a term (see store/search.py).
+        Index(
+            "ix_memories_search",
+            text(memory_owner()),
+            text(memory_lexemes()),
+            postgresql_using="gin",
+            postgresql_where=text("superseded_by IS NULL"),
         ),
     )
 
@@ -518,11 +528,28 @@ class ArchivalLineRow(Base):
     )
 
 
+class ArchivalTermRow(Base):
+    """One distinct lexeme of an archival block, how many of its lines hold it and their
+    ordinals (its postings), rewritten with the block: recall weighs a query term by its
+    count and reads the lines of the rarest terms first, by their ordinals; and matches
+    a misspelt term against the block's lexemes (in byte order, so that those sharing a
+    term's first letters are one range of the key)."""
+
+    __tablename__ = "archival_terms"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    scope: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(WRITTEN))
+    agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    lexeme: Mapped[str] = mapped_column(Text(collation="C"), primary_key=True, info=policy(WRITTEN))
+    lines: Mapped[int] = mapped_column(info=policy(WRITTEN))
+    ordinals: Mapped[list[int]] = mapped_column(ARRAY(Integer), info=policy(WRITTEN))
+
+
 class ArchivalVocabularyRow(Base):
-    """What recall needs of one archival block as a whole, rewritten with it: its
-    distinct lexemes (the candidates a misspelt query term is matched against), how
-    many non-empty lines it has, and their lexemes counted together (for the
-    lines' average length)."""
+    """What recall needs of one archival block as a whole, rewritten with it: how many
+    non-empty lines it has, their lexemes counted together (for the lines' average
+    length), and who speaks in it. Its distinct lexemes are its terms."""
 
     __tablename__ = "archival_vocabulary"
 
@@ -530,7 +557,6 @@ class ArchivalVocabularyRow(Base):
     user_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
     scope: Mapped[str] = mapped_column(String(16), primary_key=True, info=policy(WRITTEN))
     agent_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
-    lexemes: Mapped[list[str]] = mapped_column(ARRAY(Text), info=policy(WRITTEN))
     line_count: Mapped[int] = mapped_column(server_default=text("0"), info=policy(WRITTEN))
     lexeme_total: Mapped[int] = mapped_column(
         BigInteger, server_default=text("0"), info=policy(WRITTEN)
@@ -706,6 +732,7 @@ __all__ = [
     "AgentSettingsRow",
     "ApiKeyRow",
     "ArchivalLineRow",
+    "ArchivalTermRow",
     "ArchivalVocabularyRow",
     "Base",
     "BlockRow",

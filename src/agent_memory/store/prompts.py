@@ -5,6 +5,7 @@ ranking."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
@@ -19,15 +20,7 @@ from agent_memory.store.memories import (
     owned_by,
     workspace_order,
 )
-from agent_memory.store.recall import (
-    BEST_FIRST_ORDER,
-    HAS_ARCHIVAL,
-    LEXICAL_PART,
-    RANK,
-    lexical_part_from_row,
-    match_from_row,
-    rank_params,
-)
+from agent_memory.store.recall import HAS_ARCHIVAL, LEXICAL_PART, RANK, Ranking, rank_params
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 
@@ -112,10 +105,11 @@ _READ: dict[bool, LiteralString] = {
     False: _HEAD + _BODY + f",\nARRAY({_SHOWN_STALE}) AS unmarked",
 }
 
-# The archival ranking, or (when the rest is ranked by meaning) its lexical half.
+# The archival ranking, or (when the rest is ranked by meaning) its lexical half: their
+# first statement's row (the ranking finishes it where the searched rows were too many).
 _ARCHIVAL: dict[bool, LiteralString] = {
     False: f""",
-    (SELECT json_agg(r ORDER BY {BEST_FIRST_ORDER}) FROM ({RANK}) AS r) AS archival""",
+    (SELECT row_to_json(r) FROM ({RANK}) AS r) AS archival""",
     True: f""",
     (SELECT row_to_json(p) FROM ({LEXICAL_PART}) AS p) AS archival_lexical""",
 }
@@ -143,6 +137,7 @@ class PgPrompts(PromptRepository):
         self._conn = conn
         self._marks = marks
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        self._ranking = Ranking(conn, principal, marks=False)
 
     async def read(self, request: PromptRead) -> PromptState:
         params: dict[str, Any] = {
@@ -165,7 +160,14 @@ class PgPrompts(PromptRepository):
             params.update(rank_params(request.archival))
         row = await fetch_one(self._conn, statement + _FROM, params)
         assert row is not None  # one row, always
-        return _state(row, request)
+        state = _state(row, request)
+        if request.archival is None:
+            return state
+        if request.archival_lexical:
+            lexical = await self._ranking.finish_lexical(request.archival, row["archival_lexical"])
+            return replace(state, archival_lexical=lexical)
+        archival = await self._ranking.finish(request.archival, row["archival"])
+        return replace(state, archival=archival)
 
 
 def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
@@ -182,9 +184,5 @@ def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
         else None,
         decisions=[decision_from_row(d) for d in row["decisions"]]
         if row["decisions"] is not None
-        else None,
-        archival=[match_from_row(m) for m in row.get("archival") or ()],
-        archival_lexical=lexical_part_from_row(row["archival_lexical"])
-        if row.get("archival_lexical") is not None
         else None,
     )

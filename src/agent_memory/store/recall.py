@@ -5,37 +5,52 @@ memories have vectors.
 * Terms are the English-stemmed lexemes of the query (``to_tsvector('english')``),
   the same analysis the lines get when they are written.
 * Each term is weighted by its inverse document frequency over the lines being
-  searched (the caller's blocks), so names and rare words count most.
-* A query term that occurs nowhere is matched to close lexemes by trigram
-  similarity, weighted by that similarity: typos and name variants still hit.
-  The candidates are the searched blocks' vocabularies, kept with each write.
+  searched (the caller's blocks), so names and rare words count most. How many lines
+  of a block hold each lexeme is kept with every write of the block (its *terms*),
+  so a term's weight costs one index probe, whatever the size of the block.
+* A query term that occurs nowhere is matched to close lexemes of the searched
+  blocks by trigram similarity (those sharing its first two letters: one index range
+  of the block's terms), weighted by that similarity: typos and name variants hit.
 * Short lines need little length normalisation (b = 0.4).
-* In a conversation the answer often sits next to the line that names the
-  topic, so each line also gets half the score of its best neighbour (a quarter
-  from two lines away), neighbours being the block's non-empty lines in order.
-* The score is normalised by what a typical line holding every query term once
-  would get (the sum of the terms' weights) and capped at 1, so it means the
-  same for every query: 1 is "all of it is here", 0.3 "a third of the evidence".
+* In a conversation the answer often sits next to the line that names the topic, so
+  each line also gets half the score of its best neighbour (a quarter from two lines
+  away), neighbours being the block's non-empty lines in order.
+* The score is normalised by what a typical line holding every query term once would
+  get (the sum of the terms' weights) and capped at 1, so it means the same for
+  every query: 1 is "all of it is here", 0.3 "a third of the evidence".
 
-Lexical ranking needs no per-block statistics from the lines: the blocks' line
-counts, total lengths and vocabularies are kept with each write. It scans the
-searched blocks' lines (at most a block's worth each, by index) for the query's
-terms and reads the text of the best few at the end: one statement (:data:`RANK`).
+**What is read.** A ranking reads the lines that hold a term of the query, and never
+more than a bound. When the searched blocks hold at most ``scan`` lines (a setting)
+it reads them as they are, by their block's key. Past that it reads, from the
+blocks' terms, the lines of the query's rarest lexemes, until they would fill
+``cap``: each term keeps the ordinals of the lines that hold it (its postings), so
+the rarest terms' lines are found by primary key, whatever the block's size, and
+every query term is then scored on those candidates. Below the cap the ranking is
+the same either way; above it, lines that hold only common terms are not read. All
+of this is one statement (:data:`RANK`), planned once for every owner.
 
-Ranking by meaning takes two. The lexical half (:data:`LEXICAL_PART`) ranks as
-above and returns the best candidates by words, with the speakers of the searched
-blocks; it runs while the query is being embedded. The fusion (:data:`FUSE`)
-compares the query's vector with every searched line and memory that has a vector
-of the same model (an exact scan: a block holds at most a few thousand lines),
-takes the best candidates by meaning, and scores the union of both sets:
+Memories are read as they are up to ``scan`` of them too. Past that a second
+statement (:data:`MEMORY_CANDIDATES`) finds those that hold a term through the GIN index
+led by their owner, at most ``cap``, and a third (:data:`RANK_GIVEN`) ranks again
+with them. That second statement is sent with its values written in (psycopg binds
+them on the client), so that PostgreSQL plans it for this owner, whose size its
+statistics know, rather than for an average one.
+
+**By meaning** the lexical half (:data:`LEXICAL_PART`, the best candidates by words)
+runs while the query is being embedded. The fusion (:data:`FUSE`) takes the lines and
+memories nearest the query's vector: read as they are below ``scan``, or (above it)
+from the vectors' approximate index (:data:`NEAREST`, pgvector's HNSW with iterative
+scans filtered to the owner, one index per model, planned for its values too). It
+compares the query with those and the lexical candidates, and with the lines next to
+them only:
 
     (1 - w) * lexical + w * minmax(cosine + 0.5 * the better neighbour's cosine)
 
 where minmax spreads the meaning side over [0, 1] across the candidates, so both
 sides weigh alike whatever the model's range of cosines. A candidate with no vector
-(not indexed yet) keeps its lexical score; a line of the one speaker the query
-names scores half as much again. A memory has no neighbours: its own cosine
-stands in for theirs.
+(not indexed yet) keeps its lexical score; a line of the one speaker the query names
+scores half as much again. A memory has no neighbours: its own cosine stands in for
+theirs.
 
 The statements' parameters are prefixed ``rank_`` (but for the caller's
 ``tenant_id``, ``user_id`` and ``agent_id``) so they can be part of larger ones.
@@ -44,7 +59,7 @@ The statements' parameters are prefixed ``rank_`` (but for the caller's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
@@ -59,7 +74,8 @@ from agent_memory.domain.recall import (
 )
 from agent_memory.store.memories import current, mark_used
 from agent_memory.store.repositories import RecallRepository
-from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_one
+from agent_memory.store.search import memory_lexemes, memory_owner, memory_owner_key
+from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_all_planned, fetch_one
 from agent_memory.store.vectors import (
     PGVECTOR_INSTALLED,
     SPEAKER,
@@ -73,10 +89,18 @@ K1 = 1.2
 B = 0.4
 NEIGHBOUR_WEIGHT = 0.5
 FUZZY_MIN_SIMILARITY = 0.4
+# A misspelt term is matched against the lexemes that share its first letters, and at
+# most this many of a query's terms are (the longest first).
+FUZZY_PREFIX = 2
+FUZZY_TERMS = 32
 # Meaning: a neighbour's cosine counts half; a line of the speaker the query names
 # half as much again.
 NEIGHBOUR_MEANING = 0.5
 SPEAKER_BOOST = 1.5
+# The searched memories are counted up to this many (their count weighs the terms).
+MEMORY_COUNT_BOUND = 10_000
+# A memory's key for joins: its id; a line's: the nil id (lines are keyed by ordinal).
+_NIL: LiteralString = "'00000000-0000-0000-0000-000000000000'::uuid"
 
 
 def _searched(a: LiteralString) -> LiteralString:
@@ -85,6 +109,12 @@ def _searched(a: LiteralString) -> LiteralString:
     {a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
       AND (({a}.scope = 'user' AND {a}.agent_id = '')
            OR ({a}.scope = 'agent' AND {a}.agent_id = %(agent_id)s))"""
+
+
+def _of_block(a: LiteralString, b: LiteralString) -> LiteralString:
+    """Rows of ``a`` (lines or terms) of searched block ``b``, by their key's prefix."""
+    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
+      AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id"""
 
 
 # Whether the caller has archival lines a ranking would search.
@@ -103,129 +133,171 @@ def _searched_memories(a: LiteralString) -> LiteralString:
       AND {current(a)}"""
 
 
-_TERMS: LiteralString = (
+def _memory_doc(a: LiteralString) -> LiteralString:
+    """What a ranking reads of memory ``a``."""
+    return f"""'memory' AS kind, {a}.scope,
+           CASE WHEN {a}.scope = 'agent' THEN {a}.owner_id ELSE '' END AS agent_id,
+           CASE WHEN {a}.scope = 'workspace' THEN {a}.owner_id ELSE '' END AS workspace_id,
+           {a}.id AS memory_id, {memory_lexemes(a)} AS lexemes"""
+
+
+# The query's terms, the searched blocks, and how large what is searched is.
+_SEARCHED: LiteralString = (
     """
 terms AS (
-    SELECT DISTINCT u.lexeme AS term
+    SELECT DISTINCT u.lexeme COLLATE "C" AS term
     FROM unnest(to_tsvector('english', %(rank_query)s)) AS u
 ),
-query_terms AS (
-    SELECT coalesce(array_agg(term), '{}') AS terms,
-           coalesce(string_agg(quote_literal(term), ' | '), '')::tsquery AS tsq
-    FROM terms
-),
 searched_blocks AS (
-    SELECT b.scope, b.agent_id, b.lexemes, b.line_count, b.lexeme_total, b.speakers
+    SELECT b.scope, b.agent_id, b.line_count, b.lexeme_total, b.speakers
     FROM archival_vocabulary AS b
     WHERE"""
     + _searched("b")
-    + """
+    + f"""
+),
+sizes AS (
+    SELECT coalesce((SELECT sum(line_count) FROM searched_blocks), 0)::float8 AS lines,
+           coalesce((SELECT sum(lexeme_total) FROM searched_blocks), 0)::float8 AS lexemes,
+           (SELECT count(*) FROM (
+                SELECT FROM memories AS m WHERE {_searched_memories("m")}
+                LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
+),
+scanned AS (
+    SELECT lines <= %(rank_scan)s AS lines, memories <= %(rank_scan)s AS memories FROM sizes
 )"""
 )
 
-# The memories searched with the lines (only when asked for).
-_MEMORIES: LiteralString = f"""
+# The searched memories, read as they are (when few enough), with their lexemes.
+_SCANNED_MEMORIES: LiteralString = f"""
 memory_docs AS (
-    SELECT 'memory' AS kind, m.scope,
-           CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
-           CASE WHEN m.scope = 'workspace' THEN m.owner_id ELSE '' END AS workspace_id,
-           m.id AS memory_id, to_tsvector('english', m.key || ' ' || m.value) AS lexemes,
-           row_number() OVER (ORDER BY m.id) AS ord
+    SELECT {_memory_doc("m")}, row_number() OVER (ORDER BY m.id) AS ord
     FROM memories AS m
-    WHERE {_searched_memories("m")}
+    WHERE (SELECT memories FROM scanned) AND {_searched_memories("m")}
 )"""
 
-
-# BM25 statistics over the searched lines and memories: how many, and how long on average.
-_STATS: LiteralString = """
-stats AS (
-    SELECT x.n::float8 AS n, greatest(x.total / nullif(x.n, 0), 1)::float8 AS avgdl
-    FROM (
-        SELECT coalesce((SELECT sum(line_count) FROM searched_blocks), 0)
-                   + (SELECT count(*) FROM memory_docs) AS n,
-               (coalesce((SELECT sum(lexeme_total) FROM searched_blocks), 0)
-                   + coalesce((SELECT sum(length(lexemes)) FROM memory_docs), 0))::numeric
-                   AS total
-    ) AS x
+# The memories among the given candidates (still the caller's, and current).
+_GIVEN_MEMORIES: LiteralString = f"""
+memory_docs AS (
+    SELECT {_memory_doc("m")}, row_number() OVER (ORDER BY m.id) AS ord
+    FROM memories AS m
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY (%(rank_memory_ids)b::uuid[])
+      AND {_searched_memories("m")}
 )"""
 
-
-def _hits(docs: LiteralString, query: LiteralString, matched: LiteralString) -> LiteralString:
-    """Each (document, term) of the documents ``docs`` (a table expression aliased ``d``)
-    that match the tsquery of CTE ``query``, with what BM25 needs of it."""
-    return f"""
-    SELECT d.kind, d.scope, d.agent_id, d.ord, {matched},
-           coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
-           length(d.lexemes)::float8 AS dl
-    FROM {docs}
-    CROSS JOIN {query} AS q
-    CROSS JOIN LATERAL unnest(d.lexemes) AS u"""
-
-
-# Lexical ranking reads the searched lines where they are, twice (for exact and for
-# close terms), each time only those that match: nothing is materialised.
-_MATCHABLE: LiteralString = (
-    """(
-        SELECT 'line' AS kind, l.scope, l.agent_id, l.ordinal::bigint AS ord, l.lexemes
-        FROM archival_lines AS l
-        WHERE"""
-    + _searched("l")
-    + """
-        UNION ALL
-        SELECT kind, scope, agent_id, ord, lexemes FROM memory_docs
-    ) AS d"""
-)
-
-
-def _scoring(docs: LiteralString) -> LiteralString:
-    """From terms to each document's points ("combined") and the best attainable
-    ("best"), over documents ``docs`` (a table expression aliased ``d``)."""
-    return f"""
-exact_hits AS ({_hits(docs, "query_terms", "u.lexeme AS term, 1.0::float8 AS weight")}
-    WHERE d.lexemes @@ q.tsq AND u.lexeme = ANY (q.terms)
+# Each query term and the lexemes that stand for it (itself, or close ones of the
+# searched blocks and memories when it occurs nowhere), with the weight of each and how
+# many searched lines hold it; then the terms' document frequencies and the corpus.
+_LEXICON: LiteralString = f"""
+term_lines AS (
+    SELECT t.term, sum(s.lines) AS lines
+    FROM terms AS t CROSS JOIN searched_blocks AS b
+    JOIN archival_terms AS s ON {_of_block("s", "b")} AND s.lexeme = t.term
+    GROUP BY t.term
+),
+memory_lexemes AS (
+    SELECT u.lexeme COLLATE "C" AS lexeme, count(*) AS docs
+    FROM memory_docs AS d, unnest(d.lexemes) AS u
+    GROUP BY 1
 ),
 missing AS (
-    SELECT term FROM terms
-    WHERE term NOT IN (SELECT term FROM exact_hits) AND length(term) >= 4
+    SELECT t.term FROM terms AS t
+    WHERE length(t.term) >= 4
+      AND t.term NOT IN (SELECT term FROM term_lines)
+      AND t.term NOT IN (SELECT lexeme FROM memory_lexemes)
+    ORDER BY length(t.term) DESC, t.term
+    LIMIT {FUZZY_TERMS}
 ),
-vocab AS (
-    SELECT v.lexeme
-    FROM searched_blocks AS b, unnest(b.lexemes) AS v(lexeme)
-    WHERE EXISTS (SELECT FROM missing)
+close AS (
+    SELECT m.term, s.lexeme, sum(s.lines) AS lines
+    FROM missing AS m CROSS JOIN searched_blocks AS b
+    JOIN archival_terms AS s
+      ON {_of_block("s", "b")}
+     AND s.lexeme >= left(m.term, {FUZZY_PREFIX})
+     AND s.lexeme < left(m.term, {FUZZY_PREFIX}) || chr(1114111)
+    WHERE similarity(s.lexeme, m.term) >= {FUZZY_MIN_SIMILARITY}
+    GROUP BY m.term, s.lexeme
     UNION ALL
-    SELECT u.lexeme
-    FROM memory_docs AS d, unnest(d.lexemes) AS u
-    WHERE EXISTS (SELECT FROM missing)
+    SELECT m.term, x.lexeme, 0
+    FROM missing AS m, memory_lexemes AS x
+    WHERE starts_with(x.lexeme, left(m.term, {FUZZY_PREFIX}))
+      AND similarity(x.lexeme, m.term) >= {FUZZY_MIN_SIMILARITY}
 ),
-fuzzy AS (
-    -- A lexeme in several of the searched vocabularies counts once.
-    SELECT DISTINCT m.term, v.lexeme, similarity(v.lexeme, m.term)::float8 AS weight
-    FROM missing AS m, vocab AS v
-    WHERE similarity(v.lexeme, m.term) >= {FUZZY_MIN_SIMILARITY}
-),
-fuzzy_query AS (
-    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq
-    FROM (SELECT DISTINCT lexeme FROM fuzzy) AS f
-),
-fuzzy_hits AS ({_hits(docs, "fuzzy_query", "f.term, f.weight")}
-    JOIN fuzzy AS f ON f.lexeme = u.lexeme
-    WHERE q.tsq IS NOT NULL AND d.lexemes @@ q.tsq
-),
-hits AS (
-    SELECT * FROM exact_hits
+lexicon AS (
+    SELECT t.term, t.term AS lexeme, 1.0::float8 AS weight, coalesce(x.lines, 0)::float8 AS lines
+    FROM terms AS t LEFT JOIN term_lines AS x USING (term)
     UNION ALL
-    SELECT * FROM fuzzy_hits
+    SELECT term, lexeme, similarity(lexeme, term)::float8, sum(lines)::float8
+    FROM close GROUP BY term, lexeme
 ),
 df AS (
-    SELECT term, count(DISTINCT (kind, scope, agent_id, ord))::float8 AS df
-    FROM hits GROUP BY term
+    SELECT x.term, sum(x.lines + coalesce(m.docs, 0)) AS df
+    FROM lexicon AS x LEFT JOIN memory_lexemes AS m USING (lexeme)
+    GROUP BY x.term
+),
+stats AS (
+    SELECT s.lines + s.memories AS n,
+           greatest(CASE WHEN s.lines > 0 THEN s.lexemes / s.lines
+                         ELSE (SELECT avg(length(lexemes)) FROM memory_docs) END, 1)::float8
+               AS avgdl
+    FROM sizes AS s
 ),
 idf AS (
     SELECT t.term, ln(1 + (s.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-    FROM terms AS t LEFT JOIN df ON df.term = t.term CROSS JOIN stats AS s
+    FROM terms AS t LEFT JOIN df USING (term) CROSS JOIN stats AS s
 ),
 best AS (
     SELECT sum(idf) AS top FROM idf
+)"""
+
+# The searched lines that hold a lexeme of the lexicon. Few enough, they are read as they
+# are, by their block's key (the match is a function call, not the @@ operator, which
+# PostgreSQL could look up in no index but one across owners). Too many, they are the
+# lines of the chosen lexemes, found through the postings of the blocks' terms: the
+# rarest lexemes' lines first, at most the cap of them.
+_LINES: LiteralString = (
+    """
+line_docs AS (
+    SELECT 'line' AS kind, l.scope, l.agent_id, l.ordinal::bigint AS ord, l.lexemes
+    FROM archival_lines AS l
+    WHERE (SELECT lines FROM scanned) AND"""
+    + _searched("l")
+    + f"""
+      AND ts_match_vq(l.lexemes, (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
+                                  FROM (SELECT DISTINCT lexeme FROM lexicon) AS x))
+    UNION ALL
+    SELECT 'line', l.scope, l.agent_id, l.ordinal::bigint, l.lexemes
+    FROM (
+        SELECT p.scope, p.agent_id, p.ord, min(p.rarity) AS rarity
+        FROM (
+            SELECT b.scope, b.agent_id, o.ord, c.rarity
+            FROM chosen AS c
+            CROSS JOIN searched_blocks AS b
+            JOIN archival_terms AS s ON {_of_block("s", "b")} AND s.lexeme = c.lexeme
+            CROSS JOIN LATERAL unnest(s.ordinals[1:%(rank_cap)s]) AS o(ord)
+            WHERE NOT (SELECT lines FROM scanned)
+        ) AS p
+        GROUP BY p.scope, p.agent_id, p.ord
+        ORDER BY rarity, p.ord
+        LIMIT %(rank_cap)s
+    ) AS x
+    JOIN archival_lines AS l ON {_of_block("l", "x")} AND l.ordinal = x.ord
+)"""
+)
+
+# From documents to each one's points ("combined").
+_SCORING: LiteralString = f"""
+docs AS (
+    SELECT kind, scope, agent_id, ord, lexemes FROM line_docs
+    UNION ALL
+    SELECT kind, scope, agent_id, ord, lexemes FROM memory_docs
+),
+hits AS (
+    SELECT d.kind, d.scope, d.agent_id, d.ord, x.term, x.weight,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf,
+           length(d.lexemes)::float8 AS dl
+    FROM docs AS d
+    CROSS JOIN LATERAL unnest(d.lexemes) AS u
+    JOIN lexicon AS x ON x.lexeme = u.lexeme COLLATE "C"
 ),
 scored AS (
     SELECT h.kind, h.scope, h.agent_id, h.ord,
@@ -248,12 +320,7 @@ combined AS (
     FROM scored AS sc
     FULL JOIN context AS cx
       ON (cx.kind, cx.scope, cx.agent_id, cx.ord) = (sc.kind, sc.scope, sc.agent_id, sc.ord)
-)"""
-
-
-# The documents with points: a line is one that exists (its ordinal is within its block),
-# a memory one that was searched.
-_LEXICAL_RANKED: LiteralString = """
+),
 ranked AS (
     SELECT c.kind, c.scope, c.agent_id, coalesce(m.workspace_id, '') AS workspace_id, c.ord,
            m.memory_id, c.points / nullif(b.top, 0) AS raw, c.own / nullif(b.top, 0) AS own
@@ -266,6 +333,22 @@ ranked AS (
     WHERE (c.kind = 'line' AND c.ord BETWEEN 1 AND k.line_count) OR m.memory_id IS NOT NULL
 )"""
 
+# The lexemes whose lines are read when the searched lines are too many to read: the
+# rarest first (fewest lines), until their lines would fill the cap (the rarest always).
+_CHOSEN: LiteralString = """
+chosen AS (
+    SELECT lexeme, row_number() OVER (ORDER BY lines, lexeme) AS rarity FROM (
+        SELECT lexeme, lines, sum(lines) OVER (ORDER BY lines, lexeme) AS upto
+        FROM (SELECT lexeme, max(lines) AS lines FROM lexicon GROUP BY lexeme) AS x
+    ) AS y
+    WHERE upto - lines < %(rank_cap)s
+)"""
+# Where the searched memories are too many to read: the lexemes their candidates must hold.
+_MEMORY_QUERY: LiteralString = """
+    CASE WHEN NOT (SELECT memories FROM scanned) THEN
+        (SELECT string_agg(DISTINCT quote_literal(lexeme), ' | ') FROM lexicon)
+    END AS memory_query"""
+
 # The best matches, then their text: a line's content and number (by its ordinal), a
 # memory's "key: value". A line's ordinal orders like its number, a memory's like its id.
 _BEST_FIRST: LiteralString = """,
@@ -277,54 +360,107 @@ best_first AS (
       AND least(1.0, own) >= %(rank_min_lexical)s
     ORDER BY raw DESC, kind, scope, agent_id, ord
     LIMIT %(rank_limit)s
-)
-SELECT b.kind, b.scope, b.agent_id, b.workspace_id, coalesce(l.line_number, 0) AS line_number,
-       b.memory_id, coalesce(l.content, m.key || ': ' || m.value) AS content, b.score, b.raw,
-       b.ord
-FROM best_first AS b
-LEFT JOIN archival_lines AS l
-  ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
- AND l.scope = b.scope AND l.agent_id = b.agent_id AND l.ordinal = b.ord
-LEFT JOIN memories AS m
-  ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
-ORDER BY b.raw DESC, b.kind, b.scope, b.agent_id, b.ord"""
+),
+found AS (
+    SELECT b.kind, b.scope, b.agent_id, b.workspace_id,
+           coalesce(l.line_number, 0) AS line_number, b.memory_id,
+           coalesce(l.content, m.key || ': ' || m.value) AS content, b.score, b.raw, b.ord
+    FROM best_first AS b
+    LEFT JOIN archival_lines AS l
+      ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+     AND l.scope = b.scope AND l.agent_id = b.agent_id AND l.ordinal = b.ord
+    LEFT JOIN memories AS m
+      ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
+)"""
 
-# How its rows are ordered, for a caller that aggregates them.
-BEST_FIRST_ORDER: LiteralString = "raw DESC, kind, scope, agent_id, ord"
+_MATCHES: LiteralString = """
+    (SELECT coalesce(json_agg(f ORDER BY f.raw DESC, f.kind, f.scope, f.agent_id, f.ord), '[]')
+     FROM found AS f) AS matches"""
 
-_LEXICAL: LiteralString = (
-    f"WITH {_TERMS},{_MEMORIES},{_STATS},{_scoring(_MATCHABLE)},{_LEXICAL_RANKED}"
-)
 
-# Lexical ranking, best first.
-RANK: LiteralString = _LEXICAL + _BEST_FIRST
+def _ranking(memories: LiteralString) -> LiteralString:
+    """Every CTE of a ranking by words, over the memories given as a CTE."""
+    return f"WITH {_SEARCHED},{memories},{_LEXICON},{_CHOSEN},{_LINES},{_SCORING}"
+
+
+def _result(body: LiteralString, marks: bool) -> LiteralString:
+    """One row: whether the searched memories were read, the lexemes their candidates
+    must hold when they were not, and ``body``'s columns; the memories a ranking
+    returns are marked as used when ``marks`` (a data-modifying CTE must be at the top
+    level)."""
+    used = f",\nused AS ({mark_used('SELECT memory_id FROM found WHERE memory_id IS NOT NULL')})"
+    return f"""{used if marks else ""}
+SELECT (SELECT memories FROM scanned) AS memories_scanned,
+       (SELECT lines FROM scanned) AS lines_scanned,{_MEMORY_QUERY},{body}"""
+
+
+_SCANNED: LiteralString = _ranking(_SCANNED_MEMORIES)
+_GIVEN: LiteralString = _ranking(_GIVEN_MEMORIES)
+
+# Lexical ranking, best first: one row, the matches as JSON (see _result). Where the
+# searched memories are too many to read, the matches are empty and memory_query says
+# which lexemes' memories to find: :data:`MEMORY_CANDIDATES`, then :data:`RANK_GIVEN`.
+RANK: LiteralString = _SCANNED + _BEST_FIRST + _result(_MATCHES, marks=False)
+RANK_GIVEN: LiteralString = _GIVEN + _BEST_FIRST + _result(_MATCHES, marks=False)
+RECALL_RANK: LiteralString = _SCANNED + _BEST_FIRST + _result(_MATCHES, marks=True)
+RECALL_RANK_GIVEN: LiteralString = _GIVEN + _BEST_FIRST + _result(_MATCHES, marks=True)
 
 # The lexical half of a ranking by meaning: one row, the best candidates by words (a
 # memory by its id) and the speakers of the searched blocks.
-LEXICAL_PART: LiteralString = (
-    _LEXICAL
-    + """,
+_TOP: LiteralString = f""",
 top AS (
     SELECT scope, agent_id, CASE WHEN kind = 'line' THEN ord ELSE 0 END AS ord, memory_id,
            least(1.0, raw)::float8 AS score, least(1.0, own)::float8 AS own
     FROM ranked
     WHERE raw > 0
     ORDER BY raw DESC, kind, scope, agent_id, ord
-    LIMIT %(rank_candidates)s
-)
-SELECT (SELECT coalesce(json_agg(json_build_array(scope, agent_id, ord, memory_id, score, own)),
-                        '[]')
-        FROM top) AS candidates,
-       (SELECT coalesce(array_agg(DISTINCT s.name ORDER BY s.name), '{}')
-        FROM searched_blocks AS b, unnest(b.speakers) AS s(name)) AS speakers"""
-)
+    LIMIT {CANDIDATES}
+)"""
+_LEXICAL_BODY: LiteralString = """
+    (SELECT coalesce(json_agg(json_build_array(scope, agent_id, ord, memory_id, score, own)),
+                     '[]')
+     FROM top) AS candidates,
+    (SELECT coalesce(array_agg(DISTINCT s.name ORDER BY s.name), '{}')
+     FROM searched_blocks AS b, unnest(b.speakers) AS s(name)) AS speakers"""
+LEXICAL_PART: LiteralString = _SCANNED + _TOP + _result(_LEXICAL_BODY, marks=False)
+LEXICAL_PART_GIVEN: LiteralString = _GIVEN + _TOP + _result(_LEXICAL_BODY, marks=False)
 
-# A memory's key for joins: its id; a line's: the nil id (lines are keyed by ordinal).
-_NIL: LiteralString = "'00000000-0000-0000-0000-000000000000'::uuid"
+# The candidate memories when the searched memories are too many to read: at most the
+# cap of those that hold a lexeme, through the GIN index led by their owner. Sent with
+# its values written in (see the module's docstring).
+MEMORY_CANDIDATES: LiteralString = f"""
+SELECT m.id
+FROM memories AS m
+WHERE m.tenant_id = %(tenant_id)s
+  AND ({memory_owner("m")} = %(rank_agent_owner)s OR {memory_owner("m")} = %(rank_workspace_owner)s)
+  AND {_searched_memories("m")}
+  AND {memory_lexemes("m")} @@ %(rank_memory_query)s::tsquery
+LIMIT %(rank_cap)s"""
 
-# The fusion: candidates by words (given) and by meaning, scored together, best first.
-# The searched lines' cosines are computed once (MATERIALIZED): each is read again as
-# its neighbours' neighbour. A zero vector has no direction: its distance is NaN.
+# The lines (and memories) nearest the query's vector, through its model's approximate
+# index (store/vector_indexes.py), filtered to the searched ones as the index is walked:
+# each kind only where it is too many to read as it is. Sent with its values written
+# in: the index covers one model, at its dimensions.
+NEAREST: LiteralString = f"""
+(SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord, NULL::uuid AS memory_id
+ FROM archival_lines AS l
+ WHERE NOT %(rank_lines_scanned)s AND {_searched("l")} AND l.embedding_model = %(rank_model)s
+   AND l.embedded_hash = {line_hash("l")}
+ ORDER BY (l.embedding::halfvec(%(rank_dimensions)s))
+          <=> %(rank_vector)s::halfvec(%(rank_dimensions)s)
+ LIMIT {CANDIDATES})
+UNION ALL
+(SELECT m.scope, CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END, 0, m.id
+ FROM memories AS m
+ WHERE NOT %(rank_memories_scanned)s AND {_searched_memories("m")}
+   AND m.embedding_model = %(rank_model)s AND m.embedded_hash = {memory_hash("m")}
+ ORDER BY (m.embedding::halfvec(%(rank_dimensions)s))
+          <=> %(rank_vector)s::halfvec(%(rank_dimensions)s)
+ LIMIT {CANDIDATES})"""
+
+# The fusion: candidates by words (given) and by meaning (read as they are where few
+# enough, else given), scored together, best first. Cosines are computed for the
+# candidate lines and their neighbours only. A zero vector has no direction: its distance is NaN.
 FUSE: LiteralString = f"""
 WITH lexical AS (
     SELECT x.scope, x.agent_id, x.ord, coalesce(x.memory_id, {_NIL}) AS memory_id, x.score, x.own
@@ -332,42 +468,72 @@ WITH lexical AS (
                 %(rank_memory_ids)s::uuid[], %(rank_scores)s::float8[], %(rank_owns)s::float8[])
          AS x(scope, agent_id, ord, memory_id, score, own)
 ),
-line_cosines AS MATERIALIZED (
-    SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord,
-           (1 - (l.embedding::vector <=> %(rank_vector)s::vector))::float8 AS cosine
+near_lines AS (
+    SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord, {_NIL} AS memory_id
     FROM archival_lines AS l
-    WHERE {_searched("l")}
+    WHERE %(rank_lines_scanned)s AND {_searched("l")}
       AND {current_vector("l", line_hash("l"), "%(rank_model)s")}
+    ORDER BY l.embedding::halfvec <=> %(rank_vector)s::halfvec
+    LIMIT {CANDIDATES}
+),
+near_memories AS (
+    SELECT m.scope, CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
+           0::bigint AS ord, m.id AS memory_id
+    FROM memories AS m
+    WHERE %(rank_memories_scanned)s AND {_searched_memories("m")}
+      AND {current_vector("m", memory_hash("m"), "%(rank_model)s")}
+    ORDER BY m.embedding::halfvec <=> %(rank_vector)s::halfvec
+    LIMIT {CANDIDATES}
+),
+near_given AS (
+    SELECT x.scope, x.agent_id, x.ord, coalesce(x.memory_id, {_NIL}) AS memory_id
+    FROM unnest(%(rank_near_scopes)s::text[], %(rank_near_agent_ids)s::text[],
+                %(rank_near_ordinals)s::bigint[], %(rank_near_memory_ids)s::uuid[])
+         AS x(scope, agent_id, ord, memory_id)
+),
+candidates AS (
+    SELECT scope, agent_id, ord, memory_id FROM lexical
+    UNION SELECT scope, agent_id, ord, memory_id FROM near_lines
+    UNION SELECT scope, agent_id, ord, memory_id FROM near_memories
+    UNION SELECT scope, agent_id, ord, memory_id FROM near_given
+),
+line_cosines AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord,
+               (1 - (l.embedding::halfvec <=> %(rank_vector)s::halfvec))::float8 AS cosine
+        FROM (SELECT DISTINCT c.scope, c.agent_id, c.ord + s.step AS ord
+              FROM candidates AS c, (VALUES (-1), (0), (1)) AS s(step)
+              WHERE c.memory_id = {_NIL}) AS w
+        JOIN archival_lines AS l ON {_of_block("l", "w")} AND l.ordinal = w.ord
+        WHERE {current_vector("l", line_hash("l"), "%(rank_model)s")}
+    ) AS x
+    WHERE cosine <> 'NaN'::float8
 ),
 line_meaning AS (
-    SELECT scope, agent_id, ord, {_NIL} AS memory_id,
-           cosine + {NEIGHBOUR_MEANING} * coalesce(greatest(
-               CASE WHEN lag(ord) OVER w = ord - 1 THEN lag(cosine) OVER w END,
-               CASE WHEN lead(ord) OVER w = ord + 1 THEN lead(cosine) OVER w END), cosine)
+    SELECT c.scope, c.agent_id, c.ord, c.memory_id,
+           x.cosine + {NEIGHBOUR_MEANING} * coalesce(greatest(p.cosine, n.cosine), x.cosine)
                AS meaning
-    FROM line_cosines
-    WHERE cosine <> 'NaN'::float8
-    WINDOW w AS (PARTITION BY scope, agent_id ORDER BY ord)
+    FROM candidates AS c
+    JOIN line_cosines AS x ON (x.scope, x.agent_id, x.ord) = (c.scope, c.agent_id, c.ord)
+    LEFT JOIN line_cosines AS p
+      ON (p.scope, p.agent_id, p.ord) = (c.scope, c.agent_id, c.ord - 1)
+    LEFT JOIN line_cosines AS n
+      ON (n.scope, n.agent_id, n.ord) = (c.scope, c.agent_id, c.ord + 1)
+    WHERE c.memory_id = {_NIL}
 ),
 memory_meaning AS (
-    SELECT m.scope, CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
-           0::bigint AS ord, m.id AS memory_id,
+    SELECT c.scope, c.agent_id, c.ord, c.memory_id,
            (1 + {NEIGHBOUR_MEANING})
-               * (1 - (m.embedding::vector <=> %(rank_vector)s::vector))::float8 AS meaning
-    FROM memories AS m
-    WHERE {_searched_memories("m")}
+               * (1 - (m.embedding::halfvec <=> %(rank_vector)s::halfvec))::float8 AS meaning
+    FROM candidates AS c
+    JOIN memories AS m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
+    WHERE c.memory_id <> {_NIL} AND {_searched_memories("m")}
       AND {current_vector("m", memory_hash("m"), "%(rank_model)s")}
 ),
 meaning AS (
     SELECT * FROM line_meaning
     UNION ALL
     SELECT * FROM memory_meaning WHERE meaning <> 'NaN'::float8
-),
-candidates AS (
-    SELECT scope, agent_id, ord, memory_id FROM lexical
-    UNION
-    (SELECT scope, agent_id, ord, memory_id FROM meaning
-     ORDER BY meaning DESC LIMIT %(rank_candidates)s)
 ),
 scored AS (
     SELECT c.scope, c.agent_id, c.ord, c.memory_id, coalesce(x.score, 0) AS lexical,
@@ -406,37 +572,28 @@ texts AS (
     LEFT JOIN memories AS m
       ON f.memory_id <> {_NIL} AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
+),
+found AS (
+    SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
+           least(1.0, raw) AS score, raw, ord
+    FROM texts
+    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND own >= %(rank_min_lexical)s
+    ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
+    LIMIT %(rank_limit)s
+)"""
+
+_FUSED_ORDER: LiteralString = "ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id"
+# What Recall runs: the fusion, marking the memories it returns; on a standby, where
+# nothing can be written, the fusion alone, in the same order.
+RECALL_FUSE: LiteralString = (
+    FUSE
+    + f",\nused AS ({mark_used('SELECT memory_id FROM found WHERE memory_id IS NOT NULL')})"
+    + f"\nSELECT * FROM found {_FUSED_ORDER}"
 )
-SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-       least(1.0, raw) AS score, raw, ord
-FROM texts
-WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND own >= %(rank_min_lexical)s
-ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
-LIMIT %(rank_limit)s"""
+FUSE_ORDERED: LiteralString = FUSE + f"\nSELECT * FROM found {_FUSED_ORDER}"
 
-
-def _ordered(ranking: LiteralString) -> LiteralString:
-    """``ranking`` as :func:`_marking_used` returns it, without the marking."""
-    return f"""
-WITH found AS ({ranking})
-SELECT * FROM found ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id"""
-
-
-def _marking_used(ranking: LiteralString) -> LiteralString:
-    """``ranking``, with the memories it returns marked as used (a data-modifying
-    statement must be the top level, so the ranking is a part of this one)."""
-    return f"""
-WITH found AS ({ranking}),
-used AS ({mark_used("SELECT memory_id FROM found WHERE memory_id IS NOT NULL")})
-SELECT * FROM found ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id"""
-
-
-# What Recall runs: the rankings above, marking the memories they return; on a
-# standby, where nothing can be written, the rankings alone, in the same order.
-RECALL_RANK: LiteralString = _marking_used(RANK)
-RECALL_FUSE: LiteralString = _marking_used(FUSE)
-RANK_ORDERED: LiteralString = _ordered(RANK)
-FUSE_ORDERED: LiteralString = _ordered(FUSE)
+# How a ranking's matches are ordered, for a caller that aggregates them.
+BEST_FIRST_ORDER: LiteralString = "raw DESC, kind, scope, agent_id, ord"
 
 _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPACE}
 
@@ -451,12 +608,32 @@ def rank_params(query: RankQuery) -> dict[str, Any]:
         "rank_min_lexical": query.min_lexical,
         "rank_include_memories": query.include_memories,
         "rank_workspace_id": query.workspace_id,
-        "rank_candidates": CANDIDATES,
+        "rank_scan": query.scan,
+        "rank_cap": query.cap,
+        "rank_memory_bound": MEMORY_COUNT_BOUND + 1,
+    }
+
+
+def _owners(tenant_id: str, query: RankQuery) -> dict[str, Any]:
+    """The owner keys of the memories ``query`` searches (see store/search.py)."""
+    return {
+        "rank_agent_owner": memory_owner_key(tenant_id, "agent", query.agent_id),
+        "rank_workspace_owner": memory_owner_key(tenant_id, "workspace", query.workspace_id),
+    }
+
+
+def _near(found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``rank_near_`` parameters of :data:`FUSE`: the nearest :data:`NEAREST` found."""
+    return {
+        "rank_near_scopes": [r["scope"] for r in found],
+        "rank_near_agent_ids": [r["agent_id"] for r in found],
+        "rank_near_ordinals": [int(r["ord"]) for r in found],
+        "rank_near_memory_ids": [r["memory_id"] for r in found],
     }
 
 
 def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dict[str, Any]:
-    """The parameters of :data:`FUSE`."""
+    """The parameters of :data:`FUSE` (and :data:`NEAREST`), none nearest given yet."""
     found = lexical.candidates
     return {
         **rank_params(query),
@@ -467,10 +644,14 @@ def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dic
         "rank_scores": [c.score for c in found],
         "rank_owns": [c.own for c in found],
         "rank_vector": vector_literal(meaning.vector),
+        "rank_dimensions": len(meaning.vector),
         "rank_model": meaning.model,
         "rank_weight": meaning.weight,
         "rank_speaker": meaning.speaker,
         "speaker_pattern": SPEAKER,
+        "rank_lines_scanned": lexical.lines_scanned,
+        "rank_memories_scanned": lexical.memories_scanned,
+        **_near([]),
     }
 
 
@@ -488,11 +669,17 @@ def match_from_row(row: Mapping[str, Any]) -> RecallMatch:
     )
 
 
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def matches_from_row(row: Mapping[str, Any]) -> list[RecallMatch]:
+    """The matches of a row of :data:`RANK` (or of its JSON)."""
+    return [match_from_row(m) for m in _json(row["matches"]) or ()]
+
+
 def lexical_part_from_row(row: Mapping[str, Any]) -> LexicalPart:
     """The lexical half from the row of :data:`LEXICAL_PART`, or from its JSON."""
-    candidates = row["candidates"]
-    if isinstance(candidates, str):
-        candidates = json.loads(candidates)
     return LexicalPart(
         candidates=tuple(
             Candidate(
@@ -503,36 +690,95 @@ def lexical_part_from_row(row: Mapping[str, Any]) -> LexicalPart:
                 score=float(score),
                 own=float(own),
             )
-            for scope, agent_id, ordinal, memory_id, score, own in candidates
+            for scope, agent_id, ordinal, memory_id, score, own in _json(row["candidates"])
         ),
         speakers=tuple(row["speakers"] or ()),
+        lines_scanned=bool(row.get("lines_scanned", True)),
+        memories_scanned=bool(row.get("memories_scanned", True)),
     )
+
+
+class Ranking:
+    """The statements of one ranking, run on one connection for one caller."""
+
+    def __init__(self, conn: Connection, principal: Principal, *, marks: bool) -> None:
+        """``marks``: mark the memories a ranking returns as used (not on a standby)."""
+        self._conn = conn
+        self._marks = marks
+        self._tenant = principal.tenant_id
+        self._user = principal.user_id
+        self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+
+    def _params(self, query: RankQuery) -> dict[str, Any]:
+        return {**self._caller, **rank_params(query), "rank_memory_ids": []}
+
+    async def _given(self, query: RankQuery, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters of a second ranking with the candidate memories, where the first
+        (which returned ``row``) found the searched memories too many to read."""
+        params = {**self._params(query), **_owners(self._tenant, query)}
+        if row["memory_query"]:
+            params["rank_memory_query"] = row["memory_query"]
+            found = await fetch_all_planned(self._conn, MEMORY_CANDIDATES, params)
+            params["rank_memory_ids"] = [r["id"] for r in found]
+        return params
+
+    async def rank(self, query: RankQuery) -> list[RecallMatch]:
+        """The matches by words, best first."""
+        statement = RECALL_RANK if self._marks else RANK
+        row = await fetch_one(self._conn, statement, self._params(query))
+        assert row is not None  # one row, always
+        return await self.finish(query, row)
+
+    async def finish(self, query: RankQuery, row: Mapping[str, Any]) -> list[RecallMatch]:
+        """The matches of a ranking by words whose first statement returned ``row``."""
+        if _json(row["memories_scanned"]) is not False:
+            return matches_from_row(row)
+        statement = RECALL_RANK_GIVEN if self._marks else RANK_GIVEN
+        found = await fetch_one(self._conn, statement, await self._given(query, row))
+        assert found is not None
+        return matches_from_row(found)
+
+    async def lexical(self, query: RankQuery) -> LexicalPart:
+        row = await fetch_one(self._conn, LEXICAL_PART, self._params(query))
+        assert row is not None  # one row, always
+        return await self.finish_lexical(query, row)
+
+    async def finish_lexical(self, query: RankQuery, row: Mapping[str, Any]) -> LexicalPart:
+        """The lexical half whose first statement returned ``row``."""
+        if _json(row["memories_scanned"]) is not False:
+            return lexical_part_from_row(row)
+        found = await fetch_one(self._conn, LEXICAL_PART_GIVEN, await self._given(query, row))
+        assert found is not None
+        return lexical_part_from_row(found)
+
+    async def fuse(
+        self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
+    ) -> list[RecallMatch]:
+        params = {**self._caller, **fuse_params(query, lexical, meaning)}
+        if not (lexical.lines_scanned and lexical.memories_scanned):
+            params.update(_near(await fetch_all_planned(self._conn, NEAREST, params)))
+        statement = RECALL_FUSE if self._marks else FUSE_ORDERED
+        return [match_from_row(r) for r in await fetch_all(self._conn, statement, params)]
 
 
 class PgRecall(RecallRepository):
     def __init__(self, conn: Connection, principal: Principal, *, marks: bool = True) -> None:
         """``marks``: mark the memories a ranking returns as used (not on a standby)."""
         self._conn = conn
-        self._marks = marks
+        self._ranking = Ranking(conn, principal, marks=marks)
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
 
     async def rank(self, query: RankQuery) -> list[RecallMatch]:
-        # At most 100 rows, all ranked before the first is known: fetched at once.
-        params = {**self._caller, **rank_params(query)}
-        rows = await fetch_all(self._conn, RECALL_RANK if self._marks else RANK_ORDERED, params)
-        return [match_from_row(r) for r in rows]
+        # At most 100 matches, all ranked before the first is known: fetched at once.
+        return await self._ranking.rank(query)
 
     async def lexical(self, query: RankQuery) -> LexicalPart:
-        row = await fetch_one(self._conn, LEXICAL_PART, {**self._caller, **rank_params(query)})
-        assert row is not None  # one row, always
-        return lexical_part_from_row(row)
+        return await self._ranking.lexical(query)
 
     async def fuse(
         self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
     ) -> list[RecallMatch]:
-        params = {**self._caller, **fuse_params(query, lexical, meaning)}
-        statement = RECALL_FUSE if self._marks else FUSE_ORDERED
-        return [match_from_row(r) for r in await fetch_all(self._conn, statement, params)]
+        return await self._ranking.fuse(query, lexical, meaning)
 
     async def vectors_available(self) -> bool:
         row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})

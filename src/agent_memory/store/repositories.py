@@ -706,3 +706,13 @@ class Store(ABC):
         """The caller wrote (or is writing) now: its reads go to the primary for a
         while, so it reads what it wrote. Without a standby there is nothing to do."""
         return None
+
+    async def vector_indexes(self, model: str, dimensions: int) -> list[str]:
+        """Make the approximate indexes over ``model``'s vectors (of ``dimensions``) where
+        they are missing, however long that takes; the names of those usable now. A
+        store without such indexes makes none.
+
+        Raises:
+            Exception: the store could not make them (recall reads without them).
+        """
+        return []

@@ -71,6 +71,18 @@ async def fetch_all(conn: Connection, query: LiteralString, params: Params) -> l
         return await cursor.fetchall()
 
 
+async def fetch_all_planned(conn: Connection, query: LiteralString, params: Params) -> list[Row]:
+    """:func:`fetch_all` with the values written into the statement (psycopg quotes them,
+    on the client), so that PostgreSQL plans it for these values, as it does not a
+    statement it has prepared: for a statement whose best plan depends on how many rows
+    the values select (an index that pays for a large owner and not for a small one).
+    Never prepared: each text is planned once and let go."""
+    with database_errors():
+        text = psycopg.AsyncClientCursor(conn).mogrify(query, params)
+        cursor = await conn.execute(text.encode(), prepare=False)
+        return await cursor.fetchall()
+
+
 async def execute(conn: Connection, query: LiteralString, params: Params) -> int:
     """Run a statement; returns how many rows it changed."""
     with database_errors():

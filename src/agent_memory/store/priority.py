@@ -1,0 +1,70 @@
+"""Background work gives way to everything else on the machine: the CPU priority of a
+process, and of the database session that works for it.
+
+On Linux a process (and every thread it starts afterwards) can take ``SCHED_IDLE``:
+it runs only on a core nothing else wants. Elsewhere, or where that is refused, it
+takes the lowest nice value (19). What background work asks of PostgreSQL (storing
+vectors, keeping an approximate index) is done by the server process of its session;
+where that process is on this machine and may be reprioritised by this user (the
+embedded database runs as this user, or as an account root made for it), it gets the
+same priority. A server elsewhere is left as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+IDLE = "SCHED_IDLE"
+NICE = "nice 19"
+
+
+def lower(pid: int = 0) -> str | None:
+    """Give process ``pid`` (0: this one, with the threads it starts from now on) the
+    lowest CPU priority this system grants it; which one, or ``None`` when it may not be
+    lowered."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+            return IDLE
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 19)
+    except OSError:
+        return None
+    return NICE
+
+
+def _is_local(conn: psycopg.AsyncConnection[Any]) -> bool:
+    host = conn.info.host
+    return host.startswith("/") or host in {"localhost", "127.0.0.1", "::1"}
+
+
+def _is_postgres(pid: int) -> bool:
+    """Whether ``pid`` is a PostgreSQL server process of this machine (Linux only)."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() in {"postgres", "postmaster"}
+    except OSError:
+        return False
+
+
+async def yield_to_others(conn: psycopg.AsyncConnection[Any]) -> str | None:
+    """Lower the priority of the server process of ``conn``'s session, where it runs on
+    this machine and this user may; which priority it got, or ``None``."""
+    if not sys.platform.startswith("linux") or not _is_local(conn):
+        return None
+    cursor = await conn.execute("SELECT pg_backend_pid()")
+    row = await cursor.fetchone()
+    if row is None:
+        return None
+    pid = int(row[0] if not isinstance(row, dict) else row["pg_backend_pid"])
+    if not _is_postgres(pid):
+        return None
+    return lower(pid)

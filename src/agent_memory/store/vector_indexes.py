@@ -1,0 +1,89 @@
+"""The approximate indexes recall walks for an owner with many vectors: one HNSW index
+(pgvector) per table and model, over the rows of that model only, at its dimensions.
+
+A model's vectors can only be indexed once its dimensions are known, and models come
+and go with the settings, so the indexes are not the migrations': the indexer makes
+its model's the first time it stores vectors (``CREATE INDEX CONCURRENTLY``, which
+leaves writes and reads running while it builds). Recall is right without them, and
+reads an owner's vectors as they are until they exist (store/recall.py).
+
+Built in the database's processes: an index over many rows takes a while and CPU
+there. Where the database's server runs as this process's user (the embedded one),
+the session that builds it gives way to everything else (see store/priority.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+from collections.abc import Sequence
+
+import psycopg
+from psycopg import sql
+
+from agent_memory.store.priority import yield_to_others
+
+log = logging.getLogger(__name__)
+
+TABLES: Sequence[str] = ("archival_lines", "memories")
+
+
+def index_name(table: str, model: str, dimensions: int) -> str:
+    """The name of ``model``'s index on ``table``: short and the same everywhere."""
+    digest = hashlib.sha256(f"{model}\n{dimensions}".encode()).hexdigest()[:12]
+    return f"ix_{table}_hnsw_{digest}"
+
+
+def _create(table: str, model: str, dimensions: int) -> sql.Composed:
+    return sql.SQL(
+        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} USING hnsw "
+        "((embedding::halfvec({dimensions})) halfvec_cosine_ops) "
+        "WHERE embedding_model = {model}"
+    ).format(
+        name=sql.Identifier(index_name(table, model, dimensions)),
+        table=sql.Identifier(table),
+        dimensions=sql.Literal(int(dimensions)),
+        model=sql.Literal(model),
+    )
+
+
+_STATE = sql.SQL(
+    "SELECT i.indisvalid AS valid FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
+    "WHERE c.relname = {name}"
+)
+
+
+async def ensure(url: str, model: str, dimensions: int) -> list[str]:
+    """Make ``model``'s indexes where they are missing; the names of those that are
+    there and usable now. Without a time limit: a build over many rows takes as long
+    as it takes, on a connection of its own.
+
+    Raises:
+        psycopg.Error: the database refused (no pgvector, or no right to create).
+    """
+    ready: list[str] = []
+    async with await psycopg.AsyncConnection.connect(
+        url,
+        autocommit=True,
+        options="-c statement_timeout=0",
+        application_name="agent-memory-index-build",
+    ) as conn:
+        await yield_to_others(conn)
+        for table in TABLES:
+            name = index_name(table, model, dimensions)
+            # Another indexer may have created it meanwhile.
+            with contextlib.suppress(psycopg.errors.UniqueViolation):
+                await conn.execute(_create(table, model, dimensions))
+            row = await (await conn.execute(_STATE.format(name=sql.Literal(name)))).fetchone()
+            if row is not None and row[0]:
+                ready.append(name)
+            elif row is not None:
+                log.warning(
+                    "the index %s is not usable (a build that did not finish, or one under way "
+                    "elsewhere); recall reads without it. Rebuild it with REINDEX INDEX "
+                    "CONCURRENTLY %s",
+                    name,
+                    name,
+                )
+    return ready
