@@ -154,7 +154,10 @@ class ServerThread:
 
         async def boot() -> RunningServer:
             self.db = database_for(self.settings, self.database_url, self.tracer_provider)
-            return await start_server(self.settings, self.db, tracer_provider=self.tracer_provider)
+            # The index worker `serve` starts as a process of its own runs here, beside it.
+            return await start_server(
+                self.settings, self.db, tracer_provider=self.tracer_provider, index_here=True
+            )
 
         self._running = self.run(boot())
         self.address = self._running.address

@@ -1,5 +1,5 @@
-"""The agent-memory command: serve, migrate, manage API keys, export and import a
-tenant, and serve the memory as MCP tools."""
+"""The agent-memory command: serve, index, migrate, manage API keys, export and import
+a tenant, and serve the memory as MCP tools."""
 
 from __future__ import annotations
 
@@ -107,19 +107,30 @@ def _parser() -> argparse.ArgumentParser:
         help="require client certificates signed by these PEM CA certificates "
         "(env MEMORY_TLS_CLIENT_CA)",
     )
+
+    def embedder_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--embedder",
+            choices=("local", "http", "none"),
+            help="recall by meaning: local (a model in this process), http (an OpenAI-"
+            "compatible embeddings API at --embedder-url) or none (lexical) (env "
+            "MEMORY_EMBEDDER, default: http when --embedder-url is set, else local where "
+            "installed)",
+        )
+        p.add_argument(
+            "--embedder-url",
+            metavar="URL",
+            help="base URL of the embeddings API for --embedder http, e.g. "
+            "http://127.0.0.1:8080/v1 (env MEMORY_EMBEDDER_URL)",
+        )
+
+    embedder_options(serve)
     serve.add_argument(
-        "--embedder",
-        choices=("local", "http", "none"),
-        help="recall by meaning: local (a model in this process), http (an OpenAI-"
-        "compatible embeddings API at --embedder-url) or none (lexical) (env "
-        "MEMORY_EMBEDDER, default: http when --embedder-url is set, else local where "
-        "installed)",
-    )
-    serve.add_argument(
-        "--embedder-url",
-        metavar="URL",
-        help="base URL of the embeddings API for --embedder http, e.g. "
-        "http://127.0.0.1:8080/v1 (env MEMORY_EMBEDDER_URL)",
+        "--indexer",
+        choices=("child", "none"),
+        help="who embeds lines and memories: child (one index worker process beside the "
+        "server, restarted when it dies) or none (workers started apart with agent-memory "
+        "index) (env MEMORY_INDEXER, default child)",
     )
     serve.add_argument(
         "--database-read-url",
@@ -128,6 +139,14 @@ def _parser() -> argparse.ArgumentParser:
         "(env MEMORY_DATABASE_READ_URL); reads go to the primary while it lags",
     )
     database_options(serve)
+
+    index = commands.add_parser(
+        "index",
+        help="run an index worker: embed archival lines and memories for recall by "
+        "meaning, at the lowest CPU priority; run as many as you like against one database",
+    )
+    embedder_options(index)
+    database_options(index)
 
     health = commands.add_parser(
         "health",
@@ -266,6 +285,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         database_read_url=getattr(args, "database_read_url", None),
         embedder=getattr(args, "embedder", None),
         embedder_url=getattr(args, "embedder_url", None),
+        indexer=getattr(args, "indexer", None),
     )
 
 
@@ -292,6 +312,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # must not turn a clean shutdown into a kill.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         return status
+    if args.command == "index":
+        from agent_memory.api.index_process import run_index
+
+        try:
+            return run_index(settings)
+        except SettingsError as exc:
+            print(f"agent-memory: {exc}", file=sys.stderr)
+            return 2
     from agent_memory.telemetry.logging import configure_logging
 
     configure_logging(settings.log_level if args.log_level else "WARNING")
@@ -368,12 +396,14 @@ def _health(args: argparse.Namespace) -> int:
         name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
         print(f"{address}: {name}")
         if args.verbose:
-            print(f"{address}: recall {_recall_status(channel, args.timeout)}")
+            for line in _recall_status(channel, args.timeout):
+                print(f"{address}: {line}")
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
-def _recall_status(channel: Any, timeout: float) -> str:
-    """How the server ranks recall, as it says; or why it could not be asked."""
+def _recall_status(channel: Any, timeout: float) -> list[str]:
+    """How the server ranks recall and how its indexing keeps up, as it says; or why it
+    could not be asked."""
     import grpc
 
     from agentmemory.v1 import recall_service_pb2, recall_service_pb2_grpc
@@ -387,9 +417,27 @@ def _recall_status(channel: Any, timeout: float) -> str:
         )
     except grpc.RpcError as exc:
         if exc.code() is grpc.StatusCode.UNAUTHENTICATED:
-            return "unknown: set MEMORY_API_KEY to a key of the server to ask"
-        return f"unknown: {exc.code().name}: {exc.details()}"
-    return str(reply.status.detail)
+            return ["recall unknown: set MEMORY_API_KEY to a key of the server to ask"]
+        return [f"recall unknown: {exc.code().name}: {exc.details()}"]
+    lines = [f"recall {reply.status.detail}"]
+    if reply.status.HasField("indexing"):
+        lines.append(f"indexing: {_indexing(reply.status.indexing)}")
+    return lines
+
+
+def _indexing(status: Any) -> str:
+    """One line for an ``IndexingStatus``."""
+    waiting = f"{'at least ' if status.waiting_count_capped else ''}{status.waiting_count:,}"
+    rows = "line or memory waits" if status.waiting_count == 1 else "lines and memories wait"
+    if not status.worker_count:
+        return (
+            f"no index worker is running; {waiting} {rows} for a vector (start agent-memory "
+            "index, or serve with --indexer child)"
+        )
+    workers = "1 worker embeds" if status.worker_count == 1 else f"{status.worker_count} "
+    if status.worker_count != 1:
+        workers += "workers embed"
+    return f"{workers} {status.per_second:.1f} a second; {waiting} {rows} for a vector"
 
 
 def _mcp(args: argparse.Namespace) -> int:

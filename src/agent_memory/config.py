@@ -107,15 +107,20 @@ class Settings:
     embedder_timeout_seconds: float = 5.0
     embedder_query_prefix: str = ""
     embedder_passage_prefix: str = ""
-    # Cores the local model uses per call; 0: the machine's, shared by the workers.
+    # Cores an index worker's local model uses (a serving process embeds queries on one);
+    # 0: every core, which the worker leaves to anything else that wants it.
     embedder_threads: int = 0
     embedding_weight: float = 0.5
     # Recall reads an owner's archival lines (and memories) as they are up to this many;
     # past it, at most recall_candidates of them, through indexes.
     recall_scan_rows: int = 2000
     recall_candidates: int = 200
-    # The background indexer: lines and rows claimed per round, how often an idle one
-    # looks for work, and how long a claim holds before another may take it.
+    # Who embeds lines and memories: "child", one index worker process that `serve`
+    # starts beside itself (and restarts); "none", only workers started apart
+    # (`agent-memory index`).
+    indexer: str = "child"
+    # The index workers: lines and rows claimed per round, how often an idle one looks
+    # for work, and how long a claim holds before another may take it.
     index_batch: int = 32
     index_poll_seconds: float = 1.0
     index_lease_seconds: float = 60.0
@@ -199,6 +204,12 @@ class Settings:
             raise SettingsError(
                 f"--embedder-url {self.embedder_url!r}: give an http:// or https:// URL "
                 "(--embedder-url or MEMORY_EMBEDDER_URL)"
+            )
+        if self.indexer not in ("child", "none"):
+            raise SettingsError(
+                f"--indexer {self.indexer!r}: use child (an index worker beside the server) "
+                "or none (workers started apart with agent-memory index) "
+                "(--indexer or MEMORY_INDEXER)"
             )
         if self.embedder not in ("", "local", "http", "none"):
             raise SettingsError(
@@ -470,14 +481,30 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
         None,
     ),
     "embedder_threads": (
-        "cores the local model uses per call",
-        "0: the machine's cores divided by `workers`",
+        "cores an index worker's local model uses (at the lowest CPU priority); a serving "
+        "process embeds queries on one",
+        "0: every core",
     ),
     "embedding_weight": ("share of meaning in the recall score, 0 to 1", None),
-    "index_batch": ("lines and memories the background indexer embeds per round", None),
-    "index_poll_seconds": ("how often an idle indexer looks for new lines and memories", None),
+    "recall_scan_rows": (
+        "an owner's archival lines (and memories) Recall reads as they are; past it, "
+        "candidates through indexes",
+        None,
+    ),
+    "recall_candidates": (
+        "past `recall_scan_rows`, at most this many lines (and memories) holding the "
+        "query's rarest terms are read",
+        None,
+    ),
+    "indexer": (
+        "`child`: `serve` starts one index worker process beside itself and restarts it; "
+        "`none`: only workers started apart (`agent-memory index`)",
+        None,
+    ),
+    "index_batch": ("lines and memories an index worker embeds per round", None),
+    "index_poll_seconds": ("how often an idle index worker looks for new lines and memories", None),
     "index_lease_seconds": (
-        "an indexer holds what it claimed this long; past it, another may take it",
+        "an index worker holds what it claimed this long; past it, another may take it",
         None,
     ),
 }

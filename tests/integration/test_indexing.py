@@ -272,24 +272,57 @@ def test_a_line_changed_while_it_was_embedded_is_embedded_again_for_its_new_text
     assert embedder.passages_seen["the new text"] == 1
 
 
-def test_claims_go_round_the_tenants_so_a_long_backlog_holds_up_no_one(url: str) -> None:
+def test_tenants_with_rows_due_share_each_claim_so_a_long_backlog_holds_up_no_one(
+    url: str,
+) -> None:
     async def scenario() -> None:
         db = Database(url, pool_size=2)
         try:
-            for tenant, count in (("a-big", 40), ("b-small", 2), ("c-small", 2)):
+            for tenant, count in (("a-big", 40), ("b-small", 2), ("c-small", 3)):
                 async with db.connection(Principal(tenant, "u")) as tx:
                     lines = "\n".join(f"{tenant} line {n}" for n in range(count))
                     await tx.blocks.write(KEY, lines, expected=None, keep=5)
-            taken: list[set[str]] = []
+            taken: list[Counter[str]] = []
             after = ""
             for _ in range(3):
                 async with db.admin() as admin:
                     claimed = await admin.index.claim(
-                        model="m", limit=4, lease=timedelta(minutes=5), after_tenant=after
+                        model="m", limit=8, lease=timedelta(minutes=5), after_tenant=after
                     )
-                taken.append({x.tenant_id for x in claimed.lines})
+                taken.append(Counter(x.tenant_id for x in claimed.lines))
                 after = claimed.last_tenant(after)
-            assert taken == [{"a-big"}, {"b-small", "c-small"}, {"a-big"}]
+            # The first claim shares its room: the small backlogs are done at once, and
+            # the big one takes the rest (each claim stays full).
+            assert taken[0] == Counter({"b-small": 2, "c-small": 3, "a-big": 3})
+            assert taken[1] == taken[2] == Counter({"a-big": 8})
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_tenants_write_is_claimed_beside_another_tenants_backlog(url: str) -> None:
+    async def scenario() -> None:
+        db = Database(url, pool_size=2)
+        try:
+            async with db.connection(Principal("a-big", "u")) as tx:
+                lines = "\n".join(f"a-big line {n}" for n in range(60))
+                await tx.blocks.write(KEY, lines, expected=None, keep=5)
+            async with db.admin() as admin:
+                first = await admin.index.claim(
+                    model="m", limit=8, lease=timedelta(minutes=5), after_tenant=""
+                )
+            assert {x.tenant_id for x in first.lines} == {"a-big"}
+            async with db.connection(Principal("z-late", "u")) as tx:
+                await tx.blocks.write(KEY, "one\ntwo\nthree", expected=None, keep=5)
+            async with db.admin() as admin:
+                second = await admin.index.claim(
+                    model="m",
+                    limit=8,
+                    lease=timedelta(minutes=5),
+                    after_tenant=first.last_tenant(""),
+                )
+            assert Counter(x.tenant_id for x in second.lines) == Counter({"z-late": 3, "a-big": 5})
         finally:
             await db.close()
 

@@ -19,7 +19,6 @@ from agent_memory.api.roles import authorize
 from agent_memory.api.stored_text import refuse_line_breaks, refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
-from agent_memory.service.activity import Activity
 from agent_memory.service.keys import validate_identity
 from agent_memory.status import plain_status, to_status
 from agent_memory.telemetry.tracing import log_failure
@@ -109,16 +108,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     def __init__(
         self,
         identify: IdentifyCaller,
-        activity: Activity | None = None,
         *,
         wrote: Callable[[Principal], None] | None = None,
     ) -> None:
-        """``activity`` counts the calls being served (background work waits for a
-        lull between them). ``wrote`` is told the caller of every call of a method
-        with side effects (by its ``idempotency_level``), as it starts and as it ends:
-        the caller's next reads see what it wrote."""
+        """``wrote`` is told the caller of every call of a method with side effects (by
+        its ``idempotency_level``), as it starts and as it ends: the caller's next
+        reads see what it wrote."""
         self._identify = identify
-        self._activity = activity or Activity()
         self._wrote = wrote
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}
 
@@ -203,7 +199,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """One response, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            with self._activity.serving(), self._writing(method):
+            with self._writing(method):
                 try:
                     await self._caller(method, context)
                     self._marks(method)
@@ -224,7 +220,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """A stream of responses, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            with self._activity.serving(), self._writing(method):
+            with self._writing(method):
                 try:
                     await self._caller(method, context)
                     self._marks(method)

@@ -91,12 +91,21 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
         self, request: pb.GetRecallStatusRequest, context: ServicerContext
     ) -> pb.GetRecallStatusResponse:
         status = await self._recall.status(current_principal())
+        indexing = status.indexing
         return pb.GetRecallStatusResponse(
             status=recall_pb2.RecallStatus(
                 mode=_RECALL_MODES[status.mode],
                 embedder=status.embedder,
                 model=status.model,
                 detail=status.detail,
+                indexing=recall_pb2.IndexingStatus(
+                    waiting_count=indexing.waiting,
+                    waiting_count_capped=indexing.waiting_capped,
+                    worker_count=indexing.workers,
+                    per_second=indexing.per_second,
+                )
+                if indexing is not None
+                else None,
             )
         )
 

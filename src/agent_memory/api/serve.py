@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from agent_memory.api.index_process import IndexerChild
 from agent_memory.api.server import serve_on
 from agent_memory.api.workers import serve_workers
 from agent_memory.config import Settings
@@ -28,9 +29,14 @@ def serve(settings: Settings) -> int:
     if settings.http_listen is not None:
         refuse_busy_port(settings.http_listen, flag="--http-listen")
     url, embedded, _ = open_database(settings)
+    indexer = IndexerChild.for_server(settings, url)
     try:
+        if indexer is not None:
+            indexer.start()
         asyncio.run(serve_on(settings, url))
     finally:
+        if indexer is not None:
+            indexer.stop()
         if embedded is not None:
             embedded.stop()
     log.info("agent-memory stopped")

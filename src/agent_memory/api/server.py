@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from agent_memory.api.block_servicer import BlockServicer
 from agent_memory.api.convert import response_budget
 from agent_memory.api.decision_servicer import DecisionServicer
+from agent_memory.api.index_process import worker_name
 from agent_memory.api.interceptors import (
     BearerAuth,
     IdentifyCaller,
@@ -36,7 +37,6 @@ from agent_memory.http.app import HttpServer, http_app
 from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.net import unbindable
 from agent_memory.service.active_sessions import ActiveSessions
-from agent_memory.service.activity import Activity
 from agent_memory.service.agents import Agents
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
@@ -45,7 +45,7 @@ from agent_memory.service.expiry import ExpirySweeper
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.extraction_worker import ExtractionWorkers
 from agent_memory.service.forgetting import Forgetting
-from agent_memory.service.indexing import Indexer
+from agent_memory.service.indexing import IndexWorker
 from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall, recall_status
@@ -84,7 +84,7 @@ class RunningServer:
     watcher: asyncio.Task[None] | None = None
     http: HttpServer | None = None
     sweeper: ExpirySweeper | None = None
-    indexer: Indexer | None = None
+    indexer: IndexWorker | None = None
 
     @property
     def http_address(self) -> str | None:
@@ -131,11 +131,14 @@ async def start_server(
     *,
     tracer_provider: TracerProvider | None = None,
     reuse_port: bool = False,
+    index_here: bool = False,
 ) -> RunningServer:
     """Build the server over ``db``, bind ``settings.listen`` and start serving.
 
     With ``reuse_port`` other processes may bind the same port (SO_REUSEPORT) and the
-    kernel spreads connections over them.
+    kernel spreads connections over them. With ``index_here`` an index worker runs in
+    this process too (for a server embedded in a program of its own, and the tests);
+    ``serve`` runs it in a process of its own instead (api/index_process.py).
     """
     identify: IdentifyCaller = (
         LocalIdentity()
@@ -147,8 +150,7 @@ async def start_server(
         from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
         interceptors.append(aio_server_interceptor(tracer_provider=tracer_provider))
-    activity = Activity()
-    service_interceptor = ServiceInterceptor(identify, activity, wrote=db.wrote)
+    service_interceptor = ServiceInterceptor(identify, wrote=db.wrote)
     interceptors.append(service_interceptor)
     server = grpc.aio.server(
         interceptors=interceptors,
@@ -167,7 +169,16 @@ async def start_server(
     response_bytes = response_budget(settings.max_message_bytes)
     embedder = embedder_from_settings(settings)
     recall = Recall(db, settings, embedder=embedder)
-    indexer = Indexer(db, embedder, settings, activity=activity) if embedder else None
+    indexer = (
+        IndexWorker(
+            db,
+            embedder_from_settings(settings, indexing=True) or embedder,
+            settings,
+            name=worker_name(),
+        )
+        if embedder is not None and index_here
+        else None
+    )
     servicers: list[tuple[Callable[[Any, Any], None], object]] = [
         (
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,

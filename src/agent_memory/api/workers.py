@@ -30,6 +30,8 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from types import FrameType
 
+from agent_memory.api.index_process import IndexerChild
+from agent_memory.api.parent import follow_parent
 from agent_memory.api.server import mode, serve_on
 from agent_memory.config import Settings, SettingsError
 from agent_memory.net import bind_address, refuse_busy_port, unbindable
@@ -42,8 +44,6 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_SECONDS = 60.0
 # Beyond the grace period, how long a draining worker may take to exit before it is killed.
 EXIT_MARGIN_SECONDS = 10.0
-# How often a worker checks that its supervisor is still there.
-SUPERVISOR_POLL_SECONDS = 1.0
 
 
 def _reserve(listen: str, flag: str = "--listen") -> tuple[socket.socket, str]:
@@ -72,7 +72,7 @@ def _reserve(listen: str, flag: str = "--listen") -> tuple[socket.socket, str]:
 def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> None:
     """A worker process: serve until SIGTERM or SIGINT; say on ``ready`` when serving."""
     configure_logging(settings.log_level)
-    _follow_supervisor(os.getppid())
+    follow_parent(os.getppid(), "supervisor")
 
     def serving(address: str) -> None:
         log.info("worker %d accepting calls on %s", number, address)
@@ -81,19 +81,6 @@ def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> Non
     asyncio.run(
         serve_on(settings, url, reuse_port=True, serving=serving, describe_recall=number == 1)
     )
-
-
-def _follow_supervisor(supervisor: int) -> None:
-    """Drain and exit (as on SIGTERM) once the supervisor is gone, even if it was killed
-    without passing the signal on, so no worker is left holding the port."""
-
-    def watch() -> None:
-        while os.getppid() == supervisor:
-            time.sleep(SUPERVISOR_POLL_SECONDS)
-        log.warning("the supervisor exited; stopping")
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
 
 
 def serve_workers(settings: Settings) -> int:
@@ -111,6 +98,7 @@ def serve_workers(settings: Settings) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     processes: list[BaseProcess] = []
     embedded: EmbeddedPostgres | None = None
+    indexer: IndexerChild | None = None
     log_stop = True
     try:
         # The port first: a busy one fails before the database is started or migrated.
@@ -124,6 +112,9 @@ def serve_workers(settings: Settings) -> int:
             url, embedded, _ = open_database(settings)
             if stopping.is_set():
                 return 0
+            indexer = IndexerChild.for_server(settings, url)
+            if indexer is not None:
+                indexer.start()
             context = multiprocessing.get_context("spawn")
             ready: Queue[int] = context.Queue()
             worker_settings = replace(settings, listen=listen, http_listen=http_listen)
@@ -157,6 +148,8 @@ def serve_workers(settings: Settings) -> int:
         for process in processes:
             if process.is_alive():
                 process.kill()
+        if indexer is not None:
+            indexer.stop()
         if embedded is not None:
             embedded.stop()
         for sig, handler in previous.items():

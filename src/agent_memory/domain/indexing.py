@@ -84,6 +84,36 @@ class Claimed:
         return max(later or tenants or [after])
 
 
+@dataclass(frozen=True)
+class WorkerBeat:
+    """What an index worker says of itself every few seconds: who it is (host, process
+    and start), the model it embeds with, how many lines and memories it has given a
+    vector since it started, and how many a second over its last minute."""
+
+    worker: str
+    model: str
+    embedded: int
+    per_second: float
+
+
+# The caller's rows waiting for a vector are counted up to this many of each kind.
+WAITING_BOUND = 100_000
+# A worker not heard from for this long is not counted as running.
+WORKER_SILENCE_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class IndexingStatus:
+    """How indexing stands for a caller: its tenant's lines and memories waiting for a
+    vector of their text as it is (``waiting_capped``: at least that many), and the
+    index workers of the model heard from lately, with how many they embed a second."""
+
+    waiting: int
+    waiting_capped: bool
+    workers: int
+    per_second: float
+
+
 def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:
     """The speakers ``query`` names (a whole word, possessive too), first mention first.
     Names are matched as written (a speaker "Will" is not "will"), unless the query is

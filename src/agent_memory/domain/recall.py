@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from agent_memory.domain.decisions import Decision
 from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.domain.memory import MemoryRows, Scope, owner_violations
 from agent_memory.domain.text_rules import text_violations
 
@@ -157,12 +158,14 @@ class RecallMode(StrEnum):
 @dataclass(frozen=True)
 class RecallStatus:
     """How recall ranks on a server: the mode, the embedder (``local``, ``http`` or
-    ``none``), its model, and one sentence saying why and how to change it."""
+    ``none``), its model, one sentence saying why and how to change it, and (by
+    meaning) how indexing stands for the caller."""
 
     mode: RecallMode
     embedder: str
     model: str
     detail: str
+    indexing: IndexingStatus | None = None
 
 
 class ArchivalMode(StrEnum):

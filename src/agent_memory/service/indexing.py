@@ -1,12 +1,14 @@
 """The background indexer: embeds archival lines and memories whose vector is missing,
 was made from an older text, or by another model.
 
-Every server runs one. It claims a batch under a lease (other indexers, in this
-process's siblings or on other replicas, skip what it holds), embeds the texts off
-the event loop, and stores each vector only where the text is still the one it read.
-Work left by a stopped or crashed server is claimed again when its leases run out.
-Writes never wait for it: a line is searchable by its words at once, and by meaning
-once its vector is stored (``Block.indexed_line_count`` counts those).
+It runs in index workers (``agent-memory index``; ``serve`` starts one beside itself),
+as many as an operator likes, anywhere the database is reachable. Each claims a batch
+under a lease (the others skip what it holds, the tenants in turn), embeds the texts
+off the event loop, and stores each vector only where the text is still the one it
+read. Work left by a stopped or crashed worker is claimed again when its leases run
+out. Writes never wait for it: a line is searchable by its words at once, and by
+meaning once its vector is stored (``Block.indexed_line_count`` counts those). Every
+few seconds a worker says how it goes (see :class:`IndexWorker`).
 
 After a change of model every vector of the old one is due again; recall keeps
 serving meanwhile, by words for what is not embedded yet.
@@ -18,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import TypeVar
@@ -25,38 +28,22 @@ from typing import TypeVar
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.indexing import Claimed, Vector
-from agent_memory.embed import LOCAL, Embedder, EmbeddingError, usable
-from agent_memory.embed.local import PASSAGES_PER_CALL
-from agent_memory.service.activity import Activity
+from agent_memory.domain.indexing import Claimed, Vector, WorkerBeat
+from agent_memory.embed import Embedder, EmbeddingError, usable
 from agent_memory.service.background import Rounds
 from agent_memory.store.repositories import Store
 
 log = logging.getLogger(__name__)
 
-# A model in this process embeds this many texts at a time, each time after the calls
-# have left it alone this long, waiting at most a second for that.
-STEP = PASSAGES_PER_CALL
-QUIET_SECONDS = 0.05
-LULL_SECONDS = 1.0
+# How often a worker says how it goes, and over how long its rate is counted.
+HEARTBEAT_SECONDS = 5.0
+RATE_SECONDS = 60.0
 
 
 class Indexer:
-    def __init__(
-        self,
-        store: Store,
-        embedder: Embedder,
-        settings: Settings,
-        *,
-        activity: Activity | None = None,
-    ) -> None:
-        """With ``activity``, a model that runs in this process embeds a few texts at a
-        time, each time after a lull in the calls it serves (or a second without one):
-        the calls come first, and indexing still moves on under a load that never
-        pauses (slowly: a step a second)."""
+    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self._store = store
         self._embedder = embedder
-        self._activity = activity if embedder.kind == LOCAL else None
         self._batch = settings.index_batch
         self._lease = timedelta(seconds=settings.index_lease_seconds)
         self._rounds = Rounds(
@@ -70,6 +57,7 @@ class Indexer:
         self._after_tenant = ""  # where the last claim ended: the next goes on from there
         # The approximate indexes of the model's vectors, made once their size is known.
         self._indexes: asyncio.Task[None] | None = None
+        self.embedded = 0  # lines and memories given a vector since it started
 
     def start(self) -> None:
         self._rounds.start()
@@ -152,11 +140,13 @@ class Indexer:
         n = len(claimed.lines)
         self._make_indexes(vectors)
         async with self._store.admin() as admin:
-            return await admin.index.store(
+            kept = await admin.index.store(
                 model=self._embedder.model,
                 lines=_embedded(claimed.lines, vectors[:n]),
                 memories=_embedded(claimed.memories, vectors[n:]),
             )
+        self.embedded += kept
+        return kept
 
     def _make_indexes(self, vectors: Sequence[Vector | None]) -> None:
         """Once, on the side: the approximate indexes over the model's vectors, now that
@@ -198,13 +188,7 @@ class Indexer:
         return [by_text[text] for text in texts]
 
     async def _passages(self, texts: list[str]) -> list[list[float]]:
-        if self._activity is None:
-            return await self._embedder.passages(texts)
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), STEP):
-            await self._activity.lull(quiet=QUIET_SECONDS, at_most=LULL_SECONDS)
-            vectors += await self._embedder.passages(texts[start : start + STEP])
-        return vectors
+        return await self._embedder.passages(texts)
 
     async def _one(self, text: str) -> Vector | None:
         try:
@@ -212,6 +196,57 @@ class Indexer:
         except EmbeddingError:
             return None
         return found[0] if usable(found, 1) else None
+
+
+class IndexWorker:
+    """An index worker: the indexer, and a heartbeat that says how it goes (its rows a
+    second over the last minute), which every server reads for GetRecallStatus."""
+
+    def __init__(self, store: Store, embedder: Embedder, settings: Settings, *, name: str) -> None:
+        """``name``: the worker's, unique among those running (host, process, start)."""
+        self._store = store
+        self._model = embedder.model
+        self._name = name
+        self.indexer = Indexer(store, embedder, settings)
+        self._samples: deque[tuple[float, int]] = deque()
+        self._heart = Rounds(
+            "index-heartbeat",
+            self._beat,
+            every=HEARTBEAT_SECONDS,
+            log=log,
+            failed="an index worker's heartbeat failed; trying again",
+        )
+
+    def start(self) -> None:
+        self.indexer.start()
+        self._heart.start()
+
+    def wake(self) -> None:
+        self.indexer.wake()
+
+    async def stop(self) -> None:
+        await self._heart.stop()
+        await self.indexer.stop()
+        with contextlib.suppress(Exception):  # its row goes within the hour anyway
+            async with self._store.admin() as admin:
+                await admin.index.leave(self._name)
+
+    def rate(self, now: float | None = None) -> float:
+        """Rows given a vector a second, over the last minute (or since it started)."""
+        now = time.monotonic() if now is None else now
+        total = self.indexer.embedded
+        self._samples.append((now, total))
+        while len(self._samples) > 1 and now - self._samples[1][0] >= RATE_SECONDS:
+            self._samples.popleft()
+        then, before = self._samples[0]
+        return (total - before) / (now - then) if now > then else 0.0
+
+    async def _beat(self) -> bool:
+        beat = WorkerBeat(self._name, self._model, self.indexer.embedded, self.rate())
+        with suppress_instrumentation():
+            async with self._store.admin() as admin:
+                await admin.index.beat(beat)
+        return False
 
 
 T = TypeVar("T")

@@ -55,9 +55,19 @@ class Recall:
         self._vectors_lock = asyncio.Lock()
 
     async def status(self, principal: Principal) -> RecallStatus:
-        """How recall ranks on this server, and why."""
-        await self.by_meaning(principal)
-        return recall_status(self._settings, self._embedder, pgvector=self._vectors)
+        """How recall ranks on this server, and why; by meaning, how indexing stands for
+        the caller's tenant (left out while the database cannot say)."""
+        meaning = await self.by_meaning(principal)
+        status = recall_status(self._settings, self._embedder, pgvector=self._vectors)
+        if not meaning or self._embedder is None:
+            return status
+        try:
+            async with self._store.reading(principal) as tx:
+                indexing = await tx.recall.indexing(self._embedder.model)
+        except (Unavailable, Timeout) as exc:
+            log.info("indexing status left out: %s", exc)
+            return status
+        return replace(status, indexing=indexing)
 
     async def by_meaning(self, principal: Principal) -> bool:
         """Whether recall ranks by meaning too: an embedder, and pgvector to compare its

@@ -28,8 +28,9 @@ from agent_memory.store.models import Base
 DISTRIBUTION_COLUMN = "tenant_id"
 # The table the others are colocated with.
 ANCHOR = "memories"
-# Read by key id to learn the caller's tenant: small, written rarely, on every worker.
-REFERENCE_TABLES = ("api_keys",)
+# Read by key id to learn the caller's tenant: small, written rarely, on every worker;
+# and the service's own table of index workers, which holds no tenant's rows.
+REFERENCE_TABLES = ("api_keys", "index_workers")
 # Reads across tenants that lock and change nothing; every other statement on a
 # distributed table names its tenant.
 CROSS_TENANT_READS: tuple[LiteralString, ...] = (EXPIRED_TENANTS, DUE_TENANTS, *INDEX_DISCOVERY)

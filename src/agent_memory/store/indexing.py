@@ -16,10 +16,19 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, LiteralString, TypeVar
 
-from agent_memory.domain.indexing import Claimed, LineToIndex, MemoryToIndex, Vector
+from agent_memory.domain.indexing import (
+    WAITING_BOUND,
+    WORKER_SILENCE_SECONDS,
+    Claimed,
+    IndexingStatus,
+    LineToIndex,
+    MemoryToIndex,
+    Vector,
+    WorkerBeat,
+)
 from agent_memory.store.memories import current
 from agent_memory.store.repositories import IndexQueue
-from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
+from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
 from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array
 
 T = TypeVar("T")
@@ -31,8 +40,9 @@ T = TypeVar("T")
 # planner walks the index rather than the table. The rows claimed are locked by that
 # scan and updated by their ctid: a generic plan cannot tell how few rows a LIMIT
 # parameter leaves, and would read the whole table to find them again.
-# Stale rows are taken tenant by tenant, from the one after where the last claim ended
-# (and round again), so a tenant with a long backlog does not hold up the others.
+# Stale rows are taken from the tenants after where the last claim ended (and round
+# again), the tenants found sharing a claim evenly, so that a tenant with a long backlog
+# takes no more than its share and holds up no one.
 # Each way: which rows are due, the order a claim takes them in, and the order the
 # tenants holding them are found in.
 _WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
@@ -174,6 +184,58 @@ INDEX_DISCOVERY: tuple[LiteralString, ...] = tuple(
 )
 
 
+# An index worker's heartbeat, which also lets go of the rows of workers long gone; and
+# its goodbye. The table is the service's own (no tenant's rows): a reference table.
+BEAT: LiteralString = """
+WITH gone AS (
+    DELETE FROM index_workers WHERE seen_at < now() - interval '1 hour'
+)
+INSERT INTO index_workers AS w (worker, model, embedded, per_second)
+VALUES (%(worker)s, %(model)s, %(embedded)s, %(per_second)s)
+ON CONFLICT (worker) DO UPDATE
+SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.per_second,
+    seen_at = now()
+"""
+LEAVE: LiteralString = "DELETE FROM index_workers WHERE worker = %(worker)s"
+
+# How indexing stands for a tenant: its rows waiting for a vector of their text as it is
+# (found through the queue's own index, counted up to a bound), and the workers of the
+# model heard from lately.
+INDEXING_STATUS: LiteralString = f"""
+SELECT (SELECT count(*) FROM (
+            SELECT FROM archival_lines AS l
+            WHERE l.tenant_id = %(tenant_id)s
+              AND l.embedded_hash IS DISTINCT FROM {line_hash("l")}
+            LIMIT %(bound)s) AS x) AS lines,
+       (SELECT count(*) FROM (
+            SELECT FROM memories AS m
+            WHERE m.tenant_id = %(tenant_id)s
+              AND m.embedded_hash IS DISTINCT FROM {memory_hash("m")} AND {current("m")}
+            LIMIT %(bound)s) AS x) AS memories,
+       (SELECT count(*) FROM index_workers AS w
+        WHERE w.model = %(model)s
+          AND w.seen_at > now() - interval '{WORKER_SILENCE_SECONDS} seconds') AS workers,
+       (SELECT coalesce(sum(w.per_second), 0) FROM index_workers AS w
+        WHERE w.model = %(model)s
+          AND w.seen_at > now() - interval '{WORKER_SILENCE_SECONDS} seconds') AS per_second
+"""
+
+
+def indexing_status(row: Row) -> IndexingStatus:
+    """The status from the row of :data:`INDEXING_STATUS`."""
+    lines, memories = int(row["lines"]), int(row["memories"])
+    return IndexingStatus(
+        waiting=lines + memories,
+        waiting_capped=max(lines, memories) >= WAITING_BOUND,
+        workers=int(row["workers"]),
+        per_second=float(row["per_second"]),
+    )
+
+
+def status_params(tenant_id: str, model: str) -> dict[str, Any]:
+    return {"tenant_id": tenant_id, "model": model, "bound": WAITING_BOUND}
+
+
 def _by_tenant(items: Sequence[T], tenant_of: Callable[[T], str]) -> list[list[T]]:
     """``items`` in groups of one tenant each, in the order they came."""
     groups: dict[str, list[T]] = {}
@@ -210,7 +272,8 @@ class PgIndexQueue(IndexQueue):
         memories: list[MemoryToIndex] = []
 
         async def take(statements: list[_Turn], room: int, into: list[Any], kind: Any) -> bool:
-            """Claim into ``into`` up to ``room``, tenant by tenant; whether the table
+            """Claim into ``into`` up to ``room``, the tenants with rows due sharing it
+            evenly (what one leaves goes to those that had more); whether the table
             may hold more."""
             for find, claim, after_first in statements:
                 if room <= 0:
@@ -222,13 +285,21 @@ class PgIndexQueue(IndexQueue):
                     "tenants": room,
                     "lease": lease,
                 }
-                for tenant in await fetch_all(self._conn, find, params):
-                    params.update(tenant_id=tenant["tenant_id"], limit=room)
-                    found = [kind(**r) for r in await fetch_all(self._conn, claim, params)]
-                    into.extend(found)
-                    room -= len(found)
-                    if room <= 0:
-                        return True
+                waiting = [t["tenant_id"] for t in await fetch_all(self._conn, find, params)]
+                while waiting and room > 0:
+                    share = max(1, room // len(waiting))
+                    more = []
+                    for tenant in waiting:
+                        asked = min(share, room)
+                        if asked <= 0:
+                            break
+                        params.update(tenant_id=tenant, limit=asked)
+                        found = [kind(**r) for r in await fetch_all(self._conn, claim, params)]
+                        into.extend(found)
+                        room -= len(found)
+                        if len(found) == asked:
+                            more.append(tenant)
+                    waiting = more
             return room <= 0
 
         more_lines = await take(_CLAIM_LINES, limit - limit // MEMORY_SHARE, lines, LineToIndex)
@@ -253,6 +324,21 @@ class PgIndexQueue(IndexQueue):
             for group in _by_tenant(done, lambda pair: str(pair[0].tenant_id)):
                 kept += await execute(self._conn, table.store, _stored(table, model, group))
         return kept
+
+    async def beat(self, beat: WorkerBeat) -> None:
+        await execute(
+            self._conn,
+            BEAT,
+            {
+                "worker": beat.worker,
+                "model": beat.model,
+                "embedded": beat.embedded,
+                "per_second": beat.per_second,
+            },
+        )
+
+    async def leave(self, worker: str) -> None:
+        await execute(self._conn, LEAVE, {"worker": worker})
 
     async def release(
         self, *, lines: Sequence[LineToIndex], memories: Sequence[MemoryToIndex]

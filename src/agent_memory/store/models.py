@@ -567,6 +567,25 @@ class ArchivalVocabularyRow(Base):
     )
 
 
+class IndexWorkerRow(Base):
+    """An index worker heard from lately: the service's own process, no tenant's row.
+    Each worker rewrites its row every few seconds and deletes it when it stops; rows
+    not rewritten for an hour are deleted by the others."""
+
+    __tablename__ = "index_workers"
+
+    worker: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    model: Mapped[str] = mapped_column(Text, info=policy(WRITTEN))
+    embedded: Mapped[int] = mapped_column(BigInteger, info=policy(WRITTEN))
+    per_second: Mapped[float] = mapped_column(Double, info=policy(WRITTEN))
+    started_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    seen_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+
+
 class ActiveSessionRow(Base):
     """The model session an agent's chat and scheduled runs share, one row per agent.
 
@@ -741,6 +760,7 @@ __all__ = [
     "ConversationRow",
     "DecisionRow",
     "ExtractionJobRow",
+    "IndexWorkerRow",
     "MemoryEventRow",
     "MemoryGroundingRow",
     "MemoryRow",

@@ -63,6 +63,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.domain.memory import Scope
 from agent_memory.domain.recall import (
     CANDIDATES,
@@ -72,6 +73,7 @@ from agent_memory.domain.recall import (
     RankQuery,
     RecallMatch,
 )
+from agent_memory.store.indexing import INDEXING_STATUS, indexing_status, status_params
 from agent_memory.store.memories import current, mark_used
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.search import memory_lexemes, memory_owner, memory_owner_key
@@ -788,3 +790,9 @@ class PgRecall(RecallRepository):
         statement: LiteralString = "SELECT " + HAS_ARCHIVAL + " AS found"
         row = await fetch_one(self._conn, statement, {**self._caller, "agent_id": agent_id})
         return bool(row and row["found"])
+
+    async def indexing(self, model: str) -> IndexingStatus:
+        params = status_params(self._caller["tenant_id"], model)
+        row = await fetch_one(self._conn, INDEXING_STATUS, params)
+        assert row is not None  # one row, always
+        return indexing_status(row)

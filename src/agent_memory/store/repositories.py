@@ -52,7 +52,14 @@ from agent_memory.domain.extraction import (
 )
 from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.identity import ApiKeyInfo, Principal, Role, StoredApiKey
-from agent_memory.domain.indexing import Claimed, LineToIndex, MemoryToIndex, Vector
+from agent_memory.domain.indexing import (
+    Claimed,
+    IndexingStatus,
+    LineToIndex,
+    MemoryToIndex,
+    Vector,
+    WorkerBeat,
+)
 from agent_memory.domain.memorize import Conversation, StoredConversation
 from agent_memory.domain.memory import (
     Grounding,
@@ -475,6 +482,11 @@ class RecallRepository(ABC):
     async def has_archival(self, agent_id: str) -> bool:
         """Whether the caller's archival block or the agent's holds a line."""
 
+    @abstractmethod
+    async def indexing(self, model: str) -> IndexingStatus:
+        """How indexing stands for the caller's tenant: its lines and memories waiting
+        for a vector (counted up to a bound), and the workers of ``model`` running."""
+
 
 class PromptRepository(ABC):
     @abstractmethod
@@ -659,6 +671,15 @@ class IndexQueue(ABC):
         self, *, lines: Sequence[LineToIndex], memories: Sequence[MemoryToIndex]
     ) -> None:
         """End the leases of what could not be embedded now, for the next claim."""
+
+    @abstractmethod
+    async def beat(self, beat: WorkerBeat) -> None:
+        """Say how an index worker goes (its row is rewritten), and let go of the rows
+        of workers not heard from for an hour."""
+
+    @abstractmethod
+    async def leave(self, worker: str) -> None:
+        """A worker stops: its row goes."""
 
 
 class ExpirySweep(ABC):

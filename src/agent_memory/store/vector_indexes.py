@@ -54,10 +54,16 @@ _STATE = sql.SQL(
 )
 
 
-async def ensure(url: str, model: str, dimensions: int) -> list[str]:
+# What a build may use: the graph of a few hundred thousand vectors fits (a larger one
+# is built more slowly, on disk), in the session that builds, which works alone (no
+# parallel workers, whose processes could not be lowered in priority).
+BUILD_MEMORY = "256MB"
+
+
+async def ensure(url: str, model: str, dimensions: int, *, memory: str = BUILD_MEMORY) -> list[str]:
     """Make ``model``'s indexes where they are missing; the names of those that are
     there and usable now. Without a time limit: a build over many rows takes as long
-    as it takes, on a connection of its own.
+    as it takes, on a connection of its own, with ``memory`` to build in.
 
     Raises:
         psycopg.Error: the database refused (no pgvector, or no right to create).
@@ -66,7 +72,10 @@ async def ensure(url: str, model: str, dimensions: int) -> list[str]:
     async with await psycopg.AsyncConnection.connect(
         url,
         autocommit=True,
-        options="-c statement_timeout=0",
+        options=(
+            f"-c statement_timeout=0 -c maintenance_work_mem={memory}"
+            " -c max_parallel_maintenance_workers=0"
+        ),
         application_name="agent-memory-index-build",
     ) as conn:
         await yield_to_others(conn)

@@ -2,6 +2,7 @@ from google.api import field_behavior_pb2 as _field_behavior_pb2
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -27,16 +28,30 @@ RECALL_MODE_LEXICAL: RecallMode
 RECALL_MODE_HYBRID: RecallMode
 
 class RecallStatus(_message.Message):
-    __slots__ = ("mode", "embedder", "model", "detail")
+    __slots__ = ("mode", "embedder", "model", "detail", "indexing")
     MODE_FIELD_NUMBER: _ClassVar[int]
     EMBEDDER_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    INDEXING_FIELD_NUMBER: _ClassVar[int]
     mode: RecallMode
     embedder: str
     model: str
     detail: str
-    def __init__(self, mode: _Optional[_Union[RecallMode, str]] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    indexing: IndexingStatus
+    def __init__(self, mode: _Optional[_Union[RecallMode, str]] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., detail: _Optional[str] = ..., indexing: _Optional[_Union[IndexingStatus, _Mapping]] = ...) -> None: ...
+
+class IndexingStatus(_message.Message):
+    __slots__ = ("waiting_count", "waiting_count_capped", "worker_count", "per_second")
+    WAITING_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WAITING_COUNT_CAPPED_FIELD_NUMBER: _ClassVar[int]
+    WORKER_COUNT_FIELD_NUMBER: _ClassVar[int]
+    PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    waiting_count: int
+    waiting_count_capped: bool
+    worker_count: int
+    per_second: float
+    def __init__(self, waiting_count: _Optional[int] = ..., waiting_count_capped: _Optional[bool] = ..., worker_count: _Optional[int] = ..., per_second: _Optional[float] = ...) -> None: ...
 
 class MemoryPolicy(_message.Message):
     __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core", "include_recent_decisions", "recent_decisions_limit")

@@ -1,0 +1,228 @@
+"""Index workers as an operator runs them: ``serve`` starts one as a process of its own
+at the lowest CPU priority, starts it again when it dies, and takes it down with it;
+``agent-memory index`` runs more, apart; GetRecallStatus and ``health --verbose`` say
+how they keep up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+
+import grpc
+import psutil
+import pytest
+
+from agent_memory.store import migrate
+from agentmemory.v1 import block_pb2, memory_pb2
+from agentmemory.v1 import block_service_pb2 as blocks_pb
+from agentmemory.v1 import block_service_pb2_grpc as blocks_grpc
+from agentmemory.v1 import recall_service_pb2 as recall_pb
+from agentmemory.v1 import recall_service_pb2_grpc as recall_grpc
+from tests.support import ServeProcess, executable, has_pgvector, wait_until
+
+pytestmark = pytest.mark.e2e
+
+# The local mode's caller, whom `health --verbose` asks as too.
+CALLER: tuple[tuple[str, str], ...] = ()
+LINES = ["Ana leads platform until March", "The harbor opens at nine", "Refunds need sign-off"]
+
+
+@pytest.fixture
+def url(create_database: Callable[[], str]) -> str:
+    url = create_database()
+    migrate.upgrade(url)
+    return url
+
+
+@pytest.fixture
+def vectors(url: str) -> str:
+    if not has_pgvector(url):
+        pytest.skip("this PostgreSQL server has no pgvector: nothing is indexed")
+    return url
+
+
+@pytest.fixture
+def channel_to() -> Iterator[Callable[[str], grpc.Channel]]:
+    opened: list[grpc.Channel] = []
+
+    def make(address: str) -> grpc.Channel:
+        channel = grpc.insecure_channel(address)
+        opened.append(channel)
+        return channel
+
+    yield make
+    for channel in opened:
+        channel.close()
+
+
+def write(channel: grpc.Channel, agent: str, lines: list[str]) -> None:
+    blocks_grpc.BlockServiceStub(channel).WriteBlock(  # type: ignore[no-untyped-call]
+        blocks_pb.WriteBlockRequest(
+            label=block_pb2.BLOCK_LABEL_ARCHIVAL,
+            scope=memory_pb2.SCOPE_AGENT,
+            agent_id=agent,
+            content="\n".join(lines),
+        ),
+        metadata=CALLER,
+        timeout=30,
+    )
+
+
+def indexed(channel: grpc.Channel, agent: str) -> int:
+    block = (
+        blocks_grpc.BlockServiceStub(channel)
+        .GetBlock(  # type: ignore[no-untyped-call]
+            blocks_pb.GetBlockRequest(
+                label=block_pb2.BLOCK_LABEL_ARCHIVAL, scope=memory_pb2.SCOPE_AGENT, agent_id=agent
+            ),
+            metadata=CALLER,
+            timeout=30,
+        )
+        .block
+    )
+    return int(block.indexed_line_count)
+
+
+def indexing(channel: grpc.Channel) -> recall_pb.recall__pb2.IndexingStatus:
+    reply = recall_grpc.RecallServiceStub(channel).GetRecallStatus(  # type: ignore[no-untyped-call]
+        recall_pb.GetRecallStatusRequest(), metadata=CALLER, timeout=30
+    )
+    assert reply.status.HasField("indexing"), reply
+    return reply.status.indexing
+
+
+def children(served: ServeProcess) -> list[psutil.Process]:
+    """The server's child processes but multiprocessing's own resource tracker."""
+    found = []
+    for child in psutil.Process(served.proc.pid).children():
+        try:
+            if child.is_running() and "resource_tracker" not in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
+def the_worker(served: ServeProcess, but: int | None = None) -> psutil.Process:
+    """The server's one child (its index worker), other than ``but``."""
+    found: list[psutil.Process] = []
+
+    def one() -> bool:
+        found[:] = [p for p in children(served) if p.pid != but and p.status() != "zombie"]
+        return len(found) == 1
+
+    assert wait_until(one), [p.pid for p in children(served)]
+    return found[0]
+
+
+def test_serve_runs_an_index_worker_at_the_lowest_priority_and_restarts_it(
+    vectors: str, channel_to: Callable[[str], grpc.Channel]
+) -> None:
+    served = ServeProcess("--database-url", vectors, "--insecure-local")
+    try:
+        channel = channel_to(served.address)
+        started = served._wait_for("index worker embedding with")
+        assert "at SCHED_IDLE" in started
+        worker = the_worker(served)
+        assert os.sched_getscheduler(worker.pid) == os.SCHED_IDLE
+        write(channel, "first", LINES)
+        assert wait_until(lambda: indexed(channel, "first") == len(LINES), timeout=60)
+        status = indexing(channel)
+        assert (status.worker_count, status.waiting_count) == (1, 0)
+
+        # Killed, it is started again, and goes on where it was.
+        worker.kill()
+        served._wait_for("the index worker exited with status -9")
+        assert "at SCHED_IDLE" in served._wait_for("index worker embedding with")
+        again = the_worker(served, but=worker.pid)
+        assert os.sched_getscheduler(again.pid) == os.SCHED_IDLE
+        write(channel, "second", LINES)
+        assert wait_until(lambda: indexed(channel, "second") == len(LINES), timeout=60)
+    finally:
+        code = served.terminate()
+    assert code == 0, served.log()
+    assert not worker.is_running() or worker.status() == "zombie"
+    assert wait_until(lambda: not again.is_running() or again.status() == "zombie")
+
+
+def test_an_index_worker_stops_when_its_server_is_killed(vectors: str) -> None:
+    served = ServeProcess("--database-url", vectors, "--insecure-local")
+    try:
+        served._wait_for("index worker embedding with")
+        worker = the_worker(served)
+    finally:
+        served.proc.kill()
+        served.proc.wait(30)
+    assert wait_until(lambda: not worker.is_running() or worker.status() == "zombie")
+
+
+def test_with_indexer_none_workers_started_apart_embed_and_say_so(
+    vectors: str, channel_to: Callable[[str], grpc.Channel]
+) -> None:
+    served = ServeProcess("--database-url", vectors, "--insecure-local", "--indexer", "none")
+    worker: subprocess.Popen[str] | None = None
+    try:
+        assert children(served) == []
+        channel = channel_to(served.address)
+        write(channel, "apart", LINES)
+        status = indexing(channel)
+        assert (status.worker_count, status.waiting_count) == (0, len(LINES))
+        verbose = subprocess.run(
+            [executable("agent-memory"), "health", "--verbose", "--address", served.address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "MEMORY_API_KEY": ""},
+        )
+        assert "indexing: no index worker is running; 3 lines and memories wait" in (
+            verbose.stdout
+        ), verbose.stdout
+
+        worker = subprocess.Popen(
+            [executable("agent-memory"), "index", "--database-url", vectors],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert wait_until(lambda: indexed(channel, "apart") == len(LINES), timeout=60)
+        assert wait_until(lambda: indexing(channel).worker_count == 1)
+        assert os.sched_getscheduler(worker.pid) == os.SCHED_IDLE
+        worker.send_signal(signal.SIGTERM)
+        out, _ = worker.communicate(timeout=30)
+        assert worker.returncode == 0, out
+        assert "index worker stopping" in out
+        assert indexing(channel).worker_count == 0  # it said goodbye
+    finally:
+        if worker is not None and worker.poll() is None:
+            worker.kill()
+        assert served.terminate() == 0, served.log()
+
+
+def test_an_index_worker_needs_a_model(url: str) -> None:
+    done = subprocess.run(
+        [executable("agent-memory"), "index", "--embedder", "none", "--database-url", url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "--embedder local" in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_an_index_worker_needs_pgvector(url: str) -> None:
+    if has_pgvector(url):
+        pytest.skip("this PostgreSQL server has pgvector")
+    done = subprocess.run(
+        [executable("agent-memory"), "index", "--database-url", url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "has no pgvector" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
