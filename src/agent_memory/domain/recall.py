@@ -136,6 +136,10 @@ class LexicalPart:
     # as they are (the side by meaning reads them so too, else through an index).
     lines_scanned: bool = True
     memories_scanned: bool = True
+    # How many lines the searched blocks hold, and memories are searched (counted up to
+    # a bound): whether to read their vectors as they are or walk an index of them.
+    line_count: int = 0
+    memory_count: int = 0
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from agent_memory.store.sql import Connection, database_errors, fetch_one
 from agent_memory.store.standby import Standby
 from agent_memory.store.transfer import PgTransfer
 from agent_memory.store.usage import PgUsage
+from agent_memory.store.vector_indexes import IndexedRows
 from agent_memory.store.vector_indexes import ensure as ensure_vector_indexes
 from agent_memory.store.vectors import PGVECTOR_INSTALLED
 from agent_memory.telemetry.tracing import RedactingTracerProvider
@@ -113,7 +114,12 @@ class PgClock(Clock):
 
 
 def _tx(
-    conn: Connection, principal: Principal, index_model: str | None, *, standby: bool = False
+    conn: Connection,
+    principal: Principal,
+    index_model: str | None,
+    *,
+    standby: bool = False,
+    indexed: IndexedRows | None = None,
 ) -> Tx:
     return Tx(
         memories=PgMemories(conn, principal),
@@ -125,7 +131,7 @@ def _tx(
         decisions=PgDecisions(conn, principal),
         usage=PgUsage(conn, principal),
         jobs=PgJobs(conn, principal),
-        recall=PgRecall(conn, principal, marks=not standby),
+        recall=PgRecall(conn, principal, marks=not standby, indexed=indexed),
         prompts=PgPrompts(conn, principal, marks=not standby),
         clock=PgClock(conn),
         forget=PgForget(conn, principal),
@@ -163,6 +169,7 @@ class Database(Store):
         self._tracer_provider = tracer_provider
         self._background = background
         self._index_model = index_model
+        self._indexed = IndexedRows()
         self._url = libpq_url(url)
         self._probe_conn: psycopg.AsyncConnection[Any] | None = None
         # Set while the last probe found no database: calls are refused at once then,
@@ -199,12 +206,12 @@ class Database(Store):
     @asynccontextmanager
     async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn, conn.transaction():
-            yield _tx(conn, principal, self._index_model)
+            yield _tx(conn, principal, self._index_model, indexed=self._indexed)
 
     @asynccontextmanager
     async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn:
-            yield _tx(conn, principal, self._index_model)
+            yield _tx(conn, principal, self._index_model, indexed=self._indexed)
 
     def wrote(self, principal: Principal) -> None:
         if self._standby is None:
@@ -233,7 +240,7 @@ class Database(Store):
             return
         try:
             with database_errors():
-                yield _tx(conn, principal, self._index_model, standby=True)
+                yield _tx(conn, principal, self._index_model, standby=True, indexed=self._indexed)
         except Unavailable as exc:
             standby.failed(exc)
             raise

@@ -77,7 +77,15 @@ from agent_memory.store.indexing import INDEXING_STATUS, indexing_status, status
 from agent_memory.store.memories import current, mark_used
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.search import memory_lexemes, memory_owner, memory_owner_key
-from agent_memory.store.sql import Connection, as_uuid, fetch_all, fetch_all_planned, fetch_one
+from agent_memory.store.sql import (
+    Connection,
+    as_uuid,
+    database_errors,
+    fetch_all,
+    fetch_all_planned,
+    fetch_one,
+)
+from agent_memory.store.vector_indexes import IndexedRows
 from agent_memory.store.vectors import (
     PGVECTOR_INSTALLED,
     SPEAKER,
@@ -393,7 +401,9 @@ def _result(body: LiteralString, marks: bool) -> LiteralString:
     used = f",\nused AS ({mark_used('SELECT memory_id FROM found WHERE memory_id IS NOT NULL')})"
     return f"""{used if marks else ""}
 SELECT (SELECT memories FROM scanned) AS memories_scanned,
-       (SELECT lines FROM scanned) AS lines_scanned,{_MEMORY_QUERY},{body}"""
+       (SELECT lines FROM scanned) AS lines_scanned,
+       (SELECT lines FROM sizes)::bigint AS line_count,
+       (SELECT memories FROM sizes)::bigint AS memory_count,{_MEMORY_QUERY},{body}"""
 
 
 _SCANNED: LiteralString = _ranking(_SCANNED_MEMORIES)
@@ -446,7 +456,7 @@ LIMIT %(rank_cap)s"""
 NEAREST: LiteralString = f"""
 (SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord, NULL::uuid AS memory_id
  FROM archival_lines AS l
- WHERE NOT %(rank_lines_scanned)s AND {_searched("l")} AND l.embedding_model = %(rank_model)s
+ WHERE NOT %(rank_lines_read)s AND {_searched("l")} AND l.embedding_model = %(rank_model)s
    AND l.embedded_hash = {line_hash("l")}
  ORDER BY (l.embedding::halfvec(%(rank_dimensions)s))
           <=> %(rank_vector)s::halfvec(%(rank_dimensions)s)
@@ -454,7 +464,7 @@ NEAREST: LiteralString = f"""
 UNION ALL
 (SELECT m.scope, CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END, 0, m.id
  FROM memories AS m
- WHERE NOT %(rank_memories_scanned)s AND {_searched_memories("m")}
+ WHERE NOT %(rank_memories_read)s AND {_searched_memories("m")}
    AND m.embedding_model = %(rank_model)s AND m.embedded_hash = {memory_hash("m")}
  ORDER BY (m.embedding::halfvec(%(rank_dimensions)s))
           <=> %(rank_vector)s::halfvec(%(rank_dimensions)s)
@@ -473,7 +483,7 @@ WITH lexical AS (
 near_lines AS (
     SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord, {_NIL} AS memory_id
     FROM archival_lines AS l
-    WHERE %(rank_lines_scanned)s AND {_searched("l")}
+    WHERE %(rank_lines_read)s AND {_searched("l")}
       AND {current_vector("l", line_hash("l"), "%(rank_model)s")}
     ORDER BY l.embedding::halfvec <=> %(rank_vector)s::halfvec
     LIMIT {CANDIDATES}
@@ -482,7 +492,7 @@ near_memories AS (
     SELECT m.scope, CASE WHEN m.scope = 'agent' THEN m.owner_id ELSE '' END AS agent_id,
            0::bigint AS ord, m.id AS memory_id
     FROM memories AS m
-    WHERE %(rank_memories_scanned)s AND {_searched_memories("m")}
+    WHERE %(rank_memories_read)s AND {_searched_memories("m")}
       AND {current_vector("m", memory_hash("m"), "%(rank_model)s")}
     ORDER BY m.embedding::halfvec <=> %(rank_vector)s::halfvec
     LIMIT {CANDIDATES}
@@ -494,12 +504,16 @@ near_given AS (
          AS x(scope, agent_id, ord, memory_id)
 ),
 candidates AS (
-    SELECT scope, agent_id, ord, memory_id FROM lexical
-    UNION SELECT scope, agent_id, ord, memory_id FROM near_lines
-    UNION SELECT scope, agent_id, ord, memory_id FROM near_memories
-    UNION SELECT scope, agent_id, ord, memory_id FROM near_given
+    SELECT scope, agent_id, ord, memory_id, max(score) AS lexical, max(own) AS own
+    FROM (
+        SELECT scope, agent_id, ord, memory_id, score, own FROM lexical
+        UNION ALL SELECT scope, agent_id, ord, memory_id, NULL, NULL FROM near_lines
+        UNION ALL SELECT scope, agent_id, ord, memory_id, NULL, NULL FROM near_memories
+        UNION ALL SELECT scope, agent_id, ord, memory_id, NULL, NULL FROM near_given
+    ) AS x
+    GROUP BY scope, agent_id, ord, memory_id
 ),
-line_cosines AS MATERIALIZED (
+line_cosines AS (
     SELECT * FROM (
         SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord,
                (1 - (l.embedding::halfvec <=> %(rank_vector)s::halfvec))::float8 AS cosine
@@ -512,16 +526,15 @@ line_cosines AS MATERIALIZED (
     WHERE cosine <> 'NaN'::float8
 ),
 line_meaning AS (
-    SELECT c.scope, c.agent_id, c.ord, c.memory_id,
-           x.cosine + {NEIGHBOUR_MEANING} * coalesce(greatest(p.cosine, n.cosine), x.cosine)
-               AS meaning
-    FROM candidates AS c
-    JOIN line_cosines AS x ON (x.scope, x.agent_id, x.ord) = (c.scope, c.agent_id, c.ord)
-    LEFT JOIN line_cosines AS p
-      ON (p.scope, p.agent_id, p.ord) = (c.scope, c.agent_id, c.ord - 1)
-    LEFT JOIN line_cosines AS n
-      ON (n.scope, n.agent_id, n.ord) = (c.scope, c.agent_id, c.ord + 1)
-    WHERE c.memory_id = {_NIL}
+    SELECT scope, agent_id, ord, {_NIL} AS memory_id,
+           cosine + {NEIGHBOUR_MEANING} * coalesce(greatest(before, after), cosine) AS meaning
+    FROM (
+        SELECT scope, agent_id, ord, cosine,
+               CASE WHEN lag(ord) OVER w = ord - 1 THEN lag(cosine) OVER w END AS before,
+               CASE WHEN lead(ord) OVER w = ord + 1 THEN lead(cosine) OVER w END AS after
+        FROM line_cosines
+        WINDOW w AS (PARTITION BY scope, agent_id ORDER BY ord)
+    ) AS x
 ),
 memory_meaning AS (
     SELECT c.scope, c.agent_id, c.ord, c.memory_id,
@@ -532,18 +545,23 @@ memory_meaning AS (
     WHERE c.memory_id <> {_NIL} AND {_searched_memories("m")}
       AND {current_vector("m", memory_hash("m"), "%(rank_model)s")}
 ),
-meaning AS (
-    SELECT * FROM line_meaning
-    UNION ALL
-    SELECT * FROM memory_meaning WHERE meaning <> 'NaN'::float8
-),
+-- Each candidate with its words' score and its meaning: one grouping of the rows of
+-- both (a hash or a sort, whatever the planner guessed of their numbers).
 scored AS (
-    SELECT c.scope, c.agent_id, c.ord, c.memory_id, coalesce(x.score, 0) AS lexical,
-           coalesce(x.own, 0) AS own,
-           n.meaning
-    FROM candidates AS c
-    LEFT JOIN lexical AS x USING (scope, agent_id, ord, memory_id)
-    LEFT JOIN meaning AS n USING (scope, agent_id, ord, memory_id)
+    SELECT scope, agent_id, ord, memory_id, coalesce(max(lexical), 0) AS lexical,
+           coalesce(max(own), 0) AS own, max(meaning) AS meaning
+    FROM (
+        SELECT scope, agent_id, ord, memory_id, lexical, own, NULL::float8 AS meaning,
+               true AS candidate
+        FROM candidates
+        UNION ALL
+        SELECT scope, agent_id, ord, memory_id, NULL, NULL, meaning, false FROM line_meaning
+        UNION ALL
+        SELECT scope, agent_id, ord, memory_id, NULL, NULL, meaning, false FROM memory_meaning
+        WHERE meaning <> 'NaN'::float8
+    ) AS x
+    GROUP BY scope, agent_id, ord, memory_id
+    HAVING bool_or(candidate)
 ),
 spread AS (
     SELECT min(meaning) AS low, max(meaning) AS high FROM scored
@@ -634,8 +652,17 @@ def _near(found: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dict[str, Any]:
-    """The parameters of :data:`FUSE` (and :data:`NEAREST`), none nearest given yet."""
+def fuse_params(
+    query: RankQuery,
+    lexical: LexicalPart,
+    meaning: Meaning,
+    *,
+    read_lines: bool = True,
+    read_memories: bool = True,
+) -> dict[str, Any]:
+    """The parameters of :data:`FUSE` (and :data:`NEAREST`), none nearest given yet:
+    the lines (``read_lines``) and memories (``read_memories``) nearest in meaning
+    found by reading their vectors as they are, or else through an index."""
     found = lexical.candidates
     return {
         **rank_params(query),
@@ -651,8 +678,8 @@ def fuse_params(query: RankQuery, lexical: LexicalPart, meaning: Meaning) -> dic
         "rank_weight": meaning.weight,
         "rank_speaker": meaning.speaker,
         "speaker_pattern": SPEAKER,
-        "rank_lines_scanned": lexical.lines_scanned,
-        "rank_memories_scanned": lexical.memories_scanned,
+        "rank_lines_read": read_lines,
+        "rank_memories_read": read_memories,
         **_near([]),
     }
 
@@ -697,16 +724,27 @@ def lexical_part_from_row(row: Mapping[str, Any]) -> LexicalPart:
         speakers=tuple(row["speakers"] or ()),
         lines_scanned=bool(row.get("lines_scanned", True)),
         memories_scanned=bool(row.get("memories_scanned", True)),
+        line_count=int(row.get("line_count") or 0),
+        memory_count=int(row.get("memory_count") or 0),
     )
 
 
 class Ranking:
     """The statements of one ranking, run on one connection for one caller."""
 
-    def __init__(self, conn: Connection, principal: Principal, *, marks: bool) -> None:
-        """``marks``: mark the memories a ranking returns as used (not on a standby)."""
+    def __init__(
+        self,
+        conn: Connection,
+        principal: Principal,
+        *,
+        marks: bool,
+        indexed: IndexedRows | None = None,
+    ) -> None:
+        """``marks``: mark the memories a ranking returns as used (not on a standby).
+        ``indexed``: what says when walking a model's index beats reading vectors."""
         self._conn = conn
         self._marks = marks
+        self._indexed = indexed or IndexedRows()
         self._tenant = principal.tenant_id
         self._user = principal.user_id
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
@@ -756,18 +794,51 @@ class Ranking:
     async def fuse(
         self, query: RankQuery, lexical: LexicalPart, meaning: Meaning
     ) -> list[RecallMatch]:
-        params = {**self._caller, **fuse_params(query, lexical, meaning)}
-        if not (lexical.lines_scanned and lexical.memories_scanned):
-            params.update(_near(await fetch_all_planned(self._conn, NEAREST, params)))
+        read_lines = await self._read(
+            "archival_lines", lexical.line_count, lexical.lines_scanned, query, meaning
+        )
+        read_memories = await self._read(
+            "memories", lexical.memory_count, lexical.memories_scanned, query, meaning
+        )
+        params = {
+            **self._caller,
+            **fuse_params(
+                query, lexical, meaning, read_lines=read_lines, read_memories=read_memories
+            ),
+        }
+        if not (read_lines and read_memories):
+            found = await fetch_all_planned(self._conn, NEAREST, params, by_index=True)
+            params.update(_near(found))
         statement = RECALL_FUSE if self._marks else FUSE_ORDERED
         return [match_from_row(r) for r in await fetch_all(self._conn, statement, params)]
 
+    async def _read(
+        self, table: str, count: int, scanned: bool, query: RankQuery, meaning: Meaning
+    ) -> bool:
+        """Whether the nearest rows of ``table`` are found by reading the searched ones'
+        vectors as they are: few enough, or too small a share of the model's index for
+        a walk of it to pay."""
+        if scanned or count <= query.scan:
+            return True
+        with database_errors():
+            pays = await self._indexed.walk_pays(
+                self._conn, table, meaning.model, len(meaning.vector), count
+            )
+        return not pays
+
 
 class PgRecall(RecallRepository):
-    def __init__(self, conn: Connection, principal: Principal, *, marks: bool = True) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        principal: Principal,
+        *,
+        marks: bool = True,
+        indexed: IndexedRows | None = None,
+    ) -> None:
         """``marks``: mark the memories a ranking returns as used (not on a standby)."""
         self._conn = conn
-        self._ranking = Ranking(conn, principal, marks=marks)
+        self._ranking = Ranking(conn, principal, marks=marks, indexed=indexed)
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
 
     async def rank(self, query: RankQuery) -> list[RecallMatch]:

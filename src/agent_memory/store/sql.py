@@ -71,16 +71,36 @@ async def fetch_all(conn: Connection, query: LiteralString, params: Params) -> l
         return await cursor.fetchall()
 
 
-async def fetch_all_planned(conn: Connection, query: LiteralString, params: Params) -> list[Row]:
+# For a statement whose order only an index can give cheaply: sorting is ruled out while
+# it is planned, so PostgreSQL walks the index (an approximate nearest-neighbour one)
+# rather than reading and sorting everything its estimates took to be few.
+_WITHOUT_SORTS: tuple[LiteralString, ...] = (
+    "SET LOCAL enable_sort = off",
+    "SET LOCAL enable_incremental_sort = off",
+)
+
+
+async def fetch_all_planned(
+    conn: Connection, query: LiteralString, params: Params, *, by_index: bool = False
+) -> list[Row]:
     """:func:`fetch_all` with the values written into the statement (psycopg quotes them,
     on the client), so that PostgreSQL plans it for these values, as it does not a
     statement it has prepared: for a statement whose best plan depends on how many rows
     the values select (an index that pays for a large owner and not for a small one).
-    Never prepared: each text is planned once and let go."""
+    Never prepared: each text is planned once and let go. With ``by_index``, in a
+    transaction of its own that rules sorting out (see ``_WITHOUT_SORTS``); on a
+    connection already in a transaction, the rule lasts as long as that one.
+    """
     with database_errors():
-        text = psycopg.AsyncClientCursor(conn).mogrify(query, params)
-        cursor = await conn.execute(text.encode(), prepare=False)
-        return await cursor.fetchall()
+        text = psycopg.AsyncClientCursor(conn).mogrify(query, params).encode()
+        if not by_index:
+            cursor = await conn.execute(text, prepare=False)
+            return await cursor.fetchall()
+        async with conn.transaction():
+            for setting in _WITHOUT_SORTS:
+                await conn.execute(setting, prepare=False)
+            cursor = await conn.execute(text, prepare=False)
+            return await cursor.fetchall()
 
 
 async def execute(conn: Connection, query: LiteralString, params: Params) -> int:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import time
 from collections.abc import Sequence
+from typing import Any, LiteralString
 
 import psycopg
 from psycopg import sql
@@ -46,6 +48,54 @@ def _create(table: str, model: str, dimensions: int) -> sql.Composed:
         dimensions=sql.Literal(int(dimensions)),
         model=sql.Literal(model),
     )
+
+
+# An index walk filtered to one owner's rows visits about ``k / share`` of them (the
+# share: the owner's rows among the model's), each several times what comparing one
+# row of a scan costs: the walk pays once ``owner ** 2 > WALK_PAYS * rows of the model``.
+WALK_PAYS = 400.0
+# How long the number of a model's indexed rows is taken as known.
+COUNT_SECONDS = 60.0
+
+_ROWS: LiteralString = (
+    "SELECT c.reltuples FROM pg_class AS c JOIN pg_index AS i ON i.indexrelid = c.oid "
+    "WHERE c.relname = %(name)s AND i.indisvalid"
+)
+
+
+class IndexedRows:
+    """How many rows each model's approximate index holds, as the catalogue says (kept
+    for a minute): whether walking it beats reading an owner's vectors as they are."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[float, float | None]] = {}
+
+    async def walk_pays(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        table: str,
+        model: str,
+        dimensions: int,
+        owner_rows: int,
+    ) -> bool:
+        """Whether an index walk for an owner of ``owner_rows`` rows beats a scan of them:
+        there is an index of the model, and the owner is a large enough share of it."""
+        rows = await self._rows(conn, index_name(table, model, dimensions))
+        return rows is not None and owner_rows * owner_rows > WALK_PAYS * max(rows, 1.0)
+
+    async def _rows(self, conn: psycopg.AsyncConnection[Any], name: str) -> float | None:
+        now = time.monotonic()
+        known = self._known.get(name)
+        if known is not None and now - known[0] < COUNT_SECONDS:
+            return known[1]
+        cursor = await conn.execute(_ROWS, {"name": name})
+        row = await cursor.fetchone()
+        rows: float | None = None
+        if row is not None:
+            value = float(row["reltuples"] if isinstance(row, dict) else row[0])
+            rows = value if value >= 0 else 0.0  # -1: never counted yet
+        self._known[name] = (now, rows)
+        return rows
 
 
 _STATE = sql.SQL(
