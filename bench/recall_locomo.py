@@ -98,7 +98,7 @@ by_words AS (
 by_meaning AS (
     SELECT s.line_number, s.content FROM searched AS s
     WHERE s.embedding_model = %(model)s
-    ORDER BY s.embedding::vector <=> %(vector)s::vector
+    ORDER BY s.embedding <=> %(vector)s::halfvec
     LIMIT %(limit)s
 )
 SELECT * FROM by_words UNION SELECT * FROM by_meaning

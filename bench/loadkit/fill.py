@@ -20,8 +20,7 @@ import uuid
 import psycopg
 
 from agent_memory.embed.local import MODEL
-from agentmemory.v1 import block_pb2, block_service_pb2, memory_pb2
-from loadkit.workloads import TENANT, Context, Stubs
+from loadkit.workloads import TENANT, Context, Stubs, write_archival
 
 MEASURED_USERS = 8
 QUESTIONS_PER_USER = 200
@@ -99,15 +98,7 @@ async def fill(
     for i, user in enumerate(measured):
         rng = random.Random(ctx.seed * 1_000_003 + i)
         lines = ctx.corpus.lines(rng, lines_per_user)
-        await stubs.blocks.WriteBlock(
-            block_service_pb2.WriteBlockRequest(
-                label=block_pb2.BLOCK_LABEL_ARCHIVAL,
-                scope=memory_pb2.SCOPE_USER,
-                content="\n".join(lines),
-            ),
-            metadata=ctx.auth(user),
-            timeout=300,
-        )
+        await write_archival(stubs, ctx.auth(user), lines)
         ctx.questions[user] = ctx.corpus.questions(rng, lines, QUESTIONS_PER_USER)
     ctx.recall_users = measured
     bulk = [f"bulk-{i:04d}" for i in range(users - len(measured))]

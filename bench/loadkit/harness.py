@@ -20,15 +20,17 @@ from typing import Protocol
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
 from loadkit.corpus import LOCOMO, Corpus
-from loadkit.driver import Client, Connect, Op, RunResult, channel_to
+from loadkit.driver import Client, Connect, Op, RunResult, channel_to, drive, open_clients
 from loadkit.processes import StartError
-from loadkit.workloads import TENANT, Context, Stubs
+from loadkit.workloads import TENANT, Context, Pool, Stubs, baseline_pool
 
 VALUES = 256  # the memory values the workloads draw from
 
 
 class RpcWorkload(Protocol):
     def rpc_op(self, ctx: Context, stubs: Stubs, index: int, run: int) -> Op: ...
+
+    def sql_op(self, ctx: Context, pool: Pool, index: int, run: int) -> Op: ...
 
 
 def new_context(seed: int) -> Context:
@@ -57,6 +59,32 @@ def grpc_connect(w: RpcWorkload, ctx: Context, address: str, run: int) -> Connec
         return Client(w.rpc_op(ctx, Stubs.of(channel), i, run), channel.close)
 
     return connect
+
+
+async def measure_both(
+    w: RpcWorkload,
+    ctx: Context,
+    address: str,
+    url: str,
+    run: int,
+    *,
+    clients: int,
+    warmup: float,
+    duration: float,
+    sampled: Sequence[int] = (),
+) -> tuple[RunResult, RunResult]:
+    """``w`` over gRPC at ``address`` (the ``sampled`` processes watched), then as its
+    minimal SQL through psycopg on ``url``, each at ``clients`` clients."""
+    async with open_clients(clients, grpc_connect(w, ctx, address, run)) as drivers:
+        service = await drive(drivers, warmup, duration, list(sampled))
+    pool = baseline_pool(url, clients)
+    await pool.open(wait=True, timeout=60)
+    try:
+        opened = [Client(w.sql_op(ctx, pool, i, run + 1)) for i in range(clients)]
+        sql = await drive(opened, warmup, duration, [])
+    finally:
+        await pool.close()
+    return service, sql
 
 
 def progress(label: str, result: RunResult) -> None:

@@ -15,8 +15,11 @@ from pathlib import Path
 import psutil
 
 from agent_memory.store.embedded import EmbeddedPostgres
+from agent_memory.store.priority import WORKER_NAME
 
 SAMPLE_SECONDS = 0.05
+# What an index worker calls itself (ps, top).
+INDEXER = WORKER_NAME.decode()
 BENCH = Path(__file__).resolve().parents[1]
 
 
@@ -74,8 +77,9 @@ class Child:
             time.sleep(0.05)
 
     def pids(self) -> list[int]:
-        """This process and the workers it spawned; not PostgreSQL's processes, nor the
-        multiprocessing resource tracker (which also runs Python but serves nothing)."""
+        """This process and the server workers it spawned; not PostgreSQL's processes,
+        the multiprocessing resource tracker (which also runs Python but serves
+        nothing), nor the index worker (background work, see :meth:`indexer_pids`)."""
         try:
             parent = psutil.Process(self.proc.pid)
             children = parent.children(recursive=True)
@@ -84,7 +88,22 @@ class Child:
         found = [parent.pid]
         for child in children:
             with contextlib.suppress(psutil.Error):
+                if child.name() == INDEXER and child.pid not in found:
+                    continue
                 if any("spawn_main" in part for part in child.cmdline()):
+                    found.append(child.pid)
+        return found
+
+    def indexer_pids(self) -> list[int]:
+        """The index worker this server started (it names itself once it runs)."""
+        try:
+            children = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            return []
+        found = []
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                if child.name() == INDEXER:
                     found.append(child.pid)
         return found
 
@@ -107,12 +126,13 @@ def start_service(
     http_listen: str | None = None,
     embedder: str | None = None,
     read_url: str | None = None,
+    indexer: str | None = None,
 ) -> Child:
     """``agent-memory serve`` as in production (API keys on), on the embedded database;
     with ``http_listen``, also serving HTTP/JSON there (its address is logged after
     ``agent-memory http on``); with ``embedder``, that ``--embedder`` rather than the
     default (the local model); with ``read_url``, that standby for the reads that may
-    lag."""
+    lag; with ``indexer``, that ``--indexer`` (``none``: no index worker beside it)."""
     env = {
         **os.environ,
         "MEMORY_ARCHIVAL_MAX_CHARS": str(archival_chars),
@@ -139,7 +159,19 @@ def start_service(
     if embedder is not None:
         argv += ["--embedder", embedder]
         name += f" --embedder {embedder}"
+    if indexer is not None:
+        argv += ["--indexer", indexer]
+        name += f" --indexer {indexer}"
     return Child(name, argv, env, "serving on")
+
+
+def start_index_worker(url: str) -> Child:
+    """``agent-memory index`` on ``url``, as an operator starts one apart from the
+    servers; ready once it says what it embeds with."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    argv = [sys.executable, "-m", "agent_memory.cli", "index", "--database-url", url]
+    argv += ["--log-level", "INFO"]
+    return Child("agent-memory index", argv, env, "index worker embedding with")
 
 
 def start_null_server(workers: int) -> Child:

@@ -81,6 +81,26 @@ class Stubs:
         )
 
 
+async def write_archival(
+    stubs: Stubs,
+    metadata: tuple[tuple[str, str], ...],
+    lines: list[str],
+    *,
+    agent: str = "",
+) -> None:
+    """The caller's archival block (its own, or the agent's), written as ``lines``."""
+    await stubs.blocks.WriteBlock(
+        block_service_pb2.WriteBlockRequest(
+            label=block_pb2.BLOCK_LABEL_ARCHIVAL,
+            scope=memory_pb2.SCOPE_AGENT if agent else memory_pb2.SCOPE_USER,
+            agent_id=agent,
+            content="\n".join(lines),
+        ),
+        metadata=metadata,
+        timeout=300,
+    )
+
+
 @dataclass
 class Context:
     corpus: Corpus
@@ -89,6 +109,8 @@ class Context:
     keys: dict[str, str] = field(default_factory=dict)  # user -> API key
     recall_users: list[str] = field(default_factory=list)
     questions: dict[str, list[str]] = field(default_factory=dict)
+    # Each question's vector (pgvector's text form), for the minimal SQL by meaning.
+    vectors: dict[str, str] = field(default_factory=dict)
 
     def auth(self, user: str) -> tuple[tuple[str, str], ...]:
         """The user's credentials, as production callers send them."""
@@ -352,23 +374,60 @@ LIMIT %(limit)s
 
         return op
 
+    def sql_params(self, ctx: Context, user: str, question: str) -> dict[str, Any]:
+        return {
+            "tenant": TENANT,
+            "user": user,
+            "agent": RECALL_AGENT,
+            "question": question,
+            "limit": RECALL_LIMIT,
+        }
+
     def sql_op(self, ctx: Context, pool: Pool, client: int, run: int) -> Op:
         next_question = self._next(ctx, client)
 
         async def op() -> int:
             user, question = next_question()
-            params = {
-                "tenant": TENANT,
-                "user": user,
-                "agent": RECALL_AGENT,
-                "question": question,
-                "limit": RECALL_LIMIT,
-            }
+            params = self.sql_params(ctx, user, question)
             async with pool.connection() as conn:
                 await (await conn.execute(self.SQL, params)).fetchall()
             return 0
 
         return op
+
+
+class RecallMeaningLoad(RecallLoad):
+    """Recall by words and meaning (the service with its local model). The database's
+    limit is one statement: the full-text search above, and the lines nearest the
+    question's vector (made beforehand, as the model would make it), together."""
+
+    title = "Recall, by words and meaning"
+    SQL: LiteralString = """
+WITH q AS (
+    SELECT string_agg(quote_literal(t.lexeme), ' | ')::tsquery AS query
+    FROM unnest(to_tsvector('english', %(question)s)) AS t
+),
+by_words AS (
+    SELECT l.line_number, l.content FROM archival_lines AS l, q
+    WHERE l.tenant_id = %(tenant)s AND l.user_id = %(user)s
+      AND ((l.scope = 'user' AND l.agent_id = '') OR (l.scope = 'agent' AND l.agent_id = %(agent)s))
+      AND l.lexemes @@ q.query
+    ORDER BY ts_rank(l.lexemes, q.query) DESC
+    LIMIT %(limit)s
+),
+by_meaning AS (
+    SELECT l.line_number, l.content FROM archival_lines AS l
+    WHERE l.tenant_id = %(tenant)s AND l.user_id = %(user)s
+      AND ((l.scope = 'user' AND l.agent_id = '') OR (l.scope = 'agent' AND l.agent_id = %(agent)s))
+      AND l.embedding IS NOT NULL
+    ORDER BY l.embedding <=> %(vector)s::halfvec
+    LIMIT %(limit)s
+)
+SELECT * FROM by_words UNION SELECT * FROM by_meaning
+"""
+
+    def sql_params(self, ctx: Context, user: str, question: str) -> dict[str, Any]:
+        return {**super().sql_params(ctx, user, question), "vector": ctx.vectors[question]}
 
 
 class Render:

@@ -47,7 +47,10 @@ def test_upgrade_downgrade_upgrade(fresh_url: str) -> None:
     assert expected <= tables(fresh_url)
 
 
+@pytest.mark.filterwarnings("ignore:Did not recognize type 'halfvec':sqlalchemy.exc.SAWarning")
 def test_the_migrations_build_exactly_the_models(fresh_url: str) -> None:
+    """The vector columns aside: pgvector's ``halfvec`` where the server has it, which the
+    models (read by servers with and without it) declare as the plain array it holds."""
     migrate.upgrade(fresh_url)
     engine = create_engine(sqlalchemy_url(fresh_url))
     try:
@@ -56,6 +59,21 @@ def test_the_migrations_build_exactly_the_models(fresh_url: str) -> None:
     finally:
         engine.dispose()
     assert diff == []
+
+
+def test_vectors_are_kept_at_half_precision_where_the_server_has_pgvector(
+    fresh_url: str,
+) -> None:
+    migrate.upgrade(fresh_url)
+    with psycopg.connect(fresh_url) as conn:
+        types = dict(
+            conn.execute(
+                "SELECT table_name, udt_name FROM information_schema.columns"
+                " WHERE column_name = 'embedding'"
+            ).fetchall()
+        )
+    expected = "halfvec" if has_pgvector(fresh_url) else "_float4"
+    assert types == {"archival_lines": expected, "memories": expected}
 
 
 def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:

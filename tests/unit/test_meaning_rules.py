@@ -5,6 +5,7 @@ the local model's turns (queries before passages)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable, Sequence
 
@@ -214,6 +215,20 @@ def test_a_vector_is_made_from_the_first_thousand_characters_cut_at_a_word() -> 
     assert len(memory_passage("note", "y " * 1500)) <= EMBEDDED_MAX_CHARS
 
 
+def test_an_index_workers_model_takes_its_batch_at_once_and_a_server_queries_on_one_core() -> None:
+    # The worker's passages are spread over its cores, one each; nothing waits on them.
+    assert _calls(["a"] * 40, 32) == [["a"] * 32, ["a"] * 8]
+    assert _calls(["z" * 900] * 3, 32) == [["z" * 900] * 3]
+    if local_available():
+        serving = embedder_from_settings(Settings(embedder="local"))
+        indexing = embedder_from_settings(Settings(embedder="local"), indexing=True)
+        assert serving is not None
+        assert indexing is not None
+        assert serving.describe().endswith("on 1 thread")
+        cores = os.cpu_count() or 1
+        assert indexing.describe().endswith(f"on {cores} thread" + ("s" if cores > 1 else ""))
+
+
 def test_passages_go_to_the_model_a_few_at_a_time_and_a_long_one_alone() -> None:
     assert _calls([]) == []
     assert _calls(["a"] * 9) == [["a"] * 4, ["a"] * 4, ["a"]]
@@ -233,3 +248,19 @@ def test_a_local_model_that_does_not_load_is_the_operators_to_fix(
     with pytest.raises(SettingsError, match=r"^--embedder local: .*libgomp.*--embedder none"):
         usable_embedder(Settings())
     usable_embedder(Settings(embedder="none"))  # nothing to load
+
+
+def test_a_workers_rate_is_what_it_embedded_over_its_last_minute() -> None:
+    from agent_memory.service.indexing import IndexWorker
+
+    class Embedded:
+        model = "m"
+        kind = "local"
+
+    worker = IndexWorker(None, Embedded(), Settings(), name="w")  # type: ignore[arg-type]
+    assert worker.rate(now=100.0) == 0.0  # nothing heard yet
+    worker.indexer.embedded = 300
+    assert worker.rate(now=110.0) == pytest.approx(30.0)
+    worker.indexer.embedded = 900
+    assert worker.rate(now=170.0) == pytest.approx(10.0)  # 600 in the minute from 110
+    assert worker.rate(now=230.0) == pytest.approx(0.0)  # nothing more in the last minute

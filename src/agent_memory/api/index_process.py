@@ -34,7 +34,7 @@ from agent_memory.embed import NONE, chosen, embedder_from_settings, usable_embe
 from agent_memory.service.indexing import IndexWorker
 from agent_memory.store.database import Database
 from agent_memory.store.opening import open_database
-from agent_memory.store.priority import lower
+from agent_memory.store.priority import lower, name_this_process
 from agent_memory.store.vectors import PGVECTOR_INSTALLED
 from agent_memory.telemetry.logging import configure_logging
 
@@ -62,6 +62,7 @@ def run_index(settings: Settings) -> int:
     """
     configure_logging(settings.log_level)
     priority = lower()  # before any thread starts: they all inherit it
+    name_this_process()
     _check_embedder(settings)
     url, embedded, _ = open_database(settings)
     try:
@@ -128,6 +129,7 @@ def _child(settings: Settings, url: str, parent: int) -> None:
     """An index worker started by ``serve`` (a process of its own)."""
     configure_logging(settings.log_level)
     priority = lower()
+    name_this_process()
     # A Ctrl-C reaches the whole process group: the server passes the stop on.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     follow_parent(parent, "server")

@@ -13,6 +13,7 @@ same priority. A server elsewhere is left as it is.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import sys
@@ -40,6 +41,22 @@ def lower(pid: int = 0) -> str | None:
     except OSError:
         return None
     return NICE
+
+
+# What ``ps`` and ``top`` show of an index worker (Linux, at most 15 bytes).
+WORKER_NAME = b"memory-indexer"
+
+
+def name_this_process(name: bytes = WORKER_NAME) -> None:
+    """Show this process as ``name`` in ``ps`` and ``top`` (Linux; elsewhere nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_NAME, ctypes.c_char_p(name[:15]), 0, 0, 0)
+
+
+PR_SET_NAME = 15
 
 
 def _is_local(conn: psycopg.AsyncConnection[Any]) -> bool:
