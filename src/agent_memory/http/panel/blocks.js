@@ -163,10 +163,13 @@ export function mount(container, ctx) {
     }
     const entries = block.entryCount || 0;
     const indexed = block.indexedLineCount || 0;
+    // No index worker heard from lately: say so rather than let the count seem stuck.
+    const idle = recall.indexing && !recall.indexing.workerCount;
     const text =
       indexed >= entries
         ? " · found by words and meaning"
-        : ` · ${formatCount(indexed)} of ${formatCount(entries)} found by meaning so far`;
+        : ` · ${formatCount(indexed)} of ${formatCount(entries)} found by meaning so far` +
+          (idle ? " (no index worker is running)" : "");
     return el("span", { class: "indexing", title: recall.detail || "" }, text);
   }
 
