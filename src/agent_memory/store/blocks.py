@@ -52,11 +52,19 @@ def _columns(a: LiteralString) -> LiteralString:
     return output(BlockRow, a)
 
 
+# A block's indexed lines are counted up to this many: a read of a block costs no more
+# than that, however large the block.
+INDEXED_COUNT_BOUND = 100_000
+
+
 def _indexed(a: LiteralString) -> LiteralString:
-    """How many lines of block ``a`` have a vector of the model recall runs."""
+    """How many lines of block ``a`` have a vector of the model recall runs (up to the
+    bound)."""
     return f"""CASE WHEN {a}.label = 'archival' THEN (
-        SELECT count(*) FROM archival_lines AS l
-        WHERE {_same_owner("l", a)} AND {indexed("l", "%(index_model)s")}
+        SELECT count(*) FROM (
+            SELECT FROM archival_lines AS l
+            WHERE {_same_owner("l", a)} AND {indexed("l", "%(index_model)s")}
+            LIMIT {INDEXED_COUNT_BOUND}) AS x
     ) ELSE 0 END AS indexed_line_count"""
 
 
