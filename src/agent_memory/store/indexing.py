@@ -46,12 +46,7 @@ T = TypeVar("T")
 # Each way: which rows are due, the order a claim takes them in, and the order the
 # tenants holding them are found in.
 _WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
-    "stale": (
-        "{a}.embedded_hash IS DISTINCT FROM {hashed}"
-        " AND ({a}.tenant_id > %(after)s) = %(after_first)s",
-        "{a}.tenant_id",
-        "{a}.tenant_id",
-    ),
+    "stale": ("{a}.embedded_hash IS DISTINCT FROM {hashed}", "{a}.tenant_id", "{a}.tenant_id"),
     "older": ("{a}.embedding_model < %(model)s", "{a}.embedding_model", "min({a}.embedding_model)"),
     "newer": (
         "{a}.embedding_model > %(model)s",
@@ -60,8 +55,10 @@ _WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
     ),
 }
 # Each way in turn; the stale one twice: the tenants after the last claim's, then the
-# others.
+# others (up to that one).
 _TURNS = [("stale", True), ("stale", False), ("older", False), ("newer", False)]
+# Above every tenant id: no identifier holds this code point first.
+_LAST = "\U0010ffff"
 # Of a claim, the share kept for memories when lines are waiting too.
 MEMORY_SHARE = 4
 
@@ -90,13 +87,32 @@ class _Embedded:
     def tenants(self, way: str) -> LiteralString:
         """The first tenants, in the way's order, with rows due: a read across tenants
         that locks nothing, so that each claim names one tenant (a sharded database
-        routes it to that tenant's shard)."""
+        routes it to that tenant's shard).
+
+        Stale rows are found tenant after tenant between two bounds, one index probe
+        each (the next tenant with a row due after the last one found): a long backlog
+        is passed over, not read, whatever its size."""
         _, _, order = _WAYS[way]
+        a = self.a
+        if way == "stale":
+            nearest = f"""(SELECT {a}.tenant_id FROM {self.table} AS {a}
+              WHERE {a}.tenant_id > {{after}} AND {self.due(way)}
+              ORDER BY {a}.tenant_id LIMIT 1)"""
+            return f"""
+WITH RECURSIVE found(tenant_id, n) AS (
+    SELECT {nearest.format(after="%(from)s")}, 1
+    UNION ALL
+    SELECT {nearest.format(after="f.tenant_id")}, f.n + 1
+    FROM found AS f
+    WHERE f.tenant_id IS NOT NULL AND f.tenant_id < %(to)s AND f.n < %(tenants)s
+)
+SELECT tenant_id FROM found WHERE tenant_id IS NOT NULL AND tenant_id <= %(to)s
+"""
         return f"""
-SELECT {self.a}.tenant_id FROM {self.table} AS {self.a}
+SELECT {a}.tenant_id FROM {self.table} AS {a}
 WHERE {self.due(way)}
-GROUP BY {self.a}.tenant_id
-ORDER BY {order.format(a=self.a)}
+GROUP BY {a}.tenant_id
+ORDER BY {order.format(a=a)}
 LIMIT %(tenants)s
 """
 
@@ -280,8 +296,8 @@ class PgIndexQueue(IndexQueue):
                     return True
                 params = {
                     "model": model,
-                    "after": after_tenant,
-                    "after_first": after_first,
+                    "from": after_tenant if after_first else "",
+                    "to": _LAST if after_first else after_tenant,
                     "tenants": room,
                     "lease": lease,
                 }
