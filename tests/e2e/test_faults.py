@@ -22,6 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,7 +262,19 @@ def test_health_follows_the_database_and_its_outage_is_logged_sparingly(
             reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
             return int(reply.status)
 
+        def listed_at_once(calls: int) -> None:
+            # Calls at once: the pool holds several connections when they are done.
+            def lists(_: int) -> None:
+                for _ in range(calls):
+                    client.call(
+                        client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=OWNER)
+                    )
+
+            with ThreadPoolExecutor(8) as pool:
+                list(pool.map(lists, range(8)))
+
         assert status() == health_pb2.HealthCheckResponse.SERVING
+        listed_at_once(20)
         caplog.set_level(logging.INFO)
         caplog.clear()
         pg.stop()
@@ -273,7 +286,8 @@ def test_health_follows_the_database_and_its_outage_is_logged_sparingly(
             assert down.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
         pg.start()
         assert wait_until(lambda: status() == health_pb2.HealthCheckResponse.SERVING, timeout=60)
-        client.call(client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=OWNER))
+        # None of the connections from before the outage is handed to these calls.
+        listed_at_once(5)
     told = [r for r in caplog.records if r.levelno >= logging.WARNING]
     # No traceback and no line per refused call, per reconnection attempt or per poll of
     # the idle extraction worker: the outage is said once, summarised every few

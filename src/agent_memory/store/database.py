@@ -275,6 +275,11 @@ class Database(Store):
                         application_name="agent-memory-health",
                     )
                 await self._probe_conn.execute("SELECT 1")
+                if self._unreachable or self.outage.down:
+                    # The pool's idle connections may be from before the outage, and
+                    # dead: replaced before calls are let through again, so that the
+                    # first calls after it do not find them and report a new one.
+                    await self._pool.check()
         except (psycopg.Error, OSError, TimeoutError) as exc:
             await self._close_probe()
             self._unreachable = True
