@@ -69,7 +69,8 @@ from agent_memory.store.vectors import vector_literal
 
 RECALL_USER = "recall-00"
 WRITTEN_LINES = 1000  # the recall user's lines written through WriteBlock (questions)
-QUESTIONS = 200
+QUESTIONS = 20_000  # none asked twice in a run
+EMBEDDED_QUESTIONS = 200  # embedded beforehand, for the minimal SQL by meaning
 PER_TENANT = 10  # memories, and archival lines, of each other tenant
 BATCH = 20_000
 POOL = 256  # lines embedded by the model, whose vectors make the bulk lines'
@@ -313,7 +314,7 @@ async def _bench(run: Run, args: argparse.Namespace) -> None:
         addresses["recall"] = by_words.wait_ready(180)
         database = EmbeddedDatabase(run.scratch)
         await setup_workloads(ctx, database.url, address, workloads)
-        questions = ctx.questions[RECALL_USER]
+        questions = ctx.questions[RECALL_USER][:EMBEDDED_QUESTIONS]
         ctx.vectors = dict(
             zip(
                 questions,

@@ -64,7 +64,7 @@ from agent_memory.store.embedded import running_postmaster
 RECALL_USER = "recall-00"
 BACKLOG_TENANT = "backlog"
 LATE_TENANT = "late"
-QUESTIONS = 200
+QUESTIONS = 20_000  # none asked twice in a run
 BATCH = 20_000
 # The model alone: as an index worker runs it (OMP settings before it loads).
 MODEL_ALONE = """

@@ -23,7 +23,7 @@ from agent_memory.embed.local import MODEL
 from loadkit.workloads import TENANT, Context, Stubs, write_archival
 
 MEASURED_USERS = 8
-QUESTIONS_PER_USER = 200
+QUESTIONS_PER_USER = 5_000  # none asked twice in a run
 MEMORIES_PER_AGENT = 50
 
 

@@ -13,6 +13,7 @@ the database work a recall needs.
 from __future__ import annotations
 
 import collections
+import itertools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -345,14 +346,18 @@ LIMIT %(limit)s
     async def setup(self, ctx: Context, stubs: Stubs) -> None:
         return None
 
+    def __init__(self) -> None:
+        # Every call asks a question no call of the run asked before (until they run
+        # out): a server embeds each, as it would questions of real users.
+        self._asked: dict[str, itertools.count[int]] = {}
+
     def _next(self, ctx: Context, client: int) -> Callable[[], tuple[str, str]]:
         user = ctx.recall_users[client % len(ctx.recall_users)]
         questions = ctx.questions[user]
-        count = [client * 13]
+        asked = self._asked.setdefault(user, itertools.count())
 
         def next_question() -> tuple[str, str]:
-            count[0] += 1
-            return user, questions[count[0] % len(questions)]
+            return user, questions[next(asked) % len(questions)]
 
         return next_question
 
@@ -427,7 +432,9 @@ SELECT * FROM by_words UNION SELECT * FROM by_meaning
 """
 
     def sql_params(self, ctx: Context, user: str, question: str) -> dict[str, Any]:
-        return {**super().sql_params(ctx, user, question), "vector": ctx.vectors[question]}
+        # Questions past those embedded beforehand take one of theirs: as costly.
+        vector = ctx.vectors.get(question) or next(iter(ctx.vectors.values()))
+        return {**super().sql_params(ctx, user, question), "vector": vector}
 
 
 class Render:
