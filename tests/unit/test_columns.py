@@ -16,6 +16,7 @@ from agent_memory.store.columns import (
     FULL,
     OUTPUT,
     PATCHED,
+    compact,
     declared,
     insert_values,
     named,
@@ -91,3 +92,13 @@ def test_a_large_column_is_read_only_in_the_full_view() -> None:
     assert "NULL::JSONB AS messages" in output(ConversationRow, "")
     assert "NULL" not in output(ConversationRow, "", full=True)
     assert named(DecisionRow, FULL) == ("result",)
+
+
+def test_a_compacted_statement_keeps_its_literals_and_drops_spare_whitespace() -> None:
+    statement = """
+    SELECT a ,  b
+    FROM ( SELECT 'two  spaces, (kept)' AS a, 'it''s' AS b ) AS t
+    WHERE a <> ' '"""
+    assert compact(statement) == (
+        "SELECT a,b FROM(SELECT 'two  spaces, (kept)' AS a,'it''s' AS b)AS t WHERE a <> ' '"
+    )

@@ -75,6 +75,8 @@ def inline(text: str) -> str:
     """Stored text as a run of words on one line: every line break and control character
     becomes a space, runs of spaces one space, and no ``<`` can close a tag or open a
     role or fence tag."""
+    if _plain(text) and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # most text: already so
     flat = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
     return _TAG_OPENER.sub("&lt;", flat)
 
@@ -85,9 +87,16 @@ def lines(text: str) -> str:
     a role or fence tag."""
     kept = []
     for line in text.splitlines():
-        line = _TAG_OPENER.sub("&lt;", _BREAKS_AND_CONTROLS_BUT_TAB.sub(" ", line)).rstrip()
-        kept.append(_STRUCTURE_LINE.sub(r"\1\\\2", line))
+        if not _plain(line):
+            line = _TAG_OPENER.sub("&lt;", _BREAKS_AND_CONTROLS_BUT_TAB.sub(" ", line))
+        kept.append(_STRUCTURE_LINE.sub(r"\1\\\2", line.rstrip()))
     return "\n".join(kept).strip("\n")
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` holds no control character, no line break and no ``<``: a
+    printable text's only whitespace is the space."""
+    return text.isprintable() and "<" not in text
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ declarations in code, never from a request.
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any, LiteralString, cast
 
 from sqlalchemy import Column, Numeric, String, Table, TextClause
@@ -191,6 +192,23 @@ def patched(row: type[DeclarativeBase], alias: LiteralString) -> LiteralString:
             kept = f"CASE WHEN %(clear_{c.name})s THEN NULL ELSE {kept} END"
         sets.append(f"{c.name} = {kept}")
     return _closed(", ".join([*sets, stamps(row, alias)]))
+
+
+# Runs of whitespace, and whitespace beside a parenthesis or a comma: what a statement
+# can do without. Applied between string literals only.
+_SPACE = re.compile(r"\s+")
+_AROUND_PUNCTUATION = re.compile(r" ?([(),]) ?")
+
+
+def compact(statement: LiteralString) -> LiteralString:
+    """``statement`` without the whitespace it can do without, string literals as they
+    are. psycopg parses the text of a statement longer than 4,096 characters again at
+    every execution (shorter ones are parsed once): a statement written to be read can
+    stay under that limit as it is sent."""
+    parts = statement.split("'")
+    for i in range(0, len(parts), 2):  # outside the literals ('' inside one splits it too)
+        parts[i] = _AROUND_PUNCTUATION.sub(r"\1", _SPACE.sub(" ", parts[i]))
+    return _closed("'".join(parts).strip())
 
 
 def named(row: type[DeclarativeBase], wanted: Policy) -> tuple[str, ...]:

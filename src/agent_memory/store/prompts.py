@@ -11,6 +11,7 @@ from typing import Any, LiteralString
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
 from agent_memory.domain.recall import PromptRead, PromptState
+from agent_memory.store.columns import compact
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
 from agent_memory.store.memories import (
     STALE_USE,
@@ -43,7 +44,9 @@ _WORKSPACES: LiteralString = (
     owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
 )
 
-# The memories a render shows whose use is not recorded yet.
+# The memories a render shows (marking them leaves out those marked within the minute),
+# and those whose use is not recorded yet.
+_SHOWN: LiteralString = "SELECT id FROM agent_rows UNION ALL SELECT id FROM workspace_rows"
 _SHOWN_STALE: LiteralString = (
     f"SELECT id FROM agent_rows WHERE {STALE_USE} UNION ALL "
     f"SELECT id FROM workspace_rows WHERE {STALE_USE}"
@@ -101,7 +104,7 @@ SELECT
 # On the primary the render marks what it shows as used, in the same statement; on a
 # read-only standby it returns their ids for the caller to mark on the primary.
 _READ: dict[bool, LiteralString] = {
-    True: _HEAD + f",\nused AS ({mark_used(_SHOWN_STALE)})" + _BODY + ",\n'{}'::uuid[] AS unmarked",
+    True: _HEAD + f",\nused AS ({mark_used(_SHOWN)})" + _BODY + ",\n'{}'::uuid[] AS unmarked",
     False: _HEAD + _BODY + f",\nARRAY({_SHOWN_STALE}) AS unmarked",
 }
 
@@ -114,13 +117,18 @@ _ARCHIVAL: dict[bool, LiteralString] = {
     (SELECT row_to_json(p) FROM ({LEXICAL_PART}) AS p) AS archival_lexical""",
 }
 _FROM: LiteralString = "\nFROM settings"
+# The read without the archival ranking, short enough for psycopg to parse once.
+_PLAIN: dict[bool, LiteralString] = {marks: compact(_READ[marks] + _FROM) for marks in _READ}
+
+
+_SOURCES = {source.value: source for source in MemorySource}
 
 
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap, and only up to ``COUNT_BOUND``)."""
     rows = [
-        MemoryLine(key, value, MemorySource(source), day) for key, value, source, day in found or ()
+        MemoryLine(key, value, _SOURCES[source], day) for key, value, source, day in found or ()
     ]
     if total is None:
         return MemoryRows(rows=rows)
@@ -154,11 +162,12 @@ class PgPrompts(PromptRepository):
             "if_reviewed": request.decisions_if_reviewed,
             "archival_hint": request.archival_hint,
         }
-        statement = _READ[self._marks]
-        if request.archival is not None:
-            statement += _ARCHIVAL[request.archival_lexical]
+        if request.archival is None:
+            statement = _PLAIN[self._marks]
+        else:
+            statement = _READ[self._marks] + _ARCHIVAL[request.archival_lexical] + _FROM
             params.update(rank_params(request.archival))
-        row = await fetch_one(self._conn, statement + _FROM, params)
+        row = await fetch_one(self._conn, statement, params)
         assert row is not None  # one row, always
         state = _state(row, request)
         if request.archival is None:
