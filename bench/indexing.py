@@ -195,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=0, help="the model's (0: every core)")
     args = parser.parse_args(argv)
 
     def body(run: Run) -> None:
@@ -229,7 +230,7 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
         # 1. Rate: one worker embeds the recall user's block on an idle machine.
         asyncio.run(_write(address, ctx.auth(RECALL_USER), lines))
         began = time.perf_counter()
-        worker = start_index_worker(url)
+        worker = start_index_worker(url, args.threads)
         workers.append(worker)
         sampler = ProcessSampler([worker.proc.pid])
         database_cpu = ProcessSampler(_postgres_pids(run.scratch))
@@ -243,7 +244,7 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
         cpu_per_line = sampler.cpu_seconds / args.lines * 1000
         db_per_line = database_cpu.cpu_seconds / args.lines * 1000
         print(f"indexed {args.lines} lines in {took:.0f} s", file=sys.stderr, flush=True)
-        alone = _model_alone(lines, cores)
+        alone = _model_alone(lines, args.threads or cores)
         worker.stop()
         workers.remove(worker)
 
@@ -254,7 +255,7 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
         embedded: dict[str, float] = {}
         for phase in ("no backlog being indexed", "a backlog being indexed"):
             if phase.startswith("a "):
-                worker = start_index_worker(url)
+                worker = start_index_worker(url, args.threads)
                 workers.append(worker)
                 worker.wait_ready(120)
                 asyncio.run(_until(lambda: _count_above(url, BACKLOG_TENANT, 0), 120))

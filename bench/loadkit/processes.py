@@ -165,10 +165,12 @@ def start_service(
     return Child(name, argv, env, "serving on")
 
 
-def start_index_worker(url: str) -> Child:
+def start_index_worker(url: str, threads: int = 0) -> Child:
     """``agent-memory index`` on ``url``, as an operator starts one apart from the
-    servers; ready once it says what it embeds with."""
+    servers, its model on ``threads`` (0: every core); ready once it says what it
+    embeds with."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env["MEMORY_EMBEDDER_THREADS"] = str(threads)
     argv = [sys.executable, "-m", "agent_memory.cli", "index", "--database-url", url]
     argv += ["--log-level", "INFO"]
     return Child("agent-memory index", argv, env, "index worker embedding with")

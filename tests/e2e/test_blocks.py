@@ -32,7 +32,6 @@ AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 # --- helpers -------------------------------------------------------------------------
 
 
-
 def as_written(block: block_pb2.Block) -> block_pb2.Block:
     """``block`` but for how many of its lines the index worker has embedded so far,
     which may grow between a write and a read."""
@@ -40,6 +39,7 @@ def as_written(block: block_pb2.Block) -> block_pb2.Block:
     copy.CopyFrom(block)
     copy.ClearField("indexed_line_count")
     return copy
+
 
 def write(
     client: Client,

@@ -5,8 +5,6 @@ not."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st

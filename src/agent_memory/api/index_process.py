@@ -107,7 +107,6 @@ async def _index(settings: Settings, url: str, priority: str | None) -> None:
         pool_size=2,
         statement_timeout_ms=settings.db_statement_timeout_ms,
         index_model=embedder.model,
-        background=True,
     )
     worker = IndexWorker(db, embedder, settings, name=worker_name())
     try:

@@ -37,7 +37,6 @@ from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
 from agent_memory.store.memories import PgExpirySweep, PgMemories
 from agent_memory.store.outage import DatabaseOutage
-from agent_memory.store.priority import yield_to_others
 from agent_memory.store.prompts import PgPrompts
 from agent_memory.store.recall import PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
@@ -159,15 +158,11 @@ class Database(Store):
         read_url: str | None = None,
         standby_max_lag_seconds: float = 5.0,
         read_your_writes_seconds: float = 5.0,
-        background: bool = False,
     ) -> None:
         """``index_model``: the model recall runs (the embedder's), whose vectors count
         as a block's indexed lines; ``None`` when recall is lexical. ``read_url``: a
-        hot standby of ``url`` for the reads that may lag (see :meth:`reading`).
-        ``background``: for background work, whose sessions take the lowest CPU
-        priority where the database runs on this machine (store/priority.py)."""
+        hot standby of ``url`` for the reads that may lag (see :meth:`reading`)."""
         self._tracer_provider = tracer_provider
-        self._background = background
         self._index_model = index_model
         self._indexed = IndexedRows()
         self._url = libpq_url(url)
@@ -185,7 +180,7 @@ class Database(Store):
             max_size=pool_size,
             open=False,
             timeout=CHECKOUT_TIMEOUT_SECONDS,
-            configure=self._configure if tracer_provider is not None or background else None,
+            configure=self._trace if tracer_provider is not None else None,
             name="agent-memory",
         )
         self._returning: set[asyncio.Future[None]] = set()
@@ -344,15 +339,6 @@ class Database(Store):
         returning = asyncio.ensure_future(self._pool.putconn(getting.result()))
         self._returning.add(returning)
         returning.add_done_callback(self._returning.discard)
-
-    async def _configure(self, conn: Connection) -> None:
-        """A new connection: traced when tracing is on; for background work, its
-        session lowered in priority."""
-        if self._background:
-            with database_errors():
-                await yield_to_others(conn)
-        if self._tracer_provider is not None:
-            await self._trace(conn)
 
     async def _trace(self, conn: Connection) -> None:
         """A span per SQL statement, only when tracing is on: no cost otherwise."""

@@ -1,13 +1,16 @@
 """Background work gives way to everything else on the machine: the CPU priority of a
-process, and of the database session that works for it.
+process, and of a database session that works for it alone.
 
 On Linux a process (and every thread it starts afterwards) can take ``SCHED_IDLE``:
 it runs only on a core nothing else wants. Elsewhere, or where that is refused, it
-takes the lowest nice value (19). What background work asks of PostgreSQL (storing
-vectors, keeping an approximate index) is done by the server process of its session;
-where that process is on this machine and may be reprioritised by this user (the
-embedded database runs as this user, or as an account root made for it), it gets the
-same priority. A server elsewhere is left as it is.
+takes the lowest nice value (19). A session whose server process runs on this machine
+and may be reprioritised by this user (the embedded database runs as this user, or as
+an account root made for it) can be lowered the same way; a server elsewhere is left as
+it is. Only a session that shares no lock with requests is: one building an
+approximate index. A session that writes rows requests also write takes and releases
+locks they wait for (the WAL's, a commit's), and lowered, it would hold them while the
+scheduler gives it no core, stalling the requests it meant to spare; storing vectors
+costs the database a fraction of a millisecond a line, and runs at normal priority.
 """
 
 from __future__ import annotations
