@@ -246,7 +246,7 @@ def test_ctrl_c_while_the_workers_start_stops_cleanly(workers_database: str) -> 
     os.killpg(served.proc.pid, signal.SIGINT)
     code = served.terminate()
     assert code == 0, served.log()
-    assert "Traceback" not in served.log()
+    assert "Traceback" not in served.log(), served.log()
     assert "KeyboardInterrupt" not in served.log()
     assert gone(workers), "a worker outlived the stop"
 

@@ -187,7 +187,18 @@ class IndexerChild:
                 name="agent-memory-indexer",
                 daemon=False,
             )
-            process.start()
+            # A Ctrl-C reaches the whole process group, and the server passes the stop on
+            # as SIGTERM: the child starts with SIGINT ignored (an ignored signal stays
+            # ignored across the exec), so one that arrives while it is still importing
+            # is not its death. Only the main thread may say so; a restart, from the
+            # watching thread, starts it as it is.
+            main = threading.current_thread() is threading.main_thread()
+            interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+            try:
+                process.start()
+            finally:
+                if main:
+                    signal.signal(signal.SIGINT, interrupt)
             self._process = process
             self.starts += 1
 
