@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -233,7 +235,7 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
         worker = start_index_worker(url, args.threads)
         workers.append(worker)
         sampler = ProcessSampler([worker.proc.pid])
-        database_cpu = ProcessSampler(_postgres_pids(run.scratch))
+        database_cpu = PostgresCpu(run.scratch)
         sampler.start()
         database_cpu.start()
         # Steady: from the first batch stored to the last, start-up left out (the model
@@ -365,14 +367,45 @@ async def _count_above(url: str, tenant: str, count: int) -> bool:
     return await _indexed(url, tenant) > count
 
 
-def _postgres_pids(scratch: Path) -> list[int]:
-    """The embedded PostgreSQL's processes: its postmaster and every backend (the claims,
-    the vector writes and the index's upkeep are theirs)."""
-    postmaster = running_postmaster(scratch / "pgdata")
-    if postmaster is None:
-        return []
-    server = psutil.Process(postmaster)
-    return [server.pid, *(p.pid for p in server.children(recursive=True))]
+class PostgresCpu:
+    """The CPU time the embedded PostgreSQL's processes used while sampled: its
+    postmaster and every backend, those that connect later (an index worker's claims and
+    vector writes are theirs) and those that leave meanwhile (up to their last sample)."""
+
+    def __init__(self, scratch: Path) -> None:
+        postmaster = running_postmaster(scratch / "pgdata")
+        self._server = psutil.Process(postmaster) if postmaster is not None else None
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.cpu_seconds = 0.0
+
+    def _sample(self, at_start: bool = False) -> None:
+        if self._server is None:
+            return
+        with contextlib.suppress(psutil.Error):
+            for proc in [self._server, *self._server.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    times = proc.cpu_times()
+                    used = times.user + times.system
+                    # A process first seen later started after the sampling did.
+                    self._first.setdefault(proc.pid, used if at_start else 0.0)
+                    self._last[proc.pid] = used
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self._sample()
+
+    def start(self) -> None:
+        self._sample(at_start=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self.cpu_seconds = sum(self._last[pid] - first for pid, first in self._first.items())
 
 
 def _bearer(key: str) -> tuple[tuple[str, str], ...]:
