@@ -131,7 +131,7 @@ def _tx(
         usage=PgUsage(conn, principal),
         jobs=PgJobs(conn, principal),
         recall=PgRecall(conn, principal, marks=not standby, indexed=indexed),
-        prompts=PgPrompts(conn, principal, marks=not standby),
+        prompts=PgPrompts(conn, principal, marks=not standby, indexed=indexed),
         clock=PgClock(conn),
         forget=PgForget(conn, principal),
         transfer=PgTransfer(conn, principal),

@@ -57,8 +57,6 @@ _WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
 # Each way in turn; the stale one twice: the tenants after the last claim's, then the
 # others (up to that one).
 _TURNS = [("stale", True), ("stale", False), ("older", False), ("newer", False)]
-# Above every tenant id: no identifier holds this code point first.
-_LAST = "\U0010ffff"
 # Of a claim, the share kept for memories when lines are waiting too.
 MEMORY_SHARE = 4
 
@@ -95,18 +93,23 @@ class _Embedded:
         _, _, order = _WAYS[way]
         a = self.a
         if way == "stale":
-            nearest = f"""(SELECT {a}.tenant_id FROM {self.table} AS {a}
-              WHERE {a}.tenant_id > {{after}} AND {self.due(way)}
+
+            def nearest(after: LiteralString) -> LiteralString:
+                return f"""(SELECT {a}.tenant_id FROM {self.table} AS {a}
+              WHERE {a}.tenant_id > {after} AND {self.due(way)}
               ORDER BY {a}.tenant_id LIMIT 1)"""
+
             return f"""
 WITH RECURSIVE found(tenant_id, n) AS (
-    SELECT {nearest.format(after="%(from)s")}, 1
+    SELECT {nearest("%(from)s")}, 1
     UNION ALL
-    SELECT {nearest.format(after="f.tenant_id")}, f.n + 1
+    SELECT {nearest("f.tenant_id")}, f.n + 1
     FROM found AS f
-    WHERE f.tenant_id IS NOT NULL AND f.tenant_id < %(to)s AND f.n < %(tenants)s
+    WHERE f.tenant_id IS NOT NULL AND f.n < %(tenants)s
+      AND (%(to)s::text IS NULL OR f.tenant_id < %(to)s)
 )
-SELECT tenant_id FROM found WHERE tenant_id IS NOT NULL AND tenant_id <= %(to)s
+SELECT tenant_id FROM found
+WHERE tenant_id IS NOT NULL AND (%(to)s::text IS NULL OR tenant_id <= %(to)s)
 """
         return f"""
 SELECT {a}.tenant_id FROM {self.table} AS {a}
@@ -297,7 +300,7 @@ class PgIndexQueue(IndexQueue):
                 params = {
                     "model": model,
                     "from": after_tenant if after_first else "",
-                    "to": _LAST if after_first else after_tenant,
+                    "to": None if after_first else after_tenant,  # None: no bound
                     "tenants": room,
                     "lease": lease,
                 }

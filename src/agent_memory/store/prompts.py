@@ -24,6 +24,7 @@ from agent_memory.store.memories import (
 from agent_memory.store.recall import HAS_ARCHIVAL, LEXICAL_PART, RANK, Ranking, rank_params
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
+from agent_memory.store.vector_indexes import IndexedRows
 
 _CORE: LiteralString = """(
     SELECT content FROM blocks
@@ -140,12 +141,20 @@ def _rows(found: Any, total: Any) -> MemoryRows:
 
 
 class PgPrompts(PromptRepository):
-    def __init__(self, conn: Connection, principal: Principal, *, marks: bool = True) -> None:
-        """``marks``: mark what a render shows as used (not on a standby)."""
+    def __init__(
+        self,
+        conn: Connection,
+        principal: Principal,
+        *,
+        marks: bool = True,
+        indexed: IndexedRows | None = None,
+    ) -> None:
+        """``marks``: mark what a render shows as used (not on a standby). ``indexed``:
+        the database's count of each model's indexed rows, kept between calls."""
         self._conn = conn
         self._marks = marks
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
-        self._ranking = Ranking(conn, principal, marks=False)
+        self._ranking = Ranking(conn, principal, marks=False, indexed=indexed)
 
     async def read(self, request: PromptRead) -> PromptState:
         params: dict[str, Any] = {

@@ -741,7 +741,8 @@ class Ranking:
         indexed: IndexedRows | None = None,
     ) -> None:
         """``marks``: mark the memories a ranking returns as used (not on a standby).
-        ``indexed``: what says when walking a model's index beats reading vectors."""
+        ``indexed``: what says when walking a model's index beats reading vectors (the
+        database's, kept between calls; a new one counts the index again)."""
         self._conn = conn
         self._marks = marks
         self._indexed = indexed or IndexedRows()
