@@ -60,6 +60,8 @@ def test_every_detector_has_its_triggers() -> None:
     for name in names:
         assert set(secrets.DETECTOR_TRIGGERS[name]) <= known, name
     assert secrets._triggers() is not None
+    # A word that may name a credential's setting is looked for as such in the text.
+    assert set(secrets._NAME_GATE) <= set(secrets._FOLDED_TRIGGERS)
 
 
 def test_an_unknown_detector_turns_the_gate_off(monkeypatch: pytest.MonkeyPatch) -> None:
