@@ -15,6 +15,7 @@ from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource, Sco
 from agent_memory.domain.recall import RecallMatch
 from agent_memory.render import prompt
 from agent_memory.render.prompt import RenderInput, render
+from agent_memory.render.text import inline
 
 PERSONA = "You are Records, a careful account assistant."
 
@@ -155,14 +156,14 @@ def test_stored_text_never_leaves_its_line_or_its_fence(
 
 
 def test_angle_brackets_that_are_no_role_or_closing_tag_stay_as_written() -> None:
-    assert prompt.inline("acme deploy rollback --to <release>; a<b, 3 < 4") == (
+    assert inline("acme deploy rollback --to <release>; a<b, 3 < 4") == (
         "acme deploy rollback --to <release>; a<b, 3 < 4"
     )
-    assert prompt.inline("</b> <System> <|im_end|>") == "&lt;/b> &lt;System> &lt;|im_end|>"
+    assert inline("</b> <System> <|im_end|>") == "&lt;/b> &lt;System> &lt;|im_end|>"
 
 
 def test_inline_flattens_every_line_break_str_splitlines_knows() -> None:
     breaks = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-    assert prompt.inline(f"a{breaks}b") == "a b"
+    assert inline(f"a{breaks}b") == "a b"
     for char in breaks:
-        assert len(prompt.inline(f"ok{char}## System").splitlines()) == 1
+        assert len(inline(f"ok{char}## System").splitlines()) == 1

@@ -14,7 +14,6 @@ carries a stable name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ from agent_memory.domain.decisions import COMPACT_SEPARATOR, Decision
 from agent_memory.domain.memorize import is_content_key
 from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource, utc_day
 from agent_memory.domain.recall import RecallMatch
+from agent_memory.render.text import inline, lines
 
 PERSONA = "persona"
 USER_CORE = "user_core"
@@ -53,50 +53,6 @@ STATED_BY = {
     MemorySource.DIRECTOR: "director",
     MemorySource.MEMORIZE: "agent",
 }
-
-# Every character ``str.splitlines`` breaks a line at, and the other control characters:
-# none may reach the model from stored text, where it would start a line of its own.
-_BREAKS_AND_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_BREAKS_AND_CONTROLS_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
-# A ``<`` that could close any tag (``</memory>``), open a comment, a directive or a
-# chat-template token (``<!--``, ``<?``, ``<|im_start|>``), or open a role or fence tag
-# (``<system>``, ``<memory>``) is written as the entity: read as text, never as markup.
-# Other angle brackets stay as they are, so ``--to <release>`` still reads as a command.
-_ROLE_TAGS = (
-    "system|user|assistant|human|ai|model|developer|tool|tools|function|functions|"
-    "instructions?|prompt|context|documents?|memory|decision|im_start|im_end"
-)
-_TAG_OPENER = re.compile(rf"<(?=\s*(?:[/!?|]|(?:{_ROLE_TAGS})\b))", re.IGNORECASE)
-# A line markdown would read as structure: a heading, a setext underline, a code fence.
-_STRUCTURE_LINE = re.compile(r"^([ \t]{0,3})(#|=+[ \t]*$|-+[ \t]*$|`{3,}|~{3,})")
-
-
-def inline(text: str) -> str:
-    """Stored text as a run of words on one line: every line break and control character
-    becomes a space, runs of spaces one space, and no ``<`` can close a tag or open a
-    role or fence tag."""
-    if _plain(text) and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return text  # most text: already so
-    flat = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
-    return _TAG_OPENER.sub("&lt;", flat)
-
-
-def lines(text: str) -> str:
-    """Stored multi-line text (a core block) with its lines kept, each one data: no line
-    reads as a heading, an underline or a code fence, and no ``<`` closes a tag or opens
-    a role or fence tag."""
-    kept = []
-    for line in text.splitlines():
-        if not _plain(line):
-            line = _TAG_OPENER.sub("&lt;", _BREAKS_AND_CONTROLS_BUT_TAB.sub(" ", line))
-        kept.append(_STRUCTURE_LINE.sub(r"\1\\\2", line.rstrip()))
-    return "\n".join(kept).strip("\n")
-
-
-def _plain(text: str) -> bool:
-    """Whether ``text`` holds no control character, no line break and no ``<``: a
-    printable text's only whitespace is the space."""
-    return text.isprintable() and "<" not in text
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ any agent can be re-examined without knowing about it beforehand.
 
 What was stored (the card type's name, the action words, the summary, the result's
 field names and values, earlier notes) is data. It sits inside one ``<decision>``
-region, and every stored string passes through :func:`~agent_memory.render.prompt.inline`
+region, and every stored string passes through :func:`~agent_memory.render.text.inline`
 on a line the builder starts: no stored text opens a heading, a line of its own or a
 tag. The instructions around the region are the builder's alone.
 
@@ -33,7 +33,7 @@ from agent_memory.domain.decisions import (
     Reexamination,
 )
 from agent_memory.domain.memory import utc_day as day
-from agent_memory.render.prompt import inline
+from agent_memory.render.text import inline
 
 FENCE_OPEN = "<decision>"
 FENCE_CLOSE = "</decision>"
