@@ -123,6 +123,7 @@ class MemoryLine:
     value: str
     source: MemorySource = MemorySource.MANUAL
     day: str = ""  # the UTC day it was last written, ``2026-11-26``
+    by: str = ""  # the user who last wrote it, or whose conversation it was drawn from
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:

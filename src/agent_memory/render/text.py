@@ -8,7 +8,7 @@ re-examination prompt, MCP tool results, the MEMORY.md document).
    forms ...) become the ASCII characters they imitate, so the tag rule sees them as what they are;
 2. format characters (Unicode category Cf: zero-width spaces and joiners, the soft
    hyphen, byte-order marks, bidirectional controls, tag characters), variation
-   selectors that hide data, and combining marks placed on punctuation are removed
+   selectors that hide data, and combining marks on punctuation or on nothing are removed
    (a joiner between two letters of a script that needs it stays); every other space
    character is a plain space;
 3. turn markers at the start of a line (``Human:``, ``Assistant:``, ``[INST]`` ...)
@@ -33,9 +33,9 @@ import unicodedata
 _LOOK_ALIKES = str.maketrans(
     {
         **dict.fromkeys("\uff1c\ufe64\u2039\u2329\u3008\u27e8\u276c\u276e", "<"),
-        **dict.fromkeys("\u2770\u02c2\u1438\u29fc", "<"),
+        **dict.fromkeys("\u2770\u02c2\u02f1\u1438\u29fc\ufe3f\u2991", "<"),
         **dict.fromkeys("\uff1e\ufe65\u203a\u232a\u3009\u27e9\u276d\u276f", ">"),
-        **dict.fromkeys("\u2771\u02c3\u1433\u29fd", ">"),
+        **dict.fromkeys("\u2771\u02c3\u02f2\u1433\u29fd\ufe40\u2992", ">"),
         **dict.fromkeys("\uff0f\u2215\u2044\u29f8\u2571", "/"),
         **dict.fromkeys("\uff5c\u2223\u01c0\uffe8", "|"),
         **dict.fromkeys("\uff03", "#"),
@@ -130,7 +130,7 @@ def _normalised(text: str) -> str:
             if ch in _JOINERS and out and not out[-1].isascii() and _wide(chars[n + 1 : n + 2]):
                 out.append(ch)
             continue
-        if category in ("Mn", "Me") and out and out[-1].isascii() and not out[-1].isalnum():
+        if category in ("Mn", "Me") and (not out or (out[-1].isascii() and not out[-1].isalnum())):
             continue
         out.append(" " if category == "Zs" else ch)
     return "".join(out)

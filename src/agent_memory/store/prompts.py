@@ -32,7 +32,8 @@ _CORE: LiteralString = """(
 
 # What a prompt shows of a memory, and what its listing is ordered by.
 _LISTED: LiteralString = (
-    "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id, m.last_used_time"
+    "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id, m.last_used_time, "
+    "m.updated_by"
 )
 # The day a row was last written, in UTC whatever the session's time zone.
 _DAY: LiteralString = "to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
@@ -79,14 +80,14 @@ SELECT
     END AS user_core,
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY})
+    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY}, r.updated_by)
                      ORDER BY {agent_order("r")})
      FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM (
             SELECT FROM memories AS m WHERE {_AGENTS} LIMIT %(count_bound)s) AS c)
     END AS agent_total,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY})
+    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY}, r.updated_by)
                      ORDER BY {workspace_order("r")})
      FROM workspace_rows AS r) AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
@@ -129,7 +130,8 @@ def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap, and only up to ``COUNT_BOUND``)."""
     rows = [
-        MemoryLine(key, value, _SOURCES[source], day) for key, value, source, day in found or ()
+        MemoryLine(key, value, _SOURCES[source], day, by)
+        for key, value, source, day, by in found or ()
     ]
     if total is None:
         return MemoryRows(rows=rows)
