@@ -95,17 +95,20 @@ def shown(text: str) -> str:
     return _escaped(text) if _ASCII_RISK.search(text) else text
 
 
+def normalised(text: str) -> str:
+    """``text`` as a model reads it, nothing escaped yet: steps 1 and 2 of the module."""
+    return text if text.isascii() else _normalised(text)
+
+
 def inline(text: str) -> str:
     """Stored text as a run of words on one line: every line break and control
     character becomes a space, runs of spaces one space, then :func:`shown`."""
-    ascii_only = text.isascii()
-    if not ascii_only:
-        text = _normalised(text)
-    if not text.isprintable() or text[:1] == " " or text[-1:] == " " or "  " in text:
-        text = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
-    if ascii_only and not _ASCII_RISK.search(text):
-        return text  # most text: nothing to do
-    return _escaped(text)
+    if text.isascii():
+        if not text.isprintable() or text[:1] == " " or text[-1:] == " " or "  " in text:
+            text = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
+        return _escaped(text) if _ASCII_RISK.search(text) else text  # most: as it is
+    text = _normalised(_BREAKS_AND_CONTROLS.sub(" ", text))
+    return _escaped(" ".join(text.split()))
 
 
 def lines(text: str) -> str:
