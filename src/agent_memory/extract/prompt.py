@@ -10,6 +10,7 @@ from typing import Any
 from agent_memory.domain.extraction import Action
 from agent_memory.domain.memory import Memory
 from agent_memory.extract.dedup import word_set
+from agent_memory.render.text import inline
 
 TOOL_NAME = "record_memories"
 HINT_VALUE_CHARS = 200
@@ -138,8 +139,8 @@ def user_message(transcript: CappedTranscript, known: Sequence[Known], workspace
     if known:
         lines.append("Known memories (id, scope, key: value):")
         lines += [
-            f"- {k.ref} ({k.memory.owner.scope.value}) {k.memory.key}: "
-            f"{k.memory.value[:HINT_VALUE_CHARS]}"
+            f"- {k.ref} ({k.memory.owner.scope.value}) {inline(k.memory.key)}: "
+            f"{inline(k.memory.value[:HINT_VALUE_CHARS])}"
             for k in known
         ]
         lines.append("")
