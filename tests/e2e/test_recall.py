@@ -128,8 +128,7 @@ def test_the_line_holding_every_query_term_ranks_first(client: Client) -> None:
     ]:
         matches = recall(client, query)
         assert matches[0].content == best, query
-        assert len(matches) >= 2, query
-        assert matches[0].score > matches[1].score, query
+        assert all(matches[0].score > m.score for m in matches[1:]), query
 
 
 @pytest.mark.parametrize(
@@ -374,10 +373,7 @@ def test_a_rewritten_block_replaces_its_lines(client: Client) -> None:
     write_block(client, "Acme renewal signed.\nHeron launch is in April.")
     assert recall(client, "Falcon", limit=100) == []
     assert recall(client, "Heron")[0].line_number == 2
-    assert contents(recall(client, "Acme renewal", limit=100)) == [
-        "Acme renewal signed.",
-        "Heron launch is in April.",  # the neighbour of a match
-    ]
+    assert contents(recall(client, "Acme renewal", limit=100)) == ["Acme renewal signed."]
 
 
 def test_a_deleted_block_is_no_longer_recalled(client: Client) -> None:

@@ -423,7 +423,6 @@ def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) 
     shown = reminded(response)
     assert shown == [c for c in contents if c in shown]
     assert all(re.search(r"acme|renewal", line, re.IGNORECASE) for line in shown)
-    assert len(shown) < len(contents)
     assert not [c for c in contents if c not in shown and re.search("renewal", c)]
 
 
@@ -445,17 +444,18 @@ def reminded(response: pb.RenderPromptResponse) -> list[str]:
     ]
 
 
-# Lines holding the message's terms, three apart: none is a neighbour of another, so each
-# scores by its own words; the filler between them scores only by its neighbours'.
+# Turns of a conversation (where neighbours lend a line their evidence) holding the
+# message's terms, three apart: none is a neighbour of another, so each scores by its own
+# words; the filler between them scores only by its neighbours'.
 SPACED = [
-    "Acme renewal: pricing options before the review.",
-    "The weather was fine that day.",
-    "Lunch was at noon.",
-    "Acme renewal owner is Dana.",
-    "The printer jammed twice.",
-    "Parking was full.",
-    "Acme moved to Denver.",
-    "Coffee ran out.",
+    "Ana: Acme renewal: pricing options before the review.",
+    "Ben: The weather was fine that day.",
+    "Ana: Lunch was at noon.",
+    "Ben: Acme renewal owner is Dana.",
+    "Ana: The printer jammed twice.",
+    "Ben: Parking was full.",
+    "Ana: Acme moved to Denver.",
+    "Ben: Coffee ran out.",
 ]
 
 
@@ -688,19 +688,20 @@ def test_a_memorized_fact_without_a_key_renders_by_its_content(client: Client) -
 
 
 def test_auto_leaves_out_a_line_that_scores_only_by_its_neighbours(client: Client) -> None:
+    # A conversation: there neighbours lend a line their evidence.
     write_block(
         client,
-        "Kestrel invoice was sent on Monday.\n"
-        "The weather was fine that day.\n"
-        "Osprey contract renews in June.\n"
-        "Heron budget is frozen.",
+        "Ana: Kestrel invoice was sent on Monday.\n"
+        "Ben: The weather was fine that day.\n"
+        "Ana: Osprey contract renews in June.\n"
+        "Ben: Heron budget is frozen.",
         label=ARCHIVAL,
     )
     message = "kestrel osprey heron"
     request = pb.RecallRequest(query=message, agent_id="records", min_score=0)
     scores = {m.content: m.score for m in client.call(client.recall.Recall, request)}
     # The premise: the weather line holds no term and scores only through its neighbours.
-    assert 0 < scores["The weather was fine that day."] < 0.25
+    assert 0 < scores["Ben: The weather was fine that day."] < 0.25
     shown = render(client, user_message=message, archival_mode=AUTO).system_reminders
     assert len(shown) == 3
     assert not any("weather" in r for r in shown)

@@ -448,10 +448,12 @@ def test_neighbours_are_the_blocks_non_empty_lines_in_order_across_rewrites(
 
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
+            # A conversation (two speakers): there a line's neighbours lend it context.
             first = await put_block(
                 tx,
                 ARCHIVAL,
-                "The harbor opens at nine\n\nFerries leave from pier four\nUnrelated note",
+                "Ana: The harbor opens at nine\n\nBen: Ferries leave from pier four"
+                "\nAna: Unrelated note\nBen: Another note",
             )
             ranked = {m.line_number: m.score for m in await tx.recall.rank(query)}
             # The ferries line is one non-empty line from the harbor, a blank line between.
@@ -461,8 +463,8 @@ def test_neighbours_are_the_blocks_non_empty_lines_in_order_across_rewrites(
             await put_block(
                 tx,
                 ARCHIVAL,
-                "A new first line\nThe harbor opens at nine\n\nFerries leave from pier four"
-                "\nUnrelated note",
+                "Ben: A new first line\nAna: The harbor opens at nine\n\n"
+                "Ben: Ferries leave from pier four\nAna: Unrelated note\nBen: Another note",
                 expected=first.written.updated_at,
             )
             shifted = {m.line_number: m.score for m in await tx.recall.rank(query)}
@@ -474,7 +476,7 @@ def test_neighbours_are_the_blocks_non_empty_lines_in_order_across_rewrites(
             "SELECT line_number, ordinal FROM archival_lines WHERE tenant_id = %s"
             " ORDER BY line_number",
             caller.tenant_id,
-        ) == [(1, 1), (2, 2), (4, 3), (5, 4)]
+        ) == [(1, 1), (2, 2), (4, 3), (5, 4), (6, 5)]
 
     on_database(store_url, body)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -14,10 +14,13 @@ from agent_memory.domain.memory import MemoryRows, Scope, owner_violations
 from agent_memory.domain.text_rules import text_violations
 
 DEFAULT_LIMIT = 10
-# The least score of an archival line RenderPrompt pushes as a reminder when the policy
-# names none: a reminder arrives unasked, so a line must hold about a quarter of the
-# message's evidence itself; one that only sits next to a match scores below.
-DEFAULT_REMINDER_MIN_SCORE = 0.25
+# The least score an archival line must earn by itself (see RankQuery.min_own) for
+# RenderPrompt to push it as a reminder when the policy names none: by words and meaning,
+# and by words alone. Each is the lowest at which, on LoCoMo's dev conversations, the
+# questions of another conversation push less than one line on average
+# (bench/reminders_locomo.py).
+DEFAULT_REMINDER_MIN_SCORE = 0.3
+DEFAULT_REMINDER_MIN_WORDS = 0.25
 MAX_LIMIT = 100
 # The searched blocks' lines (and the searched memories) are read as they are up to
 # this many; past it a ranking reads candidates through indexes, at most this many
@@ -72,8 +75,9 @@ class RecallMatch:
     """One ranked hit: an archival line, or a memory when memories were included.
 
     ``score`` is in [0, 1]: the share of the query's best attainable evidence
-    (every query term, weighted by rarity) found in the line and its
-    neighbouring lines, so a threshold means the same for every query.
+    (every query term, weighted by rarity) found in the line and, in a block that
+    reads as a conversation, its neighbouring lines, so a threshold means the same
+    for every query.
     """
 
     content: str
@@ -96,10 +100,13 @@ class RankQuery:
     min_score: float = 0.0
     include_memories: bool = False
     workspace_id: str = ""
-    # The least score a match's own words earn (the query terms it holds itself, not
-    # its neighbours'): reminders pushed unasked need some; a line that is only next to
-    # a match, or that matches by meaning alone, has none.
-    min_lexical: float = 0.0
+    # The least score a match earns by itself, its neighbours' share left out: reminders
+    # are pushed unasked, each line shown alone. By words and meaning (a match with a
+    # vector, of a model whose cosines have a known scale) it is
+    # ``(1 - w) * own words + w * own cosine on the model's CosineScale``, ``w`` the
+    # share of meaning; otherwise its own words' score, held to ``min_own_words``.
+    min_own: float = 0.0
+    min_own_words: float = 0.0
     # Up to this many searched lines (and memories) are read as they are; past it, at
     # most ``cap`` candidates of each, through indexes (see store/recall.py).
     scan: int = SCAN_ROWS
@@ -143,15 +150,39 @@ class LexicalPart:
 
 
 @dataclass(frozen=True)
+class CosineScale:
+    """Where a model's cosines between a query and a line fall: about ``unrelated`` for
+    a line that has nothing to do with the query, about ``answering`` for one that says
+    what is asked. A model's cosines have a range of their own (e5's sit between 0.7 and
+    0.9, other models' spread wider), so a cosine is read on its model's scale: 0 at
+    ``unrelated`` and below, 1 at ``answering`` and above, linear between. A floor then
+    means the same whatever the model."""
+
+    unrelated: float
+    answering: float
+
+
+# The scales of the models whose cosines were measured, by model name: on LoCoMo's dev
+# conversations, the median cosine of a question with a line that is not its evidence
+# (unrelated) and the 99th percentile with its evidence lines (answering). A model not
+# listed has no scale: reminders are held to their own words' score.
+COSINE_SCALES: Mapping[str, CosineScale] = {
+    "multilingual-e5-small-q4": CosineScale(unrelated=0.75, answering=0.89),
+}
+
+
+@dataclass(frozen=True)
 class Meaning:
     """The other half: the query's vector, the model that made it (only vectors of the
-    same model are compared), the share of meaning in the score, and the speaker the
-    query names, whose lines are favoured ('' when it names none, or several)."""
+    same model are compared), the share of meaning in the score, the speaker the query
+    names, whose lines are favoured ('' when it names none, or several), and the scale
+    of the model's cosines (``None`` when it is not known)."""
 
     vector: Sequence[float]
     model: str
     weight: float
     speaker: str = ""
+    scale: CosineScale | None = None
 
 
 class RecallMode(StrEnum):

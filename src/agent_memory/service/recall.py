@@ -7,6 +7,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from agent_memory.config import Settings
@@ -15,10 +16,11 @@ from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope
+from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope, utc_day
 from agent_memory.domain.recall import (
     DEFAULT_LIMIT,
     DEFAULT_REMINDER_MIN_SCORE,
+    DEFAULT_REMINDER_MIN_WORDS,
     ArchivalMode,
     LexicalPart,
     PromptRead,
@@ -200,7 +202,9 @@ class Recall:
         policy = request.policy
         archival = None
         if policy.archival_mode is ArchivalMode.AUTO and request.user_message.strip():
-            # A reminder arrives unasked: it needs words in common with the message.
+            # A reminder arrives unasked and is shown alone: a line must earn its place by
+            # itself, by words and meaning (or by words alone where it has no vector).
+            floor = policy.archival_min_score
             archival = replace(
                 self._rank_query(
                     agent_id=request.agent_id,
@@ -208,9 +212,8 @@ class Recall:
                     limit=policy.archival_limit or DEFAULT_LIMIT,
                     min_score=0.0,
                 ),
-                min_lexical=DEFAULT_REMINDER_MIN_SCORE
-                if policy.archival_min_score is None
-                else policy.archival_min_score,
+                min_own=DEFAULT_REMINDER_MIN_SCORE if floor is None else floor,
+                min_own_words=DEFAULT_REMINDER_MIN_WORDS if floor is None else floor,
             )
         by_meaning = archival is not None and await self.by_meaning(principal)
         read = PromptRead(
@@ -334,6 +337,8 @@ def _render_input(
         persona=request.persona,
         user_id=principal.user_id,
         agent_id=request.agent_id,
+        workspace_id=request.workspace_id or "",
+        today=utc_day(datetime.now(UTC)),
         user_core=state.user_core,
         agent_core=state.agent_core,
         agent_memory=state.agent_memory,

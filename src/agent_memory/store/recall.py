@@ -1,6 +1,6 @@
-"""Ranking inside PostgreSQL: BM25 over stemmed lexemes, with typo-tolerant terms and
-the neighbouring lines of a block as context; fused with meaning where lines and
-memories have vectors.
+"""Ranking inside PostgreSQL: BM25 over stemmed lexemes, with typo-tolerant terms and,
+in a conversation, the neighbouring lines as context; fused with meaning where lines
+and memories have vectors.
 
 * Terms are the English-stemmed lexemes of the query (``to_tsvector('english')``),
   the same analysis the lines get when they are written.
@@ -13,8 +13,12 @@ memories have vectors.
   of the block's terms), weighted by that similarity: typos and name variants hit.
 * Short lines need little length normalisation (b = 0.4).
 * In a conversation the answer often sits next to the line that names the topic, so
-  each line also gets half the score of its best neighbour (a quarter from two lines
-  away), neighbours being the block's non-empty lines in order.
+  each line of a block that reads as one also gets half the score of its best
+  neighbour (a quarter from two lines away), neighbours being the block's non-empty
+  lines in order. A block reads as a conversation when at least two speakers (names
+  that open two or more of its lines as ``Name: text``, kept with every write) take
+  turns in it; in a list of facts or notes each line stands alone, and a line next to
+  the answer is not about it.
 * The score is normalised by what a typical line holding every query term once would
   get (the sum of the terms' weights) and capped at 1, so it means the same for
   every query: 1 is "all of it is here", 0.3 "a third of the evidence".
@@ -49,8 +53,14 @@ them only:
 where minmax spreads the meaning side over [0, 1] across the candidates, so both
 sides weigh alike whatever the model's range of cosines. A candidate with no vector
 (not indexed yet) keeps its lexical score; a line of the one speaker the query names
-scores half as much again. A memory has no neighbours: its own cosine stands in for
-theirs.
+scores half as much again. A memory, and a line of a block that is not a
+conversation, has no neighbours: its own cosine stands in for theirs.
+
+**Reminders** (``min_own``) are held to what a line earns by itself, its neighbours
+left out, on a scale that does not depend on the other candidates:
+``(1 - w) * its own words + w * its own cosine on the model's scale`` (see
+``CosineScale``), or its own words alone where it has no vector yet or the model no
+known scale (then against ``min_own_words``).
 
 The statements' parameters are prefixed ``rank_`` (but for the caller's
 ``tenant_id``, ``user_id`` and ``agent_id``) so they can be part of larger ones.
@@ -125,6 +135,16 @@ def _of_block(a: LiteralString, b: LiteralString) -> LiteralString:
     """Rows of ``a`` (lines or terms) of searched block ``b``, by their key's prefix."""
     return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
       AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id"""
+
+
+# A block reads as a conversation when at least this many speakers take turns in it
+# (one recurring label, "Acme: ..." notes, is not one).
+CONVERSATION_SPEAKERS = 2
+
+
+def _conversation(b: LiteralString) -> LiteralString:
+    """Whether block ``b`` (a row of archival_vocabulary) reads as a conversation."""
+    return f"cardinality({b}.speakers) >= {CONVERSATION_SPEAKERS}"
 
 
 # Whether the caller has archival lines a ranking would search.
@@ -318,8 +338,11 @@ scored AS (
 ),
 context AS (
     SELECT sc.kind, sc.scope, sc.agent_id, sc.ord + v.step AS ord, max(sc.own * v.share) AS near
-    FROM scored AS sc, (VALUES (-2, 0.5), (-1, 1.0), (1, 1.0), (2, 0.5)) AS v(step, share)
-    WHERE sc.kind = 'line'
+    FROM scored AS sc
+    JOIN searched_blocks AS k
+      ON sc.kind = 'line' AND k.scope = sc.scope AND k.agent_id = sc.agent_id
+     AND {_conversation("k")}
+    CROSS JOIN (VALUES (-2, 0.5), (-1, 1.0), (1, 1.0), (2, 0.5)) AS v(step, share)
     GROUP BY sc.kind, sc.scope, sc.agent_id, sc.ord + v.step
 ),
 combined AS (
@@ -367,7 +390,7 @@ best_first AS (
            least(1.0, raw) AS score, raw
     FROM ranked
     WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
-      AND least(1.0, own) >= %(rank_min_lexical)s
+      AND least(1.0, own) >= %(rank_min_own_words)s
     ORDER BY raw DESC, kind, scope, agent_id, ord
     LIMIT %(rank_limit)s
 ),
@@ -503,6 +526,12 @@ near_given AS (
                 %(rank_near_ordinals)s::bigint[], %(rank_near_memory_ids)s::uuid[])
          AS x(scope, agent_id, ord, memory_id)
 ),
+conversations AS (
+    SELECT v.scope, v.agent_id
+    FROM archival_vocabulary AS v
+    WHERE {_searched("v")}
+      AND {_conversation("v")}
+),
 candidates AS (
     SELECT scope, agent_id, ord, memory_id, max(score) AS lexical, max(own) AS own
     FROM (
@@ -515,21 +544,25 @@ candidates AS (
 ),
 line_cosines AS (
     SELECT * FROM (
-        SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord,
+        SELECT l.scope, l.agent_id, l.ordinal::bigint AS ord, w.talk,
                (1 - (l.embedding::halfvec <=> %(rank_vector)s::halfvec))::float8 AS cosine
-        FROM (SELECT DISTINCT c.scope, c.agent_id, c.ord + s.step AS ord
-              FROM candidates AS c, (VALUES (-1), (0), (1)) AS s(step)
-              WHERE c.memory_id = {_NIL}) AS w
+        FROM (SELECT DISTINCT c.scope, c.agent_id, c.ord + s.step AS ord,
+                     t.scope IS NOT NULL AS talk
+              FROM candidates AS c
+              CROSS JOIN (VALUES (-1), (0), (1)) AS s(step)
+              LEFT JOIN conversations AS t ON t.scope = c.scope AND t.agent_id = c.agent_id
+              WHERE c.memory_id = {_NIL} AND (s.step = 0 OR t.scope IS NOT NULL)) AS w
         JOIN archival_lines AS l ON {_of_block("l", "w")} AND l.ordinal = w.ord
         WHERE {current_vector("l", line_hash("l"), "%(rank_model)s")}
     ) AS x
     WHERE cosine <> 'NaN'::float8
 ),
 line_meaning AS (
-    SELECT scope, agent_id, ord, {_NIL} AS memory_id,
-           cosine + {NEIGHBOUR_MEANING} * coalesce(greatest(before, after), cosine) AS meaning
+    SELECT scope, agent_id, ord, {_NIL} AS memory_id, cosine,
+           cosine + {NEIGHBOUR_MEANING}
+               * coalesce(CASE WHEN talk THEN greatest(before, after) END, cosine) AS meaning
     FROM (
-        SELECT scope, agent_id, ord, cosine,
+        SELECT scope, agent_id, ord, talk, cosine,
                CASE WHEN lag(ord) OVER w = ord - 1 THEN lag(cosine) OVER w END AS before,
                CASE WHEN lead(ord) OVER w = ord + 1 THEN lead(cosine) OVER w END AS after
         FROM line_cosines
@@ -538,27 +571,29 @@ line_meaning AS (
 ),
 memory_meaning AS (
     SELECT c.scope, c.agent_id, c.ord, c.memory_id,
-           (1 + {NEIGHBOUR_MEANING})
-               * (1 - (m.embedding::halfvec <=> %(rank_vector)s::halfvec))::float8 AS meaning
+           (1 - (m.embedding::halfvec <=> %(rank_vector)s::halfvec))::float8 AS cosine
     FROM candidates AS c
     JOIN memories AS m ON m.tenant_id = %(tenant_id)s AND m.id = c.memory_id
     WHERE c.memory_id <> {_NIL} AND {_searched_memories("m")}
       AND {current_vector("m", memory_hash("m"), "%(rank_model)s")}
 ),
--- Each candidate with its words' score and its meaning: one grouping of the rows of
--- both (a hash or a sort, whatever the planner guessed of their numbers).
+-- Each candidate with its words' score, its meaning and its own cosine: one grouping of
+-- the rows of both (a hash or a sort, whatever the planner guessed of their numbers).
 scored AS (
     SELECT scope, agent_id, ord, memory_id, coalesce(max(lexical), 0) AS lexical,
-           coalesce(max(own), 0) AS own, max(meaning) AS meaning
+           coalesce(max(own), 0) AS own, max(meaning) AS meaning, max(cosine) AS cosine
     FROM (
         SELECT scope, agent_id, ord, memory_id, lexical, own, NULL::float8 AS meaning,
-               true AS candidate
+               NULL::float8 AS cosine, true AS candidate
         FROM candidates
         UNION ALL
-        SELECT scope, agent_id, ord, memory_id, NULL, NULL, meaning, false FROM line_meaning
+        SELECT scope, agent_id, ord, memory_id, NULL, NULL, meaning, cosine, false
+        FROM line_meaning
         UNION ALL
-        SELECT scope, agent_id, ord, memory_id, NULL, NULL, meaning, false FROM memory_meaning
-        WHERE meaning <> 'NaN'::float8
+        SELECT scope, agent_id, ord, memory_id, NULL, NULL, (1 + {NEIGHBOUR_MEANING}) * cosine,
+               cosine, false
+        FROM memory_meaning
+        WHERE cosine <> 'NaN'::float8
     ) AS x
     GROUP BY scope, agent_id, ord, memory_id
     HAVING bool_or(candidate)
@@ -566,12 +601,19 @@ scored AS (
 spread AS (
     SELECT min(meaning) AS low, max(meaning) AS high FROM scored
 ),
+-- The score (points), and what a candidate earns by itself on a scale of its own
+-- (alone; NULL where it is its own words' score: no vector, or no scale of the model).
 fused AS (
     SELECT s.*,
            CASE WHEN s.meaning IS NULL THEN s.lexical
                 ELSE (1 - %(rank_weight)s) * s.lexical + %(rank_weight)s
                      * coalesce((s.meaning - p.low) / nullif(p.high - p.low, 0), 1)
-           END AS points
+           END AS points,
+           CASE WHEN %(rank_scaled)s AND s.cosine IS NOT NULL
+                THEN (1 - %(rank_weight)s) * s.own + %(rank_weight)s
+                     * least(1.0, greatest(0.0, (s.cosine - %(rank_unrelated)s)
+                                                / (%(rank_answering)s - %(rank_unrelated)s)))
+           END AS alone
     FROM scored AS s CROSS JOIN spread AS p
 ),
 texts AS (
@@ -581,7 +623,7 @@ texts AS (
            f.ord, nullif(f.memory_id, {_NIL}) AS memory_id,
            coalesce(l.line_number, 0) AS line_number,
            coalesce(l.content, m.key || ': ' || m.value) AS content,
-           f.own,
+           f.own, f.alone,
            f.points * CASE WHEN %(rank_speaker)s <> ''
                             AND substring(l.content FROM %(speaker_pattern)s) = %(rank_speaker)s
                            THEN {SPEAKER_BOOST} ELSE 1 END AS raw
@@ -597,7 +639,9 @@ found AS (
     SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
            least(1.0, raw) AS score, raw, ord
     FROM texts
-    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s AND own >= %(rank_min_lexical)s
+    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+      AND CASE WHEN alone IS NULL THEN own >= %(rank_min_own_words)s
+               ELSE alone >= %(rank_min_own)s END
     ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
     LIMIT %(rank_limit)s
 )"""
@@ -625,7 +669,8 @@ def rank_params(query: RankQuery) -> dict[str, Any]:
         "rank_query": query.query,
         "rank_limit": query.limit,
         "rank_min_score": query.min_score,
-        "rank_min_lexical": query.min_lexical,
+        "rank_min_own": query.min_own,
+        "rank_min_own_words": query.min_own_words,
         "rank_include_memories": query.include_memories,
         "rank_workspace_id": query.workspace_id,
         "rank_scan": query.scan,
@@ -677,6 +722,9 @@ def fuse_params(
         "rank_model": meaning.model,
         "rank_weight": meaning.weight,
         "rank_speaker": meaning.speaker,
+        "rank_scaled": meaning.scale is not None,
+        "rank_unrelated": meaning.scale.unrelated if meaning.scale else 0.0,
+        "rank_answering": meaning.scale.answering if meaning.scale else 1.0,
         "speaker_pattern": SPEAKER,
         "rank_lines_read": read_lines,
         "rank_memories_read": read_memories,
