@@ -301,9 +301,9 @@ def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Pa
     lines = done.stdout.splitlines()
     assert lines[0] == 'saved timezone = Europe/Lisbon (W/"1")'
     assert re.fullmatch(r"\d\.\d{3}  Staging's database listens on port 5433\.", lines[1])
-    assert lines[-8:] == [
-        "<memory>",
-        FRAMING,
+    assert lines[-10:-7] == ["<memory>", *FRAMING.splitlines()]
+    assert re.fullmatch(r"Today is \d{4}-\d{2}-\d{2} \(UTC\)\.", lines[-7])
+    assert lines[-6:] == [
         "",
         "## Core Memory (agent planner)",
         "Ana, SRE. Prefers short answers.",

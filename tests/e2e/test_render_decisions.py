@@ -69,8 +69,8 @@ def test_recent_decisions_render_dated_by_day_newest_first(
     section = next(s for s in response.sections if s.name == "recent_decisions")
     assert section.content.splitlines() == [
         "## Recent Decisions",
-        f"- {second} · BUY · breakout confirmed",
-        f"- {first} · WAIT · range unresolved",
+        f"- {second} · trade-decision · BUY · breakout confirmed",
+        f"- {first} · trade-decision · WAIT · range unresolved",
     ]
     assert section.content in response.memory_markdown
     # No age that changes from one call to the next: the same bytes again.

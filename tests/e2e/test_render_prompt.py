@@ -7,6 +7,7 @@ import logging
 import re
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import grpc
@@ -118,7 +119,12 @@ def section(response: pb.RenderPromptResponse, name: str) -> str:
 
 
 # The mark that ends a row: who stated it, and the day it was last written.
-MARK = re.compile(r" \[(person|extracted|director|agent), \d{4}-\d{2}-\d{2}\]$")
+MARK = re.compile(
+    r" \[(person( \S+)?|extracted( from \S+'s conversation)?|rule, director|agent),"
+    r" \d{4}-\d{2}-\d{2}\]$"
+)
+# The mark that ends a reminder's line: the block it came from.
+FROM_BLOCK = re.compile(r" \[archival, (user|agent) [^\]]*\]$")
 
 
 def items(response: pb.RenderPromptResponse, name: str) -> list[str]:
@@ -130,6 +136,18 @@ def items(response: pb.RenderPromptResponse, name: str) -> list[str]:
 def day(stamp: Any) -> str:
     """The UTC day of a protobuf timestamp, as the prompt dates rows."""
     return str(stamp.ToDatetime().date().isoformat())
+
+
+TODAY = re.compile(r"^Today is (\d{4}-\d{2}-\d{2}) \(UTC\)\.$", re.MULTILINE)
+
+
+def opening(response: pb.RenderPromptResponse) -> str:
+    """The framing and the day a render opens its region with; the day is the day the
+    render ran (today, or yesterday when it ran across midnight)."""
+    (day_shown,) = TODAY.findall(response.system_prompt or response.memory_markdown)
+    now = datetime.now(UTC)
+    assert day_shown in {now.date().isoformat(), (now - timedelta(days=1)).date().isoformat()}
+    return f"{prompt.FRAMING}\n{prompt.today_line(day_shown)}"
 
 
 def with_cores(client: Client) -> Client:
@@ -151,7 +169,7 @@ def test_persona_comes_first_then_user_core_then_agent_core(client: Client) -> N
     assert section(response, "agent_core") == "## Core Memory (agent records)\n" + AGENT_CORE
     memory = "\n\n".join(s.content for s in response.sections[1:])
     assert response.system_prompt == (
-        f"{PERSONA}\n\n<memory>\n{prompt.FRAMING}\n\n{memory}\n</memory>"
+        f"{PERSONA}\n\n<memory>\n{opening(response)}\n\n{memory}\n</memory>"
     )
     assert "Another agent's core" not in response.system_prompt
     assert list(response.warnings) == []
@@ -393,11 +411,12 @@ def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) 
     response = render(
         client, persona=PERSONA, user_message="What about the Acme renewal?", archival_mode=AUTO
     )
-    reminders = list(response.system_reminders)
-    assert len(reminders) >= 2
-    for reminder in reminders:
-        assert reminder.startswith("<system-reminder>\n")
-        assert reminder.endswith("\n</system-reminder>")
+    (reminder,) = response.system_reminders
+    assert reminder.startswith(f"<system-reminder>\n<memory>\n{opening(response)}\n\n")
+    assert reminder.endswith("\n</memory>\n</system-reminder>")
+    assert len(reminded(response)) >= 2
+    # Each line names the block it came from.
+    assert "- Acme renewal owner is Dana. [archival, agent records]" in reminder.splitlines()
     # Best first: the two lines (user's and agent's) holding both terms lead.
     top = set(reminded(response)[:2])
     assert top == {
@@ -429,18 +448,20 @@ def test_auto_adds_the_top_archival_matches_as_system_reminders(client: Client) 
 def test_auto_reminders_are_bounded_by_the_archival_limit(client: Client) -> None:
     write_block(client, "\n".join(f"Acme note number {i}" for i in range(40)), label=ARCHIVAL)
     bounded = render(client, user_message="Acme note", archival_mode=AUTO, archival_limit=3)
-    assert len(bounded.system_reminders) == 3
+    assert len(reminded(bounded)) == 3
     default = render(client, user_message="Acme note", archival_mode=AUTO)
-    assert len(default.system_reminders) == 10
+    assert len(reminded(default)) == 10
 
 
 def reminded(response: pb.RenderPromptResponse) -> list[str]:
     """The archival lines a render pushed, in order."""
+    if not response.system_reminders:
+        return []
+    (reminder,) = response.system_reminders
     return [
-        r.removeprefix(f"{prompt.REMINDER_OPEN}\n{prompt.REMINDER_LEAD}").removesuffix(
-            f"\n{prompt.REMINDER_CLOSE}"
-        )
-        for r in response.system_reminders
+        FROM_BLOCK.sub("", line.removeprefix("- "))
+        for line in reminder.splitlines()
+        if line.startswith("- ")
     ]
 
 
@@ -545,11 +566,11 @@ def test_memory_markdown_holds_the_memory_sections_without_the_persona(client: C
         "archival_hint",
     ]
     assert response.memory_markdown == (
-        f"# Memory\n\n{prompt.FRAMING}\n\n" + "\n\n".join(memory_sections) + "\n"
+        f"# Memory\n\n{opening(response)}\n\n" + "\n\n".join(memory_sections) + "\n"
     )
     assert PERSONA not in response.memory_markdown
-    assert "## Agent Memory\n" in response.memory_markdown
-    assert "## Workspace Memory\n" in response.memory_markdown
+    assert "## Agent Memory (agent records)\n" in response.memory_markdown
+    assert "## Workspace Memory (workspace ws-1)\n" in response.memory_markdown
 
 
 # --- a section whose read fails -----------------------------------------------------------
@@ -596,7 +617,7 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
         assert "## Workspace Memory" not in broken.memory_markdown
         shown = [section(broken, n) for n in ("user_core", "agent_core", "archival_hint")]
         assert broken.memory_markdown == (
-            f"# Memory\n\n{prompt.FRAMING}\n\n" + "\n\n".join(shown) + "\n"
+            f"# Memory\n\n{opening(broken)}\n\n" + "\n\n".join(shown) + "\n"
         )
 
         restored = render(client, workspace="ws-1", persona=PERSONA)
@@ -671,7 +692,7 @@ def test_malformed_requests_are_invalid_arguments(
 def test_archival_limit_100_is_accepted(client: Client) -> None:
     write_block(client, ARCHIVE, label=ARCHIVAL)
     response = render(client, user_message="Acme", archival_mode=AUTO, archival_limit=100)
-    assert len(response.system_reminders) >= 1
+    assert len(reminded(response)) >= 1
 
 
 def test_a_memorized_fact_without_a_key_renders_by_its_content(client: Client) -> None:
@@ -702,11 +723,11 @@ def test_auto_leaves_out_a_line_that_scores_only_by_its_neighbours(client: Clien
     scores = {m.content: m.score for m in client.call(client.recall.Recall, request)}
     # The premise: the weather line holds no term and scores only through its neighbours.
     assert 0 < scores["Ben: The weather was fine that day."] < 0.25
-    shown = render(client, user_message=message, archival_mode=AUTO).system_reminders
+    shown = reminded(render(client, user_message=message, archival_mode=AUTO))
     assert len(shown) == 3
     assert not any("weather" in r for r in shown)
     every = render(client, user_message=message, archival_mode=AUTO, archival_min_score=0)
-    assert any("weather" in r for r in every.system_reminders)
+    assert any("weather" in r for r in reminded(every))
 
 
 # --- what the model is told about archival memory ------------------------------------
@@ -777,10 +798,10 @@ def test_renders_are_the_same_bytes_as_time_passes_and_dates_are_utc_days(
         dated = section(first, "agent_memory").splitlines()[1:]
         assert dated == [
             "- Deploys on Tuesdays [agent, 2026-11-26]",
-            "- **tone**: warm and brief [person, 2026-11-26]",
+            f"- **tone**: warm and brief [person {client.user_id}, 2026-11-26]",
         ]
         assert section(first, "recent_decisions").splitlines()[1:] == [
-            "- 2026-11-26 · WAIT · range unresolved"
+            "- 2026-11-26 · trade · WAIT · range unresolved"
         ]
         time.sleep(1.1)  # past a second boundary: an age in seconds would have moved
         second = render(client, **kwargs)

@@ -160,7 +160,7 @@ TITLE = re.compile(
     r"## (Core Memory \(user .*\)|Core Memory \(agent .*\)|Core Memory \(the user\)"
     r"|Core Memory \(this agent\)|Agent Memory \((agent .*|this agent)\)"
     r"|Workspace Memory \((workspace .*|this workspace)\)|Recent Decisions"
-    r"|Archival Memory \((user .*|the user|agent .*|this agent)\))"
+    r"|Archival Memory \(matches for the user's message, best first\))"
 )
 TAG = re.compile(
     r"<\s*(?:[/!?|<]|(?:system|user|assistant|human|memory|decision|instructions|img|s)\b)",

@@ -10,7 +10,7 @@ inside its line and inside the fence.
 
 Every fact says whose it is: headings name the user, the agent and the workspace; a
 row names who wrote it, or whose conversation it was drawn from, and its UTC day; a
-reminder names the block it came from; a decision names its card type.
+reminder line names the block it came from; a decision names its card type.
 
 Rendering is pure and deterministic: it reads no clock (the day is given), and every
 date is a day, so the same state gives the same bytes all day and prompt caches keep
@@ -195,24 +195,29 @@ def fenced(sections: Sequence[Section], today: str = "") -> str:
     return f"{FENCE_OPEN}\n{_opening(today)}\n\n{body}\n{FENCE_CLOSE}"
 
 
-def _archival_heading(match: RecallMatch, data: RenderInput) -> str:
-    """The block an archival line came from, as a heading: the user's or the agent's."""
+ARCHIVAL_REMINDER_TITLE = "## Archival Memory (matches for the user's message, best first)"
+
+
+def _archival_block(match: RecallMatch, data: RenderInput) -> str:
+    """The block an archival line came from: the user's or the agent's."""
     if match.scope is Scope.USER:
-        return f"## Archival Memory ({_whose('user', data.user_id, 'the user')})"
-    return f"## Archival Memory ({_whose('agent', match.agent_id, 'this agent')})"
+        return _whose("user", data.user_id, "the user")
+    return _whose("agent", match.agent_id, "this agent")
 
 
 def reminders(data: RenderInput) -> list[str]:
-    """The archival lines pushed with the user's message: one reminder, holding the
-    same fence and framing as the prompt, each line under the block it came from."""
-    by_block: dict[str, list[str]] = {}
-    for match in data.archival:
-        if said := inline(match.content):
-            by_block.setdefault(_archival_heading(match, data), []).append(f"- {said}")
-    if not by_block:
+    """The archival lines pushed with the user's message, best first: one reminder
+    holding the same fence and framing as the prompt, each line marked with the block
+    it came from."""
+    found = [
+        f"- {said} [archival, {_archival_block(match, data)}]"
+        for match in data.archival
+        if (said := inline(match.content))
+    ]
+    if not found:
         return []
-    sections = [Section("archival", "\n".join([h, *found])) for h, found in by_block.items()]
-    return [f"{REMINDER_OPEN}\n{fenced(sections, data.today)}\n{REMINDER_CLOSE}"]
+    section = Section("archival", "\n".join([ARCHIVAL_REMINDER_TITLE, *found]))
+    return [f"{REMINDER_OPEN}\n{fenced([section], data.today)}\n{REMINDER_CLOSE}"]
 
 
 def render(data: RenderInput) -> Rendered:

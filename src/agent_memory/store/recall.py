@@ -113,6 +113,14 @@ FUZZY_MIN_SIMILARITY = 0.4
 # most this many of a query's terms are (the longest first).
 FUZZY_PREFIX = 2
 FUZZY_TERMS = 32
+# What a memory says as a match: its value, after its key where a person chose the key
+# (as the prompt shows it); keys that machines made (``auto:``, the director's, a
+# Memorize content hash) are storage details, left out.
+_MEMORY_SAYS: LiteralString = (
+    "CASE WHEN m.source = 'manual' AND m.key !~ '^memorize:[0-9a-f]{40}$' "
+    "THEN m.key || ': ' || m.value ELSE m.value END"
+)
+
 # Meaning: a neighbour's cosine counts half; a line of the speaker the query names
 # half as much again.
 NEIGHBOUR_MEANING = 0.5
@@ -384,7 +392,7 @@ _MEMORY_QUERY: LiteralString = """
 
 # The best matches, then their text: a line's content and number (by its ordinal), a
 # memory's "key: value". A line's ordinal orders like its number, a memory's like its id.
-_BEST_FIRST: LiteralString = """,
+_BEST_FIRST: LiteralString = f""",
 best_first AS (
     SELECT kind, scope, agent_id, workspace_id, ord, memory_id,
            least(1.0, raw) AS score, raw
@@ -397,7 +405,7 @@ best_first AS (
 found AS (
     SELECT b.kind, b.scope, b.agent_id, b.workspace_id,
            coalesce(l.line_number, 0) AS line_number, b.memory_id,
-           coalesce(l.content, m.key || ': ' || m.value) AS content, b.score, b.raw, b.ord
+           coalesce(l.content, {_MEMORY_SAYS}) AS content, b.score, b.raw, b.ord
     FROM best_first AS b
     LEFT JOIN archival_lines AS l
       ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
@@ -622,7 +630,7 @@ texts AS (
            CASE WHEN f.scope = 'workspace' THEN m.owner_id ELSE '' END AS workspace_id,
            f.ord, nullif(f.memory_id, {_NIL}) AS memory_id,
            coalesce(l.line_number, 0) AS line_number,
-           coalesce(l.content, m.key || ': ' || m.value) AS content,
+           coalesce(l.content, {_MEMORY_SAYS}) AS content,
            f.own, f.alone,
            f.points * CASE WHEN %(rank_speaker)s <> ''
                             AND substring(l.content FROM %(speaker_pattern)s) = %(rank_speaker)s
