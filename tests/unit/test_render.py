@@ -323,7 +323,7 @@ def test_a_hint_names_the_recall_tool_when_archival_memory_exists() -> None:
 # --- system reminders --------------------------------------------------------------
 
 
-def test_archival_matches_become_one_fenced_reminder_best_first_each_line_naming_its_block() -> None:
+def test_archival_matches_become_one_fenced_reminder_best_first_naming_their_block() -> None:
     matches = [
         RecallMatch(
             content="Acme renewal: CFO wants pricing options",
