@@ -418,12 +418,22 @@ def content_key(item: MemorizeInput) -> str:
     return MEMORIZE_KEY_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
-_CONTENT_KEY = re.compile(re.escape(MEMORIZE_KEY_PREFIX) + "[0-9a-f]{40}")
+# A content key, as a pattern Python and PostgreSQL read alike (the prefix holds no
+# character a pattern gives a meaning to).
+CONTENT_KEY_PATTERN = MEMORIZE_KEY_PREFIX + "[0-9a-f]{40}"
+_CONTENT_KEY = re.compile(CONTENT_KEY_PATTERN)
 
 
 def is_content_key(key: str) -> bool:
     """Whether ``key`` is a content hash Memorize made, which means nothing to a reader."""
     return _CONTENT_KEY.fullmatch(key) is not None
+
+
+def shows_key(key: str, source: MemorySource) -> bool:
+    """Whether a reader (a prompt, a recall result) is shown a memory's key: where a
+    person chose it. Keys that machines made (extraction's, the director's, Memorize's,
+    a content hash) are storage details."""
+    return source is MemorySource.MANUAL and not is_content_key(key)
 
 
 def _grounding_identity(g: Grounding) -> list[Any]:

@@ -20,10 +20,10 @@ hitting. Every section carries a stable name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agent_memory.domain.decisions import COMPACT_SEPARATOR, Decision
-from agent_memory.domain.memorize import is_content_key
+from agent_memory.domain.memorize import shows_key
 from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource, Scope, utc_day
 from agent_memory.domain.recall import RecallMatch
 from agent_memory.render.text import inline, lines
@@ -87,7 +87,7 @@ class Rendered:
     memory_markdown: str
 
 
-def stated_by(m: MemoryLine) -> str:
+def _stated_by(m: MemoryLine) -> str:
     """Who stated a row, as a compact mark the model can weigh: the person who wrote it,
     the user whose conversation it was drawn from, the agent (Memorize), or the
     director, whose learnings are rules."""
@@ -101,41 +101,25 @@ def stated_by(m: MemoryLine) -> str:
     return "agent"
 
 
-def _memory_line(m: MemoryLine) -> str:
-    """A memory as one list item: its key where a person chose it, its value, and who
-    stated it on which day. Keys that machines made (extraction's, the director's, a
-    content hash) say nothing to the model, and are left out."""
-    mark = stated_by(m) + (f", {m.day}" if m.day else "")
-    return f"- {_fact(m)} [{mark}]"
-
-
 def _fact(m: MemoryLine) -> str:
     """What a row says: its value, after its key where a person chose the key."""
-    if m.source is MemorySource.MANUAL and not is_content_key(m.key):
+    if shows_key(m.key, m.source):
         return f"**{inline(m.key)}**: {inline(m.value)}"
     return inline(m.value)
 
 
-def _memory_lines(rows: MemoryRows) -> str:
-    found = [_memory_line(m) for m in rows.rows]
+def _memory_lines(rows: MemoryRows, facts: Sequence[str]) -> str:
+    """A memory a list item each (``facts``: what each row says, in order): what it says,
+    and who stated it on which day; then how many were left out."""
+    found = []
+    for m, fact in zip(rows.rows, facts, strict=True):
+        mark = _stated_by(m) + (f", {m.day}" if m.day else "")
+        found.append(f"- {fact} [{mark}]")
     if rows.left_out:
         noun = "memory" if rows.left_out == 1 else "memories"
         more = f"at least {rows.left_out:,}" if rows.at_least else f"{rows.left_out}"
         found.append(f"_({more} more {noun} not shown)_")
     return "\n".join(found)
-
-
-def _without_agent_facts(workspace: MemoryRows, agent: MemoryRows | None) -> MemoryRows:
-    """The workspace's rows less those that say what one of the agent's rows says: a
-    fact held in both scopes is shown once, under the narrower one."""
-    if agent is None or not agent.rows:
-        return workspace
-    said = {_fact(m).casefold() for m in agent.rows}
-    return MemoryRows(
-        rows=[m for m in workspace.rows if _fact(m).casefold() not in said],
-        left_out=workspace.left_out,
-        at_least=workspace.at_least,
-    )
 
 
 def _decision_line(d: Decision) -> str:
@@ -163,18 +147,22 @@ def memory_sections(data: RenderInput) -> list[Section]:
     if data.agent_core and (body := lines(data.agent_core)).strip():
         who = _whose("agent", data.agent_id, "this agent")
         sections.append(_titled(f"Core Memory ({who})", AGENT_CORE, body))
+    agent_facts: list[str] = []
     if data.agent_memory is not None and data.agent_memory.rows:
         who = _whose("agent", data.agent_id, "this agent")
-        sections.append(
-            _titled(f"Agent Memory ({who})", AGENT_MEMORY, _memory_lines(data.agent_memory))
-        )
-    if data.workspace_memory is not None:
-        rows = _without_agent_facts(data.workspace_memory, data.agent_memory)
-        if rows.rows:
+        agent_facts = [_fact(m) for m in data.agent_memory.rows]
+        body = _memory_lines(data.agent_memory, agent_facts)
+        sections.append(_titled(f"Agent Memory ({who})", AGENT_MEMORY, body))
+    if data.workspace_memory is not None and data.workspace_memory.rows:
+        # A fact the agent holds too is shown once, under the narrower scope.
+        said = {fact.casefold() for fact in agent_facts}
+        facts = [(m, _fact(m)) for m in data.workspace_memory.rows]
+        kept = [(m, f) for m, f in facts if f.casefold() not in said]
+        if kept:
             who = _whose("workspace", data.workspace_id, "this workspace")
-            sections.append(
-                _titled(f"Workspace Memory ({who})", WORKSPACE_MEMORY, _memory_lines(rows))
-            )
+            rows = replace(data.workspace_memory, rows=[m for m, _ in kept])
+            body = _memory_lines(rows, [f for _, f in kept])
+            sections.append(_titled(f"Workspace Memory ({who})", WORKSPACE_MEMORY, body))
     if data.recent_decisions:
         body = "\n".join(_decision_line(d) for d in data.recent_decisions)
         sections.append(_titled("Recent Decisions", RECENT_DECISIONS, body))

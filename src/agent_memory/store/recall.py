@@ -74,7 +74,8 @@ from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.indexing import IndexingStatus
-from agent_memory.domain.memory import Scope
+from agent_memory.domain.memorize import CONTENT_KEY_PATTERN
+from agent_memory.domain.memory import MemorySource, Scope
 from agent_memory.domain.recall import (
     CANDIDATES,
     Candidate,
@@ -114,12 +115,10 @@ FUZZY_MIN_SIMILARITY = 0.4
 FUZZY_PREFIX = 2
 FUZZY_TERMS = 32
 # What a memory says as a match: its value, after its key where a person chose the key
-# (as the prompt shows it); keys that machines made (``auto:``, the director's, a
-# Memorize content hash) are storage details, left out.
-_MEMORY_SAYS: LiteralString = (
-    "CASE WHEN m.source = 'manual' AND m.key !~ '^memorize:[0-9a-f]{40}$' "
-    "THEN m.key || ': ' || m.value ELSE m.value END"
-)
+# (``shows_key``, as the prompt shows it); keys that machines made are left out.
+_MEMORY_SAYS: LiteralString = f"""CASE
+    WHEN m.source = '{MemorySource.MANUAL.value}' AND m.key !~ '^{CONTENT_KEY_PATTERN}$'
+    THEN m.key || ': ' || m.value ELSE m.value END"""
 
 # Meaning: a neighbour's cosine counts half; a line of the speaker the query names
 # half as much again.
