@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -758,8 +757,8 @@ def test_renders_are_the_same_bytes_as_time_passes_and_dates_are_utc_days(
     create_database: Any,
 ) -> None:
     """Rows and decisions are dated by the UTC day they were written (a second before
-    midnight is still that day), and nothing in the prompt counts time since: two renders
-    a second apart are the same bytes."""
+    midnight is still that day), and nothing in the prompt counts time since: a render
+    after every row and decision has aged a second more is the same bytes."""
     url: str = create_database()
     migrate.upgrade(url)
     with ServerThread(url) as server, server.client() as client:
@@ -803,7 +802,10 @@ def test_renders_are_the_same_bytes_as_time_passes_and_dates_are_utc_days(
         assert section(first, "recent_decisions").splitlines()[1:] == [
             "- 2026-11-26 · trade · WAIT · range unresolved"
         ]
-        time.sleep(1.1)  # past a second boundary: an age in seconds would have moved
+        # A second more of age, without waiting for it: the same day, a second earlier.
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE memories SET updated_at = '2026-11-26 23:59:58.9+00'")
+            conn.execute("UPDATE decisions SET created_at = '2026-11-26 23:59:58.9+00'")
         second = render(client, **kwargs)
         assert second.SerializeToString(deterministic=True) == first.SerializeToString(
             deterministic=True
