@@ -463,18 +463,27 @@ def report(bench: Bench, run: Run, data: Path) -> None:
     print(run.total())
 
 
+def read_conversations(bench: str, data: Path | None) -> list[Conversation] | int:
+    """The conversations of the LoCoMo file ``data``; or, when there is none to read,
+    the exit status after one line saying why (0: no data here, the bench is skipped;
+    2: the path given is not a file)."""
+    if data is None:
+        print(f"{bench}: skipped. {LOCOMO_HOWTO}")
+        return 0
+    if not data.is_file():
+        print(f"{bench}: {data} is not a file. {LOCOMO_HOWTO}", file=sys.stderr)
+        return 2
+    return [Conversation(s) for s in json.loads(data.read_text())]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=find_locomo())
     parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per run")
     args = parser.parse_args()
-    if args.data is None:
-        print(f"recall_locomo: skipped. {LOCOMO_HOWTO}")
-        return 0
-    if not args.data.is_file():
-        print(f"recall_locomo: {args.data} is not a file. {LOCOMO_HOWTO}", file=sys.stderr)
-        return 2
-    conversations = [Conversation(s) for s in json.loads(args.data.read_text())]
+    conversations = read_conversations("recall_locomo", args.data)
+    if isinstance(conversations, int):
+        return conversations
 
     def body(run: Run) -> None:
         bench = Bench(run.scratch, conversations, args.duration)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -37,12 +36,12 @@ from pathlib import Path
 
 import grpc
 import psycopg
-from loadkit.corpus import LOCOMO_HOWTO, find_locomo
+from loadkit.corpus import find_locomo
 from loadkit.driver import channel_to
 from loadkit.harness import Run, create_keys, run_main
 from loadkit.processes import Child, EmbeddedDatabase, start_service
 from loadkit.workloads import RPC_TIMEOUT, Stubs
-from recall_locomo import AGENT, MEANING, WORDS, Conversation
+from recall_locomo import AGENT, MEANING, WORDS, Conversation, read_conversations
 from recall_locomo import Bench as RecallBench
 
 from agent_memory.domain.recall import (
@@ -232,13 +231,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=find_locomo())
     args = parser.parse_args()
-    if args.data is None:
-        print(f"reminders_locomo: skipped. {LOCOMO_HOWTO}")
-        return 0
-    if not args.data.is_file():
-        print(f"reminders_locomo: {args.data} is not a file. {LOCOMO_HOWTO}", file=sys.stderr)
-        return 2
-    conversations = [Conversation(s) for s in json.loads(args.data.read_text())]
+    conversations = read_conversations("reminders_locomo", args.data)
+    if isinstance(conversations, int):
+        return conversations
 
     def body(run: Run) -> None:
         bench = Bench(run.scratch, conversations)
