@@ -85,6 +85,9 @@ _BREAKS_AND_CONTROLS_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u
 _STRUCTURE_LINE = re.compile(r"^([ \t]{0,3})(#|=+[ \t]*$|-+[ \t]*$|`{3,}|~{3,})")
 # Plain ASCII text needs none of the rules when it holds none of these.
 _ASCII_RISK = re.compile(rf"[<\[]|^[ \t]*(?:{_TURN_WORDS})[ \t]*:", re.IGNORECASE | re.MULTILINE)
+# One-line text never starts a line where it is rendered (a list item's marker, a
+# label, a field name comes first): only brackets can matter in it.
+_ASCII_RISK_INLINE = re.compile(r"[<\[]")
 
 
 def shown(text: str) -> str:
@@ -102,13 +105,17 @@ def normalised(text: str) -> str:
 
 def inline(text: str) -> str:
     """Stored text as a run of words on one line: every line break and control
-    character becomes a space, runs of spaces one space, then :func:`shown`."""
+    character becomes a space, runs of spaces one space, then :func:`shown` but for its
+    turn markers (one-line text never starts a line where it is rendered: a list item's
+    marker or a label comes first, so ``User: Ana`` stays as written)."""
     if text.isascii():
         if not text.isprintable() or text[:1] == " " or text[-1:] == " " or "  " in text:
             text = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
-        return _escaped(text) if _ASCII_RISK.search(text) else text  # most: as it is
+        if not _ASCII_RISK_INLINE.search(text):
+            return text  # most text: as it is
+        return _escaped(text, line_starts=False)
     text = _normalised(_BREAKS_AND_CONTROLS.sub(" ", text))
-    return _escaped(" ".join(text.split()))
+    return _escaped(" ".join(text.split()), line_starts=False)
 
 
 def lines(text: str) -> str:
@@ -144,9 +151,10 @@ def _wide(ch: str) -> bool:
     return bool(ch) and not ch.isascii() and unicodedata.category(ch) != "Cf"
 
 
-def _escaped(text: str) -> str:
+def _escaped(text: str, *, line_starts: bool = True) -> str:
     """Steps 3 to 5: turn markers and template tokens, images and links, tags."""
-    text = _TURN_MARKER.sub(r"\1\\", text)
+    if line_starts:  # a turn marker starts a turn only at the start of a line
+        text = _TURN_MARKER.sub(r"\1\\", text)
     text = _TEMPLATE_TOKEN.sub(r"\\[", text)
     text = _IMAGE_OR_LINK.sub(_inert, text)
     text = _LINK_REST.sub(_escaped_link, text)
