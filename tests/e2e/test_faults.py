@@ -300,6 +300,27 @@ def test_health_follows_the_database_and_its_outage_is_logged_sparingly(
     assert sum(t.startswith("database still unavailable") for t in texts) == len(texts) - 2
 
 
+def test_a_database_down_before_the_first_call_is_used_once_it_answers(
+    restartable_postgres: RestartablePostgres,
+) -> None:
+    """A server whose database is down before any call opened its pool (a worker of
+    several starting while the database restarts) serves once the database answers."""
+    pg = restartable_postgres
+
+    async def down_then_up() -> None:
+        db = Database(pg.url, pool_size=2)
+        try:
+            pg.stop()
+            assert not await db.probe()
+            pg.start()
+            assert await db.probe()
+            await unit_of_work(db)
+        finally:
+            await db.close()
+
+    asyncio.run(down_then_up())
+
+
 # --- client deadlines and cancellations ---------------------------------------------
 
 

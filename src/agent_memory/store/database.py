@@ -117,9 +117,11 @@ def _tx(
     principal: Principal,
     index_model: str | None,
     *,
+    indexed: IndexedRows,
     standby: bool = False,
-    indexed: IndexedRows | None = None,
 ) -> Tx:
+    """``indexed``: the database's count of each model's indexed rows, shared by every
+    unit of work (a new one would ask the catalogue again)."""
     return Tx(
         memories=PgMemories(conn, principal),
         events=PgEvents(conn, principal),
@@ -270,10 +272,11 @@ class Database(Store):
                         application_name="agent-memory-health",
                     )
                 await self._probe_conn.execute("SELECT 1")
-                if self._unreachable or self.outage.down:
+                if (self._unreachable or self.outage.down) and not self._pool.closed:
                     # The pool's idle connections may be from before the outage, and
                     # dead: replaced before calls are let through again, so that the
-                    # first calls after it do not find them and report a new one.
+                    # first calls after it do not find them and report a new one. (A
+                    # pool no call has opened yet holds none, and cannot be checked.)
                     await self._pool.check()
         except (psycopg.Error, OSError, TimeoutError) as exc:
             await self._close_probe()
