@@ -102,3 +102,25 @@ def test_a_compacted_statement_keeps_its_literals_and_drops_spare_whitespace() -
     assert compact(statement) == (
         "SELECT a,b FROM(SELECT 'two  spaces, (kept)' AS a,'it''s' AS b)AS t WHERE a <> ' '"
     )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["SELECT a -- the first\nFROM t", "SELECT /* a */ a FROM t", "SELECT $$ a  b $$", "SELECT 'a"],
+)
+def test_a_statement_compact_cannot_read_is_refused(statement: Any) -> None:
+    # A line's comment would take in the rest of the statement once its lines are joined.
+    with pytest.raises(ValueError, match="comment, a dollar quote or an unclosed literal"):
+        compact(statement)
+
+
+def test_the_prompt_read_without_archival_is_short_enough_to_be_parsed_once() -> None:
+    """What compacting it is for: psycopg caches the parse of statements up to this many
+    bytes; a column more in the read must not take it past."""
+    import psycopg._queries
+
+    from agent_memory.store import prompts
+
+    limit = getattr(psycopg._queries, "MAX_CACHED_STATEMENT_LENGTH", 4096)
+    for statement in prompts._PLAIN.values():
+        assert len(statement.encode()) <= limit, len(statement.encode())

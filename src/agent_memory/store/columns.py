@@ -198,15 +198,26 @@ def patched(row: type[DeclarativeBase], alias: LiteralString) -> LiteralString:
 # can do without. Applied between string literals only.
 _SPACE = re.compile(r"\s+")
 _AROUND_PUNCTUATION = re.compile(r" ?([(),]) ?")
+# What the split on quotes cannot see: a comment (a line's would take in the rest of
+# the statement once its lines are joined) or a dollar-quoted string.
+_NOT_COMPACTED = re.compile(r"--|/\*|\$\w*\$")
 
 
 def compact(statement: LiteralString) -> LiteralString:
     """``statement`` without the whitespace it can do without, string literals as they
-    are. psycopg parses the text of a statement longer than 4,096 characters again at
-    every execution (shorter ones are parsed once): a statement written to be read can
-    stay under that limit as it is sent."""
+    are. psycopg parses the text of a statement longer than 4,096 bytes again at every
+    execution (shorter ones are parsed once): a statement written to be read can stay
+    under that limit as it is sent.
+
+    Raises:
+        ValueError: the statement holds a comment, a dollar-quoted string or an
+            unclosed literal.
+    """
     parts = statement.split("'")
-    for i in range(0, len(parts), 2):  # outside the literals ('' inside one splits it too)
+    outside = range(0, len(parts), 2)  # outside the literals ('' inside one splits it too)
+    if len(parts) % 2 == 0 or any(_NOT_COMPACTED.search(parts[i]) for i in outside):
+        raise ValueError("a statement with a comment, a dollar quote or an unclosed literal")
+    for i in outside:
         parts[i] = _AROUND_PUNCTUATION.sub(r"\1", _SPACE.sub(" ", parts[i]))
     return _closed("'".join(parts).strip())
 
