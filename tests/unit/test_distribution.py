@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from agent_memory.store.distribution import (
     ANCHOR,
     CROSS_TENANT_READS,
@@ -33,8 +35,12 @@ def test_the_reads_across_tenants_only_read() -> None:
     for statement in CROSS_TENANT_READS:
         words = statement.upper().split()
         assert words[0] in ("SELECT", "WITH"), statement
-        # A query with a WITH may still write (a data-modifying CTE) or lock.
+        # A query with a WITH may still write (a data-modifying CTE) or lock; the words
+        # as SQL reads them, so that "AS (UPDATE" and compacted text hide none.
+        keywords = set(re.findall(r"[A-Z_]+", statement.upper()))
         assert not {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE"} & set(words), statement
+        writes = {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE", "SHARE", "LOCK"}
+        assert not writes & keywords, statement
         assert "FOR UPDATE" not in statement.upper()
 
 
