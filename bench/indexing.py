@@ -45,6 +45,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import psutil
@@ -52,6 +53,7 @@ import psycopg
 from loadkit.driver import Client, RunResult, channel_to, drive, open_clients
 from loadkit.harness import Run, create_keys, grpc_connect, measure_both, new_context, run_main
 from loadkit.processes import (
+    SAMPLE_SECONDS,
     Child,
     EmbeddedDatabase,
     ProcessSampler,
@@ -104,15 +106,40 @@ def _model_alone(texts: list[str], threads: int) -> float:
 async def _indexed(url: str, tenant: str, agent: str | None = None) -> int:
     """The tenant's lines (of ``agent``'s block, when given) with a current vector."""
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        row = await (
-            await conn.execute(
-                "SELECT count(*) FROM archival_lines WHERE tenant_id = %s"
-                " AND (%s::text IS NULL OR agent_id = %s)"
-                " AND embedding IS NOT NULL AND embedded_hash = hashtextextended(content, 0)",
-                (tenant, agent, agent),
-            )
-        ).fetchone()
+        return await _indexed_on(conn, tenant, agent)
+
+
+async def _indexed_on(
+    conn: psycopg.AsyncConnection[Any], tenant: str, agent: str | None = None
+) -> int:
+    row = await (
+        await conn.execute(
+            "SELECT count(*) FROM archival_lines WHERE tenant_id = %s"
+            " AND (%s::text IS NULL OR agent_id = %s)"
+            " AND embedding IS NOT NULL AND embedded_hash = hashtextextended(content, 0)",
+            (tenant, agent, agent),
+        )
+    ).fetchone()
     return int(row[0]) if row else 0
+
+
+async def _watch_block(url: str, lines: int, database_cpu: PostgresCpu) -> tuple[int, float]:
+    """Until the recall user's ``lines`` lines are embedded, polled on one connection
+    whose session is left out of the database's CPU (a connection per poll would fork a
+    backend each time, on the postmaster's CPU): how many the first stored batch held,
+    and when it was seen."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        database_cpu.leave_out(conn.info.backend_pid)
+
+        async def embedded(at_least: int) -> bool:
+            return await _indexed_on(conn, TENANT) >= at_least
+
+        if await _until(lambda: embedded(1), within=3600) is None:
+            raise RuntimeError("no line was ever embedded")
+        first, first_at = await _indexed_on(conn, TENANT), time.perf_counter()
+        if await _until(lambda: embedded(lines), within=3600) is None:
+            raise RuntimeError("the block was never embedded")
+    return first, first_at
 
 
 async def _until(condition: Callable[[], Awaitable[bool]], within: float) -> float | None:
@@ -240,17 +267,13 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
         database_cpu.start()
         # Steady: from the first batch stored to the last, start-up left out (the model
         # alone is timed after its load and first batch too).
-        stored = asyncio.run(_until(lambda: _count_above(url, TENANT, 0), within=3600))
-        first = asyncio.run(_indexed(url, TENANT))
-        first_at = time.perf_counter()
-        start_up = first_at - began
-        took = asyncio.run(_until(lambda: _count_is(url, TENANT, args.lines), within=3600))
-        steady = (args.lines - first) / max(time.perf_counter() - first_at, 1e-9)
-        assert stored is not None, "no line was ever embedded"
+        first, first_at = asyncio.run(_watch_block(url, args.lines, database_cpu))
+        done_at = time.perf_counter()
         sampler.stop()
         database_cpu.stop()
-        assert took is not None, "the block was never embedded"
-        rate = args.lines / (time.perf_counter() - began)
+        start_up, took = first_at - began, done_at - began
+        steady = (args.lines - first) / max(done_at - first_at, 1e-9)
+        rate = args.lines / took
         cpu_per_line = sampler.cpu_seconds / args.lines * 1000
         db_per_line = database_cpu.cpu_seconds / args.lines * 1000
         print(f"indexed {args.lines} lines in {took:.0f} s", file=sys.stderr, flush=True)
@@ -359,10 +382,6 @@ def _bench(run: Run, args: argparse.Namespace) -> None:
     print(run.total())
 
 
-async def _count_is(url: str, tenant: str, count: int) -> bool:
-    return await _indexed(url, tenant) >= count
-
-
 async def _count_above(url: str, tenant: str, count: int) -> bool:
     return await _indexed(url, tenant) > count
 
@@ -370,13 +389,15 @@ async def _count_above(url: str, tenant: str, count: int) -> bool:
 class PostgresCpu:
     """The CPU time the embedded PostgreSQL's processes used while sampled: its
     postmaster and every backend, those that connect later (an index worker's claims and
-    vector writes are theirs) and those that leave meanwhile (up to their last sample)."""
+    vector writes are theirs) and those that leave meanwhile (up to their last sample),
+    but the sessions the bench itself asks on (:meth:`leave_out`)."""
 
     def __init__(self, scratch: Path) -> None:
         postmaster = running_postmaster(scratch / "pgdata")
         self._server = psutil.Process(postmaster) if postmaster is not None else None
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
+        self._left_out: set[int] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.cpu_seconds = 0.0
@@ -393,8 +414,12 @@ class PostgresCpu:
                     self._first.setdefault(proc.pid, used if at_start else 0.0)
                     self._last[proc.pid] = used
 
+    def leave_out(self, pid: int) -> None:
+        """Count nothing of the backend ``pid`` (a session of the bench's own)."""
+        self._left_out.add(pid)
+
     def _run(self) -> None:
-        while not self._stop.wait(0.1):
+        while not self._stop.wait(SAMPLE_SECONDS):
             self._sample()
 
     def start(self) -> None:
@@ -405,7 +430,11 @@ class PostgresCpu:
         self._stop.set()
         self._thread.join()
         self._sample()
-        self.cpu_seconds = sum(self._last[pid] - first for pid, first in self._first.items())
+        self.cpu_seconds = sum(
+            self._last[pid] - first
+            for pid, first in self._first.items()
+            if pid not in self._left_out
+        )
 
 
 def _bearer(key: str) -> tuple[tuple[str, str], ...]:
