@@ -7,9 +7,10 @@ restarts it when it dies, and stops it when it stops; the child also stops on it
 own once its server is gone.
 
 A worker takes the lowest CPU priority the system grants (``SCHED_IDLE`` on Linux,
-else nice 19) before it starts a thread, and so does the database session that
-stores its vectors where that runs on this machine: it embeds on the cores nothing
-else wants, whatever process wants them, and its model's idle threads sleep. The
+else nice 19) before it starts a thread: it embeds on the cores nothing else wants,
+whatever process wants them, and its model's idle threads sleep. The database session
+that stores its vectors keeps its priority (it holds locks requests wait for); only
+the sessions building an approximate index are lowered (store/priority.py). The
 serving processes embed queries only.
 """
 

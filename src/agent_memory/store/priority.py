@@ -6,12 +6,13 @@ it runs only on a core nothing else wants. Elsewhere, or where that is refused, 
 takes the lowest nice value (19). A session whose server process runs on this machine
 and may be reprioritised by this user (the embedded database runs as this user, or as
 an account root made for it) can be lowered the same way; a server elsewhere is left as
-it is. Only a session that shares no lock with requests is: one building an
-approximate index. A session that writes rows requests also write takes and releases
-locks they wait for (the WAL's, a commit's), and lowered, it would hold them while the
-scheduler gives it no core, stalling the requests it meant to spare; storing vectors
-costs the database some 1.6 ms of CPU a line (the model spends twenty times that), and
-runs at normal priority.
+it is. Only a session that seldom holds a lock requests wait for is: one building an
+approximate index, which builds its graph in its own memory and takes the WAL's locks
+only to write it out, on an index no request reads yet. A session that writes rows
+requests also write takes and releases locks they wait for at every statement (the
+WAL's, a commit's), and lowered, it would hold them while the scheduler gives it no
+core, stalling the requests it meant to spare; storing vectors costs the database some
+1.6 ms of CPU a line (the model spends twenty times that), and runs at normal priority.
 """
 
 from __future__ import annotations
