@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import math
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -304,14 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_memory.api.serve import serve
 
         try:
-            status = serve(settings)
+            return serve(settings)
         except SettingsError as exc:
             print(f"agent-memory: {exc}", file=sys.stderr)
             return 2
-        # The event loop is gone but the process is still exiting: a late SIGTERM
-        # must not turn a clean shutdown into a kill.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        return status
     if args.command == "index":
         from agent_memory.api.index_process import run_index
 

@@ -147,6 +147,37 @@ def test_serve_runs_an_index_worker_at_the_lowest_priority_and_restarts_it(
     assert wait_until(lambda: not again.is_running() or again.status() == "zombie")
 
 
+def sigterm_pending(pid: int) -> bool:
+    """Whether a SIGTERM waits to be delivered to ``pid`` (a stopped process)."""
+    with open(f"/proc/{pid}/status") as status:
+        masks = dict(line.split(":", 1) for line in status if line.startswith(("SigPnd", "ShdPnd")))
+    return any(int(mask, 16) & (1 << (signal.SIGTERM - 1)) for mask in masks.values())
+
+
+def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
+    vectors: str,
+) -> None:
+    served = ServeProcess("--database-url", vectors, "--insecure-local")
+    worker: psutil.Process | None = None
+    try:
+        served._wait_for("index worker embedding with")
+        worker = the_worker(served)
+        # Held stopped, the worker cannot exit: the server waits on it after its event
+        # loop (and its signal handlers) are gone, and a second stop arrives then.
+        os.kill(worker.pid, signal.SIGSTOP)
+        served.proc.terminate()
+        assert wait_until(lambda: sigterm_pending(worker.pid), timeout=60)
+        served.proc.terminate()
+        os.kill(worker.pid, signal.SIGCONT)
+        code = served.proc.wait(60)
+    finally:
+        if worker is not None and worker.is_running():
+            os.kill(worker.pid, signal.SIGCONT)
+        if served.proc.poll() is None:
+            served.proc.kill()
+    assert code == 0, served.log()
+
+
 def test_an_index_worker_stops_when_its_server_is_killed(vectors: str) -> None:
     served = ServeProcess("--database-url", vectors, "--insecure-local")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 
 from agent_memory.api.index_process import IndexerChild
 from agent_memory.api.server import serve_on
@@ -24,7 +25,9 @@ def serve(settings: Settings) -> int:
     configure_logging(settings.log_level)
     usable_embedder(settings)  # an embedder that cannot be had is the operator's to fix
     if settings.workers > 1:
-        return serve_workers(settings)
+        status = serve_workers(settings)
+        _stopping_for_good()
+        return status
     refuse_busy_port(settings.listen)
     if settings.http_listen is not None:
         refuse_busy_port(settings.http_listen, flag="--http-listen")
@@ -35,9 +38,18 @@ def serve(settings: Settings) -> int:
             indexer.start()
         asyncio.run(serve_on(settings, url))
     finally:
+        _stopping_for_good()
         if indexer is not None:
             indexer.stop()
         if embedded is not None:
             embedded.stop()
     log.info("agent-memory stopped")
     return 0
+
+
+def _stopping_for_good() -> None:
+    """Once the event loop is gone (and its signal handlers with it), a repeated SIGTERM
+    or Ctrl-C while the index worker and the embedded database are stopped, or the
+    process exits, must not turn a clean shutdown into a kill or a traceback."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
