@@ -124,6 +124,9 @@ class Settings:
     index_batch: int = 32
     index_poll_seconds: float = 1.0
     index_lease_seconds: float = 60.0
+    # The share of its time an index worker embeds while other processes keep the
+    # machine busy (1: as fast as it can, whatever else runs).
+    index_busy_share: float = 0.1
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -196,6 +199,8 @@ class Settings:
                 raise SettingsError(f"MEMORY_EXTRACTION_PRICES: {exc}") from exc
         if self.recall_scan_rows < 0:
             raise SettingsError("MEMORY_RECALL_SCAN_ROWS must not be negative")
+        if not 0 < self.index_busy_share <= 1:
+            raise SettingsError("MEMORY_INDEX_BUSY_SHARE must be above 0 and at most 1")
         if not 0 <= self.embedding_weight <= 1:
             raise SettingsError("MEMORY_EMBEDDING_WEIGHT must be between 0 and 1")
         if self.embedder_timeout_seconds <= 0:
@@ -505,6 +510,12 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     "index_poll_seconds": ("how often an idle index worker looks for new lines and memories", None),
     "index_lease_seconds": (
         "an index worker holds what it claimed this long; past it, another may take it",
+        None,
+    ),
+    "index_busy_share": (
+        "the share of its time an index worker embeds while other processes keep the "
+        "machine busy (it then embeds one passage per core at a time, resting between); "
+        "1: as fast as it can",
         None,
     ),
 }

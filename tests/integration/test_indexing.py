@@ -15,6 +15,7 @@ import pytest
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.indexing import CpuTimes
 from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope
 from agent_memory.domain.recall import RecallQuery
 from agent_memory.embed import EmbeddingError, local_available
@@ -44,6 +45,7 @@ class Counting:
         self._model = model
         self.refused = refused  # a batch holding this text fails, as an API may refuse it
         self.passages_seen: Counter[str] = Counter()
+        self.batches: list[int] = []
         self.asked = asyncio.Event()
 
     @property
@@ -62,6 +64,7 @@ class Counting:
 
     async def passages(self, texts: Sequence[str]) -> list[list[float]]:
         self.passages_seen.update(texts)
+        self.batches.append(len(texts))
         self.asked.set()
         if self.refused in texts:
             raise EmbeddingError(f"refused: {self.refused!r}")
@@ -124,7 +127,7 @@ def leases_run_out(url: str) -> None:
 
 
 def settings(**changes: object) -> Settings:
-    return Settings(index_batch=4, **changes)  # type: ignore[arg-type]
+    return Settings(**{"index_batch": 4, **changes})  # type: ignore[arg-type]
 
 
 def test_two_indexers_embed_every_line_and_memory_once(indexing_url: str) -> None:
@@ -346,6 +349,43 @@ def test_a_text_the_embedder_refuses_waits_for_its_lease_while_the_others_are_ke
             leases_run_out(indexing_url)
             assert await indexer.index_round() == 1
             assert await indexed_lines(db) == len(LINES)
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
+def test_on_a_busy_machine_an_indexer_embeds_everything_in_bursts_with_rests(
+    indexing_url: str,
+) -> None:
+    """Other processes keep the machine busy (as the CPU times it reads say): the indexer
+    still embeds every line and memory, one passage per core at a time, resting between."""
+    embedder = Counting()
+    used = [0.0]
+
+    def busy_machine() -> CpuTimes:
+        used[0] += 50.0  # others' CPU seconds between two readings: far above quiet
+        return CpuTimes(machine=used[0], own=0.0)
+
+    async def scenario() -> None:
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
+        try:
+            due = await fill(db)
+            indexer = Indexer(
+                db,
+                embedder,
+                settings(index_batch=8, embedder_threads=2, index_busy_share=0.5),
+                cpu=busy_machine,
+            )
+            embedded = 0
+            while (done := await indexer.index_round()) > 0:
+                embedded += done
+            assert embedded == due
+            assert await indexed_lines(db) == len(LINES)
+            assert embedder.batches[0] == 8  # nothing measured before the first claim
+            assert set(embedder.batches[1:]) == {2}
+            assert indexer.pace.busy
+            assert indexer.pace.rested > 0
         finally:
             await db.close()
 

@@ -35,7 +35,7 @@ from agent_memory.embed import NONE, chosen, embedder_from_settings, usable_embe
 from agent_memory.service.indexing import IndexWorker
 from agent_memory.store.database import Database
 from agent_memory.store.opening import open_database
-from agent_memory.store.priority import lower, name_this_process
+from agent_memory.store.priority import cpu_times, lower, name_this_process
 from agent_memory.store.vectors import PGVECTOR_INSTALLED
 from agent_memory.telemetry.logging import configure_logging
 
@@ -109,7 +109,7 @@ async def _index(settings: Settings, url: str, priority: str | None) -> None:
         statement_timeout_ms=settings.db_statement_timeout_ms,
         index_model=embedder.model,
     )
-    worker = IndexWorker(db, embedder, settings, name=worker_name())
+    worker = IndexWorker(db, embedder, settings, name=worker_name(), cpu=cpu_times)
     try:
         worker.start()
         log.info(

@@ -96,6 +96,15 @@ class WorkerBeat:
     per_second: float
 
 
+@dataclass(frozen=True)
+class CpuTimes:
+    """CPU seconds used since boot: by the whole machine (all cores, every process), and
+    by one process (all its threads)."""
+
+    machine: float
+    own: float
+
+
 # The caller's rows waiting for a vector are counted up to this many of each kind.
 WAITING_BOUND = 100_000
 # A worker not heard from for this long is not counted as running.

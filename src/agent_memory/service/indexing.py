@@ -19,18 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TypeVar
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.indexing import Claimed, Vector, WorkerBeat
+from agent_memory.domain.indexing import Claimed, CpuTimes, Vector, WorkerBeat
 from agent_memory.embed import Embedder, EmbeddingError, usable
 from agent_memory.service.background import Rounds
+from agent_memory.service.pace import Pace
 from agent_memory.store.repositories import Store
 
 log = logging.getLogger(__name__)
@@ -41,10 +43,24 @@ RATE_SECONDS = 60.0
 
 
 class Indexer:
-    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        cpu: Callable[[], CpuTimes | None] | None = None,
+    ) -> None:
+        """``cpu``: reads the CPU the machine and this process have used, for the worker to
+        give way while other processes keep the machine busy (see :mod:`.pace`); without
+        it, the worker embeds as fast as it can."""
         self._store = store
         self._embedder = embedder
-        self._batch = settings.index_batch
+        self.pace = Pace(
+            batch=settings.index_batch,
+            burst=settings.embedder_threads or os.cpu_count() or 1,
+            busy_share=settings.index_busy_share,
+            read=cpu or (lambda: None),
+        )
         self._lease = timedelta(seconds=settings.index_lease_seconds)
         self._rounds = Rounds(
             "indexer",
@@ -86,21 +102,24 @@ class Indexer:
         stored = 0
         started = time.monotonic()
         while True:
+            size = self.pace.size()
             # Idle polls are not traced; the log says what a backlog took.
             with suppress_instrumentation():
                 async with self._store.admin() as admin:
                     claimed = await admin.index.claim(
                         model=self._embedder.model,
-                        limit=self._batch,
+                        limit=size,
                         lease=self._lease,
                         after_tenant=self._after_tenant,
                     )
             if not claimed:
                 break
             self._after_tenant = claimed.last_tenant(self._after_tenant)
+            began = time.monotonic()
             stored += await self._embed(claimed)
-            if len(claimed) < self._batch:
+            if len(claimed) < size:
                 break
+            await self.pace.rest(time.monotonic() - began)
         if stored:
             elapsed = time.monotonic() - started
             log.info(
@@ -202,12 +221,21 @@ class IndexWorker:
     """An index worker: the indexer, and a heartbeat that says how it goes (its rows a
     second over the last minute), which every server reads for GetRecallStatus."""
 
-    def __init__(self, store: Store, embedder: Embedder, settings: Settings, *, name: str) -> None:
-        """``name``: the worker's, unique among those running (host, process, start)."""
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        name: str,
+        cpu: Callable[[], CpuTimes | None] | None = None,
+    ) -> None:
+        """``name``: the worker's, unique among those running (host, process, start);
+        ``cpu``: as for :class:`Indexer`."""
         self._store = store
         self._model = embedder.model
         self._name = name
-        self.indexer = Indexer(store, embedder, settings)
+        self.indexer = Indexer(store, embedder, settings, cpu)
         self._samples: deque[tuple[float, int]] = deque()
         self._heart = Rounds(
             "index-heartbeat",

@@ -27,6 +27,8 @@ from typing import Any
 
 import psycopg
 
+from agent_memory.domain.indexing import CpuTimes
+
 log = logging.getLogger(__name__)
 
 IDLE = "SCHED_IDLE"
@@ -90,3 +92,22 @@ async def yield_to_others(conn: psycopg.AsyncConnection[Any]) -> str | None:
     if not _is_postgres(pid):
         return None
     return lower(pid)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_times() -> CpuTimes | None:
+    """The CPU seconds the whole machine and this process have used (Linux, from
+    ``/proc/stat``: every state but idle and waiting on I/O), or ``None`` elsewhere."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 6:
+        return None
+    ticks = [int(x) for x in fields[1:9]]
+    busy = sum(ticks) - ticks[3] - ticks[4]  # idle, iowait
+    own = os.times()
+    return CpuTimes(machine=busy / _TICKS, own=own.user + own.system)
