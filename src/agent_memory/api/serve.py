@@ -32,6 +32,10 @@ def serve(settings: Settings) -> int:
     if settings.http_listen is not None:
         refuse_busy_port(settings.http_listen, flag="--http-listen")
     url, embedded, _ = open_database(settings)
+    if embedded is not None:
+        # Its postmaster dying is an outage this process ends by starting it again; one
+        # it cannot end stops the service (SIGTERM), with a failure exit status.
+        embedded.supervise()
     indexer = IndexerChild.for_server(settings, url)
     try:
         if indexer is not None:
@@ -44,7 +48,7 @@ def serve(settings: Settings) -> int:
         if embedded is not None:
             embedded.stop()
     log.info("agent-memory stopped")
-    return 0
+    return 1 if embedded is not None and embedded.gave_up else 0
 
 
 def _stopping_for_good() -> None:

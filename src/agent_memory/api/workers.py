@@ -110,6 +110,8 @@ def serve_workers(settings: Settings) -> int:
         )
         with reserved, contextlib.closing(http_reserved) if http_reserved else nullcontext():
             url, embedded, _ = open_database(settings)
+            if embedded is not None:
+                embedded.supervise()  # a postmaster it cannot start again: SIGTERM to us
             if stopping.is_set():
                 return 0
             indexer = IndexerChild.for_server(settings, url)
@@ -140,7 +142,8 @@ def serve_workers(settings: Settings) -> int:
         log.info(
             "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
         )
-        return _supervise(processes, settings, stopping)
+        status = _supervise(processes, settings, stopping)
+        return 1 if embedded is not None and embedded.gave_up else status
     except SettingsError:
         log_stop = False  # the operator's mistake is the one line they see
         raise

@@ -14,7 +14,14 @@ stopping the server is done here, so that it holds by construction that:
   the next start stops such a server and starts afresh;
 - as root (PostgreSQL refuses to run as root) the server runs as a system account of its
   own, and the folders on the way to the data are opened to that account alone (a POSIX
-  ACL entry allowing search); nobody else gains anything, and a warning says what changed.
+  ACL entry allowing search); nobody else gains anything, and a warning says what changed;
+- a process supervising the server (:meth:`EmbeddedPostgres.supervise`) starts it again
+  when its postmaster dies (killed, crashed), on the same socket folder so that every
+  URL handed out stays good, with a pause growing between attempts; past a bound it
+  gives up, for its own supervisor to start it afresh. What a dead postmaster leaves
+  never stops the next start: lock files naming a process that is gone (or that is
+  another program now), and its backends, which hold its shared memory until they exit
+  (those that do not soon are made to).
 """
 
 from __future__ import annotations
@@ -35,8 +42,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +63,14 @@ SOCKET_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
 SOCKET_NAME = f".s.PGSQL.{PORT}"
 SOCKET_DIR_PREFIX = "agent-memory-"
 USERS_FILE = ".handle_pids.json"  # the pids of the processes using the server
+# In the data folder: held by the watcher process while it watches (one at a time).
+WATCHER_LOCK = ".watcher.lock"
 START_TIMEOUT = 60
+# How often a supervising process looks whether the postmaster still runs.
+SUPERVISE_SECONDS = 0.5
+# The backends of a dead postmaster notice its death and exit at once, but for one busy
+# with a statement: past this long, those left are told to quit, then killed.
+ORPHAN_PATIENCE_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,27 @@ class Account:
         return [setpriv, *ids, "--", *args]
 
 
+@dataclass(frozen=True)
+class RestartPolicy:
+    """How a supervising process starts a dead postmaster again: the first attempt at
+    once, then after a pause doubling from ``first_pause`` up to ``most_pause``. It gives
+    up past ``attempts`` attempts since the postmaster last ran ``steady_seconds`` in a
+    row (a postmaster that keeps dying soon after each start counts as one outage), or
+    once the database has been down ``within_seconds``."""
+
+    attempts: int = 5
+    first_pause: float = 1.0
+    most_pause: float = 15.0
+    within_seconds: float = 180.0
+    steady_seconds: float = 60.0
+
+    def pause(self, attempt: int) -> float:
+        """Seconds to wait before attempt ``attempt`` (the first is 1)."""
+        if attempt <= 1:
+            return 0.0
+        return float(min(self.first_pause * 2 ** (attempt - 2), self.most_pause))
+
+
 class EmbeddedPostgres:
     """A PostgreSQL server of its own in ``data_dir``, on a private Unix socket.
 
@@ -99,11 +135,19 @@ class EmbeddedPostgres:
         self.socket_dir: Path | None = None
         self.account: Account | None = None
         self._url: str | None = None
+        # The postmaster this process uses, as last seen running.
+        self.postmaster_pid: int | None = None
+        # Set once :meth:`supervise` gave up starting a dead postmaster again.
+        self.gave_up = False
+        self._supervisor: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> str:
         """Start (or join) the server and return a URL to the service's database."""
         if self._url is not None:
             return self._url
+        self._stopping = threading.Event()  # a supervisor of an earlier start keeps its own
+        self._supervisor = None
         self._refuse_what_is_not_a_cluster()
         self._private_data_dir()
         with self._locked():
@@ -120,15 +164,20 @@ class EmbeddedPostgres:
                 self._stop_postmaster(pid)
                 pid = None
             if pid is None:
-                _remove_socket_folder(self.pgdata)  # a killed postmaster's, if any
+                # Processes still using a server whose postmaster died keep their URLs:
+                # it starts again on the socket folder they know.
+                previous = _socket_folder_named(self.pgdata) if users else None
+                if previous is None:
+                    _remove_socket_folder(self.pgdata)  # a killed postmaster's, if any
                 self._initdb()
-                self.socket_dir = self._new_socket_dir()
+                self.socket_dir = previous or self._new_socket_dir()
+                log.info("starting embedded PostgreSQL in %s", self.pgdata)
                 self._start_postmaster()
-                self._start_watcher()
-                users = []
+                self._ensure_watcher()
             else:
                 self.socket_dir = self._joined_socket_dir(account)
                 log.info("joining the embedded PostgreSQL running in %s", self.pgdata)
+            self.postmaster_pid = running_postmaster(self.pgdata)
             self._save_users([*users, os.getpid()])
         url = self.url(DATABASE_NAME)
         self._url = url
@@ -150,6 +199,12 @@ class EmbeddedPostgres:
             return
         self._url = None
         atexit.unregister(self.stop)
+        self._stopping.set()
+        supervisor = self._supervisor
+        if supervisor is not None and supervisor is not threading.current_thread():
+            # One starting the postmaster again holds the lock below until it is done,
+            # and starts nothing more after.
+            supervisor.join(SUPERVISE_SECONDS * 4)
         with self._locked():
             users = self._users()
             with suppress(ValueError):
@@ -161,6 +216,117 @@ class EmbeddedPostgres:
             if pid is not None:
                 log.info("stopping the embedded PostgreSQL in %s", self.pgdata)
                 self._stop_postmaster(pid)
+
+    def supervise(
+        self,
+        on_give_up: Callable[[str], None] | None = None,
+        policy: RestartPolicy | None = None,
+    ) -> None:
+        """Until :meth:`stop`: start the postmaster again whenever it dies, on the same
+        socket folder, with a line in the log per attempt (see :class:`RestartPolicy`).
+
+        Past the policy's bound it gives up: one error line says why, :attr:`gave_up`
+        is set and ``on_give_up`` is called with that line (from the supervising
+        thread); by default this process is sent SIGTERM, which stops a server as an
+        operator's would, and its exit status then says it failed.
+        """
+        assert self._url is not None, "start() first"
+        if self._supervisor is not None:
+            return
+        self._supervisor = threading.Thread(
+            target=self._supervise,
+            args=(self._stopping, on_give_up or _terminate_this_process, policy or RestartPolicy()),
+            name="embedded-postgres-supervisor",
+            daemon=True,
+        )
+        self._supervisor.start()
+
+    def _supervise(
+        self, stopping: threading.Event, on_give_up: Callable[[str], None], policy: RestartPolicy
+    ) -> None:
+        attempts = 0  # since the postmaster last ran steadily
+        down_since: float | None = None
+        started_at = time.monotonic()
+        why = ""
+        while not stopping.wait(SUPERVISE_SECONDS):
+            pid = self.postmaster_pid
+            now = time.monotonic()
+            if down_since is None and pid is not None and _is_postgres_in(pid, self.pgdata):
+                if attempts and now - started_at >= policy.steady_seconds:
+                    attempts = 0
+                continue
+            if down_since is None:
+                down_since = now
+                why = f"its postmaster (pid {pid}) is gone"
+            attempts += 1
+            pause = policy.pause(attempts)
+            if attempts > policy.attempts or now + pause - down_since > policy.within_seconds:
+                self._give_up(on_give_up, attempts - 1, now - down_since, why)
+                return
+            if stopping.wait(pause):
+                return
+            log.warning(
+                "starting the embedded PostgreSQL in %s again (attempt %d of %d): %s",
+                self.pgdata,
+                attempts,
+                policy.attempts,
+                why,
+            )
+            try:
+                pid = self._start_again(stopping)
+            except Exception as exc:  # any failure is an attempt failed, and told
+                why = f"the last attempt failed: {_start_failure(exc)}"
+                continue
+            if pid is None:  # stopping
+                return
+            self.postmaster_pid = pid
+            log.warning(
+                "the embedded PostgreSQL in %s runs again (pid %d), %.1fs after it went down",
+                self.pgdata,
+                pid,
+                time.monotonic() - down_since,
+            )
+            down_since = None
+            started_at = time.monotonic()
+
+    def _start_again(self, stopping: threading.Event) -> int | None:
+        """Start the postmaster again after it died, on the socket folder this process's
+        URL names; ``None`` when :meth:`stop` was called meanwhile. Another process
+        using the server may have started it already: that one is used then.
+
+        Raises:
+            RuntimeError: it could not be started (the server's log says why), or was
+                started by another process on another socket folder.
+        """
+        assert self.socket_dir is not None
+        with self._locked():
+            if stopping.is_set():
+                return None
+            pid = running_postmaster(self.pgdata)
+            if pid is None:
+                self._start_postmaster()
+                pid = running_postmaster(self.pgdata)
+                if pid is None:
+                    raise RuntimeError(f"no PostgreSQL runs in {self.pgdata} after its start")
+            elif _socket_folder_named(self.pgdata) != self.socket_dir:
+                raise RuntimeError(
+                    f"another process started the PostgreSQL in {self.pgdata} again, on "
+                    f"another socket folder than {self.socket_dir}"
+                )
+            self._ensure_watcher()
+            return pid
+
+    def _give_up(
+        self, on_give_up: Callable[[str], None], attempts: int, lasted: float, why: str
+    ) -> None:
+        said = (
+            f"the embedded PostgreSQL in {self.pgdata} is down and could not be started "
+            f"again ({attempts} attempts in {lasted:.0f}s; {why}): stopping, with a "
+            "failure exit status for what runs the service to start it afresh"
+        )
+        log.error("%s", said)
+        self.gave_up = True
+        on_give_up(said)
 
     def description(self) -> str:
         """One line for people: which PostgreSQL, where its data and its socket are."""
@@ -342,6 +508,27 @@ class EmbeddedPostgres:
             "short enough; give a shorter --data-dir or pass --database-url"
         )
 
+    def _reopen_socket_dir(self) -> None:
+        """The socket folder as it was made, made again at the same path if it was
+        removed since (its postmaster died): the URLs handed out name it.
+
+        Raises:
+            RuntimeError: something else than a private folder of the server's account
+                is there now.
+        """
+        assert self.socket_dir is not None
+        assert self.account is not None
+        if self.socket_dir == self.pgdata:
+            return
+        try:
+            os.mkdir(self.socket_dir, 0o700)
+        except FileExistsError:
+            pass
+        else:
+            if not self.account.is_us:
+                os.chown(self.socket_dir, self.account.uid, self.account.gid)
+        _ensure_private(self.socket_dir, self.account)
+
     def _joined_socket_dir(self, account: Account) -> Path:
         info = _postmaster_lines(self.pgdata)
         folder = Path(info[4]) if len(info) > 4 and info[4] else None
@@ -354,11 +541,23 @@ class EmbeddedPostgres:
         return folder
 
     def _start_postmaster(self) -> None:
+        """Start the postmaster on :attr:`socket_dir`; no postmaster of this cluster runs
+        (the caller holds the lock and made sure of it)."""
         assert self.socket_dir is not None
-        # A lock file whose process is gone (or is another program now) would stop the
-        # new postmaster from starting.
-        with suppress(FileNotFoundError):
-            (self.pgdata / "postmaster.pid").unlink()
+        # The backends a killed postmaster left hold its shared memory, and PostgreSQL
+        # refuses to start beside them.
+        _end_orphans(self.pgdata)
+        self._reopen_socket_dir()
+        # Lock files whose process is gone (or is another program now) would stop the
+        # new postmaster from starting: the data folder's, and the socket's. (Shared
+        # memory nobody holds any more is found and freed by PostgreSQL itself.)
+        for lock_file in (
+            self.pgdata / "postmaster.pid",
+            self.socket_dir / f"{SOCKET_NAME}.lock",
+            self.socket_dir / SOCKET_NAME,
+        ):
+            with suppress(FileNotFoundError):
+                lock_file.unlink()
         options = " ".join(
             [
                 f"-p {PORT}",
@@ -367,7 +566,11 @@ class EmbeddedPostgres:
                 "-c unix_socket_permissions=0700",
             ]
         )
-        log.info("starting embedded PostgreSQL in %s", self.pgdata)
+        server_log = self.pgdata / "log"
+        try:
+            written_before = server_log.stat().st_size
+        except OSError:
+            written_before = 0
         try:
             self._run(
                 [
@@ -389,8 +592,11 @@ class EmbeddedPostgres:
             if self.socket_dir != self.pgdata:
                 with suppress(OSError):
                     self.socket_dir.rmdir()
-            server_log = self.pgdata / "log"
-            tail = server_log.read_text(errors="replace")[-2000:] if server_log.exists() else ""
+            # What this start wrote: earlier lines (a dead postmaster's) are not why.
+            tail = ""
+            with suppress(OSError), server_log.open("rb") as written:
+                written.seek(written_before)
+                tail = written.read().decode(errors="replace")[-2000:]
             raise RuntimeError(
                 f"{exc}\nthe server's log ({server_log}) ends with:\n{tail}"
             ) from exc
@@ -411,6 +617,18 @@ class EmbeddedPostgres:
             )
         _remove_socket_folder(self.pgdata, lines)
 
+    def _ensure_watcher(self) -> None:
+        """A watcher process (see :meth:`watch`) unless one watches already: its lock
+        is held then."""
+        fd = os.open(self.data_dir / WATCHER_LOCK, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        finally:
+            os.close(fd)  # which lets go of the lock, for the watcher started below
+        self._start_watcher()
+
     def _start_watcher(self) -> None:
         """A process of its own (its own session, so a signal to ours spares it) that
         stops the server once every process using it is gone: see :meth:`watch`."""
@@ -426,22 +644,44 @@ class EmbeddedPostgres:
     def watch(self, every: float = 1.0) -> None:
         """Until the server in this data folder stops: each ``every`` seconds, stop it
         when no process registered as using it is alive (one killed never lets go), and
-        remove its socket folder when it was killed itself."""
-        while self.data_dir.is_dir():  # a data folder removed takes its server with it
-            time.sleep(every)
-            with suppress(FileNotFoundError), self._locked():
-                pid = running_postmaster(self.pgdata)
-                if pid is None:
-                    _remove_socket_folder(self.pgdata)
-                    return
-                if not self._users():
-                    log.warning(
-                        "stopping the embedded PostgreSQL in %s: the processes using it are gone",
-                        self.pgdata,
-                    )
-                    self._stop_postmaster(pid)
-                    self._save_users([])
-                    return
+        remove its socket folder when it was killed itself (once the processes using it
+        are gone too: until then one may start it again, and this goes on watching).
+        One watcher at a time: another one started meanwhile waits for this one's lock."""
+        try:
+            fd = os.open(
+                self.data_dir / WATCHER_LOCK, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600
+            )
+        except OSError:
+            return  # no data folder: no server to watch
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            while self.data_dir.is_dir():  # a data folder removed takes its server with it
+                time.sleep(every)
+                with suppress(FileNotFoundError), self._locked():
+                    if self._gone_for_good():
+                        # Under the data folder's lock: a start looking for a watcher
+                        # from now on sees none, and starts one.
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                        return
+        finally:
+            os.close(fd)
+
+    def _gone_for_good(self) -> bool:
+        """One look of the watcher: whether the server has stopped and no process uses it
+        (it stops it when none does)."""
+        pid = running_postmaster(self.pgdata)
+        if pid is None:
+            _remove_socket_folder(self.pgdata)
+            return not self._users()
+        if self._users():
+            return False
+        log.warning(
+            "stopping the embedded PostgreSQL in %s: the processes using it are gone",
+            self.pgdata,
+        )
+        self._stop_postmaster(pid)
+        self._save_users([])
+        return True
 
 
 def _remove_socket_folder(pgdata: Path, lines: list[str] | None = None) -> None:
@@ -455,6 +695,76 @@ def _remove_socket_folder(pgdata: Path, lines: list[str] | None = None) -> None:
                 leftover.unlink()
         with suppress(OSError):
             folder.rmdir()
+
+
+def _socket_folder_named(pgdata: Path) -> Path | None:
+    """The socket folder the lock file of ``pgdata``'s last postmaster names, when it is
+    one this module makes (the cluster's folder, or one of its own)."""
+    lines = _postmaster_lines(pgdata)
+    folder = Path(lines[4]) if len(lines) > 4 and lines[4] else None
+    if folder is None or not (folder == pgdata or folder.name.startswith(SOCKET_DIR_PREFIX)):
+        return None
+    return folder
+
+
+def _orphans(pgdata: Path) -> list[int]:
+    """The PostgreSQL processes working in ``pgdata`` while none of them is its running
+    postmaster: the backends a killed postmaster left. (Without /proc none are seen;
+    PostgreSQL's own check of its shared memory refuses to start beside them.)"""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    pids = (int(entry.name) for entry in proc.iterdir() if entry.name.isdigit())
+    return [pid for pid in pids if pid != os.getpid() and _is_postgres_in(pid, pgdata)]
+
+
+def _end_orphans(pgdata: Path) -> None:
+    """Wait for the processes a dead postmaster of ``pgdata`` left to exit; those left
+    after a while are told to quit at once (SIGQUIT, as an immediate shutdown does),
+    then killed.
+
+    Raises:
+        RuntimeError: some still run after all that.
+    """
+    steps = ((None, ORPHAN_PATIENCE_SECONDS), (signal.SIGQUIT, 5.0), (signal.SIGKILL, 5.0))
+    left = _orphans(pgdata)
+    for signum, patience in steps:
+        if not left:
+            return
+        if signum is not None:
+            log.warning(
+                "processes of the dead PostgreSQL in %s still run (pids %s): sending them %s",
+                pgdata,
+                ", ".join(map(str, left)),
+                signum.name,
+            )
+            for pid in left:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signum)
+        deadline = time.monotonic() + patience
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = _orphans(pgdata)
+    if left:
+        raise RuntimeError(
+            f"processes of the dead PostgreSQL in {pgdata} are still running "
+            f"(pids {', '.join(map(str, left))})"
+        )
+
+
+def _terminate_this_process(_: str) -> None:
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _start_failure(exc: BaseException) -> str:
+    """Why a start failed, in one line: the server's last fatal message when its log
+    says one, else the error's first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in reversed(lines):
+        for level in ("FATAL:", "PANIC:"):
+            if level in line:
+                return line.split(level, 1)[1].strip()
+    return lines[0] if lines else type(exc).__name__
 
 
 def ensure_database(admin_url: str, name: str) -> None:
