@@ -13,11 +13,17 @@ Every detector sees the same texts in the same run:
 
 Printed: recall per secret shape, overall recall, false positives on the ordinary
 texts, the same two on the corpus's held-back part (which the rules were not written
-from, so it says how the detector does on text it has not seen), and throughput:
+from, so it says how the detector does on text it has not seen); then the corpus of
+credentials by class in many languages (``tests/secret_corpus_classes.tsv``): recall
+and false positives on each of its parts (the tuning part, and the parts held out by
+language, by author and by both), per class of credential and of look-alike; and
+throughput:
 texts per second over the whole corpus, and MB/s over a long
 document of ordinary text (prose, code, logs, configuration). Also whether
 ``redact_secrets`` leaves nothing ``find_secrets`` would find. The exit status is 1
-when agent-memory misses a secret or flags an ordinary text.
+when agent-memory misses a secret or flags an ordinary text of the main corpus or of
+the tuning part, or when on a held-out part its recall is under 90% or more than 1% of
+the ordinary texts are flagged.
 
     python bench/secret_detector.py [--seconds 1.0]
 """
@@ -44,10 +50,16 @@ from loadkit.corpus import long_document  # noqa: E402
 
 from agent_memory.domain.secrets import find_secrets, redact_secrets  # noqa: E402
 from tests.secret_corpus import (  # noqa: E402
+    BY_CLASS,
     HELD_BACK_ORDINARY,
     HELD_BACK_SECRETS,
     ORDINARY,
+    PARTS,
     SECRETS,
+    TUNING,
+    TUNING_AUTHORS,
+    TUNING_LANGUAGES,
+    Labelled,
 )
 
 Scan = Callable[[str], int]  # how many findings in a text, scanning all of it
@@ -184,6 +196,109 @@ def print_held_back(runs: list[HeldBack]) -> None:
         )
 
 
+UNSEEN_RECALL = 0.90
+UNSEEN_FALSE_POSITIVES = 0.01
+
+
+@dataclass
+class PartResult:
+    part: str
+    secrets: list[tuple[Labelled, bool]]  # each secret, and whether it was found
+    ordinary: list[tuple[Labelled, bool]]  # each ordinary text, and whether it was flagged
+
+    @property
+    def recall(self) -> float:
+        return sum(found for _, found in self.secrets) / max(1, len(self.secrets))
+
+    @property
+    def false_positive_rate(self) -> float:
+        return sum(flagged for _, flagged in self.ordinary) / max(1, len(self.ordinary))
+
+    @property
+    def meets_target(self) -> bool:
+        if self.part == TUNING:
+            return self.recall == 1.0 and self.false_positive_rate == 0.0
+        return self.recall >= UNSEEN_RECALL and self.false_positive_rate <= UNSEEN_FALSE_POSITIVES
+
+
+def by_class(scan: Scan) -> list[PartResult]:
+    results: list[PartResult] = []
+    for part in PARTS:
+        items = [item for item in BY_CLASS if item.part == part]
+        results.append(
+            PartResult(
+                part,
+                [(item, scan(item.text) > 0) for item in items if item.secret],
+                [(item, scan(item.text) > 0) for item in items if not item.secret],
+            )
+        )
+    return results
+
+
+def _ratio(hits: int, total: int) -> str:
+    return f"{hits}/{total}" if total else "-"
+
+
+def print_by_class(runs: dict[str, list[PartResult]]) -> None:
+    languages = sorted({item.language for item in BY_CLASS})
+    print(
+        f"\n### Credentials by class: {sum(i.secret for i in BY_CLASS)} credentials and "
+        f"{sum(not i.secret for i in BY_CLASS)} look-alikes in {len(languages)} languages "
+        f"({', '.join(languages)})\n"
+    )
+    print(
+        f"Rules tuned on {', '.join(sorted(TUNING_LANGUAGES))} by authors "
+        f"{', '.join(sorted(TUNING_AUTHORS))}; every other part held out.\n"
+    )
+    print("| detector | part | recall | false positives | target |")
+    print("|---|---|---:|---:|---|")
+    for name, results in runs.items():
+        for r in results:
+            found = sum(f for _, f in r.secrets)
+            flagged = sum(f for _, f in r.ordinary)
+            target = (
+                "100%, none"
+                if r.part == TUNING
+                else f">= {UNSEEN_RECALL:.0%}, <= {UNSEEN_FALSE_POSITIVES:.0%}"
+            )
+            met = "met" if r.meets_target else "**missed**"
+            print(
+                f"| {name} | {r.part} | {_ratio(found, len(r.secrets))} ({r.recall:.0%}) "
+                f"| {_ratio(flagged, len(r.ordinary))} ({r.false_positive_rate:.1%}) "
+                f"| {target}: {met if name == 'agent-memory' else '-'} |"
+            )
+    ours = runs["agent-memory"]
+    parts = [r.part for r in ours]
+    print("\n#### agent-memory: credentials found, by class and part\n")
+    print(f"| class | {' | '.join(parts)} |")
+    print(f"|---|{'---:|' * len(parts)}")
+    for cls in sorted({item.cls for item in BY_CLASS if item.secret}):
+        cells = []
+        for r in ours:
+            hits = [f for item, f in r.secrets if item.cls == cls]
+            cell = _ratio(sum(hits), len(hits))
+            cells.append(cell if all(hits) else f"**{cell}**")
+        print(f"| {cls} | {' | '.join(cells)} |")
+    print("\n#### agent-memory: look-alikes flagged, by class and part\n")
+    print(f"| class | {' | '.join(parts)} |")
+    print(f"|---|{'---:|' * len(parts)}")
+    for cls in sorted({item.cls for item in BY_CLASS if not item.secret}):
+        cells = []
+        for r in ours:
+            flags = [f for item, f in r.ordinary if item.cls == cls]
+            cell = _ratio(sum(flags), len(flags))
+            cells.append(f"**{cell}**" if any(flags) else cell)
+        print(f"| {cls} | {' | '.join(cells)} |")
+    for r in ours:
+        missed = sorted({f"{i.cls} ({i.language})" for i, f in r.secrets if not f})
+        flagged = sorted({f"{i.cls} ({i.language})" for i, f in r.ordinary if f})
+        if missed or flagged:
+            print(
+                f"- {r.part}: missed {', '.join(missed) or 'none'}; "
+                f"flagged {', '.join(flagged) or 'none'}"
+            )
+
+
 def redaction_leftovers() -> list[str]:
     """Shapes whose redacted text still holds something ``find_secrets`` finds."""
     return [shape for shape, text in SECRETS if find_secrets(redact_secrets(text))]
@@ -242,20 +357,29 @@ def main() -> int:
 
     runs = [measure("agent-memory", ours, long_text, args.seconds)]
     unseen = [held_back("agent-memory", ours)]
+    classes = {"agent-memory": by_class(ours)}
     with detect_secrets_settings():
         runs.append(
             measure("detect-secrets, regex plugins", detect_secrets_alone, long_text, args.seconds)
         )
         unseen.append(held_back("detect-secrets, regex plugins", detect_secrets_alone))
+        classes["detect-secrets, regex plugins"] = by_class(detect_secrets_alone)
     leftovers = redaction_leftovers()
     print_report(runs, long_text, leftovers)
     print_held_back(unseen)
+    print_by_class(classes)
 
     mine = runs[0]
     ok = mine.recall == 1.0 and not mine.false_positives and not leftovers
     ok = ok and not mine.long_text_flagged
+    targets = all(r.meets_target for r in classes["agent-memory"])
     print(f"\n{'PASS' if ok else 'FAIL'}: recall 100%, no false positive, redaction complete")
-    return 0 if ok else 1
+    print(
+        f"{'PASS' if targets else 'FAIL'}: by class, the tuning part whole and every held-out "
+        f"part at >= {UNSEEN_RECALL:.0%} recall and <= {UNSEEN_FALSE_POSITIVES:.0%} false "
+        "positives"
+    )
+    return 0 if ok and targets else 1
 
 
 if __name__ == "__main__":

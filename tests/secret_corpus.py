@@ -13,6 +13,8 @@ import base64
 import json
 import random
 import uuid
+from dataclasses import dataclass
+from pathlib import Path
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -481,3 +483,60 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
     ("prose", "Ana's favourite passphrase game is charades"),
     ("prose", "the password field on the signup form needs a strength meter"),
 ]
+
+# -- credentials by class, in many languages ---------------------------------------------
+# tests/secret_corpus_classes.tsv: credentials that no provider format or English phrase
+# gives away (a door code, a PIN, a card number, an IBAN, a national id, a recovery
+# phrase, a password after "senha:" or "密码是"), each with its class, language and author,
+# and as many ordinary texts that look like them (order and phone numbers, prices,
+# dates, "the door code is on the fridge"). The rules are tuned on one part, TUNING
+# (the languages of TUNING_LANGUAGES, by the authors of TUNING_AUTHORS); every other
+# part is held out: bench/secret_detector.py reports each on its own. A rule change that
+# an item of a held-out part would have guided moves that item to the tuning part, and
+# the held-out part grows anew.
+
+TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
+TUNING_AUTHORS = frozenset({"a", "probe"})
+# Held-out items that guided a change of the rules: tuning data from then on.
+MOVED = "moved"
+TUNING = "tuning"
+UNSEEN_LANGUAGE = "unseen language"
+UNSEEN_AUTHOR = "unseen author"
+UNSEEN_BOTH = "unseen language and author"
+PARTS = (TUNING, UNSEEN_LANGUAGE, UNSEEN_AUTHOR, UNSEEN_BOTH)
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One text of the corpus by class: a secret (to refuse) or an ordinary text."""
+
+    secret: bool
+    cls: str
+    language: str
+    author: str
+    text: str
+
+    @property
+    def part(self) -> str:
+        if self.author == MOVED:
+            return TUNING
+        seen_language = self.language in TUNING_LANGUAGES
+        if self.author in TUNING_AUTHORS:
+            return TUNING if seen_language else UNSEEN_LANGUAGE
+        return UNSEEN_AUTHOR if seen_language else UNSEEN_BOTH
+
+
+def _labelled(path: Path) -> list[Labelled]:
+    items: list[Labelled] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 5 or fields[0] not in ("secret", "ordinary"):
+            raise ValueError(f"{path.name}:{number}: expected 5 tab-separated fields")
+        label, cls, language, author, text = fields
+        items.append(Labelled(label == "secret", cls, language, author, text.replace("\\n", "\n")))
+    return items
+
+
+BY_CLASS: list[Labelled] = _labelled(Path(__file__).with_name("secret_corpus_classes.tsv"))

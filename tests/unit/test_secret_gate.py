@@ -1,3 +1,5 @@
+# ruff: noqa: RUF001
+# (texts in many languages and scripts are the point of these tests)
 """The shortcut before the secret finders (``may_hold_secret``): a text it turns away
 must be one in which no finder finds anything. Every pattern's matches, generated from
 the pattern itself, and every secret of the corpus must pass it; ordinary prose should
@@ -5,11 +7,13 @@ not."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain import secrets
+from agent_memory.domain import credentials, secrets
 from agent_memory.domain.secrets import may_hold_secret
 from tests import secret_corpus
 from tests.unit.test_secrets import NAMED_SECRETS, SECRETS
@@ -41,6 +45,11 @@ OWN_PATTERNS = {
     "named token": secrets._NAMED_TOKEN,
     "token prose": secrets._TOKEN_PROSE,
     "random token": secrets._TOKEN,
+    # credentials by class (domain/credentials.py)
+    "credential word": credentials.CREDENTIAL_WORD,
+    "login pair, any language": credentials.LOGIN_PAIR,
+    "national id word": credentials.ID_WORDS,
+    **{f"number: {name}": shape for name, shape in credentials._SHAPES.items()},
 }
 DETECTOR_PATTERNS = {
     f"{type(d.detector).__name__} {i}": regex
@@ -203,3 +212,152 @@ def test_credential_words_spelled_with_case_folds_pass_the_gate(text: str) -> No
     """Case-insensitive patterns match these four characters for ASCII letters."""
     assert found_without_gate(text)
     assert may_hold_secret(text)
+
+
+# -- credentials by class ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("term", credentials._VOCABULARY, ids=lambda t: f"{t.cls}:{t.pattern}")
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_every_word_of_the_vocabulary_holds_its_literal(
+    term: credentials._Term, data: st.DataObject
+) -> None:
+    """The gate looks for a word's literal in the folded text: each match holds it."""
+    pattern = re.compile("(?i)" + term.pattern)
+    text = data.draw(st.from_regex(pattern, fullmatch=True))
+    assert term.literal in credentials.fold(text), (term, text)
+
+
+CLASS_WORDS = st.sampled_from(
+    [
+        "senha",
+        "Senha",
+        "SENHA",
+        "contraseña",
+        "CONTRASEÑA",
+        "mot de passe",
+        "Passwort",
+        "WLAN-Passwort",
+        "wachtwoord",
+        "hasło",
+        "HASŁO",
+        "пароль",
+        "ПАРОЛЬ",
+        "şifre",
+        "ŞİFRE",
+        "lösenord",
+        "密码",
+        "パスワード",
+        "暗証番号",
+        "비밀번호",
+        "κωδικός",
+        "ΚΩΔΙΚΌΣ",
+        "door code",
+        "Türcode",
+        "código do portão",
+        "codice del cancello",
+        "PIN",
+        "pin",
+        "Pin-Code",
+        "пин-код",
+        "CVV",
+        "cryptogramme",
+        "opens with",
+        "geht mit",
+        "basic auth",
+        "user/pass",
+        "Zugangsdaten",
+        "SSN",
+        "CPF",
+        "NIE",
+        "Steuer-ID",
+        "身份证",
+        "IBAN",
+        "card",
+        "seed",
+        " ",
+        ": ",
+        " is ",
+        " é ",
+        " ist ",
+        "是",
+        "は",
+        "：",
+        "=",
+        " - ",
+        "\n",
+    ]
+)
+VALUES = st.sampled_from(
+    [
+        "4417",
+        "#5580",
+        "12-34-56",
+        "Pa55w0rd!",
+        "abcd efgh ijkl mnop",
+        "ana:Pa55w0rd!",
+        "4663 9233 2146 8814",
+        "4663923321468814",
+        "787-78-9328",
+        "213.224.190-27",
+        "X2318929T",
+        "RSSMRA85T10A562S",
+        "DE27 3704 0044 2876 6249 78",
+        "99 281 637 542",
+        "110105198506127172",
+        "4B721",
+        "'s3cret pass'",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(CLASS_WORDS, VALUES, st.sampled_from(CASE_FOLDS), st.text(max_size=4)),
+        max_size=8,
+    ).map("".join)
+)
+def test_whatever_the_class_finders_find_passes_the_gate(text: str) -> None:
+    if found_without_gate(text):
+        assert may_hold_secret(text), text
+
+
+PHRASE = (
+    "fancy muffin offer equal scorpion harsh caught arm never jar cake hire",
+    "1. animal 2. recall 3. suspect 4. carbon 5. sphere 6. shop 7. rabbit 8. whip "
+    "9. mosquito 10. zebra 11. mobile 12. drive",
+    "aplicar tutor boina fosa malla tecla desfile untar tóxico olor arroz ligero",
+    "ふるい　ばあさん　こつこつ　ようちえん　かくとく　いくぶん　"
+    "くらべる　せつでん　こころ　かほご　わすれもの　さつまいも",
+)
+
+
+@pytest.mark.parametrize("phrase", PHRASE)
+def test_a_recovery_phrase_passes_the_gate_wherever_it_stands(phrase: str) -> None:
+    for text in (phrase, f"seed: {phrase}", f"keep this safe\n{phrase}\nthanks"):
+        assert found_without_gate(text)
+        assert may_hold_secret(text)
+        assert find_all(text) == find_all(text, gated=False)
+
+
+@pytest.mark.parametrize("item", secret_corpus.BY_CLASS, ids=lambda i: f"{i.cls}-{i.language}")
+def test_the_corpus_by_class_is_judged_as_without_the_gate(item: secret_corpus.Labelled) -> None:
+    assert find_all(item.text) == find_all(item.text, gated=False)
+    if found_without_gate(item.text):
+        assert may_hold_secret(item.text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fui ao mercado e depois passei na casa da minha avó para almoçar.",
+        "Wir haben das Meeting auf Donnerstag verschoben, weil Anna krank ist.",
+        "今天下午我们讨论了新版本的发布计划。",
+        "明日の会議は午後三時からです。",
+        "La réunion de demain est annulée, on se voit vendredi.",
+    ],
+)
+def test_ordinary_prose_in_other_languages_skips_the_finders(text: str) -> None:
+    assert not may_hold_secret(text)

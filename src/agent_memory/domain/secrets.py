@@ -33,7 +33,7 @@ import binascii
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -41,6 +41,15 @@ from typing import Any
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
 
+from agent_memory.domain import credentials
+
+# The kinds of credential known by their class, named here beside the others.
+from agent_memory.domain.credentials import ACCESS_CODE as ACCESS_CODE
+from agent_memory.domain.credentials import BANK_ACCOUNT as BANK_ACCOUNT
+from agent_memory.domain.credentials import NATIONAL_ID as NATIONAL_ID
+from agent_memory.domain.credentials import PAYMENT_CARD as PAYMENT_CARD
+from agent_memory.domain.credentials import RECOVERY_PHRASE as RECOVERY_PHRASE
+from agent_memory.domain.credentials import fold
 from agent_memory.domain.errors import FieldViolation, InvalidArgument
 
 # detect-secrets detectors that say nothing about secrets in free text.
@@ -523,7 +532,16 @@ _FOLDED_TRIGGERS: dict[str, str] = {
     "xox": "xox[abposre]-",
 }
 _TOKEN_RUN = 24
-_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+# The triggers of the finders of credentials by class (domain/credentials.py): the words
+# of the vocabulary, of national ids and of logins, looked for as their finders look for
+# them (each only where its literal is in the folded text); the numbers their finders
+# judge, looked for where digits are; and twelve words of one BIP-39 list in a row.
+_SHAPE_TRIGGERS: tuple[Callable[[str], bool], ...] = (
+    credentials.may_hold_number,
+    credentials.may_hold_phrase,
+)
+
+
 # The triggers of each detect-secrets detector, by class name (TOKEN_RUN for the run).
 # A detector not named here (a newer detect-secrets) turns the shortcut off.
 TOKEN_RUN = "TOKEN_RUN"
@@ -562,18 +580,27 @@ class _Triggers:
     checks: tuple[tuple[str, re.Pattern[str] | None], ...]
 
     @classmethod
-    def of(cls, triggers: dict[str, str]) -> _Triggers:
-        checks = tuple((word, re.compile(p) if p else None) for word, p in triggers.items())
-        return cls(tuple(triggers), checks)
+    def of(cls, *triggers: Iterable[tuple[str, str]]) -> _Triggers:
+        checks = tuple(
+            (word, re.compile(p) if p else None) for pairs in triggers for word, p in pairs
+        )
+        return cls(tuple(dict.fromkeys(word for word, _ in checks)), checks)
 
     def found_in(self, text: str) -> bool:
         # Most texts hold none of the literals: looked for in one pass of C first.
         if not any(map(text.__contains__, self.literals)):
             return False
-        return any(
-            literal in text and (pattern is None or pattern.search(text) is not None)
-            for literal, pattern in self.checks
-        )
+        tried: set[re.Pattern[str]] = set()
+        for literal, pattern in self.checks:
+            if literal not in text:
+                continue
+            if pattern is None:
+                return True
+            if pattern not in tried:  # one pattern stands behind many literals
+                tried.add(pattern)
+                if pattern.search(text) is not None:
+                    return True
+        return False
 
 
 @cache
@@ -581,7 +608,8 @@ def _triggers() -> tuple[_Triggers, _Triggers] | None:
     """The cased and folded triggers, compiled; None when a detector has none."""
     if any(type(d.detector).__name__ not in DETECTOR_TRIGGERS for d in _detectors()):
         return None
-    return _Triggers.of(_CASED_TRIGGERS), _Triggers.of(_FOLDED_TRIGGERS)
+    cased = _Triggers.of(_CASED_TRIGGERS.items())
+    return cased, _Triggers.of(_FOLDED_TRIGGERS.items())
 
 
 def may_hold_secret(text: str, lower: str | None = None) -> bool:
@@ -593,11 +621,10 @@ def may_hold_secret(text: str, lower: str | None = None) -> bool:
     cased, folded_triggers = triggers
     if cased.found_in(text):
         return True
-    if not text.isascii():
-        folded = text.translate(_FOLDS).lower()
-    else:
-        folded = text.lower() if lower is None else lower
-    if folded_triggers.found_in(folded):
+    folded = (text.lower() if lower is None else lower) if text.isascii() else fold(text)
+    if folded_triggers.found_in(folded) or credentials.may_hold_words(folded):
+        return True
+    if any(trigger(text) for trigger in _SHAPE_TRIGGERS):
         return True
     # A run of token characters holds no whitespace.
     return len(text) >= _TOKEN_RUN and max(map(len, text.split())) >= _TOKEN_RUN
@@ -1139,6 +1166,26 @@ def _random_secret(text: str, start: int, core: str) -> bool:
     return True
 
 
+@cache
+def _judges() -> credentials.Judges:
+    return credentials.Judges(password_like=_password_like, filler=_filler)
+
+
+def _class_spans(text: str, lower: str) -> Iterator[_Span]:
+    """Credentials known by their class: passwords, codes and PINs after the words that
+    name them in many languages, a user and password after a login word, card numbers,
+    IBANs and national ids by their checksums, and recovery phrases by their word list."""
+    found = (
+        credentials.word_value_spans(text, _judges()),
+        credentials.login_pair_spans(text, _judges()),
+        credentials.number_spans(text),
+        credentials.named_id_spans(text),
+        credentials.phrase_spans(text),
+    )
+    for finding in (f for finder in found for f in finder):
+        yield _Span(finding.start, finding.end, finding.kind)
+
+
 _FINDERS: tuple[Callable[[str, str], Iterator[_Span]], ...] = (
     _detect_secrets_spans,
     _provider_spans,
@@ -1147,6 +1194,7 @@ _FINDERS: tuple[Callable[[str, str], Iterator[_Span]], ...] = (
     _command_line_spans,
     _assignment_spans,
     _prose_spans,
+    _class_spans,
     _entropy_spans,
 )
 

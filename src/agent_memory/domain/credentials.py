@@ -1,0 +1,1287 @@
+# ruff: noqa: RUF001, RUF003
+# (the words of many languages, and their punctuation, are the point of this module)
+"""Credentials known by their class rather than by a phrase: what :mod:`secrets` needs to
+find a password, a door code or a PIN in whatever language a note is written in, a card
+number, a bank account or a national id by its checksum, and a wallet's recovery phrase
+by its word list.
+
+- Numbers are judged by what well-kept libraries know of them: ``python-stdnum`` checks
+  card numbers (Luhn, with the issuers' prefixes and lengths), IBANs (ISO 13616) and
+  national ids (the United States' SSN, Brazil's CPF, Spain's DNI and NIE, Italy's
+  codice fiscale, and more where a word names the id).
+- Recovery phrases are runs of twelve words or more of one BIP-39 word list (the lists
+  ``mnemonic`` ships, in ten languages), numbered or not.
+- Passwords, passcodes, PINs and the codes of doors, gates, alarms and safes are found
+  by a vocabulary of the words that name them in many languages, with the mark or verb
+  that gives their value (``:``, ``is``, ``ist``, ``est``, ``é``, ``es``, ``是``, ``は``,
+  ``=``, ...) and the value itself, which must read as one.
+
+Every pattern is linear (bounded quantifiers, no nested repetition) and every loop
+looks at a bounded window. The words are folded as the gate before the finders folds
+text (:func:`fold`), so that each word the finders look for is a literal the gate can
+look for first.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from mnemonic import Mnemonic
+from stdnum import iban as _iban
+from stdnum import luhn
+from stdnum.br import cpf
+from stdnum.ca import sin
+from stdnum.cl import rut
+from stdnum.cn import ric
+from stdnum.de import idnr
+from stdnum.es import nif as es_nif
+from stdnum.fr import nir
+from stdnum.in_ import aadhaar
+from stdnum.it import codicefiscale
+from stdnum.jp import in_ as my_number
+from stdnum.kr import rrn
+from stdnum.mx import curp
+from stdnum.nl import bsn
+from stdnum.pl import pesel
+from stdnum.pt import nif as pt_nif
+from stdnum.se import personnummer
+from stdnum.tr import tckimlik
+from stdnum.us import ssn
+
+# Kinds of finding (what a refusal names).
+PAYMENT_CARD = "PAYMENT_CARD"
+NATIONAL_ID = "NATIONAL_ID"
+BANK_ACCOUNT = "BANK_ACCOUNT"
+RECOVERY_PHRASE = "RECOVERY_PHRASE"
+ACCESS_CODE = "ACCESS_CODE"
+PASSWORD = "PASSWORD"
+
+# -- folding ----------------------------------------------------------------------------------
+
+# Characters a case-insensitive pattern matches for ASCII letters (dotted and dotless i,
+# long s, the kelvin sign), then the lowercase letters it takes for one another (final
+# and medial sigma, the Greek symbol forms, the micro sign...). Text folded with these,
+# and lowercased, holds the folded form of every word a case-insensitive pattern finds.
+FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_EQUIVALENTS = str.maketrans(
+    {
+        "\u03c2": "\u03c3",  # ς σ
+        "\u03d0": "\u03b2",  # ϐ β
+        "\u03f5": "\u03b5",  # ϵ ε
+        "\u03d1": "\u03b8",  # ϑ θ
+        "\u03f0": "\u03ba",  # ϰ κ
+        "\u03d6": "\u03c0",  # ϖ π
+        "\u03f1": "\u03c1",  # ϱ ρ
+        "\u03d5": "\u03c6",  # ϕ φ
+        "\u0345": "\u03b9",  # ypogegrammeni ι
+        "\u1fbe": "\u03b9",  # prosgegrammeni ι
+        "\u00b5": "\u03bc",  # µ μ
+        "\u1e9b": "\u1e61",  # ẛ ṡ
+        "\ufb05": "\ufb06",  # ﬅ ﬆ
+        "\u1fd3": "\u0390",
+        "\u1fe3": "\u03b0",
+    }
+)
+
+
+def fold(text: str) -> str:
+    """``text`` as the gate compares it: case-folded the way case-insensitive patterns
+    match, so a word such a pattern finds in ``text`` is in ``fold(text)`` as
+    ``fold(word)``."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(FOLDS).lower().translate(_EQUIVALENTS)
+
+
+# -- the vocabulary ---------------------------------------------------------------------------
+
+# Classes of credential word, by what their value is.
+_PASSWORD = "password"  # a password, passcode or passphrase: any value that reads as one
+_CODE = "code"  # a code, if what it opens is named: a door, gate, alarm or safe
+_PIN = "pin"  # a PIN or PUK: digits
+_CVV = "cvv"  # a card's security code: three or four digits
+_UNLOCK = "unlock"  # "opens with", "geht mit ... auf": digits, if a lock is named
+
+# How a word is bounded: a whole word; the end of a compound (``WLAN-Passwort``,
+# ``Türcode``, ``portkoden``); or written without spaces (Chinese, Japanese).
+_WORD, _TAIL, _CJK = "word", "tail", "cjk"
+
+
+@dataclass(frozen=True)
+class _Term:
+    cls: str
+    pattern: str  # a case-insensitive regular expression
+    literal: str  # a string every match holds, in folded form
+    bound: str = _WORD
+
+    @property
+    def anchored(self) -> bool:
+        """Whether every match starts with the literal."""
+        return fold(self.pattern).startswith(self.literal)
+
+
+def _terms(cls: str, bound: str, *entries: tuple[str, str]) -> list[_Term]:
+    return [_Term(cls, pattern, fold(literal), bound) for pattern, literal in entries]
+
+
+# (pattern, literal) pairs. Each literal is a substring of every match of its pattern.
+_VOCABULARY: list[_Term] = [
+    # -- passwords, passcodes, passphrases, the wifi's key --------------------------------
+    *_terms(
+        _PASSWORD,
+        _WORD,
+        (r"pass(?:words?|wd|codes?|phrases?)", "pass"),  # en
+        (r"pass[ \-]code", "pass"),
+        (r"pwd?", "pw"),
+        (r"wi-?fi[ \-]?key", "wi"),
+        (r"wlan[ \-]?key", "wlan"),
+        (r"network[ \-]?key", "network"),
+        (r"wpa2?[ \-]?key", "wpa"),
+        (r"wep[ \-]?key", "wep"),
+        (r"senhas?", "senha"),  # pt
+        (r"palavras?[ \-]passe", "palavra"),
+        (r"contrase[ñn]as?", "contrase"),  # es
+        (r"claves?", "clave"),
+        (r"mots?[ \-]de[ \-]passe", "mot"),  # fr
+        (r"mdp", "mdp"),
+        (r"parola d['’]ordine", "parola d"),  # it
+        (r"hasł(?:o|a|em)", "hasł"),  # pl
+        (r"haśle", "haśle"),
+        (r"парол(?:ь|я|ем|ю|и)", "парол"),  # ru
+        (r"şifre(?:si|niz|n|m|yi|miz)?", "şifre"),  # tr
+        (r"parola(?:sı|nız|n|m)?", "parola"),
+        (r"salasana(?:ni|si|n)?", "salasana"),  # fi
+        (r"hesl(?:o|a|em)", "hesl"),  # cs
+        (r"jelszó|jelszava", "jelsz"),  # hu
+        (r"κωδικός|κωδικό|κωδικού", "κωδικ"),  # el
+        (r"kata sandi", "kata sandi"),  # id, ms
+        (r"sandi", "sandi"),
+        (r"mật khẩu", "mật khẩu"),  # vi
+        (r"كلمة (?:المرور|السر)", "كلمة"),  # ar
+        (r"סיסמ(?:ה|א)", "סיסמ"),  # he
+        (r"पासवर्ड", "पासवर्ड"),  # hi
+        (r"รหัสผ่าน", "รหัสผ่าน"),  # th
+    ),
+    *_terms(
+        _PASSWORD,
+        _TAIL,
+        (r"passw(?:ort|örter)(?:e?s)?", "passw"),  # de
+        (r"kennw(?:ort|örter)(?:e?s)?", "kennw"),
+        (r"wachtwoord(?:en)?", "wachtwoord"),  # nl
+        (r"lösenord(?:et)?", "lösenord"),  # sv
+        (r"passord(?:et)?", "passord"),  # no
+        (r"adgangskode(?:n)?", "adgangskode"),  # da
+        (r"kodeord(?:et)?", "kodeord"),
+    ),
+    *_terms(
+        _PASSWORD,
+        _CJK,
+        *((word, word) for word in ("密码", "密碼", "口令", "暗码")),  # zh
+        *((word, word) for word in ("パスワード", "暗証番号", "パスコード", "合言葉")),  # ja
+        *((word, word) for word in ("비밀번호", "암호", "패스워드")),  # ko
+    ),
+    # -- codes: what they open must be named --------------------------------------------
+    *_terms(
+        _CODE,
+        _WORD,
+        (r"códigos?", "código"),  # pt, es
+        (r"codigos?", "codigo"),
+        (r"codic[ei]", "codic"),  # it
+        (r"kod(?:u|y|ów)?", "kod"),  # pl, tr
+        (r"код(?:а|у|ом)?", "код"),  # ru
+        (r"combinations?", "combination"),  # en
+        (r"combos?", "combo"),
+        (r"combinaç(?:ão|ões)|combinación|combinaison|combinazione|combinatie", "combina"),
+        (r"kombination(?:en)?|kombinacj[ae]", "kombina"),
+        (r"комбинаци[яю]", "комбинаци"),
+    ),
+    *_terms(
+        _CODE,
+        _TAIL,
+        (r"codes?", "code"),  # en, fr, de, nl (Türcode, digicode, deurcode)
+        (r"kod(?:en)?", "kod"),  # sv, da, no (portkoden)
+    ),
+    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼"))),
+    # -- PINs ----------------------------------------------------------------------------
+    *_terms(
+        _PIN,
+        _WORD,
+        (r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en)?|код))?", "pin"),
+        (r"pincode|pinkod(?:en)?", "pin"),
+        (r"пин(?:-?код(?:а|у)?)?", "пин"),
+        (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
+    ),
+    *_terms(_PIN, _CJK, ("PIN码", "PIN码"), ("PIN碼", "PIN碼"), ("ＰＩＮ", "ＰＩＮ")),
+    # -- a card's security code ------------------------------------------------------------
+    *_terms(
+        _CVV,
+        _WORD,
+        (r"cvv2?", "cvv"),
+        (r"cvc2?", "cvc"),
+        (r"csc", "csc"),
+        (r"card verification (?:code|value|number)", "card verification"),
+        (r"cryptogramme(?: visuel)?", "cryptogramme"),
+        (r"kartenprüf(?:nummer|ziffer|zahl)", "kartenprüf"),
+        (r"prüf(?:nummer|ziffer|zahl)", "prüf"),
+    ),
+    *_terms(
+        _CVV,
+        _CJK,
+        *((word, word) for word in ("安全码", "安全碼", "セキュリティコード", "보안코드")),
+    ),
+    # -- verbs that open a lock with a code --------------------------------------------------
+    *_terms(
+        _UNLOCK,
+        _WORD,
+        (r"opens?(?: it)? with", "open"),  # en
+        (r"unlocks?(?: it)? with", "unlock"),
+        (r"disarms?(?: it)? with", "disarm"),
+        (r"abre(?:-se)? com", "abre"),  # pt
+        (r"desarma(?:-se)? com", "desarma"),
+        (r"destrava(?:-se)? com", "destrava"),
+        (r"abre con", "abre"),  # es
+        (r"se abre con", "se abre"),
+        (r"desarma con", "desarma"),
+        (r"se desarma con", "se desarma"),
+        (r"(?:s['’])?ouvre avec", "ouvre"),  # fr
+        (r"se désactive avec", "désactive"),
+        (r"geht mit", "geht"),  # de
+        (r"öffnet(?: sich)? mit", "öffnet"),
+        (r"lässt sich mit", "lässt"),
+        (r"apre con", "apre"),  # it
+        (r"si apre con", "si apre"),
+        (r"disattiva con", "disattiva"),
+        (r"si disattiva con", "si disattiva"),
+        (r"sblocca con", "sblocca"),
+        (r"si sblocca con", "si sblocca"),
+        (r"opent met", "opent"),  # nl
+        (r"gaat open met", "gaat open"),
+    ),
+]
+
+# Words that say what a code opens: a credential's code, not an error's, a parcel's or a
+# discount's. Stems match the start of a word (``alarme``, ``Alarmanlage``, ``домофона``);
+# the words of _LOCK_WORDS, too short or too common to stand for their stem, match whole.
+# Either may be the first part of a compound (``Türcode``, ``portkoden``, ``digicode``).
+_LOCK_STEM_WORDS = (
+    # en
+    "door alarm padlock lockbox keybox keysafe locker garage keypad entry entrance "
+    "access intercom buzzer disarm unlock security storage suitcase wifi wi-fi "
+    "verification backup recovery authenticator one-time "
+    # pt
+    "portão portao portaria alarme cofre cadeado interfone garagem acesso segurança "
+    "desbloqueio fechadura armário entrada prédio predio verificação "
+    # es
+    "puerta portón alarma candado portero garaje seguridad desbloqueo cerradura "
+    "taquilla casillero edificio verificación "
+    # fr
+    "portail coffre cadenas interphone accès sécurité déverrouillage serrure casier "
+    "entrée immeuble "
+    # de
+    "haustür tresor schloss vorhängeschloss schlüssel zugang sicherheit entsperr "
+    "eingang spind garagen "
+    # it
+    "portone cancello allarme cassaforte lucchetto citofono accesso sicurezza sblocco "
+    "serratura armadietto ingresso "
+    # nl
+    "deur poort kluis hangslot toegang beveiliging voordeur sleutel "
+    # pl
+    "drzwi furtk alarmu sejf kłódk domofon garaż dostęp wejści "
+    # ru
+    "двер ворот сигнализац сейф замк замок домофон гараж доступ подъезд калитк "
+    # tr
+    "kapı kilit garaj giriş erişim güvenlik "
+    # sv, da, no
+    "dörr larm kassaskåp hänglås dør pengeskab"
+)
+_LOCK_STEMS = tuple(_LOCK_STEM_WORDS.split())
+_LOCK_WORDS = frozenset(
+    """
+    gate gates safe safes lock locks vault shed sim phone screen master otp 2fa porta
+    portas caja portal porte portes boîte tür türe tor digi slot brama bramy bramie
+    bramki kasa port lås
+    """.split()  # noqa: SIM905
+)
+_LOCK_CJK = (
+    *("门", "門", "禁", "锁", "鎖", "保险", "保險", "车库", "警报", "報警"),
+    *("玄関", "オートロック", "金庫", "鍵", "ロッカー", "ボックス", "현관", "도어락", "금고"),
+)
+# Words for a card, whose PIN or security code follows (``пин-код карты``, ``PIN do cartão``).
+_CARD_STEM_WORDS = (
+    "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
+    "bancomat visa mastercard amex debit credit crédito débito"
+)
+_CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
+# Codes that open nothing: what a code is when one of these words names it.
+_NOT_LOCKS = frozenset(
+    """
+    error exit status return http zip postal post area country dial dialing language
+    currency airport product item sku bar qr promo promotional discount coupon voucher
+    referral invite invitation source building dress color colour tracking reference
+    booking confirmation reservation tax vat sort swift bic routing iso hs sample
+    example machine op short billing fault response region morse activation country
+    barras rastreio rastreamento produto promocional desconto erro pedido fiscal
+    seguimiento producto descuento reserva barre barres réduction erreur suivi
+    réservation postleitzahl fehler gutschein rabatt sendungs postale sconto errore
+    tracciamento prenotazione fiscale
+    """.split()  # noqa: SIM905
+)
+# Words that may open what comes between a credential word and its value: "the password
+# *for* the NAS", "la contraseña *del* wifi", "das Passwort *für* den Drucker".
+_PREPOSITIONS = frozenset(
+    """
+    for of on to at in from da do das dos de del dela della dello delle degli dei des du
+    la le les el al au aux für fürs vom von zum zur der die das den dem di per van voor
+    bij het een till för på til av от для к do dla na od u the a an our my your his her
+    their its this that mum's mom's
+    """.split()  # noqa: SIM905
+)
+_ELIDED = re.compile(r"(?i)(?:d|l|dell|dall|nell|sull|all|qu)['’]")
+# What gives the value, after the word (and what it is for): a mark, or a verb.
+_COPULAS = (
+    # en
+    r"is(?:[ \t]{1,4}now)?|was|will[ \t]{1,4}be|became|now|(?:(?:is|was|got|has[ \t]{1,4}been)"
+    r"[ \t]{1,4})?(?:set|changed|reset|updated|rotated)[ \t]{1,4}to"
+    # pt
+    r"|é(?:[ \t]{1,4}agora)?|agora[ \t]{1,4}é|era|será|fica|ficou|mudou[ \t]{1,4}para"
+    r"|passou[ \t]{1,4}a[ \t]{1,4}ser"
+    # es
+    r"|es(?:[ \t]{1,4}ahora)?|ahora[ \t]{1,4}es|cambió[ \t]{1,4}a|queda"
+    # fr
+    r"|est(?:[ \t]{1,4}maintenant)?|était|sera|c['’]est|devient"
+    # de
+    r"|ist(?:[ \t]{1,4}(?:jetzt|nun))?|lautet|lautete|heißt|war|jetzt"
+    # it
+    r"|è(?:[ \t]{1,4}ora)?|e['’]|ora[ \t]{1,4}è|adesso[ \t]{1,4}è|sarà"
+    # nl, pl, ru, sv, da, no, fi, id, vi, cs
+    r"|luidt|is[ \t]{1,4}nu|wordt|to|jest|brzmi|это|теперь|är(?:[ \t]{1,4}nu)?|blir|er"
+    r"|on|adalah|ialah|là|je"
+)
+_MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
+_SEPARATOR = re.compile(
+    rf"(?P<mark>{_MARK})|[ \t]{{1,4}}(?P<copula>(?:{_COPULAS}))(?:[ \t]{{0,4}}:)?[ \t]{{1,4}}"
+    r"|(?P<space>[ \t]{1,4})",
+    re.IGNORECASE,
+)
+_CJK_SEPARATOR = re.compile(r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、)?[ \t]{0,4}")
+# What a credential word and its value may have between them: a few words, none of
+# which ends a sentence.
+_BETWEEN = re.compile(
+    r"[ \t]{1,4}(?P<word>[^\s:=：,;，；。、!?！？\"'`][^\s:=：,;，；。、!?！？\"`]{0,39})"
+)
+_MAX_BETWEEN = 6
+# Words between that say nothing of what the credential is for ("password *set today*:
+# ..."): a value then follows a colon or an equals sign only.
+_MAX_LOOSE = 3
+# A value: quoted, or one run of characters that are neither spaces, quotes, nor Chinese,
+# Japanese or Korean (which close a value written among them: ``sakura2024です``).
+_CJK_CHARS = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_VALUE = re.compile(
+    r"\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|[“«„「](?P<cq>[^”»“」\n]{1,128})[”»“」]"
+    r"|(?P<apppw>[a-z]{4}(?:[ \-][a-z]{4}){3})(?![\w\-])"
+    r"|(?P<code>[#*]?\d{1,4}(?:[\-\u2013]\d{1,4}){1,3}[#*]?)(?![\w\-])"
+    rf"|(?P<bare>[^\s\"'`{_CJK_CHARS}]{{1,128}})"
+)
+_TRAILING = ".,;:!?)]}>，。、；：！？）"
+_DIGITS = re.compile(r"\d")
+_DIGIT_CODE = re.compile(r"[#*]?\d{3,12}[#*]?")
+_SHORT_CODE = re.compile(r"[#*]?(?=[A-Z]{0,3}\d)[0-9A-Z]{4,8}[#*]?")
+# What a number after a credential word is when one of these follows it: a rule about the
+# credential ("PIN must be 6 digits"), not the credential.
+_UNITS = frozenset(
+    """
+    digits digit characters character chars char letters numbers times minutes seconds
+    hours days weeks months years tries attempts dígitos caracteres números letras cifras
+    chiffres caractères lettres stellen zeichen ziffern buchstaben cifre caratteri lettere
+    cijfers tekens cyfr cyfry znaków символов цифр букв karakter hane tecken siffror
+    merkkiä numeroa
+    """.split()  # noqa: SIM905
+)
+_UNIT_CJK = re.compile(r"[ \t]{0,4}(?:位|桁|文字|자|자리|个|個|次|分|秒)")
+_UNIT_SIGNS = ("%", "°", "x ", "px")
+# A value among these is not a password: words for "wrong", "required", "the same".
+_NOT_VALUES = frozenset(
+    """
+    required needed missing wrong incorrect invalid expired empty blank correct valid weak
+    strong mandatory optional secret private shared different same unknown temporary new
+    old obrigatória obrigatório errada errado incorreta inválida expirada forte fraca
+    obligatoria incorrecta inválida caducada segura obligatoire incorrect incorrecte
+    invalide expiré expirée erforderlich falsch ungültig abgelaufen sicher obbligatoria
+    sbagliata errata scaduta verplicht onjuist fout verlopen
+    1password bitwarden lastpass keepass keepassxc dashlane keychain
+    """.split()  # noqa: SIM905
+)
+
+
+def _bounded(term: _Term) -> str:
+    if term.bound == _CJK:
+        return f"(?:{term.pattern})"
+    right = r"(?![^\W\d_])"
+    if term.bound == _TAIL:
+        return f"(?:{term.pattern}){right}"
+    return rf"(?<![^\W\d_])(?:{term.pattern}){right}"
+
+
+def _noun_pattern() -> str:
+    groups = []
+    for cls in (_UNLOCK, _CVV, _PIN, _PASSWORD, _CODE):
+        # Longer alternatives first, so "pin code" wins over "pin".
+        terms = sorted(
+            (t for t in _VOCABULARY if t.cls == cls),
+            key=lambda t: -len(t.pattern),
+        )
+        groups.append(f"(?P<{cls}>{'|'.join(_bounded(t) for t in terms)})")
+    return "(?i)" + "|".join(groups)
+
+
+CREDENTIAL_WORD = re.compile(_noun_pattern())
+"""A word that names a credential whose value may follow, in any language of the
+vocabulary; the group that matched (``lastgroup``) is its class."""
+
+WORD_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in _VOCABULARY}))
+"""Folded literals, one of which every match of :data:`CREDENTIAL_WORD` holds."""
+
+
+# -- looking only where a match can be ------------------------------------------------------
+#
+# The patterns here are long alternations behind lookbehinds: tried at every position of
+# a text they cost a microsecond per character or more. Every match holds a literal (a
+# word's literal, a digit), so each pattern runs only on windows around the literals'
+# occurrences, wide enough to hold every match that holds one. Lookbehinds see before a
+# window; a window ends well past every match in it, so lookaheads see what they would.
+_Window = tuple[int, int]
+
+
+def _windows(spans: list[_Window], before: int, after: int, length: int) -> list[_Window]:
+    """``spans`` grown by ``before`` and ``after``, clipped, sorted and merged."""
+    merged: list[_Window] = []
+    for start, end in sorted(spans):
+        low, high = max(0, start - before), min(length, end + after)
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return merged
+
+
+Occurrence = tuple[int, str]
+"""Where a literal is in a folded text, and which."""
+
+
+@cache
+def _literals() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[tuple[str, int], ...]]]:
+    """The literals of every word the finders here look for (a credential's, a national
+    id's, a login's), as few as tell where any is: those holding no other (all of them,
+    and those an ASCII text can hold); and for each of these, every literal holding it,
+    with where in that literal it stands."""
+    every = sorted({*WORD_LITERALS, *ID_LITERALS, *LOGIN_LITERALS})
+    fewest = tuple(w for w in every if not any(o != w and o in w for o in every))
+    holding = {
+        w: tuple((o, k) for o in every for k in range(len(o)) if o.startswith(w, k)) for w in fewest
+    }
+    return fewest, tuple(w for w in fewest if w.isascii()), holding
+
+
+def literal_occurrences(folded: str) -> list[Occurrence]:
+    """Every occurrence in ``folded`` of a literal of :func:`_literals`, in order."""
+    fewest, ascii_fewest, holding = _literals()
+    shortest = ascii_fewest if folded.isascii() else fewest
+    if not any(map(folded.__contains__, shortest)):  # most texts: one pass of C
+        return []
+    found: set[Occurrence] = set()
+    for short in shortest:
+        at = folded.find(short)
+        while at != -1:
+            for literal, offset in holding[short]:
+                if folded.startswith(literal, at - offset) and at >= offset:
+                    found.add((at - offset, literal))
+            at = folded.find(short, at + 1)
+    return sorted(found)
+
+
+def _spans(occurrences: list[Occurrence], literals: frozenset[str]) -> list[_Window]:
+    return [(at, at + len(w)) for at, w in occurrences if w in literals]
+
+
+def _search_near(
+    pattern: re.Pattern[str], text: str, spans: list[_Window], before: int, after: int
+) -> Iterator[re.Match[str]]:
+    for start, end in _windows(spans, before, after, len(text)):
+        yield from pattern.finditer(text, start, end)
+
+
+# A word of the vocabulary starts at most this far before its literal, and ends at most
+# this far after it (tests/unit/test_secret_gate.py holds every word to it).
+WORD_BEFORE, WORD_AFTER = 32, 48
+_CLASS_ORDER = (_UNLOCK, _CVV, _PIN, _PASSWORD, _CODE)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A credential word found in a text: where, and its class."""
+
+    start: int
+    end: int
+    cls: str
+    text: str
+
+
+_Ranked = tuple[tuple[int, int], re.Pattern[str], str, bool]
+
+
+@cache
+def _terms_by_literal() -> dict[str, tuple[_Ranked, ...]]:
+    """Each literal's words: their rank (as :data:`CREDENTIAL_WORD` orders them), their
+    pattern, their class, and whether each match starts with the literal."""
+    found: dict[str, list[_Ranked]] = {}
+    for term in _VOCABULARY:
+        rank = (_CLASS_ORDER.index(term.cls), -len(term.pattern))
+        pattern = re.compile("(?i)" + _bounded(term))
+        found.setdefault(term.literal, []).append((rank, pattern, term.cls, term.anchored))
+    return {literal: tuple(sorted(terms, key=lambda t: t[0])) for literal, terms in found.items()}
+
+
+def credential_words(
+    text: str, folded: str | None = None, occurrences: list[Occurrence] | None = None
+) -> list[Word]:
+    """The credential words of ``text`` (``folded``: ``fold(text)``; ``occurrences``: its
+    :func:`literal_occurrences`, when the caller has them), in order, none overlapping:
+    where several start at one place, the first in the order of :data:`CREDENTIAL_WORD`
+    (the longer of a class first). Each word's pattern is tried only where its literal
+    is."""
+    folded = fold(text) if folded is None else folded
+    if len(folded) != len(text):  # folding moved offsets: look everywhere
+        return [
+            Word(m.start(), m.end(), m.lastgroup or "", m.group())
+            for m in CREDENTIAL_WORD.finditer(text)
+        ]
+    occurrences = literal_occurrences(folded) if occurrences is None else occurrences
+    terms = _terms_by_literal()
+    found: set[tuple[int, tuple[int, int], int, str]] = set()
+    for at, literal in occurrences:
+        for rank, pattern, cls, anchored in terms.get(literal, ()):
+            if anchored:  # a match holding this occurrence starts at it
+                match = pattern.match(text, at)
+                if match is not None:
+                    found.add((at, rank, match.end(), cls))
+                continue
+            low, high = max(0, at - WORD_BEFORE), min(len(text), at + len(literal) + WORD_AFTER)
+            for match in pattern.finditer(text, low, high):
+                found.add((match.start(), rank, match.end(), cls))
+    words: list[Word] = []
+    for start, _, end, cls in sorted(found):
+        if words and start < words[-1].end:
+            continue
+        words.append(Word(start, end, cls, text[start:end]))
+    return words
+
+
+def may_hold_words(folded: str) -> bool:
+    """Whether the folded text holds a credential word, a national id's or a login's:
+    false only when none of :func:`word_value_spans`, :func:`named_id_spans` and
+    :func:`login_pair_spans` finds anything in the text it was folded from."""
+    occurrences = literal_occurrences(folded)
+    if not occurrences:
+        return False
+    return (
+        bool(credential_words(folded, folded, occurrences))
+        or any(True for _ in id_words(folded, folded, occurrences, any_case=True))
+        or any(True for _ in login_pairs(folded, folded, occurrences))
+    )
+
+
+# -- finding values after credential words ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """A credential found: where it is, and its kind."""
+
+    start: int
+    end: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class Judges:
+    """The value judgements :mod:`secrets` lends: whether a value reads as a password, and
+    whether it only stands for one (a placeholder, a reference)."""
+
+    password_like: Callable[[str], bool]
+    filler: Callable[[str], bool]
+
+
+_WORDS = re.compile(r"[^\W\d_][\w'’\-]{0,40}")
+_CLAUSE_END = re.compile(r"[.!?;\n。！？；]")
+_CLAUSE_BEFORE = 48
+_SPACES = re.compile(r"[ \t]{1,4}")
+
+
+_ALNUM_RUNS = re.compile(r"[^\W_]+")
+
+
+def _has_stem(text: str, stems: tuple[str, ...]) -> bool:
+    """Whether a word of ``text`` starts with one of ``stems``."""
+    return any(word.startswith(stems) for word in _ALNUM_RUNS.findall(text.lower()))
+
+
+def _names_lock(text: str) -> bool:
+    """Whether ``text`` names something a code opens: a door, a gate, an alarm, a safe."""
+    for word in _ALNUM_RUNS.findall(text.lower()):
+        if word in _LOCK_WORDS or word.startswith(_LOCK_STEMS):
+            return True
+    return any(s in text for s in _LOCK_CJK)
+
+
+def _clause_before(text: str, start: int) -> str:
+    window = text[max(0, start - _CLAUSE_BEFORE) : start]
+    ends = list(_CLAUSE_END.finditer(window))
+    return window[ends[-1].end() :] if ends else window
+
+
+def _compound_head(text: str, start: int) -> str:
+    """The letters (and hyphens) right before ``start`` in the same word: ``Tür`` of
+    ``Türcode``, ``WLAN-`` of ``WLAN-Passwort``."""
+    at = start
+    while at > max(0, start - 24) and (text[at - 1].isalpha() or text[at - 1] == "-"):
+        at -= 1
+    return text[at:start]
+
+
+def _code_named(text: str, start: int, between: list[str]) -> bool:
+    """Whether the code named at ``start`` opens something: a lock named in the word
+    itself (``Türcode``), before it in its clause, or in the words after it, and no word
+    saying it is another kind of code (an error's, a parcel's) right next to it."""
+    head = _compound_head(text, start).strip("-")
+    if head:
+        return _names_lock(head) and head.lower() not in _NOT_LOCKS
+    before = _clause_before(text, start)
+    previous = (_WORDS.findall(before)[-1:] or [""])[0].lower()
+    if previous in _NOT_LOCKS or any(w.lower() in _NOT_LOCKS for w in between[:2]):
+        return False
+    return _names_lock(before) or any(_names_lock(w) for w in between)
+
+
+def _is_prepositional(word: str) -> bool:
+    lowered = word.lower()
+    return lowered in _PREPOSITIONS or _ELIDED.match(lowered) is not None
+
+
+def _unquoted(match: re.Match[str]) -> str | None:
+    for group in ("dq", "sq", "cq"):
+        found = match.group(group)
+        if found is not None:
+            return found
+    return None
+
+
+def _followed_by_unit(rest: str) -> bool:
+    if rest.lstrip(" \t").startswith(_UNIT_SIGNS) or _UNIT_CJK.match(rest):
+        return True
+    word = _WORDS.match(rest.lstrip(" \t"))
+    return word is not None and word.group().lower().rstrip(".,") in _UNITS
+
+
+def _ends_clause(rest: str) -> bool:
+    """The text after a value ends its clause: nothing, a line break, punctuation, an
+    aside, or Chinese, Japanese or Korean going on."""
+    stripped = rest.lstrip(" \t")
+    head = stripped[:1]
+    if head in ("", "\n", "\r") or head in _TRAILING or "\u3000" <= head <= "\uffef":
+        return True
+    return rest.startswith((" (", " -", " \u2014", " \u2013", " /"))
+
+
+def _digit_count(value: str) -> int:
+    return len(_DIGITS.findall(value))
+
+
+def _value_kind(
+    cls: str, match: re.Match[str], explicit: bool, between: bool, rest: str, judges: Judges
+) -> str | None:
+    """The kind of credential the value ``match`` is, given after a word of class
+    ``cls``, with a mark or verb between them or not (``explicit``), and words between
+    them or not; None when it is no credential."""
+    quoted = _unquoted(match)
+    if quoted is not None:
+        ok = cls == _PASSWORD and explicit and len(quoted.strip()) >= 4
+        return PASSWORD if ok and not judges.filler(quoted) else None
+    if match.group("apppw") is not None:
+        return PASSWORD if cls == _PASSWORD else None
+    raw = match.group("code") or match.group("bare") or ""
+    value = raw.rstrip(_TRAILING)
+    rest = raw[len(value) :] + rest
+    if not value or _followed_by_unit(rest):
+        return None
+    # Words between the credential's name and a value given without a mark or verb: the
+    # value must close its clause ("PIN for account 12345678 changed" gives no PIN).
+    if between and not explicit and not _ends_clause(rest):
+        return None
+    digits = _digit_count(value)
+    if match.group("code") is not None:  # digits in groups: a combination (12-34-56)
+        if cls == _CVV or digits < 3:
+            return None
+        return PASSWORD if cls == _PASSWORD else ACCESS_CODE
+    if _DIGIT_CODE.fullmatch(value):
+        if cls == _CVV:
+            return ACCESS_CODE if digits <= 4 else None
+        if cls in (_CODE, _UNLOCK):
+            return ACCESS_CODE
+        if digits < 4:
+            return None
+        return ACCESS_CODE if cls == _PIN else PASSWORD
+    if cls in (_CODE, _UNLOCK) and digits >= 3 and _SHORT_CODE.fullmatch(value):
+        return ACCESS_CODE
+    if cls != _PASSWORD or value.lower() in _NOT_VALUES:
+        return None
+    return PASSWORD if judges.password_like(value) else None
+
+
+_LABEL_MARKS = frozenset(":：=")
+
+
+def _separator(text: str, pos: int, limit: int, cjk: bool) -> tuple[int, bool, bool] | None:
+    """Where a value may start after ``pos``; whether a mark or verb gave it; whether that
+    was a label's colon or equals sign."""
+    if cjk:
+        found = _CJK_SEPARATOR.match(text, pos, limit)
+        if found is None:
+            return None
+        return found.end(), True, (found.group("mark") or "") in _LABEL_MARKS
+    found = _SEPARATOR.match(text, pos, limit)
+    if found is None:
+        return None
+    mark = (found.group("mark") or "").strip(" \t")
+    return found.end(), found.group("space") is None, mark in _LABEL_MARKS
+
+
+def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> Found | None:
+    """The value given after the credential word ``word``, if one is: right after it, or
+    after a few words saying what it is for ("the password *for the NAS* is ...")."""
+    pos = word.end
+    limit = min(len(text), pos + 240)
+    between: list[str] = []
+    loose = False  # the words between say nothing of what the credential is for
+    for _ in range(_MAX_BETWEEN + 1):
+        separator = _separator(text, pos, limit, cjk and not between)
+        label = (
+            separator is not None
+            and separator[2]
+            and text[separator[0] - 1 : separator[0]].isspace()
+        )
+        if separator is not None and (not loose or label):
+            at, explicit, _ = separator
+            value = _VALUE.match(text, at, limit)
+        else:
+            value = None
+        if value is not None:
+            if cls == _PIN and not explicit and not between and word.text == "pin":
+                continue  # "pin 1234": a pin of a board, unless written PIN or given
+            rest = text[value.end() : value.end() + 16]
+            kind = _value_kind(cls, value, explicit, bool(between), rest, judges)
+            if kind is not None:
+                if cls == _CODE and not _code_named(text, word.start, between):
+                    return None
+                if cls == _UNLOCK and not _names_lock(_clause_before(text, word.start)):
+                    return None
+                start, end = value.span()
+                if _unquoted(value) is not None:
+                    return Found(start + 1, end - 1, kind)
+                return Found(start, start + len(value.group().rstrip(_TRAILING)), kind)
+        step = _BETWEEN.match(text, pos, limit)
+        if step is None:
+            return None
+        first = step.group("word")
+        if not between and not (
+            _is_prepositional(first) or _names_lock(first) or _has_stem(first, _CARD_STEMS)
+        ):
+            if separator is not None and separator[1]:
+                return None  # "password is in ...": said, and no value
+            loose = True
+        if loose and len(between) >= _MAX_LOOSE:
+            return None
+        between.append(first)
+        pos = step.end()
+    return None
+
+
+def _written_without_spaces(word: str) -> bool:
+    return any(c >= "\u3000" for c in word)
+
+
+def word_value_spans(text: str, judges: Judges) -> Iterator[Found]:
+    """Passwords, codes and PINs given after the words that name them, in any language
+    of the vocabulary."""
+    for word in credential_words(text):
+        found = _after_word(text, word.cls, word, judges, _written_without_spaces(word.text))
+        if found is not None:
+            yield found
+
+
+# -- a user and password together ---------------------------------------------------------------
+
+LOGIN_PAIR = re.compile(
+    r"(?i)(?<![^\W\d_])(?:basic[ \t\-]?auth|http[ \t\-]?auth"
+    r"|user(?:name)?[ \t]?/[ \t]?pass(?:word)?|usu[áa]rio[ \t]{1,4}e[ \t]{1,4}senha"
+    r"|usuario[ \t]{1,4}y[ \t]{1,4}contraseña|identifiants|zugangsdaten|credenziali"
+    r"|credenciais|credenciales|inloggegevens|dane[ \t]{1,4}logowania"
+    r"|учетные[ \t]{1,4}данные|login)(?![^\W\d_])"
+    r"(?:[ \t]{0,4}(?::|=|\u2014)|[ \t]{1,4}(?:is|are|é|es|est|ist|è|with|com|con|avec|mit))?"
+    r"[ \t]{1,4}(?P<user>[\w.@+\-]{1,64})[ \t]{0,4}[/:][ \t]{0,4}"
+    r"(?P<value>[^\s\"'`]{1,128})"
+)
+"""A user and a password given together after a word for them (``basic auth ana:...``,
+``user/pass = builder / ...``, ``Zugangsdaten: ...``)."""
+LOGIN_LITERALS: tuple[str, ...] = (
+    "auth", "user", "usu", "identifiants", "zugangsdaten", "credenzi", "credenc", "inlog",
+    "logowania", "учетные", "login",
+)  # fmt: skip
+
+
+LOGIN_BEFORE, LOGIN_AFTER = 16, 240
+
+
+def login_pairs(
+    text: str, folded: str | None = None, occurrences: list[Occurrence] | None = None
+) -> Iterator[re.Match[str]]:
+    """Every match of :data:`LOGIN_PAIR` in ``text``."""
+    folded = fold(text) if folded is None else folded
+    if len(folded) != len(text):
+        yield from LOGIN_PAIR.finditer(text)
+        return
+    occurrences = literal_occurrences(folded) if occurrences is None else occurrences
+    spans = _spans(occurrences, frozenset(LOGIN_LITERALS))
+    yield from _search_near(LOGIN_PAIR, text, spans, LOGIN_BEFORE, LOGIN_AFTER)
+
+
+def login_pair_spans(text: str, judges: Judges) -> Iterator[Found]:
+    for match in login_pairs(text):
+        value = match.group("value").rstrip(_TRAILING)
+        if judges.password_like(value):
+            start = match.start("value")
+            yield Found(start, start + len(value), PASSWORD)
+
+
+# -- numbers: cards, bank accounts, national ids ----------------------------------------------
+
+_SHAPES: dict[str, re.Pattern[str]] = {
+    # 12 to 19 digits, alone or in groups: the whole run, never a part of a longer one
+    "card": re.compile(r"(?<![\d\-.,/])(?<!\d[ \-])\d(?:[ \-]?\d){11,18}(?![ \-]?\d)"),
+    "iban": re.compile(r"(?<![^\W_])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){11,32}"),
+    "ssn": re.compile(r"(?<![\d\-])\d{3}-\d{2}-\d{4}(?![\d\-])"),
+    "cpf": re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)"),
+    "es": re.compile(r"(?<![^\W_])[XYZxyz]?\d{7,8}[A-Za-z](?![^\W_])"),
+    "cf": re.compile(r"(?<![^\W_])[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z](?![^\W_])"),
+    "rrn": re.compile(r"(?<![\d\-])\d{6}-\d{7}(?![\d\-])"),
+    "ric": re.compile(r"(?<!\d)\d{17}[\dXx](?![\dXx])"),
+}
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
+def _letters(text: str, start: int, end: int) -> bool:
+    piece = text[max(0, start) : end]
+    return start >= 0 and piece.isascii() and piece.isalpha()
+
+
+def _shape_starts(text: str, start: int, run: int) -> Iterator[tuple[str, int]]:
+    """The shapes whose match may start at, or just before, a run of ``run`` digits at
+    ``start``, and where: what each shape's pattern needs there, checked first."""
+    after = text[start + run : start + run + 2]
+    next_digit = after[1:2].isdigit()
+    if (run >= 12 and run <= 19) or (run < 12 and after[:1] in (" ", "-") and next_digit):
+        yield "card", start
+    if run == 3 and after[:1] == "-":
+        yield "ssn", start
+    if run == 3 and after[:1] == ".":
+        yield "cpf", start
+    if run in (7, 8) and _letters(text, start + run, start + run + 1):
+        yield "es", start
+        if start >= 1 and text[start - 1] in "XYZxyz":
+            yield "es", start - 1
+    if run == 6 and after[:1] == "-":
+        yield "rrn", start
+    if run in (17, 18):
+        yield "ric", start
+    if _letters(text, start - 2, start):
+        yield "iban", start - 2
+    if run == 2 and _letters(text, start - 6, start):
+        yield "cf", start - 6
+
+
+def _number_shapes(text: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """Every match of a shape of :data:`_SHAPES`: each starts at, or just before, the start
+    of a run of digits, so each is tried there only."""
+    for digits in _DIGIT_RUNS.finditer(text):
+        for name, at in _shape_starts(text, digits.start(), digits.end() - digits.start()):
+            match = _SHAPES[name].match(text, at)
+            if match is not None:
+                yield name, match
+
+
+def may_hold_number(text: str) -> bool:
+    """Whether ``text`` holds a number of a shape :func:`number_spans` judges."""
+    return any(True for _ in _number_shapes(text))
+
+
+# Issuers' prefixes and lengths (ISO/IEC 7812): a Luhn-valid number of another shape is
+# some other number (an IMEI, an order, a parcel).
+_CARD_ISSUERS: tuple[tuple[int, int, frozenset[int]], ...] = (
+    (4, 4, frozenset({13, 16, 19})),  # Visa
+    (51, 55, frozenset({16})),  # Mastercard
+    (2221, 2720, frozenset({16})),
+    (34, 34, frozenset({15})),  # American Express
+    (37, 37, frozenset({15})),
+    (6011, 6011, frozenset(range(16, 20))),  # Discover
+    (644, 649, frozenset(range(16, 20))),
+    (65, 65, frozenset(range(16, 20))),
+    (3528, 3589, frozenset(range(16, 20))),  # JCB
+    (300, 305, frozenset(range(14, 20))),  # Diners Club
+    (36, 36, frozenset(range(14, 20))),
+    (38, 39, frozenset(range(16, 20))),
+    (62, 62, frozenset(range(16, 20))),  # UnionPay
+    (2200, 2204, frozenset(range(16, 20))),  # Mir
+    (5018, 5018, frozenset(range(12, 20))),  # Maestro
+    (5020, 5020, frozenset(range(12, 20))),
+    (5038, 5038, frozenset(range(12, 20))),
+    (5893, 5893, frozenset(range(12, 20))),
+    (6304, 6304, frozenset(range(12, 20))),
+    (6759, 6759, frozenset(range(12, 20))),
+    (6761, 6763, frozenset(range(12, 20))),
+)
+# Words right before a number that say it is not a card: an order's, a parcel's, a phone's.
+_NOT_CARD_BEFORE = re.compile(
+    r"(?i)(?:order|invoice|tracking|ticket|ref(?:erence)?|receipt|imei|isbn|serial|phone|tel"
+    r"|fax|mobile|account|pedido|fatura|factura|nota|rastreio|commande|facture|suivi"
+    r"|bestell\w{0,8}|rechnung|sendung|ordine|fattura|spedizione|bestelling|zamówieni\w"
+    r"|订单|单号|注文|番号|전화|주문|заказ|sipariş|#|no\.?|n[º°o]\.?)[ \t:#.]{0,4}$"
+)
+_CARD_WORDS = re.compile(
+    r"(?i)card|cart[ãa]o|tarjeta|carte|karte|carta|kaart|kart[ay]|карт|kart|kort|visa|master"
+    r"|amex|卡|カード|카드"
+)
+_NOT_DIGITS = re.compile(r"\D")
+_GROUP_MARKS = re.compile(r"[ \-]")
+
+
+def _issued_card(digits: str) -> bool:
+    for low, high, lengths in _CARD_ISSUERS:
+        if len(digits) in lengths and low <= int(digits[: len(str(low))]) <= high:
+            return True
+    return False
+
+
+def _card_grouping(number: str) -> bool:
+    """Digits as cards print them: all together, in fours (the last group may be
+    shorter), or 4-6-5 and 4-6-4."""
+    sizes = [len(g) for g in _GROUP_MARKS.split(number)]
+    if len(sizes) == 1 or sizes in ([4, 6, 5], [4, 6, 4]):
+        return True
+    return all(s == 4 for s in sizes[:-1]) and 1 <= sizes[-1] <= 4
+
+
+def _card(text: str, match: re.Match[str]) -> bool:
+    number = match.group()
+    digits = _NOT_DIGITS.sub("", number)
+    if not (_card_grouping(number) and _issued_card(digits) and luhn.is_valid(digits)):
+        return False
+    if number.isdigit():
+        before = text[max(0, match.start() - 32) : match.start()]
+        if _NOT_CARD_BEFORE.search(before) and not _CARD_WORDS.search(before):
+            return False
+    return True
+
+
+def _cuts(candidate: str, marks: str) -> list[int]:
+    """Where ``candidate`` may end: at each of its ``marks``, and at its end; longest
+    first."""
+    return [len(candidate)] + [i for i in range(len(candidate) - 1, 0, -1) if candidate[i] in marks]
+
+
+def _iban_span(match: re.Match[str]) -> tuple[int, int] | None:
+    """The longest run of the candidate's groups that is a valid IBAN."""
+    candidate = match.group()
+    for cut in _cuts(candidate, " -"):
+        piece = candidate[:cut]
+        if len(piece) < 15:
+            break
+        if _iban.is_valid(piece.upper()):
+            return match.start(), match.start() + cut
+    return None
+
+
+_ID_WORD_PATTERN = (
+    r"(?<![^\W\d_])(?:ssn|social[ \t]security(?:[ \t]number)?|social[ \t]insurance"
+    r"|itin|tax[ \t]id|cpf|dni|nif|(?:n°|num[ée]ro)[ \t]de[ \t]s[ée]cu\w{0,14}"
+    r"|s[ée]cu(?:rit[ée][ \t]sociale)?|insee|steuer[ \t\-]?id(?:nr)?"
+    r"|(?:steuer-?)?identifikationsnummer|codice[ \t]fiscale|bsn|burgerservicenummer|pesel"
+    r"|aadhaa?r|personnummer|personnr|tc[ \t]kimlik|kimlik[ \t]no|tckn|curp|contribuinte"
+    r"|cart[ãa]o[ \t]de[ \t]cidad[ãa]o|CASE_SENSITIVE)(?![^\W\d_])"
+    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호"
+)
+# Short names that are words of other languages in lowercase (Spanish "sin", Polish "nie").
+_ID_ACRONYMS = "NIE|SIN|NIR|RUT"
+ID_WORDS = re.compile("(?i)" + _ID_WORD_PATTERN.replace("CASE_SENSITIVE", f"(?-i:{_ID_ACRONYMS})"))
+"""A word naming a national id, after which :func:`named_id_spans` looks for one."""
+ID_WORDS_ANY_CASE = re.compile("(?i)" + _ID_WORD_PATTERN.replace("CASE_SENSITIVE", _ID_ACRONYMS))
+""":data:`ID_WORDS` with its acronyms in any case: what the gate looks for in folded text."""
+ID_LITERALS: tuple[str, ...] = tuple(
+    fold(w)
+    for w in (
+        "ssn", "social", "itin", "tax", "cpf", "dni", "nif", "sécu", "secu", "insee", "steuer",
+        "identifikationsnummer", "codice", "bsn", "burgerservicenummer", "pesel", "aadha",
+        "personn", "kimlik", "tckn", "curp", "contribuinte", "cidad", "nie", "sin", "nir",
+        "rut", "身份", "マイナンバー", "個人番号", "주민",
+    )
+)  # fmt: skip
+ID_BEFORE, ID_AFTER = 16, 40
+
+
+def id_words(
+    text: str,
+    folded: str | None = None,
+    occurrences: list[Occurrence] | None = None,
+    *,
+    any_case: bool = False,
+) -> Iterator[re.Match[str]]:
+    """Every match of :data:`ID_WORDS` in ``text`` (of :data:`ID_WORDS_ANY_CASE` with
+    ``any_case``)."""
+    pattern = ID_WORDS_ANY_CASE if any_case else ID_WORDS
+    folded = fold(text) if folded is None else folded
+    if len(folded) != len(text):
+        yield from pattern.finditer(text)
+        return
+    occurrences = literal_occurrences(folded) if occurrences is None else occurrences
+    spans = _spans(occurrences, frozenset(ID_LITERALS))
+    yield from _search_near(pattern, text, spans, ID_BEFORE, ID_AFTER)
+
+
+_ID_VALUE = re.compile(r"[0-9A-Za-z](?:[ .\-/]?[0-9A-Za-z]){5,24}")
+_ID_CHECKS: tuple[Callable[[str], bool], ...] = (
+    ssn.is_valid,
+    sin.is_valid,
+    cpf.is_valid,
+    es_nif.is_valid,
+    pt_nif.is_valid,
+    nir.is_valid,
+    idnr.is_valid,
+    codicefiscale.is_valid,
+    bsn.is_valid,
+    pesel.is_valid,
+    ric.is_valid,
+    my_number.is_valid,
+    rrn.is_valid,
+    aadhaar.is_valid,
+    personnummer.is_valid,
+    tckimlik.is_valid,
+    curp.is_valid,
+    rut.is_valid,
+)
+# Ids whose shape and checksum say what they are without a word naming them.
+_SHAPED_IDS: dict[str, Callable[[str], bool]] = {
+    "ssn": ssn.is_valid,
+    "cpf": cpf.is_valid,
+    "es": es_nif.is_valid,
+    "cf": codicefiscale.is_valid,
+    "rrn": rrn.is_valid,
+    "ric": ric.is_valid,
+}
+_ID_AFTER = 40
+
+
+def _named_id(text: str, end: int) -> tuple[int, int] | None:
+    """The national id after a word naming it (ending at ``end``, within a few words on
+    its line): the first run of six digits or more, cut to the longest of its groups
+    that some check accepts."""
+    window_end = min(len(text), end + _ID_AFTER)
+    newline = text.find("\n", end, window_end)
+    window_end = newline if newline != -1 else window_end
+    for value in _ID_VALUE.finditer(text, end, window_end):
+        candidate = value.group()
+        if _digit_count(candidate) < 6:
+            continue
+        for cut in _cuts(candidate, " "):
+            if any(check(candidate[:cut]) for check in _ID_CHECKS):
+                return value.start(), value.start() + cut
+        return None
+    return None
+
+
+def number_spans(text: str) -> Iterator[Found]:
+    """Card numbers, IBANs and national ids of a telling shape, each passing its
+    checksum."""
+    for name, match in _number_shapes(text):
+        if name == "card":
+            if _card(text, match):
+                yield Found(match.start(), match.end(), PAYMENT_CARD)
+        elif name == "iban":
+            span = _iban_span(match)
+            if span is not None:
+                yield Found(*span, BANK_ACCOUNT)
+        elif _SHAPED_IDS[name](match.group()):
+            yield Found(match.start(), match.end(), NATIONAL_ID)
+
+
+def named_id_spans(text: str) -> Iterator[Found]:
+    """National ids after a word naming them (``CPF``, ``Steuer-ID``, ``PESEL``...)."""
+    for word in id_words(text):
+        span = _named_id(text, word.end())
+        if span is not None:
+            yield Found(*span, NATIONAL_ID)
+
+
+# -- recovery phrases ---------------------------------------------------------------------
+
+_PHRASE_LENGTHS = (12, 15, 18, 21, 24)
+_PHRASE_MIN_CHARS = 23  # twelve words of one character (Chinese), and their spaces
+_PHRASE_TOKEN = re.compile(r"[^\s,;:：，、；]{1,64}")
+# Numbering before a word of a phrase: "1.", "01)", "#3", "12:".
+_NUMBERING = re.compile(r"#?\d{1,2}[.)\-]?")
+_PUNCTUATION = ".:;()[]{}<>\"'"
+_PHRASE_CONTEXT = re.compile(
+    r"(?i)seed|mnemonic|recovery|backup|phrase|words|frase|palavras|semilla|semente"
+    r"|palabras|récupération|mots|wiederherstellung|wörter|recupero|parole|herstel"
+    r"|odzyskiw|сид|фраз|kurtarma|återställ|ledger|trezor|metamask|wallet|carteira"
+    r"|cartera|portefeuille|portafoglio|助记|助記|恢复|リカバリー|シード|복구|시드|니모닉"
+)
+_CONTEXT_BEFORE = 80
+
+
+def _normal(word: str) -> str:
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@cache
+def _mnemonics() -> tuple[Mnemonic, ...]:
+    return tuple(Mnemonic(language) for language in sorted(Mnemonic.list_languages()))
+
+
+@cache
+def _word_lists() -> dict[str, int]:
+    """Every BIP-39 word, normalised, with a bit for each list that holds it."""
+    found: dict[str, int] = {}
+    for i, mnemonic in enumerate(_mnemonics()):
+        for word in mnemonic.wordlist:
+            key = _normal(word)
+            found[key] = found.get(key, 0) | (1 << i)
+    return found
+
+
+@cache
+def _spellings(i: int) -> dict[str, str]:
+    return {_normal(w): w for w in _mnemonics()[i].wordlist}
+
+
+def _checks_out(words: list[str], lists: int) -> bool:
+    """Whether a run of a BIP-39 length within ``words`` passes its checksum in one of
+    ``lists`` (a bit set)."""
+    for i, mnemonic in enumerate(_mnemonics()):
+        if not lists & (1 << i):
+            continue
+        spelled = _spellings(i)
+        for length in _PHRASE_LENGTHS:
+            for start in range(len(words) - length + 1):
+                phrase = " ".join(spelled[w] for w in words[start : start + length])
+                try:
+                    if mnemonic.check(phrase):
+                        return True
+                except (ValueError, LookupError):
+                    continue
+    return False
+
+
+@dataclass
+class _Run:
+    start: int
+    end: int
+    lists: int
+    words: list[str]
+    numbered: int
+
+
+def _runs(text: str) -> Iterator[_Run]:
+    """Runs of twelve words or more of one BIP-39 list, numbered or not."""
+    lists = _word_lists()
+    run: _Run | None = None
+    for token in _PHRASE_TOKEN.finditer(text):
+        raw = token.group()
+        number = _NUMBERING.match(raw)
+        word = (raw[number.end() :] if number else raw).strip(_PUNCTUATION)
+        if not word and number:
+            if run is not None:
+                run.numbered += 1
+            continue  # a number alone: numbering, the run goes on
+        key = _normal(word)
+        # A word before a colon is a label ("seed: ..."), not a word of the phrase.
+        label = text[token.end() : token.end() + 1] in (":", "：")
+        bits = 0 if label else lists.get(key, 0)
+        if run is not None and run.lists & bits:
+            run.lists &= bits
+            run.words.append(key)
+            run.end = token.end() - (len(raw) - len(raw.rstrip(_PUNCTUATION)))
+            run.numbered += 1 if number else 0
+            continue
+        if run is not None and len(run.words) >= _PHRASE_LENGTHS[0]:
+            yield run
+        run = None
+        if bits:
+            start = token.start() + (number.end() if number else 0)
+            end = token.end() - (len(raw) - len(raw.rstrip(_PUNCTUATION)))
+            run = _Run(start, end, bits, [key], 1 if number else 0)
+    if run is not None and len(run.words) >= _PHRASE_LENGTHS[0]:
+        yield run
+
+
+def phrase_spans(text: str) -> Iterator[Found]:
+    """Recovery phrases: runs of twelve words or more of one BIP-39 list, separated by
+    spaces, line breaks or commas, numbered or not. A run is a phrase when twelve of its
+    words are numbered, when the text speaks of a seed, a wallet or a recovery phrase just before
+    it, or when it passes the BIP-39 checksum."""
+    if not may_hold_phrase(text):
+        return
+    for run in _runs(text):
+        # What comes before the run, and its first word ("seed: ..." where "seed" is a word
+        # of the list too).
+        first = text.find(run.words[0][:1], run.start) + len(run.words[0])
+        context = _PHRASE_CONTEXT.search(text, max(0, run.start - _CONTEXT_BEFORE), first)
+        if (
+            context is not None
+            or run.numbered >= _PHRASE_LENGTHS[0] - 1
+            or _checks_out(run.words, run.lists)
+        ):
+            yield Found(run.start, run.end, RECOVERY_PHRASE)
+
+
+_NUMBERING_CHARS = "#0123456789.)-"
+
+
+def may_hold_phrase(text: str) -> bool:
+    """Whether ``text`` may hold twelve words of one BIP-39 list in a row: False only when
+    :func:`phrase_spans` finds nothing. Counts the words of any list in a row, numbering
+    skipped, as :func:`phrase_spans` splits them."""
+    if len(text) < _PHRASE_MIN_CHARS:
+        return False
+    tokens = _PHRASE_TOKEN.findall(text)
+    if len(tokens) < _PHRASE_LENGTHS[0]:
+        return False
+    lists = _word_lists()
+    run = 0
+    for i, token in enumerate(tokens):
+        word = token.lstrip(_NUMBERING_CHARS).strip(_PUNCTUATION)
+        if not word:
+            continue  # numbering
+        if (word.lower() if word.isascii() else _normal(word)) in lists:
+            run += 1
+            if run >= _PHRASE_LENGTHS[0]:
+                return True
+        else:
+            run = 0
+            if len(tokens) - i - 1 < _PHRASE_LENGTHS[0]:
+                return False  # too few words left for a phrase
+    return False

@@ -1,0 +1,297 @@
+# ruff: noqa: RUF001
+# (texts in many languages and scripts are the point of these tests)
+"""Credentials known by their class (domain/credentials.py): each class is refused in the
+languages people write it in, and what only looks like one is stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.domain import credentials
+from agent_memory.domain.credentials import (
+    ACCESS_CODE,
+    BANK_ACCOUNT,
+    NATIONAL_ID,
+    PASSWORD,
+    PAYMENT_CARD,
+    RECOVERY_PHRASE,
+)
+from agent_memory.domain.secrets import find_secrets, redact_secrets
+
+
+def kinds(text: str) -> list[str]:
+    return [f.kind for f in find_secrets(text)]
+
+
+# (text, kind, the credential itself): the credential must be found, named by its kind,
+# and gone from the redacted text, with the words around it kept.
+CAUGHT = [
+    # -- payment cards: Luhn, an issuer's prefix and length, as cards are printed
+    pytest.param(
+        "card 4663 9233 2146 8814, exp 09/27",
+        PAYMENT_CARD,
+        "4663 9233 2146 8814",
+        id="visa-grouped",
+    ),
+    pytest.param(
+        "pay with 4282010276161247 please", PAYMENT_CARD, "4282010276161247", id="visa-together"
+    ),
+    pytest.param(
+        "amex 3736 471764 18454 for travel", PAYMENT_CARD, "3736 471764 18454", id="amex-4-6-5"
+    ),
+    pytest.param(
+        "Mastercard 5257-0292-9611-1246",
+        PAYMENT_CARD,
+        "5257-0292-9611-1246",
+        id="mastercard-dashes",
+    ),
+    pytest.param(
+        "信用卡号 5226 2385 7341 5216，有效期 07/27",
+        PAYMENT_CARD,
+        "5226 2385 7341 5216",
+        id="card-zh",
+    ),
+    # -- a card's security code, a PIN, a PUK
+    pytest.param("CVV 318", ACCESS_CODE, "318", id="cvv"),
+    pytest.param("cryptogramme : 214", ACCESS_CODE, "214", id="cvv-fr"),
+    pytest.param("debit card PIN: 7703", ACCESS_CODE, "7703", id="pin"),
+    pytest.param("SIM PIN 1357, PUK 88214077", ACCESS_CODE, "88214077", id="puk"),
+    pytest.param("PIN do cartão de crédito é 2580", ACCESS_CODE, "2580", id="pin-pt"),
+    pytest.param("пин-код карты 4520", ACCESS_CODE, "4520", id="pin-ru"),
+    pytest.param("キャッシュカードの暗証番号 8062", PASSWORD, "8062", id="pin-ja"),
+    # -- codes of doors, gates, alarms and safes
+    pytest.param("the door code for the back entrance is 4417", ACCESS_CODE, "4417", id="door"),
+    pytest.param("the alarm code is 9021", ACCESS_CODE, "9021", id="alarm"),
+    pytest.param("safe combination: 12-34-56", ACCESS_CODE, "12-34-56", id="safe"),
+    pytest.param("gate code for mum's building: #5580", ACCESS_CODE, "#5580", id="gate"),
+    pytest.param("lockbox at the cabin opens with 0913", ACCESS_CODE, "0913", id="opens-with"),
+    pytest.param("código do portão da garagem: 1793", ACCESS_CODE, "1793", id="gate-pt"),
+    pytest.param("el código de la puerta es 3916", ACCESS_CODE, "3916", id="door-es"),
+    pytest.param("digicode de l'immeuble : 4B721", ACCESS_CODE, "4B721", id="digicode-fr"),
+    pytest.param("Türcode unten: 2277", ACCESS_CODE, "2277", id="door-de"),
+    pytest.param("der Tresor geht mit 19-47-03 auf", ACCESS_CODE, "19-47-03", id="safe-de"),
+    pytest.param("il codice dell'allarme è 0452", ACCESS_CODE, "0452", id="alarm-it"),
+    pytest.param("de code van het alarm is 4410", ACCESS_CODE, "4410", id="alarm-nl"),
+    pytest.param("kod do domofonu 1590", ACCESS_CODE, "1590", id="intercom-pl"),
+    pytest.param("portkoden är 1432", ACCESS_CODE, "1432", id="door-sv"),
+    pytest.param("门禁密码 2580#", PASSWORD, "2580#", id="door-zh"),
+    # -- passwords in many languages, after their marks and verbs
+    pytest.param("wifi da casa - senha: girassol2020", PASSWORD, "girassol2020", id="pt"),
+    pytest.param("contraseña del wifi: Lun4Llena77", PASSWORD, "Lun4Llena77", id="es"),
+    pytest.param("das WLAN-Passwort ist Sonnenblume99", PASSWORD, "Sonnenblume99", id="de"),
+    pytest.param("Kennwort vom Router lautet Zitrone2022", PASSWORD, "Zitrone2022", id="de-lautet"),
+    pytest.param("mot de passe: Chaton#2019", PASSWORD, "Chaton#2019", id="fr"),
+    pytest.param(
+        "le mot de passe du wifi est Baguette2024!", PASSWORD, "Baguette2024!", id="fr-est"
+    ),
+    pytest.param("la password del wifi di casa è Pomodoro!88", PASSWORD, "Pomodoro!88", id="it"),
+    pytest.param("我家wifi密码是 qwer1234zz", PASSWORD, "qwer1234zz", id="zh"),
+    pytest.param("Wi-Fiのパスワードは sakura2024 です", PASSWORD, "sakura2024", id="ja"),
+    pytest.param("와이파이 비밀번호는 gimchi2024", PASSWORD, "gimchi2024", id="ko"),
+    pytest.param("wachtwoord van de wifi: Stroopwafel12", PASSWORD, "Stroopwafel12", id="nl"),
+    pytest.param("hasło do wifi: Pierogi2024", PASSWORD, "Pierogi2024", id="pl"),
+    pytest.param("пароль от wifi: Matryoshka77", PASSWORD, "Matryoshka77", id="ru"),
+    pytest.param("wifi şifresi: Simit2023!", PASSWORD, "Simit2023!", id="tr"),
+    pytest.param("lösenordet till wifi är Kanelbulle9", PASSWORD, "Kanelbulle9", id="sv"),
+    pytest.param(
+        "new router password set today: Pickle-Jar-58", PASSWORD, "Pickle-Jar-58", id="label"
+    ),
+    pytest.param("Zoom passcode 838201", PASSWORD, "838201", id="passcode-digits"),
+    pytest.param(
+        "gmail app password abcd efgh ijkl mnop", PASSWORD, "abcd efgh ijkl mnop", id="app-password"
+    ),
+    pytest.param("contraseña: 'luna llena azul'", PASSWORD, "luna llena azul", id="quoted"),
+    # -- a user and password together
+    pytest.param("basic auth ana:Pa55w0rd!", PASSWORD, "Pa55w0rd!", id="basic-auth"),
+    pytest.param(
+        "jenkins user/pass = builder / Cobalt-Rain-3", PASSWORD, "Cobalt-Rain-3", id="user-pass"
+    ),
+    # -- bank accounts
+    pytest.param(
+        "rent goes to GB29 NWBK 6016 1331 9268 19 (landlord)",
+        BANK_ACCOUNT,
+        "GB29 NWBK 6016 1331 9268 19",
+        id="iban-gb",
+    ),
+    pytest.param(
+        "Pay DE27370400442876624978, ref flat 3",
+        BANK_ACCOUNT,
+        "DE27370400442876624978",
+        id="iban-compact",
+    ),
+    # -- national ids, by their shape or after the word naming them
+    pytest.param("my SSN is 787-78-9328", NATIONAL_ID, "787-78-9328", id="ssn"),
+    pytest.param("CPF da minha mãe: 213.224.190-27", NATIONAL_ID, "213.224.190-27", id="cpf"),
+    pytest.param("mi DNI: 35084645P", NATIONAL_ID, "35084645P", id="dni"),
+    pytest.param("NIE X2318929T para la reserva", NATIONAL_ID, "X2318929T", id="nie"),
+    pytest.param(
+        "codice fiscale: RSSMRA85T10A562S", NATIONAL_ID, "RSSMRA85T10A562S", id="codice-fiscale"
+    ),
+    pytest.param(
+        "Steuer-ID von Oma: 99 281 637 542", NATIONAL_ID, "99 281 637 542", id="steuer-id"
+    ),
+    pytest.param(
+        "numéro de sécu : 1 85 06 75 123 456 89", NATIONAL_ID, "1 85 06 75 123 456 89", id="nir"
+    ),
+    pytest.param("PESEL mamy: 85061367985", NATIONAL_ID, "85061367985", id="pesel"),
+    pytest.param("身份证号 110105198506127172", NATIONAL_ID, "110105198506127172", id="ric"),
+    pytest.param("주민등록번호 850612-1754712", NATIONAL_ID, "850612-1754712", id="rrn"),
+    # -- recovery phrases: twelve words of one BIP-39 list
+    pytest.param(
+        "recovery phrase: fancy muffin offer equal scorpion harsh caught arm never jar cake hire",
+        RECOVERY_PHRASE,
+        "fancy muffin offer equal scorpion harsh caught arm never jar cake hire",
+        id="phrase-en",
+    ),
+    pytest.param(
+        "vivid summer luxury fog glove staff ugly hurdle stand ramp move mushroom",
+        RECOVERY_PHRASE,
+        "vivid summer luxury fog glove staff ugly hurdle stand ramp move mushroom",
+        id="phrase-checksum-alone",
+    ),
+    pytest.param(
+        "words:\n1. animal 2. recall 3. suspect 4. carbon 5. sphere 6. shop 7. rabbit "
+        "8. whip 9. mosquito 10. zebra 11. mobile 12. drive",
+        RECOVERY_PHRASE,
+        "mosquito",
+        id="phrase-numbered",
+    ),
+    pytest.param(
+        "semilla: aplicar tutor boina fosa malla tecla desfile untar tóxico olor arroz ligero",
+        RECOVERY_PHRASE,
+        "tóxico",
+        id="phrase-es",
+    ),
+    pytest.param(
+        "助记词：筋 您 石 详 始 枝 果 四 刑 烧 法 辖",
+        RECOVERY_PHRASE,
+        "筋 您 石 详",
+        id="phrase-zh",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), CAUGHT)
+def test_each_class_is_refused_by_kind(text: str, kind: str, secret: str) -> None:
+    assert kind in kinds(text)
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), CAUGHT)
+def test_each_class_is_redacted_and_its_words_kept(text: str, kind: str, secret: str) -> None:
+    redacted = redact_secrets(text)
+    assert secret not in redacted
+    assert f"[REDACTED:{kind}]" in redacted or "[REDACTED:" in redacted
+    assert find_secrets(redacted) == []
+    first = text.split()[0]
+    if text.index(secret) > len(first):
+        assert redacted.split()[0] == first
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), CAUGHT)
+def test_each_class_is_found_inside_longer_text(text: str, kind: str, secret: str) -> None:
+    assert kind in kinds(f"Notes from Sunday.\n{text}\nCall Ana back about the trip.")
+
+
+LOOK_ALIKES = [
+    # -- numbers that are not cards: no issuer, failed checksum, printed otherwise
+    pytest.param("4324 6365 6018 8308 is not my card number", id="luhn-fails"),
+    pytest.param("IMEI of the old phone: 490154203237518", id="imei"),
+    pytest.param("order #112-7735091-4468213 arrives Tuesday", id="order"),
+    pytest.param("订单号 2025041812345678 已发货", id="order-zh"),
+    pytest.param("tracking no. 9400 1000 0000 0000 0000 00 (USPS)", id="tracking"),
+    pytest.param("ISBN 978-0-306-40615-7 is the second edition", id="isbn"),
+    pytest.param("call +1 415 555 0172 after 6pm", id="phone"),
+    pytest.param("telefone do encanador: (11) 98765-4321", id="phone-pt"),
+    pytest.param("flights were $1,184.60 for both of us", id="price"),
+    pytest.param("Reparatur kostet 349,99 € inkl. MwSt.", id="price-de"),
+    pytest.param("lease runs 2025-03-01 to 2026-02-28", id="dates"),
+    pytest.param("invoice INV-2025-00918 for 1,240.00 EUR is overdue", id="invoice"),
+    pytest.param("bumped the app to 4.12.3 (build 40871)", id="version"),
+    pytest.param("reverted e0a77b3c9d1f4a6b8e2c5d7f9a1b3c5d7e9f0a12 after the outage", id="commit"),
+    pytest.param("device id 8d3f2a1c-7b4e-4f90-a6d2-1e5c9b7a3f08 keeps reconnecting", id="uuid"),
+    pytest.param(
+        "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", id="digest"
+    ),
+    pytest.param("IBAN format is two letters, two check digits, then the account", id="iban-talk"),
+    # -- credential words without a value
+    pytest.param("my PIN changed last week", id="pin-changed"),
+    pytest.param("the door code is on the fridge", id="door-code-where"),
+    pytest.param("the alarm code is the same as before", id="alarm-code-same"),
+    pytest.param("PIN must be 6 digits on the new phones", id="pin-rule"),
+    pytest.param("the PIN is 4 to 8 digits", id="pin-range"),
+    pytest.param("a senha precisa ter 8 dígitos", id="rule-pt"),
+    pytest.param("das Passwort muss mindestens 10 Zeichen haben", id="rule-de"),
+    pytest.param("暗証番号は4桁です", id="rule-ja"),
+    pytest.param("密码至少8位", id="rule-zh"),
+    pytest.param("wifi密码贴在冰箱上", id="where-zh"),
+    pytest.param("la contraseña del wifi está en la nevera", id="where-es"),
+    pytest.param("my password manager: 1Password", id="password-manager"),
+    pytest.param(
+        "DB password is in arn:aws:secretsmanager:us-east-1:123456789012:secret:x", id="arn"
+    ),
+    pytest.param("pin 13 is the onboard LED", id="board-pin"),
+    # -- codes that open nothing
+    pytest.param("error code 0x80070005 when installing updates", id="error-code"),
+    pytest.param("the zip code is 94110", id="zip-code"),
+    pytest.param("código postal 28013, Madrid", id="postal-code-es"),
+    pytest.param("discount code SPRING25 gives 25% off", id="discount-code"),
+    pytest.param("building code requires 36 inch doors", id="building-code"),
+    pytest.param("random seed 20240501 for the benchmark runs", id="random-seed"),
+    # -- words of the BIP-39 list that are no phrase
+    pytest.param(
+        "packing list: tent stove lantern rope knife map water filter blanket pillow towel soap",
+        id="word-list",
+    ),
+    pytest.param(
+        "We need to fix the login page before the release and then review the docs.",
+        id="english-prose",
+    ),
+]
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
+def test_look_alikes_are_stored(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+def test_a_card_number_after_an_order_word_is_an_order() -> None:
+    # Luhn-valid with a Visa prefix, but printed together after "order".
+    assert kinds("order 4282010276161247 shipped") == []
+    assert kinds("card for order 4282010276161247") == [PAYMENT_CARD]
+
+
+def test_an_iban_is_cut_to_its_valid_groups() -> None:
+    text = "IBAN NL77 ABNA 7141 6413 43 t.n.v. J. de Vries"
+    assert redact_secrets(text) == "IBAN [REDACTED:BANK_ACCOUNT] t.n.v. J. de Vries"
+
+
+def test_twelve_words_of_the_list_are_a_phrase_only_when_something_says_so() -> None:
+    # Twelve list words that fail the checksum, without numbering or a word for a seed.
+    words = "tent stove knife water filter blanket soap apple banana lemon onion garlic"
+    assert find_secrets(words) == []
+    assert kinds(f"my seed: {words}") == [RECOVERY_PHRASE]
+
+
+def test_a_national_id_word_in_another_sense_names_nothing() -> None:
+    # Spanish "sin" (without), Polish "nie" (not): only the upper-case acronyms name ids.
+    assert find_secrets("pagó sin problema el pedido 408339102") == []
+    assert find_secrets("nie 408339102 razy") == []
+
+
+def test_the_words_of_every_language_fold_as_the_gate_folds_text() -> None:
+    assert credentials.fold("ΚΩΔΙΚΌΣ") == credentials.fold("κωδικός")
+    assert credentials.fold("ŞİFRE") == "şifre"
+    assert credentials.fold("Passwort") == "passwort"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        pytest.param("Alarmcode: 4512", ACCESS_CODE, id="compound-de"),
+        pytest.param("código de barras 789123456", None, id="barcode-pt"),
+        pytest.param("barcode 0123456789", None, id="barcode"),
+        pytest.param("Unicode 1234", None, id="unicode"),
+    ],
+)
+def test_a_compound_code_names_what_it_opens(text: str, kind: str | None) -> None:
+    assert kinds(text) == ([kind] if kind else [])
