@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -56,6 +57,7 @@ from agent_memory.domain.memory_query import (
     OrderPosition,
     order_position,
 )
+from agent_memory.domain.paging import KEY_BYTES, PageKey, PageKeyring
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.conversations import keep_grounded
 from agent_memory.store.memories import EXPIRY_ACTOR
@@ -126,6 +128,7 @@ class FakeStore(Store):
         )
         # Called before each memory write: a test makes a concurrent writer act here.
         self.before_write: Callable[[MemoryWrite], None] | None = None
+        self.page_keys = PageKeyring((PageKey(1, secrets.token_bytes(KEY_BYTES)),))
 
     def now(self) -> datetime:
         """``now()``: when the current transaction began; outside one, every call is a
@@ -153,6 +156,9 @@ class FakeStore(Store):
     async def admin(self) -> AsyncIterator[AdminTx]:
         raise NotImplementedError("the fake store has no API keys or job queue")
         yield  # pragma: no cover
+
+    async def page_keyring(self, *, knowing: int = 0) -> PageKeyring:
+        return self.page_keys
 
     def tombstone(self, tenant: str, memory_id: uuid.UUID) -> None:
         """Empty the snapshots of a memory's audit events."""

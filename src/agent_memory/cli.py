@@ -1,5 +1,5 @@
-"""The agent-memory command: serve, index, migrate, manage API keys, export and import
-a tenant, and serve the memory as MCP tools."""
+"""The agent-memory command: serve, index, migrate, manage API keys, rotate the key of
+page tokens, export and import a tenant, and serve the memory as MCP tools."""
 
 from __future__ import annotations
 
@@ -265,6 +265,21 @@ def _parser() -> argparse.ArgumentParser:
     revoke = key_commands.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("key_id", help="the key's id, as keys create and keys list print it")
     database_options(revoke)
+
+    rotate = commands.add_parser(
+        "rotate-page-key",
+        help="make a new key that seals page tokens; every server uses it within a "
+        "minute, and tokens sealed before keep working for --keep-previous",
+    )
+    rotate.add_argument(
+        "--keep-previous",
+        type=_seconds_or_zero,
+        default=86400.0,
+        metavar="SECONDS",
+        help="how long page tokens sealed before keep working, then they are refused "
+        "as expired (default 86400, a day; 0: refused at once)",
+    )
+    database_options(rotate)
     return parser
 
 
@@ -323,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _migrate(settings, distribute=args.distribute)
         if args.command in {"export", "import"}:
             return asyncio.run(_transfer(settings, args))
+        if args.command == "rotate-page-key":
+            return asyncio.run(_rotate_page_key(settings, args.keep_previous))
         return asyncio.run(_keys(settings, args))
     except SettingsError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
@@ -346,6 +363,16 @@ def _seconds(text: str) -> float:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+def _seconds_or_zero(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, 0 or more")
     return value
 
 
@@ -556,6 +583,19 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
             return 1
         print(f"revoked key {revoked.key_id}")
         return 0
+
+
+async def _rotate_page_key(settings: Settings, keep_seconds: float) -> int:
+    from datetime import timedelta
+
+    from agent_memory.service.page_tokens import rotate_page_key
+
+    async with _operator_database(settings) as db:
+        keyring = await rotate_page_key(db, keep=timedelta(seconds=keep_seconds))
+    print(f"page token key {keyring.newest} seals page tokens (every server within a minute)")
+    for key in keyring.keys[:-1]:
+        print(f"page token key {key.id} opens the tokens it sealed until {key.expires_at}")
+    return 0
 
 
 async def _transfer(settings: Settings, args: argparse.Namespace) -> int:

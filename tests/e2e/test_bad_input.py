@@ -50,6 +50,7 @@ from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import decision_service_pb2 as decision_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from tests.fake_anthropic import FakeAnthropic, running_fake
+from tests.page_tokens import position_of, reposition
 from tests.support import Client, ServerThread, error_details
 
 SERVICES = (
@@ -163,18 +164,12 @@ STRUCT_JSON = st.recursive(
 )
 
 
-def forged_tokens(real: list[str]) -> st.SearchStrategy[str]:
+def forged_tokens(
+    real: list[str], reseal: Callable[[str, list[Any]], str] | None
+) -> st.SearchStrategy[str]:
     """Page tokens: noise, base64 of noise, well-formed JSON of the wrong shape, and real
-    tokens of this tenant with their position replaced by arbitrary values."""
-
-    def reshaped(token: str, position: list[Any]) -> str:
-        try:
-            payload = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        except ValueError:
-            return token
-        payload["p"] = position
-        return b64(json.dumps(payload).encode())
-
+    tokens of this tenant with their position replaced by arbitrary values (sealed again
+    with the server's key, as only the service could)."""
     options = [
         STRINGS,
         st.binary(max_size=64).map(b64),
@@ -185,9 +180,8 @@ def forged_tokens(real: list[str]) -> st.SearchStrategy[str]:
     ]
     if real:
         options.append(st.sampled_from(real))
-        options.append(
-            st.builds(reshaped, st.sampled_from(real), st.lists(JSON_SCALARS, max_size=5))
-        )
+    if real and reseal is not None:
+        options.append(st.builds(reseal, st.sampled_from(real), st.lists(JSON_SCALARS, max_size=5)))
     return st.one_of(options)
 
 
@@ -219,12 +213,14 @@ class Hints:
 
     strings: dict[str, list[str]] = field(default_factory=dict)
     tokens: list[str] = field(default_factory=list)
+    # A real token sealed again with another position.
+    reseal: Callable[[str, list[Any]], str] | None = None
     times: list[tuple[int, int]] = field(default_factory=list)
 
 
 def string_field(name: str, hints: Hints) -> st.SearchStrategy[str]:
     if name == "page_token":
-        return forged_tokens(hints.tokens)
+        return forged_tokens(hints.tokens, hints.reseal)
     known = hints.strings.get(name, [])
     if not known:
         return STRINGS
@@ -563,7 +559,9 @@ class Tenant:
 @pytest.fixture
 def tenant(server: ServerThread, database_url: str) -> Iterator[Tenant]:
     with server.client() as client:
-        yield Tenant(client, seed(client))
+        hints = seed(client)
+        hints.reseal = partial(reposition, server)
+        yield Tenant(client, hints)
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute("DELETE FROM extraction_jobs WHERE tenant_id = %s", (client.tenant_id,))
 
@@ -702,7 +700,7 @@ def test_memorize_with_metadata_jsonb_cannot_hold_is_invalid_argument(
 
 
 def test_a_page_token_holding_text_no_database_can_store_is_invalid_argument(
-    client: Client,
+    server: ServerThread, client: Client
 ) -> None:
     owner = memory_pb2.MemoryOwner(agent_id="paged")
     for key in ("a", "b", "c"):
@@ -716,10 +714,10 @@ def test_a_page_token_holding_text_no_database_can_store_is_invalid_argument(
         memory_pb.ListMemoriesRequest(owner=owner, page_size=1),
         timeout=CALL_TIMEOUT,
     )
-    payload = json.loads(base64.urlsafe_b64decode(first.next_page_token + "==="))
+    position = position_of(server, first.next_page_token)
     for bad in ("\ud800", "a\x00"):  # a lone surrogate; NUL
-        payload["p"] = [bad if isinstance(v, str) else v for v in payload["p"]]
-        token = b64(json.dumps(payload).encode())
+        forged = [bad if isinstance(v, str) else v for v in position]
+        token = reposition(server, first.next_page_token, forged)
         request = memory_pb.ListMemoriesRequest(owner=owner, page_size=1, page_token=token)
         error = failure(
             lambda request=request: client.call(

@@ -16,9 +16,9 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from agent_memory.config import Settings
-from agent_memory.domain.paging import encode_page_token, listing_fingerprint
 from agentmemory.v1 import block_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as pb
+from tests.page_tokens import reposition
 from tests.support import Client, ErrorDetails, ServerThread, error_details, executable
 
 CORE = block_pb2.BLOCK_LABEL_CORE
@@ -583,7 +583,9 @@ def test_versions_page_with_opaque_tokens(client: Client) -> None:
     assert pages == 3
 
 
-def test_foreign_and_forged_version_page_tokens_are_invalid(client: Client) -> None:
+def test_foreign_and_forged_version_page_tokens_are_invalid(
+    server: ServerThread, client: Client
+) -> None:
     block = write(client, "v1")
     write(client, "v2", expected=block.updated_at)
     write(client, "archival", label=ARCHIVAL)
@@ -592,9 +594,8 @@ def test_foreign_and_forged_version_page_tokens_are_invalid(client: Client) -> N
     assert violation_reasons(lambda: versions(client, label=ARCHIVAL, page_token=token)) == {
         "page_token": "INVALID_PAGE_TOKEN"
     }
-    listing = listing_fingerprint("block_versions", "core", "user", "")
     for position in (["2"], [True], [0], [None]):
-        forged = encode_page_token(listing, position)
+        forged = reposition(server, token, position)
         assert violation_reasons(lambda f=forged: versions(client, page_token=f)) == {
             "page_token": "INVALID_PAGE_TOKEN"
         }

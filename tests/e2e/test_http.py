@@ -564,8 +564,9 @@ _AGE = re.compile(r"\b\d+[smhd] ago\b")
 
 
 class Normalizer:
-    """Replaces what differs between two tenants by nature (ids, times, ages) with
-    placeholders numbered by first appearance, so equal histories compare equal."""
+    """Replaces what differs between two tenants by nature (ids, times, ages, sealed page
+    tokens) with placeholders numbered by first appearance, so equal histories compare
+    equal."""
 
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
@@ -580,8 +581,15 @@ class Normalizer:
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, dict):
-            # Each side calls with a key of its own.
-            return {k: "<key>" if k in ("keyId", "key_id") else self(v) for k, v in value.items()}
+            # Each side calls with a key of its own, and gets page tokens sealed for it.
+            return {
+                k: "<key>"
+                if k in ("keyId", "key_id")
+                else "<page token>"
+                if k in ("nextPageToken", "next_page_token") and v
+                else self(v)
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self(v) for v in value]
         if isinstance(value, str):

@@ -9,10 +9,10 @@ from typing import Any
 import grpc
 import pytest
 
-from agent_memory.domain.paging import encode_page_token, listing_fingerprint
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.support import Client, ErrorDetails, error_details
+from tests.page_tokens import reposition
+from tests.support import Client, ErrorDetails, ServerThread, error_details
 
 EMOJI = "\U0001f600"
 
@@ -422,14 +422,17 @@ def test_a_token_is_refused_by_another_owner(client: Client) -> None:
         assert set(details.violations) == {"page_token"}
 
 
-def test_forged_token_with_unstorable_position_is_invalid(client: Client) -> None:
+def test_forged_token_with_unstorable_position_is_invalid(
+    server: ServerThread, client: Client
+) -> None:
     upsert(client, "k")
-    listing = listing_fingerprint("memories", "agent", "a")
+    upsert(client, "l")
+    token = page(client, page_size=1).next_page_token
     # A position, then the total the first page counted.
-    nul_key = encode_page_token(listing, [False, 0, "a\x00b", 1])
-    huge_importance = encode_page_token(listing, [False, 10**30, "k", 1])
-    negative_total = encode_page_token(listing, [False, 0, "k", -1])
-    no_total = encode_page_token(listing, [False, 0, "k"])
+    nul_key = reposition(server, token, [False, 0, "a\x00b", 1])
+    huge_importance = reposition(server, token, [False, 10**30, "k", 1])
+    negative_total = reposition(server, token, [False, 0, "k", -1])
+    no_total = reposition(server, token, [False, 0, "k"])
     for details in (
         failure(lambda: page(client, page_token=nul_key)),
         failure(lambda: page(client, page_token=huge_importance)),

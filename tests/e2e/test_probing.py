@@ -8,7 +8,6 @@ never a traceback in the log, never a half-applied write.
 from __future__ import annotations
 
 import base64
-import json
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -34,6 +33,7 @@ from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import decision_service_pb2 as decision_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
+from tests.page_tokens import position_of, reposition
 from tests.support import Client, ErrorDetails, ServerThread, error_details
 
 TIMEOUT = 10.0
@@ -775,31 +775,25 @@ def test_a_decision_result_jsonb_cannot_hold_is_invalid_argument_naming_the_fiel
 # --- forged page tokens on every listing ------------------------------------------------
 
 
-def token(listing_token: str, position: object) -> str:
-    payload = json.loads(base64.urlsafe_b64decode(listing_token + "=" * (-len(listing_token) % 4)))
-    payload["p"] = position
-    raw = json.dumps(payload, allow_nan=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 GARBAGE = ["!!!", "a" * 3000, base64.urlsafe_b64encode(b"\xff\x00garbage").decode(), "e30"]
 HUGE = [10**30, -(10**30), 2**63, 2**64, 1e308, INF, -INF, NAN, 10**4000]
 
 
 def pages_of(
-    client: Client, listing: Callable[[str], object], first: object
+    server: ServerThread, listing: Callable[[str], object], first: object
 ) -> list[tuple[str, grpc.StatusCode]]:
     """What each forged token gets: the listing's real token with its position replaced
-    by huge numbers (where numbers and texts go), and plain garbage."""
+    by huge numbers (where numbers and texts go), sealed again with the server's key,
+    and plain garbage."""
     real = first.next_page_token  # type: ignore[attr-defined]
     assert real
-    arity = len(json.loads(base64.urlsafe_b64decode(real + "===")).get("p"))
+    arity = len(position_of(server, real))
     forged = [*GARBAGE]
     for number in HUGE:
         for slot in range(arity):
-            position = json.loads(base64.urlsafe_b64decode(real + "==="))["p"]
+            position = position_of(server, real)
             position[slot] = number
-            forged.append(token(real, position))
+            forged.append(reposition(server, real, position))
     outcomes = []
     for forgery in forged:
         try:
@@ -813,7 +807,9 @@ def pages_of(
     return outcomes
 
 
-def test_forged_page_tokens_are_invalid_argument_on_every_listing(client: Client) -> None:
+def test_forged_page_tokens_are_invalid_argument_on_every_listing(
+    server: ServerThread, client: Client
+) -> None:
     agent, workspace = AGENT, memory_pb2.MemoryOwner(workspace_id="w")
     memory_id = ""
     for owner in (agent, workspace):
@@ -876,7 +872,7 @@ def test_forged_page_tokens_are_invalid_argument_on_every_listing(client: Client
         ("events", events),
         ("versions", versions),
     ]:
-        outcomes = pages_of(client, listing, listing(""))
+        outcomes = pages_of(server, listing, listing(""))
         accepted = [t for t, code in outcomes if code is not grpc.StatusCode.INVALID_ARGUMENT]
         assert accepted == [], (name, accepted)
 

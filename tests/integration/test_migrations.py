@@ -77,7 +77,8 @@ def test_vectors_are_kept_at_half_precision_where_the_server_has_pgvector(
 
 
 def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:
-    """But the service's own table of index workers, which holds no tenant's rows."""
+    """But the service's own tables (index workers, page token keys), which hold no
+    tenant's rows."""
     migrate.upgrade(fresh_url)
     with psycopg.connect(fresh_url) as conn:
         rows = conn.execute(
@@ -100,7 +101,7 @@ def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:
         ).fetchall()
     assert rows
     assert keys
-    own = {"index_workers"}
+    own = {"index_workers", "page_token_keys"}
     assert all(column == "tenant_id" for table, column in rows if table not in own), rows
     assert all(column == "tenant_id" for table, column in keys if table not in own), keys
     assert own <= {table for table, _ in rows}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -326,22 +327,56 @@ def importance_violations(path: str, importance: int) -> list[FieldViolation]:
 def reserved_key_violations(path: str, key: str, source: MemorySource) -> list[FieldViolation]:
     """The key prefixes of the memories the service names itself belong to their
     source: a memory of another source under one would pass for extraction's, a
-    director's learning or Memorize's."""
+    director's learning or Memorize's. A key is read as it looks (:func:`key_as_seen`):
+    ``AUTO:x``, `` auto:x``, ``auto\uff1ax`` (a fullwidth colon) and ``au\u200bto:x`` (a
+    zero-width space) are as reserved as ``auto:x``."""
+    seen = key_as_seen(key)
     for owner, reserved in (
         (MemorySource.AUTO, AUTO_KEY_PREFIX),
         (MemorySource.DIRECTOR, LEARNING_KEY_PREFIX),
         (MemorySource.MEMORIZE, MEMORIZE_KEY_PREFIX),
     ):
-        if key.startswith(reserved) and source is not owner:
+        if seen.startswith(reserved) and source is not owner:
             return [
                 FieldViolation(
                     path,
-                    f"keys starting with {reserved!r} are reserved for memories of source "
+                    f"keys starting with {reserved!r} (in any case or width, after spaces "
+                    f"or invisible characters) are reserved for memories of source "
                     f"{owner.value}",
                     "RESERVED_KEY",
                 )
             ]
     return []
+
+
+# Characters that show nothing, beyond the format characters (Unicode category Cf):
+# the default-ignorable code points that are letters or marks (fillers, the combining
+# grapheme joiner, variation selectors, Mongolian free variation selectors).
+_INVISIBLE_RANGES = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
+
+
+def _invisible(char: str) -> bool:
+    if unicodedata.category(char) == "Cf":
+        return True
+    point = ord(char)
+    return any(low <= point <= high for low, high in _INVISIBLE_RANGES)
+
+
+def key_as_seen(key: str) -> str:
+    """A key as a reader tells it apart: compatibility forms folded (NFKC: widths,
+    ligatures, compatibility colons), case folded, characters that show nothing
+    dropped, leading spaces stripped."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
+    return "".join(c for c in folded if not _invisible(c)).lstrip()
 
 
 def validate_new_memory(

@@ -15,14 +15,8 @@ from agent_memory.domain.active_sessions import (
 from agent_memory.domain.errors import AlreadyExists, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
-from agent_memory.domain.paging import (
-    Page,
-    decode_page_token,
-    listing_fingerprint,
-    page_size,
-    paged,
-    refuse_page_token,
-)
+from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
+from agent_memory.service.page_tokens import page_tokens
 from agent_memory.store.repositories import Store, Tx
 
 DEFAULT_WARNING_RUNS = 20
@@ -104,8 +98,10 @@ class ActiveSessions:
         """
         check(owner_violations("agent_id", agent_id))
         limit = page_size(size)
-        listing = listing_fingerprint("runs", agent_id)
-        raw = decode_page_token(token, listing, arity=2)
+        tokens = await page_tokens(
+            self._store, principal, token, owner=["agent", agent_id], listing=["runs"]
+        )
+        raw = tokens.open(token, arity=2)
         after: tuple[datetime, str] | None = None
         if raw is not None:
             try:
@@ -117,7 +113,7 @@ class ActiveSessions:
             after = (at, raw[1])
         async with self._store.connection(principal) as tx:
             rows = await tx.sessions.list_runs(agent_id, after=after, limit=limit + 1)
-        return paged(rows, limit, listing, lambda r: [r.recorded_at.isoformat(), r.run.run_id])
+        return paged(rows, limit, tokens, lambda r: [r.recorded_at.isoformat(), r.run.run_id])
 
     async def reset(self, principal: Principal, agent_id: str) -> ActiveSession:
         """Forget the agent's session id and restart the runs count: the next run is fresh.

@@ -19,14 +19,8 @@ from agent_memory.domain.blocks import (
 )
 from agent_memory.domain.errors import Conflict, NotFound, check
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.paging import (
-    Page,
-    decode_page_token,
-    listing_fingerprint,
-    page_size,
-    paged,
-    refuse_page_token,
-)
+from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
+from agent_memory.service.page_tokens import page_tokens
 from agent_memory.store.repositories import Store
 
 
@@ -141,14 +135,24 @@ class Blocks:
             NotFound: the caller has no such block.
         """
         limit = page_size(size)
-        listing = listing_fingerprint("block_versions", key.label, key.scope, key.agent_id)
-        raw = decode_page_token(token, listing, arity=1)
+        # A caller's blocks are their own: the user owns them, of an agent or not.
+        owner = ["user", principal.user_id]
+        if key.agent_id:
+            owner += ["agent", key.agent_id]
+        tokens = await page_tokens(
+            self._store,
+            principal,
+            token,
+            owner=owner,
+            listing=["block_versions", key.label.value, key.scope.value],
+        )
+        raw = tokens.open(token, arity=1)
         before = None if raw is None else _version_position(raw[0])
         async with self._store.connection(principal) as tx:
             rows = await tx.blocks.versions(key, before=before, limit=limit + 1)
         if rows is None:
             raise _not_found(key)
-        return paged(rows, limit, listing, lambda v: [v.version])
+        return paged(rows, limit, tokens, lambda v: [v.version])
 
 
 MAX_VERSION = 2**63 - 1  # versions are PostgreSQL bigints

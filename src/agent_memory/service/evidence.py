@@ -16,15 +16,9 @@ from agent_memory.domain.memorize import (
     PROVIDER_MAX_CHARS,
     StoredConversation,
 )
-from agent_memory.domain.paging import (
-    Page,
-    decode_page_token,
-    listing_fingerprint,
-    page_size,
-    paged,
-    refuse_page_token,
-)
+from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
 from agent_memory.domain.text_rules import text_violations
+from agent_memory.service.page_tokens import page_tokens
 from agent_memory.store.repositories import Store
 
 # Whole snapshots are large (up to SNAPSHOT_MAX_BYTES of text each): a full page holds few.
@@ -76,8 +70,11 @@ class EvidenceReads:
             if full
             else (page_size(size))
         )
-        listing = listing_fingerprint("conversations", "full" if full else "basic")
-        raw = decode_page_token(token, listing, arity=3)
+        view = "full" if full else "basic"
+        tokens = await page_tokens(
+            self._store, principal, token, owner=[], listing=["conversations", view]
+        )
+        raw = tokens.open(token, arity=3)
         after: tuple[datetime, str, str] | None = None
         if raw is not None:
             try:
@@ -89,7 +86,7 @@ class EvidenceReads:
         return paged(
             rows,
             limit,
-            listing,
+            tokens,
             lambda c: [
                 c.updated_at.isoformat(),
                 c.conversation.provider,

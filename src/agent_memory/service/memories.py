@@ -64,15 +64,9 @@ from agent_memory.domain.memory_query import (
     parse_filter,
     parse_order,
 )
-from agent_memory.domain.paging import (
-    Page,
-    decode_page_token,
-    listing_fingerprint,
-    page_size,
-    paged,
-    refuse_page_token,
-)
+from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
 from agent_memory.domain.text_rules import text_violations
+from agent_memory.service.page_tokens import page_tokens
 from agent_memory.store.repositories import MemoryRepository, Store, Tx
 
 UPSERT_SOURCES = (MemorySource.MANUAL, MemorySource.AUTO, MemorySource.DIRECTOR)
@@ -289,15 +283,17 @@ class Memories:
         query = parse_filter(filter).shown(expired=show_expired, superseded=show_superseded)
         order = parse_order(order_by)
         shown = {"show_expired": show_expired, "show_superseded": show_superseded}
-        parts = [owner.scope.value, owner.id] + [name for name, on in shown.items() if on]
+        listing = ["memories"] + [name for name, on in shown.items() if on]
         said = {"filter": filter, "order_by": order_by}
-        parts += [f"{name}={text}" for name, text in said.items() if text]
-        listing = listing_fingerprint("memories", *parts)
+        listing += [f"{name}={text}" for name, text in said.items() if text]
+        tokens = await page_tokens(
+            self._store, principal, token, owner=[owner.scope.value, owner.id], listing=listing
+        )
         natural = order.field is None
         # A token holds where the page stopped, then the total the first page counted:
         # the listing is counted once, not again for every page.
         arity = (2 if not natural else 3 if owner.scope is Scope.AGENT else 4) + 1
-        raw = decode_page_token(token, listing, arity=arity)
+        raw = tokens.open(token, arity=arity)
         after: ListingPosition | OrderPosition | None = None
         counted: int | None = None
         if raw is not None:
@@ -328,7 +324,7 @@ class Memories:
             stopped = listing_position(memory) if natural else order_position(memory, order)
             return [*position_to_token(stopped), total]
 
-        return replace(paged(rows, limit, listing, position), total_size=total)
+        return replace(paged(rows, limit, tokens, position), total_size=total)
 
     async def owners(
         self, principal: Principal, scope: Scope, *, size: int, token: str
@@ -337,8 +333,10 @@ class Memories:
 
         Raises: InvalidArgument — bad page size or page token."""
         limit = page_size(size)
-        listing = listing_fingerprint("owners", scope.value)
-        raw = decode_page_token(token, listing, arity=1)
+        tokens = await page_tokens(
+            self._store, principal, token, owner=[], listing=["owners", scope.value]
+        )
+        raw = tokens.open(token, arity=1)
         after = ""
         if raw is not None:
             if not isinstance(raw[0], str):
@@ -346,7 +344,7 @@ class Memories:
             after = raw[0]
         async with self._store.reading(principal) as tx:
             rows = await tx.memories.owners(scope, after=after, limit=limit + 1)
-        return paged(rows, limit, listing, lambda o: [o.owner.id])
+        return paged(rows, limit, tokens, lambda o: [o.owner.id])
 
     async def update(
         self,
@@ -429,8 +427,10 @@ class Memories:
             InvalidArgument: a bad page size or token.
         """
         limit = page_size(size)
-        listing = listing_fingerprint("memory-events", str(memory_id))
-        raw = decode_page_token(token, listing, arity=2)
+        tokens = await page_tokens(
+            self._store, principal, token, owner=["memory", str(memory_id)], listing=["events"]
+        )
+        raw = tokens.open(token, arity=2)
         after: tuple[datetime, uuid.UUID] | None = None
         if raw is not None:
             try:
@@ -441,7 +441,7 @@ class Memories:
             rows = await tx.events.list_page(memory_id, after=after, limit=limit + 1)
             if not rows and after is None and await tx.memories.get(memory_id) is None:
                 raise _not_found(memory_id)
-        return paged(rows, limit, listing, lambda e: [e.occurred_at.isoformat(), str(e.id)])
+        return paged(rows, limit, tokens, lambda e: [e.occurred_at.isoformat(), str(e.id)])
 
 
 async def create_by_key(memories: MemoryRepository, write: MemoryWrite) -> Memory:

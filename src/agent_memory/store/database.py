@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.paging import PageKeyring
 from agent_memory.store.active_sessions import PgSessions
 from agent_memory.store.agents import PgAgents
 from agent_memory.store.blocks import PgBlocks
@@ -37,6 +38,7 @@ from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
 from agent_memory.store.memories import PgExpirySweep, PgMemories
 from agent_memory.store.outage import DatabaseOutage
+from agent_memory.store.page_keys import KeyringCache, PgPageKeys
 from agent_memory.store.prompts import PgPrompts
 from agent_memory.store.recall import PgRecall
 from agent_memory.store.repositories import AdminTx, Clock, Store, Tx
@@ -199,6 +201,7 @@ class Database(Store):
         self._read_your_writes = read_your_writes_seconds
         # When each caller last wrote (monotonic), while a standby serves reads.
         self._writes: dict[tuple[str, str], float] = {}
+        self._page_keys = KeyringCache(self._load_page_keys)
 
     @asynccontextmanager
     async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
@@ -252,7 +255,15 @@ class Database(Store):
                 job_queue=PgJobQueue(conn),
                 expiry=PgExpirySweep(conn),
                 index=PgIndexQueue(conn),
+                page_keys=PgPageKeys(conn),
             )
+
+    async def page_keyring(self, *, knowing: int = 0) -> PageKeyring:
+        return await self._page_keys.get(knowing=knowing)
+
+    async def _load_page_keys(self) -> PageKeyring:
+        async with self.admin() as tx:
+            return await tx.page_keys.load()
 
     async def ping(self) -> None:
         """One round trip. Raises: Unavailable, Timeout."""

@@ -29,8 +29,9 @@ DISTRIBUTION_COLUMN = "tenant_id"
 # The table the others are colocated with.
 ANCHOR = "memories"
 # Read by key id to learn the caller's tenant: small, written rarely, on every worker;
-# and the service's own table of index workers, which holds no tenant's rows.
-REFERENCE_TABLES = ("api_keys", "index_workers")
+# and the service's own tables of index workers and of page token keys, which hold no
+# tenant's rows.
+REFERENCE_TABLES = ("api_keys", "index_workers", "page_token_keys")
 # Reads across tenants that lock and change nothing; every other statement on a
 # distributed table names its tenant.
 CROSS_TENANT_READS: tuple[LiteralString, ...] = (EXPIRED_TENANTS, DUE_TENANTS, *INDEX_DISCOVERY)

@@ -586,6 +586,29 @@ class IndexWorkerRow(Base):
     )
 
 
+class PageTokenKeyRow(Base):
+    """A key that seals page tokens: the service's own, no tenant's row; every server
+    of the database seals and opens with the same keys. The newest seals; an older one
+    still opens the tokens it sealed until ``expires_at``, set when a rotation made a
+    newer one. Keys past their expiry are deleted by the next rotation."""
+
+    __tablename__ = "page_token_keys"
+
+    id: Mapped[int] = mapped_column(
+        Integer, primary_key=True, autoincrement=False, info=policy(OUTPUT | WRITTEN)
+    )
+    secret: Mapped[bytes] = mapped_column(LargeBinary, info=policy(OUTPUT | WRITTEN))
+    created_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    expires_at: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(OUTPUT))
+
+    __table_args__ = (
+        CheckConstraint("id > 0", name="id_positive"),
+        CheckConstraint("octet_length(secret) = 32", name="secret_length"),
+    )
+
+
 class ActiveSessionRow(Base):
     """The model session an agent's chat and scheduled runs share, one row per agent.
 

@@ -80,6 +80,7 @@ from agent_memory.domain.memory_query import (
     MemoryQuery,
     OrderPosition,
 )
+from agent_memory.domain.paging import PageKeyring
 from agent_memory.domain.recall import (
     LexicalPart,
     Meaning,
@@ -629,6 +630,26 @@ class KeyRepository(ABC):
         """Mark the key revoked (once); ``None`` when there is no such key."""
 
 
+class PageKeyRepository(ABC):
+    """The keys that seal page tokens, one set for every server of the database."""
+
+    @abstractmethod
+    async def load(self) -> PageKeyring:
+        """The keys that have not expired, the newest last; a first key is made when
+        none seals yet."""
+
+    @abstractmethod
+    async def rotate(self, keep: timedelta) -> int:
+        """Make a new key, the one that seals from now on: each older key still opens
+        its tokens for ``keep`` (a key already expiring sooner keeps its expiry), and
+        keys expired by now are deleted. The new key's id.
+
+        Raises:
+            Conflict: other rotations kept getting in the way (reason
+                ``CONCURRENT_ROTATION``).
+        """
+
+
 class JobQueue(ABC):
     """The extraction queue across tenants, as the workers see it."""
 
@@ -693,13 +714,14 @@ class ExpirySweep(ABC):
 
 @dataclass(frozen=True)
 class AdminTx:
-    """Work across tenants: API keys, the extraction queue, the expiry sweep and the
-    indexer."""
+    """Work across tenants: API keys, the extraction queue, the expiry sweep, the
+    indexer and the keys of page tokens."""
 
     keys: KeyRepository
     job_queue: JobQueue
     expiry: ExpirySweep
     index: IndexQueue
+    page_keys: PageKeyRepository
 
 
 class Store(ABC):
@@ -716,6 +738,12 @@ class Store(ABC):
     @abstractmethod
     def admin(self) -> AbstractAsyncContextManager[AdminTx]:
         """Across tenants, no transaction around the block: each call commits on its own."""
+
+    @abstractmethod
+    async def page_keyring(self, *, knowing: int = 0) -> PageKeyring:
+        """The keys of page tokens, as loaded at most a minute ago (made on first use);
+        loaded again now when ``knowing`` (a key id a token names) is newer than the
+        newest held, at most once a second."""
 
     def reading(self, principal: Principal) -> AbstractAsyncContextManager[Tx]:
         """For reads that may be a little behind (Recall, RenderPrompt, listings): a
