@@ -27,7 +27,7 @@ END = "<!-- end of settings table -->"
 # Read by libraries the service uses, not by the settings object.
 OTHERS = (
     ("`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`", "unset", "read by the anthropic SDK as always"),
-    ("`OTEL_*`", "unset", "tracing; see below"),
+    ("`OTEL_*`", "unset", "tracing, and metrics pushed over OTLP; see below"),
 )
 
 

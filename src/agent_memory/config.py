@@ -16,6 +16,8 @@ from typing import Any
 import platformdirs
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
+# What MEMORY_METRICS_ENDPOINT may say.
+METRICS_OFF, METRICS_KEYED, METRICS_OPEN = "off", "on", "open"
 # The user's data folder (e.g. ~/.local/share/agent-memory), whatever the current folder.
 DEFAULT_DATA_DIR = platformdirs.user_data_dir("agent-memory")
 
@@ -67,6 +69,9 @@ class Settings:
     http_header_timeout_seconds: float = 10.0
     http_body_timeout_seconds: float = 20.0
     http_max_connections: int = 256
+    # /metrics on the HTTP port, in the Prometheus text format: "off", "on" (an
+    # orchestrator's API key required, as the API asks for one) or "open" (no key).
+    metrics_endpoint: str = METRICS_OFF
     db_pool_size: int = 10
     db_statement_timeout_ms: int = 10_000
     max_message_bytes: int = 4 * 1024 * 1024
@@ -228,6 +233,7 @@ class Settings:
         _check_address("--listen", "MEMORY_LISTEN", self.listen)
         if self.http_listen is not None:
             _check_address("--http-listen", "MEMORY_HTTP_LISTEN", self.http_listen)
+        self._validate_metrics()
         if self.workers < 1:
             raise SettingsError("--workers (MEMORY_WORKERS) must be at least 1")
         if self.workers > 1 and not (
@@ -270,6 +276,19 @@ class Settings:
                 )
         if not self.database_url:
             self._validate_data_dir()
+
+    def _validate_metrics(self) -> None:
+        if self.metrics_endpoint not in (METRICS_OFF, METRICS_KEYED, METRICS_OPEN):
+            raise SettingsError(
+                f"MEMORY_METRICS_ENDPOINT={self.metrics_endpoint!r}: use off, on (an "
+                "orchestrator's API key required) or open (no key)"
+            )
+        if self.metrics_endpoint != METRICS_OFF and self.http_listen is None:
+            raise SettingsError(
+                f"MEMORY_METRICS_ENDPOINT={self.metrics_endpoint} serves /metrics on the HTTP "
+                "port, and there is none: give --http-listen HOST:PORT (MEMORY_HTTP_LISTEN) "
+                "too, or push metrics over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT) instead"
+            )
 
     def _validate_tls(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -407,6 +426,12 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     ),
     "http_max_connections": (
         "open HTTP connections per server process; past it new requests are answered 503",
+        None,
+    ),
+    "metrics_endpoint": (
+        "`/metrics` on the HTTP port (Prometheus text): `off`, `on` (an orchestrator's API "
+        "key required) or `open` (no key); metrics also go to an OTLP endpoint when "
+        "`OTEL_EXPORTER_OTLP_ENDPOINT` is set",
         None,
     ),
     "db_pool_size": ("at most this many connections per server process", None),

@@ -1,18 +1,23 @@
-"""Authentication and error mapping, applied around every agentmemory RPC."""
+"""Authentication and error mapping, applied around every agentmemory RPC; and the
+telemetry of every call, applied around everything the server serves."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
+from opentelemetry import trace
 
 from agent_memory.api.request_checks import checked, decoding
 from agent_memory.api.roles import authorize
@@ -21,7 +26,8 @@ from agent_memory.domain.errors import ServiceError, Unauthenticated
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.service.keys import validate_identity
 from agent_memory.status import plain_status, to_status
-from agent_memory.telemetry.tracing import log_failure
+from agent_memory.telemetry.metrics import Metrics
+from agent_memory.telemetry.tracing import log_failure, set_caller, set_cancelled
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +187,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             PermissionDenied: the key's role is below the method's.
         """
         principal = await self._identify(tuple(metadata))
+        # Said on the call's span before the role is checked: a refused call is someone's.
+        set_caller(trace.get_current_span(), principal.tenant_id, principal.user_id)
         authorize(principal, method)
         return principal
 
@@ -204,11 +212,15 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     await self._caller(method, context)
                     self._marks(method)
                     request = checked(request)
+                    _describe_call(request)
                     request = await _scanned(method, request)
                     result = behaviour(request, context)
                     if inspect.isawaitable(result):
                         result = await result
                     return result
+                except asyncio.CancelledError:
+                    set_cancelled(trace.get_current_span())
+                    raise
                 except Exception as exc:
                     await _abort(context, method, exc)
 
@@ -225,13 +237,200 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     await self._caller(method, context)
                     self._marks(method)
                     request = checked(request)
+                    _describe_call(request)
                     request = await _scanned(method, request)
-                    async for item in behaviour(request, context):
-                        yield item
+                    async with contextlib.aclosing(behaviour(request, context)) as items:
+                        async for item in items:
+                            yield item
+                except asyncio.CancelledError:
+                    set_cancelled(trace.get_current_span())
+                    raise
                 except Exception as exc:
                     await _abort(context, method, exc)
 
         return run
+
+
+def _describe_call(request: Any) -> None:
+    """The caller, and the workspace and chain the request names, on the call's span
+    (every call passes here once its caller is known)."""
+    span = trace.get_current_span()
+    if not span.is_recording():
+        return
+    principal = current_principal()
+    workspace = chain = None
+    if isinstance(request, Message):  # a stream of requests names them request by request
+        workspaces, chains = _scope_paths(request.DESCRIPTOR)
+        workspace, chain = _first_set(request, workspaces), _first_set(request, chains)
+    set_caller(span, principal.tenant_id, principal.user_id, workspace=workspace, chain=chain)
+
+
+# Where a request names its workspace, and its run or chain of runs (a chain first):
+# fields of these names at its top level, or in a message field there (an owner).
+_WORKSPACE_FIELDS = ("workspace_id",)
+_CHAIN_FIELDS = ("chain_id", "session_id", "run_id")
+_Paths = tuple[tuple[str, ...], ...]
+
+
+@functools.cache
+def _scope_paths(descriptor: Descriptor) -> tuple[_Paths, _Paths]:
+    """The paths of a request's workspace fields, and of its run or chain fields."""
+
+    def text(field: FieldDescriptor | None) -> bool:
+        return field is not None and field.type == field.TYPE_STRING and not field.is_repeated
+
+    def paths(names: tuple[str, ...]) -> _Paths:
+        found: list[tuple[str, ...]] = [
+            (n,) for n in names if text(descriptor.fields_by_name.get(n))
+        ]
+        for f in descriptor.fields:
+            if f.message_type is not None and not f.is_repeated:
+                inner = f.message_type.fields_by_name
+                found += [(f.name, n) for n in names if text(inner.get(n))]
+        return tuple(found)
+
+    return paths(_WORKSPACE_FIELDS), paths(_CHAIN_FIELDS)
+
+
+def _first_set(request: Message, paths: _Paths) -> str | None:
+    """The first of the text fields at ``paths`` that the request sets."""
+    for path in paths:
+        value: Any = request
+        for name in path:
+            value = getattr(value, name)
+        if value:
+            return str(value)
+    return None
+
+
+class CallTelemetry(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """The outermost interceptor: every call of every method the server serves is
+    counted and timed by method and status code (:class:`Metrics`), so a new RPC is
+    measured by construction.
+
+    A method that streams its responses runs as one coroutine that writes them
+    (``context.write``) and closes the stream it writes from before it returns, in the
+    call's own task. A client that cancels mid-stream then stops the call where it
+    waits to write, and everything the stream set in the call's context (the span the
+    tracing made current) is unset where it was set. An async generator that gRPC
+    iterated would instead be left suspended, and closed later by the garbage
+    collector in another context, where that fails. The span of a cancelled call says
+    so (code CANCELLED), not the OK it started with.
+    """
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+        # Each method's handler as last wrapped, and what it was wrapped from (with
+        # tracing on, the handler inside is a new one for every call).
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None:
+            return None
+        method: str = details.method
+        known = self._wrapped.get(method)
+        if known is not None and known[0] is handler:
+            return known[1]
+        wrapped = self._wrap(method, handler)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        codecs = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
+        kinds = (
+            (handler.unary_unary, grpc.unary_unary_rpc_method_handler),
+            (handler.stream_unary, grpc.stream_unary_rpc_method_handler),
+            (handler.unary_stream, grpc.unary_stream_rpc_method_handler),
+            (handler.stream_stream, grpc.stream_stream_rpc_method_handler),
+        )
+        for behaviour, make in kinds:
+            if behaviour is None:
+                continue
+            if inspect.isasyncgenfunction(behaviour):
+                return make(self._streaming(method, behaviour), **codecs)
+            if inspect.iscoroutinefunction(behaviour):
+                return make(self._awaiting(method, behaviour), **codecs)
+            # A blocking handler, which gRPC runs on a thread: none is served here.
+            return handler
+        return handler
+
+    def _awaiting(
+        self, method: str, behaviour: Callable[..., Awaitable[Any]]
+    ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
+        """One response (or responses the method writes itself)."""
+
+        async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            started = time.perf_counter()
+            code = grpc.StatusCode.UNKNOWN
+            try:
+                result = await behaviour(request, context)
+                code = _code_set(context) or grpc.StatusCode.OK
+                return result
+            except BaseException as exc:
+                code = _ending_code(exc, context)
+                raise
+            finally:
+                self._ended(method, code, started)
+
+        return run
+
+    def _streaming(
+        self, method: str, behaviour: Callable[..., AsyncGenerator[Any, None]]
+    ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[None]]:
+        """Responses, written as the method's stream yields them."""
+
+        async def run(request: Any, context: grpc.aio.ServicerContext) -> None:
+            started = time.perf_counter()
+            code = grpc.StatusCode.UNKNOWN
+            responses = behaviour(request, context)
+            try:
+                async for response in responses:
+                    await context.write(response)
+                code = _code_set(context) or grpc.StatusCode.OK
+            except BaseException as exc:
+                code = _ending_code(exc, context)
+                if code is grpc.StatusCode.CANCELLED:
+                    # Cancelled while it waited to write: the stream, still open, keeps
+                    # the call's span current.
+                    set_cancelled(trace.get_current_span())
+                raise
+            finally:
+                await responses.aclose()
+                self._ended(method, code, started)
+
+        return run
+
+    def _ended(self, method: str, code: grpc.StatusCode, started: float) -> None:
+        if self._metrics.enabled:
+            self._metrics.call_ended(method, code.name, time.perf_counter() - started, "grpc")
+
+
+def _code_set(context: grpc.aio.ServicerContext) -> grpc.StatusCode | None:
+    """The code the call set on its context (``set_code``, ``abort``), if any."""
+    code = context.code()
+    if code is None or isinstance(code, grpc.StatusCode):
+        return code
+    return _CODES.get(code)
+
+
+def _ending_code(exc: BaseException, context: grpc.aio.ServicerContext) -> grpc.StatusCode:
+    """The code a call that raised ``exc`` ends with."""
+    if isinstance(exc, asyncio.CancelledError):
+        return grpc.StatusCode.CANCELLED
+    if isinstance(exc, grpc.aio.AbortError):
+        return _code_set(context) or grpc.StatusCode.UNKNOWN
+    return grpc.StatusCode.UNKNOWN
+
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
 async def _scanned(method: str, request: Any) -> Any:

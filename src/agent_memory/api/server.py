@@ -15,6 +15,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
+from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_memory.api.block_servicer import BlockServicer
@@ -23,6 +24,7 @@ from agent_memory.api.decision_servicer import DecisionServicer
 from agent_memory.api.index_process import worker_name
 from agent_memory.api.interceptors import (
     BearerAuth,
+    CallTelemetry,
     IdentifyCaller,
     LocalIdentity,
     ServiceInterceptor,
@@ -30,10 +32,11 @@ from agent_memory.api.interceptors import (
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.api.tls import server_credentials
-from agent_memory.config import Settings
+from agent_memory.config import METRICS_KEYED, Settings
+from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.embed import Embedder, embedder_from_settings, model_of
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
-from agent_memory.http.app import HttpServer, http_app
+from agent_memory.http.app import HttpServer, http_app, metrics_route
 from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.net import unbindable
 from agent_memory.service.active_sessions import ActiveSessions
@@ -50,6 +53,7 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall, recall_status
 from agent_memory.store.database import Database
+from agent_memory.telemetry.metrics import Metrics, metrics_for
 from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
     block_service_pb2,
@@ -85,6 +89,7 @@ class RunningServer:
     http: HttpServer | None = None
     sweeper: ExpirySweeper | None = None
     indexer: IndexWorker | None = None
+    metrics: Metrics | None = None
 
     @property
     def http_address(self) -> str | None:
@@ -115,6 +120,9 @@ class RunningServer:
             await self.indexer.stop()
         if self.embedder is not None:
             await self.embedder.close()
+        if self.metrics is not None:
+            # Its last push (OTLP) waits on the network: not on the event loop.
+            await asyncio.to_thread(self.metrics.shutdown)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -145,7 +153,10 @@ async def start_server(
         if settings.insecure_local
         else BearerAuth(ApiKeys(db, cache_seconds=settings.auth_cache_seconds))
     )
-    interceptors: list[grpc.aio.ServerInterceptor] = []
+    metrics = metrics_for(settings)
+    # Outermost: every call of every service is measured, and a stream runs in its
+    # call's own task (api/interceptors.py says why).
+    interceptors: list[grpc.aio.ServerInterceptor] = [CallTelemetry(metrics)]
     if tracer_provider is not None:
         from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
@@ -164,11 +175,14 @@ async def start_server(
         ),
         settings,
         tracer_provider=tracer_provider,
+        metrics=metrics,
     )
     # Listings fit what this server sends: the rest goes on with a next page token.
     response_bytes = response_budget(settings.max_message_bytes)
     embedder = embedder_from_settings(settings)
-    recall = Recall(db, settings, embedder=embedder)
+    recall = Recall(db, settings, embedder=embedder, metrics=metrics)
+    if metrics.enabled:
+        _watch(metrics, db, embedder)
     indexer = (
         IndexWorker(
             db,
@@ -235,11 +249,14 @@ async def start_server(
         else:
             port = server.add_secure_port(settings.listen, credentials)
     except RuntimeError as exc:
+        metrics.shutdown()
         raise unbindable(settings.listen, "in use, or not an address of this machine") from exc
     http: HttpServer | None = None
     try:
         if settings.http_listen is not None:
-            http = await _http_server(settings, db, table, service_interceptor, tracer_provider)
+            http = await _http_server(
+                settings, db, table, service_interceptor, tracer_provider, metrics
+            )
             try:
                 http.bind(reuse_port=reuse_port)
             except (OSError, ValueError) as exc:
@@ -252,6 +269,7 @@ async def start_server(
         await server.stop(0)
         if http is not None:
             await http.stop()
+        metrics.shutdown()
         raise
     await _set_health(health, serving=await db.probe())
     workers = ExtractionWorkers(db, extraction, settings)
@@ -273,6 +291,7 @@ async def start_server(
             _watch_database(db, health, settings.health_check_seconds), name="health-watcher"
         ),
         http=http,
+        metrics=metrics,
     )
 
 
@@ -282,6 +301,7 @@ async def _http_server(
     table: HandlerTable,
     interceptor: ServiceInterceptor,
     tracer_provider: TracerProvider | None,
+    metrics: Metrics,
 ) -> HttpServer:
     """The HTTP side over the handlers gRPC calls, as ``interceptor`` wraps them."""
     assert settings.http_listen is not None
@@ -291,8 +311,29 @@ async def _http_server(
         max_message_bytes=settings.max_message_bytes,
         loopback_hosts_only=settings.insecure_local,
         tracer_provider=tracer_provider,
+        metrics=metrics,
     )
-    return HttpServer(http_app(transcoder, db.probe), settings.http_listen, settings)
+    route = None
+    if metrics.registry is not None:
+        keyed = settings.metrics_endpoint == METRICS_KEYED
+        route = metrics_route(metrics, transcoder, interceptor.admit if keyed else None)
+    app = http_app(transcoder, db.probe, metrics=route)
+    return HttpServer(app, settings.http_listen, settings)
+
+
+def _watch(metrics: Metrics, db: Database, embedder: Embedder | None) -> None:
+    """The gauges read from the pools, and (when recall ranks by meaning) from the
+    database's indexing across tenants; those reads are not traced."""
+    metrics.watch_pools(db.pool_stats)
+    if embedder is None:
+        return
+    model = embedder.model
+
+    async def indexing() -> IndexingStatus:
+        with suppress_instrumentation():
+            return await db.indexing_overview(model)
+
+    metrics.watch_indexing(model, indexing)
 
 
 async def _set_health(health: HealthServicer, *, serving: bool) -> None:

@@ -24,8 +24,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agent_memory.config import Settings
-from agent_memory.http.transcoder import Transcoder, plain_response
+from agent_memory.domain.errors import ServiceError
+from agent_memory.http.transcoder import (
+    Admit,
+    Transcoder,
+    caller_metadata,
+    plain_response,
+    status_response,
+)
 from agent_memory.net import bind_address
+from agent_memory.status import status_message
+from agent_memory.telemetry.metrics import PROMETHEUS_TEXT, Metrics
 from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
@@ -49,9 +58,43 @@ def panel_file(name: str) -> bytes:
     return resources.files("agent_memory.http").joinpath("panel", name).read_bytes()
 
 
-def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bool]]) -> Starlette:
+METRICS_PATH = "/metrics"
+
+
+def metrics_route(metrics: Metrics, transcoder: Transcoder, admit: Admit | None) -> Route:
+    """``GET /metrics``: every metric in the Prometheus text format; for anyone, or (with
+    ``admit``) for the callers it admits to a method named ``/metrics``. No RPC has that
+    name, and a method the role table does not name needs the orchestrator role
+    (``api/roles.py``): an orchestrator's key, as the API checks keys (in the local mode,
+    any caller on loopback)."""
+
+    async def serve(request: Request) -> Response:
+        refused = transcoder.refused_origin(request)
+        if refused is not None:
+            return refused
+        if admit is not None:
+            try:
+                await admit(METRICS_PATH, caller_metadata(request))
+            except ServiceError as exc:
+                return status_response(status_message(exc))
+        return Response(
+            await metrics.exposition(),
+            media_type=PROMETHEUS_TEXT,
+            headers={"cache-control": "no-store", "x-content-type-options": "nosniff"},
+        )
+
+    return Route(METRICS_PATH, serve, methods=["GET"])
+
+
+def http_app(
+    transcoder: Transcoder,
+    database_answers: Callable[[], Awaitable[bool]],
+    *,
+    metrics: Route | None = None,
+) -> Starlette:
     """The ASGI application: ``/v1/...`` routes, ``/v1/openapi.json``, ``/healthz``,
-    and the panel at ``/`` with its files under ``/panel/``."""
+    the panel at ``/`` with its files under ``/panel/``, and ``metrics`` (a
+    :func:`metrics_route`) when given."""
     probing = asyncio.Lock()
 
     async def healthz(request: Request) -> Response:
@@ -111,11 +154,12 @@ def http_app(transcoder: Transcoder, database_answers: Callable[[], Awaitable[bo
             Route("/v1/{rest:path}", api, methods=_VERBS),
             Route("/", panel, methods=["GET"]),
             Mount("/panel", app=panel_files),
+            *([metrics] if metrics is not None else []),
         ],
     )
 
 
-class SlowBody(Exception):
+class SlowBody(TimeoutError):
     """A request's body did not arrive in time."""
 
 

@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -28,7 +37,7 @@ from grpc_status import rpc_status
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import TracerProvider
 from starlette.background import BackgroundTask
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 
 from agent_memory.config import is_loopback
@@ -38,6 +47,8 @@ from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
 from agent_memory.proto_json import as_proto_json, parse_problem
 from agent_memory.status import Unreadable, plain_status_message, status_message
+from agent_memory.telemetry.metrics import Metrics
+from agent_memory.telemetry.tracing import set_cancelled
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
@@ -147,13 +158,22 @@ class HandlerTable:
         return wrapped
 
 
+class StatusResponse(Response):
+    """An answer that is a ``google.rpc.Status``, and its code."""
+
+    def __init__(self, status: status_pb2.Status, http_status: int | None = None) -> None:
+        self.code = _CODES.get(status.code, grpc.StatusCode.UNKNOWN)
+        super().__init__(
+            _json_line(status),
+            status_code=http_status or HTTP_STATUS.get(self.code, 500),
+            media_type=JSON,
+        )
+
+
 def status_response(status: status_pb2.Status, http_status: int | None = None) -> Response:
     """The ``google.rpc.Status`` JSON, with the HTTP status of its code."""
-    code = _CODES.get(status.code, grpc.StatusCode.UNKNOWN)
-    response = Response(
-        _json_line(status), status_code=http_status or HTTP_STATUS.get(code, 500), media_type=JSON
-    )
-    if code is grpc.StatusCode.UNAUTHENTICATED:
+    response = StatusResponse(status, http_status)
+    if response.code is grpc.StatusCode.UNAUTHENTICATED:
         response.headers["www-authenticate"] = 'Bearer realm="agent-memory"'
     return response
 
@@ -204,8 +224,10 @@ class Transcoder:
         max_message_bytes: int,
         loopback_hosts_only: bool = False,
         tracer_provider: TracerProvider | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._handlers = dict(handlers)
+        self._metrics = metrics or Metrics()
         self._admit = admit
         self._tracer = tracer_provider.get_tracer(__name__) if tracer_provider is not None else None
         self._max_message_bytes = max_message_bytes
@@ -250,22 +272,30 @@ class Transcoder:
         route, values, allowed = self.match(verb, raw_path.split("?", 1)[0])
         if route is None:
             return self._no_route(request, allowed)
-        metadata = [(k, v) for k, v in request.headers.items() if k not in _NOT_METADATA]
-        span = self._span(route, request)
+        metadata = caller_metadata(request)
+        # Every call of a route ends here, or (a stream) where its stream ends: measured
+        # by construction, as the gRPC side's interceptor measures its calls.
+        ending = _Ending(route.grpc_path, self._span(route, request), self._metrics)
         try:
-            with trace.use_span(span, end_on_exit=False):
-                response = await self._serve(route, request, values, metadata, span)
-        except BaseException:
-            span.set_status(trace.StatusCode.ERROR)
-            span.end()
+            with trace.use_span(ending.span, end_on_exit=False):
+                response = await self._serve(route, request, values, metadata, ending)
+        except BaseException as exc:
+            ending.span.set_status(trace.StatusCode.ERROR)
+            ending.ended(_escaped_code(exc))
             raise
-        span.set_attribute("http.response.status_code", response.status_code)
+        ending.span.set_attribute("http.response.status_code", response.status_code)
         if response.status_code >= 500:
-            span.set_status(trace.StatusCode.ERROR)
+            ending.span.set_status(trace.StatusCode.ERROR)
         if response.background is None:  # a stream ends its span when it ends
-            span.end()
+            code = response.code if isinstance(response, StatusResponse) else None
+            ending.ended(code or _code_of_http(response.status_code))
         response.headers.update(_API_HEADERS)
         return response
+
+    def refused_origin(self, request: Request) -> Response | None:
+        """The refusal of a request a browser sent from another site's page, or (in the
+        local mode) for a name that is not loopback; ``None`` for any other."""
+        return self._refused_origin(request)
 
     def _refused_origin(self, request: Request) -> Response | None:
         """Browsers may send a request from another site's page (a form, a fetch
@@ -313,7 +343,7 @@ class Transcoder:
         request: Request,
         values: list[str],
         metadata: list[tuple[str, str]],
-        span: trace.Span,
+        ending: _Ending,
     ) -> Response:
         try:
             # Who calls, and may they, before a byte of the body is read.
@@ -350,7 +380,7 @@ class Transcoder:
         context = HttpCallContext(metadata, caller)
         handler = self._handlers[route.grpc_path]
         if route.streaming:
-            return await self._stream(handler.unary_stream, message, context, span)
+            return await self._stream(handler.unary_stream, message, context, ending)
         try:
             answer = await handler.unary_unary(message, context)
         except Aborted as aborted:
@@ -518,7 +548,7 @@ class Transcoder:
         behaviour: Callable[[Message | Unreadable, Any], AsyncIterator[Message]],
         message: Message | Unreadable,
         context: HttpCallContext,
-        span: trace.Span,
+        ending: _Ending,
     ) -> Response:
         """NDJSON, one response a line, each line flushed as produced. A failure
         before the first message answers with its status; a later one ends the
@@ -531,25 +561,85 @@ class Transcoder:
         except Aborted as aborted:
             return status_response(aborted.status)
 
-        async def lines() -> AsyncIterator[bytes]:
+        async def lines() -> AsyncGenerator[bytes, None]:
+            code = grpc.StatusCode.CANCELLED  # unless it gets to its end
             try:
-                with trace.use_span(span, end_on_exit=False):
-                    yield _json_line(first)
-                    async for answer in answers:
-                        yield _json_line(answer)
+                yield _json_line(first)
+                while True:
+                    # The span is current while the stream works, not across a yield:
+                    # a stream its client left is closed elsewhere, where what it set
+                    # in the context could not be unset.
+                    with trace.use_span(ending.span, end_on_exit=False):
+                        try:
+                            answer = await anext(answers)
+                        except StopAsyncIteration:
+                            break
+                    yield _json_line(answer)
+                code = grpc.StatusCode.OK
             except Aborted as aborted:
+                code = _CODES.get(aborted.status.code, grpc.StatusCode.UNKNOWN)
                 error = {"error": json_format.MessageToDict(aborted.status)}
                 yield (json.dumps(error, separators=(",", ":")) + "\n").encode()
             finally:
                 await _close(answers)
+                ending.ended(code)
 
-        # The span ends once the stream has, or once the caller has gone.
+        body = lines()
+
+        async def finished() -> None:
+            # Once the stream has ended, or its caller has gone (then the stream is
+            # closed here, in the call's own task, and ends as cancelled).
+            await body.aclose()
+            ending.ended(grpc.StatusCode.CANCELLED)
+
         return StreamingResponse(
-            lines(),
+            body,
             media_type=NDJSON,
             headers={"x-accel-buffering": "no"},
-            background=BackgroundTask(span.end),
+            background=BackgroundTask(finished),
         )
+
+
+class _Ending:
+    """How one HTTP call ends, said once: its span ends (as cancelled when its client
+    went away) and the call is counted by method and code."""
+
+    def __init__(self, method: str, span: trace.Span, metrics: Metrics) -> None:
+        self.span = span
+        self._method = method
+        self._metrics = metrics
+        self._started = time.perf_counter()
+        self._done = False
+
+    def ended(self, code: grpc.StatusCode) -> None:
+        if self._done:
+            return
+        self._done = True
+        if code is grpc.StatusCode.CANCELLED:
+            set_cancelled(self.span)
+        self.span.end()
+        if self._metrics.enabled:
+            seconds = time.perf_counter() - self._started
+            self._metrics.call_ended(self._method, code.name, seconds, "http")
+
+
+def caller_metadata(request: Request) -> list[tuple[str, str]]:
+    """The request's headers that describe its caller, as gRPC metadata."""
+    return [(k, v) for k, v in request.headers.items() if k not in _NOT_METADATA]
+
+
+def _code_of_http(status: int) -> grpc.StatusCode:
+    """The code of an answer that carries no Status (an answer, or Not Modified)."""
+    return grpc.StatusCode.OK if status < 400 else grpc.StatusCode.UNKNOWN
+
+
+def _escaped_code(exc: BaseException) -> grpc.StatusCode:
+    """The code of a call that ``exc`` ended before it was answered."""
+    if isinstance(exc, asyncio.CancelledError | ClientDisconnect):
+        return grpc.StatusCode.CANCELLED
+    if isinstance(exc, TimeoutError):  # its body came too slowly
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.INTERNAL
 
 
 def _refuse_contradiction(variable: str, message: Message, parsed: Message) -> None:

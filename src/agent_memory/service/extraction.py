@@ -38,6 +38,8 @@ from agent_memory.extract.model import ExtractionModel, ModelCall
 from agent_memory.extract.sift import KeptFact, SiftRules, sift
 from agent_memory.service.memories import write_by_key
 from agent_memory.store.repositories import Store, Tx
+from agent_memory.telemetry.metrics import Metrics
+from agent_memory.telemetry.tracing import set_caller
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class Extraction:
         settings: Settings,
         *,
         tracer_provider: TracerProvider | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._store = store
         self._model = model
@@ -77,6 +80,7 @@ class Extraction:
             else dict(budget.DEFAULT_PRICES)
         )
         self._tracer: Tracer = trace.get_tracer(__name__, tracer_provider=tracer_provider)
+        self._metrics = metrics or Metrics()
         # Called after a pass is queued, so in-process workers look at once.
         self.on_queued: Callable[[], None] | None = None
 
@@ -147,7 +151,21 @@ class Extraction:
                 "agent.id": request.agent_id,
             },
         ) as span:
-            result = await self._run(principal, request, job)
+            # Queued passes run outside any call: the pass says whose it is itself.
+            set_caller(
+                span,
+                principal.tenant_id,
+                principal.user_id,
+                workspace=request.workspace_id,
+                chain=request.chain_id or request.session_id,
+            )
+            try:
+                result = await self._run(principal, request, job)
+            except Exception:
+                # The database failed it, or another worker took it over.
+                self._metrics.extraction_pass(principal.tenant_id, "failed")
+                raise
+            self._metrics.extraction_pass(principal.tenant_id, result.outcome.value)
             span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
             span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
             span.set_attribute("memory.extract.cost_usd", result.usage.cost_usd)
@@ -239,6 +257,13 @@ class Extraction:
             reply.input_tokens,
             reply.output_tokens,
             price.cost(reply.input_tokens, reply.output_tokens),
+        )
+        # Spent, whatever becomes of the pass's writes.
+        self._metrics.extraction_spent(
+            principal.tenant_id,
+            input_tokens=spent.input_tokens,
+            output_tokens=spent.output_tokens,
+            cost_usd=spent.cost_usd,
         )
         detail = f"kept the {capped.describe()}"
         if reply.outcome not in (ExtractionOutcome.COMPLETED, ExtractionOutcome.NO_FACTS):

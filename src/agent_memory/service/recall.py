@@ -36,6 +36,7 @@ from agent_memory.embed import HOW_TO_GET_MEANING, NONE, NOT_INSTALLED, Embedder
 from agent_memory.render import prompt
 from agent_memory.service.meaning import QuerySide, Searched
 from agent_memory.store.repositories import Store, Tx
+from agent_memory.telemetry.metrics import Metrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -43,9 +44,15 @@ T = TypeVar("T")
 
 class Recall:
     def __init__(
-        self, store: Store, settings: Settings, *, embedder: Embedder | None = None
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._store = store
+        self._metrics = metrics or Metrics()
         self._settings = settings
         self._embedder = embedder
         self._agent_cap = settings.render_agent_memory_cap
@@ -128,13 +135,15 @@ class Recall:
             workspace_id=q.workspace_id,
         )
         if await self.by_meaning(principal):
-            matches = await self._rank_by_meaning(principal, ranked)
+            matches, mode = await self._rank_by_meaning(principal, ranked)
         else:
             async with self._store.reading(principal) as tx:
                 matches = await tx.recall.rank(ranked)
                 unmarked = tx.standby
             if unmarked:
                 await self._mark_used(principal, [m.memory_id for m in matches])
+            mode = RecallMode.LEXICAL
+        self._metrics.recall_ranked(mode.value)
         for match in matches:
             yield match
 
@@ -150,9 +159,12 @@ class Recall:
         except (Unavailable, Timeout) as exc:
             log.info("could not record the use of %d memories: %s", len(found), exc)
 
-    async def _rank_by_meaning(self, principal: Principal, ranked: RankQuery) -> list[RecallMatch]:
+    async def _rank_by_meaning(
+        self, principal: Principal, ranked: RankQuery
+    ) -> tuple[list[RecallMatch], RecallMode]:
         """The lexical half runs while the query is embedded; then one statement fuses
-        both. No connection is held while the embedding is awaited."""
+        both (by words alone when the embedder failed: the mode says which). No
+        connection is held while the embedding is awaited."""
         assert self._query_side is not None
         searched = _searched(principal, ranked.agent_id)
         started = self._query_side.start(searched, ranked.query)
@@ -171,7 +183,7 @@ class Recall:
         ranked: RankQuery,
         lexical: LexicalPart,
         started: asyncio.Task[list[float] | None] | None,
-    ) -> list[RecallMatch]:
+    ) -> tuple[list[RecallMatch], RecallMode]:
         """The ranking by words and meaning, from its lexical half and the query's
         embedding (``started`` when it was begun); by words when the embedder failed."""
         assert self._query_side is not None
@@ -184,7 +196,7 @@ class Recall:
             unmarked = tx.standby
         if unmarked:
             await self._mark_used(principal, [m.memory_id for m in matches])
-        return matches
+        return matches, RecallMode.LEXICAL if meaning is None else RecallMode.HYBRID
 
     async def render(
         self, principal: Principal, request: RenderRequest
@@ -286,7 +298,7 @@ class Recall:
         brought; left out with a warning when they cannot be read."""
         assert state.archival_lexical is not None
         try:
-            found = await self._fused(
+            found, _ = await self._fused(
                 principal, searched, archival, state.archival_lexical, started
             )
         except Exception as exc:

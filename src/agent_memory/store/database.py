@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.indexing import WAITING_BOUND, IndexingStatus
 from agent_memory.domain.paging import PageKeyring
 from agent_memory.store.active_sessions import PgSessions
 from agent_memory.store.agents import PgAgents
@@ -33,7 +34,7 @@ from agent_memory.store.conversations import PgConversations
 from agent_memory.store.decisions import PgDecisions
 from agent_memory.store.events import PgEvents
 from agent_memory.store.forget import PgForget
-from agent_memory.store.indexing import PgIndexQueue
+from agent_memory.store.indexing import INDEXING_OVERVIEW, PgIndexQueue, indexing_status
 from agent_memory.store.jobs import PgJobQueue, PgJobs
 from agent_memory.store.keys import PgKeys
 from agent_memory.store.memories import PgExpirySweep, PgMemories
@@ -313,6 +314,23 @@ class Database(Store):
         async with self._connection() as conn:
             row = await fetch_one(conn, PGVECTOR_INSTALLED, {})
         return bool(row and row["installed"])
+
+    def pool_stats(self) -> dict[str, dict[str, int]]:
+        """psycopg_pool's counters of each pool, by name: ``primary``, and ``standby``
+        when reads have one."""
+        stats = {"primary": self._pool.get_stats()}
+        if self._standby is not None:
+            stats["standby"] = self._standby.pool_stats()
+        return stats
+
+    async def indexing_overview(self, model: str) -> IndexingStatus:
+        """How indexing stands across every tenant: what waits for a vector (counted up
+        to a bound, each kind), and the workers of ``model`` heard from lately.
+        Raises: Unavailable, Timeout."""
+        async with self._connection() as conn:
+            row = await fetch_one(conn, INDEXING_OVERVIEW, {"model": model, "bound": WAITING_BOUND})
+        assert row is not None  # one row, always
+        return indexing_status(row)
 
     def connections_in_use(self) -> int:
         stats = self._pool.get_stats()

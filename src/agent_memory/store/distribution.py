@@ -20,7 +20,7 @@ from typing import LiteralString
 import psycopg
 from psycopg import sql
 
-from agent_memory.store.indexing import INDEX_DISCOVERY
+from agent_memory.store.indexing import INDEX_DISCOVERY, INDEXING_OVERVIEW
 from agent_memory.store.jobs import DUE_TENANTS
 from agent_memory.store.memories import EXPIRED_TENANTS
 from agent_memory.store.models import Base
@@ -32,9 +32,14 @@ ANCHOR = "memories"
 # and the service's own tables of index workers and of page token keys, which hold no
 # tenant's rows.
 REFERENCE_TABLES = ("api_keys", "index_workers", "page_token_keys")
-# Reads across tenants that lock and change nothing; every other statement on a
-# distributed table names its tenant.
-CROSS_TENANT_READS: tuple[LiteralString, ...] = (EXPIRED_TENANTS, DUE_TENANTS, *INDEX_DISCOVERY)
+# Reads across tenants that lock and change nothing (and the indexing gauges' count of
+# what waits); every other statement on a distributed table names its tenant.
+CROSS_TENANT_READS: tuple[LiteralString, ...] = (
+    EXPIRED_TENANTS,
+    DUE_TENANTS,
+    *INDEX_DISCOVERY,
+    INDEXING_OVERVIEW,
+)
 
 
 def distributed_tables() -> list[str]:

@@ -217,18 +217,17 @@ SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.
 """
 LEAVE: LiteralString = "DELETE FROM index_workers WHERE worker = %(worker)s"
 
-# How indexing stands for a tenant: its rows waiting for a vector of their text as it is
-# (found through the queue's own index, counted up to a bound), and the workers of the
-# model heard from lately.
-INDEXING_STATUS: LiteralString = f"""
+
+def _indexing_status(line_tenants: LiteralString, memory_tenants: LiteralString) -> LiteralString:
+    return f"""
 SELECT (SELECT count(*) FROM (
             SELECT FROM archival_lines AS l
-            WHERE l.tenant_id = %(tenant_id)s
+            WHERE {line_tenants}
               AND l.embedded_hash IS DISTINCT FROM {line_hash("l")}
             LIMIT %(bound)s) AS x) AS lines,
        (SELECT count(*) FROM (
             SELECT FROM memories AS m
-            WHERE m.tenant_id = %(tenant_id)s
+            WHERE {memory_tenants}
               AND m.embedded_hash IS DISTINCT FROM {memory_hash("m")} AND {current("m")}
             LIMIT %(bound)s) AS x) AS memories,
        (SELECT count(*) FROM index_workers AS w
@@ -238,6 +237,14 @@ SELECT (SELECT count(*) FROM (
         WHERE w.model = %(model)s
           AND w.seen_at > now() - interval '{WORKER_SILENCE_SECONDS} seconds') AS per_second
 """
+
+
+# How indexing stands for a tenant: its rows waiting for a vector of their text as it is
+# (found through the queue's own index, counted up to a bound), and the workers of the
+# model heard from lately.
+INDEXING_STATUS = _indexing_status("l.tenant_id = %(tenant_id)s", "m.tenant_id = %(tenant_id)s")
+# The same across every tenant, for the service's own gauges.
+INDEXING_OVERVIEW = _indexing_status("true", "true")
 
 
 def indexing_status(row: Row) -> IndexingStatus:

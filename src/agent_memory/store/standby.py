@@ -132,6 +132,10 @@ class Standby:
         finally:
             await self.putconn(conn)
 
+    def pool_stats(self) -> dict[str, int]:
+        """psycopg_pool's counters of the standby's pool."""
+        return self._pool.get_stats()
+
     async def close(self) -> None:
         if self._checking is not None:
             self._checking.cancel()

@@ -49,15 +49,22 @@ def tracing_requested(environ: Mapping[str, str]) -> bool:
     )
 
 
+def service_resource(environ: Mapping[str, str]) -> Resource:
+    """What spans and metrics say of the process that made them."""
+    return Resource.create(
+        {
+            "service.name": environ.get("OTEL_SERVICE_NAME", SERVICE_NAME),
+            "service.version": __version__,
+        }
+    )
+
+
 def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> TracerProvider | None:
     """A provider exporting where ``OTEL_*`` says, or ``None`` when tracing is off."""
     env = os.environ if environ is None else environ
     if not tracing_requested(env):
         return None
-    resource = Resource.create(
-        {"service.name": env.get("OTEL_SERVICE_NAME", SERVICE_NAME), "service.version": __version__}
-    )
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=service_resource(env))
     exporters = [e.strip() for e in env.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if e.strip()]
     for name in exporters:
         if name == "console":
@@ -77,6 +84,45 @@ def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> Tracer
             log.warning("unknown OTEL_TRACES_EXPORTER %r ignored", name)
     log.info("tracing on: exporters %s", ", ".join(exporters))
     return provider
+
+
+# --- who a span's work is for ----------------------------------------------------------
+
+# The code a call ends with, on its span (OpenTelemetry's gRPC attribute), and what the
+# span of a call cancelled before it ended says.
+GRPC_STATUS_CODE = "rpc.grpc.status_code"
+CANCELLED = (
+    "CANCELLED: the call was cancelled before it ended (its client gave up, or the server stopped)"
+)
+
+
+def set_caller(
+    span: Span,
+    tenant: str,
+    user: str,
+    *,
+    workspace: str | None = None,
+    chain: str | None = None,
+) -> None:
+    """Say on ``span`` whose work it is: ``tenant``, ``user``, and the ``workspace`` and
+    ``chain`` (the run, or chain of runs) the request names, so that traces, and what
+    their work cost, can be split by them."""
+    if not span.is_recording():
+        return
+    attributes: dict[str, str] = {"tenant": tenant, "user": user}
+    if workspace:
+        attributes["workspace"] = workspace
+    if chain:
+        attributes["chain"] = chain
+    span.set_attributes(attributes)
+
+
+def set_cancelled(span: Span) -> None:
+    """Say on ``span`` that its call was cancelled (its client gave up, or the server
+    stopped before it ended): code CANCELLED (1), not the OK it started with."""
+    if span.is_recording():
+        span.set_attribute(GRPC_STATUS_CODE, 1)
+        span.set_status(Status(StatusCode.ERROR, CANCELLED))
 
 
 # --- errors as telemetry may keep them ------------------------------------------------
