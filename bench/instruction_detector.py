@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """Instruction detector quality and speed: ``instruction_reason`` on the labelled corpus
-in ``tests/instruction_corpus.py``.
+of ``tests/instruction_corpus.py`` and ``tests/instruction_corpus.tsv``.
 
-The corpus comes in two parts: the one the rules were written from, and a held-back
-part they were not fitted to. Printed, for each part: recall on the instructions (by
-kind, then overall) and false positives on the ordinary facts and preferences; then
-throughput: texts per second over the whole corpus, and MB/s over a long document of
-ordinary text (the corpus's facts and some prose, scanned whole and in pieces of 2,000
-characters, the most a memory holds). The exit status is 1 when an instruction is
-missed or an ordinary text is flagged, in either part, or the long text is flagged.
+Parts (``tests/instruction_corpus.py`` says which is which): the first English corpus
+and its held-back half (both read while the rules were written), the part the rules
+are tuned on, and three parts they never saw: other languages, another author, both.
+Printed for each part: recall on the instructions and false positives on the ordinary
+texts, by kind; for the unseen parts, by language too, then pooled. Then the cost:
+texts per second over the corpus, and milliseconds per kilobyte over a long ordinary
+document scanned in pieces of 2,000 characters (the most a memory holds), for the
+whole detector and for the first rules alone (the same normalisation, without the
+rules by class and without decoding), so that what the rules by class cost is seen.
 
-    python bench/instruction_detector.py [--seconds 1.0]
+The exit status is 1 when an instruction is missed or an ordinary text flagged in a
+part the rules were fitted to, when the unseen parts pooled fall under 85% recall or
+over 1% false positives, or when the long ordinary text is flagged.
+
+    python bench/instruction_detector.py [--seconds 1.0] [--parts tune,first]
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,21 +34,13 @@ sys.path.insert(0, str(ROOT))
 
 from loadkit.corpus import long_document  # noqa: E402
 
+from agent_memory.domain import instructions  # noqa: E402
 from agent_memory.domain.instructions import REASONS, instruction_reason  # noqa: E402
 from agent_memory.domain.memory import VALUE_MAX_CHARS  # noqa: E402
-from tests.instruction_corpus import (  # noqa: E402
-    HELD_BACK_INSTRUCTIONS,
-    HELD_BACK_ORDINARY,
-    INSTRUCTIONS,
-    ORDINARY,
-)
+from tests.instruction_corpus import CORPUS, PARTS, UNSEEN_PARTS, Text  # noqa: E402
 
-Labelled = list[tuple[str, str]]
-
-PARTS: dict[str, tuple[Labelled, Labelled]] = {
-    "rules written from": (INSTRUCTIONS, ORDINARY),
-    "held back": (HELD_BACK_INSTRUCTIONS, HELD_BACK_ORDINARY),
-}
+RECALL_TARGET = 0.85
+FALSE_POSITIVE_TARGET = 0.01
 
 _PARAGRAPHS = [
     "The extraction worker leases one job at a time and renews the lease every thirty "
@@ -63,116 +62,191 @@ _PARAGRAPHS = [
 
 
 def long_ordinary_text(target_chars: int = 100_000) -> str:
-    """A long document of ordinary text: the paragraphs above and the corpus's ordinary
-    texts, in turn, until it is ``target_chars`` long."""
-    ordinary = [text for _, ordinary in PARTS.values() for _, text in ordinary]
-    pieces = _PARAGRAPHS + ordinary
-    return long_document(pieces, target_chars)
+    """A long document of ordinary text: the paragraphs above and the ordinary texts of
+    the parts the rules are fitted to (not the unseen ones: a flag there would be
+    fixed, and they would be seen), in turn, until it is ``target_chars`` long."""
+    ordinary = [t.text for t in CORPUS if not t.instruction and t.part not in UNSEEN_PARTS]
+    return long_document(_PARAGRAPHS + ordinary, target_chars)
 
 
 @dataclass
 class Measured:
-    part: str
-    caught: dict[str, list[bool]]  # by kind
-    false_positives: list[str]  # kinds of the ordinary texts flagged
-    ordinary: int
+    name: str
+    caught: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    flagged: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    missed: list[Text] = field(default_factory=list)
+    false_positives: list[Text] = field(default_factory=list)
+
+    def add(self, text: Text, reason: str | None, key: str) -> None:
+        if text.instruction:
+            self.caught[key].append(reason is not None)
+            if reason is None:
+                self.missed.append(text)
+        else:
+            self.flagged[key].append(reason is not None)
+            if reason is not None:
+                self.false_positives.append(text)
 
     @property
     def instructions(self) -> int:
-        return sum(len(hits) for hits in self.caught.values())
+        return sum(len(v) for v in self.caught.values())
+
+    @property
+    def ordinary(self) -> int:
+        return sum(len(v) for v in self.flagged.values())
 
     @property
     def recall(self) -> float:
-        return sum(sum(hits) for hits in self.caught.values()) / self.instructions
+        return sum(sum(v) for v in self.caught.values()) / max(1, self.instructions)
+
+    @property
+    def fp_rate(self) -> float:
+        return len(self.false_positives) / max(1, self.ordinary)
 
 
-def measure(part: str) -> Measured:
-    instructions, ordinary = PARTS[part]
-    caught: dict[str, list[bool]] = {reason: [] for reason in REASONS}
-    for kind, text in instructions:
-        caught.setdefault(kind, []).append(instruction_reason(text) is not None)
-    false_positives = [kind for kind, text in ordinary if instruction_reason(text) is not None]
-    return Measured(part, caught, false_positives, len(ordinary))
+def measure(name: str, texts: Iterable[Text], key: Callable[[Text], str]) -> Measured:
+    measured = Measured(name)
+    for text in texts:
+        measured.add(text, instruction_reason(text.text), key(text))
+    return measured
 
 
-def rate(scan: Callable[[str], object], texts: list[str], seconds: float) -> float:
-    """Calls per second of ``scan`` over ``texts``, for at least ``seconds``."""
-    for text in texts[:5]:
-        scan(text)
-    calls = 0
-    started = time.perf_counter()
-    while True:
-        for text in texts:
-            scan(text)
-        calls += len(texts)
-        elapsed = time.perf_counter() - started
-        if elapsed >= seconds:
-            return calls / elapsed
+def _cell(hits: list[bool], perfect: bool = True) -> str:
+    cell = f"{sum(hits)}/{len(hits)}" if hits else "-"
+    return f"**{cell}**" if hits and sum(hits) != (len(hits) if perfect else 0) else cell
 
 
-def print_report(runs: list[Measured], long_text: str, seconds: float) -> bool:
-    total = sum(r.instructions + r.ordinary for r in runs)
-    print(
-        f"Instruction detector on tests/instruction_corpus.py: {total} texts; long ordinary "
-        f"text {len(long_text.encode()) / 1e3:.0f} kB\n"
-    )
-    print("### Recall by kind\n")
-    print(f"| kind | {' | '.join(r.part for r in runs)} |")
+def print_quality(runs: list[Measured]) -> None:
+    print("### Recall on instructions, by kind\n")
+    print(f"| kind | {' | '.join(r.name for r in runs)} |")
     print(f"|---|{'---:|' * len(runs)}")
     for kind in REASONS:
-        cells = []
-        for r in runs:
-            hits = r.caught.get(kind, [])
-            cell = f"{sum(hits)}/{len(hits)}"
-            cells.append(cell if all(hits) else f"**{cell}**")
-        print(f"| {kind} | {' | '.join(cells)} |")
+        print(f"| {kind} | {' | '.join(_cell(r.caught.get(kind, [])) for r in runs)} |")
     print("\n### Summary\n")
     print("| part | instructions | recall | ordinary texts | false positives | FP rate |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in runs:
-        fp = len(r.false_positives)
         print(
-            f"| {r.part} | {r.instructions} | {r.recall:.1%} | {r.ordinary} | {fp} "
-            f"| {fp / r.ordinary:.1%} |"
+            f"| {r.name} | {r.instructions} | {r.recall:.1%} | {r.ordinary} "
+            f"| {len(r.false_positives)} | {r.fp_rate:.1%} |"
         )
-    for r in runs:
-        if r.false_positives:
-            print(f"- {r.part}: flags ordinary texts of kinds {sorted(set(r.false_positives))}")
 
-    corpus = [text for ins, ordinary in PARTS.values() for _, text in ins + ordinary]
-    megabytes = len(long_text.encode()) / 1e6
-    whole = rate(instruction_reason, [long_text], seconds) * megabytes
-    memories = [
-        long_text[i : i + VALUE_MAX_CHARS] for i in range(0, len(long_text), VALUE_MAX_CHARS)
-    ]
-    pieces_per_second = rate(instruction_reason, memories, seconds)
-    flagged = instruction_reason(long_text) is not None or any(
-        instruction_reason(piece) is not None for piece in memories
-    )
-    print("\n### Throughput\n")
+
+def print_languages(texts: list[Text]) -> None:
+    by_language: dict[str, Measured] = {}
+    for text in texts:
+        run = by_language.setdefault(text.language, Measured(text.language))
+        run.add(text, instruction_reason(text.text), text.kind)
+    print("\n### Unseen parts, by language\n")
+    print("| language | instructions caught | ordinary texts flagged |")
+    print("|---|---:|---:|")
+    for language, run in sorted(by_language.items()):
+        caught = [h for v in run.caught.values() for h in v]
+        flagged = [h for v in run.flagged.values() for h in v]
+        print(f"| {language} | {_cell(caught)} | {_cell(flagged, perfect=False)} |")
+
+
+def per_call(scans: list[Callable[[str], object]], texts: list[str], seconds: float) -> list[float]:
+    """Seconds per call of each of ``scans`` over ``texts``: rounds of one pass each,
+    taken in turn for at least ``seconds`` (three rounds at least), the best round of
+    each kept, so that a busy machine slows neither more than the other."""
+    for scan in scans:
+        for text in texts:
+            scan(text)  # compiles what is compiled when first needed
+    best = [float("inf")] * len(scans)
+    started = time.perf_counter()
+    rounds = 0
+    while rounds < 3 or time.perf_counter() - started < seconds:
+        for i, scan in enumerate(scans):
+            began = time.perf_counter()
+            for text in texts:
+                scan(text)
+            best[i] = min(best[i], (time.perf_counter() - began) / len(texts))
+        rounds += 1
+    return best
+
+
+def first_rules_only(text: str) -> str | None:
+    """The first rules alone, on the same normalisation: what the detector cost before
+    the rules by class and the decoding were added."""
+    normal = instructions.normalise(text)
+    reason = instructions._first_rules(normal)
+    if reason is None:
+        unleet = instructions._unleet(normal)
+        if unleet != normal:
+            reason = instructions._first_rules(unleet)
+    return reason
+
+
+def print_cost(long_text: str, seconds: float) -> bool:
+    corpus = [t.text for t in CORPUS]
+    pieces = [long_text[i : i + VALUE_MAX_CHARS] for i in range(0, len(long_text), VALUE_MAX_CHARS)]
+    kilobytes = len(long_text.encode()) / 1e3 / len(pieces)
+    flagged = [p for p in pieces if instruction_reason(p) is not None]
+    scans: list[Callable[[str], object]] = [instruction_reason, first_rules_only]
+    on_corpus = per_call(scans, corpus, seconds)
+    on_pieces = per_call(scans, pieces, seconds)
+    print("\n### Cost\n")
+    print("| rules | µs per text (corpus) | ms per kB (2,000-character pieces) | ms per piece |")
+    print("|---|---:|---:|---:|")
+    for name, text_cost, piece_cost in zip(
+        ("all", "first rules only"), on_corpus, on_pieces, strict=True
+    ):
+        print(
+            f"| {name} | {text_cost * 1e6:,.0f} | {piece_cost * 1e3 / kilobytes:.3f} "
+            f"| {piece_cost * 1e3:.2f} |"
+        )
     print(
-        "| texts/s (corpus) | MB/s (long text, whole) | MB/s (long text, 2,000-character "
-        "pieces) | ms per 2,000 characters | flags the long text |"
+        f"\nThe long ordinary text ({len(long_text):,} characters): {len(flagged)} pieces flagged"
     )
-    print("|---:|---:|---:|---:|---|")
-    print(
-        f"| {rate(instruction_reason, corpus, seconds):,.0f} | {whole:.2f} "
-        f"| {pieces_per_second * megabytes / len(memories):.2f} "
-        f"| {1e3 / pieces_per_second:.2f} | {'yes' if flagged else 'no'} |"
-    )
-    return flagged
+    for piece in flagged:
+        print(f"- flagged ({instruction_reason(piece)}): {piece[:160]!r}")
+    return bool(flagged)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
-        "--seconds", type=float, default=1.0, help="minimum time per throughput figure"
+        "--seconds", type=float, default=1.0, help="minimum time per timing (of both)"
+    )
+    parser.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"comma-separated parts to measure (of {', '.join(PARTS)})",
     )
     args = parser.parse_args()
-    runs = [measure(part) for part in PARTS]
-    flagged = print_report(runs, long_ordinary_text(), args.seconds)
-    ok = all(r.recall == 1.0 and not r.false_positives for r in runs) and not flagged
-    print(f"\n{'PASS' if ok else 'FAIL'}: recall 100% and no false positive on both parts")
+    chosen = [p for p in args.parts.split(",") if p]
+    unknown = set(chosen) - set(PARTS)
+    if unknown:
+        print(f"--parts: unknown {sorted(unknown)}; choose among {', '.join(PARTS)}")
+        return 2
+    runs = [measure(p, (t for t in CORPUS if t.part == p), lambda t: t.kind) for p in chosen]
+    unseen_texts = [t for t in CORPUS if t.part in UNSEEN_PARTS and t.part in chosen]
+    if unseen_texts:
+        runs.append(measure("unseen, pooled", unseen_texts, lambda t: t.kind))
+    print(f"Instruction detector on {sum(r.instructions + r.ordinary for r in runs)} texts\n")
+    print_quality(runs)
+    if unseen_texts:
+        print_languages(unseen_texts)
+    for r in runs:
+        for t in r.missed:
+            print(f"- {r.name}: missed ({t.language}, {t.kind}): {t.text[:110]!r}")
+        for t in r.false_positives:
+            print(f"- {r.name}: flagged ({t.language}, {t.kind}): {t.text[:110]!r}")
+    flagged = print_cost(long_ordinary_text(), args.seconds)
+
+    fitted = [r for r in runs if r.name not in (*UNSEEN_PARTS, "unseen, pooled")]
+    pooled = [r for r in runs if r.name == "unseen, pooled"]
+    ok = (
+        all(r.recall == 1.0 and not r.false_positives for r in fitted)
+        and all(r.recall >= RECALL_TARGET and r.fp_rate <= FALSE_POSITIVE_TARGET for r in pooled)
+        and not flagged
+    )
+    print(
+        f"\n{'PASS' if ok else 'FAIL'}: every fitted part complete and clean; unseen parts "
+        f"pooled at {RECALL_TARGET:.0%} recall or more and {FALSE_POSITIVE_TARGET:.0%} false "
+        "positives or fewer; the long ordinary text not flagged"
+    )
     return 0 if ok else 1
 
 

@@ -1,18 +1,31 @@
-"""A labelled corpus for the instruction detector: texts that tell the assistant what to
-do against its rules (the shape of a prompt injection), and ordinary facts and
-preferences that only look like them.
+"""A labelled corpus for the instruction detector: texts that tell the model what to do
+(the shape of a prompt injection), and ordinary facts and preferences that only look
+like them.
 
-``INSTRUCTIONS`` holds (kind, text) pairs that must be refused; ``ORDINARY`` holds
-(kind, text) pairs that must be stored. The rules of ``domain/instructions.py`` were
-written from these two lists. ``HELD_BACK_INSTRUCTIONS`` and ``HELD_BACK_ORDINARY`` were
-written at the same time, in other words, and were not looked at while the rules were
-written: they say how the rules do on phrasings they were not fitted to.
+Two generations of texts:
+
+- The first English corpus, below: ``INSTRUCTIONS`` and ``ORDINARY`` (kind, text) pairs,
+  from which the first rules were written, and ``HELD_BACK_INSTRUCTIONS`` and
+  ``HELD_BACK_ORDINARY``, written with them and kept back at first. Both have been read
+  by now: they are parts the rules are fitted to (``first``, ``first-held-back``).
+- ``instruction_corpus.tsv``: instructions and look-alikes in thirteen languages, each
+  with its language and its author (the file's header says who wrote what). They were
+  written before the rules that read them, and are split so that the rules are tuned
+  on one part and measured on parts they never saw:
+
+  ``tune``: the outside trial's probes, and author ``a`` in the tuning languages
+  (:data:`TUNING_LANGUAGES`); ``unseen-language``: author ``a`` in every other
+  language; ``unseen-author``: author ``b`` in the tuning languages; ``unseen-both``:
+  author ``b`` in every other language.
 
 The kind of an instruction is the reason the detector gives for it; the kind of an
 ordinary text says why it could be mistaken for one.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
 
 
 def _tags(text: str) -> str:
@@ -313,3 +326,67 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
     ("fact", "The jailbreak detection library flags rooted Android devices."),
     ("fact", "Developer mode in Chrome extensions lets him load unpacked builds."),
 ]
+
+
+# -- the multilingual corpus (instruction_corpus.tsv) -----------------------------------------
+
+TUNING_LANGUAGES = frozenset({"en", "pt", "fr", "zh", "ru"})
+"""The languages the rules are tuned on; the others are only measured."""
+
+UNSEEN_PARTS = ("unseen-language", "unseen-author", "unseen-both")
+PARTS = ("first", "first-held-back", "tune", *UNSEEN_PARTS)
+
+
+@dataclass(frozen=True)
+class Text:
+    """One labelled text of the corpus."""
+
+    instruction: bool
+    kind: str
+    language: str
+    author: str
+    text: str
+
+    @property
+    def part(self) -> str:
+        if self.author in ("first", "first-held-back"):
+            return self.author
+        if self.author == "probe":
+            return "tune"
+        tuned_language = self.language in TUNING_LANGUAGES
+        if self.author == "a":
+            return "tune" if tuned_language else "unseen-language"
+        return "unseen-author" if tuned_language else "unseen-both"
+
+
+def _load(path: Path) -> list[Text]:
+    texts = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        label, kind, language, author, text = line.split("\t")
+        assert label in ("instruction", "ordinary"), line
+        texts.append(
+            Text(label == "instruction", kind, language, author, text.replace("\\n", "\n"))
+        )
+    return texts
+
+
+def _first(pairs: list[tuple[str, str]], instruction: bool, author: str) -> list[Text]:
+    return [Text(instruction, kind, "en", author, text) for kind, text in pairs]
+
+
+MULTILINGUAL: list[Text] = _load(Path(__file__).with_name("instruction_corpus.tsv"))
+CORPUS: list[Text] = [
+    *_first(INSTRUCTIONS, True, "first"),
+    *_first(ORDINARY, False, "first"),
+    *_first(HELD_BACK_INSTRUCTIONS, True, "first-held-back"),
+    *_first(HELD_BACK_ORDINARY, False, "first-held-back"),
+    *MULTILINGUAL,
+]
+"""Every labelled text, of both generations."""
+
+
+def part(name: str) -> list[Text]:
+    """The texts of one part (see :data:`PARTS`)."""
+    return [t for t in CORPUS if t.part == name]

@@ -27,45 +27,62 @@ from tests import instruction_corpus as corpus
 from tests.fakes import FakeStore
 from tests.sift_support import cand, rules
 
-PARTS = {
-    "tuning": (corpus.INSTRUCTIONS, corpus.ORDINARY),
-    "held-back": (corpus.HELD_BACK_INSTRUCTIONS, corpus.HELD_BACK_ORDINARY),
-}
+FITTED = ("first", "first-held-back", "tune")
 INSTRUCTIONS = [
-    pytest.param(text, id=f"{part}-{kind}-{i}")
-    for part, (instructions, _) in PARTS.items()
-    for i, (kind, text) in enumerate(instructions)
+    pytest.param(t.text, id=f"{t.part}-{t.language}-{t.kind}-{i}")
+    for i, t in enumerate(corpus.CORPUS)
+    if t.instruction and t.part in FITTED
 ]
 ORDINARY = [
-    pytest.param(text, id=f"{part}-{kind}-{i}")
-    for part, (_, ordinary) in PARTS.items()
-    for i, (kind, text) in enumerate(ordinary)
+    pytest.param(t.text, id=f"{t.part}-{t.language}-{t.kind}-{i}")
+    for i, t in enumerate(corpus.CORPUS)
+    if not t.instruction and t.part in FITTED
 ]
 
 
-# -- the labelled corpus (tests/instruction_corpus.py) -------------------------------------
+# -- the labelled corpus (tests/instruction_corpus.py and .tsv) ------------------------------
 
 
 def test_the_corpus_is_large_and_varied() -> None:
-    assert len(corpus.INSTRUCTIONS) + len(corpus.HELD_BACK_INSTRUCTIONS) >= 40
-    assert len(corpus.ORDINARY) + len(corpus.HELD_BACK_ORDINARY) >= 60
-    assert len(corpus.HELD_BACK_INSTRUCTIONS) >= 20
-    assert len(corpus.HELD_BACK_ORDINARY) >= 20
-    for instructions, _ in PARTS.values():
-        assert {kind for kind, _ in instructions} == set(REASONS)
-    texts = [
-        text for instructions, ordinary in PARTS.values() for _, text in instructions + ordinary
-    ]
-    assert len(set(texts)) == len(texts), "every text is there once"
+    first = [t for t in corpus.CORPUS if t.part in ("first", "first-held-back")]
+    assert {t.kind for t in first if t.instruction} == set(REASONS) - {"model_order"}
+    fresh = corpus.MULTILINGUAL
+    instructions = [t for t in fresh if t.instruction]
+    ordinary = [t for t in fresh if not t.instruction]
+    assert len(instructions) >= 60
+    assert len(ordinary) >= len(instructions)
+    assert len({t.language for t in instructions}) >= 5
+    assert {t.kind for t in instructions} == set(REASONS) - {"role_injection"}
+    assert {t.author for t in fresh} == {"probe", "a", "b"}
+    for name in corpus.UNSEEN_PARTS:
+        texts = corpus.part(name)
+        assert sum(t.instruction for t in texts) >= 15, name
+        assert sum(not t.instruction for t in texts) >= 30, name
+    every = [t.text for t in corpus.CORPUS]
+    assert len(set(every)) == len(every), "every text is there once"
 
 
-@pytest.mark.parametrize("part", PARTS)
-def test_recall_is_complete_and_there_is_no_false_positive(part: str) -> None:
-    instructions, ordinary = PARTS[part]
-    missed = [text for _, text in instructions if instruction_reason(text) is None]
-    flagged = [text for _, text in ordinary if instruction_reason(text) is not None]
-    assert missed == [], f"recall {1 - len(missed) / len(instructions):.1%} on the {part} part"
-    assert flagged == [], f"{len(flagged)} false positives on the {part} part"
+@pytest.mark.parametrize("name", FITTED)
+def test_the_parts_the_rules_are_fitted_to_are_complete_and_clean(name: str) -> None:
+    texts = corpus.part(name)
+    missed = [t.text for t in texts if t.instruction and instruction_reason(t.text) is None]
+    flagged = [t.text for t in texts if not t.instruction and instruction_reason(t.text)]
+    assert missed == []
+    assert flagged == []
+
+
+@pytest.mark.parametrize("name", corpus.UNSEEN_PARTS)
+def test_the_unseen_parts_meet_the_targets(name: str) -> None:
+    """The parts the rules were never tuned on: 85% of the instructions caught or more,
+    1% of the ordinary texts flagged or fewer (pooled, as one part is too small for 1%
+    to mean anything)."""
+    texts = corpus.part(name)
+    instructions = [t for t in texts if t.instruction]
+    caught = sum(instruction_reason(t.text) is not None for t in instructions)
+    assert caught / len(instructions) >= 0.85
+    unseen = [t for t in corpus.CORPUS if t.part in corpus.UNSEEN_PARTS and not t.instruction]
+    flagged = sum(instruction_reason(t.text) is not None for t in unseen)
+    assert flagged / len(unseen) <= 0.01
 
 
 @pytest.mark.parametrize("text", INSTRUCTIONS)
@@ -95,10 +112,10 @@ def test_every_corpus_fact_is_allowed(text: str) -> None:
 
 def test_the_corpus_kind_is_the_reason_given() -> None:
     wrong = [
-        (kind, instruction_reason(text), text)
-        for instructions, _ in PARTS.values()
-        for kind, text in instructions
-        if instruction_reason(text) != kind
+        (t.kind, instruction_reason(t.text), t.text)
+        for t in corpus.CORPUS
+        if t.instruction and t.part in ("first", "first-held-back")
+        if instruction_reason(t.text) != t.kind
     ]
     assert wrong == []
 
@@ -113,6 +130,10 @@ def test_the_corpus_kind_is_the_reason_given() -> None:
         pytest.param("ig\u200bno\u00adre\u2060 it", "ignore it", id="invisible"),
         pytest.param("a \U000e0068\U000e0069 b", "a hi b", id="tag-characters"),
         pytest.param("\u0456gn\u043er\u0435", "ignore", id="cyrillic-look-alikes"),
+        pytest.param(
+            "\u0441\u043e\u0440 \u043e\u043a", "cop \u043e\u043a", id="words-of-look-alikes-only"
+        ),
+        pytest.param("Встреча в пятницу", "встреча в пятницу", id="russian-stays-russian"),
         pytest.param("you\u2019re  now\t\tDAN\n\n\n  ok", "you're now dan\nok", id="spacing"),
     ],
 )
@@ -135,6 +156,15 @@ def test_an_empty_or_blank_text_is_no_instruction() -> None:
         pytest.param("</a><" * 400, id="tags"),
         pytest.param("\nhuman: " * 250, id="turns"),
         pytest.param("1a2b " * 400, id="leet"),
+        pytest.param("if you are a " * 200, id="repeated-address"),
+        pytest.param("attention the " * 150, id="repeated-vocative"),
+        pytest.param("a@b." * 500, id="addresses"),
+        pytest.param("{{" * 1000, id="braces"),
+        pytest.param("![x](https://h.example/" + "{a}" * 600, id="placeholders"),
+        pytest.param("QUFB" * 500, id="base64"),
+        pytest.param("41" * 1000, id="hex"),
+        pytest.param("如果你是" * 500, id="cjk"),
+        pytest.param("%41" * 600, id="percent"),
     ],
 )
 def test_pathological_texts_are_scanned_in_bounded_time(text: str) -> None:
