@@ -151,6 +151,7 @@ def test_a_killed_postmaster_is_started_again_on_the_same_socket_despite_a_backe
     embedded = EmbeddedPostgres(long_data_dir)
     url = embedded.start()
     gave_up: list[str] = []
+    backend = 0
     try:
         socket_dir = embedded.socket_dir
         assert socket_dir is not None
@@ -188,6 +189,8 @@ def test_a_killed_postmaster_is_started_again_on_the_same_socket_despite_a_backe
         assert any(f"(pids {backend})" in m and "SIGQUIT" in m for m in told), told
     finally:
         embedded.stop()
+        if backend and alive(backend):  # never left spinning on a core past a failure
+            os.kill(backend, signal.SIGKILL)
     assert running_postmaster(pgdata) is None
 
 
