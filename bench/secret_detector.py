@@ -56,6 +56,7 @@ from tests.secret_corpus import (  # noqa: E402
     ORDINARY,
     PARTS,
     SECRETS,
+    TUNED_BATCHES,
     TUNING,
     TUNING_AUTHORS,
     TUNING_LANGUAGES,
@@ -248,7 +249,9 @@ def print_by_class(runs: dict[str, list[PartResult]]) -> None:
     )
     print(
         f"Rules tuned on {', '.join(sorted(TUNING_LANGUAGES))} by authors "
-        f"{', '.join(sorted(TUNING_AUTHORS))}; every other part held out.\n"
+        f"{', '.join(sorted(TUNING_AUTHORS))}, and on all of batch "
+        f"{', '.join(sorted(TUNED_BATCHES))} (held out in an earlier round); every other "
+        "part held out.\n"
     )
     print("| detector | part | recall | false positives | target |")
     print("|---|---|---:|---:|---|")
@@ -290,12 +293,12 @@ def print_by_class(runs: dict[str, list[PartResult]]) -> None:
             cells.append(f"**{cell}**" if any(flags) else cell)
         print(f"| {cls} | {' | '.join(cells)} |")
     for r in ours:
-        missed = sorted({f"{i.cls} ({i.language})" for i, f in r.secrets if not f})
-        flagged = sorted({f"{i.cls} ({i.language})" for i, f in r.ordinary if f})
-        if missed or flagged:
+        misses = sorted({f"{i.cls} ({i.language})" for i, f in r.secrets if not f})
+        flagged_kinds = sorted({f"{i.cls} ({i.language})" for i, f in r.ordinary if f})
+        if misses or flagged_kinds:
             print(
-                f"- {r.part}: missed {', '.join(missed) or 'none'}; "
-                f"flagged {', '.join(flagged) or 'none'}"
+                f"- {r.part}: missed {', '.join(misses) or 'none'}; "
+                f"flagged {', '.join(flagged_kinds) or 'none'}"
             )
 
 

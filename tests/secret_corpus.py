@@ -490,13 +490,21 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # phrase, a password after "senha:" or "密码是"), each with its class, language and author,
 # and as many ordinary texts that look like them (order and phone numbers, prices,
 # dates, "the door code is on the fridge"). The rules are tuned on one part, TUNING
-# (the languages of TUNING_LANGUAGES, by the authors of TUNING_AUTHORS); every other
-# part is held out: bench/secret_detector.py reports each on its own. A rule change that
-# an item of a held-out part would have guided moves that item to the tuning part, and
-# the held-out part grows anew.
+# (the languages of TUNING_LANGUAGES, by the authors of TUNING_AUTHORS, and every batch
+# of TUNED_BATCHES); every other part is held out: bench/secret_detector.py reports each
+# on its own. A rule change that an item of a held-out part would have guided moves that
+# item, or its whole batch, to the tuning part, and the held-out part grows anew.
+#
+# Batch "b" (chat, mail and forwarded messages, in the tuning languages and seven more)
+# was held out in the first round: on it the rules found 28 of 39 credentials (72%) and
+# refused 1 of 39 look-alikes (2.6%), both short of the targets. The second round tuned
+# the rules on all of it, so it is tuning data from then on. Batch "c" was written for
+# the second round before any of its rule changes, and held out from them.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
+# Batches held out in an earlier round and tuned on since: every item, in any language.
+TUNED_BATCHES = frozenset({"b"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"
@@ -518,7 +526,7 @@ class Labelled:
 
     @property
     def part(self) -> str:
-        if self.author == MOVED:
+        if self.author == MOVED or self.author in TUNED_BATCHES:
             return TUNING
         seen_language = self.language in TUNING_LANGUAGES
         if self.author in TUNING_AUTHORS:

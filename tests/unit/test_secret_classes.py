@@ -101,6 +101,41 @@ CAUGHT = [
         "gmail app password abcd efgh ijkl mnop", PASSWORD, "abcd efgh ijkl mnop", id="app-password"
     ),
     pytest.param("contraseña: 'luna llena azul'", PASSWORD, "luna llena azul", id="quoted"),
+    # -- how chat gives a value: "'s", a verb after a comma, a qualifier after the noun,
+    # the value before what it opens, "pass" after the network it opens
+    pytest.param("pin's 4417", ACCESS_CODE, "4417", id="contraction"),
+    pytest.param(
+        "the wifi password changed, now it's Hunter22", PASSWORD, "Hunter22", id="resumed-en"
+    ),
+    pytest.param(
+        "a senha da netflix mudou, agora é Pipoca2025", PASSWORD, "Pipoca2025", id="resumed-pt"
+    ),
+    pytest.param("le code du portail a changé, c'est 1854", ACCESS_CODE, "1854", id="resumed-fr"),
+    pytest.param("sua senha provisória é Tq8#mWz4", PASSWORD, "Tq8#mWz4", id="qualifier-pt"),
+    pytest.param("tu clave temporal es Rm5&kLq2", PASSWORD, "Rm5&kLq2", id="qualifier-es"),
+    pytest.param(
+        "votre mot de passe provisoire est Bv4!nQx9", PASSWORD, "Bv4!nQx9", id="qualifier-fr"
+    ),
+    pytest.param("it's hunter2 for the wifi", PASSWORD, "hunter2", id="value-before-wifi"),
+    pytest.param("it's 4417 for the gate", ACCESS_CODE, "4417", id="value-before-gate"),
+    pytest.param(
+        "wifi at the airbnb -> network BlueDoor, pass bluedoor2468",
+        PASSWORD,
+        "bluedoor2468",
+        id="pass-after-network",
+    ),
+    pytest.param("el pin del móvil de mamá es 240615", ACCESS_CODE, "240615", id="pin-of-what"),
+    pytest.param(
+        "son code de carte bleue est 7291, garde-le pour toi", ACCESS_CODE, "7291", id="card-code"
+    ),
+    # -- a code entered on a keypad, with the lock named before or after
+    pytest.param(
+        "pra entrar no prédio digita 4490 no interfone", ACCESS_CODE, "4490", id="enter-pt"
+    ),
+    pytest.param(
+        "para abrir el portal marca 2590 y luego la llave", ACCESS_CODE, "2590", id="enter-es"
+    ),
+    pytest.param("type 1234 on the keypad", ACCESS_CODE, "1234", id="enter-en"),
     # -- a user and password together
     pytest.param("basic auth ana:Pa55w0rd!", PASSWORD, "Pa55w0rd!", id="basic-auth"),
     pytest.param(
@@ -129,6 +164,9 @@ CAUGHT = [
     ),
     pytest.param(
         "Steuer-ID von Oma: 99 281 637 542", NATIONAL_ID, "99 281 637 542", id="steuer-id"
+    ),
+    pytest.param(
+        "meine Steuer-ID ist 80 589 624 316", NATIONAL_ID, "80 589 624 316", id="id-after-verb"
     ),
     pytest.param(
         "numéro de sécu : 1 85 06 75 123 456 89", NATIONAL_ID, "1 85 06 75 123 456 89", id="nir"
@@ -236,6 +274,14 @@ LOOK_ALIKES = [
     pytest.param("código postal 28013, Madrid", id="postal-code-es"),
     pytest.param("discount code SPRING25 gives 25% off", id="discount-code"),
     pytest.param("building code requires 36 inch doors", id="building-code"),
+    # -- common words of the chat forms, giving nothing
+    pytest.param("boarding pass AB1234 for the flight", id="boarding-pass"),
+    pytest.param("all 12 tests pass on the build server", id="tests-pass"),
+    pytest.param("enter 2024 as the year of the report", id="enter-year"),
+    pytest.param("type 3 diabetes runs in the family", id="type-3"),
+    pytest.param("pin the memory to 2024 so it stays on top", id="pin-verb"),
+    pytest.param("the price is 1200 for the door and 300 for fitting", id="price-for-door"),
+    pytest.param("the password changed, it's in the vault now", id="resumed-no-value"),
     pytest.param("random seed 20240501 for the benchmark runs", id="random-seed"),
     # -- words of the BIP-39 list that are no phrase
     pytest.param(
@@ -270,6 +316,15 @@ def test_twelve_words_of_the_list_are_a_phrase_only_when_something_says_so() -> 
     words = "tent stove knife water filter blanket soap apple banana lemon onion garlic"
     assert find_secrets(words) == []
     assert kinds(f"my seed: {words}") == [RECOVERY_PHRASE]
+
+
+def test_a_list_under_a_label_needs_a_longer_checksum() -> None:
+    # Twelve words of the list that pass the checksum by chance (one list in sixteen).
+    words = "apple banana milk bread butter cheese salad lemon onion garlic pepper sugar"
+    assert kinds(words) == [RECOVERY_PHRASE]
+    assert find_secrets(f"groceries: {words}") == []
+    assert kinds(f"seed: {words}") == [RECOVERY_PHRASE]
+    assert kinds(f"keep this safe: {words}") == [RECOVERY_PHRASE]
 
 
 def test_a_national_id_word_in_another_sense_names_nothing() -> None:

@@ -46,7 +46,15 @@ OWN_PATTERNS = {
     "token prose": secrets._TOKEN_PROSE,
     "random token": secrets._TOKEN,
     # credentials by class (domain/credentials.py)
-    "credential word": credentials.CREDENTIAL_WORD,
+    # (the words of common classes pass only with what their finder needs: below)
+    "credential word": re.compile(
+        "(?i)"
+        + "|".join(
+            credentials._bounded(t)
+            for t in credentials._VOCABULARY
+            if t.cls not in credentials.GATED_CLASSES
+        )
+    ),
     "login pair, any language": credentials.LOGIN_PAIR,
     "national id word": credentials.ID_WORDS,
     **{f"number: {name}": shape for name, shape in credentials._SHAPES.items()},
@@ -192,6 +200,8 @@ def test_ordinary_text_is_judged_as_without_the_gate(text: str) -> None:
         "We moved the standup to 10:30 because of the release train on Thursdays.",
         "Caroline went camping with her kids last summer and loved the lake.",
         "- Deploys go through the staging cluster first\n- Rollbacks take five minutes",
+        "Press enter to continue, type your name, then pass the form to the front door team.",
+        "def close(self) -> None:\n    pass  # type: ignore",
         "Ünïcödé prose — with an em dash, “quotes” and naïve café words.",
     ],
 )
@@ -265,6 +275,23 @@ CLASS_WORDS = st.sampled_from(
         "cryptogramme",
         "opens with",
         "geht mit",
+        "digita",
+        "type",
+        "marca",
+        "TAPEZ",
+        "pass",
+        "wifi ",
+        "network ",
+        "user ",
+        "for the wifi",
+        "for the gate",
+        "pour le portail",
+        "it's ",
+        "c'est ",
+        "'s ",
+        ", now it's ",
+        " provisória ",
+        " the ",
         "basic auth",
         "user/pass",
         "Zugangsdaten",
@@ -308,6 +335,8 @@ VALUES = st.sampled_from(
         "110105198506127172",
         "4B721",
         "'s3cret pass'",
+        "hunter2x",
+        "bluedoor2468",
     ]
 )
 

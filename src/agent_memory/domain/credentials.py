@@ -14,7 +14,10 @@ by its word list.
 - Passwords, passcodes, PINs and the codes of doors, gates, alarms and safes are found
   by a vocabulary of the words that name them in many languages, with the mark or verb
   that gives their value (``:``, ``is``, ``ist``, ``est``, ``é``, ``es``, ``是``, ``は``,
-  ``=``, ...) and the value itself, which must read as one.
+  ``=``, ``'s``, a verb after a comma: ``mudou, agora é``...) and the value itself, which
+  must read as one; and by the other ways chat gives one: a verb that enters a code on a
+  keypad (``digita 4490 no interfone``), "pass" after the network or account it opens,
+  a value given before what it opens (``it's hunter2 for the wifi``).
 
 Every pattern is linear (bounded quantifiers, no nested repetition) and every loop
 looks at a bounded window. The words are folded as the gate before the finders folds
@@ -105,6 +108,9 @@ _CODE = "code"  # a code, if what it opens is named: a door, gate, alarm or safe
 _PIN = "pin"  # a PIN or PUK: digits
 _CVV = "cvv"  # a card's security code: three or four digits
 _UNLOCK = "unlock"  # "opens with", "geht mit ... auf": digits, if a lock is named
+_ENTER = "enter"  # "type", "digita", "marca": digits right after, if a lock is named
+_SHORT = "short"  # "pass", short for a password: a value, if an account or network is named
+_PURPOSE = "purpose"  # "for the wifi", "for the gate": what a value given before it opens
 
 # How a word is bounded: a whole word; the end of a compound (``WLAN-Passwort``,
 # ``Türcode``, ``portkoden``); or written without spaces (Chinese, Japanese).
@@ -127,6 +133,10 @@ class _Term:
 def _terms(cls: str, bound: str, *entries: tuple[str, str]) -> list[_Term]:
     return [_Term(cls, pattern, fold(literal), bound) for pattern, literal in entries]
 
+
+# "for the", in the languages whose pronoun's verb gives a value before it (English,
+# French, German: see _GIVEN_BEFORE): what opens a purpose (``for the wifi``).
+_FOR = r"(?:for|pour|für|fürs)(?: (?:the|our|my|le|la|l['’]|die|das|den))? ?"
 
 # (pattern, literal) pairs. Each literal is a substring of every match of its pattern.
 _VOCABULARY: list[_Term] = [
@@ -261,6 +271,50 @@ _VOCABULARY: list[_Term] = [
         (r"opent met", "opent"),  # nl
         (r"gaat open met", "gaat open"),
     ),
+    # -- verbs that enter a code on a keypad ---------------------------------------------------
+    *_terms(
+        _ENTER,
+        _WORD,
+        (r"enter", "enter"),  # en
+        (r"type(?: in)?", "type"),
+        (r"key in", "key in"),
+        (r"digit(?:a|e|ar)", "digit"),  # pt, it
+        (r"tecl(?:a|e|ar)", "tecl"),
+        (r"marc(?:a|ar)", "marc"),  # es
+        (r"marque", "marque"),
+        (r"tecle(?:a|e|ar)", "tecle"),
+        (r"introduc(?:e|ir)", "introduc"),
+        (r"tap(?:e|ez|er)", "tap"),  # fr
+        (r"compos(?:e|ez|er)", "compos"),
+        (r"tipp(?:e|en|t)?", "tipp"),  # de
+        (r"eintippen", "eintippen"),
+        (r"gib", "gib"),
+        (r"compon(?:i|ete|ere)", "compon"),  # it
+        (r"toets", "toets"),  # nl
+    ),
+    # -- "pass", short for a password ---------------------------------------------------------
+    *_terms(_SHORT, _WORD, (r"pass", "pass")),
+    # -- what a value given before it opens: "it's hunter2 *for the wifi*" --------------------
+    *_terms(
+        _PURPOSE,
+        _WORD,
+        *(
+            (rf"{_FOR}{target}", literal)
+            for target, literal in (
+                (r"wi-?fi", "wi"),
+                (r"wlan", "wlan"),
+                (r"router", "router"),
+                (r"network", "network"),
+                (r"door", "door"),
+                (r"gate", "gate"),
+                (r"alarm[ea]?", "alarm"),
+                (r"garage", "garage"),
+                (r"porte", "porte"),
+                (r"portail", "portail"),
+                (r"tür", "tür"),
+            )
+        ),
+    ),
 ]
 
 # Words that say what a code opens: a credential's code, not an error's, a parcel's or a
@@ -340,11 +394,35 @@ _PREPOSITIONS = frozenset(
     their its this that mum's mom's
     """.split()  # noqa: SIM905
 )
+# What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
+_OBJECTS = frozenset(
+    "the this that these those it them an my your our his her".split()  # noqa: SIM905
+)
+# Words right after a credential word that say which one it is, in the languages that put
+# their adjectives after the noun ("senha *provisória* é", "clave *temporal* es", "mot de
+# passe *provisoire* est"): like a preposition's words, they say what it is for.
+_QUALIFIERS = frozenset(
+    """
+    temporary new current old initial default provisional
+    provisória provisório temporária temporário nova novo atual antiga antigo inicial padrão
+    provisoria provisorio temporal temporaria temporario nueva nuevo actual antigua antiguo
+    provisoire temporaire nouveau nouvel nouvelle actuel actuelle ancien ancienne initiale
+    provvisoria provvisorio temporanea temporaneo nuova nuovo attuale vecchia vecchio iniziale
+    """.split()  # noqa: SIM905
+)
+# What "pass" is short for a password of: an account or a network named before it
+# ("network BlueDoor, pass ...", "user ops pass ..."); else it is a ticket or a verb.
+_ACCOUNT_STEM_WORDS = (
+    "wifi wlan network ssid router modem hotspot user login account admin email mail vpn "
+    "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk"
+)
+_ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
 _ELIDED = re.compile(r"(?i)(?:d|l|dell|dall|nell|sull|all|qu)['’]")
 # What gives the value, after the word (and what it is for): a mark, or a verb.
 _COPULAS = (
     # en
-    r"is(?:[ \t]{1,4}now)?|was|will[ \t]{1,4}be|became|now|(?:(?:is|was|got|has[ \t]{1,4}been)"
+    r"(?:now[ \t]{1,4})?(?:it|that)(?:['’]s|[ \t]{1,4}is)(?:[ \t]{1,4}now)?"
+    r"|is(?:[ \t]{1,4}now)?|was|will[ \t]{1,4}be|became|now|(?:(?:is|was|got|has[ \t]{1,4}been)"
     r"[ \t]{1,4})?(?:set|changed|reset|updated|rotated)[ \t]{1,4}to"
     # pt
     r"|é(?:[ \t]{1,4}agora)?|agora[ \t]{1,4}é|era|será|fica|ficou|mudou[ \t]{1,4}para"
@@ -362,8 +440,11 @@ _COPULAS = (
     r"|on|adalah|ialah|là|je"
 )
 _MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
+# A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
+# said of the credential ("la senha mudou, agora é ...", "le code a changé, c'est ...").
 _SEPARATOR = re.compile(
-    rf"(?P<mark>{_MARK})|[ \t]{{1,4}}(?P<copula>(?:{_COPULAS}))(?:[ \t]{{0,4}}:)?[ \t]{{1,4}}"
+    rf"(?P<mark>{_MARK})|['’]s[ \t]{{1,4}}"
+    rf"|,?[ \t]{{1,4}}(?P<copula>(?:{_COPULAS}))(?:[ \t]{{0,4}}:)?[ \t]{{1,4}}"
     r"|(?P<space>[ \t]{1,4})",
     re.IGNORECASE,
 )
@@ -389,6 +470,7 @@ _VALUE = re.compile(
 _TRAILING = ".,;:!?)]}>，。、；：！？）"
 _DIGITS = re.compile(r"\d")
 _DIGIT_CODE = re.compile(r"[#*]?\d{3,12}[#*]?")
+_COMBINATION = re.compile(r"\d{1,4}(?:[\-\u2013]\d{1,4}){1,3}")
 _SHORT_CODE = re.compile(r"[#*]?(?=[A-Z]{0,3}\d)[0-9A-Z]{4,8}[#*]?")
 # What a number after a credential word is when one of these follows it: a rule about the
 # credential ("PIN must be 6 digits"), not the credential.
@@ -426,9 +508,13 @@ def _bounded(term: _Term) -> str:
     return rf"(?<![^\W\d_])(?:{term.pattern}){right}"
 
 
+# Where several words start at one place, the first of these classes wins.
+_CLASS_ORDER = (_UNLOCK, _CVV, _PIN, _PASSWORD, _SHORT, _CODE, _ENTER, _PURPOSE)
+
+
 def _noun_pattern() -> str:
     groups = []
-    for cls in (_UNLOCK, _CVV, _PIN, _PASSWORD, _CODE):
+    for cls in _CLASS_ORDER:
         # Longer alternatives first, so "pin code" wins over "pin".
         terms = sorted(
             (t for t in _VOCABULARY if t.cls == cls),
@@ -517,7 +603,6 @@ def _search_near(
 # A word of the vocabulary starts at most this far before its literal, and ends at most
 # this far after it (tests/unit/test_secret_gate.py holds every word to it).
 WORD_BEFORE, WORD_AFTER = 32, 48
-_CLASS_ORDER = (_UNLOCK, _CVV, _PIN, _PASSWORD, _CODE)
 
 
 @dataclass(frozen=True)
@@ -587,11 +672,32 @@ def may_hold_words(folded: str) -> bool:
     occurrences = literal_occurrences(folded)
     if not occurrences:
         return False
+    words = credential_words(folded, folded, occurrences)
     return (
-        bool(credential_words(folded, folded, occurrences))
+        any(_may_give(folded, word) for word in words)
         or any(True for _ in id_words(folded, folded, occurrences, any_case=True))
         or any(True for _ in login_pairs(folded, folded, occurrences))
     )
+
+
+# How far after a verb that enters a code the gate looks for its digits.
+_GATE_DIGIT_AFTER = 24
+# Classes of common words, which pass the gate only with what their finder needs near.
+GATED_CLASSES = frozenset({_ENTER, _SHORT, _PURPOSE})
+
+
+def _may_give(folded: str, word: Word) -> bool:
+    """Whether a value may be given with ``word``, as its finder looks for one: words of
+    common classes (a verb, "pass", "for the door") only where what their finder needs
+    is (a digit right after, an account named before, a value given before)."""
+    if word.cls == _ENTER:
+        return any(c.isdigit() for c in folded[word.end : word.end + _GATE_DIGIT_AFTER])
+    if word.cls == _SHORT:
+        return _names_account(_clause_before(folded, word.start))
+    if word.cls == _PURPOSE:
+        low = max(0, word.start - _GIVEN_BEFORE_CHARS)
+        return _GIVEN_BEFORE.search(folded, low, word.start) is not None
+    return True
 
 
 # -- finding values after credential words ------------------------------------------------
@@ -658,12 +764,36 @@ def _code_named(text: str, start: int, between: list[str]) -> bool:
     saying it is another kind of code (an error's, a parcel's) right next to it."""
     head = _compound_head(text, start).strip("-")
     if head:
-        return _names_lock(head) and head.lower() not in _NOT_LOCKS
+        return _opens(head) and head.lower() not in _NOT_LOCKS
     before = _clause_before(text, start)
     previous = (_WORDS.findall(before)[-1:] or [""])[0].lower()
     if previous in _NOT_LOCKS or any(w.lower() in _NOT_LOCKS for w in between[:2]):
         return False
-    return _names_lock(before) or any(_names_lock(w) for w in between)
+    return _opens(before) or any(_opens(w) for w in between)
+
+
+def _opens(text: str) -> bool:
+    """Whether ``text`` names what a code opens: a lock, or a card (whose code is its
+    PIN: ``code de carte bleue``, ``card code``)."""
+    return _names_lock(text) or _has_stem(text, _CARD_STEMS)
+
+
+def _names_account(text: str) -> bool:
+    """Whether ``text`` names an account or a network, whose password "pass" gives."""
+    return _has_stem(text.replace("-", ""), _ACCOUNT_STEMS)
+
+
+_CLAUSE_AFTER = 40
+_WORDS_AFTER = 4
+
+
+def _lock_after(text: str, end: int) -> bool:
+    """Whether a lock is named in the few words after ``end``, in its clause ("digita
+    4490 *no interfone*")."""
+    window = text[end : end + _CLAUSE_AFTER]
+    stop = _CLAUSE_END.search(window)
+    words = _WORDS.findall(window[: stop.start()] if stop else window)
+    return _names_lock(" ".join(words[:_WORDS_AFTER]))
 
 
 def _is_prepositional(word: str) -> bool:
@@ -711,7 +841,7 @@ def _value_kind(
         ok = cls == _PASSWORD and explicit and len(quoted.strip()) >= 4
         return PASSWORD if ok and not judges.filler(quoted) else None
     if match.group("apppw") is not None:
-        return PASSWORD if cls == _PASSWORD else None
+        return PASSWORD if cls in (_PASSWORD, _SHORT) else None
     raw = match.group("code") or match.group("bare") or ""
     value = raw.rstrip(_TRAILING)
     rest = raw[len(value) :] + rest
@@ -725,23 +855,25 @@ def _value_kind(
     if match.group("code") is not None:  # digits in groups: a combination (12-34-56)
         if cls == _CVV or digits < 3:
             return None
-        return PASSWORD if cls == _PASSWORD else ACCESS_CODE
+        return PASSWORD if cls in (_PASSWORD, _SHORT) else ACCESS_CODE
     if _DIGIT_CODE.fullmatch(value):
         if cls == _CVV:
             return ACCESS_CODE if digits <= 4 else None
-        if cls in (_CODE, _UNLOCK):
+        if cls in _LOCK_CLASSES:
             return ACCESS_CODE
-        if digits < 4:
+        if digits < (6 if cls == _SHORT else 4):
             return None
         return ACCESS_CODE if cls == _PIN else PASSWORD
-    if cls in (_CODE, _UNLOCK) and digits >= 3 and _SHORT_CODE.fullmatch(value):
+    if cls in _LOCK_CLASSES and digits >= 3 and _SHORT_CODE.fullmatch(value):
         return ACCESS_CODE
-    if cls != _PASSWORD or value.lower() in _NOT_VALUES:
+    if cls not in (_PASSWORD, _SHORT) or value.lower() in _NOT_VALUES:
         return None
     return PASSWORD if judges.password_like(value) else None
 
 
 _LABEL_MARKS = frozenset(":：=")
+# Classes whose value is a code that opens a lock, which must be named.
+_LOCK_CLASSES = (_CODE, _UNLOCK, _ENTER)
 
 
 def _separator(text: str, pos: int, limit: int, cjk: bool) -> tuple[int, bool, bool] | None:
@@ -766,6 +898,7 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
     limit = min(len(text), pos + 240)
     between: list[str] = []
     loose = False  # the words between say nothing of what the credential is for
+    pin = cls == _PIN and word.text == "pin"  # the noun, or the verb ("pin the memory")
     for _ in range(_MAX_BETWEEN + 1):
         separator = _separator(text, pos, limit, cjk and not between)
         label = (
@@ -773,20 +906,23 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
             and separator[2]
             and text[separator[0] - 1 : separator[0]].isspace()
         )
-        if separator is not None and (not loose or label):
+        # A verb after a comma closes what the words between said ("the password
+        # changed, now it's ...").
+        resumed = separator is not None and separator[1] and text.startswith(",", pos)
+        if separator is not None and (not loose or label or resumed):
             at, explicit, _ = separator
+            # After loose words, a value the verb gives must close its clause too.
+            explicit = explicit and not (loose and not label)
             value = _VALUE.match(text, at, limit)
         else:
             value = None
+        if value is not None and pin and not explicit and not between:
+            value = None  # "pin 1234": a pin of a board, unless written PIN or given
         if value is not None:
-            if cls == _PIN and not explicit and not between and word.text == "pin":
-                continue  # "pin 1234": a pin of a board, unless written PIN or given
             rest = text[value.end() : value.end() + 16]
             kind = _value_kind(cls, value, explicit, bool(between), rest, judges)
             if kind is not None:
-                if cls == _CODE and not _code_named(text, word.start, between):
-                    return None
-                if cls == _UNLOCK and not _names_lock(_clause_before(text, word.start)):
+                if not _names_what_it_opens(text, cls, word, between, value.end()):
                     return None
                 start, end = value.span()
                 if _unquoted(value) is not None:
@@ -795,9 +931,16 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
         step = _BETWEEN.match(text, pos, limit)
         if step is None:
             return None
+        if cls == _ENTER and between:
+            return None  # a code entered follows its verb
         first = step.group("word")
+        if not between and pin and first.lower() in _OBJECTS:
+            return None  # "pin the memory to ...": the verb
         if not between and not (
-            _is_prepositional(first) or _names_lock(first) or _has_stem(first, _CARD_STEMS)
+            _is_prepositional(first)
+            or first.lower() in _QUALIFIERS
+            or _names_lock(first)
+            or _has_stem(first, _CARD_STEMS)
         ):
             if separator is not None and separator[1]:
                 return None  # "password is in ...": said, and no value
@@ -809,6 +952,50 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
     return None
 
 
+def _names_what_it_opens(text: str, cls: str, word: Word, between: list[str], end: int) -> bool:
+    """Whether what the value after ``word`` opens is named, where its class needs it: a
+    lock (or a card) for a code, a lock for a verb that opens or enters one (before it
+    in its clause, or in the few words after the value), an account or a network for
+    "pass"."""
+    if cls == _CODE:
+        return _code_named(text, word.start, between)
+    if cls in (_UNLOCK, _ENTER):
+        return _names_lock(_clause_before(text, word.start)) or _lock_after(text, end)
+    if cls == _SHORT:
+        return _names_account(_clause_before(text, word.start))
+    return True
+
+
+# A value given before what it is for: "it's hunter2 *for the wifi*", "c'est 1854 *pour
+# le portail*". The verb must be a pronoun's ("it's", "that's"), so that "the price is
+# 1200 for the door" gives none.
+_GIVEN_BEFORE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:it['’]?s|it[ \t]{1,4}is|that['’]s|c['’]est|es[ \t]{1,4}ist"
+    r"|das[ \t]{1,4}ist|use)[ \t]{1,4}(?P<value>[^\s\"'`]{3,64})[ \t]{1,4}$"
+)
+_GIVEN_BEFORE_CHARS = 80
+_NETWORKS = ("wi", "wlan", "router", "network")
+
+
+def _given_before(text: str, word: Word, judges: Judges) -> Found | None:
+    """The value given right before a purpose (``word``): a password for a network, a
+    code of four digits or more for a lock."""
+    low = max(0, word.start - _GIVEN_BEFORE_CHARS)
+    match = _GIVEN_BEFORE.search(text, low, word.start)
+    if match is None:
+        return None
+    value = match.group("value").rstrip(_TRAILING)
+    start = match.start("value")
+    target = _WORDS.findall(word.text)[-1].lower()
+    if target.startswith(_NETWORKS):
+        ok = judges.password_like(value) or (value.isdigit() and len(value) >= 8)
+        return Found(start, start + len(value), PASSWORD) if ok else None
+    code = _DIGIT_CODE.fullmatch(value) or _COMBINATION.fullmatch(value)
+    if code is not None and _digit_count(value) >= 4:
+        return Found(start, start + len(value), ACCESS_CODE)
+    return None
+
+
 def _written_without_spaces(word: str) -> bool:
     return any(c >= "\u3000" for c in word)
 
@@ -817,7 +1004,11 @@ def word_value_spans(text: str, judges: Judges) -> Iterator[Found]:
     """Passwords, codes and PINs given after the words that name them, in any language
     of the vocabulary."""
     for word in credential_words(text):
-        found = _after_word(text, word.cls, word, judges, _written_without_spaces(word.text))
+        if word.cls == _PURPOSE:
+            found = _given_before(text, word, judges)
+        else:
+            cjk = _written_without_spaces(word.text)
+            found = _after_word(text, word.cls, word, judges, cjk)
         if found is not None:
             yield found
 
@@ -1090,12 +1281,15 @@ _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
     "ric": ric.is_valid,
 }
 _ID_AFTER = 40
+# Words before an id in the same run of letters and digits: a verb or a mark's words.
+_ID_LEADING_WORDS = re.compile(r"(?:[^\W\d_]{1,12}[ .\-/])+")
 
 
 def _named_id(text: str, end: int) -> tuple[int, int] | None:
     """The national id after a word naming it (ending at ``end``, within a few words on
-    its line): the first run of six digits or more, cut to the longest of its groups
-    that some check accepts."""
+    its line): the first run of six digits or more, its leading words without a digit
+    left out (``ist``, ``is``, ``é``), cut to the longest of its groups that some check
+    accepts."""
     window_end = min(len(text), end + _ID_AFTER)
     newline = text.find("\n", end, window_end)
     window_end = newline if newline != -1 else window_end
@@ -1103,9 +1297,12 @@ def _named_id(text: str, end: int) -> tuple[int, int] | None:
         candidate = value.group()
         if _digit_count(candidate) < 6:
             continue
+        lead = _ID_LEADING_WORDS.match(candidate)
+        skip = lead.end() if lead is not None and _digit_count(candidate[lead.end() :]) else 0
+        candidate = candidate[skip:]
         for cut in _cuts(candidate, " "):
             if any(check(candidate[:cut]) for check in _ID_CHECKS):
-                return value.start(), value.start() + cut
+                return value.start() + skip, value.start() + skip + cut
         return None
     return None
 
@@ -1146,8 +1343,13 @@ _PHRASE_CONTEXT = re.compile(
     r"|palabras|récupération|mots|wiederherstellung|wörter|recupero|parole|herstel"
     r"|odzyskiw|сид|фраз|kurtarma|återställ|ledger|trezor|metamask|wallet|carteira"
     r"|cartera|portefeuille|portafoglio|助记|助記|恢复|リカバリー|シード|복구|시드|니모닉"
+    r"|crypto|bitcoin|btc|ethereum|coinbase|binance|exodus|phantom|secret|private|safe"
 )
 _CONTEXT_BEFORE = 80
+# A label right before a run: a few words on one line, then a colon.
+_LIST_LABEL = re.compile(r"[^\W\d_][^\n:：]{0,38}[:：][ \t]{0,4}\n?[ \t]{0,4}$")
+_LIST_LABEL_CHARS = 48
+_LISTED_SHORTEST = 18
 
 
 def _normal(word: str) -> str:
@@ -1178,14 +1380,14 @@ def _spellings(i: int) -> dict[str, str]:
     return {_normal(w): w for w in _mnemonics()[i].wordlist}
 
 
-def _checks_out(words: list[str], lists: int) -> bool:
-    """Whether a run of a BIP-39 length within ``words`` passes its checksum in one of
-    ``lists`` (a bit set)."""
+def _checks_out(words: list[str], lists: int, shortest: int = _PHRASE_LENGTHS[0]) -> bool:
+    """Whether a run of a BIP-39 length (``shortest`` or more) within ``words`` passes its
+    checksum in one of ``lists`` (a bit set)."""
     for i, mnemonic in enumerate(_mnemonics()):
         if not lists & (1 << i):
             continue
         spelled = _spellings(i)
-        for length in _PHRASE_LENGTHS:
+        for length in (n for n in _PHRASE_LENGTHS if n >= shortest):
             for start in range(len(words) - length + 1):
                 phrase = " ".join(spelled[w] for w in words[start : start + length])
                 try:
@@ -1238,11 +1440,19 @@ def _runs(text: str) -> Iterator[_Run]:
         yield run
 
 
+def _listed(text: str, start: int) -> bool:
+    """Whether a label ending in a colon comes right before ``start`` ("groceries:"):
+    what follows is a list of what it names."""
+    return _LIST_LABEL.search(text, max(0, start - _LIST_LABEL_CHARS), start) is not None
+
+
 def phrase_spans(text: str) -> Iterator[Found]:
     """Recovery phrases: runs of twelve words or more of one BIP-39 list, separated by
     spaces, line breaks or commas, numbered or not. A run is a phrase when twelve of its
-    words are numbered, when the text speaks of a seed, a wallet or a recovery phrase just before
-    it, or when it passes the BIP-39 checksum."""
+    words are numbered, when the text speaks of a seed, a wallet or a recovery phrase just
+    before it, or when it passes the BIP-39 checksum; after a label that names something
+    else ("groceries: ..."), a list of that, the checksum must hold over eighteen words
+    or more (four bits of twelve words pass one list in sixteen)."""
     if not may_hold_phrase(text):
         return
     for run in _runs(text):
@@ -1250,11 +1460,11 @@ def phrase_spans(text: str) -> Iterator[Found]:
         # of the list too).
         first = text.find(run.words[0][:1], run.start) + len(run.words[0])
         context = _PHRASE_CONTEXT.search(text, max(0, run.start - _CONTEXT_BEFORE), first)
-        if (
-            context is not None
-            or run.numbered >= _PHRASE_LENGTHS[0] - 1
-            or _checks_out(run.words, run.lists)
-        ):
+        if context is not None or run.numbered >= _PHRASE_LENGTHS[0] - 1:
+            yield Found(run.start, run.end, RECOVERY_PHRASE)
+            continue
+        shortest = _LISTED_SHORTEST if _listed(text, run.start) else _PHRASE_LENGTHS[0]
+        if _checks_out(run.words, run.lists, shortest):
             yield Found(run.start, run.end, RECOVERY_PHRASE)
 
 
