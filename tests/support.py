@@ -77,6 +77,10 @@ def has_pgvector(url: str) -> bool:
     return bool(row and row[0])
 
 
+# How long a test waits for the local model to embed what it wrote.
+WAIT_INDEXED_SECONDS = 300
+
+
 def wait_indexed(client: Client, *, scope: int = memory_pb2.SCOPE_USER, agent: str = "") -> None:
     """Wait until every line of the caller's archival block (the user's, or ``agent``'s)
     has its vector. Asked twice a second: the indexer embeds in the lulls between
@@ -88,7 +92,9 @@ def wait_indexed(client: Client, *, scope: int = memory_pb2.SCOPE_USER, agent: s
         return client.call(client.blocks.GetBlock, request).block  # type: ignore[no-any-return]
 
     assert wait_until(
-        lambda: (b := block()).indexed_line_count == b.entry_count, timeout=120, step=0.5
+        lambda: (b := block()).indexed_line_count == b.entry_count,
+        timeout=WAIT_INDEXED_SECONDS,
+        step=0.5,
     ), block()
 
 

