@@ -397,10 +397,15 @@ class CallTelemetry(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 code = _code_set(context) or grpc.StatusCode.OK
             except BaseException as exc:
                 code = _ending_code(exc, context)
+                left = code is not grpc.StatusCode.CANCELLED and _client_left(exc, context)
+                if left:
+                    code = grpc.StatusCode.CANCELLED
                 if code is grpc.StatusCode.CANCELLED:
                     # Cancelled while it waited to write: the stream, still open, keeps
                     # the call's span current.
                     set_cancelled(trace.get_current_span())
+                if left:
+                    return  # a write the client had already left: nothing to report
                 raise
             finally:
                 await responses.aclose()
@@ -419,6 +424,14 @@ def _code_set(context: grpc.aio.ServicerContext) -> grpc.StatusCode | None:
     if code is None or isinstance(code, grpc.StatusCode):
         return code
     return _CODES.get(code)
+
+
+def _client_left(exc: BaseException, context: grpc.aio.ServicerContext) -> bool:
+    """Whether ``exc`` is a write failing because the client cancelled the call: the
+    cancellation may reach the call just after the write that finds it gone."""
+    return isinstance(exc, Exception) and (
+        context.cancelled() or type(exc).__name__ == "ExecuteBatchError"
+    )
 
 
 def _ending_code(exc: BaseException, context: grpc.aio.ServicerContext) -> grpc.StatusCode:
