@@ -111,6 +111,11 @@ def chosen(settings: Settings) -> tuple[str, str]:
     return NONE, NOT_INSTALLED
 
 
+def index_threads(settings: Settings) -> int:
+    """The cores an index worker's local model embeds on: one passage on each."""
+    return settings.embedder_threads or max(1, os.cpu_count() or 1)
+
+
 def embedder_from_settings(settings: Settings, *, indexing: bool = False) -> Embedder | None:
     """The embedder the settings choose, or ``None`` for lexical recall: a serving
     process's, which embeds queries on one core; or (``indexing``) an index worker's,
@@ -125,8 +130,9 @@ def embedder_from_settings(settings: Settings, *, indexing: bool = False) -> Emb
 
         if not indexing:
             return LocalEmbedder(threads=1)
-        threads = settings.embedder_threads or max(1, os.cpu_count() or 1)
-        return LocalEmbedder(threads=threads, passages_per_call=settings.index_batch)
+        return LocalEmbedder(
+            threads=index_threads(settings), passages_per_call=settings.index_batch
+        )
     if kind == HTTP:
         from agent_memory.embed.http import HttpEmbedder
 

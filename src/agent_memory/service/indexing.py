@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -30,7 +29,7 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
 from agent_memory.domain.indexing import Claimed, CpuTimes, Vector, WorkerBeat
-from agent_memory.embed import Embedder, EmbeddingError, usable
+from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
 from agent_memory.service.background import Rounds
 from agent_memory.service.pace import Pace
 from agent_memory.store.repositories import Store
@@ -57,7 +56,7 @@ class Indexer:
         self._embedder = embedder
         self.pace = Pace(
             batch=settings.index_batch,
-            burst=settings.embedder_threads or os.cpu_count() or 1,
+            burst=index_threads(settings),
             busy_share=settings.index_busy_share,
             read=cpu or (lambda: None),
         )
