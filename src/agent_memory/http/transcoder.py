@@ -264,7 +264,7 @@ class Transcoder:
         return None, [], [route.verb.upper() for route, _ in found]
 
     async def __call__(self, request: Request) -> Response:
-        refused = self._refused_origin(request)
+        refused = self.refused_origin(request)
         if refused is not None:
             return refused
         raw_path = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
@@ -293,11 +293,6 @@ class Transcoder:
         return response
 
     def refused_origin(self, request: Request) -> Response | None:
-        """The refusal of a request a browser sent from another site's page, or (in the
-        local mode) for a name that is not loopback; ``None`` for any other."""
-        return self._refused_origin(request)
-
-    def _refused_origin(self, request: Request) -> Response | None:
         """Browsers may send a request from another site's page (a form, a fetch
         with a body type that needs no preflight): refused, as is a request for
         a name that is not loopback in the local mode (DNS rebinding)."""
