@@ -201,8 +201,13 @@ def test_user_and_agent_block_matches_carry_their_scope(client: Client) -> None:
 
 @pytest.fixture(scope="module")
 def roomy_server(database_url: str) -> Iterator[ServerThread]:
-    """A server whose archival blocks may hold far more than the default 8,000 chars."""
-    running = ServerThread(database_url, settings=Settings(archival_max_chars=2_000_000))
+    """A server whose archival blocks may hold far more than the default 8,000 chars, and
+    whose statement timeout (two minutes) leaves writing such a block room on a loaded
+    machine: the cancellation tests below must stop a query long before it."""
+    running = ServerThread(
+        database_url,
+        settings=Settings(archival_max_chars=2_000_000, db_statement_timeout_ms=120_000),
+    )
     with running:
         yield running
 
@@ -434,8 +439,8 @@ def recall_backends(database_url: str) -> list[tuple[int, str, str]]:
 @pytest.fixture(scope="module")
 def big_block(roomy_server: ServerThread) -> Iterator[tuple[Client, str]]:
     """A caller with a large archival block (~110k distinct words), and a query of 220
-    unknown words whose trigram expansion would keep PostgreSQL busy for longer than the
-    statement timeout (10 s) if nothing stopped it."""
+    unknown words whose trigram expansion keeps PostgreSQL busy for many seconds if nothing
+    stops it."""
     rnd = random.Random(20260430)
 
     def word() -> str:
