@@ -62,6 +62,9 @@ class Settings:
     archival_max_chars: int = 8000
     block_versions_kept: int = 50
     shutdown_grace_seconds: float = 10.0
+    # How long `serve --workers N` waits for every worker to serve before it gives up
+    # (each opens its pool and loads the query model: slow on a loaded machine).
+    worker_start_seconds: float = 180.0
     # HTTP against slow or vanished clients: a request's headers must arrive within
     # http_header_timeout_seconds of its connection (or of the response before it), its
     # body within http_body_timeout_seconds of its headers; past
@@ -230,6 +233,8 @@ class Settings:
             raise SettingsError("MEMORY_EMBEDDER_THREADS must not be negative")
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
+        if self.worker_start_seconds <= 0:
+            raise SettingsError("MEMORY_WORKER_START_SECONDS must be positive")
         _check_address("--listen", "MEMORY_LISTEN", self.listen)
         if self.http_listen is not None:
             _check_address("--http-listen", "MEMORY_HTTP_LISTEN", self.http_listen)
@@ -415,6 +420,10 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     "archival_max_chars": ("archival block limit, in characters", None),
     "block_versions_kept": ("versions kept per block", None),
     "shutdown_grace_seconds": ("how long in-flight calls may finish after SIGTERM", None),
+    "worker_start_seconds": (
+        "how long `serve --workers N` waits for every worker to serve before it exits 1",
+        None,
+    ),
     "http_header_timeout_seconds": (
         "an HTTP request's headers must arrive within this of its connection (or of the "
         "response before it); past it the connection is closed",

@@ -136,6 +136,7 @@ def test_unparsable_values_name_the_variable(variable: str, raw: str) -> None:
         "MEMORY_BLOCK_VERSIONS_KEPT",
         "MEMORY_DB_POOL_SIZE",
         "MEMORY_MAX_MESSAGE_BYTES",
+        "MEMORY_WORKER_START_SECONDS",
     ],
 )
 @pytest.mark.parametrize("raw", ["0", "-1"])

@@ -41,7 +41,6 @@ from agent_memory.telemetry.logging import configure_logging
 
 log = logging.getLogger(__name__)
 
-START_TIMEOUT_SECONDS = 60.0
 # Beyond the grace period, how long a draining worker may take to exit before it is killed.
 EXIT_MARGIN_SECONDS = 10.0
 
@@ -135,7 +134,7 @@ def serve_workers(settings: Settings) -> int:
             finally:
                 signal.signal(signal.SIGINT, interrupt)
             log.info("started %d workers; waiting until each serves", len(processes))
-            if not _all_serving(processes, ready, stopping):
+            if not _all_serving(processes, ready, stopping, settings.worker_start_seconds):
                 return _stop(processes, settings, failed=not stopping.is_set())
         if http_listen is not None:
             log.info("agent-memory http on %s", http_listen)
@@ -162,11 +161,11 @@ def serve_workers(settings: Settings) -> int:
 
 
 def _all_serving(
-    processes: list[BaseProcess], ready: Queue[int], stopping: threading.Event
+    processes: list[BaseProcess], ready: Queue[int], stopping: threading.Event, within: float
 ) -> bool:
-    """Wait until every worker serves; False when one died first, they took too long or a
-    stop was requested meanwhile."""
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    """Wait until every worker serves; False when one died first, they took longer than
+    ``within`` seconds or a stop was requested meanwhile."""
+    deadline = time.monotonic() + within
     waiting = len(processes)
     while waiting:
         if stopping.is_set():
@@ -176,7 +175,9 @@ def _all_serving(
             log.error("a worker exited while starting")
             return False
         if time.monotonic() > deadline:
-            log.error("the workers did not start within %.0f s", START_TIMEOUT_SECONDS)
+            log.error(
+                "the workers did not start within %.0f s (MEMORY_WORKER_START_SECONDS)", within
+            )
             return False
         try:
             ready.get(timeout=0.2)
