@@ -28,6 +28,9 @@ class Profiler:
                 [
                     *(spy, "record", "-p", str(pid), "-d", str(self._seconds)),
                     *("-r", "200", "--format", "raw", "-o", str(self._out)),
+                    # Only the thread holding the GIL: Python's CPU, not threads asleep
+                    # in waits that py-spy cannot always tell from work.
+                    "--gil",
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
