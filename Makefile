@@ -3,6 +3,8 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# What serving needs alone: `make serve` on a fresh checkout installs only this.
+SERVE_STAMP := $(VENV)/.installed-serve
 PATHS  := $(wildcard src tests bench scripts clients/python/src)
 # buf lints an image of the protos with their imports: google/api comes from the
 # googleapis-common-protos package, as buf's registry is not reachable from CI.
@@ -21,16 +23,22 @@ $(PY):
 	python3 -m venv $(VENV)
 
 # With the pip that python3 -m venv ships, as users install it. The service's
-# distribution holds the client and the generated stubs (clients/python) too.
+# distribution holds the client and the generated stubs (clients/python) too. The
+# development tools (tests, linters, the browser driver) come with the dev extra,
+# which holds everything serving needs as well.
+$(SERVE_STAMP): pyproject.toml clients/python/pyproject.toml | $(PY)
+	$(PY) -m pip install -e .
+	@touch $@
+
 $(STAMP): pyproject.toml clients/python/pyproject.toml | $(PY)
 	$(PY) -m pip install -e ".[dev]"
-	@touch $@
+	@touch $@ $(SERVE_STAMP)
 
 venv: $(STAMP) ## create .venv and install the project (re-run when pyproject.toml changes)
 
 HTTP_LISTEN ?= 127.0.0.1:8080
 
-serve: venv ## start the service on the embedded database, HTTP and the panel on HTTP_LISTEN (extra flags: ARGS=...)
+serve: $(SERVE_STAMP) ## start the service on the embedded database, HTTP and the panel on HTTP_LISTEN (extra flags: ARGS=...)
 	$(VENV)/bin/agent-memory serve --http-listen $(HTTP_LISTEN) $(ARGS)
 
 # One worker per core, each with a PostgreSQL database (and, embedded, a server) of its
