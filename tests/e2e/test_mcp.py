@@ -42,6 +42,9 @@ TOOLS = {
     "memorize",
     "get_my_decisions",
     "memory_delete",
+    "memory_pin",
+    "memory_set_expiry",
+    "archival_memory_delete",
     "forget",
 }
 AGENT = "planner"
@@ -138,6 +141,16 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert not retried.is_error, text(retried)
             content = rival.get_block("core", agent_id=AGENT).content
             assert content == "Name: Ana Lima\nTimezone: Lisbon"
+            # The version core_memory_read shows is a compare-and-set token too.
+            version = rival.get_block("core", agent_id=AGENT).version
+            behind = await mcp.call_tool(
+                "core_memory_replace",
+                {"old_text": "Lima", "new_text": "L.", "expected_version": version - 1},
+            )
+            assert behind.is_error
+            assert "Conflict: core memory changed since you read it" in text(behind)
+            assert f"version {version}," in text(behind)
+            assert rival.get_block("core", agent_id=AGENT).content == content
             missing = await mcp.call_tool(
                 "core_memory_replace", {"old_text": "Bob", "new_text": "B"}
             )
@@ -170,6 +183,38 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             ), recalled
             bad_limit = await mcp.call_tool("recall", {"query": "x", "limit": 0})
             assert bad_limit.is_error
+            # An argument the tool's schema refuses, in the words of every other refusal.
+            assert text(bad_limit) == (
+                "Error executing tool recall: Refused: the limit must be at least 1. "
+                "Nothing was done."
+            )
+            for refused in (
+                await mcp.call_tool("memory_list", {"limit": "many"}),
+                await mcp.call_tool("core_memory_read", {"scope": "team"}),
+                await mcp.call_tool("archival_memory_insert", {}),
+            ):
+                assert refused.is_error
+                assert "Refused: the " in text(refused), text(refused)
+                assert "pydantic" not in text(refused)
+                assert "type=" not in text(refused)
+            # Deleting an archival line by the number recall shows, while it says what
+            # recall showed; a line that says something else is left alone.
+            wrong = await mcp.call_tool(
+                "archival_memory_delete", {"line": 2, "text": "Deploys happen on Tuesdays."}
+            )
+            assert wrong.is_error
+            assert "Nothing was deleted: line 2 of archival memory reads" in text(wrong)
+            gone = await mcp.call_tool(
+                "archival_memory_delete", {"line": 2, "text": "Ana's manager is Rui."}
+            )
+            assert text(gone) == "Deleted archival line 2: Ana's manager is Rui.", text(gone)
+            assert rival.get_block("archival", agent_id=AGENT).content == (
+                "The staging database listens on port 5433.\nDeploys happen on Tuesdays."
+            )
+            inserted = await mcp.call_tool(
+                "archival_memory_insert", {"content": "Ana's manager is Rui."}
+            )
+            assert not inserted.is_error, text(inserted)
             empty = await mcp.call_tool("recall", {"query": " "})  # refused by the service
             assert empty.is_error
             assert "Refused: the query" in text(empty)
@@ -207,14 +252,14 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                     "content": "Ana lives in Porto.",
                     "conversation": {
                         "provider": "anthropic",
-                        "conversationId": "chat-9",
+                        "conversation_id": "chat-9",
                         "messages": [{"role": "user", "content": said}],
                     },
                     "groundings": [
                         {
-                            "messagePosition": 0,
-                            "startCharacter": 11,
-                            "endCharacter": 16,
+                            "message_position": 0,
+                            "start_character": 11,
+                            "end_character": 16,
                             "quote": "Porto",
                         }
                     ],
@@ -228,14 +273,17 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert (stored.conversation_id, stored.groundings[0].quote) == ("chat-9", "Porto")
             malformed = await mcp.call_tool(
                 "memorize",
-                {"content": "Ana lives in Porto.", "groundings": [{"messagePosition": "first"}]},
+                {"content": "Ana lives in Porto.", "groundings": [{"message_position": "first"}]},
             )
             assert malformed.is_error
             assert "Refused: the grounding 1 is not in the expected form" in text(malformed)
             tools = {t.name: t for t in (await mcp.list_tools()).tools}
             schema = tools["memorize"].input_schema["properties"]
             assert "messages" in json.dumps(schema["conversation"])
-            assert "startCharacter" in json.dumps(schema["groundings"])
+            # Nested arguments are named as the tools' own are (snake_case).
+            assert "start_character" in json.dumps(schema["groundings"])
+            assert "conversation_id" in json.dumps(schema["conversation"])
+            assert "startCharacter" not in json.dumps(schema)
 
             listing = text(await mcp.call_tool("memory_list", {}))
             items = by_key(listing)
@@ -293,8 +341,25 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             every = text(await mcp.call_tool("recall", {"query": "Ana", "limit": 50}))
             assert "are shown" not in every  # nothing was left out
 
-            # Deleting one memory, by the id the listing shows.
+            # Pinning and expiry, by the id the listing shows.
             tz_id = items["timezone"][2]
+            pinned = await mcp.call_tool("memory_pin", {"memory_id": tz_id})
+            assert text(pinned).startswith(f"Pinned [agent · manual, pinned] id {tz_id}"), text(
+                pinned
+            )
+            assert rival.get_memory(tz_id).pinned
+            expiring = await mcp.call_tool(
+                "memory_set_expiry", {"memory_id": tz_id, "ttl_hours": 2}
+            )
+            assert "expires 20" in text(expiring), text(expiring)
+            assert rival.get_memory(tz_id).HasField("expire_time")
+            kept = await mcp.call_tool("memory_set_expiry", {"memory_id": tz_id})
+            assert "expires" not in text(kept), text(kept)
+            assert not rival.get_memory(tz_id).HasField("expire_time")
+            unpinned = await mcp.call_tool("memory_pin", {"memory_id": tz_id, "pinned": False})
+            assert text(unpinned).startswith("Unpinned [agent · manual] id"), text(unpinned)
+
+            # Deleting one memory, by the id the listing shows.
             deleted = await mcp.call_tool("memory_delete", {"memory_id": tz_id})
             assert not deleted.is_error, text(deleted)
             assert text(deleted) == f"Deleted [agent · manual] id {tz_id} · key: timezone"

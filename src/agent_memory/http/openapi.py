@@ -14,7 +14,7 @@ import importlib.metadata
 import importlib.resources
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, cast
@@ -212,8 +212,12 @@ def _summary(text: str) -> str:
 class _Schemas:
     """Builds ``components.schemas``: each message and enum reached, by full name."""
 
-    def __init__(self, source: _Source) -> None:
+    def __init__(
+        self, source: _Source, name: Callable[[FieldDescriptor], str] | None = None
+    ) -> None:
+        """``name``: how a field is named in the JSON (its proto JSON name unless said)."""
         self.source = source
+        self.name = name or _json_name
         self.components: dict[str, Any] = {_STATUS: copy.deepcopy(_STATUS_SCHEMA)}
 
     def members(self, field: FieldDescriptor) -> list[FieldDescriptor]:
@@ -230,9 +234,9 @@ class _Schemas:
             return copy.deepcopy(_TEXT_TYPES.get(name) or _JSON_TYPES[name])
         if name not in self.components:
             self.components[name] = {}  # reserved first: a message may contain itself
-            properties = {_json_name(field): self.field(field) for field in descriptor.fields}
+            properties = {self.name(field): self.field(field) for field in descriptor.fields}
             schema: dict[str, Any] = {"type": "object", "properties": properties}
-            required = [_json_name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)]
+            required = [self.name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)]
             if required:
                 schema["required"] = required
             comment = self.source.comments.get(name, "")
@@ -281,7 +285,7 @@ class _Schemas:
         oneof = field.containing_oneof
         members = self.members(field)
         if oneof is not None and members:
-            names = ", ".join(_json_name(member) for member in members)
+            names = ", ".join(self.name(member) for member in members)
             rule = self.source.comments.get(oneof.full_name, "")
             comment = _join(comment, f"One of {oneof.name}: {names}. {rule}".strip())
         if comment:
@@ -291,11 +295,13 @@ class _Schemas:
         return schema
 
 
-def input_schema(message: type[Message]) -> dict[str, Any]:
+def input_schema(message: type[Message], *, proto_names: bool = False) -> dict[str, Any]:
     """The JSON form of a message a caller writes, self-contained for a tool's input
     schema: every reference inlined, output-only fields left out, each field with its
-    comment from the contract."""
-    schemas = _Schemas(_source())
+    comment from the contract. ``proto_names``: fields by their names in the contract
+    (``message_position``) rather than their JSON names (``messagePosition``); the
+    protobuf JSON parser takes either."""
+    schemas = _Schemas(_source(), (lambda field: field.name) if proto_names else None)
     root = schemas.message(cast(Descriptor, message.DESCRIPTOR))
 
     def inline(node: Any) -> Any:
