@@ -768,3 +768,76 @@ def test_grpcurl_compare_and_set_through_json_times(server: ServerThread, client
     assert "Aborted" in stale.stderr
     assert "BLOCK_CONFLICT" in stale.stderr
     assert rfc3339(get(client).updated_at) in stale.stderr
+
+
+def test_an_etag_is_a_compare_and_set_token_like_updated_at(client: Client) -> None:
+    first = client.call(
+        client.blocks.WriteBlock,
+        pb.WriteBlockRequest(label=block_pb2.BLOCK_LABEL_CORE, agent_id="etags", content="one"),
+    ).block
+    assert first.scope == memory_pb2.SCOPE_AGENT  # inferred from the agent id
+    assert first.etag.startswith('W/"1.')
+    second = client.call(
+        client.blocks.WriteBlock,
+        pb.WriteBlockRequest(
+            label=block_pb2.BLOCK_LABEL_CORE, agent_id="etags", content="two", etag=first.etag
+        ),
+    ).block
+    assert (second.version, second.content) == (2, "two")
+    assert second.etag != first.etag
+    with pytest.raises(grpc.RpcError) as stale:
+        client.call(
+            client.blocks.WriteBlock,
+            pb.WriteBlockRequest(
+                label=block_pb2.BLOCK_LABEL_CORE, agent_id="etags", content="x", etag=first.etag
+            ),
+        )
+    assert stale.value.code() is grpc.StatusCode.ABORTED  # type: ignore[attr-defined]
+    assert error_details(stale.value).metadata["current_etag"] == second.etag
+    # The etag and the time it carries agree; sent together they must name one write.
+    same = client.call(
+        client.blocks.WriteBlock,
+        pb.WriteBlockRequest(
+            label=block_pb2.BLOCK_LABEL_CORE,
+            agent_id="etags",
+            content="three",
+            etag=second.etag,
+            expected_updated_at=second.updated_at,
+        ),
+    ).block
+    assert same.version == 3
+    for etag, extra in (
+        ('W/"3"', {}),
+        ("not an etag", {}),
+        (same.etag, {"expected_updated_at": second.updated_at}),
+    ):
+        with pytest.raises(grpc.RpcError) as refused:
+            client.call(
+                client.blocks.WriteBlock,
+                pb.WriteBlockRequest(
+                    label=block_pb2.BLOCK_LABEL_CORE,
+                    agent_id="etags",
+                    content="x",
+                    etag=etag,
+                    **extra,
+                ),
+            )
+        assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+        assert list(error_details(refused.value).violations) == ["etag"]
+    current = client.call(
+        client.blocks.GetBlock,
+        pb.GetBlockRequest(label=block_pb2.BLOCK_LABEL_CORE, agent_id="etags"),
+    ).block
+    assert (current.content, current.etag) == ("three", same.etag)
+    with pytest.raises(grpc.RpcError) as stale_delete:
+        client.call(
+            client.blocks.DeleteBlock,
+            pb.DeleteBlockRequest(
+                label=block_pb2.BLOCK_LABEL_CORE, agent_id="etags", etag=second.etag
+            ),
+        )
+    assert stale_delete.value.code() is grpc.StatusCode.ABORTED  # type: ignore[attr-defined]
+    client.call(
+        client.blocks.DeleteBlock,
+        pb.DeleteBlockRequest(label=block_pb2.BLOCK_LABEL_CORE, agent_id="etags", etag="*"),
+    )

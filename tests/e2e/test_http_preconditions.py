@@ -132,3 +132,53 @@ def test_a_401_says_how_to_authenticate(http: ServerThread) -> None:
     refused = httpx.get(f"http://{http.http_address}/v1/agents/coder/memories")
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == 'Bearer realm="agent-memory"'
+
+
+def test_a_block_answers_its_etag_and_if_match_compares_it(api: httpx.Client) -> None:
+    written = api.post("/blocks/core:write", json={"agentId": "coder", "content": "Ana, SRE"})
+    assert written.status_code == 200, written.text
+    tag = written.headers["etag"]
+    assert tag == written.json()["block"]["etag"]
+    # The agent id says whose block it is: no scope needed.
+    read = api.get("/blocks/core", params={"agentId": "coder"})
+    assert read.status_code == 200, read.text
+    assert read.headers["etag"] == tag
+    assert read.json()["block"]["content"] == "Ana, SRE"
+    unchanged = api.get("/blocks/core", params={"agentId": "coder"}, headers={"if-none-match": tag})
+    assert unchanged.status_code == 304
+    changed = api.post(
+        "/blocks/core:write",
+        headers={"if-match": tag},
+        json={"agentId": "coder", "content": "Ana, SRE, Lisbon"},
+    )
+    assert changed.status_code == 200, changed.text
+    assert changed.headers["etag"] != tag
+    stale = api.post(
+        "/blocks/core:write",
+        headers={"if-match": tag},
+        json={"agentId": "coder", "content": "lost update"},
+    )
+    assert stale.status_code == 412
+    assert reason(stale) == "BLOCK_CONFLICT"
+    # "*": the block as it is now, if there is one.
+    anyway = api.post(
+        "/blocks/core:write",
+        headers={"if-match": "*"},
+        json={"agentId": "coder", "content": "Ana, SRE, Porto"},
+    )
+    assert anyway.status_code == 200, anyway.text
+    absent = api.post(
+        "/blocks/core:write",
+        headers={"if-match": "*"},
+        json={"agentId": "nobody", "content": "x"},
+    )
+    assert absent.status_code == 412
+    gone_stale = api.delete("/blocks/core", params={"agentId": "coder"}, headers={"if-match": tag})
+    assert gone_stale.status_code == 412
+    current = api.get("/blocks/core", params={"agentId": "coder"})
+    assert current.json()["block"]["content"] == "Ana, SRE, Porto"
+    gone = api.delete(
+        "/blocks/core", params={"agentId": "coder"}, headers={"if-match": current.headers["etag"]}
+    )
+    assert gone.status_code == 200, gone.text
+    assert api.get("/blocks/core", params={"agentId": "coder"}).status_code == 404

@@ -9,6 +9,7 @@ from google.protobuf import timestamp_pb2
 
 from agent_memory.api.convert import check_timestamp, timestamp
 from agent_memory.domain.blocks import (
+    ANY_ETAG,
     Block,
     BlockKey,
     BlockLabel,
@@ -17,8 +18,10 @@ from agent_memory.domain.blocks import (
     ExpectedUpdatedAt,
     ScopeFilter,
     block_key,
+    expected_from_etag,
     list_filter,
 )
+from agent_memory.domain.errors import FieldViolation, check
 from agentmemory.v1 import block_pb2, memory_pb2
 
 _LABELS_OUT: dict[BlockLabel, block_pb2.BlockLabel] = {
@@ -42,13 +45,46 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def key_from_proto(label: int, scope: int, agent_id: str) -> BlockKey:
-    """Raises: InvalidArgument — no usable label or scope, or a bad agent id."""
+    """The block a request names; a scope left unset with an agent id is the agent's.
+
+    Raises: InvalidArgument — no usable label or scope, or a bad agent id."""
+    if scope == memory_pb2.SCOPE_UNSPECIFIED and agent_id:
+        scope = memory_pb2.SCOPE_AGENT
     return block_key(_LABELS.get(label), _SCOPES.get(scope), agent_id)
 
 
 def filter_from_proto(scope_filter: int, agent_id: str) -> ScopeFilter:
     """Raises: InvalidArgument — an unknown filter or a bad agent id."""
     return list_filter(_FILTERS.get(scope_filter), agent_id)
+
+
+def precondition(request: Any) -> ExpectedUpdatedAt | str | None:
+    """What a WriteBlock or DeleteBlock request expects of the block: the write time
+    its ``expected_updated_at`` or its ``etag`` names, :data:`ANY_ETAG` (the block as
+    it is now), or ``None`` when it names none.
+
+    Raises:
+        InvalidArgument: a time out of range, an etag not of a block, or the two
+            naming different writes.
+    """
+    by_time = expected_from_proto(
+        request.expected_updated_at, request.HasField("expected_updated_at")
+    )
+    if not request.HasField("etag"):
+        return by_time
+    if request.etag.strip() == ANY_ETAG:
+        by_etag: ExpectedUpdatedAt | str = ANY_ETAG
+    else:
+        by_etag = expected_from_etag(request.etag)
+    if by_time is not None and by_time != by_etag:
+        check(
+            [
+                FieldViolation(
+                    "etag", "names another write than expected_updated_at; send one", "CONTRADICTS"
+                )
+            ]
+        )
+    return by_etag
 
 
 def expected_from_proto(value: timestamp_pb2.Timestamp, present: bool) -> ExpectedUpdatedAt | None:
@@ -92,6 +128,7 @@ def block_to_proto(block: Block) -> block_pb2.Block:
         version=block.version,
         created_at=timestamp(block.created_at),
         indexed_line_count=block.indexed_line_count,
+        etag=block.etag,
     )
 
 

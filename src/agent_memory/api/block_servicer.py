@@ -45,9 +45,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         self, request: pb.WriteBlockRequest, context: ServicerContext
     ) -> pb.WriteBlockResponse:
         key = convert.key_from_proto(request.label, request.scope, request.agent_id)
-        expected = convert.expected_from_proto(
-            request.expected_updated_at, request.HasField("expected_updated_at")
-        )
+        expected = convert.precondition(request)
         block = await self._blocks.write(
             current_principal(), key, request.content, expected=expected
         )
@@ -57,9 +55,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         self, request: pb.DeleteBlockRequest, context: ServicerContext
     ) -> pb.DeleteBlockResponse:
         key = convert.key_from_proto(request.label, request.scope, request.agent_id)
-        expected = convert.expected_from_proto(
-            request.expected_updated_at, request.HasField("expected_updated_at")
-        )
+        expected = convert.precondition(request)
         await self._blocks.delete(current_principal(), key, expected=expected)
         return pb.DeleteBlockResponse()
 

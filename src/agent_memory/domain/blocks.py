@@ -7,8 +7,9 @@ strictly later on every accepted write.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
@@ -82,6 +83,10 @@ class Block:
     def entry_count(self) -> int:
         return count_entries(self.content)
 
+    @property
+    def etag(self) -> str:
+        return block_etag(self.version, self.updated_at)
+
 
 @dataclass(frozen=True)
 class BlockVersion:
@@ -110,6 +115,38 @@ class ExpectedUpdatedAt:
     """
 
     value: datetime | None
+
+
+# Any write of a block as it is now (``If-Match: *``): the block must exist.
+ANY_ETAG = "*"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_BLOCK_ETAG = re.compile(r'W/"(\d{1,18})\.(\d{1,19})"')
+
+
+def block_etag(version: int, updated_at: datetime) -> str:
+    """A block's etag: its version and its write time to the microsecond, which the
+    compare-and-set compares (so the etag and ``expected_updated_at`` agree)."""
+    micros = (updated_at - _EPOCH) // timedelta(microseconds=1)
+    return f'W/"{version}.{micros}"'
+
+
+def expected_from_etag(etag: str) -> ExpectedUpdatedAt:
+    """The write time an etag of :func:`block_etag` names.
+
+    Raises:
+        InvalidArgument: it is not an etag this service issued for a block.
+    """
+    found = _BLOCK_ETAG.fullmatch(etag.strip())
+    if found is None:
+        check(
+            [
+                FieldViolation(
+                    "etag", "is not an etag this service issued for a block", "INVALID_ETAG"
+                )
+            ]
+        )
+        raise AssertionError  # unreachable: check() raised
+    return ExpectedUpdatedAt(_EPOCH + timedelta(microseconds=int(found.group(2))))
 
 
 def entries(content: str) -> list[tuple[int, str]]:
@@ -142,7 +179,9 @@ def block_key(label: BlockLabel | None, scope: BlockScope | None, agent_id: str)
         )
     if scope is None:
         violations.append(
-            FieldViolation("scope", "must be SCOPE_USER or SCOPE_AGENT", "INVALID_SCOPE")
+            FieldViolation(
+                "scope", "must be SCOPE_USER or SCOPE_AGENT (or give agent_id)", "INVALID_SCOPE"
+            )
         )
     violations += agent_id_violations(scope, agent_id)
     check(violations)

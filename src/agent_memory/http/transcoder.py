@@ -379,7 +379,7 @@ class Transcoder:
         try:
             answer = await handler.unary_unary(message, context)
         except Aborted as aborted:
-            if "if-match" in request.headers and _reason(aborted.status) == "ETAG_MISMATCH":
+            if "if-match" in request.headers and _reason(aborted.status) in _STALE:
                 return status_response(aborted.status, 412)  # RFC 9110: a failed If-Match
             return status_response(aborted.status)
         tag = _etag_of(answer)
@@ -696,6 +696,10 @@ _TEXT_MESSAGES = frozenset(
 )
 
 
+# The reasons of an ABORTED call whose precondition (an etag) no longer holds.
+_STALE = frozenset({"ETAG_MISMATCH", "BLOCK_CONFLICT"})
+
+
 def _apply_if_match(route: Route, request: Request, message: Message) -> Response | None:
     """``If-Match`` as the request's etag: the change applies only to the memory as the
     caller read it (``*``: as it is now). A route that compares no etag refuses one
@@ -711,8 +715,6 @@ def _apply_if_match(route: Route, request: Request, message: Message) -> Respons
             "IF_MATCH_NOT_SUPPORTED",
             400,
         )
-    if given == "*":
-        return None
     if "," in given:
         return plain_response(
             grpc.StatusCode.INVALID_ARGUMENT,
@@ -721,14 +723,16 @@ def _apply_if_match(route: Route, request: Request, message: Message) -> Respons
             400,
         )
     current = getattr(message, "etag", "")
-    if current and current != given:
+    if current and current != given and given != "*":
         return plain_response(
             grpc.StatusCode.INVALID_ARGUMENT,
             "If-Match and the request's etag differ; send one of them",
             "IF_MATCH_CONTRADICTS",
             400,
         )
-    setattr(message, "etag", given)  # noqa: B010 - a field of whichever request this is
+    if given != "*" or not current:
+        # "*" is the resource as it is now: the service knows what that asks of it.
+        setattr(message, "etag", given)  # noqa: B010 - a field of whichever request this is
     return None
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import (
+    ANY_ETAG,
     Block,
     BlockKey,
     BlockLabel,
@@ -68,12 +69,13 @@ class Blocks:
         key: BlockKey,
         content: str,
         *,
-        expected: ExpectedUpdatedAt | None,
+        expected: ExpectedUpdatedAt | str | None,
     ) -> Block:
         """Replace the whole block, compare-and-set on its ``updated_at``.
 
         ``expected`` absent creates the block only if it does not exist; present,
-        it replaces the block only if it was last written at exactly that time.
+        it replaces the block only if it was last written at exactly that time;
+        :data:`ANY_ETAG`, it replaces the block as it is now, if it exists.
         The version, the history and (for archival blocks) the lines change in
         the same statement. New and changed lines are embedded later, in the
         background: the write never waits for a model.
@@ -87,14 +89,19 @@ class Blocks:
         """
         check(content_violations(key.label, content, self._limits))
         async with self._store.connection(principal) as tx:
-            if expected is not None and expected.value is None:
+            if expected == ANY_ETAG:
+                current = await tx.blocks.get(key)
+                if current is None:
+                    raise _conflict(key, None, expected)
+                expected = ExpectedUpdatedAt(current.updated_at)
+            if isinstance(expected, ExpectedUpdatedAt) and expected.value is None:
                 # Finer than a microsecond: no stored time matches it.
                 found = BlockWrite(written=None, current=await tx.blocks.get(key))
             else:
                 found = await tx.blocks.write(
                     key,
                     content,
-                    expected=expected.value if expected is not None else None,
+                    expected=expected.value if isinstance(expected, ExpectedUpdatedAt) else None,
                     keep=self._limits.versions_kept,
                 )
         if found.written is None:
@@ -104,14 +111,17 @@ class Blocks:
         return found.written
 
     async def delete(
-        self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | None
+        self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | str | None
     ) -> None:
-        """Delete the block with its history and lines; ``expected`` absent: unconditionally.
+        """Delete the block with its history and lines; ``expected`` absent (or
+        :data:`ANY_ETAG`): unconditionally.
 
         Raises:
             NotFound: the caller has no such block.
             Conflict: ``expected`` is given and stale (reason ``BLOCK_CONFLICT``).
         """
+        if not isinstance(expected, ExpectedUpdatedAt):
+            expected = None  # ANY_ETAG: the block as it is now
         async with self._store.connection(principal) as tx:
             if expected is not None and expected.value is None:
                 deleted, current = False, await tx.blocks.get(key)
@@ -177,19 +187,23 @@ def _not_found(key: BlockKey) -> NotFound:
     )
 
 
-def _conflict(key: BlockKey, current: Block | None, expected: ExpectedUpdatedAt | None) -> Conflict:
+def _conflict(
+    key: BlockKey, current: Block | None, expected: ExpectedUpdatedAt | str | None
+) -> Conflict:
     """The block is not as the writer believed; the metadata says how it is."""
     if current is None:
-        message = f"the {key.describe()} does not exist; write it without expected_updated_at"
+        message = (
+            f"the {key.describe()} does not exist; write it without expected_updated_at or etag"
+        )
     elif expected is None:
         message = (
-            f"the {key.describe()} already exists (updated_at {rfc3339(current.updated_at)}); "
-            "send it as expected_updated_at to replace it"
+            f"the {key.describe()} already exists (updated_at {rfc3339(current.updated_at)}, "
+            f"etag {current.etag}); send either back to replace it"
         )
     else:
         message = (
             f"the {key.describe()} was written since it was read; "
-            f"it is now at updated_at {rfc3339(current.updated_at)}"
+            f"it is now at updated_at {rfc3339(current.updated_at)}, etag {current.etag}"
         )
     return Conflict(
         message,
@@ -198,6 +212,7 @@ def _conflict(key: BlockKey, current: Block | None, expected: ExpectedUpdatedAt 
             **_key_metadata(key),
             "current_updated_at": rfc3339(current.updated_at if current else None),
             "current_version": str(current.version if current else 0),
+            "current_etag": current.etag if current else "",
             "exists": "true" if current else "false",
         },
     )

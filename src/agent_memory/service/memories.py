@@ -587,7 +587,7 @@ def _not_found(memory_id: uuid.UUID) -> NotFound:
 
 
 def _expected_version(etag: str | None) -> int | None:
-    if etag is None:
+    if etag is None or etag.strip() == "*":  # "*": the memory as it is now
         return None
     version = version_from_etag(etag)
     if version is None:

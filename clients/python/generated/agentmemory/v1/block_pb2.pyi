@@ -32,7 +32,7 @@ BLOCK_SCOPE_FILTER_AGENT: BlockScopeFilter
 BLOCK_SCOPE_FILTER_ALL: BlockScopeFilter
 
 class Block(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "content", "char_count", "entry_count", "updated_at", "version", "created_at", "indexed_line_count")
+    __slots__ = ("label", "scope", "agent_id", "content", "char_count", "entry_count", "updated_at", "version", "created_at", "indexed_line_count", "etag")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,7 @@ class Block(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     INDEXED_LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     label: BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
@@ -53,7 +54,8 @@ class Block(_message.Message):
     version: int
     created_at: _timestamp_pb2.Timestamp
     indexed_line_count: int
-    def __init__(self, label: _Optional[_Union[BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., char_count: _Optional[int] = ..., entry_count: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_line_count: _Optional[int] = ...) -> None: ...
+    etag: str
+    def __init__(self, label: _Optional[_Union[BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., char_count: _Optional[int] = ..., entry_count: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_line_count: _Optional[int] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class BlockVersion(_message.Message):
     __slots__ = ("version", "content", "writer_user_id", "written_at", "char_count")

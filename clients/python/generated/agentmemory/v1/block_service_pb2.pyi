@@ -30,16 +30,18 @@ class GetBlockResponse(_message.Message):
     def __init__(self, block: _Optional[_Union[_block_pb2.Block, _Mapping]] = ...) -> None: ...
 
 class DeleteBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "expected_updated_at")
+    __slots__ = ("label", "scope", "agent_id", "expected_updated_at", "etag")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     expected_updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    etag: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class DeleteBlockResponse(_message.Message):
     __slots__ = ()
@@ -60,18 +62,20 @@ class ListBlocksResponse(_message.Message):
     def __init__(self, blocks: _Optional[_Iterable[_Union[_block_pb2.Block, _Mapping]]] = ...) -> None: ...
 
 class WriteBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "content", "expected_updated_at")
+    __slots__ = ("label", "scope", "agent_id", "content", "expected_updated_at", "etag")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     content: str
     expected_updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    etag: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class WriteBlockResponse(_message.Message):
     __slots__ = ("block",)
