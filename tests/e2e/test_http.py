@@ -561,6 +561,8 @@ _DURATION = re.compile(r"-?\d+(\.\d+)?s")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
 # An age inside a line ("1s ago · WAIT · ..."): the two sides ask a second apart.
 _AGE = re.compile(r"\b\d+[smhd] ago\b")
+# A block's etag carries its write time, to the microsecond.
+_BLOCK_ETAG = re.compile(r'(W/"\d+)\.\d+"')
 
 
 class Normalizer:
@@ -577,6 +579,7 @@ class Normalizer:
             return "<duration>"
         value = value.replace(self.tenant, "<tenant>")
         value = _UUID.sub(lambda m: self.ids.setdefault(m.group(0), f"<id{len(self.ids)}>"), value)
+        value = _BLOCK_ETAG.sub(r'\1.<time>"', value)
         return _AGE.sub("<age> ago", _TIME.sub("<time>", value))
 
     def __call__(self, value: Any) -> Any:
