@@ -201,6 +201,13 @@ def test_http_takes_filter_and_order_as_query_parameters(
         assert [m["key"] for m in body["memories"]] == ["editor", "billing-contact"]
         assert body["totalSize"] == 4
         assert body["nextPageToken"]
+        # The JSON's own field names order it too, and a total of none is still said.
+        newest = api.get("/agents/coder/memories", params={"orderBy": "updatedAt desc"})
+        assert newest.status_code == 200, newest.text
+        none = api.get("/agents/coder/memories", params={"filter": 'text:"no such words"'})
+        assert none.status_code == 200, none.text
+        assert none.json()["totalSize"] == 0
+        assert none.json().get("memories", []) == []
         refused = api.get("/agents/coder/memories", params={"filter": "source = bogus"})
         assert refused.status_code == 400
         assert "source is one of" in refused.text

@@ -94,6 +94,11 @@ def test_orders_name_one_field_and_a_direction() -> None:
     assert parse_order("key asc") == MemoryOrder("key", False)
 
 
+def test_an_order_names_its_field_as_the_json_does_too() -> None:
+    assert parse_order("updatedAt desc") == MemoryOrder("updated_at", True)
+    assert parse_order("createdAt") == MemoryOrder("created_at", False)
+
+
 @pytest.mark.parametrize("text", ["colour", "key, importance", "key sideways", "key desc asc"])
 def test_an_order_it_cannot_read_is_refused(text: str) -> None:
     with pytest.raises(InvalidArgument) as refused:

@@ -48,6 +48,8 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _BOOLEAN = {"true": True, "false": False}
+# A field's JSON name (``updatedAt``) as its name in the contract (``updated_at``).
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _FIELDS = ("text", "tag", "tags", "source", "pinned", "importance", "expired", "superseded")
 _FIELD_NAMES = ", ".join(f for f in _FIELDS if f != "tags")
 
@@ -264,10 +266,13 @@ def parse_filter(text: str) -> MemoryQuery:
 
 
 def parse_order(text: str) -> MemoryOrder:
-    """``order_by``: empty for the natural order, or one field, optionally ``desc``.
+    """``order_by``: empty for the natural order, or one field, optionally ``desc``;
+    the field by its name in the contract or in JSON (``updated_at``, ``updatedAt``).
 
     Raises: InvalidArgument — an unknown field, a second field, or a bad direction."""
     parts = text.split()
+    if parts:
+        parts[0] = _CAMEL.sub(r"\1_\2", parts[0]).lower()
     if not parts:
         return MemoryOrder()
 
