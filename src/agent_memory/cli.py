@@ -449,8 +449,13 @@ def _recall_status(channel: Any, timeout: float) -> list[str]:
 
 def _indexing(status: Any) -> str:
     """One line for an ``IndexingStatus``."""
-    waiting = f"{'at least ' if status.waiting_count_capped else ''}{status.waiting_count:,}"
-    rows = "line or memory waits" if status.waiting_count == 1 else "lines and memories wait"
+    at_least = "at least " if status.waiting_count_capped else ""
+    lines, memories = status.waiting_line_count, status.waiting_memory_count
+    waiting = (
+        f"{at_least}{lines:,} {'line' if lines == 1 else 'lines'} and "
+        f"{memories:,} {'memory' if memories == 1 else 'memories'}"
+    )
+    rows = "waits" if lines + memories == 1 else "wait"
     if not status.worker_count:
         return (
             f"no index worker is running; {waiting} {rows} for a vector (start agent-memory "

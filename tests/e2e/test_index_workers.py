@@ -200,6 +200,7 @@ def test_with_indexer_none_workers_started_apart_embed_and_say_so(
         write(channel, "apart", LINES)
         status = indexing(channel)
         assert (status.worker_count, status.waiting_count) == (0, len(LINES))
+        assert (status.waiting_line_count, status.waiting_memory_count) == (len(LINES), 0)
         verbose = subprocess.run(
             [executable("agent-memory"), "health", "--verbose", "--address", served.address],
             capture_output=True,
@@ -207,7 +208,7 @@ def test_with_indexer_none_workers_started_apart_embed_and_say_so(
             timeout=60,
             env={**os.environ, "MEMORY_API_KEY": ""},
         )
-        assert "indexing: no index worker is running; 3 lines and memories wait" in (
+        assert "indexing: no index worker is running; 3 lines and 0 memories wait" in (
             verbose.stdout
         ), verbose.stdout
 

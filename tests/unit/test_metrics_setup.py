@@ -98,7 +98,9 @@ def test_the_indexing_gauges_ask_the_database_at_most_as_often_as_allowed(
 
     async def read() -> IndexingStatus:
         asked.append(1)
-        return IndexingStatus(waiting=7, waiting_capped=False, workers=1, per_second=2.5)
+        return IndexingStatus(
+            waiting_lines=5, waiting_memories=2, waiting_capped=False, workers=1, per_second=2.5
+        )
 
     async def scrape_three_times() -> str:
         metrics = metrics_for(Settings(http_listen="127.0.0.1:0", metrics_endpoint="on"), {})
@@ -132,7 +134,9 @@ def test_the_dashboard_reads_only_metrics_the_service_exports() -> None:
         metrics.watch_pools(lambda: {"primary": {"pool_size": 2, "pool_available": 1}})
 
         async def read() -> IndexingStatus:
-            return IndexingStatus(waiting=0, waiting_capped=False, workers=0, per_second=0.0)
+            return IndexingStatus(
+                waiting_lines=0, waiting_memories=0, waiting_capped=False, workers=0, per_second=0.0
+            )
 
         metrics.watch_indexing("m", read)
         text = (await metrics.exposition()).decode()

@@ -100,6 +100,8 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
                 detail=status.detail,
                 indexing=recall_pb2.IndexingStatus(
                     waiting_count=indexing.waiting,
+                    waiting_line_count=indexing.waiting_lines,
+                    waiting_memory_count=indexing.waiting_memories,
                     waiting_count_capped=indexing.waiting_capped,
                     worker_count=indexing.workers,
                     per_second=indexing.per_second,

@@ -117,10 +117,15 @@ class IndexingStatus:
     vector of their text as it is (``waiting_capped``: at least that many), and the
     index workers of the model heard from lately, with how many they embed a second."""
 
-    waiting: int
+    waiting_lines: int
+    waiting_memories: int
     waiting_capped: bool
     workers: int
     per_second: float
+
+    @property
+    def waiting(self) -> int:
+        return self.waiting_lines + self.waiting_memories
 
 
 def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:

@@ -251,7 +251,8 @@ def indexing_status(row: Row) -> IndexingStatus:
     """The status from the row of :data:`INDEXING_STATUS`."""
     lines, memories = int(row["lines"]), int(row["memories"])
     return IndexingStatus(
-        waiting=lines + memories,
+        waiting_lines=lines,
+        waiting_memories=memories,
         waiting_capped=max(lines, memories) >= WAITING_BOUND,
         workers=int(row["workers"]),
         per_second=float(row["per_second"]),

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gentmemory/v1/recall.proto\x12\x0e\x61gentmemory.v1\x1a\x1fgoogle/api/field_behavior.proto\"\xb9\x01\n\x0cRecallStatus\x12.\n\x04mode\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.RecallModeB\x04\xe2\x41\x01\x03\x12\x16\n\x08\x65mbedder\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05model\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x14\n\x06\x64\x65tail\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x36\n\x08indexing\x18\x05 \x01(\x0b\x32\x1e.agentmemory.v1.IndexingStatusB\x04\xe2\x41\x01\x03\"\x87\x01\n\x0eIndexingStatus\x12\x1b\n\rwaiting_count\x18\x01 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\"\n\x14waiting_count_capped\x18\x02 \x01(\x08\x42\x04\xe2\x41\x01\x03\x12\x1a\n\x0cworker_count\x18\x03 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x18\n\nper_second\x18\x04 \x01(\x01\x42\x04\xe2\x41\x01\x03\"\xe5\x02\n\x0cMemoryPolicy\x12\x33\n\rarchival_mode\x18\x01 \x01(\x0e\x32\x1c.agentmemory.v1.ArchivalMode\x12\x16\n\x0e\x61rchival_limit\x18\x02 \x01(\x05\x12\x1f\n\x12\x61rchival_min_score\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x1e\n\x11include_user_core\x18\x04 \x01(\x08H\x01\x88\x01\x01\x12\x1f\n\x12include_agent_core\x18\x05 \x01(\x08H\x02\x88\x01\x01\x12%\n\x18include_recent_decisions\x18\x06 \x01(\x08H\x03\x88\x01\x01\x12\x1e\n\x16recent_decisions_limit\x18\x07 \x01(\x05\x42\x15\n\x13_archival_min_scoreB\x14\n\x12_include_user_coreB\x15\n\x13_include_agent_coreB\x1b\n\x19_include_recent_decisions\":\n\rPromptSection\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ontent\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03*y\n\x0c\x41rchivalMode\x12\x1d\n\x19\x41RCHIVAL_MODE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x41RCHIVAL_MODE_TOOL_ONLY\x10\x01\x12\x16\n\x12\x41RCHIVAL_MODE_AUTO\x10\x02\x12\x15\n\x11\x41RCHIVAL_MODE_OFF\x10\x03*Z\n\nRecallMode\x12\x1b\n\x17RECALL_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13RECALL_MODE_LEXICAL\x10\x01\x12\x16\n\x12RECALL_MODE_HYBRID\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gentmemory/v1/recall.proto\x12\x0e\x61gentmemory.v1\x1a\x1fgoogle/api/field_behavior.proto\"\xb9\x01\n\x0cRecallStatus\x12.\n\x04mode\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.RecallModeB\x04\xe2\x41\x01\x03\x12\x16\n\x08\x65mbedder\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05model\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x14\n\x06\x64\x65tail\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x36\n\x08indexing\x18\x05 \x01(\x0b\x32\x1e.agentmemory.v1.IndexingStatusB\x04\xe2\x41\x01\x03\"\xcd\x01\n\x0eIndexingStatus\x12\x1b\n\rwaiting_count\x18\x01 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\"\n\x14waiting_count_capped\x18\x02 \x01(\x08\x42\x04\xe2\x41\x01\x03\x12\x1a\n\x0cworker_count\x18\x03 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x18\n\nper_second\x18\x04 \x01(\x01\x42\x04\xe2\x41\x01\x03\x12 \n\x12waiting_line_count\x18\x05 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\"\n\x14waiting_memory_count\x18\x06 \x01(\x03\x42\x04\xe2\x41\x01\x03\"\xe5\x02\n\x0cMemoryPolicy\x12\x33\n\rarchival_mode\x18\x01 \x01(\x0e\x32\x1c.agentmemory.v1.ArchivalMode\x12\x16\n\x0e\x61rchival_limit\x18\x02 \x01(\x05\x12\x1f\n\x12\x61rchival_min_score\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x1e\n\x11include_user_core\x18\x04 \x01(\x08H\x01\x88\x01\x01\x12\x1f\n\x12include_agent_core\x18\x05 \x01(\x08H\x02\x88\x01\x01\x12%\n\x18include_recent_decisions\x18\x06 \x01(\x08H\x03\x88\x01\x01\x12\x1e\n\x16recent_decisions_limit\x18\x07 \x01(\x05\x42\x15\n\x13_archival_min_scoreB\x14\n\x12_include_user_coreB\x15\n\x13_include_agent_coreB\x1b\n\x19_include_recent_decisions\":\n\rPromptSection\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ontent\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03*y\n\x0c\x41rchivalMode\x12\x1d\n\x19\x41RCHIVAL_MODE_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x41RCHIVAL_MODE_TOOL_ONLY\x10\x01\x12\x16\n\x12\x41RCHIVAL_MODE_AUTO\x10\x02\x12\x15\n\x11\x41RCHIVAL_MODE_OFF\x10\x03*Z\n\nRecallMode\x12\x1b\n\x17RECALL_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13RECALL_MODE_LEXICAL\x10\x01\x12\x16\n\x12RECALL_MODE_HYBRID\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,20 +50,24 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INDEXINGSTATUS'].fields_by_name['worker_count']._serialized_options = b'\342A\001\003'
   _globals['_INDEXINGSTATUS'].fields_by_name['per_second']._loaded_options = None
   _globals['_INDEXINGSTATUS'].fields_by_name['per_second']._serialized_options = b'\342A\001\003'
+  _globals['_INDEXINGSTATUS'].fields_by_name['waiting_line_count']._loaded_options = None
+  _globals['_INDEXINGSTATUS'].fields_by_name['waiting_line_count']._serialized_options = b'\342A\001\003'
+  _globals['_INDEXINGSTATUS'].fields_by_name['waiting_memory_count']._loaded_options = None
+  _globals['_INDEXINGSTATUS'].fields_by_name['waiting_memory_count']._serialized_options = b'\342A\001\003'
   _globals['_PROMPTSECTION'].fields_by_name['name']._loaded_options = None
   _globals['_PROMPTSECTION'].fields_by_name['name']._serialized_options = b'\342A\001\003'
   _globals['_PROMPTSECTION'].fields_by_name['content']._loaded_options = None
   _globals['_PROMPTSECTION'].fields_by_name['content']._serialized_options = b'\342A\001\003'
-  _globals['_ARCHIVALMODE']._serialized_start=826
-  _globals['_ARCHIVALMODE']._serialized_end=947
-  _globals['_RECALLMODE']._serialized_start=949
-  _globals['_RECALLMODE']._serialized_end=1039
+  _globals['_ARCHIVALMODE']._serialized_start=896
+  _globals['_ARCHIVALMODE']._serialized_end=1017
+  _globals['_RECALLMODE']._serialized_start=1019
+  _globals['_RECALLMODE']._serialized_end=1109
   _globals['_RECALLSTATUS']._serialized_start=81
   _globals['_RECALLSTATUS']._serialized_end=266
   _globals['_INDEXINGSTATUS']._serialized_start=269
-  _globals['_INDEXINGSTATUS']._serialized_end=404
-  _globals['_MEMORYPOLICY']._serialized_start=407
-  _globals['_MEMORYPOLICY']._serialized_end=764
-  _globals['_PROMPTSECTION']._serialized_start=766
-  _globals['_PROMPTSECTION']._serialized_end=824
+  _globals['_INDEXINGSTATUS']._serialized_end=474
+  _globals['_MEMORYPOLICY']._serialized_start=477
+  _globals['_MEMORYPOLICY']._serialized_end=834
+  _globals['_PROMPTSECTION']._serialized_start=836
+  _globals['_PROMPTSECTION']._serialized_end=894
 # @@protoc_insertion_point(module_scope)

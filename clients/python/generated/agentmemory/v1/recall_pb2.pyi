@@ -42,16 +42,20 @@ class RecallStatus(_message.Message):
     def __init__(self, mode: _Optional[_Union[RecallMode, str]] = ..., embedder: _Optional[str] = ..., model: _Optional[str] = ..., detail: _Optional[str] = ..., indexing: _Optional[_Union[IndexingStatus, _Mapping]] = ...) -> None: ...
 
 class IndexingStatus(_message.Message):
-    __slots__ = ("waiting_count", "waiting_count_capped", "worker_count", "per_second")
+    __slots__ = ("waiting_count", "waiting_count_capped", "worker_count", "per_second", "waiting_line_count", "waiting_memory_count")
     WAITING_COUNT_FIELD_NUMBER: _ClassVar[int]
     WAITING_COUNT_CAPPED_FIELD_NUMBER: _ClassVar[int]
     WORKER_COUNT_FIELD_NUMBER: _ClassVar[int]
     PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    WAITING_LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WAITING_MEMORY_COUNT_FIELD_NUMBER: _ClassVar[int]
     waiting_count: int
     waiting_count_capped: bool
     worker_count: int
     per_second: float
-    def __init__(self, waiting_count: _Optional[int] = ..., waiting_count_capped: _Optional[bool] = ..., worker_count: _Optional[int] = ..., per_second: _Optional[float] = ...) -> None: ...
+    waiting_line_count: int
+    waiting_memory_count: int
+    def __init__(self, waiting_count: _Optional[int] = ..., waiting_count_capped: _Optional[bool] = ..., worker_count: _Optional[int] = ..., per_second: _Optional[float] = ..., waiting_line_count: _Optional[int] = ..., waiting_memory_count: _Optional[int] = ...) -> None: ...
 
 class MemoryPolicy(_message.Message):
     __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core", "include_recent_decisions", "recent_decisions_limit")
