@@ -269,9 +269,11 @@ def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> N
     update = operation("patch", "/v1/memories/{id}")
     body = update["requestBody"]
     assert body["required"] is True
-    assert body["content"]["application/json"]["schema"]["$ref"] == (
-        "#/components/schemas/agentmemory.v1.Memory"
-    )
+    # The memory's schema with nothing required: a partial update sends what it changes.
+    memory = openapi_document()["components"]["schemas"]["agentmemory.v1.Memory"]
+    assert memory["required"] == ["key", "value"]
+    expected = {k: v for k, v in memory.items() if k != "required"}
+    assert body["content"]["application/json"]["schema"] == expected
     # Query parameters go by their proto JSON names.
     query = parameters("patch", "/v1/memories/{id}", "query")
     assert set(query) == {"updateMask", "etag"}
@@ -397,3 +399,22 @@ def _fields_under(message: Any, seen: set[str] | None = None) -> Iterator[Any]:
         yield field
         if field.message_type is not None:
             yield from _fields_under(field.message_type, seen)
+
+
+def test_etags_and_their_preconditions_are_declared_where_the_server_honours_them() -> None:
+    read = operation("get", "/v1/memories/{id}")
+    assert read["responses"]["200"]["headers"]["ETag"]["schema"] == {"type": "string"}
+    assert "304" in read["responses"]
+    assert "If-None-Match" in parameters("get", "/v1/memories/{id}", "header")
+    for verb, path in (
+        ("patch", "/v1/memories/{id}"),
+        ("delete", "/v1/memories/{id}"),
+        ("post", "/v1/blocks/{label}:write"),
+        ("delete", "/v1/blocks/{label}"),
+    ):
+        assert "If-Match" in parameters(verb, path, "header"), (verb, path)
+        assert "412" in operation(verb, path)["responses"], (verb, path)
+    # Where no etag is compared, none is offered.
+    listing = operation("get", "/v1/agents/{agent_id}/memories")
+    assert "412" not in listing["responses"]
+    assert parameters("get", "/v1/agents/{agent_id}/memories", "header") == {}

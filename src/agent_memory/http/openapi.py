@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import grpc
 from google.protobuf import descriptor_pb2
@@ -489,6 +489,12 @@ def _operation(
                     del schema["required"]
         else:
             schema = schemas.field(route.request.fields_by_name[route.body])
+            if "update_mask" in route.request.fields_by_name and "$ref" in schema:
+                # A partial update: the body holds the fields the mask names, and no
+                # field of the resource is required in it.
+                component = copy.deepcopy(schemas.components[schema["$ref"].rsplit("/", 1)[-1]])
+                component.pop("required", None)
+                schema = component
         operation["requestBody"] = {
             "required": route.verb in ("post", "put", "patch"),
             "content": {"application/json": {"schema": schema}},
@@ -509,8 +515,64 @@ def _operation(
         }
     else:
         ok = {"description": described, "content": {"application/json": {"schema": answer}}}
-    operation["responses"] = {"200": ok, "default": {"$ref": "#/components/responses/Error"}}
+    responses: dict[str, Any] = {"200": ok}
+    if _carries_etag(route.response):
+        ok["headers"] = {"ETag": _ETAG_HEADER}
+        if route.verb == "get":
+            operation.setdefault("parameters", []).append(_IF_NONE_MATCH)
+            responses["304"] = {
+                "description": "The resource is as the If-None-Match etag says: no body.",
+                "headers": {"ETag": _ETAG_HEADER},
+            }
+    if "etag" in route.request.fields_by_name:
+        operation.setdefault("parameters", []).append(_IF_MATCH)
+        responses["412"] = {
+            "description": "The resource changed since the If-Match etag was read: nothing "
+            "changed (reason ETAG_MISMATCH or BLOCK_CONFLICT; the details carry the current "
+            "etag).",
+            "content": {"application/json": {"schema": _ref(_STATUS)}},
+        }
+    responses["default"] = {"$ref": "#/components/responses/Error"}
+    operation["responses"] = responses
     return operation
+
+
+_ETAG_HEADER: Final = {
+    "description": "The resource's concurrency token: send it back in If-Match (to change "
+    "it only as read) or If-None-Match (to read it only if it changed).",
+    "schema": {"type": "string"},
+}
+_IF_NONE_MATCH: Final = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "Etags (comma-separated): when one is the resource's, the answer is 304 "
+    "with no body.",
+    "schema": {"type": "string"},
+}
+_IF_MATCH: Final = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": "The etag the change expects (the request's etag; `*`: the resource as "
+    "it is now). When the resource's differs, the answer is 412 and nothing changes.",
+    "schema": {"type": "string"},
+}
+
+
+def _carries_etag(response: Descriptor) -> bool:
+    """Whether an answer carries an etag, its own or its one resource's: the server sends
+    it as the ETag header (:func:`agent_memory.http.transcoder`)."""
+    if "etag" in response.fields_by_name:
+        return True
+    resources = [
+        f
+        for f in response.fields
+        if f.message_type is not None
+        and not f.is_repeated
+        and "etag" in f.message_type.fields_by_name
+    ]
+    return len(resources) == 1
 
 
 def _fixed_paths() -> dict[str, Any]:
