@@ -499,12 +499,27 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # was held out in the first round: on it the rules found 28 of 39 credentials (72%) and
 # refused 1 of 39 look-alikes (2.6%), both short of the targets. The second round tuned
 # the rules on all of it, so it is tuning data from then on. Batch "c" was written for
-# the second round before any of its rule changes, and held out from them.
+# the second round before any of its rule changes, and held out from them: on it the
+# rules found 43 of 50 credentials in the tuning languages (86%) and 36 of 43 in the
+# others (84%), and refused none of its 97 look-alikes; recall was short of the target
+# in both. The third round tuned the rules on all of it, so it is tuning data from then
+# on. Batch "d" was written for the third round before any of its rule changes, and
+# held out from them: on it the rules found 41 of 46 credentials in the tuning languages
+# (89%) and refused 1 of 48 look-alikes there (2.1%, a spelling list read as a recovery
+# phrase), and found 36 of 62 credentials in the others (58%: national ids, codes and
+# passwords in languages the vocabulary lacked) and refused none of their 59
+# look-alikes; every figure but the last short of the targets. The fourth round tuned
+# the rules on all of it, so it is tuning data from then on. Batch "e" was written for
+# the fourth round before any of its rule changes, and held out from them: on it the
+# rules found 45 of 49 credentials in the tuning languages (92%) and 25 of 53 in the
+# others (47%: twelve languages new to the corpus, whose words for passwords, codes and
+# ids the vocabulary lacks), and refused none of its 92 look-alikes; recall in the other
+# languages is short of the target. It stays held out until a new batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b"})
+TUNED_BATCHES = frozenset({"b", "c", "d"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"

@@ -136,6 +136,77 @@ CAUGHT = [
         "para abrir el portal marca 2590 y luego la llave", ACCESS_CODE, "2590", id="enter-es"
     ),
     pytest.param("type 1234 on the keypad", ACCESS_CODE, "1234", id="enter-en"),
+    pytest.param("keypad by the lift: punch in 6630 then #", ACCESS_CODE, "6630", id="punch-in"),
+    # -- a value given first, then named
+    pytest.param(
+        "Harbor77 is the new office wifi password, tell the others",
+        PASSWORD,
+        "Harbor77",
+        id="given-first-en",
+    ),
+    pytest.param("Caju#2026 é a senha do wifi", PASSWORD, "Caju#2026", id="given-first-pt"),
+    pytest.param("5312 is the alarm code.", ACCESS_CODE, "5312", id="given-first-code"),
+    pytest.param("9902 é o código do portão", ACCESS_CODE, "9902", id="given-first-code-pt"),
+    # -- a network's key or code is its password
+    pytest.param(
+        "network OakLane-5G, key qz7rm2kv9tpw", PASSWORD, "qz7rm2kv9tpw", id="network-key"
+    ),
+    pytest.param("WLAN-Schlüssel: 5519028833740161", PASSWORD, "5519028833740161", id="key-de"),
+    pytest.param(
+        "chave de segurança da rede: Tq8mWz4kb", PASSWORD, "Tq8mWz4kb", id="network-key-pt"
+    ),
+    pytest.param("le code wifi c'est pommeverte31", PASSWORD, "pommeverte31", id="wifi-code-fr"),
+    # -- what opens with a code and nothing else
+    pytest.param(
+        "the lockbox behind the shed is 7720, leave the keys in it",
+        ACCESS_CODE,
+        "7720",
+        id="lockbox",
+    ),
+    pytest.param("Schlüsselkasten am Eingang: 4471", ACCESS_CODE, "4471", id="key-box-de"),
+    pytest.param("padlock 14-02-33", ACCESS_CODE, "14-02-33", id="padlock-combination"),
+    # -- a value in parentheses, other scripts' words and verbs
+    pytest.param(
+        "o cliente mandou a senha atual (Mandioca#8) no chamado",
+        PASSWORD,
+        "Mandioca#8",
+        id="bracketed",
+    ),
+    pytest.param("金庫の番号は 3150", ACCESS_CODE, "3150", id="number-of-safe-ja"),
+    pytest.param("현관 비번 4826#", PASSWORD, "4826#", id="short-form-ko"),
+    pytest.param("保险箱密码改成 402913 了", PASSWORD, "402913", id="changed-to-zh"),
+    pytest.param("PIN ATM saya 482910", ACCESS_CODE, "482910", id="pin-atm-id"),
+    # -- the answer on the next line of a chat, digits spaced out, a next step after a code
+    pytest.param(
+        "[10:02] kim: what's the wifi password?\n[10:03] lee: Maple7grove",
+        PASSWORD,
+        "Maple7grove",
+        id="answered-below",
+    ),
+    pytest.param("the gate code is 5 2 9 1", ACCESS_CODE, "5 2 9 1", id="spaced-digits"),
+    pytest.param("keypad by the loading dock: 61904 then press #", ACCESS_CODE, "61904", id="then"),
+    pytest.param("the code is 7315 for the side gate", ACCESS_CODE, "7315", id="lock-after"),
+    pytest.param(
+        "la contra del wifi de abajo es Gaviota_2040",
+        PASSWORD,
+        "Gaviota_2040",
+        id="short-form-es",
+    ),
+    pytest.param(
+        "el pin de la SIM del móvil de Ana: 4471",
+        ACCESS_CODE,
+        "4471",
+        id="long-between",
+    ),
+    pytest.param("ο κωδικός του ρούτερ είναι Kyma2031", PASSWORD, "Kyma2031", id="copula-el"),
+    pytest.param("राउटर का पासवर्ड है neem77tree", PASSWORD, "neem77tree", id="copula-hi"),
+    pytest.param("PIN kódja: 5066", ACCESS_CODE, "5066", id="pin-hu"),
+    # -- national ids named in more languages, each passing its checksum
+    pytest.param("rodné číslo 891012/9151", NATIONAL_ID, "891012/9151", id="id-cz"),
+    pytest.param("CNP 2600704143745", NATIONAL_ID, "2600704143745", id="id-ro"),
+    pytest.param("henkilötunnus: 050886-869W", NATIONAL_ID, "050886-869W", id="id-fi"),
+    pytest.param("ΑΜΚΑ 23117049975", NATIONAL_ID, "23117049975", id="id-gr"),
+    pytest.param("adóazonosító jel: 8426496067", NATIONAL_ID, "8426496067", id="id-hu"),
     # -- a user and password together
     pytest.param("basic auth ana:Pa55w0rd!", PASSWORD, "Pa55w0rd!", id="basic-auth"),
     pytest.param(
@@ -231,6 +302,7 @@ def test_each_class_is_found_inside_longer_text(text: str, kind: str, secret: st
 
 
 LOOK_ALIKES = [
+    "The API keys live in 1Password under Infra/API.",  # a product named after the word
     # -- numbers that are not cards: no issuer, failed checksum, printed otherwise
     pytest.param("4324 6365 6018 8308 is not my card number", id="luhn-fails"),
     pytest.param("IMEI of the old phone: 490154203237518", id="imei"),
@@ -268,6 +340,32 @@ LOOK_ALIKES = [
         "DB password is in arn:aws:secretsmanager:us-east-1:123456789012:secret:x", id="arn"
     ),
     pytest.param("pin 13 is the onboard LED", id="board-pin"),
+    # -- keys of no network, lock nouns and numbers that are no code
+    pytest.param("the key is to deploy before noon", id="key-of-advice"),
+    pytest.param("the API key rotation runs at 0200", id="api-key-talk"),
+    pytest.param("the wifi key expired yesterday", id="wifi-key-no-value"),
+    pytest.param("the padlock 1234 model is cheaper", id="padlock-model"),
+    pytest.param("the key safe is mounted at 150 cm", id="key-safe-height"),
+    pytest.param("ロッカーの番号は 125 です", id="locker-number-ja"),
+    pytest.param("部屋番号は 305 です", id="room-number-ja"),
+    pytest.param("kode pos 40115, Bandung", id="postal-code-id"),
+    # -- the next line, spaced digits and words for words that give no credential
+    pytest.param("what's the wifi password?\nno idea, ask Sam", id="asked-not-answered"),
+    pytest.param("the PIN\n2024 was the year we changed it", id="next-line-prose"),
+    pytest.param("the code review\n1234 comments so far", id="code-review"),
+    pytest.param("Error code 1 2 3 4 on the panel", id="spaced-error-code"),
+    pytest.param("la contra del equipo es fuerte", id="contra-against"),
+    pytest.param("boarding pass for the user AB1234", id="pass-for-user"),
+    pytest.param(
+        "reading words: apple tiger garden river window yellow castle planet ocean valley "
+        "forest summer",
+        id="reading-words",
+    ),
+    pytest.param("adóazonosító jel: 8426496068", id="id-hu-checksum-fails"),
+    # -- a value given first that is no credential
+    pytest.param("Windows11 is the password manager's platform", id="given-first-talk"),
+    pytest.param("Error 2741 is the alarm code the panel shows", id="given-first-error"),
+    pytest.param("in 2024 is the PIN renewal", id="given-first-year"),
     # -- codes that open nothing
     pytest.param("error code 0x80070005 when installing updates", id="error-code"),
     pytest.param("the zip code is 94110", id="zip-code"),

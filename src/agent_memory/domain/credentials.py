@@ -17,7 +17,13 @@ by its word list.
   ``=``, ``'s``, a verb after a comma: ``mudou, agora é``...) and the value itself, which
   must read as one; and by the other ways chat gives one: a verb that enters a code on a
   keypad (``digita 4490 no interfone``), "pass" after the network or account it opens,
-  a value given before what it opens (``it's hunter2 for the wifi``).
+  a value given before what it opens (``it's hunter2 for the wifi``), or given first and
+  then named (``Rosemary55 is the new guest wifi password``, ``2741 is the alarm code``).
+- A key or a code is a network's password where a network is named with it (``network
+  BTHub, key ...``, ``le code wifi``, ``WLAN-Schlüssel``); what opens with a code and
+  nothing else (a key safe, a lockbox, a padlock, a ``Tresor``) takes the digits given
+  after it. A value in parentheses after a password word is one when it reads as a
+  password (``a senha atual (Jabuticaba#7)``).
 
 Every pattern is linear (bounded quantifiers, no nested repetition) and every loop
 looks at a bounded window. The words are folded as the gate before the finders folds
@@ -40,20 +46,29 @@ from stdnum.br import cpf
 from stdnum.ca import sin
 from stdnum.cl import rut
 from stdnum.cn import ric
+from stdnum.cz import rc
 from stdnum.de import idnr
+from stdnum.dk import cpr
 from stdnum.es import nif as es_nif
+from stdnum.fi import hetu
 from stdnum.fr import nir
+from stdnum.gr import amka
+from stdnum.id import nik
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
 from stdnum.kr import rrn
 from stdnum.mx import curp
 from stdnum.nl import bsn
+from stdnum.no import fodselsnummer
 from stdnum.pl import pesel
 from stdnum.pt import nif as pt_nif
+from stdnum.ro import cnp
 from stdnum.se import personnummer
 from stdnum.tr import tckimlik
+from stdnum.ua import rntrc
 from stdnum.us import ssn
+from stdnum.vn import mst
 
 # Kinds of finding (what a refusal names).
 PAYMENT_CARD = "PAYMENT_CARD"
@@ -110,6 +125,8 @@ _CVV = "cvv"  # a card's security code: three or four digits
 _UNLOCK = "unlock"  # "opens with", "geht mit ... auf": digits, if a lock is named
 _ENTER = "enter"  # "type", "digita", "marca": digits right after, if a lock is named
 _SHORT = "short"  # "pass", short for a password: a value, if an account or network is named
+_KEY = "key"  # a key: a network's password, if a network is named (``network X, key ...``)
+_VAULT = "vault"  # a key safe, lockbox or padlock: digits given right after, ending the clause
 _PURPOSE = "purpose"  # "for the wifi", "for the gate": what a value given before it opens
 
 # How a word is bounded: a whole word; the end of a compound (``WLAN-Passwort``,
@@ -163,11 +180,12 @@ _VOCABULARY: list[_Term] = [
         (r"haśle", "haśle"),
         (r"парол(?:ь|я|ем|ю|и)", "парол"),  # ru
         (r"şifre(?:si|niz|n|m|yi|miz)?", "şifre"),  # tr
-        (r"parola(?:sı|nız|n|m)?", "parola"),
+        (r"parola(?:sı|nız|n|m)?", "parola"),  # tr, ro, it
+        (r"parolă", "parolă"),  # ro
         (r"salasana(?:ni|si|n)?", "salasana"),  # fi
         (r"hesl(?:o|a|em)", "hesl"),  # cs
         (r"jelszó|jelszava", "jelsz"),  # hu
-        (r"κωδικός|κωδικό|κωδικού", "κωδικ"),  # el
+        (r"κωδικ(?:ός|ό|ού)(?: πρόσβασ(?:ης|ής))?", "κωδικ"),  # el
         (r"kata sandi", "kata sandi"),  # id, ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
@@ -192,7 +210,7 @@ _VOCABULARY: list[_Term] = [
         _CJK,
         *((word, word) for word in ("密码", "密碼", "口令", "暗码")),  # zh
         *((word, word) for word in ("パスワード", "暗証番号", "パスコード", "合言葉")),  # ja
-        *((word, word) for word in ("비밀번호", "암호", "패스워드")),  # ko
+        *((word, word) for word in ("비밀번호", "비번", "암호", "패스워드")),  # ko
     ),
     # -- codes: what they open must be named --------------------------------------------
     *_terms(
@@ -202,6 +220,10 @@ _VOCABULARY: list[_Term] = [
         (r"codigos?", "codigo"),
         (r"codic[ei]", "codic"),  # it
         (r"kod(?:u|y|ów)?", "kod"),  # pl, tr
+        (r"kode", "kode"),  # id
+        (r"kód(?:u|em|ja|ot)?", "kód"),  # cs, sk, hu
+        (r"mã", "mã"),  # vi
+        (r"कोड", "कोड"),  # hi
         (r"код(?:а|у|ом)?", "код"),  # ru
         (r"combinations?", "combination"),  # en
         (r"combos?", "combo"),
@@ -213,17 +235,26 @@ _VOCABULARY: list[_Term] = [
         _CODE,
         _TAIL,
         (r"codes?", "code"),  # en, fr, de, nl (Türcode, digicode, deurcode)
-        (r"kod(?:en)?", "kod"),  # sv, da, no (portkoden)
+        (r"kod(?:en)?", "kod"),  # sv (portkoden)
+        (r"kode(?:n)?", "kode"),  # da, no (dørkoden)
+        (r"koodi(?:n|a)?", "koodi"),  # fi (ovikoodi)
     ),
     *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼"))),
+    # "number": a code only where a lock is named with it (``オートロックの番号``)
+    *_terms(_CODE, _CJK, ("番号", "番号"), ("번호", "번호")),
     # -- PINs ----------------------------------------------------------------------------
     *_terms(
         _PIN,
         _WORD,
-        (r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en)?|код))?", "pin"),
+        (
+            r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en)?|kód(?:ja|ot|u)?|код)"
+            r"|-ul(?:ui)?)?",
+            "pin",
+        ),
         (r"pincode|pinkod(?:en)?", "pin"),
         (r"пин(?:-?код(?:а|у)?)?", "пин"),
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
+        (r"पिन", "पिन"),  # hi
     ),
     *_terms(_PIN, _CJK, ("PIN码", "PIN码"), ("PIN碼", "PIN碼"), ("ＰＩＮ", "ＰＩＮ")),
     # -- a card's security code ------------------------------------------------------------
@@ -242,6 +273,74 @@ _VOCABULARY: list[_Term] = [
         _CVV,
         _CJK,
         *((word, word) for word in ("安全码", "安全碼", "セキュリティコード", "보안코드")),
+    ),
+    # -- a key: a network's password where a network is named ----------------------------
+    *_terms(
+        _KEY,
+        _WORD,
+        (r"keys?", "key"),  # en
+        (r"chaves?", "chave"),  # pt
+        (r"llaves?", "llave"),  # es
+        (r"clés?", "clé"),  # fr
+        (r"clefs?", "clef"),
+        (r"chiav[ei]", "chiav"),  # it
+        (r"klucz(?:a|em)?", "klucz"),  # pl
+        (r"ключ(?:а|ом|и)?", "ключ"),  # ru
+        (r"anahtar(?:ı|i)?", "anahtar"),  # tr
+        (r"kunci", "kunci"),  # id
+    ),
+    *_terms(
+        _KEY,
+        _TAIL,
+        (r"schlüssel", "schlüssel"),  # de (WLAN-Schlüssel, Netzwerkschlüssel)
+        (r"sleutel", "sleutel"),  # nl (netwerksleutel)
+        (r"nyckel(?:n)?", "nyckel"),  # sv (nätverksnyckel)
+    ),
+    *_terms(_KEY, _CJK, *((word, word) for word in ("密钥", "密鑰", "キー", "네트워크 키"))),
+    # -- what opens with a code and nothing else: a key safe, a lockbox, a padlock ---------
+    *_terms(
+        _VAULT,
+        _WORD,
+        (r"key[ \-]?(?:safe|box|lock)s?", "key"),  # en
+        (r"lock[ \-]?box(?:es)?", "lock"),
+        (r"pad[ \-]?locks?", "pad"),
+        (r"combination[ \-]locks?", "combination"),
+        (r"code[ \-]locks?", "code"),
+        (r"cadeados?", "cadeado"),  # pt
+        (r"caixa[ \-]de[ \-]chaves", "caixa"),
+        (r"candados?", "candado"),  # es
+        (r"caja[ \-]fuerte", "caja"),
+        (r"cadenas", "cadenas"),  # fr
+        (r"coffre[ \-]fort", "coffre"),
+        (r"boîte[ \-]à[ \-]clés", "boîte"),
+        (r"lucchett[oi]", "lucchett"),  # it
+        (r"cassaforte", "cassaforte"),
+        (r"kłódk[aię]", "kłódk"),  # pl
+        (r"sejf(?:u)?", "sejf"),
+        (r"сейф(?:а|е)?", "сейф"),  # ru
+        (r"brankas", "brankas"),  # id
+        (r"gembok", "gembok"),
+        (r"key[ \-]?pads?", "key"),  # en: a keypad takes a code
+    ),
+    *_terms(
+        _VAULT,
+        _TAIL,
+        (r"schlüssel(?:safe|tresor|kasten|box)", "schlüssel"),  # de
+        (r"codeschloss(?:es)?", "codeschloss"),
+        (r"zahlenschloss(?:es)?", "zahlenschloss"),
+        (r"vorhängeschloss(?:es)?", "vorhängeschloss"),
+        (r"tresor", "tresor"),
+        (r"sleutelkluis", "sleutelkluis"),  # nl
+        (r"hangslot", "hangslot"),
+        (r"kodlås(?:et)?", "kodlås"),  # sv
+        (r"hänglås(?:et)?", "hänglås"),
+        (r"nyckelskåp(?:et)?", "nyckelskåp"),
+    ),
+    *_terms(
+        _VAULT,
+        _CJK,
+        *((word, word) for word in ("保险箱", "保險箱", "保险柜", "保險櫃", "密码锁")),
+        *((word, word) for word in ("キーボックス", "金庫", "南京錠", "금고", "키박스")),
     ),
     # -- verbs that open a lock with a code --------------------------------------------------
     *_terms(
@@ -291,9 +390,20 @@ _VOCABULARY: list[_Term] = [
         (r"gib", "gib"),
         (r"compon(?:i|ete|ere)", "compon"),  # it
         (r"toets", "toets"),  # nl
+        (r"punch(?: it)? in", "punch"),  # en
+        (r"wpisz", "wpisz"),  # pl
+        (r"wybierz", "wybierz"),
+        (r"введи(?:те)?", "введи"),  # ru
+        (r"набери(?:те)?", "набери"),
+        (r"tuşla(?:yın|yin)?", "tuşla"),  # tr
+        (r"slå in", "slå in"),  # sv
+        (r"knappa in", "knappa"),
+        (r"masukkan", "masukkan"),  # id
+        (r"ketik", "ketik"),
+        (r"tekan", "tekan"),
     ),
     # -- "pass", short for a password ---------------------------------------------------------
-    *_terms(_SHORT, _WORD, (r"pass", "pass")),
+    *_terms(_SHORT, _WORD, (r"pass", "pass"), (r"contra", "contra")),  # en, es
     # -- what a value given before it opens: "it's hunter2 *for the wifi*" --------------------
     *_terms(
         _PURPOSE,
@@ -350,26 +460,47 @@ _LOCK_STEM_WORDS = (
     # tr
     "kapı kilit garaj giriş erişim güvenlik "
     # sv, da, no
-    "dörr larm kassaskåp hänglås dør pengeskab"
+    "dörr larm kassaskåp hänglås dør pengeskab "
+    # id
+    "pintu gerbang pagar brankas gembok "
+    # cs, sk
+    "vchod dveř dveře brán branka trezor zámek zámku domovní "
+    # fi
+    "portti rappu hälyt lukko kassakaap "
+    # hu, ro
+    "ajtó kapu riaszt széf lakat ușa ușii poart interfon seif alarm "
+    # el
+    "πόρτ εξώπορτ συναγερμ χρηματοκιβώτ λουκέτ εισόδ είσοδ "
+    # vi
+    "cửa cổng két khóa khoá"
 )
 _LOCK_STEMS = tuple(_LOCK_STEM_WORDS.split())
 _LOCK_WORDS = frozenset(
     """
     gate gates safe safes lock locks vault shed sim phone screen master otp 2fa porta
     portas caja portal porte portes boîte tür türe tor digi slot brama bramy bramie
-    bramki kasa port lås
+    bramki kasa port lås ovi oven
     """.split()  # noqa: SIM905
 )
 _LOCK_CJK = (
     *("门", "門", "禁", "锁", "鎖", "保险", "保險", "车库", "警报", "報警"),
-    *("玄関", "オートロック", "金庫", "鍵", "ロッカー", "ボックス", "현관", "도어락", "금고"),
+    *("玄関", "オートロック", "金庫", "鍵", "ロッカー", "ボックス", "ドア", "門"),
+    *("현관", "도어락", "금고", "대문", "자물쇠"),
+    # Devanagari, whose vowel signs split its words for the patterns here
+    *("गेट", "दरवाज", "ताला", "तिजोरी", "अलार्म"),
 )
+# "Number" words, a code only with a lock that opens with one; and what else a lock word
+# near them numbers: a locker, a key, a gate or a room (``ロッカーの番号``: which locker).
+_NUMBER_WORDS = ("番号", "번호")
+_NUMBERED_THINGS = ("ロッカー", "鍵", "門", "部屋", "号室", "사물함", "열쇠", "호실")
 # Words for a card, whose PIN or security code follows (``пин-код карты``, ``PIN do cartão``).
 _CARD_STEM_WORDS = (
     "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
     "bancomat visa mastercard amex debit credit crédito débito"
 )
 _CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
+# Words for a card too short to stand for their stem (``PIN ATM``).
+_CARD_WORDS_WHOLE = frozenset({"atm"})
 # Codes that open nothing: what a code is when one of these words names it.
 _NOT_LOCKS = frozenset(
     """
@@ -392,6 +523,13 @@ _PREPOSITIONS = frozenset(
     la le les el al au aux für fürs vom von zum zur der die das den dem di per van voor
     bij het een till för på til av от для к do dla na od u the a an our my your his her
     their its this that mum's mom's
+    by near beside behind under inside outside next junto perto atrás debaixo cerca detrás
+    près derrière sous neben hinter bei unter vicino accanto dietro sotto naast achter
+    onder przy obok pod возле рядом под vid bredvid
+    k ke na do od pro v ve z ze u
+    του της των το τη την στο στη στην για από σε
+    của cho ở
+    pentru la al lui
     """.split()  # noqa: SIM905
 )
 # What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
@@ -408,6 +546,9 @@ _QUALIFIERS = frozenset(
     provisoria provisorio temporal temporaria temporario nueva nuevo actual antigua antiguo
     provisoire temporaire nouveau nouvel nouvelle actuel actuelle ancien ancienne initiale
     provvisoria provvisorio temporanea temporaneo nuova nuovo attuale vecchia vecchio iniziale
+    baru lama aku saya kamu anda kami kita
+    σας μου σου νέος νέο προσωρινός προσωρινό
+    tạm mới cũ bạn anh chị em tôi mình
     """.split()  # noqa: SIM905
 )
 # What "pass" is short for a password of: an account or a network named before it
@@ -417,6 +558,20 @@ _ACCOUNT_STEM_WORDS = (
     "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk"
 )
 _ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
+# What a key or a code is the password of when one of these is named with it: a network
+# ("network BTHub, key ...", "le code wifi", "WLAN-Schlüssel"). Stems match the start of a
+# word with its hyphens taken out ("Wi-Fi" is "wifi").
+_NETWORK_STEM_WORDS = (
+    "wifi wlan network ssid router modem hotspot wpa wep réseau netz netwerk sieć sieci сеть "
+    "сети вайфа nätverk jaringan livebox freebox fritz"
+)
+_NETWORK_STEMS = tuple(_NETWORK_STEM_WORDS.split())
+# Words too short or too common to stand for their stem ("rede" of "redeploy").
+_NETWORK_WORDS = frozenset({"rede", "redes", "rete", "ağ", "ağı"})
+_NETWORK_CJK = ("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크")
+# Any of those anywhere, in text lowercased and without hyphens: what must be there for a
+# network to be named (a test of one pass, for the many keys that open no network).
+_NETWORK_HINTS = (*_NETWORK_STEMS, *sorted(_NETWORK_WORDS), *_NETWORK_CJK)
 _ELIDED = re.compile(r"(?i)(?:d|l|dell|dall|nell|sull|all|qu)['’]")
 # What gives the value, after the word (and what it is for): a mark, or a verb.
 _COPULAS = (
@@ -437,7 +592,9 @@ _COPULAS = (
     r"|è(?:[ \t]{1,4}ora)?|e['’]|ora[ \t]{1,4}è|adesso[ \t]{1,4}è|sarà"
     # nl, pl, ru, sv, da, no, fi, id, vi, cs
     r"|luidt|is[ \t]{1,4}nu|wordt|to|jest|brzmi|это|теперь|är(?:[ \t]{1,4}nu)?|blir|er"
-    r"|on|adalah|ialah|là|je"
+    r"|on|adalah|ialah|sekarang|kini|là|je"
+    # el, hi, ro
+    r"|είναι|है|este"
 )
 _MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
 # A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
@@ -448,13 +605,16 @@ _SEPARATOR = re.compile(
     r"|(?P<space>[ \t]{1,4})",
     re.IGNORECASE,
 )
-_CJK_SEPARATOR = re.compile(r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、)?[ \t]{0,4}")
+_CJK_SEPARATOR = re.compile(
+    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、"
+    r"|(?:改成|改为|改為|换成|換成|设为|設為|设置为|設置為|变成|變成|更改为|更改為)了?)?[ \t]{0,4}"
+)
 # What a credential word and its value may have between them: a few words, none of
 # which ends a sentence.
 _BETWEEN = re.compile(
     r"[ \t]{1,4}(?P<word>[^\s:=：,;，；。、!?！？\"'`][^\s:=：,;，；。、!?！？\"`]{0,39})"
 )
-_MAX_BETWEEN = 6
+_MAX_BETWEEN = 8
 # Words between that say nothing of what the credential is for ("password *set today*:
 # ..."): a value then follows a colon or an equals sign only.
 _MAX_LOOSE = 3
@@ -463,7 +623,9 @@ _MAX_LOOSE = 3
 _CJK_CHARS = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _VALUE = re.compile(
     r"\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|[“«„「](?P<cq>[^”»“」\n]{1,128})[”»“」]"
+    r"|\((?P<pq>[^()\s]{4,64})\)"
     r"|(?P<apppw>[a-z]{4}(?:[ \-][a-z]{4}){3})(?![\w\-])"
+    r"|(?P<spaced>\d(?: \d){3,7})(?![\w\-]| \d)"
     r"|(?P<code>[#*]?\d{1,4}(?:[\-\u2013]\d{1,4}){1,3}[#*]?)(?![\w\-])"
     rf"|(?P<bare>[^\s\"'`{_CJK_CHARS}]{{1,128}})"
 )
@@ -509,7 +671,7 @@ def _bounded(term: _Term) -> str:
 
 
 # Where several words start at one place, the first of these classes wins.
-_CLASS_ORDER = (_UNLOCK, _CVV, _PIN, _PASSWORD, _SHORT, _CODE, _ENTER, _PURPOSE)
+_CLASS_ORDER = (_UNLOCK, _CVV, _PIN, _VAULT, _PASSWORD, _SHORT, _KEY, _CODE, _ENTER, _PURPOSE)
 
 
 def _noun_pattern() -> str:
@@ -573,13 +735,17 @@ def _literals() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[tuple
 
 
 def literal_occurrences(folded: str) -> list[Occurrence]:
-    """Every occurrence in ``folded`` of a literal of :func:`_literals`, in order."""
+    """Every occurrence in ``folded`` of a literal of :func:`_literals`, in order. A long
+    text costs a pass of C per literal: :func:`class_spans` looks once for all its
+    finders."""
     fewest, ascii_fewest, holding = _literals()
     shortest = ascii_fewest if folded.isascii() else fewest
-    if not any(map(folded.__contains__, shortest)):  # most texts: one pass of C
+    # One pass of C picks the literals present (most texts: none); only those are sought.
+    present = list(filter(folded.__contains__, shortest))
+    if not present:
         return []
     found: set[Occurrence] = set()
-    for short in shortest:
+    for short in present:
         at = folded.find(short)
         while at != -1:
             for literal, offset in holding[short]:
@@ -683,7 +849,7 @@ def may_hold_words(folded: str) -> bool:
 # How far after a verb that enters a code the gate looks for its digits.
 _GATE_DIGIT_AFTER = 24
 # Classes of common words, which pass the gate only with what their finder needs near.
-GATED_CLASSES = frozenset({_ENTER, _SHORT, _PURPOSE})
+GATED_CLASSES = frozenset({_ENTER, _SHORT, _PURPOSE, _KEY})
 
 
 def _may_give(folded: str, word: Word) -> bool:
@@ -693,10 +859,13 @@ def _may_give(folded: str, word: Word) -> bool:
     if word.cls == _ENTER:
         return any(c.isdigit() for c in folded[word.end : word.end + _GATE_DIGIT_AFTER])
     if word.cls == _SHORT:
-        return _names_account(_clause_before(folded, word.start))
+        after = folded[word.end : word.end + _SHORT_AFTER * 44]
+        return _names_account(_clause_before(folded, word.start)) or _names_account(after)
     if word.cls == _PURPOSE:
         low = max(0, word.start - _GIVEN_BEFORE_CHARS)
         return _GIVEN_BEFORE.search(folded, low, word.start) is not None
+    if word.cls == _KEY:
+        return _network_near(folded, word)
     return True
 
 
@@ -758,18 +927,25 @@ def _compound_head(text: str, start: int) -> str:
     return text[at:start]
 
 
-def _code_named(text: str, start: int, between: list[str]) -> bool:
+def _code_named(text: str, start: int, between: list[str], end: int | None = None) -> bool:
     """Whether the code named at ``start`` opens something: a lock named in the word
-    itself (``Türcode``), before it in its clause, or in the words after it, and no word
-    saying it is another kind of code (an error's, a parcel's) right next to it."""
+    itself (``Türcode``), before it in its clause, in the words after it, or in the few
+    words after its value (ending at ``end``: "the code is 4417 *for the gate*"), and no
+    word saying it is another kind of code (an error's, a parcel's) right next to it."""
     head = _compound_head(text, start).strip("-")
+    if text.startswith(_NUMBER_WORDS, start):
+        named = head or _clause_before(text, start)
+        if any(thing in named for thing in _NUMBERED_THINGS):
+            return False  # a locker's, a key's, a room's number: which one, not its code
     if head:
         return _opens(head) and head.lower() not in _NOT_LOCKS
     before = _clause_before(text, start)
     previous = (_WORDS.findall(before)[-1:] or [""])[0].lower()
     if previous in _NOT_LOCKS or any(w.lower() in _NOT_LOCKS for w in between[:2]):
         return False
-    return _opens(before) or any(_opens(w) for w in between)
+    if _opens(before) or any(_opens(w) for w in between):
+        return True
+    return end is not None and _lock_after(text, end)
 
 
 def _opens(text: str) -> bool:
@@ -781,6 +957,60 @@ def _opens(text: str) -> bool:
 def _names_account(text: str) -> bool:
     """Whether ``text`` names an account or a network, whose password "pass" gives."""
     return _has_stem(text.replace("-", ""), _ACCOUNT_STEMS)
+
+
+def _names_card(text: str) -> bool:
+    """Whether ``text`` names a card, whose PIN or security code follows."""
+    if _has_stem(text, _CARD_STEMS):
+        return True
+    return any(w in _CARD_WORDS_WHOLE for w in _ALNUM_RUNS.findall(text.lower()))
+
+
+def _names_network(text: str) -> bool:
+    """Whether ``text`` names a network, whose password a key or a code is ("network
+    BTHub, key ...", "le code wifi", "WLAN-Schlüssel")."""
+    lowered = text.lower()
+    words = _ALNUM_RUNS.findall(lowered.replace("-", ""))
+    if any(w.startswith(_NETWORK_STEMS) or w in _NETWORK_WORDS for w in words):
+        return True
+    return any(s in text for s in _NETWORK_CJK)
+
+
+# How far around a key word its network may be named: its clause before, or the words
+# given first (three, of at most 25 characters); the first four words after it (each of
+# at most forty characters, and their spaces).
+_NETWORK_WORDS_AFTER = 4
+_NETWORK_BEFORE, _NETWORK_AFTER = 96, 4 * 44
+
+
+def _network_near(text: str, word: Word) -> bool:
+    """Whether a network may be named anywhere a key's finder looks for one: true
+    wherever :func:`_names_network` is, on any part of that stretch; the cheap test that
+    :func:`_judged_class` refines, and the gate's."""
+    low = max(0, word.start - _NETWORK_BEFORE)
+    near = text[low : word.end + _NETWORK_AFTER].lower().replace("-", "")
+    return any(map(near.__contains__, _NETWORK_HINTS))
+
+
+def _network_named(text: str, word: Word, between: list[str]) -> bool:
+    """Whether the key or code ``word`` is a network's: the network named in the word
+    itself (``WLAN-Schlüssel``), before it in its clause, or in the first few words after
+    it ("la clé du wifi", "le code wifi", "chave de segurança da rede")."""
+    head = _compound_head(text, word.start)
+    if head and _names_network(head):
+        return True
+    if any(_names_network(w) for w in between[:_NETWORK_WORDS_AFTER]):
+        return True
+    return _names_network(_clause_before(text, word.start))
+
+
+def _judged_class(text: str, cls: str, word: Word, between: list[str]) -> str:
+    """The class a value after ``word`` is judged as: a network's key or code as a
+    password (it opens the network as a password does); a key of nothing named as
+    nothing (its class, which no value satisfies)."""
+    if cls in (_KEY, _CODE) and _network_named(text, word, between):
+        return _PASSWORD
+    return cls
 
 
 _CLAUSE_AFTER = 40
@@ -823,7 +1053,16 @@ def _ends_clause(rest: str) -> bool:
     head = stripped[:1]
     if head in ("", "\n", "\r") or head in _TRAILING or "\u3000" <= head <= "\uffef":
         return True
-    return rest.startswith((" (", " -", " \u2014", " \u2013", " /"))
+    return rest.startswith((" (", " -", " \u2014", " \u2013", " /")) or bool(_THEN.match(rest))
+
+
+# A next step after a code, which ends what was said of it ("40728 *then* the green
+# button", "4490 *e depois* a chave").
+_THEN = re.compile(
+    r"(?i)[ \t]{1,4}(?:(?:and|und|e|y|et|en|i|и|ve|och|ja|a)[ \t]{1,4})?"
+    r"(?:then|dann|depois|luego|después|puis|ensuite|poi|daarna|potem|затем|потом|sonra"
+    r"|sedan|sitten|pak|apoi|aztán|lalu|kemudian)(?![^\W\d_])"
+)
 
 
 def _digit_count(value: str) -> int:
@@ -836,12 +1075,28 @@ def _value_kind(
     """The kind of credential the value ``match`` is, given after a word of class
     ``cls``, with a mark or verb between them or not (``explicit``), and words between
     them or not; None when it is no credential."""
+    if cls == _KEY:
+        return None  # a key of no network named: a door's, an API's, a song's
     quoted = _unquoted(match)
     if quoted is not None:
         ok = cls == _PASSWORD and explicit and len(quoted.strip()) >= 4
         return PASSWORD if ok and not judges.filler(quoted) else None
+    bracketed = match.group("pq")
+    if bracketed is not None:
+        # An aside in parentheses is a value only when it reads as a password
+        # ("a senha atual (Jabuticaba#7)"), never a remark ("(required)").
+        ok = cls == _PASSWORD and judges.password_like(bracketed)
+        return PASSWORD if ok else None
     if match.group("apppw") is not None:
         return PASSWORD if cls in (_PASSWORD, _SHORT) else None
+    if match.group("spaced") is not None:
+        # Digits spaced out as they are read aloud or keyed in ("code is 8 1 9 4"): a code,
+        # when a mark or verb gives them or they close the clause.
+        if cls in (_CVV, _SHORT) or _followed_by_unit(rest):
+            return None
+        if not (explicit or _ends_clause(rest)):
+            return None
+        return PASSWORD if cls == _PASSWORD else ACCESS_CODE
     raw = match.group("code") or match.group("bare") or ""
     value = raw.rstrip(_TRAILING)
     rest = raw[len(value) :] + rest
@@ -852,6 +1107,15 @@ def _value_kind(
     if between and not explicit and not _ends_clause(rest):
         return None
     digits = _digit_count(value)
+    if cls == _VAULT:
+        # What opens with a code takes digits closing the clause: a combination in groups
+        # ("padlock 12-34-56"), or digits given by a mark or a verb ("the key safe by the
+        # back door is 3091, ...").
+        if not _ends_clause(rest) or digits < 3:
+            return None
+        if match.group("code") is not None:
+            return ACCESS_CODE
+        return ACCESS_CODE if explicit and _DIGIT_CODE.fullmatch(value) else None
     if match.group("code") is not None:  # digits in groups: a combination (12-34-56)
         if cls == _CVV or digits < 3:
             return None
@@ -866,11 +1130,15 @@ def _value_kind(
         return ACCESS_CODE if cls == _PIN else PASSWORD
     if cls in _LOCK_CLASSES and digits >= 3 and _SHORT_CODE.fullmatch(value):
         return ACCESS_CODE
+    if cls == _PASSWORD and value.isdigit() and _LONG_DIGITS[0] <= len(value) <= _LONG_DIGITS[1]:
+        return PASSWORD  # a network key of digits only: "WLAN-Schlüssel: 4471..."
     if cls not in (_PASSWORD, _SHORT) or value.lower() in _NOT_VALUES:
         return None
     return PASSWORD if judges.password_like(value) else None
 
 
+# Digits only, longer than a code, after a password word: a password all the same.
+_LONG_DIGITS = (13, 64)
 _LABEL_MARKS = frozenset(":：=")
 # Classes whose value is a code that opens a lock, which must be named.
 _LOCK_CLASSES = (_CODE, _UNLOCK, _ENTER)
@@ -920,12 +1188,17 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
             value = None  # "pin 1234": a pin of a board, unless written PIN or given
         if value is not None:
             rest = text[value.end() : value.end() + 16]
-            kind = _value_kind(cls, value, explicit, bool(between), rest, judges)
+            judged = _judged_class(text, cls, word, between)
+            kind = _value_kind(judged, value, explicit, bool(between), rest, judges)
             if kind is not None:
-                if not _names_what_it_opens(text, cls, word, between, value.end()):
+                # A network's key or code is judged as a password: its network is named.
+                opens = judged != cls or _names_what_it_opens(
+                    text, cls, word, between, value.end(), explicit
+                )
+                if not opens:
                     return None
                 start, end = value.span()
-                if _unquoted(value) is not None:
+                if _unquoted(value) is not None or value.group("pq") is not None:
                     return Found(start + 1, end - 1, kind)
                 return Found(start, start + len(value.group().rstrip(_TRAILING)), kind)
         step = _BETWEEN.match(text, pos, limit)
@@ -940,7 +1213,8 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
             _is_prepositional(first)
             or first.lower() in _QUALIFIERS
             or _names_lock(first)
-            or _has_stem(first, _CARD_STEMS)
+            or _names_card(first)
+            or _names_account(first)
         ):
             if separator is not None and separator[1]:
                 return None  # "password is in ...": said, and no value
@@ -952,18 +1226,28 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
     return None
 
 
-def _names_what_it_opens(text: str, cls: str, word: Word, between: list[str], end: int) -> bool:
+def _names_what_it_opens(
+    text: str, cls: str, word: Word, between: list[str], end: int, explicit: bool
+) -> bool:
     """Whether what the value after ``word`` opens is named, where its class needs it: a
     lock (or a card) for a code, a lock for a verb that opens or enters one (before it
     in its clause, or in the few words after the value), an account or a network for
-    "pass"."""
+    "pass" (before it, or after it and a preposition when a mark or verb gives the value:
+    "la contra *del router* es ...")."""
     if cls == _CODE:
-        return _code_named(text, word.start, between)
+        return _code_named(text, word.start, between, end)
     if cls in (_UNLOCK, _ENTER):
         return _names_lock(_clause_before(text, word.start)) or _lock_after(text, end)
     if cls == _SHORT:
-        return _names_account(_clause_before(text, word.start))
+        if _names_account(_clause_before(text, word.start)):
+            return True
+        named = between[:1] and _is_prepositional(between[0])
+        return bool(named) and explicit and any(map(_names_account, between[1:_SHORT_AFTER]))
     return True
+
+
+# The words after "pass" that may name its account: a preposition, then two words.
+_SHORT_AFTER = 3
 
 
 # A value given before what it is for: "it's hunter2 *for the wifi*", "c'est 1854 *pour
@@ -996,19 +1280,146 @@ def _given_before(text: str, word: Word, judges: Judges) -> Found | None:
     return None
 
 
+# A value given first, then named: "Rosemary55 is the new guest wifi password", "4417 é o
+# código do portão". The value, a verb that says what it is, a determiner, up to three
+# words (what the credential is for), then the credential word.
+_FIRST_COPULAS = (
+    r"is|was|will[ \t]{1,4}be|é|era|será|es|est|était|sera|ist|war|wird|è|sarà|wordt"
+    r"|jest|to|это|är|blir|adalah|ialah"
+)
+_DETERMINERS = (
+    r"the|a|an|my|our|your|his|her|their|this|o|os|as|um|uma|meu|minha|nosso|nossa|seu|sua"
+    r"|el|la|los|las|un|una|mi|tu|su|nuestro|nuestra|le|les|une|mon|ma|ton|ta|notre|votre"
+    r"|son|sa|der|die|das|den|dem|ein|eine|mein|meine|unser|unsere|dein|deine|il|lo|i|gli"
+    r"|het|de|een|mijn|ons|onze|det|ett|en|min|mitt|vår|vårt"
+)
+_GIVEN_FIRST = re.compile(
+    rf"(?i)(?<!\S)(?P<value>[^\s\"'`]{{4,64}})[ \t]{{1,4}}(?:{_FIRST_COPULAS})[ \t]{{1,4}}"
+    rf"(?:(?:{_DETERMINERS})[ \t]{{1,4}}|l['’])?"
+    r"(?P<words>(?:[^\W\d_][\w\-]{0,24}[ \t]{1,4}){0,3}(?:[^\W\d_][\w]{0,24}-)?)$"
+)
+_GIVEN_FIRST_CHARS = 160
+# Classes of word whose value may come first.
+_GIVEN_FIRST_CLASSES = frozenset({_PASSWORD, _PIN, _CODE, _KEY})
+_CLAUSE_REST = re.compile(r"[^\n.,;!?。，；！？]{0,48}")
+_CLAUSE_STARTS = "\n.!?;:,(\"'“«"
+
+
+def _closing_words(text: str, end: int) -> list[str] | None:
+    """The words after the credential word ending at ``end``, if it closes its clause:
+    none (the clause ends, or an aside follows), or a few that say what it is for ("...
+    password *for the NAS*."); None if the clause goes on."""
+    rest = _CLAUSE_REST.match(text, end)
+    tail = rest.group().strip(" \t") if rest is not None else ""
+    if not tail or tail.startswith(("(", "-", "\u2014", "\u2013")):
+        return []
+    words = _WORDS.findall(tail)
+    return words if 0 < len(words) <= 4 and _is_prepositional(words[0]) else None
+
+
+def _starts_clause(text: str, start: int) -> bool:
+    """Whether ``start`` begins a clause: the text's start, or after a line break or a
+    mark that opens one. Digits given first must stand there: "2741 is the alarm code",
+    not "the year 2024 is the PIN's ..."."""
+    window = text[max(0, start - 8) : start]
+    before = window.rstrip(" \t")
+    if not before:
+        return len(window) == start  # nothing but spaces since the start of the text
+    return before[-1] in _CLAUSE_STARTS
+
+
+def _given_first(text: str, cls: str, word: Word, judges: Judges) -> Found | None:
+    """The value given before the credential word ``word`` and a verb that says it is
+    one ("Rosemary55 is the new guest wifi password", "2741 is the alarm code"): a value
+    that reads as a password for a password word, or digits at the start of a clause for
+    a PIN or a code of a lock named with it."""
+    after = _closing_words(text, word.end)
+    if after is None:
+        return None
+    low = max(0, word.start - _GIVEN_FIRST_CHARS)
+    match = _GIVEN_FIRST.search(text, low, word.start)
+    if match is None:
+        return None
+    value = match.group("value").rstrip(_TRAILING)
+    start = match.start("value")
+    # What it is for: the words before it ("the *alarm* code"), and after ("do *portão*").
+    between = _WORDS.findall(match.group("words")) + after
+    judged = _judged_class(text, cls, word, between)
+    if judged == _PASSWORD:
+        if judges.password_like(value) and value.lower() not in _NOT_VALUES:
+            return Found(start, start + len(value), PASSWORD)
+        return None
+    code = _DIGIT_CODE.fullmatch(value) or _COMBINATION.fullmatch(value)
+    if code is None or _digit_count(value) < 4 or not _starts_clause(text, start):
+        return None
+    if judged == _PIN or (judged == _CODE and _code_named(text, word.start, between)):
+        return Found(start, start + len(value), ACCESS_CODE)
+    return None
+
+
+# A value given as the answer, on the next line, to a line that asks for it ("whats the
+# hulu password again" / "[14:03] me: Waffles2morrow"): the line goes on for a few words
+# at most after the credential word, and the next holds nothing but the value, after a
+# chat's time and name.
+_ASKING_REST = re.compile(r"[^\n]{0,40}(?=\n)")
+_ANSWER_LINE = re.compile(
+    r"\n[ \t]{0,4}(?:\[[^\]\n]{1,24}\][ \t]{0,4})?(?:[^\s:\[\]]{1,24}:[ \t]{1,4})?"
+    r"(?P<value>[^\s\"'`]{4,64})[ \t]{0,4}(?:\n|$)"
+)
+_ASKING_WORDS = 3
+
+
+def _answered_below(text: str, cls: str, word: Word, judges: Judges) -> Found | None:
+    """The value given on the line after the one that names the credential, alone (an
+    answer in a chat): a value that reads as a password for a password word, digits for
+    a PIN or a lock's code."""
+    rest = _ASKING_REST.match(text, word.end)
+    if rest is None or len(_WORDS.findall(rest.group())) > _ASKING_WORDS:
+        return None
+    answer = _ANSWER_LINE.match(text, rest.end())
+    if answer is None:
+        return None
+    value = answer.group("value").rstrip(_TRAILING)
+    start = answer.start("value")
+    between = _WORDS.findall(rest.group())
+    judged = _judged_class(text, cls, word, between)
+    if judged == _PASSWORD:
+        ok = judges.password_like(value) and value.lower() not in _NOT_VALUES
+        return Found(start, start + len(value), PASSWORD) if ok else None
+    if not _DIGIT_CODE.fullmatch(value) or _digit_count(value) < 4:
+        return None
+    if judged == _PIN or (judged == _CODE and _code_named(text, word.start, between)):
+        return Found(start, start + len(value), ACCESS_CODE)
+    return None
+
+
 def _written_without_spaces(word: str) -> bool:
     return any(c >= "\u3000" for c in word)
 
 
-def word_value_spans(text: str, judges: Judges) -> Iterator[Found]:
+def word_value_spans(
+    text: str,
+    judges: Judges,
+    folded: str | None = None,
+    occurrences: list[Occurrence] | None = None,
+) -> Iterator[Found]:
     """Passwords, codes and PINs given after the words that name them, in any language
-    of the vocabulary."""
-    for word in credential_words(text):
+    of the vocabulary (``folded``, ``occurrences``: as :func:`credential_words` takes
+    them)."""
+    for word in credential_words(text, folded, occurrences):
+        if word.start > 0 and text[word.start - 1].isdigit():
+            continue  # part of a name: "1Password" (compounds of words, "Türcode", count)
+        if word.cls == _KEY and not _network_near(text, word):
+            continue  # a key of anything but a network: a door's, an API's, a song's
         if word.cls == _PURPOSE:
             found = _given_before(text, word, judges)
         else:
             cjk = _written_without_spaces(word.text)
             found = _after_word(text, word.cls, word, judges, cjk)
+            if found is None and word.cls in _GIVEN_FIRST_CLASSES and not cjk:
+                found = _given_first(text, word.cls, word, judges)
+            if found is None and word.cls in _GIVEN_FIRST_CLASSES:
+                found = _answered_below(text, word.cls, word, judges)
         if found is not None:
             yield found
 
@@ -1049,8 +1460,14 @@ def login_pairs(
     yield from _search_near(LOGIN_PAIR, text, spans, LOGIN_BEFORE, LOGIN_AFTER)
 
 
-def login_pair_spans(text: str, judges: Judges) -> Iterator[Found]:
-    for match in login_pairs(text):
+def login_pair_spans(
+    text: str,
+    judges: Judges,
+    folded: str | None = None,
+    occurrences: list[Occurrence] | None = None,
+) -> Iterator[Found]:
+    """Passwords given with a user after a login word (``basic auth ana:...``)."""
+    for match in login_pairs(text, folded, occurrences):
         value = match.group("value").rstrip(_TRAILING)
         if judges.password_like(value):
             start = match.start("value")
@@ -1210,11 +1627,15 @@ _ID_WORD_PATTERN = (
     r"|s[ée]cu(?:rit[ée][ \t]sociale)?|insee|steuer[ \t\-]?id(?:nr)?"
     r"|(?:steuer-?)?identifikationsnummer|codice[ \t]fiscale|bsn|burgerservicenummer|pesel"
     r"|aadhaa?r|personnummer|personnr|tc[ \t]kimlik|kimlik[ \t]no|tckn|curp|contribuinte"
-    r"|cart[ãa]o[ \t]de[ \t]cidad[ãa]o|CASE_SENSITIVE)(?![^\W\d_])"
-    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호"
+    r"|cart[ãa]o[ \t]de[ \t]cidad[ãa]o"
+    r"|rodné[ \t]číslo|rodného[ \t]čísla|mã[ \t]số[ \t]thuế|αμκα"
+    r"|cod[ \t]numeric[ \t]personal|adóazonosító(?:[ \t]jel)?|рнокпп|іпн|henkilötunnus"
+    r"|cpr(?:-nr)?|fødselsnummer|nomor[ \t]induk"
+    r"|CASE_SENSITIVE)(?![^\W\d_])"
+    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार"
 )
 # Short names that are words of other languages in lowercase (Spanish "sin", Polish "nie").
-_ID_ACRONYMS = "NIE|SIN|NIR|RUT"
+_ID_ACRONYMS = "NIE|SIN|NIR|RUT|CNP|NIK|KTP"
 ID_WORDS = re.compile("(?i)" + _ID_WORD_PATTERN.replace("CASE_SENSITIVE", f"(?-i:{_ID_ACRONYMS})"))
 """A word naming a national id, after which :func:`named_id_spans` looks for one."""
 ID_WORDS_ANY_CASE = re.compile("(?i)" + _ID_WORD_PATTERN.replace("CASE_SENSITIVE", _ID_ACRONYMS))
@@ -1225,7 +1646,9 @@ ID_LITERALS: tuple[str, ...] = tuple(
         "ssn", "social", "itin", "tax", "cpf", "dni", "nif", "sécu", "secu", "insee", "steuer",
         "identifikationsnummer", "codice", "bsn", "burgerservicenummer", "pesel", "aadha",
         "personn", "kimlik", "tckn", "curp", "contribuinte", "cidad", "nie", "sin", "nir",
-        "rut", "身份", "マイナンバー", "個人番号", "주민",
+        "rut", "身份", "マイナンバー", "個人番号", "주민", "rodn", "mã số", "αμκα",
+        "numeric personal", "adóazonosító", "рнокпп", "іпн", "henkilötunnus", "cpr",
+        "fødselsnummer", "nomor induk", "cnp", "nik", "ktp", "आधार",
     )
 )  # fmt: skip
 ID_BEFORE, ID_AFTER = 16, 40
@@ -1250,6 +1673,16 @@ def id_words(
     yield from _search_near(pattern, text, spans, ID_BEFORE, ID_AFTER)
 
 
+def _hu_tax_id(number: str) -> bool:
+    """Hungary's tax id (adóazonosító jel), which python-stdnum lacks: ten digits, the
+    first an 8, the last the sum of the first nine weighted by their place, mod 11."""
+    digits = _NOT_DIGITS.sub("", number)
+    if len(digits) != 10 or digits[0] != "8" or len(digits) != len(number.replace(" ", "")):
+        return False
+    check = sum(int(d) * (i + 1) for i, d in enumerate(digits[:9])) % 11
+    return check < 10 and check == int(digits[9])
+
+
 _ID_VALUE = re.compile(r"[0-9A-Za-z](?:[ .\-/]?[0-9A-Za-z]){5,24}")
 _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     ssn.is_valid,
@@ -1270,6 +1703,16 @@ _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     tckimlik.is_valid,
     curp.is_valid,
     rut.is_valid,
+    rc.is_valid,
+    mst.is_valid,
+    amka.is_valid,
+    cnp.is_valid,
+    rntrc.is_valid,
+    hetu.is_valid,
+    cpr.is_valid,
+    fodselsnummer.is_valid,
+    nik.is_valid,
+    _hu_tax_id,
 )
 # Ids whose shape and checksum say what they are without a word naming them.
 _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
@@ -1322,9 +1765,11 @@ def number_spans(text: str) -> Iterator[Found]:
             yield Found(match.start(), match.end(), NATIONAL_ID)
 
 
-def named_id_spans(text: str) -> Iterator[Found]:
+def named_id_spans(
+    text: str, folded: str | None = None, occurrences: list[Occurrence] | None = None
+) -> Iterator[Found]:
     """National ids after a word naming them (``CPF``, ``Steuer-ID``, ``PESEL``...)."""
-    for word in id_words(text):
+    for word in id_words(text, folded, occurrences):
         span = _named_id(text, word.end())
         if span is not None:
             yield Found(*span, NATIONAL_ID)
@@ -1338,12 +1783,21 @@ _PHRASE_TOKEN = re.compile(r"[^\s,;:：，、；]{1,64}")
 # Numbering before a word of a phrase: "1.", "01)", "#3", "12:".
 _NUMBERING = re.compile(r"#?\d{1,2}[.)\-]?")
 _PUNCTUATION = ".:;()[]{}<>\"'"
+# What says a run of list words is a wallet's phrase: a seed, a recovery, a backup, a
+# wallet, and the names of wallets and coins, in many languages.
 _PHRASE_CONTEXT = re.compile(
-    r"(?i)seed|mnemonic|recovery|backup|phrase|words|frase|palavras|semilla|semente"
-    r"|palabras|récupération|mots|wiederherstellung|wörter|recupero|parole|herstel"
-    r"|odzyskiw|сид|фраз|kurtarma|återställ|ledger|trezor|metamask|wallet|carteira"
-    r"|cartera|portefeuille|portafoglio|助记|助記|恢复|リカバリー|シード|복구|시드|니모닉"
+    r"(?i)seed|mnemonic|recovery|backup|semilla|semente|récupération|recupera|recupero"
+    r"|wiederherstellung|herstel|odzyskiw|сид|kurtarma|återställ|ledger|trezor|metamask"
+    r"|wallet|carteira|cartera|portefeuille|portafoglio|obnov|peněžen|khôi phục|hạt giống"
+    r"|ανάκτησ|πορτοφόλ|रिकवरी|वॉलेट|portofel|helyreállít|tárca|гаманц|відновл|palautus"
+    r"|lompak|gendannelse|tegnebog|gjenoppretting|lommebok|pemulihan|dompet"
+    r"|助记|助記|恢复|リカバリー|シード|복구|시드|니모닉"
     r"|crypto|bitcoin|btc|ethereum|coinbase|binance|exodus|phantom|secret|private|safe"
+)
+# Words for words or a phrase: a recovery phrase's, or a spelling list's ("spelling words
+# this week: ..."). With one of these alone, a run must pass the checksum.
+_PHRASE_WORDS = re.compile(
+    r"(?i)phrase|words|frase|fráze|palavras|palabras|mots|wörter|parole|фраз|słowa|slova"
 )
 _CONTEXT_BEFORE = 80
 # A label right before a run: a few words on one line, then a colon.
@@ -1452,18 +1906,22 @@ def phrase_spans(text: str) -> Iterator[Found]:
     words are numbered, when the text speaks of a seed, a wallet or a recovery phrase just
     before it, or when it passes the BIP-39 checksum; after a label that names something
     else ("groceries: ..."), a list of that, the checksum must hold over eighteen words
-    or more (four bits of twelve words pass one list in sixteen)."""
+    or more (four bits of twelve words pass one list in sixteen), over twelve when the
+    label speaks of words or a phrase and of nothing that says whose ("spelling words:")."""
     if not may_hold_phrase(text):
         return
     for run in _runs(text):
         # What comes before the run, and its first word ("seed: ..." where "seed" is a word
         # of the list too).
         first = text.find(run.words[0][:1], run.start) + len(run.words[0])
-        context = _PHRASE_CONTEXT.search(text, max(0, run.start - _CONTEXT_BEFORE), first)
+        low = max(0, run.start - _CONTEXT_BEFORE)
+        context = _PHRASE_CONTEXT.search(text, low, first)
         if context is not None or run.numbered >= _PHRASE_LENGTHS[0] - 1:
             yield Found(run.start, run.end, RECOVERY_PHRASE)
             continue
         shortest = _LISTED_SHORTEST if _listed(text, run.start) else _PHRASE_LENGTHS[0]
+        if _PHRASE_WORDS.search(text, low, first) is not None:
+            shortest = _PHRASE_LENGTHS[0]
         if _checks_out(run.words, run.lists, shortest):
             yield Found(run.start, run.end, RECOVERY_PHRASE)
 
@@ -1495,3 +1953,17 @@ def may_hold_phrase(text: str) -> bool:
             if len(tokens) - i - 1 < _PHRASE_LENGTHS[0]:
                 return False  # too few words left for a phrase
     return False
+
+
+def class_spans(text: str, judges: Judges) -> Iterator[Found]:
+    """Every credential known by its class in ``text``: passwords, codes and PINs after
+    their words, a user and password after a login word, card numbers, IBANs and national
+    ids by their checksums, and recovery phrases. The finders of words share one search
+    for the literals, which costs a pass over the text per literal."""
+    folded = fold(text)
+    occurrences = literal_occurrences(folded) if len(folded) == len(text) else None
+    yield from word_value_spans(text, judges, folded, occurrences)
+    yield from login_pair_spans(text, judges, folded, occurrences)
+    yield from number_spans(text)
+    yield from named_id_spans(text, folded, occurrences)
+    yield from phrase_spans(text)

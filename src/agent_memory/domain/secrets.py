@@ -1175,14 +1175,7 @@ def _class_spans(text: str, lower: str) -> Iterator[_Span]:
     """Credentials known by their class: passwords, codes and PINs after the words that
     name them in many languages, a user and password after a login word, card numbers,
     IBANs and national ids by their checksums, and recovery phrases by their word list."""
-    found = (
-        credentials.word_value_spans(text, _judges()),
-        credentials.login_pair_spans(text, _judges()),
-        credentials.number_spans(text),
-        credentials.named_id_spans(text),
-        credentials.phrase_spans(text),
-    )
-    for finding in (f for finder in found for f in finder):
+    for finding in credentials.class_spans(text, _judges()):
         yield _Span(finding.start, finding.end, finding.kind)
 
 
