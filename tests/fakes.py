@@ -433,6 +433,9 @@ class FakeMemories(MemoryRepository):
             and (query.sources is None or memory.source in query.sources)
             and memory.source not in query.excluded_sources
             and query.importance_min <= memory.importance <= query.importance_max
+            and all(memory.key == key for key in query.keys)
+            and _within(memory.created_at, query.created_min, query.created_max)
+            and _within(memory.updated_at, query.updated_min, query.updated_max)
         )
 
     async def list_page(
@@ -739,3 +742,8 @@ class FakeTransfer(TransferRepository):
                     item, parent_decision_id=d.id
                 )
         return True
+
+
+def _within(moment: datetime, low: datetime | None, high: datetime | None) -> bool:
+    """Whether ``moment`` is within the inclusive bounds (None: unbounded)."""
+    return (low is None or moment >= low) and (high is None or moment <= high)

@@ -655,7 +655,8 @@ class MemoryTools:
             Field(
                 description=(
                     "Keep only matching memories, e.g. 'text:\"deploy\"', 'source = manual', "
-                    "'pinned = true', 'tag = billing', 'importance >= 50'; join with AND."
+                    "'pinned = true', 'tag = billing', 'importance >= 50', "
+                    "'key = \"timezone\"'; join with AND."
                 ),
                 max_length=1000,
             ),

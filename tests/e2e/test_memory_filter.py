@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, timedelta
 
 import grpc
 import httpx
@@ -123,6 +124,21 @@ def test_each_field_keeps_only_the_memories_that_match(
     }
     nothing = listing(client, filter='text:"no such words"')
     assert (list(nothing.memories), nothing.total_size, nothing.next_page_token) == ([], 0, "")
+
+
+def test_a_key_and_the_times_of_creation_and_change_restrict_a_listing(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    assert keys(client, filter='key = "editor"') == ["editor"]
+    assert keys(client, filter='key = "Editor"') == []  # exactly as stored
+    editor = listing(client, filter='key = "editor"').memories[0]
+    made = editor.created_at.ToDatetime(tzinfo=UTC)
+    stamp = editor.created_at.ToJsonString()
+    assert keys(client, filter=f'key = "editor" create_time = "{stamp}"') == ["editor"]
+    assert keys(client, filter=f'key = "editor" create_time > "{stamp}"') == []
+    later = (made + timedelta(hours=1)).isoformat()
+    assert len(keys(client, filter=f'createTime < "{later}"')) == 5
+    assert keys(client, filter=f'update_time > "{later}"') == []
 
 
 def test_order_by_sorts_by_one_field_and_pages_walk_it_once(

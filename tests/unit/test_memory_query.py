@@ -105,3 +105,27 @@ def test_an_order_it_cannot_read_is_refused(text: str) -> None:
         parse_order(text)
     (violation,) = refused.value.violations
     assert (violation.field, violation.reason) == ("order_by", "INVALID_ORDER")
+
+
+def test_a_key_and_the_creation_and_change_times_restrict_a_listing() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    at = datetime(2026, 11, 1, 9, tzinfo=UTC)
+    query = parse_filter('key = "timezone" create_time >= "2026-11-01T09:00:00Z"')
+    assert query.keys == ("timezone",)
+    assert (query.created_min, query.created_max) == (at, None)
+    later = parse_filter(
+        'updatedAt > "2026-11-01T09:00:00Z" AND update_time <= "2026-11-02T00:00:00Z"'
+    )
+    assert later.updated_min == at + timedelta(microseconds=1)
+    assert later.updated_max == datetime(2026, 11, 2, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "text", ['key : "x"', 'create_time > "yesterday"', 'update_time > "2026-11-01T09:00:00"']
+)
+def test_a_key_or_time_it_cannot_read_is_refused(text: str) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        parse_filter(text)
+    (violation,) = refused.value.violations
+    assert (violation.field, violation.reason) == ("filter", "INVALID_FILTER")

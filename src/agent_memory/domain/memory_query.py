@@ -11,6 +11,10 @@ The filter is a conjunction of restrictions, joined by ``AND`` or by white space
     importance >= 50     importance compared (=, <, <=, >, >=)
     expired = true       only those whose expiry passed (not deleted yet), or none
     superseded = true    only those another memory superseded, or none
+    key = "timezone"     the memory of that key (exactly as stored)
+    create_time > "2026-11-01T00:00:00Z"
+                         created (``update_time``: last changed) before, after or at
+                         an RFC 3339 instant (=, <, <=, >, >=)
 
 ``OR``, ``NOT`` and parentheses are refused with a message that says so.
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from agent_memory.domain.errors import FieldViolation, check
@@ -50,7 +54,29 @@ _TOKEN = re.compile(
 _BOOLEAN = {"true": True, "false": False}
 # A field's JSON name (``updatedAt``) as its name in the contract (``updated_at``).
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-_FIELDS = ("text", "tag", "tags", "source", "pinned", "importance", "expired", "superseded")
+_FIELDS = (
+    "text",
+    "tag",
+    "tags",
+    "key",
+    "source",
+    "pinned",
+    "importance",
+    "create_time",
+    "update_time",
+    "expired",
+    "superseded",
+)
+# Other names of a field: the JSON's, and the store's.
+_FIELD_ALIASES = {
+    "createTime": "create_time",
+    "updateTime": "update_time",
+    "created_at": "create_time",
+    "updated_at": "update_time",
+    "createdAt": "create_time",
+    "updatedAt": "update_time",
+}
+_MICROSECOND = timedelta(microseconds=1)
 _FIELD_NAMES = ", ".join(f for f in _FIELDS if f != "tags")
 
 
@@ -67,6 +93,12 @@ class MemoryQuery:
     importance_max: int = IMPORTANCE_MAX
     expired: bool | None = None
     superseded: bool | None = None
+    keys: tuple[str, ...] = ()
+    # Inclusive bounds of the creation and last-change times; None: unbounded.
+    created_min: datetime | None = None
+    created_max: datetime | None = None
+    updated_min: datetime | None = None
+    updated_max: datetime | None = None
 
     def shown(self, *, expired: bool, superseded: bool) -> MemoryQuery:
         """This filter with what it leaves unsaid about expired and superseded memories
@@ -199,7 +231,59 @@ def _importance(query: MemoryQuery, op: str, value: str) -> MemoryQuery:
     return replace(query, importance_min=low, importance_max=high)
 
 
+def _moment(name: str, value: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        check(
+            [
+                _refuse(
+                    f"{name} compares with an RFC 3339 time like "
+                    f'"2026-11-01T09:00:00Z", not {value!r}'
+                )
+            ]
+        )
+        raise AssertionError  # pragma: no cover - check raised
+    return moment
+
+
+def _time(query: MemoryQuery, name: str, op: str, value: str) -> MemoryQuery:
+    """A bound on the creation or last-change time, kept as inclusive bounds."""
+    at = _moment(name, value)
+    created = name == "create_time"
+    low, high = (
+        (query.created_min, query.created_max)
+        if created
+        else (query.updated_min, query.updated_max)
+    )
+    bounds = {
+        "=": (at, at),
+        ">": (at + _MICROSECOND, None),
+        ">=": (at, None),
+        "<": (None, at - _MICROSECOND),
+        "<=": (None, at),
+    }
+    if op not in bounds:
+        check([_refuse(f"{name} takes =, <, <=, > or >=")])
+    new_low, new_high = bounds[op]
+    if new_low is not None:
+        low = new_low if low is None else max(low, new_low)
+    if new_high is not None:
+        high = new_high if high is None else min(high, new_high)
+    if created:
+        return replace(query, created_min=low, created_max=high)
+    return replace(query, updated_min=low, updated_max=high)
+
+
 def _restrict(query: MemoryQuery, name: str, op: str, value: str) -> MemoryQuery:
+    if name == "key":
+        if op != "=":
+            check([_refuse('key takes "=" (key = "timezone")')])
+        return replace(query, keys=(*query.keys, value))
+    if name in ("create_time", "update_time"):
+        return _time(query, name, op, value)
     if name == "text":
         if op != ":":
             check([_refuse('text takes ":" (text:"words")')])
@@ -249,6 +333,7 @@ def parse_filter(text: str) -> MemoryQuery:
             check([_refuse("joins restrictions by AND only: no OR, NOT or parentheses")])
         following = tokens[i + 1] if i + 1 < len(tokens) else None
         if following is not None and following[0] == "op":
+            value = _FIELD_ALIASES.get(value, value)
             if kind != "word" or value not in _FIELDS:
                 check([_refuse(f"{value!r} is not a field; the fields are {_FIELD_NAMES}")])
             if i + 2 >= len(tokens):

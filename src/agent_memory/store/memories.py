@@ -446,6 +446,11 @@ _TAGS: LiteralString = " AND m.tags @> %(tags)s::text[]"
 _SOURCES: LiteralString = " AND m.source = ANY (%(sources)s::text[])"
 _NOT_SOURCES: LiteralString = " AND m.source <> ALL (%(excluded_sources)s::text[])"
 _PINNED: LiteralString = " AND m.pinned = %(pinned_is)s"
+_KEYS: LiteralString = " AND m.key = ALL (%(keys)s::text[])"
+_CREATED_MIN: LiteralString = " AND m.created_at >= %(created_min)s"
+_CREATED_MAX: LiteralString = " AND m.created_at <= %(created_max)s"
+_UPDATED_MIN: LiteralString = " AND m.updated_at >= %(updated_min)s"
+_UPDATED_MAX: LiteralString = " AND m.updated_at <= %(updated_max)s"
 _IMPORTANCE: LiteralString = " AND m.importance BETWEEN %(importance_min)s AND %(importance_max)s"
 
 # Orders a request names: one column, ties broken by key (unique for an owner).
@@ -494,6 +499,21 @@ def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
     if query.pinned is not None:
         sql += _PINNED
         params["pinned_is"] = query.pinned
+    if query.keys:
+        sql += _KEYS
+        params["keys"] = list(query.keys)
+    if query.created_min is not None:
+        sql += _CREATED_MIN
+        params["created_min"] = query.created_min
+    if query.created_max is not None:
+        sql += _CREATED_MAX
+        params["created_max"] = query.created_max
+    if query.updated_min is not None:
+        sql += _UPDATED_MIN
+        params["updated_min"] = query.updated_min
+    if query.updated_max is not None:
+        sql += _UPDATED_MAX
+        params["updated_max"] = query.updated_max
     if (query.importance_min, query.importance_max) != (IMPORTANCE_MIN, IMPORTANCE_MAX):
         sql += _IMPORTANCE
         params["importance_min"] = query.importance_min
