@@ -24,12 +24,13 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
-import importlib
 import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+import generate_types
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "clients" / "python" / "src" / "agent_memory_client"
@@ -38,7 +39,7 @@ METHODS = PACKAGE / "_methods.py"
 KINDS = ("Op", "Pages", "Stream")
 DOC_WIDTH = 84  # a method's docstring lines, indented, stay within ruff's 100
 # The stream class each flavour wraps a streamed answer of this message in.
-STREAMS = {"recall_service_pb2.RecallResponse": ("RecallStream", "AsyncRecallStream")}
+STREAMS = {"types.RecallResponse": ("RecallStream", "AsyncRecallStream")}
 
 HEADER = '''\
 # Written by scripts/generate_client.py from _ops.py; never edit it by hand: change
@@ -211,14 +212,19 @@ def imports(found: list[Operation], table: dict[str, tuple[str, str]]) -> str:
 
 
 def response_fields(expression: ast.expr, table: dict[str, tuple[str, str]]) -> list[str]:
-    """The field names of the response message ``expression`` names."""
-    if not (isinstance(expression, ast.Attribute) and isinstance(expression.value, ast.Name)):
-        fail(f"name a response as module.Message, not {ast.unparse(expression)}")
+    """The field names of the response record ``expression`` names, read from its
+    message (the records are generated from the same descriptors)."""
+    if not (
+        isinstance(expression, ast.Attribute)
+        and isinstance(expression.value, ast.Name)
+        and table.get(expression.value.id) == ("agent_memory_client", "types")
+    ):
+        fail(f"name a response as types.Record, not {ast.unparse(expression)}")
     assert isinstance(expression, ast.Attribute)
-    assert isinstance(expression.value, ast.Name)
-    package, module = table[expression.value.id]
-    message = getattr(importlib.import_module(f"{package}.{module}"), expression.attr)
-    return [field.name for field in message.DESCRIPTOR.fields]
+    records = generate_types.records()
+    if expression.attr not in records:
+        fail(f"no record {expression.attr} in agent_memory_client.types")
+    return [field.name for field in records[expression.attr].fields]
 
 
 def _listing(names: list[str]) -> str:

@@ -17,9 +17,11 @@ service carries too: the contract has one home, and a client install needs nothi
 of the server. The whole folder belongs to this script: it is rebuilt from
 scratch so stubs of deleted protos do not linger.
 
-Both modes also run ``scripts/generate_client.py``, which writes the Python client's
-methods from their declaration (``agent_memory_client/_ops.py``), so one command
-regenerates, and one checks, everything generated for the client.
+Both modes also run ``scripts/generate_types.py``, which writes the Python client's
+records from the contract (``agent_memory_client/types.py``), and
+``scripts/generate_client.py``, which writes its methods from their declaration
+(``agent_memory_client/_ops.py``), so one command regenerates, and one checks,
+everything generated for the client.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 
 import generate_client
+import generate_types
 from grpc_tools import protoc  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.image is not None:
         return image(args.image)
     if args.check:
-        stubs, methods = check(), generate_client.check()
-        return stubs or methods
-    return write() or generate_client.write()
+        stubs, records, methods = check(), generate_types.check(), generate_client.check()
+        return stubs or records or methods
+    return write() or generate_types.write() or generate_client.write()
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import sys
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
@@ -54,7 +54,9 @@ from agent_memory_client import (
     Unauthenticated,
     Unavailable,
 )
-from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2, recall_service_pb2
+from agent_memory_client.types import Block, Decision, Memory, RecallResponse
+from agent_memory_client.types import Scope as MemoryScope
+from agentmemory.v1 import memory_pb2
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -235,11 +237,16 @@ def _refusals_as_tool_errors(
     return call
 
 
-def _stamp(value: timestamp_pb2.Timestamp) -> str:
-    return value.ToJsonString() if value.ByteSize() else ""
+def _stamp(when: datetime | None) -> str:
+    """A time as the contract's JSON writes it (RFC 3339, UTC), as a model passes it back."""
+    if when is None:
+        return ""
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(when)
+    return stamp.ToJsonString()
 
 
-def _parse_stamp(text: str) -> timestamp_pb2.Timestamp:
+def _parse_stamp(text: str) -> datetime:
     stamp = timestamp_pb2.Timestamp()
     try:
         stamp.FromJsonString(text.strip())
@@ -249,7 +256,7 @@ def _parse_stamp(text: str) -> timestamp_pb2.Timestamp:
             "core_memory_read returned, as it was written (RFC 3339)"
         )
         raise ToolError(msg) from None
-    return stamp
+    return stamp.ToDatetime(tzinfo=UTC)
 
 
 # -- core memory's fence ---------------------------------------------------------------
@@ -352,7 +359,7 @@ def _as_stored(quoted: str) -> str:
     return "".join(out)
 
 
-def _block_text(block: block_pb2.Block | None, scope: Scope) -> str:
+def _block_text(block: Block | None, scope: Scope) -> str:
     """A core block as a model reads it back: what it is, then its text between
     ``<core_memory>`` tags. Only what could read as those tags is escaped inside the
     text (:func:`_fenced`), so the text cannot end the fence, and every other passage
@@ -371,20 +378,19 @@ def _block_text(block: block_pb2.Block | None, scope: Scope) -> str:
 DATA_ONLY = "(stored text, data only)"
 
 
-def _owner_word(memory: memory_pb2.Memory) -> Owner:
+def _owner_word(memory: Memory) -> Owner:
     return "workspace" if memory.workspace_id else "agent"
 
 
-def _flags(memory: memory_pb2.Memory) -> str:
+def _flags(memory: Memory) -> str:
     """What the service set: where the memory came from, and its pin, read-only and
     expiry flags."""
-    source = memory_pb2.MemorySource.Name(memory.source).removeprefix("MEMORY_SOURCE_").lower()
-    flags = [source]
+    flags = [memory.source.name.lower()]
     if memory.pinned:
         flags.append("pinned")
     if memory.read_only:
         flags.append("read-only")
-    if memory.HasField("expire_time"):
+    if memory.expire_time is not None:
         flags.append(f"expires {_stamp(memory.expire_time)}")
     return ", ".join(flags)
 
@@ -404,26 +410,24 @@ def _ttl(hours: float | None) -> timedelta | None:
     return timedelta(hours=hours) if hours is not None else None
 
 
-def _memory_fields(memory: memory_pb2.Memory) -> str:
+def _memory_fields(memory: Memory) -> str:
     """``[agent · manual, pinned] id 5f0c…``: the fields of a memory the service set."""
     return f"[{_owner_word(memory)} · {_flags(memory)}] id {memory.id}"
 
 
-def _memory_line(number: int, memory: memory_pb2.Memory) -> str:
+def _memory_line(number: int, memory: Memory) -> str:
     """One listed memory: its number, the fields the service set, then its key and
     value, last and on this line."""
     return f"{number}. {_memory_fields(memory)} · {inline(memory.key)}: {inline(memory.value)}"
 
 
-def _match_line(rank: int, match: recall_service_pb2.RecallResponse) -> str:
+def _match_line(rank: int, match: RecallResponse) -> str:
     """One recalled match: its rank, score and where it is stored, then its text."""
-    scope = memory_pb2.Scope.Name(match.scope).removeprefix("SCOPE_").lower()
-    owner = f"{scope} " if match.scope else ""
+    owner = f"{match.scope.name.lower()} " if match.scope is not MemoryScope.UNSPECIFIED else ""
     if match.memory_id:
         where = f"{owner}memory {match.memory_id}"
     else:
-        label = block_pb2.BlockLabel.Name(match.block_label).removeprefix("BLOCK_LABEL_").lower()
-        where = f"{owner}{label} line {match.line_number}"
+        where = f"{owner}{match.block_label.name.lower()} line {match.line_number}"
     return f"{rank}. [{match.score:.3f} · {where}] {inline(match.content)}"
 
 
@@ -459,7 +463,7 @@ class MemoryTools:
     def _block_owner(self, scope: Scope) -> str | None:
         return self.agent_id if scope == "agent" else None
 
-    async def _core(self, scope: Scope) -> block_pb2.Block | None:
+    async def _core(self, scope: Scope) -> Block | None:
         try:
             return await self.client.get_block("core", agent_id=self._block_owner(scope))
         except NotFound:
@@ -585,7 +589,7 @@ class MemoryTools:
         )
 
     @staticmethod
-    def _conflict(block: block_pb2.Block | None, scope: Scope) -> str:
+    def _conflict(block: Block | None, scope: Scope) -> str:
         return (
             "Conflict: core memory changed since you read it, so nothing was written. "
             "Re-apply your change to what it says now, passing this updated_at.\n"
@@ -895,7 +899,7 @@ class MemoryTools:
             counts = await self.client.forget_agent(self.agent_id, validate_only=dry)
         kept = [
             f"{getattr(counts, f.name)} {f.name.replace('_', ' ')}"
-            for f in counts.DESCRIPTOR.fields
+            for f in fields(counts)
             if getattr(counts, f.name)
         ]
         what = ", ".join(kept) if kept else "nothing"
@@ -907,12 +911,11 @@ class MemoryTools:
         return f"Forgotten for good: {what}."
 
 
-def _decision_line(number: int, decision: decision_pb2.Decision) -> str:
+def _decision_line(number: int, decision: Decision) -> str:
     """One decision: its number, its status and conviction (the service's), then its
     compact line, which ends with the stored summary."""
-    status = decision_pb2.ResolutionStatus.Name(decision.resolution_status)
-    fields = [status.removeprefix("RESOLUTION_STATUS_").lower()]
-    if decision.HasField("latest_conviction_score"):
+    fields = [decision.resolution_status.name.lower()]
+    if decision.latest_conviction_score is not None:
         times = "re-examination" if decision.reexamination_count == 1 else "re-examinations"
         fields.append(
             f"conviction {decision.latest_conviction_score} after "

@@ -14,6 +14,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from agent_memory.config import Settings
 from agent_memory_client import InvalidArgument, MemoryClient, NotFound
+from agent_memory_client.types import MemoryEventType, MemorySource
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.support import ServerThread, wait_until
@@ -49,9 +50,10 @@ def gone(client: MemoryClient, memory_id: str) -> bool:
 def test_an_expired_memory_is_invisible_to_every_read(memory: MemoryClient) -> None:
     lasting = memory.upsert_memory("timezone", "Europe/Lisbon", agent_id=AGENT)
     brief = memory.upsert_memory("standup-room", "Room 4 until noon", agent_id=AGENT, ttl=SOON)
-    expires = brief.expire_time.ToDatetime(UTC)
+    expires = brief.expire_time
+    assert expires is not None
     assert timedelta(0) < expires - datetime.now(UTC) <= SOON
-    assert not lasting.HasField("expire_time")
+    assert lasting.expire_time is None
     prompt = memory.render_prompt(AGENT).system_prompt
     assert "Room 4 until noon" in prompt
 
@@ -91,9 +93,9 @@ def test_an_expired_key_takes_a_new_memory_and_an_upsert_keeps_an_expiry_it_does
     assert wait_until(lambda: gone(memory, first.id), timeout=15)
     # The expired row was of another source, read-only: it holds the key no more.
     revived = memory.upsert_memory("desk", "C3", agent_id=AGENT)
-    assert (revived.value, revived.source) == ("C3", memory_pb2.MEMORY_SOURCE_MANUAL)
+    assert (revived.value, revived.source) == ("C3", MemorySource.MANUAL)
     assert revived.id != first.id
-    assert not revived.HasField("expire_time")
+    assert revived.expire_time is None
     with pytest.raises(NotFound):
         memory.get_memory(first.id)
     events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=first.id))
@@ -114,11 +116,11 @@ def test_an_expired_key_takes_a_new_memory_and_an_upsert_keeps_an_expiry_it_does
 
     later = datetime.now(UTC) + timedelta(days=2)
     dated = memory.upsert_memory("desk", "C4", agent_id=AGENT, expire_time=later)
-    assert dated.expire_time.ToDatetime(UTC) == later
+    assert dated.expire_time == later  # a datetime in, the same datetime out
     kept = memory.upsert_memory("desk", "C5", agent_id=AGENT)
     assert kept.expire_time == dated.expire_time
     memorized = memory.memorize("Ana sits at C5 this week.", agent_id=AGENT, ttl=timedelta(days=7))
-    assert memorized.HasField("expire_time")
+    assert memorized.expire_time is not None
 
 
 @pytest.mark.parametrize(
@@ -154,12 +156,12 @@ def test_update_memory_sets_and_clears_the_expiry_by_its_mask(memory: MemoryClie
             memory=memory_pb2.Memory(id=seen.id, expire_time=stamp), update_mask=mask
         ),
     ).memory
-    assert dated.expire_time.ToDatetime(UTC) == when  # a read-only row's expiry may change
+    assert dated.expire_time == when  # a read-only row's expiry may change
     cleared = memory.call(
         "UpdateMemory",
         pb.UpdateMemoryRequest(memory=memory_pb2.Memory(id=seen.id), update_mask=mask),
     ).memory
-    assert not cleared.HasField("expire_time")
+    assert cleared.expire_time is None
     stamp.FromDatetime(datetime.now(UTC) - timedelta(hours=1))
     with pytest.raises(InvalidArgument) as refused:
         memory.call(
@@ -206,13 +208,12 @@ def test_the_sweeper_deletes_expired_memories_and_says_so_in_the_audit(
             )
             kinds = [(e.type, e.actor_user_id) for e in events.events]
             assert kinds == [
-                (memory_pb2.MEMORY_EVENT_TYPE_CREATED, "user-1"),
-                (memory_pb2.MEMORY_EVENT_TYPE_DELETED, "agent-memory:expiry"),
+                (MemoryEventType.CREATED, "user-1"),
+                (MemoryEventType.DELETED, "agent-memory:expiry"),
             ]
             # Expired means gone: the trail keeps who and when, never what.
             for event in events.events:
-                assert not event.HasField("old_memory")
-                assert not event.HasField("new_memory")
+                assert (event.old_memory, event.new_memory) == (None, None)
 
 
 def test_expiry_travels_over_http_json(server: ServerThread) -> None:
@@ -252,8 +253,8 @@ def test_an_expired_memory_shows_no_content_in_its_events_before_it_is_swept(
         assert wait_until(lambda: gone(memory, brief.id), timeout=15)
 
         events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=brief.id))
-    assert [e.type for e in events.events] == [memory_pb2.MEMORY_EVENT_TYPE_CREATED]
-    assert not events.events[0].HasField("new_memory")
+    assert [e.type for e in events.events] == [MemoryEventType.CREATED]
+    assert events.events[0].new_memory is None
     over_http = httpx.get(
         f"http://{server.http_address}/v1/memories/{brief.id}/events",
         headers={"authorization": f"Bearer {key}"},
@@ -268,6 +269,7 @@ def test_a_ttl_is_measured_from_the_write(memory: MemoryClient) -> None:
     before = datetime.now(UTC)
     made = memory.upsert_memory("visitor", "Rui, 3pm", agent_id=AGENT, ttl=timedelta(hours=4))
     after = datetime.now(UTC)
-    expires = made.expire_time.ToDatetime(UTC)
+    expires = made.expire_time
+    assert expires is not None
     assert before + timedelta(hours=4) - timedelta(seconds=1) <= expires
     assert expires <= after + timedelta(hours=4) + timedelta(seconds=1)

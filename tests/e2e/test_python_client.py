@@ -2,7 +2,9 @@
 gRPC: the calls an orchestrator makes, the typed errors it catches, the
 compare-and-set helper, and recall as an iterator, sync and async; and a round trip
 through every method of each RPC (``tests/unit/test_client_methods.py`` checks that
-every RPC has one, on both clients alike)."""
+every RPC has one, on both clients alike). Answers are records
+(``agent_memory_client.types``): aware UTC datetimes, enum members, tuples, None for
+what is unset, and the message at ``.proto``."""
 
 from __future__ import annotations
 
@@ -33,7 +35,22 @@ from agent_memory_client import (
     SecretInValue,
     Unauthenticated,
 )
-from agentmemory.v1 import decision_pb2, memory_pb2, memory_service_pb2
+from agent_memory_client.types import (
+    ActiveSessionStatus,
+    Block,
+    Decision,
+    ExtractionOutcome,
+    Memory,
+    MemoryEventType,
+    MemorySource,
+    OwnerSummary,
+    RecallResponse,
+    ReExaminable,
+    ResolutionStatus,
+    Scope,
+    UpdateMemoryResponse,
+)
+from agentmemory.v1 import block_pb2, memory_pb2, memory_service_pb2
 from tests.support import ServerThread
 
 pytestmark = pytest.mark.e2e
@@ -50,11 +67,27 @@ def client_for(server: ServerThread, tenant: str, role: str = "orchestrator") ->
     return MemoryClient(server.address, api_key=server.new_key(tenant, "user-1", role))
 
 
+def aware(when: datetime | None) -> datetime:
+    """``when``, asserted set and in UTC."""
+    assert when is not None
+    assert when.utcoffset() == timedelta(0)
+    return when
+
+
 def test_memories_round_trip_with_paging(server: ServerThread, tenant: str) -> None:
     with client_for(server, tenant) as memory:
         created = memory.upsert_memory("timezone", "Europe/Lisbon", agent_id="planner")
-        assert created.source == memory_pb2.MEMORY_SOURCE_MANUAL
-        assert memory.get_memory(created.id).value == "Europe/Lisbon"
+        assert isinstance(created, Memory)
+        assert created.source is MemorySource.MANUAL
+        assert created.scope is Scope.AGENT
+        assert aware(created.created_at) <= datetime.now(UTC)
+        assert (created.tags, created.expire_time, created.confidence) == ((), None, None)
+        assert isinstance(created.proto, memory_pb2.Memory)
+        assert created.proto.id == created.id
+        read = memory.get_memory(created.id)
+        assert read.value == "Europe/Lisbon"
+        assert read == created  # the same memory, read back field for field
+        assert Memory.from_proto(read.proto) == read
         again = memory.upsert_memory("timezone", "Europe/Porto", agent_id="planner", pinned=True)
         assert (again.id, again.value, again.pinned) == (created.id, "Europe/Porto", True)
         for n in range(4):
@@ -103,7 +136,9 @@ def test_the_tenant_s_agents_and_workspaces_are_listed_with_their_counts(
         ("planner", 3, False),
         ("reviewer", 0, True),
     ]
-    assert all(a.HasField("last_activity_time") for a in agents)
+    assert all(isinstance(a, OwnerSummary) for a in agents)
+    assert all(aware(a.last_activity_time) <= datetime.now(UTC) for a in agents)
+    assert repr(agents[0]).startswith("OwnerSummary(id='coder', memory_count=1, ")
     assert [(w.id, w.memory_count) for w in workspaces] == [("acme", 1)]
     with client_for(server, f"other-{tenant}") as stranger:
         assert list(stranger.list_agents()) == []
@@ -151,6 +186,17 @@ def test_refusals_are_typed_errors_with_their_details(server: ServerThread, tena
         with pytest.raises(ReadOnlyMemory) as read_only:
             memory.call("UpdateMemory", change)
         assert read_only.value.metadata["memory_id"] == auto.id
+        # A request built by hand is answered with its response's record.
+        pinned = memory.call(
+            "UpdateMemory",
+            memory_service_pb2.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=auto.id, pinned=True),
+                update_mask=field_mask_pb2.FieldMask(paths=["pinned"]),
+            ),
+        )
+        assert isinstance(pinned, UpdateMemoryResponse)
+        assert pinned.memory is not None
+        assert (pinned.memory.pinned, pinned.memory.source) == (True, MemorySource.AUTO)
         with pytest.raises(TypeError, match="UpdateMemoryRequest"):
             memory.call("UpdateMemory", memory_service_pb2.GetMemoryRequest(id=auto.id))
 
@@ -181,7 +227,9 @@ def test_a_stale_block_write_is_a_conflict_carrying_the_current_version(
             )
         assert conflict.value.exists
         assert conflict.value.current_version == second.version
-        assert conflict.value.current_updated_at == second.updated_at.ToDatetime(UTC)
+        assert conflict.value.current_updated_at == aware(second.updated_at)
+        assert isinstance(second, Block)
+        assert second.proto.updated_at.ToDatetime(UTC) == second.updated_at
         # Creating what already exists is a conflict too, and nothing was written.
         with pytest.raises(BlockConflict):
             memory.write_block("core", "Name: Bo", agent_id="planner")
@@ -223,6 +271,8 @@ def test_recall_is_an_iterator_of_ranked_matches(server: ServerThread, tenant: s
         with memory.recall("staging database port", agent_id="planner", limit=10) as matches:
             found = list(matches)
         assert 1 <= len(found) <= 10
+        assert all(isinstance(m, RecallResponse) for m in found)
+        assert {(m.scope, m.block_label.name) for m in found} == {(Scope.AGENT, "ARCHIVAL")}
         assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
         assert all(m.content in lines for m in found)
         # A closed stream is an ended one, and the client stays usable.
@@ -242,6 +292,7 @@ def test_render_prompt_and_decisions(server: ServerThread, tenant: str) -> None:
         memory.write_block("core", "Prefers short answers.", agent_id="planner")
         rendered = memory.render_prompt("planner", user_message="hello")
         assert "Prefers short answers." in rendered.system_prompt
+        assert isinstance(rendered.sections, tuple)
         assert memory.list_recent_decisions("planner") == []
 
 
@@ -254,14 +305,16 @@ def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> No
             AsyncMemoryClient(server.address, api_key=key) as rival,
         ):
             made = await memory.upsert_memory("editor", "helix", workspace_id="docs")
-            assert [m.id async for m in memory.list_memories(workspace_id="docs")] == [made.id]
+            assert (made.scope, made.source) == (Scope.WORKSPACE, MemorySource.MANUAL)
+            assert [m async for m in memory.list_memories(workspace_id="docs")] == [made]
             newer = await memory.memorize("Uses zed.", workspace_id="docs", supersedes=[made.id])
             shown = memory.list_memories(workspace_id="docs", show_superseded=True)
             assert {m.id: m.superseded_by async for m in shown} == {made.id: newer.id, newer.id: ""}
             await memory.write_block("archival", "alpha line\nbeta line\ngamma line", agent_id="a")
             async with memory.recall("beta", agent_id="a") as matches:
-                contents = [m.content async for m in matches]
-            assert contents[0] == "beta line"
+                found = [m async for m in matches]
+            assert found[0].content == "beta line"
+            assert all(isinstance(m, RecallResponse) for m in found)
             stream = memory.recall("line", agent_id="a")
             assert (await anext(stream)).content.endswith("line")
             await stream.aclose()
@@ -280,6 +333,8 @@ def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> No
 
             block = await memory.update_block("core", change, agent_id="a")
             assert (block.content, calls) == ("rival\nmine\n", 2)
+            assert isinstance(block, Block)
+            assert aware(block.updated_at) >= aware(block.created_at)
             with pytest.raises(SecretInValue):
                 await memory.memorize(SECRET, agent_id="a")
             with pytest.raises(NotFound):
@@ -324,26 +379,31 @@ def test_update_memory_changes_what_it_is_given_guarded_by_the_etag(
             "editor", "vim", agent_id="planner", ttl=timedelta(days=1)
         )
         assert made.created
+        assert made.memory is not None
         again = memory.upsert_memory_result("editor", "vim", agent_id="planner")
+        assert again.memory is not None
         assert (again.created, again.memory.id) == (False, made.memory.id)
 
         changed = memory.update_memory(
             made.memory.id, value="helix", tags=["Tools"], etag=again.memory.etag
         )
-        assert (changed.value, list(changed.tags), changed.key) == ("helix", ["tools"], "editor")
-        assert changed.HasField("expire_time")
+        assert (changed.value, changed.tags, changed.key) == ("helix", ("tools",), "editor")
+        expires = aware(changed.expire_time)
+        assert timedelta(hours=23) < expires - datetime.now(UTC) <= timedelta(days=1)
         with pytest.raises(EtagMismatch) as stale:
             memory.update_memory(made.memory.id, value="zed", etag=again.memory.etag)
         assert stale.value.current_etag == changed.etag
 
         # Named but not given: cleared.
         cleared = memory.update_memory(made.memory.id, update_mask=["expire_time", "tags"])
-        assert not cleared.HasField("expire_time")
-        assert list(cleared.tags) == []
+        assert (cleared.expire_time, cleared.tags) == (None, ())
         soon = datetime.now(UTC) + timedelta(hours=2)
         expiring = memory.update_memory(made.memory.id, expire_time=soon, pinned=True)
         assert expiring.pinned
-        assert abs(expiring.expire_time.ToDatetime(UTC) - soon) < timedelta(seconds=1)
+        assert abs(aware(expiring.expire_time) - soon) < timedelta(seconds=1)
+        # What came back is what goes in again: the record's datetime, as it is.
+        kept = memory.update_memory(made.memory.id, expire_time=expiring.expire_time)
+        assert kept.expire_time == expiring.expire_time
         with pytest.raises(ValueError, match="at least one field"):
             memory.update_memory(made.memory.id)
         with pytest.raises(ValueError, match="leaves out value"):
@@ -351,11 +411,14 @@ def test_update_memory_changes_what_it_is_given_guarded_by_the_etag(
 
         events = list(memory.list_memory_events(made.memory.id, page_size=2))
         assert [e.type for e in events] == [
-            memory_pb2.MEMORY_EVENT_TYPE_CREATED,
-            *[memory_pb2.MEMORY_EVENT_TYPE_UPDATED] * (len(events) - 1),
+            MemoryEventType.CREATED,
+            *[MemoryEventType.UPDATED] * (len(events) - 1),
         ]
         assert len(events) >= 4  # paged two at a time
-        assert events[-1].new_memory.pinned
+        assert events[0].old_memory is None
+        last = events[-1].new_memory
+        assert isinstance(last, Memory)
+        assert last.pinned
 
 
 def test_memorize_result_says_whether_it_created_and_what_it_superseded(
@@ -364,10 +427,13 @@ def test_memorize_result_says_whether_it_created_and_what_it_superseded(
     with client_for(server, tenant) as memory:
         paris = memory.memorize_result("The user lives in Paris.", agent_id="planner")
         assert paris.created
+        assert paris.memory is not None
+        assert paris.memory.source is MemorySource.MEMORIZE
         assert not memory.memorize_result("The user lives in Paris.", agent_id="planner").created
         rome = memory.memorize_result(
             "The user lives in Rome.", agent_id="planner", supersedes=[paris.memory.id]
         )
+        assert rome.memory is not None
         assert [m.superseded_by for m in rome.superseded] == [rome.memory.id]
 
 
@@ -376,7 +442,7 @@ def test_learnings_settings_and_the_active_session(server: ServerThread, tenant:
         learning = memory.record_learning(
             "Ask for the failing test before fixing.", chain_agent_ids=["lead", "coder"]
         )
-        assert (learning.agent_id, learning.source) == ("lead", memory_pb2.MEMORY_SOURCE_DIRECTOR)
+        assert (learning.agent_id, learning.source) == ("lead", MemorySource.DIRECTOR)
         learned = memory.list_learnings(chain_agent_ids=["coder", "lead"], limit=5)
         assert [m.id for m in learned] == [learning.id]
         with pytest.raises(TypeError, match="not a string"):
@@ -389,37 +455,38 @@ def test_learnings_settings_and_the_active_session(server: ServerThread, tenant:
         assert (both.memory_enabled, both.active_memory_enabled) == (True, True)
         one_off = memory.update_agent_settings("coder", memory_enabled=False)
         assert (one_off.memory_enabled, one_off.active_memory_enabled) == (False, True)
-        assert one_off.updated_at.ToDatetime(UTC) <= datetime.now(UTC)
+        assert aware(one_off.updated_at) <= datetime.now(UTC)
 
         fresh = memory.get_active_session("coder")
-        assert (fresh.status, fresh.enabled) == (memory_pb2.ACTIVE_SESSION_STATUS_FRESH, True)
+        assert (fresh.status, fresh.enabled) == (ActiveSessionStatus.FRESH, True)
         carried = memory.record_run_session("coder", run_id="run-1", session_id_after="s-1")
         assert (carried.status, carried.session_id, carried.runs_since_reset) == (
-            memory_pb2.ACTIVE_SESSION_STATUS_CARRYING_CONTEXT,
+            ActiveSessionStatus.CARRYING_CONTEXT,
             "s-1",
             1,
         )
+        assert carried.session_age is None or isinstance(carried.session_age, timedelta)
         reset = memory.reset_active_session("coder")
-        assert (reset.status, reset.session_id) == (memory_pb2.ACTIVE_SESSION_STATUS_FRESH, "")
+        assert (reset.status, reset.session_id) == (ActiveSessionStatus.FRESH, "")
 
 
 def test_extraction_and_usage(server: ServerThread, tenant: str) -> None:
     with client_for(server, tenant) as memory:
         # Under the minimum length: answered at once, no model call, no usage.
         skipped = memory.extract_memories("coder", transcript="user: hi", session_id="s-9")
-        assert skipped.outcome == memory_pb2.EXTRACTION_OUTCOME_SKIPPED_TOO_SHORT
+        assert skipped.outcome is ExtractionOutcome.SKIPPED_TOO_SHORT
         assert skipped.synthetic_session_id == "memory-extract:s-9"
         queued = memory.extract_memories(
             "coder", transcript="user: hi", chain_id="chain-0001", workspace_id="ws", queued=True
         )
-        assert queued.outcome == memory_pb2.EXTRACTION_OUTCOME_QUEUED
+        assert queued.outcome is ExtractionOutcome.QUEUED
         assert memory.get_extraction_job(queued.job_id).workspace_id == "ws"
         with pytest.raises(ValueError, match="exactly one"):
             memory.extract_memories("coder", transcript="t", session_id="s", chain_id="c")
 
         hour_ago = datetime.now(UTC) - timedelta(hours=1)
         usage = memory.get_usage(synthetic_session_id_prefix="memory-extract:", start_time=hour_ago)
-        assert (list(usage.records), usage.total_input_tokens) == ([], 0)
+        assert (usage.records, usage.total_input_tokens) == ((), 0)
         with pytest.raises(ValueError, match="time zone"):
             memory.get_usage(start_time=datetime.now())
 
@@ -456,7 +523,7 @@ def test_deleting_a_block_and_reading_its_versions(server: ServerThread, tenant:
         current = stale.value.current_updated_at
         assert current is not None
         assert current.tzinfo is not None
-        assert current == second.updated_at.ToDatetime(UTC)
+        assert current == second.updated_at
         assert memory.delete_block("core", agent_id="planner", expected_updated_at=current) is None
         with pytest.raises(NotFound):
             memory.get_block("core", agent_id="planner")
@@ -470,11 +537,13 @@ def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant
             "trade-decision", re_examinable="until_resolved", actions=["HOLD", "CLOSE"]
         )
         assert registered.created
-        assert registered.card_type.re_examinable == decision_pb2.RE_EXAMINABLE_UNTIL_RESOLVED
+        assert registered.card_type is not None
+        assert registered.card_type.re_examinable is ReExaminable.UNTIL_RESOLVED
         replaced = memory.register_card_type(
             "trade-decision", re_examinable="always", actions=["HOLD", "CLOSE"]
         )
-        assert replaced.re_examinable == decision_pb2.RE_EXAMINABLE_ALWAYS
+        assert replaced.re_examinable is ReExaminable.ALWAYS
+        assert replaced.actions == ("HOLD", "CLOSE")
 
         decision = {
             "run_id": "run-1",
@@ -485,16 +554,22 @@ def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant
         }
         recorded = memory.record_decision_result("trader", **decision)
         assert recorded.created
-        assert recorded.decision.resolution_status == decision_pb2.RESOLUTION_STATUS_OPEN
+        assert isinstance(recorded.decision, Decision)
+        assert recorded.decision.resolution_status is ResolutionStatus.OPEN
         decision_id = recorded.decision.id
         assert memory.record_decision("trader", **decision).id == decision_id
-        assert memory.get_decision(decision_id).result["asset"] == "BTC"
+        # The result is plain JSON-like values (numbers as floats, as JSON has them).
+        assert memory.get_decision(decision_id).result == {
+            "asset": "BTC",
+            "entry": 97250.5,
+            "watch_for": ["range break"],
+        }
         recent = memory.list_recent_decisions_result(
             "trader", include_result=True, card_type="trade-decision"
         )
         assert [d.id for d in recent.decisions] == [decision_id]
-        assert recent.decisions[0].result["watch_for"] == ["range break"]
-        assert recent.HasField("as_of")
+        assert recent.decisions[0].result == memory.get_decision(decision_id).result
+        assert aware(recent.as_of) >= aware(recent.decisions[0].created_at)
         assert memory.list_recent_decisions("trader", card_type="other") == []
         # The agent's review setting decides when the render is not told.
         assert "Recent Decisions" not in memory.render_prompt("trader").system_prompt
@@ -511,7 +586,8 @@ def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant
             suggested_action="CLOSE",
         )
         assert second_look.created
-        assert second_look.reexamination.HasField("conviction_score")
+        assert second_look.reexamination is not None
+        assert second_look.reexamination.conviction_score == 0  # set, though zero
         assert [r.id for r in memory.list_reexaminations(decision_id)] == [
             second_look.reexamination.id
         ]
@@ -525,10 +601,11 @@ def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant
         assert same.id == second_look.reexamination.id
 
         resolved = memory.resolve_decision(decision_id)
-        assert resolved.resolution_status == decision_pb2.RESOLUTION_STATUS_RESOLVED
-        assert resolved.HasField("resolved_at")
+        assert resolved.resolution_status is ResolutionStatus.RESOLVED
+        assert aware(resolved.resolved_at) >= aware(resolved.created_at)
+        assert resolved.latest_conviction_score == 0
         reopened = memory.resolve_decision(decision_id, "open")
-        assert reopened.resolution_status == decision_pb2.RESOLUTION_STATUS_OPEN
+        assert reopened.resolution_status is ResolutionStatus.OPEN
 
 
 def test_the_async_client_runs_the_same_operations(server: ServerThread, tenant: str) -> None:
@@ -538,19 +615,22 @@ def test_the_async_client_runs_the_same_operations(server: ServerThread, tenant:
         async with AsyncMemoryClient(server.address, api_key=key) as memory:
             made = await memory.upsert_memory_result("editor", "vim", agent_id="a")
             assert made.created
+            assert made.memory is not None
             changed = await memory.update_memory(made.memory.id, value="helix")
             assert changed.value == "helix"
+            assert aware(changed.updated_at) >= aware(made.memory.updated_at)
             events = [e.type async for e in memory.list_memory_events(made.memory.id, page_size=1)]
-            assert events == [
-                memory_pb2.MEMORY_EVENT_TYPE_CREATED,
-                memory_pb2.MEMORY_EVENT_TYPE_UPDATED,
-            ]
+            assert events == [MemoryEventType.CREATED, MemoryEventType.UPDATED]
             first = await memory.write_block("core", "v1", agent_id="a")
             await memory.write_block(
                 "core", "v2", agent_id="a", expected_updated_at=first.updated_at
             )
-            versions = memory.list_block_versions("core", agent_id="a", page_size=1)
-            assert [v.version async for v in versions] == [2, 1]
+            versions = [
+                v async for v in memory.list_block_versions("core", agent_id="a", page_size=1)
+            ]
+            assert [v.version for v in versions] == [2, 1]
+            assert versions[1].written_at == first.updated_at
+            assert isinstance(versions[1].proto, block_pb2.BlockVersion)
             await memory.delete_block("core", agent_id="a")
             assert (await memory.forget_agent("a")).memories == 1
 

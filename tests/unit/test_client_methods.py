@@ -17,7 +17,7 @@ import pytest
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
-from agent_memory_client import AsyncMemoryClient, BlockConflict, MemoryClient, _ops
+from agent_memory_client import AsyncMemoryClient, BlockConflict, MemoryClient, _ops, types
 from agent_memory_client._channel import Connection
 from agentmemory.v1 import memory_service_pb2
 from tests.support import agentmemory_rpcs
@@ -178,6 +178,13 @@ def test_the_async_client_has_the_same_method_with_the_same_signature(name: str)
     assert inspect.iscoroutinefunction(getattr(AsyncMemoryClient, name)) is not answers_later
 
 
+@pytest.mark.parametrize("name", public_methods(MemoryClient))
+def test_no_method_answers_a_protobuf_message(name: str) -> None:
+    """Answers are records of ``agent_memory_client.types``, never messages."""
+    returns = str(inspect.signature(getattr(MemoryClient, name)).return_annotation)
+    assert "_pb2" not in returns, returns
+
+
 # -- what an operation checks before sending --------------------------------------------
 
 
@@ -232,9 +239,12 @@ def test_a_page_is_the_first_request_with_its_token() -> None:
 
 def test_a_result_twin_answers_the_whole_response_of_its_rpc_only() -> None:
     op = _ops.upsert_memory("k", "v", agent_id="a")
-    whole = op.answering(memory_service_pb2.UpsertMemoryResponse)
+    whole = op.answering(types.UpsertMemoryResponse)
     answer = memory_service_pb2.UpsertMemoryResponse(created=True)
-    assert whole.unwrap(answer) is answer
+    record = whole.unwrap(answer)
+    assert isinstance(record, types.UpsertMemoryResponse)
+    assert record.created
+    assert record.proto is answer
     assert (whole.method, whole.request) == (op.method, op.request)
     with pytest.raises(TypeError, match="not UpsertMemoryResponse"):
         whole.unwrap(memory_service_pb2.GetMemoryResponse())

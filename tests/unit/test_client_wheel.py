@@ -1,5 +1,6 @@
 """The client distribution installs nothing of the server: its wheel's requirements
-are the contract's runtime and no more, and it carries the typed stubs."""
+are the contract's runtime and no more, and it carries the typed stubs and the records
+generated from them."""
 
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ def test_the_client_wheel_requires_no_server_dependency(project_root: Path, tmp_
     for path in (
         "agent_memory_client/__init__.py",
         "agent_memory_client/py.typed",
+        "agent_memory_client/types.py",
         "agentmemory/py.typed",
         "agentmemory/v1/memory_service_pb2.pyi",
         "agentmemory/v1/memory_service_pb2_grpc.py",

@@ -1,5 +1,6 @@
-"""The generated code must be fresh: the stubs match proto/, and the client's methods
-(``_methods.py``) match their declaration in ``_ops.py``."""
+"""The generated code must be fresh: the stubs match proto/, the client's records
+(``types.py``) the same contract, and its methods (``_methods.py``) their declaration
+in ``_ops.py``."""
 
 from __future__ import annotations
 

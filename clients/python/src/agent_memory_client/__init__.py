@@ -8,9 +8,10 @@
             print(f"{match.score:.3f} {match.content}")
 
 Every RPC of the service has a method named after it in snake_case, on both
-:class:`MemoryClient` and :class:`AsyncMemoryClient`. Answers are the service's own
-messages (``agentmemory.v1``, shipped here); errors are the typed exceptions of
-:mod:`agent_memory_client.errors`.
+:class:`MemoryClient` and :class:`AsyncMemoryClient`. Answers are the records of
+:mod:`agent_memory_client.types`, frozen dataclasses of plain Python values generated
+from the service's contract (``agentmemory.v1``, shipped here), each with its message
+at ``.proto``; errors are the typed exceptions of :mod:`agent_memory_client.errors`.
 """
 
 from agent_memory_client._channel import TLS, Connection, connection_from_env

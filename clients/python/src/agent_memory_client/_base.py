@@ -9,7 +9,7 @@ from typing import Any, Self
 
 from google.protobuf.message import Message
 
-from agent_memory_client import _ops
+from agent_memory_client import _ops, types
 from agent_memory_client._channel import (
     SERVICES,
     TLS,
@@ -68,7 +68,7 @@ class ClientBase:
         if request.DESCRIPTOR is not method.input_type:
             msg = f"{rpc} takes {method.input_type.name}, not {request.DESCRIPTOR.name}"
             raise TypeError(msg)
-        return _ops.Op(service, rpc, request, lambda r: r)
+        return _ops.Op(service, rpc, request, types.record_of)
 
     def _start_stream(self, stream: _ops.Stream[Any], timeout: float | None) -> Any:
         """Open a streaming call; the stub of either kind of channel answers it."""

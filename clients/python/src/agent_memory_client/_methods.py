@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from datetime import timedelta
 from typing import Any
 
-from agent_memory_client import _ops
+from agent_memory_client import _ops, types
 from agent_memory_client._ops import (
     ArchivalModeName,
     BlockLabelName,
@@ -26,15 +26,7 @@ from agent_memory_client._transport import (
     RecallStream,
     SyncTransport,
 )
-from agentmemory.v1 import (
-    block_pb2,
-    decision_pb2,
-    decision_service_pb2,
-    memory_pb2,
-    memory_service_pb2,
-    recall_pb2,
-    recall_service_pb2,
-)
+from agentmemory.v1 import memory_pb2
 
 
 class MemoryMethods(SyncTransport):
@@ -54,7 +46,7 @@ class MemoryMethods(SyncTransport):
         ttl: timedelta | None = None,
         create_only: bool = False,
         timeout: float | None = None,
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
         ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
         With ``create_only`` an existing key is left alone and the call raises
@@ -90,7 +82,7 @@ class MemoryMethods(SyncTransport):
         ttl: timedelta | None = None,
         create_only: bool = False,
         timeout: float | None = None,
-    ) -> memory_service_pb2.UpsertMemoryResponse:
+    ) -> types.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
         and ``.created``."""
         return self._run(
@@ -105,29 +97,29 @@ class MemoryMethods(SyncTransport):
                 expire_time=expire_time,
                 ttl=ttl,
                 create_only=create_only,
-            ).answering(memory_service_pb2.UpsertMemoryResponse),
+            ).answering(types.UpsertMemoryResponse),
             timeout,
         )
 
     def list_agents(
         self, *, page_size: int = 100, timeout: float | None = None
-    ) -> Iterator[memory_service_pb2.OwnerSummary]:
+    ) -> Iterator[types.OwnerSummary]:
         """Every agent of the tenant that holds a memory or has settings, by id, with
         its count of current memories and its last activity, fetching page after page."""
         return self._pages(_ops.list_agents(page_size=page_size), timeout)
 
     def list_workspaces(
         self, *, page_size: int = 100, timeout: float | None = None
-    ) -> Iterator[memory_service_pb2.OwnerSummary]:
+    ) -> Iterator[types.OwnerSummary]:
         """Every workspace of the tenant that holds a memory, by id, with its count of
         current memories and its last activity, fetching page after page."""
         return self._pages(_ops.list_workspaces(page_size=page_size), timeout)
 
-    def get_caller(self, *, timeout: float | None = None) -> memory_service_pb2.Caller:
+    def get_caller(self, *, timeout: float | None = None) -> types.Caller:
         """Who this client's key stands for: tenant, user, role and key id."""
         return self._run(_ops.get_caller(), timeout)
 
-    def get_memory(self, memory_id: str, *, timeout: float | None = None) -> memory_pb2.Memory:
+    def get_memory(self, memory_id: str, *, timeout: float | None = None) -> types.Memory:
         """A memory by id; NotFound when absent."""
         return self._run(_ops.get_memory(memory_id), timeout)
 
@@ -144,7 +136,7 @@ class MemoryMethods(SyncTransport):
         update_mask: Iterable[str] | None = None,
         etag: str | None = None,
         timeout: float | None = None,
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
         (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
@@ -167,7 +159,7 @@ class MemoryMethods(SyncTransport):
 
     def pin_memory(
         self, memory_id: str, pinned: bool = True, *, timeout: float | None = None
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Pin a memory of any source, or with ``pinned=False`` unpin it."""
         return self._run(_ops.pin_memory(memory_id, pinned), timeout)
 
@@ -188,7 +180,7 @@ class MemoryMethods(SyncTransport):
         filter: str = "",
         order_by: str = "",
         timeout: float | None = None,
-    ) -> Iterator[memory_pb2.Memory]:
+    ) -> Iterator[types.Memory]:
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
         ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
@@ -220,7 +212,7 @@ class MemoryMethods(SyncTransport):
         filter: str = "",
         order_by: str = "",
         timeout: float | None = None,
-    ) -> memory_service_pb2.ListMemoriesResponse:
+    ) -> types.ListMemoriesResponse:
         """One page of :meth:`list_memories`, as the server answers it: the memories,
         ``next_page_token`` and ``total_size`` (how many match across all pages)."""
         return self._run(
@@ -248,13 +240,14 @@ class MemoryMethods(SyncTransport):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
-        conversation: memory_pb2.Conversation | None = None,
-        groundings: Iterable[memory_pb2.Grounding] = (),
+        conversation: memory_pb2.Conversation | types.Conversation | None = None,
+        groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
-        names memories of the same owner that it updates or contradicts.
+        names memories of the same owner that it updates or contradicts. The
+        ``conversation`` and its ``groundings`` may be messages or records.
         ``memorize_result`` also says whether the call created the memory, and gives the
         memories it superseded as stored."""
         return self._run(
@@ -285,11 +278,11 @@ class MemoryMethods(SyncTransport):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
-        conversation: memory_pb2.Conversation | None = None,
-        groundings: Iterable[memory_pb2.Grounding] = (),
+        conversation: memory_pb2.Conversation | types.Conversation | None = None,
+        groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> memory_service_pb2.MemorizeResponse:
+    ) -> types.MemorizeResponse:
         """The same call as :meth:`memorize`, answering the whole response: ``.memory``,
         ``.created`` and ``.superseded``."""
         return self._run(
@@ -305,13 +298,13 @@ class MemoryMethods(SyncTransport):
                 conversation=conversation,
                 groundings=groundings,
                 supersedes=supersedes,
-            ).answering(memory_service_pb2.MemorizeResponse),
+            ).answering(types.MemorizeResponse),
             timeout,
         )
 
     def record_learning(
         self, content: str, *, chain_agent_ids: Iterable[str], timeout: float | None = None
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Store a director learning on the first agent of the chain (source DIRECTOR)."""
         return self._run(_ops.record_learning(content, chain_agent_ids=chain_agent_ids), timeout)
 
@@ -321,21 +314,21 @@ class MemoryMethods(SyncTransport):
         chain_agent_ids: Iterable[str],
         limit: int | None = None,
         timeout: float | None = None,
-    ) -> list[memory_pb2.Memory]:
+    ) -> list[types.Memory]:
         """The newest learnings of every agent of the chain, newest first (at most
         ``limit``; None: the server's default, 20)."""
         return self._run(_ops.list_learnings(chain_agent_ids=chain_agent_ids, limit=limit), timeout)
 
     def list_memory_events(
         self, memory_id: str, *, page_size: int = 100, timeout: float | None = None
-    ) -> Iterator[memory_pb2.MemoryEvent]:
+    ) -> Iterator[types.MemoryEvent]:
         """A memory's audit history, oldest first, fetching page after page; it outlives
         the memory's deletion."""
         return self._pages(_ops.list_memory_events(memory_id, page_size=page_size), timeout)
 
     def get_agent_settings(
         self, agent_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.AgentSettings:
+    ) -> types.AgentSettings:
         """An agent's memory settings; the defaults (all off) when never written."""
         return self._run(_ops.get_agent_settings(agent_id), timeout)
 
@@ -347,7 +340,7 @@ class MemoryMethods(SyncTransport):
         active_memory_enabled: bool | None = None,
         review_decisions: bool | None = None,
         timeout: float | None = None,
-    ) -> memory_pb2.AgentSettings:
+    ) -> types.AgentSettings:
         """Turn an agent's switches on or off: those given (not None) change, the others
         stay as they are."""
         return self._run(
@@ -370,7 +363,7 @@ class MemoryMethods(SyncTransport):
         workspace_id: str | None = None,
         queued: bool = False,
         timeout: float | None = None,
-    ) -> memory_service_pb2.ExtractMemoriesResponse:
+    ) -> types.ExtractMemoriesResponse:
         """Run one automatic extraction pass over a finished run's transcript, of a
         single run (``session_id``) or a chain of runs (``chain_id``): ``.outcome``,
         ``.written``, ``.dropped``, ``.usage``. With ``queued`` the pass runs later:
@@ -394,7 +387,7 @@ class MemoryMethods(SyncTransport):
         start_time: Timestamp | None = None,
         end_time: Timestamp | None = None,
         timeout: float | None = None,
-    ) -> memory_service_pb2.GetUsageResponse:
+    ) -> types.GetUsageResponse:
         """Recorded model usage (``.records``, oldest first) and its totals, of the
         synthetic session ids with this prefix, from ``start_time`` until before
         ``end_time``."""
@@ -409,7 +402,7 @@ class MemoryMethods(SyncTransport):
 
     def get_active_session(
         self, agent_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.ActiveSession:
+    ) -> types.ActiveSession:
         """The model session the agent's next run resumes, with its runs since the last
         reset and the reset warning."""
         return self._run(_ops.get_active_session(agent_id), timeout)
@@ -423,7 +416,7 @@ class MemoryMethods(SyncTransport):
         session_id_after: str = "",
         kind: RunKindName = "scheduled",
         timeout: float | None = None,
-    ) -> memory_pb2.ActiveSession:
+    ) -> types.ActiveSession:
         """Record a finished run with the session id it resumed and the one it ended
         with (empty when it failed); the same run again changes nothing. ``kind`` says
         what started it: only scheduled runs count toward the reset warning. Answers
@@ -441,21 +434,21 @@ class MemoryMethods(SyncTransport):
 
     def list_agent_runs(
         self, agent_id: str, *, page_size: int = 100, timeout: float | None = None
-    ) -> Iterator[memory_pb2.AgentRun]:
+    ) -> Iterator[types.AgentRun]:
         """Every recorded run of the agent, newest first: what started it, and the
         session ids before and after it."""
         return self._pages(_ops.list_agent_runs(agent_id, page_size=page_size), timeout)
 
     def reset_active_session(
         self, agent_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.ActiveSession:
+    ) -> types.ActiveSession:
         """Start the agent's next run clean: its session id is cleared and the runs
         since the last reset count from now."""
         return self._run(_ops.reset_active_session(agent_id), timeout)
 
     def forget_agent(
         self, agent_id: str, *, validate_only: bool = False, timeout: float | None = None
-    ) -> memory_service_pb2.ForgetCounts:
+    ) -> types.ForgetCounts:
         """Forget an agent in the caller's tenant: its memories, blocks, settings,
         sessions, decisions and extraction passes. Answers what went, by kind; with
         ``validate_only``, what would go, and nothing changes."""
@@ -463,20 +456,20 @@ class MemoryMethods(SyncTransport):
 
     def forget_workspace(
         self, workspace_id: str, *, validate_only: bool = False, timeout: float | None = None
-    ) -> memory_service_pb2.ForgetCounts:
+    ) -> types.ForgetCounts:
         """Forget a workspace in the caller's tenant, as ``forget_agent`` an agent."""
         return self._run(_ops.forget_workspace(workspace_id, validate_only=validate_only), timeout)
 
     def forget_user(
         self, *, validate_only: bool = False, timeout: float | None = None
-    ) -> memory_service_pb2.ForgetCounts:
+    ) -> types.ForgetCounts:
         """Forget the caller's own user: its blocks of every scope, with their versions
         and archival lines."""
         return self._run(_ops.forget_user(validate_only=validate_only), timeout)
 
     def get_conversation(
         self, conversation_id: str, *, provider: str = "", timeout: float | None = None
-    ) -> memory_pb2.Conversation:
+    ) -> types.Conversation:
         """The conversation snapshot Memorize kept, messages and raw events included;
         an empty ``provider`` is the one Memorize files a snapshot without one under."""
         return self._run(_ops.get_conversation(conversation_id, provider=provider), timeout)
@@ -487,7 +480,7 @@ class MemoryMethods(SyncTransport):
         view: ConversationViewName = "basic",
         page_size: int = 100,
         timeout: float | None = None,
-    ) -> Iterator[memory_pb2.Conversation]:
+    ) -> Iterator[types.Conversation]:
         """Every conversation snapshot of the tenant, most recently updated first,
         fetching page after page; ``view="full"`` brings messages and raw events too,
         the default only their counts."""
@@ -495,14 +488,14 @@ class MemoryMethods(SyncTransport):
 
     def get_extraction_job(
         self, job_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.ExtractionJob:
+    ) -> types.ExtractionJob:
         """A queued extraction pass by the ``job_id`` ExtractMemories answered: its
         state, and once done what it wrote, dropped and cost."""
         return self._run(_ops.get_extraction_job(job_id), timeout)
 
     def get_block(
         self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None
-    ) -> block_pb2.Block:
+    ) -> types.Block:
         """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
         return self._run(_ops.get_block(label, agent_id=agent_id), timeout)
 
@@ -523,7 +516,7 @@ class MemoryMethods(SyncTransport):
 
     def list_blocks(
         self, *, agent_id: str | None = None, timeout: float | None = None
-    ) -> list[block_pb2.Block]:
+    ) -> list[types.Block]:
         """The user's blocks, and with ``agent_id`` the agent's too."""
         return self._run(_ops.list_blocks(agent_id=agent_id), timeout)
 
@@ -535,7 +528,7 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         timeout: float | None = None,
-    ) -> block_pb2.Block:
+    ) -> types.Block:
         """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
         ``updated_at`` last read, or None to create a block that must not exist yet.
         Raises BlockConflict (with the block's current ``updated_at``) when stale."""
@@ -553,7 +546,7 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         page_size: int = 100,
         timeout: float | None = None,
-    ) -> Iterator[block_pb2.BlockVersion]:
+    ) -> Iterator[types.BlockVersion]:
         """The kept versions of the user's block (with ``agent_id``, the agent's), newest
         first, fetching page after page; NotFound when the block is absent."""
         return self._pages(
@@ -588,7 +581,7 @@ class MemoryMethods(SyncTransport):
             )
         )
 
-    def get_recall_status(self, *, timeout: float | None = None) -> recall_pb2.RecallStatus:
+    def get_recall_status(self, *, timeout: float | None = None) -> types.RecallStatus:
         """How the server ranks recall: by words, or by words and meaning (and the
         model). A block's ``indexed_line_count`` says how many of its lines have a
         vector yet."""
@@ -605,7 +598,7 @@ class MemoryMethods(SyncTransport):
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
         timeout: float | None = None,
-    ) -> recall_service_pb2.RenderPromptResponse:
+    ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
         None, as the agent's ``review_decisions`` setting says."""
@@ -630,7 +623,7 @@ class MemoryMethods(SyncTransport):
         actions: Iterable[str] = (),
         decision_actions: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> decision_pb2.CardType:
+    ) -> types.CardType:
         """Register a kind of decision card, or replace the one of this name: whether
         its decisions may be re-examined, the words a re-examination may suggest
         (``actions``) and those a decision may take (``decision_actions``); empty allows
@@ -653,7 +646,7 @@ class MemoryMethods(SyncTransport):
         actions: Iterable[str] = (),
         decision_actions: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> decision_service_pb2.RegisterCardTypeResponse:
+    ) -> types.RegisterCardTypeResponse:
         """The same call as :meth:`register_card_type`, answering the whole response:
         ``.card_type`` and ``.created``."""
         return self._run(
@@ -662,7 +655,7 @@ class MemoryMethods(SyncTransport):
                 re_examinable=re_examinable,
                 actions=actions,
                 decision_actions=decision_actions,
-            ).answering(decision_service_pb2.RegisterCardTypeResponse),
+            ).answering(types.RegisterCardTypeResponse),
             timeout,
         )
 
@@ -676,7 +669,7 @@ class MemoryMethods(SyncTransport):
         summary: str,
         result: Mapping[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> decision_pb2.Decision:
+    ) -> types.Decision:
         """Record one run's decision, OPEN, on a registered card type: its ``action`` in
         one uppercase word, a one-line ``summary`` and the run's structured ``result``
         (JSON-like values). The same run again with the same decision changes nothing."""
@@ -702,7 +695,7 @@ class MemoryMethods(SyncTransport):
         summary: str,
         result: Mapping[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> decision_service_pb2.RecordDecisionResponse:
+    ) -> types.RecordDecisionResponse:
         """The same call as :meth:`record_decision`, answering the whole response:
         ``.decision`` and ``.created``."""
         return self._run(
@@ -713,13 +706,11 @@ class MemoryMethods(SyncTransport):
                 action=action,
                 summary=summary,
                 result=result,
-            ).answering(decision_service_pb2.RecordDecisionResponse),
+            ).answering(types.RecordDecisionResponse),
             timeout,
         )
 
-    def get_decision(
-        self, decision_id: str, *, timeout: float | None = None
-    ) -> decision_pb2.Decision:
+    def get_decision(self, decision_id: str, *, timeout: float | None = None) -> types.Decision:
         """One decision with its full result; NotFound when absent."""
         return self._run(_ops.get_decision(decision_id), timeout)
 
@@ -731,7 +722,7 @@ class MemoryMethods(SyncTransport):
         include_result: bool = False,
         card_type: str = "",
         timeout: float | None = None,
-    ) -> list[decision_pb2.Decision]:
+    ) -> list[types.Decision]:
         """The agent's newest decisions first (of ``card_type`` only, when given), each
         with its ``compact`` line, and with ``include_result`` its full result.
         ``list_recent_decisions_result`` also gives the server time the lines' ages are
@@ -751,13 +742,13 @@ class MemoryMethods(SyncTransport):
         include_result: bool = False,
         card_type: str = "",
         timeout: float | None = None,
-    ) -> decision_service_pb2.ListRecentDecisionsResponse:
+    ) -> types.ListRecentDecisionsResponse:
         """The same call as :meth:`list_recent_decisions`, answering the whole response:
         ``.decisions`` and ``.as_of``."""
         return self._run(
             _ops.list_recent_decisions(
                 agent_id, limit=limit, include_result=include_result, card_type=card_type
-            ).answering(decision_service_pb2.ListRecentDecisionsResponse),
+            ).answering(types.ListRecentDecisionsResponse),
             timeout,
         )
 
@@ -767,7 +758,7 @@ class MemoryMethods(SyncTransport):
         resolution_status: ResolutionStatusName = "resolved",
         *,
         timeout: float | None = None,
-    ) -> decision_pb2.Decision:
+    ) -> types.Decision:
         """Set where a decision stands (``"resolved"``, ``"expired"`` or back to
         ``"open"``); its result never changes."""
         return self._run(_ops.resolve_decision(decision_id, resolution_status), timeout)
@@ -781,7 +772,7 @@ class MemoryMethods(SyncTransport):
         notes: str,
         suggested_action: str,
         timeout: float | None = None,
-    ) -> decision_pb2.Reexamination:
+    ) -> types.Reexamination:
         """Record a later run's fresh read on a decision: a ``conviction_score`` from 0
         (invalidated) to 100 (confirmed), one sentence of ``notes`` and an advisory
         ``suggested_action``. The decision itself never changes."""
@@ -805,7 +796,7 @@ class MemoryMethods(SyncTransport):
         notes: str,
         suggested_action: str,
         timeout: float | None = None,
-    ) -> decision_service_pb2.RecordReexaminationResponse:
+    ) -> types.RecordReexaminationResponse:
         """The same call as :meth:`record_reexamination`, answering the whole response:
         ``.reexamination`` and ``.created``."""
         return self._run(
@@ -815,19 +806,19 @@ class MemoryMethods(SyncTransport):
                 conviction_score=conviction_score,
                 notes=notes,
                 suggested_action=suggested_action,
-            ).answering(decision_service_pb2.RecordReexaminationResponse),
+            ).answering(types.RecordReexaminationResponse),
             timeout,
         )
 
     def list_reexaminations(
         self, decision_id: str, *, timeout: float | None = None
-    ) -> list[decision_pb2.Reexamination]:
+    ) -> list[types.Reexamination]:
         """A decision's re-examinations, its conviction history, oldest first."""
         return self._run(_ops.list_reexaminations(decision_id), timeout)
 
     def render_reexamination_prompt(
         self, decision_id: str, *, timeout: float | None = None
-    ) -> decision_service_pb2.RenderReexaminationPromptResponse:
+    ) -> types.RenderReexaminationPromptResponse:
         """The prompt of a fresh run that re-examines a decision (``.prompt``), with the
         words its suggested action may take (``.allowed_actions``, empty for any)."""
         return self._run(_ops.render_reexamination_prompt(decision_id), timeout)
@@ -850,7 +841,7 @@ class AsyncMemoryMethods(AsyncTransport):
         ttl: timedelta | None = None,
         create_only: bool = False,
         timeout: float | None = None,
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
         ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
         With ``create_only`` an existing key is left alone and the call raises
@@ -886,7 +877,7 @@ class AsyncMemoryMethods(AsyncTransport):
         ttl: timedelta | None = None,
         create_only: bool = False,
         timeout: float | None = None,
-    ) -> memory_service_pb2.UpsertMemoryResponse:
+    ) -> types.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
         and ``.created``."""
         return await self._run(
@@ -901,31 +892,29 @@ class AsyncMemoryMethods(AsyncTransport):
                 expire_time=expire_time,
                 ttl=ttl,
                 create_only=create_only,
-            ).answering(memory_service_pb2.UpsertMemoryResponse),
+            ).answering(types.UpsertMemoryResponse),
             timeout,
         )
 
     def list_agents(
         self, *, page_size: int = 100, timeout: float | None = None
-    ) -> AsyncGenerator[memory_service_pb2.OwnerSummary, None]:
+    ) -> AsyncGenerator[types.OwnerSummary, None]:
         """Every agent of the tenant that holds a memory or has settings, by id, with
         its count of current memories and its last activity, fetching page after page."""
         return self._pages(_ops.list_agents(page_size=page_size), timeout)
 
     def list_workspaces(
         self, *, page_size: int = 100, timeout: float | None = None
-    ) -> AsyncGenerator[memory_service_pb2.OwnerSummary, None]:
+    ) -> AsyncGenerator[types.OwnerSummary, None]:
         """Every workspace of the tenant that holds a memory, by id, with its count of
         current memories and its last activity, fetching page after page."""
         return self._pages(_ops.list_workspaces(page_size=page_size), timeout)
 
-    async def get_caller(self, *, timeout: float | None = None) -> memory_service_pb2.Caller:
+    async def get_caller(self, *, timeout: float | None = None) -> types.Caller:
         """Who this client's key stands for: tenant, user, role and key id."""
         return await self._run(_ops.get_caller(), timeout)
 
-    async def get_memory(
-        self, memory_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.Memory:
+    async def get_memory(self, memory_id: str, *, timeout: float | None = None) -> types.Memory:
         """A memory by id; NotFound when absent."""
         return await self._run(_ops.get_memory(memory_id), timeout)
 
@@ -942,7 +931,7 @@ class AsyncMemoryMethods(AsyncTransport):
         update_mask: Iterable[str] | None = None,
         etag: str | None = None,
         timeout: float | None = None,
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
         (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
@@ -965,7 +954,7 @@ class AsyncMemoryMethods(AsyncTransport):
 
     async def pin_memory(
         self, memory_id: str, pinned: bool = True, *, timeout: float | None = None
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Pin a memory of any source, or with ``pinned=False`` unpin it."""
         return await self._run(_ops.pin_memory(memory_id, pinned), timeout)
 
@@ -986,7 +975,7 @@ class AsyncMemoryMethods(AsyncTransport):
         filter: str = "",
         order_by: str = "",
         timeout: float | None = None,
-    ) -> AsyncGenerator[memory_pb2.Memory, None]:
+    ) -> AsyncGenerator[types.Memory, None]:
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
         ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
@@ -1018,7 +1007,7 @@ class AsyncMemoryMethods(AsyncTransport):
         filter: str = "",
         order_by: str = "",
         timeout: float | None = None,
-    ) -> memory_service_pb2.ListMemoriesResponse:
+    ) -> types.ListMemoriesResponse:
         """One page of :meth:`list_memories`, as the server answers it: the memories,
         ``next_page_token`` and ``total_size`` (how many match across all pages)."""
         return await self._run(
@@ -1046,13 +1035,14 @@ class AsyncMemoryMethods(AsyncTransport):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
-        conversation: memory_pb2.Conversation | None = None,
-        groundings: Iterable[memory_pb2.Grounding] = (),
+        conversation: memory_pb2.Conversation | types.Conversation | None = None,
+        groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
-        names memories of the same owner that it updates or contradicts.
+        names memories of the same owner that it updates or contradicts. The
+        ``conversation`` and its ``groundings`` may be messages or records.
         ``memorize_result`` also says whether the call created the memory, and gives the
         memories it superseded as stored."""
         return await self._run(
@@ -1083,11 +1073,11 @@ class AsyncMemoryMethods(AsyncTransport):
         confidence: float | None = None,
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
-        conversation: memory_pb2.Conversation | None = None,
-        groundings: Iterable[memory_pb2.Grounding] = (),
+        conversation: memory_pb2.Conversation | types.Conversation | None = None,
+        groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> memory_service_pb2.MemorizeResponse:
+    ) -> types.MemorizeResponse:
         """The same call as :meth:`memorize`, answering the whole response: ``.memory``,
         ``.created`` and ``.superseded``."""
         return await self._run(
@@ -1103,13 +1093,13 @@ class AsyncMemoryMethods(AsyncTransport):
                 conversation=conversation,
                 groundings=groundings,
                 supersedes=supersedes,
-            ).answering(memory_service_pb2.MemorizeResponse),
+            ).answering(types.MemorizeResponse),
             timeout,
         )
 
     async def record_learning(
         self, content: str, *, chain_agent_ids: Iterable[str], timeout: float | None = None
-    ) -> memory_pb2.Memory:
+    ) -> types.Memory:
         """Store a director learning on the first agent of the chain (source DIRECTOR)."""
         return await self._run(
             _ops.record_learning(content, chain_agent_ids=chain_agent_ids), timeout
@@ -1121,7 +1111,7 @@ class AsyncMemoryMethods(AsyncTransport):
         chain_agent_ids: Iterable[str],
         limit: int | None = None,
         timeout: float | None = None,
-    ) -> list[memory_pb2.Memory]:
+    ) -> list[types.Memory]:
         """The newest learnings of every agent of the chain, newest first (at most
         ``limit``; None: the server's default, 20)."""
         return await self._run(
@@ -1130,14 +1120,14 @@ class AsyncMemoryMethods(AsyncTransport):
 
     def list_memory_events(
         self, memory_id: str, *, page_size: int = 100, timeout: float | None = None
-    ) -> AsyncGenerator[memory_pb2.MemoryEvent, None]:
+    ) -> AsyncGenerator[types.MemoryEvent, None]:
         """A memory's audit history, oldest first, fetching page after page; it outlives
         the memory's deletion."""
         return self._pages(_ops.list_memory_events(memory_id, page_size=page_size), timeout)
 
     async def get_agent_settings(
         self, agent_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.AgentSettings:
+    ) -> types.AgentSettings:
         """An agent's memory settings; the defaults (all off) when never written."""
         return await self._run(_ops.get_agent_settings(agent_id), timeout)
 
@@ -1149,7 +1139,7 @@ class AsyncMemoryMethods(AsyncTransport):
         active_memory_enabled: bool | None = None,
         review_decisions: bool | None = None,
         timeout: float | None = None,
-    ) -> memory_pb2.AgentSettings:
+    ) -> types.AgentSettings:
         """Turn an agent's switches on or off: those given (not None) change, the others
         stay as they are."""
         return await self._run(
@@ -1172,7 +1162,7 @@ class AsyncMemoryMethods(AsyncTransport):
         workspace_id: str | None = None,
         queued: bool = False,
         timeout: float | None = None,
-    ) -> memory_service_pb2.ExtractMemoriesResponse:
+    ) -> types.ExtractMemoriesResponse:
         """Run one automatic extraction pass over a finished run's transcript, of a
         single run (``session_id``) or a chain of runs (``chain_id``): ``.outcome``,
         ``.written``, ``.dropped``, ``.usage``. With ``queued`` the pass runs later:
@@ -1196,7 +1186,7 @@ class AsyncMemoryMethods(AsyncTransport):
         start_time: Timestamp | None = None,
         end_time: Timestamp | None = None,
         timeout: float | None = None,
-    ) -> memory_service_pb2.GetUsageResponse:
+    ) -> types.GetUsageResponse:
         """Recorded model usage (``.records``, oldest first) and its totals, of the
         synthetic session ids with this prefix, from ``start_time`` until before
         ``end_time``."""
@@ -1211,7 +1201,7 @@ class AsyncMemoryMethods(AsyncTransport):
 
     async def get_active_session(
         self, agent_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.ActiveSession:
+    ) -> types.ActiveSession:
         """The model session the agent's next run resumes, with its runs since the last
         reset and the reset warning."""
         return await self._run(_ops.get_active_session(agent_id), timeout)
@@ -1225,7 +1215,7 @@ class AsyncMemoryMethods(AsyncTransport):
         session_id_after: str = "",
         kind: RunKindName = "scheduled",
         timeout: float | None = None,
-    ) -> memory_pb2.ActiveSession:
+    ) -> types.ActiveSession:
         """Record a finished run with the session id it resumed and the one it ended
         with (empty when it failed); the same run again changes nothing. ``kind`` says
         what started it: only scheduled runs count toward the reset warning. Answers
@@ -1243,21 +1233,21 @@ class AsyncMemoryMethods(AsyncTransport):
 
     def list_agent_runs(
         self, agent_id: str, *, page_size: int = 100, timeout: float | None = None
-    ) -> AsyncGenerator[memory_pb2.AgentRun, None]:
+    ) -> AsyncGenerator[types.AgentRun, None]:
         """Every recorded run of the agent, newest first: what started it, and the
         session ids before and after it."""
         return self._pages(_ops.list_agent_runs(agent_id, page_size=page_size), timeout)
 
     async def reset_active_session(
         self, agent_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.ActiveSession:
+    ) -> types.ActiveSession:
         """Start the agent's next run clean: its session id is cleared and the runs
         since the last reset count from now."""
         return await self._run(_ops.reset_active_session(agent_id), timeout)
 
     async def forget_agent(
         self, agent_id: str, *, validate_only: bool = False, timeout: float | None = None
-    ) -> memory_service_pb2.ForgetCounts:
+    ) -> types.ForgetCounts:
         """Forget an agent in the caller's tenant: its memories, blocks, settings,
         sessions, decisions and extraction passes. Answers what went, by kind; with
         ``validate_only``, what would go, and nothing changes."""
@@ -1265,7 +1255,7 @@ class AsyncMemoryMethods(AsyncTransport):
 
     async def forget_workspace(
         self, workspace_id: str, *, validate_only: bool = False, timeout: float | None = None
-    ) -> memory_service_pb2.ForgetCounts:
+    ) -> types.ForgetCounts:
         """Forget a workspace in the caller's tenant, as ``forget_agent`` an agent."""
         return await self._run(
             _ops.forget_workspace(workspace_id, validate_only=validate_only), timeout
@@ -1273,14 +1263,14 @@ class AsyncMemoryMethods(AsyncTransport):
 
     async def forget_user(
         self, *, validate_only: bool = False, timeout: float | None = None
-    ) -> memory_service_pb2.ForgetCounts:
+    ) -> types.ForgetCounts:
         """Forget the caller's own user: its blocks of every scope, with their versions
         and archival lines."""
         return await self._run(_ops.forget_user(validate_only=validate_only), timeout)
 
     async def get_conversation(
         self, conversation_id: str, *, provider: str = "", timeout: float | None = None
-    ) -> memory_pb2.Conversation:
+    ) -> types.Conversation:
         """The conversation snapshot Memorize kept, messages and raw events included;
         an empty ``provider`` is the one Memorize files a snapshot without one under."""
         return await self._run(_ops.get_conversation(conversation_id, provider=provider), timeout)
@@ -1291,7 +1281,7 @@ class AsyncMemoryMethods(AsyncTransport):
         view: ConversationViewName = "basic",
         page_size: int = 100,
         timeout: float | None = None,
-    ) -> AsyncGenerator[memory_pb2.Conversation, None]:
+    ) -> AsyncGenerator[types.Conversation, None]:
         """Every conversation snapshot of the tenant, most recently updated first,
         fetching page after page; ``view="full"`` brings messages and raw events too,
         the default only their counts."""
@@ -1299,14 +1289,14 @@ class AsyncMemoryMethods(AsyncTransport):
 
     async def get_extraction_job(
         self, job_id: str, *, timeout: float | None = None
-    ) -> memory_pb2.ExtractionJob:
+    ) -> types.ExtractionJob:
         """A queued extraction pass by the ``job_id`` ExtractMemories answered: its
         state, and once done what it wrote, dropped and cost."""
         return await self._run(_ops.get_extraction_job(job_id), timeout)
 
     async def get_block(
         self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None
-    ) -> block_pb2.Block:
+    ) -> types.Block:
         """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
         return await self._run(_ops.get_block(label, agent_id=agent_id), timeout)
 
@@ -1327,7 +1317,7 @@ class AsyncMemoryMethods(AsyncTransport):
 
     async def list_blocks(
         self, *, agent_id: str | None = None, timeout: float | None = None
-    ) -> list[block_pb2.Block]:
+    ) -> list[types.Block]:
         """The user's blocks, and with ``agent_id`` the agent's too."""
         return await self._run(_ops.list_blocks(agent_id=agent_id), timeout)
 
@@ -1339,7 +1329,7 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         timeout: float | None = None,
-    ) -> block_pb2.Block:
+    ) -> types.Block:
         """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
         ``updated_at`` last read, or None to create a block that must not exist yet.
         Raises BlockConflict (with the block's current ``updated_at``) when stale."""
@@ -1357,7 +1347,7 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         page_size: int = 100,
         timeout: float | None = None,
-    ) -> AsyncGenerator[block_pb2.BlockVersion, None]:
+    ) -> AsyncGenerator[types.BlockVersion, None]:
         """The kept versions of the user's block (with ``agent_id``, the agent's), newest
         first, fetching page after page; NotFound when the block is absent."""
         return self._pages(
@@ -1392,7 +1382,7 @@ class AsyncMemoryMethods(AsyncTransport):
             )
         )
 
-    async def get_recall_status(self, *, timeout: float | None = None) -> recall_pb2.RecallStatus:
+    async def get_recall_status(self, *, timeout: float | None = None) -> types.RecallStatus:
         """How the server ranks recall: by words, or by words and meaning (and the
         model). A block's ``indexed_line_count`` says how many of its lines have a
         vector yet."""
@@ -1409,7 +1399,7 @@ class AsyncMemoryMethods(AsyncTransport):
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
         timeout: float | None = None,
-    ) -> recall_service_pb2.RenderPromptResponse:
+    ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
         None, as the agent's ``review_decisions`` setting says."""
@@ -1434,7 +1424,7 @@ class AsyncMemoryMethods(AsyncTransport):
         actions: Iterable[str] = (),
         decision_actions: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> decision_pb2.CardType:
+    ) -> types.CardType:
         """Register a kind of decision card, or replace the one of this name: whether
         its decisions may be re-examined, the words a re-examination may suggest
         (``actions``) and those a decision may take (``decision_actions``); empty allows
@@ -1457,7 +1447,7 @@ class AsyncMemoryMethods(AsyncTransport):
         actions: Iterable[str] = (),
         decision_actions: Iterable[str] = (),
         timeout: float | None = None,
-    ) -> decision_service_pb2.RegisterCardTypeResponse:
+    ) -> types.RegisterCardTypeResponse:
         """The same call as :meth:`register_card_type`, answering the whole response:
         ``.card_type`` and ``.created``."""
         return await self._run(
@@ -1466,7 +1456,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 re_examinable=re_examinable,
                 actions=actions,
                 decision_actions=decision_actions,
-            ).answering(decision_service_pb2.RegisterCardTypeResponse),
+            ).answering(types.RegisterCardTypeResponse),
             timeout,
         )
 
@@ -1480,7 +1470,7 @@ class AsyncMemoryMethods(AsyncTransport):
         summary: str,
         result: Mapping[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> decision_pb2.Decision:
+    ) -> types.Decision:
         """Record one run's decision, OPEN, on a registered card type: its ``action`` in
         one uppercase word, a one-line ``summary`` and the run's structured ``result``
         (JSON-like values). The same run again with the same decision changes nothing."""
@@ -1506,7 +1496,7 @@ class AsyncMemoryMethods(AsyncTransport):
         summary: str,
         result: Mapping[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> decision_service_pb2.RecordDecisionResponse:
+    ) -> types.RecordDecisionResponse:
         """The same call as :meth:`record_decision`, answering the whole response:
         ``.decision`` and ``.created``."""
         return await self._run(
@@ -1517,13 +1507,13 @@ class AsyncMemoryMethods(AsyncTransport):
                 action=action,
                 summary=summary,
                 result=result,
-            ).answering(decision_service_pb2.RecordDecisionResponse),
+            ).answering(types.RecordDecisionResponse),
             timeout,
         )
 
     async def get_decision(
         self, decision_id: str, *, timeout: float | None = None
-    ) -> decision_pb2.Decision:
+    ) -> types.Decision:
         """One decision with its full result; NotFound when absent."""
         return await self._run(_ops.get_decision(decision_id), timeout)
 
@@ -1535,7 +1525,7 @@ class AsyncMemoryMethods(AsyncTransport):
         include_result: bool = False,
         card_type: str = "",
         timeout: float | None = None,
-    ) -> list[decision_pb2.Decision]:
+    ) -> list[types.Decision]:
         """The agent's newest decisions first (of ``card_type`` only, when given), each
         with its ``compact`` line, and with ``include_result`` its full result.
         ``list_recent_decisions_result`` also gives the server time the lines' ages are
@@ -1555,13 +1545,13 @@ class AsyncMemoryMethods(AsyncTransport):
         include_result: bool = False,
         card_type: str = "",
         timeout: float | None = None,
-    ) -> decision_service_pb2.ListRecentDecisionsResponse:
+    ) -> types.ListRecentDecisionsResponse:
         """The same call as :meth:`list_recent_decisions`, answering the whole response:
         ``.decisions`` and ``.as_of``."""
         return await self._run(
             _ops.list_recent_decisions(
                 agent_id, limit=limit, include_result=include_result, card_type=card_type
-            ).answering(decision_service_pb2.ListRecentDecisionsResponse),
+            ).answering(types.ListRecentDecisionsResponse),
             timeout,
         )
 
@@ -1571,7 +1561,7 @@ class AsyncMemoryMethods(AsyncTransport):
         resolution_status: ResolutionStatusName = "resolved",
         *,
         timeout: float | None = None,
-    ) -> decision_pb2.Decision:
+    ) -> types.Decision:
         """Set where a decision stands (``"resolved"``, ``"expired"`` or back to
         ``"open"``); its result never changes."""
         return await self._run(_ops.resolve_decision(decision_id, resolution_status), timeout)
@@ -1585,7 +1575,7 @@ class AsyncMemoryMethods(AsyncTransport):
         notes: str,
         suggested_action: str,
         timeout: float | None = None,
-    ) -> decision_pb2.Reexamination:
+    ) -> types.Reexamination:
         """Record a later run's fresh read on a decision: a ``conviction_score`` from 0
         (invalidated) to 100 (confirmed), one sentence of ``notes`` and an advisory
         ``suggested_action``. The decision itself never changes."""
@@ -1609,7 +1599,7 @@ class AsyncMemoryMethods(AsyncTransport):
         notes: str,
         suggested_action: str,
         timeout: float | None = None,
-    ) -> decision_service_pb2.RecordReexaminationResponse:
+    ) -> types.RecordReexaminationResponse:
         """The same call as :meth:`record_reexamination`, answering the whole response:
         ``.reexamination`` and ``.created``."""
         return await self._run(
@@ -1619,19 +1609,19 @@ class AsyncMemoryMethods(AsyncTransport):
                 conviction_score=conviction_score,
                 notes=notes,
                 suggested_action=suggested_action,
-            ).answering(decision_service_pb2.RecordReexaminationResponse),
+            ).answering(types.RecordReexaminationResponse),
             timeout,
         )
 
     async def list_reexaminations(
         self, decision_id: str, *, timeout: float | None = None
-    ) -> list[decision_pb2.Reexamination]:
+    ) -> list[types.Reexamination]:
         """A decision's re-examinations, its conviction history, oldest first."""
         return await self._run(_ops.list_reexaminations(decision_id), timeout)
 
     async def render_reexamination_prompt(
         self, decision_id: str, *, timeout: float | None = None
-    ) -> decision_service_pb2.RenderReexaminationPromptResponse:
+    ) -> types.RenderReexaminationPromptResponse:
         """The prompt of a fresh run that re-examines a decision (``.prompt``), with the
         words its suggested action may take (``.allowed_actions``, empty for any)."""
         return await self._run(_ops.render_reexamination_prompt(decision_id), timeout)

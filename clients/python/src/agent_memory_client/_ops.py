@@ -5,6 +5,8 @@ is an operation. ``scripts/generate_client.py`` writes a method of the same name
 signature (plus ``timeout=``) and docstring onto both clients (``_methods.py``): the
 blocking one runs the operation, the asyncio one awaits it. An operation marked
 :func:`with_result` also gets a ``<name>_result`` method answering the whole response.
+What a method returns is a record of :mod:`agent_memory_client.types` (generated from
+the contract by ``scripts/generate_types.py``), never a protobuf message.
 A change here is a change of both clients: regenerate with ``make generate``.
 """
 
@@ -18,6 +20,8 @@ from typing import Any, Generic, Literal, TypeVar
 from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 from google.protobuf.message import Message
 
+from agent_memory_client import types
+from agent_memory_client._records import Record
 from agentmemory.v1 import (
     block_pb2,
     block_service_pb2,
@@ -31,7 +35,8 @@ from agentmemory.v1 import (
 
 T = TypeVar("T")
 E = TypeVar("E")
-R = TypeVar("R", bound=Message)
+R = TypeVar("R", bound=Record[Any])
+M = TypeVar("M", bound=Message)
 
 BlockLabelName = Literal["core", "archival"]
 SourceName = Literal["manual", "auto", "director"]
@@ -84,13 +89,16 @@ class Op(Generic[T]):
     unwrap: Callable[[Any], T]
 
     def answering(self, response: type[R]) -> Op[R]:
-        """The same call, returning its whole response (a ``response``)."""
+        """The same call, returning its whole response as a ``response`` record."""
 
         def whole(answer: Any) -> R:
-            if not isinstance(answer, response):
-                msg = f"{self.method} answered {type(answer).__name__}, not {response.__name__}"
+            if not isinstance(answer, response.MESSAGE):
+                msg = (
+                    f"{self.method} answered {type(answer).__name__}, "
+                    f"not {response.MESSAGE.__name__}"
+                )
                 raise TypeError(msg)
-            return answer
+            return response.from_proto(answer)
 
         return Op(self.service, self.method, self.request, whole)
 
@@ -131,7 +139,7 @@ class Stream(Generic[T]):
     request: Message
 
 
-def with_result(response: type[Message]) -> Callable[[F], F]:
+def with_result(response: type[Record[Any]]) -> Callable[[F], F]:
     """Mark an operation whose ``response`` says more than what it returns (whether
     the call created, what it superseded): the clients also get a ``<name>_result``
     method, the same call answering the whole response."""
@@ -219,43 +227,47 @@ def _block_key(label: BlockLabelName, agent_id: str | None) -> dict[str, Any]:
     }
 
 
-def _memory(response: Any) -> memory_pb2.Memory:
-    memory: memory_pb2.Memory = response.memory
-    return memory
+def _message(value: M | Record[M]) -> M:
+    """A message given as itself or as its record."""
+    return value.proto if isinstance(value, Record) else value
 
 
-def _block(response: Any) -> block_pb2.Block:
-    block: block_pb2.Block = response.block
-    return block
+def _memory(response: Any) -> types.Memory:
+    return types.Memory.from_proto(response.memory)
 
 
-def _decision(response: Any) -> decision_pb2.Decision:
-    decision: decision_pb2.Decision = response.decision
-    return decision
+def _memories(messages: Iterable[memory_pb2.Memory]) -> list[types.Memory]:
+    return [types.Memory.from_proto(m) for m in messages]
 
 
-def _session(response: Any) -> memory_pb2.ActiveSession:
-    session: memory_pb2.ActiveSession = response.session
-    return session
+def _block(response: Any) -> types.Block:
+    return types.Block.from_proto(response.block)
 
 
-def _removed(response: Any) -> memory_service_pb2.ForgetCounts:
-    removed: memory_service_pb2.ForgetCounts = response.removed
-    return removed
+def _decision(response: Any) -> types.Decision:
+    return types.Decision.from_proto(response.decision)
+
+
+def _session(response: Any) -> types.ActiveSession:
+    return types.ActiveSession.from_proto(response.session)
+
+
+def _settings(response: Any) -> types.AgentSettings:
+    return types.AgentSettings.from_proto(response.settings)
+
+
+def _removed(response: Any) -> types.ForgetCounts:
+    return types.ForgetCounts.from_proto(response.removed)
 
 
 def _nothing(_: Any) -> None:
     return None
 
 
-def _whole(response: T) -> T:
-    return response
-
-
 # -- memories -------------------------------------------------------------------------
 
 
-@with_result(memory_service_pb2.UpsertMemoryResponse)
+@with_result(types.UpsertMemoryResponse)
 def upsert_memory(
     key: str,
     value: str,
@@ -268,7 +280,7 @@ def upsert_memory(
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
     create_only: bool = False,
-) -> Op[memory_pb2.Memory]:
+) -> Op[types.Memory]:
     """Create or update the memory with this key, of an agent or a workspace;
     ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
     With ``create_only`` an existing key is left alone and the call raises
@@ -289,27 +301,37 @@ def upsert_memory(
     return Op("MemoryService", "UpsertMemory", request, _memory)
 
 
-def list_agents(*, page_size: int = 100) -> Pages[memory_service_pb2.OwnerSummary]:
+def list_agents(*, page_size: int = 100) -> Pages[types.OwnerSummary]:
     """Every agent of the tenant that holds a memory or has settings, by id, with
     its count of current memories and its last activity, fetching page after page."""
     request = memory_service_pb2.ListAgentsRequest(page_size=page_size)
-    return Pages("MemoryService", "ListAgents", request, lambda r: r.agents)
+    return Pages(
+        "MemoryService",
+        "ListAgents",
+        request,
+        lambda r: map(types.OwnerSummary.from_proto, r.agents),
+    )
 
 
-def list_workspaces(*, page_size: int = 100) -> Pages[memory_service_pb2.OwnerSummary]:
+def list_workspaces(*, page_size: int = 100) -> Pages[types.OwnerSummary]:
     """Every workspace of the tenant that holds a memory, by id, with its count of
     current memories and its last activity, fetching page after page."""
     request = memory_service_pb2.ListWorkspacesRequest(page_size=page_size)
-    return Pages("MemoryService", "ListWorkspaces", request, lambda r: r.workspaces)
+    return Pages(
+        "MemoryService",
+        "ListWorkspaces",
+        request,
+        lambda r: map(types.OwnerSummary.from_proto, r.workspaces),
+    )
 
 
-def get_caller() -> Op[memory_service_pb2.Caller]:
+def get_caller() -> Op[types.Caller]:
     """Who this client's key stands for: tenant, user, role and key id."""
     request = memory_service_pb2.GetCallerRequest()
-    return Op("MemoryService", "GetCaller", request, lambda r: r.caller)
+    return Op("MemoryService", "GetCaller", request, lambda r: types.Caller.from_proto(r.caller))
 
 
-def get_memory(memory_id: str) -> Op[memory_pb2.Memory]:
+def get_memory(memory_id: str) -> Op[types.Memory]:
     """A memory by id; NotFound when absent."""
     request = memory_service_pb2.GetMemoryRequest(id=memory_id)
     return Op("MemoryService", "GetMemory", request, _memory)
@@ -326,7 +348,7 @@ def update_memory(
     tags: Iterable[str] | None = None,
     update_mask: Iterable[str] | None = None,
     etag: str | None = None,
-) -> Op[memory_pb2.Memory]:
+) -> Op[types.Memory]:
     """Change some fields of a memory: those given (not None), or those
     ``update_mask`` names, where a field named but not given is cleared
     (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
@@ -362,7 +384,7 @@ def update_memory(
     return Op("MemoryService", "UpdateMemory", request, _memory)
 
 
-def pin_memory(memory_id: str, pinned: bool = True) -> Op[memory_pb2.Memory]:
+def pin_memory(memory_id: str, pinned: bool = True) -> Op[types.Memory]:
     """Pin a memory of any source, or with ``pinned=False`` unpin it."""
     request = memory_service_pb2.PinMemoryRequest(id=memory_id, pinned=pinned)
     return Op("MemoryService", "PinMemory", request, _memory)
@@ -406,7 +428,7 @@ def list_memories(
     show_superseded: bool = False,
     filter: str = "",
     order_by: str = "",
-) -> Pages[memory_pb2.Memory]:
+) -> Pages[types.Memory]:
     """Every memory of an agent or a workspace, fetching page after page; with
     ``show_expired`` also those that expired and are not deleted yet, with
     ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
@@ -416,7 +438,7 @@ def list_memories(
     request = _list_memories_request(
         agent_id, workspace_id, page_size, show_expired, show_superseded, filter, order_by
     )
-    return Pages("MemoryService", "ListMemories", request, lambda r: r.memories)
+    return Pages("MemoryService", "ListMemories", request, lambda r: _memories(r.memories))
 
 
 def list_memories_page(
@@ -429,7 +451,7 @@ def list_memories_page(
     show_superseded: bool = False,
     filter: str = "",
     order_by: str = "",
-) -> Op[memory_service_pb2.ListMemoriesResponse]:
+) -> Op[types.ListMemoriesResponse]:
     """One page of :meth:`list_memories`, as the server answers it: the memories,
     ``next_page_token`` and ``total_size`` (how many match across all pages)."""
     request = _list_memories_request(
@@ -442,10 +464,10 @@ def list_memories_page(
         order_by,
         page_token,
     )
-    return Op("MemoryService", "ListMemories", request, lambda r: r)
+    return Op("MemoryService", "ListMemories", request, types.ListMemoriesResponse.from_proto)
 
 
-@with_result(memory_service_pb2.MemorizeResponse)
+@with_result(types.MemorizeResponse)
 def memorize(
     content: str,
     *,
@@ -456,12 +478,13 @@ def memorize(
     confidence: float | None = None,
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
-    conversation: memory_pb2.Conversation | None = None,
-    groundings: Iterable[memory_pb2.Grounding] = (),
+    conversation: memory_pb2.Conversation | types.Conversation | None = None,
+    groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
     supersedes: Iterable[str] = (),
-) -> Op[memory_pb2.Memory]:
+) -> Op[types.Memory]:
     """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
-    names memories of the same owner that it updates or contradicts.
+    names memories of the same owner that it updates or contradicts. The
+    ``conversation`` and its ``groundings`` may be messages or records.
     ``memorize_result`` also says whether the call created the memory, and gives the
     memories it superseded as stored."""
     request = memory_service_pb2.MemorizeRequest(
@@ -469,8 +492,8 @@ def memorize(
         content=content,
         tags=list(tags),
         memory_key=memory_key,
-        groundings=list(groundings),
-        conversation=conversation,
+        groundings=[_message(g) for g in groundings],
+        conversation=_message(conversation) if conversation is not None else None,
         supersedes=list(supersedes),
     )
     if confidence is not None:
@@ -479,7 +502,7 @@ def memorize(
     return Op("MemoryService", "Memorize", request, _memory)
 
 
-def record_learning(content: str, *, chain_agent_ids: Iterable[str]) -> Op[memory_pb2.Memory]:
+def record_learning(content: str, *, chain_agent_ids: Iterable[str]) -> Op[types.Memory]:
     """Store a director learning on the first agent of the chain (source DIRECTOR)."""
     request = memory_service_pb2.RecordLearningRequest(
         chain_agent_ids=_strings(chain_agent_ids, "chain_agent_ids"), content=content
@@ -489,26 +512,31 @@ def record_learning(content: str, *, chain_agent_ids: Iterable[str]) -> Op[memor
 
 def list_learnings(
     *, chain_agent_ids: Iterable[str], limit: int | None = None
-) -> Op[list[memory_pb2.Memory]]:
+) -> Op[list[types.Memory]]:
     """The newest learnings of every agent of the chain, newest first (at most
     ``limit``; None: the server's default, 20)."""
     request = memory_service_pb2.ListLearningsRequest(
         chain_agent_ids=_strings(chain_agent_ids, "chain_agent_ids"), limit=limit or 0
     )
-    return Op("MemoryService", "ListLearnings", request, lambda r: list(r.memories))
+    return Op("MemoryService", "ListLearnings", request, lambda r: _memories(r.memories))
 
 
-def list_memory_events(memory_id: str, *, page_size: int = 100) -> Pages[memory_pb2.MemoryEvent]:
+def list_memory_events(memory_id: str, *, page_size: int = 100) -> Pages[types.MemoryEvent]:
     """A memory's audit history, oldest first, fetching page after page; it outlives
     the memory's deletion."""
     request = memory_service_pb2.ListMemoryEventsRequest(memory_id=memory_id, page_size=page_size)
-    return Pages("MemoryService", "ListMemoryEvents", request, lambda r: r.events)
+    return Pages(
+        "MemoryService",
+        "ListMemoryEvents",
+        request,
+        lambda r: map(types.MemoryEvent.from_proto, r.events),
+    )
 
 
-def get_agent_settings(agent_id: str) -> Op[memory_pb2.AgentSettings]:
+def get_agent_settings(agent_id: str) -> Op[types.AgentSettings]:
     """An agent's memory settings; the defaults (all off) when never written."""
     request = memory_service_pb2.GetAgentSettingsRequest(agent_id=agent_id)
-    return Op("MemoryService", "GetAgentSettings", request, lambda r: r.settings)
+    return Op("MemoryService", "GetAgentSettings", request, _settings)
 
 
 def update_agent_settings(
@@ -517,7 +545,7 @@ def update_agent_settings(
     memory_enabled: bool | None = None,
     active_memory_enabled: bool | None = None,
     review_decisions: bool | None = None,
-) -> Op[memory_pb2.AgentSettings]:
+) -> Op[types.AgentSettings]:
     """Turn an agent's switches on or off: those given (not None) change, the others
     stay as they are."""
     given = {
@@ -532,7 +560,7 @@ def update_agent_settings(
     request = memory_service_pb2.UpdateAgentSettingsRequest(
         settings=settings, update_mask=_field_mask(given, None)
     )
-    return Op("MemoryService", "UpdateAgentSettings", request, lambda r: r.settings)
+    return Op("MemoryService", "UpdateAgentSettings", request, _settings)
 
 
 def extract_memories(
@@ -543,7 +571,7 @@ def extract_memories(
     chain_id: str | None = None,
     workspace_id: str | None = None,
     queued: bool = False,
-) -> Op[memory_service_pb2.ExtractMemoriesResponse]:
+) -> Op[types.ExtractMemoriesResponse]:
     """Run one automatic extraction pass over a finished run's transcript, of a
     single run (``session_id``) or a chain of runs (``chain_id``): ``.outcome``,
     ``.written``, ``.dropped``, ``.usage``. With ``queued`` the pass runs later:
@@ -560,7 +588,7 @@ def extract_memories(
         request.chain_id = chain_id or ""
     if workspace_id is not None:
         request.workspace_id = workspace_id
-    return Op("MemoryService", "ExtractMemories", request, _whole)
+    return Op("MemoryService", "ExtractMemories", request, types.ExtractMemoriesResponse.from_proto)
 
 
 def get_usage(
@@ -568,7 +596,7 @@ def get_usage(
     synthetic_session_id_prefix: str = "",
     start_time: Timestamp | None = None,
     end_time: Timestamp | None = None,
-) -> Op[memory_service_pb2.GetUsageResponse]:
+) -> Op[types.GetUsageResponse]:
     """Recorded model usage (``.records``, oldest first) and its totals, of the
     synthetic session ids with this prefix, from ``start_time`` until before
     ``end_time``."""
@@ -577,10 +605,10 @@ def get_usage(
         start_time=timestamp(start_time),
         end_time=timestamp(end_time),
     )
-    return Op("MemoryService", "GetUsage", request, _whole)
+    return Op("MemoryService", "GetUsage", request, types.GetUsageResponse.from_proto)
 
 
-def get_active_session(agent_id: str) -> Op[memory_pb2.ActiveSession]:
+def get_active_session(agent_id: str) -> Op[types.ActiveSession]:
     """The model session the agent's next run resumes, with its runs since the last
     reset and the reset warning."""
     request = memory_service_pb2.GetActiveSessionRequest(agent_id=agent_id)
@@ -594,7 +622,7 @@ def record_run_session(
     session_id_before: str = "",
     session_id_after: str = "",
     kind: RunKindName = "scheduled",
-) -> Op[memory_pb2.ActiveSession]:
+) -> Op[types.ActiveSession]:
     """Record a finished run with the session id it resumed and the one it ended
     with (empty when it failed); the same run again changes nothing. ``kind`` says
     what started it: only scheduled runs count toward the reset warning. Answers
@@ -609,23 +637,23 @@ def record_run_session(
     return Op("MemoryService", "RecordRunSession", request, _session)
 
 
-def list_agent_runs(agent_id: str, *, page_size: int = 100) -> Pages[memory_pb2.AgentRun]:
+def list_agent_runs(agent_id: str, *, page_size: int = 100) -> Pages[types.AgentRun]:
     """Every recorded run of the agent, newest first: what started it, and the
     session ids before and after it."""
     request = memory_service_pb2.ListAgentRunsRequest(agent_id=agent_id, page_size=page_size)
-    return Pages("MemoryService", "ListAgentRuns", request, lambda r: r.runs)
+    return Pages(
+        "MemoryService", "ListAgentRuns", request, lambda r: map(types.AgentRun.from_proto, r.runs)
+    )
 
 
-def reset_active_session(agent_id: str) -> Op[memory_pb2.ActiveSession]:
+def reset_active_session(agent_id: str) -> Op[types.ActiveSession]:
     """Start the agent's next run clean: its session id is cleared and the runs
     since the last reset count from now."""
     request = memory_service_pb2.ResetActiveSessionRequest(agent_id=agent_id)
     return Op("MemoryService", "ResetActiveSession", request, _session)
 
 
-def forget_agent(
-    agent_id: str, *, validate_only: bool = False
-) -> Op[memory_service_pb2.ForgetCounts]:
+def forget_agent(agent_id: str, *, validate_only: bool = False) -> Op[types.ForgetCounts]:
     """Forget an agent in the caller's tenant: its memories, blocks, settings,
     sessions, decisions and extraction passes. Answers what went, by kind; with
     ``validate_only``, what would go, and nothing changes."""
@@ -633,9 +661,7 @@ def forget_agent(
     return Op("MemoryService", "ForgetAgent", request, _removed)
 
 
-def forget_workspace(
-    workspace_id: str, *, validate_only: bool = False
-) -> Op[memory_service_pb2.ForgetCounts]:
+def forget_workspace(workspace_id: str, *, validate_only: bool = False) -> Op[types.ForgetCounts]:
     """Forget a workspace in the caller's tenant, as ``forget_agent`` an agent."""
     request = memory_service_pb2.ForgetWorkspaceRequest(
         workspace_id=workspace_id, validate_only=validate_only
@@ -643,45 +669,60 @@ def forget_workspace(
     return Op("MemoryService", "ForgetWorkspace", request, _removed)
 
 
-def forget_user(*, validate_only: bool = False) -> Op[memory_service_pb2.ForgetCounts]:
+def forget_user(*, validate_only: bool = False) -> Op[types.ForgetCounts]:
     """Forget the caller's own user: its blocks of every scope, with their versions
     and archival lines."""
     request = memory_service_pb2.ForgetUserRequest(validate_only=validate_only)
     return Op("MemoryService", "ForgetUser", request, _removed)
 
 
-def get_conversation(conversation_id: str, *, provider: str = "") -> Op[memory_pb2.Conversation]:
+def get_conversation(conversation_id: str, *, provider: str = "") -> Op[types.Conversation]:
     """The conversation snapshot Memorize kept, messages and raw events included;
     an empty ``provider`` is the one Memorize files a snapshot without one under."""
     request = memory_service_pb2.GetConversationRequest(
         provider=provider, conversation_id=conversation_id
     )
-    return Op("MemoryService", "GetConversation", request, lambda r: r.conversation)
+    return Op(
+        "MemoryService",
+        "GetConversation",
+        request,
+        lambda r: types.Conversation.from_proto(r.conversation),
+    )
 
 
 def list_conversations(
     *, view: ConversationViewName = "basic", page_size: int = 100
-) -> Pages[memory_pb2.Conversation]:
+) -> Pages[types.Conversation]:
     """Every conversation snapshot of the tenant, most recently updated first,
     fetching page after page; ``view="full"`` brings messages and raw events too,
     the default only their counts."""
     request = memory_service_pb2.ListConversationsRequest(
         view=_choice(_CONVERSATION_VIEWS, view, "view"), page_size=page_size
     )
-    return Pages("MemoryService", "ListConversations", request, lambda r: r.conversations)
+    return Pages(
+        "MemoryService",
+        "ListConversations",
+        request,
+        lambda r: map(types.Conversation.from_proto, r.conversations),
+    )
 
 
-def get_extraction_job(job_id: str) -> Op[memory_pb2.ExtractionJob]:
+def get_extraction_job(job_id: str) -> Op[types.ExtractionJob]:
     """A queued extraction pass by the ``job_id`` ExtractMemories answered: its
     state, and once done what it wrote, dropped and cost."""
     request = memory_service_pb2.GetExtractionJobRequest(job_id=job_id)
-    return Op("MemoryService", "GetExtractionJob", request, lambda r: r.job)
+    return Op(
+        "MemoryService",
+        "GetExtractionJob",
+        request,
+        lambda r: types.ExtractionJob.from_proto(r.job),
+    )
 
 
 # -- blocks ---------------------------------------------------------------------------
 
 
-def get_block(label: BlockLabelName, *, agent_id: str | None = None) -> Op[block_pb2.Block]:
+def get_block(label: BlockLabelName, *, agent_id: str | None = None) -> Op[types.Block]:
     """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
     request = block_service_pb2.GetBlockRequest(**_block_key(label, agent_id))
     return Op("BlockService", "GetBlock", request, _block)
@@ -701,13 +742,15 @@ def delete_block(
     return Op("BlockService", "DeleteBlock", request, _nothing)
 
 
-def list_blocks(*, agent_id: str | None = None) -> Op[list[block_pb2.Block]]:
+def list_blocks(*, agent_id: str | None = None) -> Op[list[types.Block]]:
     """The user's blocks, and with ``agent_id`` the agent's too."""
     scope = block_pb2.BLOCK_SCOPE_FILTER_USER
     if agent_id is not None:
         scope = block_pb2.BLOCK_SCOPE_FILTER_ALL
     request = block_service_pb2.ListBlocksRequest(scope_filter=scope, agent_id=agent_id or "")
-    return Op("BlockService", "ListBlocks", request, lambda r: list(r.blocks))
+    return Op(
+        "BlockService", "ListBlocks", request, lambda r: list(map(types.Block.from_proto, r.blocks))
+    )
 
 
 def write_block(
@@ -716,7 +759,7 @@ def write_block(
     *,
     agent_id: str | None = None,
     expected_updated_at: Timestamp | None = None,
-) -> Op[block_pb2.Block]:
+) -> Op[types.Block]:
     """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
     ``updated_at`` last read, or None to create a block that must not exist yet.
     Raises BlockConflict (with the block's current ``updated_at``) when stale."""
@@ -730,13 +773,18 @@ def write_block(
 
 def list_block_versions(
     label: BlockLabelName, *, agent_id: str | None = None, page_size: int = 100
-) -> Pages[block_pb2.BlockVersion]:
+) -> Pages[types.BlockVersion]:
     """The kept versions of the user's block (with ``agent_id``, the agent's), newest
     first, fetching page after page; NotFound when the block is absent."""
     request = block_service_pb2.ListBlockVersionsRequest(
         **_block_key(label, agent_id), page_size=page_size
     )
-    return Pages("BlockService", "ListBlockVersions", request, lambda r: r.versions)
+    return Pages(
+        "BlockService",
+        "ListBlockVersions",
+        request,
+        lambda r: map(types.BlockVersion.from_proto, r.versions),
+    )
 
 
 # -- recall and prompts ---------------------------------------------------------------
@@ -750,7 +798,7 @@ def recall(
     limit: int | None = None,
     min_score: float | None = None,
     include_memories: bool = False,
-) -> Stream[recall_service_pb2.RecallResponse]:
+) -> Stream[types.RecallResponse]:
     """Archival lines (and with ``include_memories`` memories, of the agent and
     of ``workspace_id``) ranked for ``query``, streamed best first; matches
     scoring under ``min_score`` are left out."""
@@ -767,12 +815,17 @@ def recall(
     return Stream("RecallService", "Recall", request)
 
 
-def get_recall_status() -> Op[recall_pb2.RecallStatus]:
+def get_recall_status() -> Op[types.RecallStatus]:
     """How the server ranks recall: by words, or by words and meaning (and the
     model). A block's ``indexed_line_count`` says how many of its lines have a
     vector yet."""
     request = recall_service_pb2.GetRecallStatusRequest()
-    return Op("RecallService", "GetRecallStatus", request, lambda r: r.status)
+    return Op(
+        "RecallService",
+        "GetRecallStatus",
+        request,
+        lambda r: types.RecallStatus.from_proto(r.status),
+    )
 
 
 def render_prompt(
@@ -784,7 +837,7 @@ def render_prompt(
     archival_mode: ArchivalModeName | None = None,
     archival_limit: int | None = None,
     include_recent_decisions: bool | None = None,
-) -> Op[recall_service_pb2.RenderPromptResponse]:
+) -> Op[types.RenderPromptResponse]:
     """The memory part of the agent's system prompt for this run. The recent
     decisions are included as ``include_recent_decisions`` says, or, when it is
     None, as the agent's ``review_decisions`` setting says."""
@@ -798,20 +851,20 @@ def render_prompt(
     )
     if workspace_id is not None:
         request.workspace_id = workspace_id
-    return Op("RecallService", "RenderPrompt", request, _whole)
+    return Op("RecallService", "RenderPrompt", request, types.RenderPromptResponse.from_proto)
 
 
 # -- decisions ------------------------------------------------------------------------
 
 
-@with_result(decision_service_pb2.RegisterCardTypeResponse)
+@with_result(types.RegisterCardTypeResponse)
 def register_card_type(
     name: str,
     *,
     re_examinable: ReExaminableName = "never",
     actions: Iterable[str] = (),
     decision_actions: Iterable[str] = (),
-) -> Op[decision_pb2.CardType]:
+) -> Op[types.CardType]:
     """Register a kind of decision card, or replace the one of this name: whether
     its decisions may be re-examined, the words a re-examination may suggest
     (``actions``) and those a decision may take (``decision_actions``); empty allows
@@ -823,10 +876,15 @@ def register_card_type(
         decision_actions=_strings(decision_actions, "decision_actions"),
     )
     request = decision_service_pb2.RegisterCardTypeRequest(card_type=card_type)
-    return Op("DecisionService", "RegisterCardType", request, lambda r: r.card_type)
+    return Op(
+        "DecisionService",
+        "RegisterCardType",
+        request,
+        lambda r: types.CardType.from_proto(r.card_type),
+    )
 
 
-@with_result(decision_service_pb2.RecordDecisionResponse)
+@with_result(types.RecordDecisionResponse)
 def record_decision(
     agent_id: str,
     *,
@@ -835,7 +893,7 @@ def record_decision(
     action: str,
     summary: str,
     result: Mapping[str, Any] | None = None,
-) -> Op[decision_pb2.Decision]:
+) -> Op[types.Decision]:
     """Record one run's decision, OPEN, on a registered card type: its ``action`` in
     one uppercase word, a one-line ``summary`` and the run's structured ``result``
     (JSON-like values). The same run again with the same decision changes nothing."""
@@ -848,20 +906,20 @@ def record_decision(
     return Op("DecisionService", "RecordDecision", request, _decision)
 
 
-def get_decision(decision_id: str) -> Op[decision_pb2.Decision]:
+def get_decision(decision_id: str) -> Op[types.Decision]:
     """One decision with its full result; NotFound when absent."""
     request = decision_service_pb2.GetDecisionRequest(decision_id=decision_id)
     return Op("DecisionService", "GetDecision", request, _decision)
 
 
-@with_result(decision_service_pb2.ListRecentDecisionsResponse)
+@with_result(types.ListRecentDecisionsResponse)
 def list_recent_decisions(
     agent_id: str,
     *,
     limit: int | None = None,
     include_result: bool = False,
     card_type: str = "",
-) -> Op[list[decision_pb2.Decision]]:
+) -> Op[list[types.Decision]]:
     """The agent's newest decisions first (of ``card_type`` only, when given), each
     with its ``compact`` line, and with ``include_result`` its full result.
     ``list_recent_decisions_result`` also gives the server time the lines' ages are
@@ -869,12 +927,17 @@ def list_recent_decisions(
     request = decision_service_pb2.ListRecentDecisionsRequest(
         agent_id=agent_id, limit=limit or 0, include_result=include_result, card_type=card_type
     )
-    return Op("DecisionService", "ListRecentDecisions", request, lambda r: list(r.decisions))
+    return Op(
+        "DecisionService",
+        "ListRecentDecisions",
+        request,
+        lambda r: list(map(types.Decision.from_proto, r.decisions)),
+    )
 
 
 def resolve_decision(
     decision_id: str, resolution_status: ResolutionStatusName = "resolved"
-) -> Op[decision_pb2.Decision]:
+) -> Op[types.Decision]:
     """Set where a decision stands (``"resolved"``, ``"expired"`` or back to
     ``"open"``); its result never changes."""
     request = decision_service_pb2.ResolveDecisionRequest(
@@ -884,7 +947,7 @@ def resolve_decision(
     return Op("DecisionService", "ResolveDecision", request, _decision)
 
 
-@with_result(decision_service_pb2.RecordReexaminationResponse)
+@with_result(types.RecordReexaminationResponse)
 def record_reexamination(
     decision_id: str,
     *,
@@ -892,7 +955,7 @@ def record_reexamination(
     conviction_score: int,
     notes: str,
     suggested_action: str,
-) -> Op[decision_pb2.Reexamination]:
+) -> Op[types.Reexamination]:
     """Record a later run's fresh read on a decision: a ``conviction_score`` from 0
     (invalidated) to 100 (confirmed), one sentence of ``notes`` and an advisory
     ``suggested_action``. The decision itself never changes."""
@@ -903,19 +966,34 @@ def record_reexamination(
         notes=notes,
         suggested_action=suggested_action,
     )
-    return Op("DecisionService", "RecordReexamination", request, lambda r: r.reexamination)
+    return Op(
+        "DecisionService",
+        "RecordReexamination",
+        request,
+        lambda r: types.Reexamination.from_proto(r.reexamination),
+    )
 
 
-def list_reexaminations(decision_id: str) -> Op[list[decision_pb2.Reexamination]]:
+def list_reexaminations(decision_id: str) -> Op[list[types.Reexamination]]:
     """A decision's re-examinations, its conviction history, oldest first."""
     request = decision_service_pb2.ListReexaminationsRequest(parent_decision_id=decision_id)
-    return Op("DecisionService", "ListReexaminations", request, lambda r: list(r.reexaminations))
+    return Op(
+        "DecisionService",
+        "ListReexaminations",
+        request,
+        lambda r: list(map(types.Reexamination.from_proto, r.reexaminations)),
+    )
 
 
 def render_reexamination_prompt(
     decision_id: str,
-) -> Op[decision_service_pb2.RenderReexaminationPromptResponse]:
+) -> Op[types.RenderReexaminationPromptResponse]:
     """The prompt of a fresh run that re-examines a decision (``.prompt``), with the
     words its suggested action may take (``.allowed_actions``, empty for any)."""
     request = decision_service_pb2.RenderReexaminationPromptRequest(decision_id=decision_id)
-    return Op("DecisionService", "RenderReexaminationPrompt", request, _whole)
+    return Op(
+        "DecisionService",
+        "RenderReexaminationPrompt",
+        request,
+        types.RenderReexaminationPromptResponse.from_proto,
+    )

@@ -15,11 +15,11 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
+from agent_memory_client import types
 from agent_memory_client._base import ClientBase
 from agent_memory_client._channel import Connection
 from agent_memory_client._ops import Op, Pages, T
 from agent_memory_client.errors import error_from_rpc
-from agentmemory.v1 import recall_service_pb2
 
 
 class SyncTransport(ClientBase):
@@ -54,7 +54,8 @@ class SyncTransport(ClientBase):
     def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Any:
         """Any unary RPC by name with a request built by hand, e.g.
         ``call("UpdateMemory", UpdateMemoryRequest(...))``, with the client's
-        credentials, deadline, retries and typed errors."""
+        credentials, deadline, retries and typed errors. Answers the response's
+        record (``types.UpdateMemoryResponse``), its message at ``.proto``."""
         return self._run(self._any_rpc(rpc, request), timeout)
 
     def close(self) -> None:
@@ -121,7 +122,7 @@ class AsyncTransport(ClientBase):
         await self.close()
 
 
-class RecallStream(Iterator[recall_service_pb2.RecallResponse]):
+class RecallStream(Iterator[types.RecallResponse]):
     """Recall's ranked matches as they arrive, best first.
 
     Stopping early cancels the stream on the server: leave a ``with`` block, call
@@ -136,16 +137,16 @@ class RecallStream(Iterator[recall_service_pb2.RecallResponse]):
     def __iter__(self) -> Self:
         return self
 
-    def __next__(self) -> recall_service_pb2.RecallResponse:
+    def __next__(self) -> types.RecallResponse:
         if self._closed:
             raise StopIteration
         try:
-            match: recall_service_pb2.RecallResponse = next(self._call)
+            match = next(self._call)
         except grpc.RpcError as exc:
             if self._closed:  # closed from another thread while waiting
                 raise StopIteration from None
             raise error_from_rpc(exc) from exc
-        return match
+        return types.RecallResponse.from_proto(match)
 
     def close(self) -> None:
         """Cancel the stream; it ends there (a no-op once it has ended)."""
@@ -164,7 +165,7 @@ class RecallStream(Iterator[recall_service_pb2.RecallResponse]):
             call.cancel()
 
 
-class AsyncRecallStream(AsyncIterator[recall_service_pb2.RecallResponse]):
+class AsyncRecallStream(AsyncIterator[types.RecallResponse]):
     """Recall's ranked matches as they arrive, best first.
 
     Stopping early cancels the stream on the server: leave an ``async with`` block,
@@ -178,7 +179,7 @@ class AsyncRecallStream(AsyncIterator[recall_service_pb2.RecallResponse]):
     def __aiter__(self) -> Self:
         return self
 
-    async def __anext__(self) -> recall_service_pb2.RecallResponse:
+    async def __anext__(self) -> types.RecallResponse:
         if self._closed:
             raise StopAsyncIteration
         try:
@@ -191,8 +192,7 @@ class AsyncRecallStream(AsyncIterator[recall_service_pb2.RecallResponse]):
             raise
         if match is grpc.aio.EOF:
             raise StopAsyncIteration
-        found: recall_service_pb2.RecallResponse = match
-        return found
+        return types.RecallResponse.from_proto(match)
 
     async def aclose(self) -> None:
         """Cancel the stream; it ends there (a no-op once it has ended)."""

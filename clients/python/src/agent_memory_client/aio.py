@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from agent_memory_client import types
 from agent_memory_client._methods import AsyncMemoryMethods
 from agent_memory_client._ops import BlockLabelName
 from agent_memory_client._transport import AsyncRecallStream
 from agent_memory_client.errors import BlockConflict, NotFound
 from agent_memory_client.sync import DEFAULT_CAS_ATTEMPTS
-from agentmemory.v1 import block_pb2
 
 __all__ = ["AsyncMemoryClient", "AsyncRecallStream"]
 
@@ -28,7 +28,7 @@ class AsyncMemoryClient(AsyncMemoryMethods):
         agent_id: str | None = None,
         attempts: int = DEFAULT_CAS_ATTEMPTS,
         timeout: float | None = None,
-    ) -> block_pb2.Block:
+    ) -> types.Block:
         """See :meth:`MemoryClient.update_block`; ``change`` may be a coroutine
         function."""
         for attempt in range(1, attempts + 1):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agent_memory_client import types
 from agent_memory_client._methods import MemoryMethods
 from agent_memory_client._ops import BlockLabelName
 from agent_memory_client._transport import RecallStream
 from agent_memory_client.errors import BlockConflict, NotFound
-from agentmemory.v1 import block_pb2
 
 __all__ = ["DEFAULT_CAS_ATTEMPTS", "MemoryClient", "RecallStream"]
 
@@ -43,7 +43,7 @@ class MemoryClient(MemoryMethods):
         agent_id: str | None = None,
         attempts: int = DEFAULT_CAS_ATTEMPTS,
         timeout: float | None = None,
-    ) -> block_pb2.Block:
+    ) -> types.Block:
         """Read the block, apply ``change`` to its content ("" when absent) and write
         the result compare-and-set; on a conflict, read again and re-apply, up to
         ``attempts`` times in all, then raise the last BlockConflict."""
