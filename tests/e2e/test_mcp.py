@@ -352,10 +352,10 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "memory_set_expiry", {"memory_id": tz_id, "ttl_hours": 2}
             )
             assert "expires 20" in text(expiring), text(expiring)
-            assert rival.get_memory(tz_id).HasField("expire_time")
+            assert rival.get_memory(tz_id).expire_time is not None
             kept = await mcp.call_tool("memory_set_expiry", {"memory_id": tz_id})
             assert "expires" not in text(kept), text(kept)
-            assert not rival.get_memory(tz_id).HasField("expire_time")
+            assert rival.get_memory(tz_id).expire_time is None
             unpinned = await mcp.call_tool("memory_pin", {"memory_id": tz_id, "pinned": False})
             assert text(unpinned).startswith("Unpinned [agent · manual] id"), text(unpinned)
 
