@@ -3,6 +3,9 @@
 from agent_memory_client import MemoryClient
 
 with MemoryClient.from_env() as memory:
+    # An agent's memories reach its prompt once its memory is on (it starts off, so that
+    # nothing shows up in a prompt nobody asked to carry memory).
+    memory.update_agent_settings("planner", memory_enabled=True)
     saved = memory.upsert_memory("timezone", "Europe/Lisbon", agent_id="planner", pinned=True)
     print(f"saved {saved.key} = {saved.value} ({saved.etag})")
     memory.update_block("core", lambda _: "Ana, SRE. Prefers short answers.", agent_id="planner")

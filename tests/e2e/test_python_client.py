@@ -228,6 +228,16 @@ def test_a_stale_block_write_is_a_conflict_carrying_the_current_version(
         assert conflict.value.exists
         assert conflict.value.current_version == second.version
         assert conflict.value.current_updated_at == aware(second.updated_at)
+        assert conflict.value.current_etag == second.etag
+        # The etag is the same token: stale, it is refused; current, it writes.
+        with pytest.raises(BlockConflict):
+            memory.write_block("core", "Name: Bo", agent_id="planner", etag=first.etag)
+        third = memory.write_block(
+            "core", "Name: Ana\nRole: SRE", agent_id="planner", etag=second.etag
+        )
+        assert third.version == second.version + 1
+        assert memory.get_block("core", agent_id="planner").etag == third.etag
+        second = third
         assert isinstance(second, Block)
         assert second.proto.updated_at.ToDatetime(UTC) == second.updated_at
         # Creating what already exists is a conflict too, and nothing was written.
@@ -356,16 +366,20 @@ def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Pa
     lines = done.stdout.splitlines()
     assert lines[0] == 'saved timezone = Europe/Lisbon (W/"1")'
     assert re.fullmatch(r"\d\.\d{3}  Staging's database listens on port 5433\.", lines[1])
-    assert lines[-10:-7] == ["<memory>", *FRAMING.splitlines()]
-    assert re.fullmatch(r"Today is \d{4}-\d{2}-\d{2} \(UTC\)\.", lines[-7])
-    assert lines[-6:] == [
+    assert lines[-13:-10] == ["<memory>", *FRAMING.splitlines()]
+    assert re.fullmatch(r"Today is \d{4}-\d{2}-\d{2} \(UTC\)\.", lines[-10])
+    assert lines[-9:-4] == [
         "",
         "## Core Memory (agent planner)",
         "Ana, SRE. Prefers short answers.",
         "",
-        ARCHIVAL_HINT_LINE,
-        "</memory>",
+        "## Agent Memory (agent planner)",
     ]
+    # The pinned memory, in the prompt because the example turns the agent's memory on.
+    assert re.fullmatch(
+        r"- \*\*timezone\*\*: Europe/Lisbon \[person ana, \d{4}-\d{2}-\d{2}\]", lines[-4]
+    )
+    assert lines[-3:] == ["", ARCHIVAL_HINT_LINE, "</memory>"]
 
 
 # -- a round trip through each method ------------------------------------------------

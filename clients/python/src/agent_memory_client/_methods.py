@@ -505,12 +505,16 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
+        etag: str | None = None,
         timeout: float | None = None,
     ) -> None:
         """Delete a block with its versions and archival lines; NotFound when absent.
-        With ``expected_updated_at``, only if nobody wrote it since (else BlockConflict)."""
+        With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
+        wrote it since (else BlockConflict)."""
         return self._run(
-            _ops.delete_block(label, agent_id=agent_id, expected_updated_at=expected_updated_at),
+            _ops.delete_block(
+                label, agent_id=agent_id, expected_updated_at=expected_updated_at, etag=etag
+            ),
             timeout,
         )
 
@@ -527,14 +531,20 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
+        etag: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
         """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
-        ``updated_at`` last read, or None to create a block that must not exist yet.
-        Raises BlockConflict (with the block's current ``updated_at``) when stale."""
+        ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
+        as it is now), or neither to create a block that must not exist yet. Raises
+        BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
         return self._run(
             _ops.write_block(
-                label, content, agent_id=agent_id, expected_updated_at=expected_updated_at
+                label,
+                content,
+                agent_id=agent_id,
+                expected_updated_at=expected_updated_at,
+                etag=etag,
             ),
             timeout,
         )
@@ -1306,12 +1316,16 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
+        etag: str | None = None,
         timeout: float | None = None,
     ) -> None:
         """Delete a block with its versions and archival lines; NotFound when absent.
-        With ``expected_updated_at``, only if nobody wrote it since (else BlockConflict)."""
+        With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
+        wrote it since (else BlockConflict)."""
         return await self._run(
-            _ops.delete_block(label, agent_id=agent_id, expected_updated_at=expected_updated_at),
+            _ops.delete_block(
+                label, agent_id=agent_id, expected_updated_at=expected_updated_at, etag=etag
+            ),
             timeout,
         )
 
@@ -1328,14 +1342,20 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
+        etag: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
         """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
-        ``updated_at`` last read, or None to create a block that must not exist yet.
-        Raises BlockConflict (with the block's current ``updated_at``) when stale."""
+        ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
+        as it is now), or neither to create a block that must not exist yet. Raises
+        BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
         return await self._run(
             _ops.write_block(
-                label, content, agent_id=agent_id, expected_updated_at=expected_updated_at
+                label,
+                content,
+                agent_id=agent_id,
+                expected_updated_at=expected_updated_at,
+                etag=etag,
             ),
             timeout,
         )

@@ -733,12 +733,16 @@ def delete_block(
     *,
     agent_id: str | None = None,
     expected_updated_at: Timestamp | None = None,
+    etag: str | None = None,
 ) -> Op[None]:
     """Delete a block with its versions and archival lines; NotFound when absent.
-    With ``expected_updated_at``, only if nobody wrote it since (else BlockConflict)."""
+    With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
+    wrote it since (else BlockConflict)."""
     request = block_service_pb2.DeleteBlockRequest(
         **_block_key(label, agent_id), expected_updated_at=timestamp(expected_updated_at)
     )
+    if etag is not None:
+        request.etag = etag
     return Op("BlockService", "DeleteBlock", request, _nothing)
 
 
@@ -759,15 +763,19 @@ def write_block(
     *,
     agent_id: str | None = None,
     expected_updated_at: Timestamp | None = None,
+    etag: str | None = None,
 ) -> Op[types.Block]:
     """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
-    ``updated_at`` last read, or None to create a block that must not exist yet.
-    Raises BlockConflict (with the block's current ``updated_at``) when stale."""
+    ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
+    as it is now), or neither to create a block that must not exist yet. Raises
+    BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
     request = block_service_pb2.WriteBlockRequest(
         **_block_key(label, agent_id),
         content=content,
         expected_updated_at=timestamp(expected_updated_at),
     )
+    if etag is not None:
+        request.etag = etag
     return Op("BlockService", "WriteBlock", request, _block)
 
 

@@ -138,8 +138,13 @@ class BlockConflict(Aborted):
 
     Nothing was written. ``current_updated_at`` is the block's ``updated_at`` now
     (None when the block does not exist), ``current_version`` its version (0 when
-    absent) and ``exists`` whether it exists.
+    absent), ``current_etag`` its etag ("" when absent) and ``exists`` whether it
+    exists.
     """
+
+    @property
+    def current_etag(self) -> str:
+        return self.metadata.get("current_etag", "")
 
     @property
     def exists(self) -> bool:
