@@ -9,6 +9,7 @@ rank by words and say so: the tests check that instead.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from agent_memory.config import Settings
 from agent_memory.embed import local_available
 from agent_memory.store import migrate
+from agent_memory_client import MemoryClient
 from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
@@ -220,3 +222,20 @@ def test_a_database_without_pgvector_ranks_by_words_without_an_error(
         assert block(client).indexed_line_count == 0  # nothing is embedded for nothing
     said = [r for r in caplog.records if "no pgvector" in r.getMessage()]
     assert len(said) == 1, said
+
+
+def test_the_client_waits_until_what_it_wrote_is_found_by_meaning(
+    server: ServerThread, pgvector: bool
+) -> None:
+    if not pgvector:
+        pytest.skip("recall ranks by words here: nothing waits for a vector")
+    tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    with MemoryClient(server.address, api_key=server.new_key(tenant, "ana")) as memory:
+        memory.update_block("archival", lambda _: "\n".join(CONVERSATION), agent_id="a")
+        memory.upsert_memory("drink", "She starts every morning with oolong tea.", agent_id="a")
+        assert memory.wait_until_indexed(within=WAIT_INDEXED_SECONDS)
+        status = memory.get_recall_status()
+        assert status.indexing is not None
+        assert (status.indexing.waiting_line_count, status.indexing.waiting_memory_count) == (0, 0)
+        block = memory.get_block("archival", agent_id="a")
+        assert block.indexed_line_count == block.entry_count == len(CONVERSATION)

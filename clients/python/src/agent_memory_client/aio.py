@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 
 from agent_memory_client import types
@@ -10,7 +12,12 @@ from agent_memory_client._methods import AsyncMemoryMethods
 from agent_memory_client._ops import BlockLabelName
 from agent_memory_client._transport import AsyncRecallStream
 from agent_memory_client.errors import BlockConflict, NotFound
-from agent_memory_client.sync import DEFAULT_CAS_ATTEMPTS
+from agent_memory_client.sync import (
+    DEFAULT_CAS_ATTEMPTS,
+    INDEXED_FIRST_ASK,
+    INDEXED_LAST_ASK,
+    nothing_waits,
+)
 
 __all__ = ["AsyncMemoryClient", "AsyncRecallStream"]
 
@@ -54,3 +61,16 @@ class AsyncMemoryClient(AsyncMemoryMethods):
                     raise
         msg = f"attempts must be at least 1, not {attempts!r}"
         raise ValueError(msg)
+
+    async def wait_until_indexed(self, within: float = 60.0) -> bool:
+        """See :meth:`MemoryClient.wait_until_indexed`."""
+        deadline = time.monotonic() + within
+        pause = INDEXED_FIRST_ASK
+        while True:
+            if nothing_waits(await self.get_recall_status()):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, INDEXED_LAST_ASK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from agent_memory_client import types
@@ -13,6 +14,14 @@ from agent_memory_client.errors import BlockConflict, NotFound
 __all__ = ["DEFAULT_CAS_ATTEMPTS", "MemoryClient", "RecallStream"]
 
 DEFAULT_CAS_ATTEMPTS = 5
+# How often wait_until_indexed asks, at first and at most (it backs off in between).
+INDEXED_FIRST_ASK, INDEXED_LAST_ASK = 0.2, 2.0
+
+
+def nothing_waits(status: types.RecallStatus) -> bool:
+    """Whether a recall status says nothing of the caller's tenant waits for a vector
+    (recall by words only has nothing to wait for)."""
+    return status.indexing is None or status.indexing.waiting_count == 0
 
 
 class MemoryClient(MemoryMethods):
@@ -69,3 +78,19 @@ class MemoryClient(MemoryMethods):
                     raise
         msg = f"attempts must be at least 1, not {attempts!r}"
         raise ValueError(msg)
+
+    def wait_until_indexed(self, within: float = 60.0) -> bool:
+        """Wait until what the caller's tenant wrote is findable by meaning too: no
+        archival line or memory of the tenant waits for the background indexer (words
+        find a write at once). True once nothing waits, False if something still does
+        after ``within`` seconds. Asks ``get_recall_status`` with a growing pause."""
+        deadline = time.monotonic() + within
+        pause = INDEXED_FIRST_ASK
+        while True:
+            if nothing_waits(self.get_recall_status()):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, INDEXED_LAST_ASK)
