@@ -1090,6 +1090,89 @@ OVERFLOWING = """() => {
   return found;
 }"""
 
+# Every visible text (a text node's element, a field's value or placeholder, an SVG
+# text's fill) whose colour is under 4.5:1 against what is behind it: the backgrounds
+# of it and its ancestors, laid over one another from the first opaque one up.
+LOW_CONTRAST = """(scope) => {
+  const root = scope ? document.querySelector(scope) : document.body;
+  const parse = (text) => {
+    let m = /^rgba?\\(([\\d.]+),? ([\\d.]+),? ([\\d.]+)(?:[,/] ?([\\d.]+))?\\)$/.exec(text);
+    if (m) return [+m[1], +m[2], +m[3], m[4] === undefined ? 1 : +m[4]];
+    m = /^color\\(srgb ([\\d.]+) ([\\d.]+) ([\\d.]+)(?: \\/ ([\\d.]+))?\\)$/.exec(text);
+    if (m) return [m[1] * 255, m[2] * 255, m[3] * 255, m[4] === undefined ? 1 : +m[4]];
+    throw new Error(`a colour this check cannot read: ${text}`);
+  };
+  const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
+  const luminance = (c) => {
+    const [r, g, b] = c.map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const behind = (e) => {
+    const layers = [];
+    let opacity = 1;
+    for (let n = e; n; n = n.parentElement) {
+      const style = getComputedStyle(n);
+      opacity *= Number(style.opacity);
+      const color = parse(style.backgroundColor);
+      if (color[3] > 0) layers.unshift(color);
+      if (color[3] >= 1) break;
+    }
+    return { color: layers.reduce((under, top) => over(top, under), [255, 255, 255]), opacity };
+  };
+  const describe = (e) => {
+    let name = e.tagName.toLowerCase() + (e.id ? `#${e.id}` : "");
+    for (const c of e.classList) name += `.${c}`;
+    return name;
+  };
+  const path = (e) => {
+    const parts = [];
+    for (let n = e; n && n !== document.body && parts.length < 3; n = n.parentElement) {
+      parts.unshift(describe(n));
+    }
+    return parts.join(" > ");
+  };
+  const texts = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const e = walker.currentNode.parentElement;
+    if (walker.currentNode.textContent.trim() && e && !e.closest("option, select, script, style")) {
+      texts.push([e, null]);
+    }
+  }
+  const fields = "input:not([type=checkbox], [type=radio]), textarea, select";
+  for (const e of root.querySelectorAll(fields)) {
+    texts.push([e, null]);
+    if (e.placeholder && !e.value) texts.push([e, "::placeholder"]);
+  }
+  const failures = new Set();
+  for (const [e, pseudo] of texts) {
+    if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+    const box = e.getBoundingClientRect();
+    if (box.width < 2 || box.height < 2) continue;  // hidden but for screen readers
+    const style = getComputedStyle(e, pseudo);
+    const fg = parse(e instanceof SVGElement ? style.fill : style.color);
+    const { color: bg, opacity } = behind(e);
+    const seen = over([fg[0], fg[1], fg[2], fg[3] * opacity], bg);
+    const r = ratio(seen, bg);
+    if (r < 4.5) {
+      const text = (pseudo ? e.placeholder : e.value || e.textContent).trim().replace(/\\s+/g, " ");
+      const rgb = (c) => `rgb(${c.map(Math.round).join(", ")})`;
+      failures.add(
+        `${path(e)}${pseudo || ""} "${text.slice(0, 40)}": ${r.toFixed(2)}:1, ` +
+          `${rgb(seen)} on ${rgb(bg)}`,
+      );
+    }
+  }
+  return [...failures];
+}"""
+
 
 def seed_every_view(tenant: Tenant, database_url: str) -> str:
     """What every view of the panel shows at its fullest; returns the long key."""
@@ -1244,6 +1327,26 @@ def test_no_view_is_wider_than_its_frame(
             page.set_viewport_size(size)
             wide = page.evaluate(OVERFLOWING)
             found.extend(f"{view}, {size['width']} px: {p}" for p in wide)
+        page.set_viewport_size(WIDTHS["wide"])
+
+    walk_every_view(page, tenant, long_key, check)
+    assert found == [], "\n".join(found)
+
+
+def test_every_text_reads_at_4_5_to_1(
+    scheme_page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    page = scheme_page
+    long_key = seed_every_view(tenant, server.database_url)
+    found: list[str] = []
+
+    def check(view: str) -> None:
+        # Under an open dialog the page is dimmed and out of reach: the dialog is read.
+        scope = "dialog[open]" if view.startswith("dialog") else None
+        for size in WIDTHS.values():
+            page.set_viewport_size(size)
+            low = page.evaluate(LOW_CONTRAST, scope)
+            found.extend(f"{view}, {size['width']} px: {p}" for p in low)
         page.set_viewport_size(WIDTHS["wide"])
 
     walk_every_view(page, tenant, long_key, check)
