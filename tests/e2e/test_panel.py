@@ -1413,3 +1413,55 @@ def test_every_tab_is_in_sight_without_scrolling_the_strip(
         rows.add(round(box["y"]))
     # One row where they fit; on a phone they wrap onto a second.
     assert len(rows) == (1 if size["width"] == 1280 else 2)
+
+
+# The buttons of `scope` a notice's box meets, the notice's own Dismiss aside.
+COVERED = """(scope) => {
+  const notice = document.getElementById("status").getBoundingClientRect();
+  const meets = (r) =>
+    r.left < notice.right && notice.left < r.right &&
+    r.top < notice.bottom && notice.top < r.bottom;
+  return [...document.querySelectorAll(`${scope} button`)]
+    .filter((b) => !b.closest("#status") && b.checkVisibility({ visibilityProperty: true }))
+    .filter((b) => meets(b.getBoundingClientRect()))
+    .map((b) => b.getAttribute("aria-label") || b.textContent.trim());
+}"""
+
+
+@pytest.mark.parametrize("size", WIDTHS.values(), ids=WIDTHS.keys())
+def test_a_notice_covers_no_button_of_an_open_dialog(
+    page: Page, tenant: Tenant, size: ViewportSize
+) -> None:
+    for n in range(30):  # a page longer than the window
+        upsert(tenant.grpc, f"note-{n:02d}", f"note number {n}", MANUAL)
+    upsert(tenant.grpc, "city", "The user lives in Lisbon.", MANUAL, importance=90)
+    page.set_viewport_size(size)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    memory_row(page, "city").get_by_role("button", name="Details of city").click()
+    detail = page.locator("#memory-detail")
+    later = datetime.now() + timedelta(days=3)
+    detail.get_by_label("Expiry of city").fill(later.strftime("%Y-%m-%dT%H:%M"))
+    detail.get_by_role("button", name="Set", exact=True).click()
+    notice = page.get_by_role("status")
+    expect(notice).to_contain_text("city now expires then.")
+    # The notice is a line of the dialog, in view, and lies over none of its buttons.
+    expect(detail.get_by_role("status")).to_be_in_viewport()
+    assert page.evaluate(COVERED, "dialog[open]") == []
+
+    # Closed, the dialog gives the notice back to the page; a dialog that opens
+    # while it shows takes it in.
+    detail.get_by_role("button", name="Close").click()
+    expect(notice).to_be_visible()
+    expect(page.locator("dialog[open]")).to_have_count(0)
+    memory_row(page, "note-00").get_by_role("button", name="Delete").click()
+    confirm = confirm_dialog(page)
+    expect(confirm.get_by_role("status")).to_contain_text("city now expires then.")
+    assert page.evaluate(COVERED, "dialog[open]") == []
+    confirm.get_by_role("button", name="Cancel").click()
+
+    # On the page it keeps a place of its own at the end: scrolled there, it lies
+    # over nothing.
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    expect(page.locator("#content > #status")).to_be_visible()
+    assert page.evaluate(COVERED, "body") == []
