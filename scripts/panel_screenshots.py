@@ -26,7 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import psycopg
-from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Locator, Page, ViewportSize, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the test helpers: the server thread and the fake model
@@ -402,12 +402,17 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         change_meanwhile(demo.client, "refund-policy")
         page.get_by_label("Value of refund-policy").press("Enter")
         expect(row.locator(".conflict-note")).to_be_visible()
+        # The whole row in view, and no pointer resting on its buttons.
+        row.evaluate("e => e.scrollIntoView({ block: 'center' })")
+        page.mouse.move(0, 0)
         written.append(save(page, out / "panel-memory-conflict.png"))
         row.get_by_role("button", name="Discard mine").click()
-        # As a phone shows the list.
+        # As a phone shows the list: below the sidebar, the tabs and the first cards.
         page.set_viewport_size({"width": 390, "height": 844})
+        to_the_views(page)
         written.append(save(page, out / "panel-memories-390.png"))
         page.set_viewport_size(VIEWPORT)
+        page.evaluate("window.scrollTo(0, 0)")
 
         # Finding: words in keys and values, a source, a count of what matches.
         memories.get_by_label("Search keys and values").fill("billing")
@@ -466,6 +471,11 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         expect(core.get_by_role("button", name="Retry with my text")).to_be_visible()
         page.mouse.move(0, 0)
         written.append(save(page, out / "panel-blocks.png"))
+        # On a phone the two texts stand one above the other, within the card.
+        page.set_viewport_size({"width": 390, "height": 844})
+        to_the_top(core)
+        written.append(save(page, out / "panel-blocks-390.png"))
+        page.set_viewport_size(VIEWPORT)
         core.get_by_role("button", name="Retry with my text").click()
         core.get_by_role("button", name="History").click()
         expect(core.locator(".versions > li").first).to_be_visible()
@@ -496,9 +506,20 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         expect(dark.get_by_text("auto-captured · read-only").first).to_be_visible()
         written.append(save(dark, out / "panel-dark.png"))
         dark.set_viewport_size({"width": 390, "height": 844})
+        to_the_views(dark)
         written.append(save(dark, out / "panel-dark-390.png"))
         browser.close()
     return written
+
+
+def to_the_top(element: Locator) -> None:
+    """Scroll the page so that `element` starts a little below the top of the window."""
+    element.evaluate("e => { e.scrollIntoView({ block: 'start' }); window.scrollBy(0, -12); }")
+
+
+def to_the_views(page: Page) -> None:
+    """Scroll a phone's page past the sidebar, to the agent's name and its tabs."""
+    to_the_top(page.locator(".content-head"))
 
 
 def change_meanwhile(c: Client, key: str) -> None:

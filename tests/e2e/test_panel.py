@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -18,7 +18,15 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from google.protobuf import duration_pb2
-from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Locator,
+    Page,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as blocks_pb
@@ -33,6 +41,7 @@ pytestmark = pytest.mark.e2e
 
 READ_ONLY = "auto-captured \u00b7 read-only"
 MANUAL = memory_pb2.MEMORY_SOURCE_MANUAL
+AUTO = memory_pb2.MEMORY_SOURCE_AUTO
 AGENT = "coder"
 KEY_STORAGE = "agent-memory.panel.key"
 
@@ -1020,3 +1029,439 @@ def test_generated_keys_say_so_and_a_new_target_opens_on_its_memories(
     page.get_by_role("tab", name="Blocks").click()
     open_agent(page, "reviewer")
     expect(page.get_by_role("tab", name="Memories")).to_have_attribute("aria-selected", "true")
+
+
+# -- fit, contrast and notices -----------------------------------------------------------
+
+WIDTHS: dict[str, ViewportSize] = {
+    "wide": {"width": 1280, "height": 800},
+    "phone": {"width": 390, "height": 844},
+}
+
+# Every box that scrolls sideways (and the document) whose content is wider than it,
+# with the element that reaches farthest past its edge. One pixel is rounding.
+OVERFLOWING = """() => {
+  const describe = (e) => {
+    if (e === document.documentElement) return "the document";
+    let name = e.tagName.toLowerCase() + (e.id ? `#${e.id}` : "");
+    for (const c of e.classList) name += `.${c}`;
+    for (const [k, v] of Object.entries(e.dataset)) name += `[data-${k}="${v}"]`;
+    const label = e.getAttribute("aria-label");
+    return label ? `${name}[aria-label="${label}"]` : name;
+  };
+  const path = (e) => {
+    const parts = [];
+    for (let n = e; n && n !== document.body && parts.length < 4; n = n.parentElement) {
+      parts.unshift(describe(n));
+    }
+    return parts.join(" > ");
+  };
+  const shown = (e) => e.checkVisibility({ visibilityProperty: true }) && e.getClientRects().length;
+  const scrollers = [document.documentElement];
+  for (const e of document.body.querySelectorAll("*")) {
+    if (e.matches("input, select, option")) continue;  // a field scrolls its own text
+    const x = getComputedStyle(e).overflowX;
+    if ((x === "auto" || x === "scroll") && shown(e)) scrollers.push(e);
+  }
+  const found = [];
+  for (const box of scrollers) {
+    if (box.scrollWidth <= box.clientWidth + 1) continue;
+    const edge = box === document.documentElement
+      ? box.clientWidth
+      : box.getBoundingClientRect().left + box.clientLeft + box.clientWidth;
+    // What sticks out: the innermost elements past the edge, farthest first.
+    const out = [];
+    for (const e of box.querySelectorAll("*")) {
+      if (!shown(e)) continue;
+      if (scrollers.some((s) => s !== box && s !== e && box.contains(s) && s.contains(e))) continue;
+      const right = e.getBoundingClientRect().right;
+      if (right > edge + 1) out.push([e, right]);
+    }
+    const innermost = out.filter(([e]) => !out.some(([d]) => d !== e && e.contains(d)));
+    innermost.sort((a, b) => b[1] - a[1]);
+    const named = innermost
+      .slice(0, 2)
+      .map(([e, right]) => `${path(e)} reaches ${Math.round(right - edge)} px past its edge`);
+    found.push(
+      `${path(box)} is ${box.scrollWidth} px wide in ${box.clientWidth} px` +
+        (named.length ? `: ${named.join("; ")}` : ""),
+    );
+  }
+  return found;
+}"""
+
+# Every visible text (a text node's element, a field's value or placeholder, an SVG
+# text's fill) whose colour is under 4.5:1 against what is behind it: the backgrounds
+# of it and its ancestors, laid over one another from the first opaque one up.
+LOW_CONTRAST = """(scope) => {
+  const root = scope ? document.querySelector(scope) : document.body;
+  const parse = (text) => {
+    let m = /^rgba?\\(([\\d.]+),? ([\\d.]+),? ([\\d.]+)(?:[,/] ?([\\d.]+))?\\)$/.exec(text);
+    if (m) return [+m[1], +m[2], +m[3], m[4] === undefined ? 1 : +m[4]];
+    m = /^color\\(srgb ([\\d.]+) ([\\d.]+) ([\\d.]+)(?: \\/ ([\\d.]+))?\\)$/.exec(text);
+    if (m) return [m[1] * 255, m[2] * 255, m[3] * 255, m[4] === undefined ? 1 : +m[4]];
+    throw new Error(`a colour this check cannot read: ${text}`);
+  };
+  const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
+  const luminance = (c) => {
+    const [r, g, b] = c.map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const behind = (e) => {
+    const layers = [];
+    let opacity = 1;
+    for (let n = e; n; n = n.parentElement) {
+      const style = getComputedStyle(n);
+      opacity *= Number(style.opacity);
+      const color = parse(style.backgroundColor);
+      if (color[3] > 0) layers.unshift(color);
+      if (color[3] >= 1) break;
+    }
+    return { color: layers.reduce((under, top) => over(top, under), [255, 255, 255]), opacity };
+  };
+  const describe = (e) => {
+    let name = e.tagName.toLowerCase() + (e.id ? `#${e.id}` : "");
+    for (const c of e.classList) name += `.${c}`;
+    return name;
+  };
+  const path = (e) => {
+    const parts = [];
+    for (let n = e; n && n !== document.body && parts.length < 3; n = n.parentElement) {
+      parts.unshift(describe(n));
+    }
+    return parts.join(" > ");
+  };
+  const texts = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const e = walker.currentNode.parentElement;
+    if (walker.currentNode.textContent.trim() && e && !e.closest("option, select, script, style")) {
+      texts.push([e, null]);
+    }
+  }
+  const fields = "input:not([type=checkbox], [type=radio]), textarea, select";
+  for (const e of root.querySelectorAll(fields)) {
+    texts.push([e, null]);
+    if (e.placeholder && !e.value) texts.push([e, "::placeholder"]);
+  }
+  const failures = new Set();
+  for (const [e, pseudo] of texts) {
+    if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+    const box = e.getBoundingClientRect();
+    if (box.width < 2 || box.height < 2) continue;  // hidden but for screen readers
+    const style = getComputedStyle(e, pseudo);
+    const fg = parse(e instanceof SVGElement ? style.fill : style.color);
+    const { color: bg, opacity } = behind(e);
+    const seen = over([fg[0], fg[1], fg[2], fg[3] * opacity], bg);
+    const r = ratio(seen, bg);
+    if (r < 4.5) {
+      const text = (pseudo ? e.placeholder : e.value || e.textContent).trim().replace(/\\s+/g, " ");
+      const rgb = (c) => `rgb(${c.map(Math.round).join(", ")})`;
+      failures.add(
+        `${path(e)}${pseudo || ""} "${text.slice(0, 40)}": ${r.toFixed(2)}:1, ` +
+          `${rgb(seen)} on ${rgb(bg)}`,
+      );
+    }
+  }
+  return [...failures];
+}"""
+
+
+def seed_every_view(tenant: Tenant, database_url: str) -> str:
+    """What every view of the panel shows at its fullest; returns the long key."""
+    c = tenant.grpc
+    long_key = "customer-preference-for-refund-notices-by-channel-and-language-" + "x" * 40
+    upsert(c, long_key, "Email in German, never SMS. " * 12, MANUAL, importance=90)
+    upsert(c, "conventions", "Commits use the imperative mood", memory_pb2.MEMORY_SOURCE_AUTO)
+    # A value with no space to wrap at.
+    upsert(c, "checkout-url", "https://shop.test/checkout?cart=" + "9f8e7d6c5b4a" * 12, MANUAL)
+    paris = upsert(c, "office", "Works from the Paris office", MANUAL)
+    said = "I moved to Lisbon last spring, and I work remotely."
+    c.call(
+        c.memory.Memorize,
+        pb.MemorizeRequest(
+            owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+            content="The user lives in Lisbon, not Paris.",
+            memory_key="city",
+            tags=["profile", "location"],
+            supersedes=[paris.id],
+            conversation=memory_pb2.Conversation(
+                provider="anthropic",
+                conversation_id="conv-7",
+                messages=[memory_pb2.ConversationMessage(role="user", content=said)],
+            ),
+            groundings=[
+                memory_pb2.Grounding(
+                    message_position=0, start_character=11, end_character=17, quote="Lisbon"
+                )
+            ],
+        ),
+    )
+    write_core_block(c, "Answer in English.\n" * 6, None)
+    settings = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(
+            agent_id=AGENT, memory_enabled=True, active_memory_enabled=True
+        )
+    )
+    c.call(c.memory.UpdateAgentSettings, settings)
+    for n in range(3):
+        run = pb.RecordRunSessionRequest(
+            agent_id=AGENT,
+            run_id=f"run-{1040 + n}",
+            session_id_before="sess_01JD4Q8ZP3" if n else "",
+            session_id_after="sess_01JD4Q8ZP3",
+        )
+        c.call(c.memory.RecordRunSession, run)
+    record_decision_with_reexamination(c)
+    record_passes(
+        database_url,
+        c.tenant_id,
+        Passes(AGENT, "memory-extract:chain:c7d2e91a-triage-and-refunds", 2, 1800, 120, "0.0101"),
+        Passes(AGENT, "memory-extract:run-1047", 30, 2600, 90, "0.0044"),
+    )
+    return long_key
+
+
+def walk_every_view(
+    page: Page, tenant: Tenant, long_key: str, check: Callable[[str], None]
+) -> None:
+    """Each view and state of the panel in turn, `check` called in each; a dialog's
+    name starts with "dialog"."""
+    page.goto("/")
+    check("sign-in")
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    memories = page.locator("#view-memories")
+    # An auto-captured row's Edit is disabled, and read like any other text.
+    expect(memory_row(page, "conventions").get_by_role("button", name="Edit")).to_be_disabled()
+    check("memories")
+    memories.get_by_label("Show superseded").check()
+    expect(memories.locator(".superseded-label")).to_be_visible()
+    check("memories with the superseded")
+    memories.get_by_label("Show superseded").uncheck()
+    expect(memories.locator(".superseded-label")).to_have_count(0)
+
+    row = memory_row(page, long_key)
+    row.get_by_role("button", name="Edit").click()
+    page.get_by_label(f"Value of {long_key}").fill("Email in English.")
+    changed_meanwhile(tenant, memories_of(tenant.grpc)[long_key], "Email in French. " * 10)
+    page.get_by_label(f"Value of {long_key}").press("Enter")
+    expect(row.locator(".conflict-note")).to_be_visible()
+    check("a memory's edit conflict")
+    row.get_by_role("button", name="Discard mine").click()
+
+    memory_row(page, "city").get_by_role("button", name="Details of city").click()
+    expect(page.locator("#memory-detail .grounding-message mark")).to_have_text("Lisbon")
+    check("dialog: a memory's detail")
+    page.locator("#memory-detail").get_by_role("button", name="Close").click()
+    memory_row(page, "city").get_by_role("button", name="Delete").click()
+    expect(page.locator("#confirm-dialog")).to_be_visible()
+    check("dialog: delete confirmation")
+    page.locator("#confirm-dialog").get_by_role("button", name="Cancel").click()
+
+    page.get_by_role("tab", name="Blocks").click()
+    core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    expect(core.locator(".block-content")).to_be_visible()
+    check("blocks")
+    core.get_by_role("button", name="Edit").click()
+    core.get_by_role("textbox").fill("Answer in English or German, always. " * 8)
+    write_core_block(tenant.grpc, "Answer in English, briefly.\n" * 6, core_block(tenant.grpc))
+    core.get_by_role("button", name="Save").click()
+    expect(core.get_by_role("button", name="Retry with my text")).to_be_visible()
+    check("a block's conflict")
+    core.get_by_role("button", name="Discard mine").click()
+    core.get_by_role("button", name="History").click()
+    expect(core.locator(".versions > li")).to_have_count(2)
+    check("a block's history")
+
+    page.get_by_role("tab", name="Prompt & recall").click()
+    page.get_by_label("User message (optional)").fill("Where does the user live?")
+    page.get_by_role("button", name="Render prompt").click()
+    expect(page.locator("#view-preview .prompt-text").first).to_be_visible()
+    page.get_by_label("Query").fill("refund notices")
+    page.get_by_role("button", name="Recall", exact=True).click()
+    expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
+    check("prompt and recall")
+
+    page.get_by_role("tab", name="Session & decisions").click()
+    expect(page.locator(".runs-table tbody tr")).to_have_count(3)
+    expect(page.locator(".reexamination-list li")).to_have_count(1)
+    check("session and decisions")
+
+    page.get_by_role("tab", name="Extraction cost").click()
+    expect(page.locator("#view-cost tbody tr")).to_have_count(2)
+    check("extraction cost")
+
+
+@pytest.fixture(params=["light", "dark"])
+def scheme_page(
+    request: pytest.FixtureRequest, browser: Browser, server: ServerThread
+) -> Iterator[Page]:
+    """A page of a system set to light or to dark."""
+    context = browser.new_context(
+        base_url=f"http://{server.http_address}",
+        viewport=WIDTHS["wide"],
+        color_scheme=request.param,
+    )
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
+
+
+def test_no_view_is_wider_than_its_frame(
+    scheme_page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    page = scheme_page
+    long_key = seed_every_view(tenant, server.database_url)
+    found: list[str] = []
+
+    def check(view: str) -> None:
+        for size in WIDTHS.values():
+            page.set_viewport_size(size)
+            wide = page.evaluate(OVERFLOWING)
+            found.extend(f"{view}, {size['width']} px: {p}" for p in wide)
+        page.set_viewport_size(WIDTHS["wide"])
+
+    walk_every_view(page, tenant, long_key, check)
+    assert found == [], "\n".join(found)
+
+
+def test_every_text_reads_at_4_5_to_1(
+    scheme_page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    page = scheme_page
+    long_key = seed_every_view(tenant, server.database_url)
+    found: list[str] = []
+
+    def check(view: str) -> None:
+        # Under an open dialog the page is dimmed and out of reach: the dialog is read.
+        scope = "dialog[open]" if view.startswith("dialog") else None
+        for size in WIDTHS.values():
+            page.set_viewport_size(size)
+            low = page.evaluate(LOW_CONTRAST, scope)
+            found.extend(f"{view}, {size['width']} px: {p}" for p in low)
+        page.set_viewport_size(WIDTHS["wide"])
+
+    walk_every_view(page, tenant, long_key, check)
+    assert found == [], "\n".join(found)
+
+
+LONG_KEY = "customer-preference-for-refund-notices-by-channel-and-language-" + "x" * 40
+
+
+@pytest.mark.parametrize("size", WIDTHS.values(), ids=WIDTHS.keys())
+def test_a_long_key_ends_in_an_ellipsis_and_shows_whole_on_hover_and_in_its_detail(
+    page: Page, tenant: Tenant, size: ViewportSize
+) -> None:
+    upsert(tenant.grpc, LONG_KEY, "Email in German, never SMS.", MANUAL, importance=50)
+    upsert(tenant.grpc, "checkout-url", "https://shop.test/?cart=" + "9f8e7d6c5b4a" * 12, MANUAL)
+    upsert(tenant.grpc, "conventions", "Commits use the imperative mood", AUTO)
+    page.set_viewport_size(size)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    opener = memory_row(page, LONG_KEY).get_by_role("button", name=f"Details of {LONG_KEY}")
+    expect(opener).to_have_attribute("title", LONG_KEY)  # the whole key on hover
+    shown = opener.locator(".key")
+    assert shown.evaluate("e => getComputedStyle(e).textOverflow") == "ellipsis"
+    assert shown.evaluate("e => e.scrollWidth > e.clientWidth"), "the long key is not cut"
+
+    # Every row's buttons are whole, inside the table's frame and the window.
+    frame = page.locator("#view-memories .table-wrap").bounding_box()
+    assert frame is not None
+    right = min(frame["x"] + frame["width"], size["width"])
+    buttons = page.locator("#view-memories tbody .row-actions button").all()
+    assert len(buttons) == 9
+    for button in buttons:
+        box = button.bounding_box()
+        assert box is not None
+        name = button.get_attribute("aria-label")
+        assert frame["x"] <= box["x"], name
+        assert box["x"] + box["width"] <= right + 0.5, name
+        assert button.evaluate("e => e.scrollWidth <= e.clientWidth"), f"{name} is cut"
+
+    opener.click()
+    title = page.locator("#memory-detail-title")
+    expect(title).to_have_text(LONG_KEY)
+    assert title.evaluate("e => e.scrollWidth <= e.clientWidth"), "the detail cuts the key"
+
+
+@pytest.mark.parametrize("size", WIDTHS.values(), ids=WIDTHS.keys())
+def test_every_tab_is_in_sight_without_scrolling_the_strip(
+    page: Page, tenant: Tenant, size: ViewportSize
+) -> None:
+    page.set_viewport_size(size)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    strip = page.get_by_role("tablist")
+    assert strip.evaluate("e => e.scrollWidth <= e.clientWidth"), "the tab strip scrolls"
+    frame = strip.bounding_box()
+    assert frame is not None
+    rows = set()
+    for tab in strip.get_by_role("tab").all():
+        box = tab.bounding_box()
+        assert box is not None
+        assert frame["x"] <= box["x"]
+        assert box["x"] + box["width"] <= frame["x"] + frame["width"]
+        assert box["x"] + box["width"] <= size["width"], f"{tab.text_content()} is cut"
+        rows.add(round(box["y"]))
+    # One row where they fit; on a phone they wrap onto a second.
+    assert len(rows) == (1 if size["width"] == 1280 else 2)
+
+
+# The buttons of `scope` a notice's box meets, the notice's own Dismiss aside.
+COVERED = """(scope) => {
+  const notice = document.getElementById("status").getBoundingClientRect();
+  const meets = (r) =>
+    r.left < notice.right && notice.left < r.right &&
+    r.top < notice.bottom && notice.top < r.bottom;
+  return [...document.querySelectorAll(`${scope} button`)]
+    .filter((b) => !b.closest("#status") && b.checkVisibility({ visibilityProperty: true }))
+    .filter((b) => meets(b.getBoundingClientRect()))
+    .map((b) => b.getAttribute("aria-label") || b.textContent.trim());
+}"""
+
+
+@pytest.mark.parametrize("size", WIDTHS.values(), ids=WIDTHS.keys())
+def test_a_notice_covers_no_button_of_an_open_dialog(
+    page: Page, tenant: Tenant, size: ViewportSize
+) -> None:
+    for n in range(30):  # a page longer than the window
+        upsert(tenant.grpc, f"note-{n:02d}", f"note number {n}", MANUAL)
+    upsert(tenant.grpc, "city", "The user lives in Lisbon.", MANUAL, importance=90)
+    page.set_viewport_size(size)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    memory_row(page, "city").get_by_role("button", name="Details of city").click()
+    detail = page.locator("#memory-detail")
+    later = datetime.now() + timedelta(days=3)
+    detail.get_by_label("Expiry of city").fill(later.strftime("%Y-%m-%dT%H:%M"))
+    detail.get_by_role("button", name="Set", exact=True).click()
+    notice = page.get_by_role("status")
+    expect(notice).to_contain_text("city now expires then.")
+    # The notice is a line of the dialog, in view, and lies over none of its buttons.
+    expect(detail.get_by_role("status")).to_be_in_viewport()
+    assert page.evaluate(COVERED, "dialog[open]") == []
+
+    # Closed, the dialog gives the notice back to the page; a dialog that opens
+    # while it shows takes it in.
+    detail.get_by_role("button", name="Close").click()
+    expect(notice).to_be_visible()
+    expect(page.locator("dialog[open]")).to_have_count(0)
+    memory_row(page, "note-00").get_by_role("button", name="Delete").click()
+    confirm = confirm_dialog(page)
+    expect(confirm.get_by_role("status")).to_contain_text("city now expires then.")
+    assert page.evaluate(COVERED, "dialog[open]") == []
+    confirm.get_by_role("button", name="Cancel").click()
+
+    # On the page it keeps a place of its own at the end: scrolled there, it lies
+    # over nothing.
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    expect(page.locator("#content > #status")).to_be_visible()
+    assert page.evaluate(COVERED, "body") == []

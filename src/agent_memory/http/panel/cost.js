@@ -383,6 +383,11 @@ export function mount(container, ctx) {
     );
   }
 
+  /** A figure's cell; its column's name goes with it where the table is a card list. */
+  function figure(label, value) {
+    return el("td", { class: "col-num", "data-label": label }, value);
+  }
+
   function renderTable(groups, colors) {
     if (groups.length === 0) {
       tableBox.replaceChildren();
@@ -415,11 +420,11 @@ export function mount(container, ctx) {
                 {},
                 [...g.agents].map((a) => el("code", { class: "agent" }, a)),
               ),
-              el("td", { class: "col-num" }, formatCount(g.passes)),
-              el("td", { class: "col-num" }, formatCount(g.input)),
-              el("td", { class: "col-num" }, formatCount(g.output)),
-              el("td", { class: "col-num" }, formatUsd(g.cost)),
-              el("td", { class: "col-date" }, timeEl(g.last)),
+              figure("Passes", formatCount(g.passes)),
+              figure("Input tokens", formatCount(g.input)),
+              figure("Output tokens", formatCount(g.output)),
+              figure("Cost", formatUsd(g.cost)),
+              el("td", { class: "col-date", "data-label": "Last pass" }, timeEl(g.last)),
             ),
           ),
         ),
@@ -434,10 +439,10 @@ export function mount(container, ctx) {
               { scope: "row", colspan: 2 },
               report.full ? "Total of the passes listed" : "Total",
             ),
-            el("td", { class: "col-num" }, formatCount(total((g) => g.passes))),
-            el("td", { class: "col-num" }, formatCount(total((g) => g.input))),
-            el("td", { class: "col-num" }, formatCount(total((g) => g.output))),
-            el("td", { class: "col-num" }, formatUsd(total((g) => g.cost))),
+            figure("Passes", formatCount(total((g) => g.passes))),
+            figure("Input tokens", formatCount(total((g) => g.input))),
+            figure("Output tokens", formatCount(total((g) => g.output))),
+            figure("Cost", formatUsd(total((g) => g.cost))),
             el("td", {}),
           ),
         ),

@@ -397,8 +397,9 @@ export function mount(container, ctx) {
           "button",
           {
             type: "button",
-            class: "link-button",
+            class: "link-button key-button",
             "aria-label": `Details of ${memory.key}`,
+            title: memory.key,
             onclick: () => openDetail(memory),
           },
           keyEl(memory.key),

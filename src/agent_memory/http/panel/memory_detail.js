@@ -100,6 +100,7 @@ export async function openMemoryDetail(memory, ctx, { onChanged, sourceName }) {
       el("h2", { id: "memory-detail-title" }, el("code", { class: "key" }, memory.key)),
       close,
     ),
+    el("div", { class: "dialog-status" }),
     body,
   );
   if (!box.open) box.showModal();

@@ -56,6 +56,21 @@ function remember(target) {
 
 // -- status line ------------------------------------------------------------------
 
+/**
+ * The status line stands where the person is: in an open dialog, in the dialog's
+ * flow under its head, pushing what follows down rather than floating over the
+ * dialog's buttons (which the page's place for it, under the dialog, would also
+ * be); else at the end of the page, kept in view at the bottom of the window.
+ */
+function placeStatus() {
+  const region = $("status");
+  const dialogs = [...document.querySelectorAll("dialog[open]")];
+  const slot = dialogs.length ? dialogs[dialogs.length - 1].querySelector(".dialog-status") : null;
+  const home = slot || $("content");
+  if (region.parentElement !== home) home.append(region);
+  return region;
+}
+
 function clearStatus() {
   $("status").replaceChildren();
 }
@@ -66,7 +81,8 @@ function showStatus(kind, ...content) {
     { type: "button", class: "notice-close", "aria-label": "Dismiss", onclick: clearStatus },
     "×",
   );
-  $("status").replaceChildren(
+  const region = placeStatus();
+  region.replaceChildren(
     el(
       "div",
       { class: `notice ${kind}` },
@@ -74,6 +90,7 @@ function showStatus(kind, ...content) {
       dismiss,
     ),
   );
+  if (region.closest("dialog")) region.scrollIntoView({ block: "nearest" });
 }
 
 function notify(message) {
@@ -375,6 +392,11 @@ function onTabKey(event) {
 // -- start --------------------------------------------------------------------------------
 
 function start() {
+  // A dialog opening or closing takes the status line with it, or gives it back.
+  new MutationObserver(placeStatus).observe(document.body, {
+    subtree: true,
+    attributeFilter: ["open"],
+  });
   $("signin-form").addEventListener("submit", onSignIn);
   $("sign-out").addEventListener("click", () => signOut());
   $("target-form").addEventListener("submit", onOpenTarget);
