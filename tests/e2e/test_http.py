@@ -741,7 +741,7 @@ def test_tenants_never_see_each_other_over_http(server: ServerThread) -> None:
     )
     memory_id = created.json()["memory"]["id"]
     assert get(server, f"/v1/memories/{memory_id}", theirs).status_code == 404
-    assert get(server, "/v1/agents/coder/memories", theirs).json() == {}
+    assert get(server, "/v1/agents/coder/memories", theirs).json() == {"totalSize": 0}
     deleted = httpx.delete(f"http://{server.http_address}/v1/memories/{memory_id}", headers=theirs)
     assert deleted.status_code == 404
     assert get(server, f"/v1/memories/{memory_id}", mine).status_code == 200
@@ -857,7 +857,7 @@ def test_the_local_mode_takes_the_caller_from_headers(database_url: str) -> None
         post(local, "/v1/agents/coder/memories", mine, json={"key": "k", "value": "v"})
         assert len(get(local, "/v1/agents/coder/memories", mine).json()["memories"]) == 1
         other = {"x-tenant-id": f"{tenant}-other", "x-user-id": "ann"}
-        assert get(local, "/v1/agents/coder/memories", other).json() == {}
+        assert get(local, "/v1/agents/coder/memories", other).json() == {"totalSize": 0}
 
 
 def test_healthz_answers_while_the_database_does(server: ServerThread) -> None:
@@ -986,7 +986,7 @@ def test_a_path_that_contradicts_the_body_is_400(
     headers = bearer(server)
     response = post(server, path, headers, json=body)
     assert response.status_code == 400, response.text
-    assert get(server, path, headers).json() == {}
+    assert get(server, path, headers).json() == {"totalSize": 0}
 
 
 @pytest.mark.parametrize(
@@ -1010,7 +1010,7 @@ def test_a_request_from_another_site_s_page_is_refused(
     )
     assert response.status_code == 403
     assert reason(response) == "CROSS_ORIGIN"
-    assert get(server, "/v1/agents/coder/memories", key).json() == {}
+    assert get(server, "/v1/agents/coder/memories", key).json() == {"totalSize": 0}
 
 
 def test_an_origin_of_another_scheme_on_the_same_host_is_another_site(

@@ -96,6 +96,10 @@ NOT_EXPORTED: Mapping[str, str] = {
     ),
     "agentmemory.v1.Block.created_at": "an import writes a block now, as WriteBlock does",
     "agentmemory.v1.Block.updated_at": "an import writes a block now, as WriteBlock does",
+    "agentmemory.v1.Block.etag": (
+        "derived from the version and updated_at the import gives the block anew "
+        "(an etag guards writes to one copy, not across copies)"
+    ),
     "agentmemory.v1.Block.indexed_line_count": (
         "the importing side's indexer embeds an imported block's lines in the background"
     ),
