@@ -21,16 +21,15 @@ as the rest of the code is.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import builtins
-import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import generate_types
+from generated_file import GeneratedFile
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "clients" / "python" / "src" / "agent_memory_client"
@@ -87,7 +86,7 @@ class Operation:
         """The method's parameters after ``self``, ending with ``timeout``."""
         args = self.arguments
         if args.vararg or args.kwarg:
-            fail(f"{self.name}: an operation takes no *args or **kwargs")
+            FILE.fail(f"{self.name}: an operation takes no *args or **kwargs")
         positional = [*args.posonlyargs, *args.args]
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
         defaults += args.defaults
@@ -100,7 +99,7 @@ class Operation:
         if "timeout" in {a.arg for a in (*positional, *args.kwonlyargs)} or any(
             a.arg == "self" for a in positional
         ):
-            fail(f"{self.name}: `self` and `timeout` are the method's own parameters")
+            FILE.fail(f"{self.name}: `self` and `timeout` are the method's own parameters")
         return [*rendered, "timeout: float | None = None"]
 
     def call(self) -> str:
@@ -123,10 +122,6 @@ class Operation:
         return found
 
 
-def fail(message: str) -> None:
-    raise SystemExit(f"scripts/generate_client.py: {message}")
-
-
 def _parameter(arg: ast.arg, default: ast.expr | None) -> str:
     text = arg.arg
     if arg.annotation is not None:
@@ -145,7 +140,7 @@ def _result_of(node: ast.FunctionDef) -> ast.expr | None:
         ):
             (response,) = decorator.args
             return response
-        fail(f"{node.name}: the only decorator an operation takes is @with_result(...)")
+        FILE.fail(f"{node.name}: the only decorator an operation takes is @with_result(...)")
     return None
 
 
@@ -164,15 +159,15 @@ def operations(tree: ast.Module) -> list[Operation]:
             continue
         doc = ast.get_docstring(node)
         if not doc:
-            fail(f"{node.name}: an operation's docstring is its method's; write one")
+            FILE.fail(f"{node.name}: an operation's docstring is its method's; write one")
         assert doc is not None
         if '"""' in doc or "\\" in doc:
-            fail(f'{node.name}: keep backslashes and """ out of the docstring')
+            FILE.fail(f'{node.name}: keep backslashes and """ out of the docstring')
         found.append(
             Operation(node.name, returns.value.id, returns.slice, node.args, doc, _result_of(node))
         )
     if not found:
-        fail(f"no operations in {OPS.relative_to(ROOT)}")
+        FILE.fail(f"no operations in {OPS.relative_to(ROOT)}")
     return found
 
 
@@ -185,7 +180,7 @@ def origins(tree: ast.Module) -> dict[str, tuple[str, str]]:
             for alias in node.names:
                 table[alias.asname or alias.name] = (node.module, alias.name)
         elif isinstance(node, ast.Import):
-            fail("import modules in _ops.py as `from PACKAGE import MODULE`")
+            FILE.fail("import modules in _ops.py as `from PACKAGE import MODULE`")
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.ClassDef | ast.FunctionDef):
             targets = node.targets if isinstance(node, ast.Assign) else [node]
             for target in targets:
@@ -204,7 +199,9 @@ def imports(found: list[Operation], table: dict[str, tuple[str, str]]) -> str:
     lines = []
     for name in sorted(names - set(dir(builtins))):
         if name not in table:
-            fail(f"{name!r} is used by an operation but neither defined nor imported in _ops.py")
+            FILE.fail(
+                f"{name!r} is used by an operation but neither defined nor imported in _ops.py"
+            )
         module, original = table[name]
         alias = f" as {name}" if original != name else ""
         lines.append(f"from {module} import {original}{alias}")
@@ -219,11 +216,11 @@ def response_fields(expression: ast.expr, table: dict[str, tuple[str, str]]) -> 
         and isinstance(expression.value, ast.Name)
         and table.get(expression.value.id) == ("agent_memory_client", "types")
     ):
-        fail(f"name a response as types.Record, not {ast.unparse(expression)}")
+        FILE.fail(f"name a response as types.Record, not {ast.unparse(expression)}")
     assert isinstance(expression, ast.Attribute)
     records = generate_types.records()
     if expression.attr not in records:
-        fail(f"no record {expression.attr} in agent_memory_client.types")
+        FILE.fail(f"no record {expression.attr} in agent_memory_client.types")
     return [field.name for field in records[expression.attr].fields]
 
 
@@ -266,13 +263,13 @@ def methods(op: Operation, table: dict[str, tuple[str, str]], *, awaited: bool) 
         text = _method(op.name, parameters, returns, op.doc, body, awaited=False)
     else:
         if answer not in STREAMS:
-            fail(f"{op.name}: no stream class for {answer}; add one to STREAMS")
+            FILE.fail(f"{op.name}: no stream class for {answer}; add one to STREAMS")
         stream = STREAMS[answer][1 if awaited else 0]
         body = f"return {stream}(self._start_stream({op.call()}, timeout))"
         text = _method(op.name, parameters, stream, op.doc, body, awaited=False)
     if op.result is not None:
         if op.kind != "Op":
-            fail(f"{op.name}: only a unary operation takes @with_result")
+            FILE.fail(f"{op.name}: only a unary operation takes @with_result")
         response = ast.unparse(op.result)
         fields = _listing(response_fields(op.result, table))
         doc = textwrap.fill(
@@ -291,20 +288,6 @@ def methods(op: Operation, table: dict[str, tuple[str, str]], *, awaited: bool) 
     return text
 
 
-def ruff(arguments: list[str], text: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "ruff", *arguments, "--stdin-filename", str(METHODS), "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    if done.returncode != 0:
-        fail(f"ruff {arguments[0]} failed:\n{done.stderr}")
-    return done.stdout
-
-
 def render() -> str:
     """The text ``_methods.py`` must have."""
     tree = ast.parse(OPS.read_text(encoding="utf-8"), filename=str(OPS))
@@ -315,35 +298,13 @@ def render() -> str:
         sync="".join(methods(op, table, awaited=False) for op in found),
         aio="".join(methods(op, table, awaited=True) for op in found),
     )
-    text = ruff(["check", "--fix-only", "--select", "I", "--quiet"], text)
-    return ruff(["format", "--quiet"], text)
+    text = FILE.ruff(["check", "--fix-only", "--select", "I", "--quiet"], text)
+    return FILE.ruff(["format", "--quiet"], text)
 
 
-def check() -> int:
-    """Exit status 0 when ``_methods.py`` matches ``_ops.py``, else 1."""
-    current = METHODS.read_text(encoding="utf-8") if METHODS.exists() else ""
-    if render() == current:
-        print(f"{METHODS.relative_to(ROOT).as_posix()} is up to date")
-        return 0
-    name = METHODS.relative_to(ROOT).as_posix()
-    print(f"{name} is stale; run `python scripts/generate_client.py`.", file=sys.stderr)
-    return 1
-
-
-def write() -> int:
-    METHODS.write_text(render(), encoding="utf-8", newline="\n")
-    print(METHODS.relative_to(ROOT).as_posix())
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 when _methods.py is stale, writing nothing"
-    )
-    args = parser.parse_args(argv)
-    return check() if args.check else write()
+FILE = GeneratedFile(METHODS, "scripts/generate_client.py", render)
+check, write = FILE.check, FILE.write
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(FILE.main(sys.argv[1:], __doc__))

@@ -23,15 +23,14 @@ sorted and formatted with ruff, as the rest of the code is.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import keyword
-import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from generated_file import GeneratedFile
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
@@ -135,10 +134,6 @@ def record_of(message: Message) -> Record[Any]:
 '''
 
 
-def fail(message: str) -> None:
-    raise SystemExit(f"scripts/generate_types.py: {message}")
-
-
 # -- the contract ------------------------------------------------------------------------
 
 
@@ -156,7 +151,7 @@ def answers() -> list[Descriptor]:
         for service in file.services_by_name.values():
             found += [method.output_type for method in service.methods]
     if not found:
-        fail(f"no services in {PACKAGE}")
+        FILE.fail(f"no services in {PACKAGE}")
     return found
 
 
@@ -287,7 +282,7 @@ def member_names(e: EnumDescriptor) -> list[str]:
         usable = short.isidentifier() and not keyword.iskeyword(short) and not short[0].isdigit()
         names.append(short if usable else value.name)
     if len(set(names)) != len(names):
-        fail(f"{e.full_name}: members share a name once the prefix is dropped")
+        FILE.fail(f"{e.full_name}: members share a name once the prefix is dropped")
     return names
 
 
@@ -329,7 +324,7 @@ def value_shape(field: FieldDescriptor, where: str) -> Shape:
             annotation, "None", f"{reader}({{}})", f"{writer}({{}})", plain=False, writes_none=True
         )
     if not held.full_name.startswith(f"{PACKAGE}."):
-        fail(f"{where}: no Python value for {held.full_name}; add it to WELL_KNOWN")
+        FILE.fail(f"{where}: no Python value for {held.full_name}; add it to WELL_KNOWN")
     name = class_name(held)
     return Shape(
         name, "None", f"{name}.from_proto({{}})", "{}.proto", plain=False, writes_none=False
@@ -351,7 +346,7 @@ def record_field(field: FieldDescriptor, owner: Descriptor) -> Field:
     name = field.name
     where = f"{owner.full_name}.{name}"
     if name in RESERVED or keyword.iskeyword(name) or name.startswith("_"):
-        fail(f"{where}: a record cannot have a field of this name")
+        FILE.fail(f"{where}: a record cannot have a field of this name")
     source, target = f"message.{name}", f"self.{name}"
     if is_map(field):
         key, value = (value_shape(f, where) for f in element_fields(field))
@@ -390,7 +385,7 @@ def docstring(text: str, indent: int) -> str:
     if not lines:
         return ""
     if '"""' in text:
-        fail(f'keep """ out of the protos\' comments: {lines[0]}')
+        FILE.fail(f'keep """ out of the protos\' comments: {lines[0]}')
     width = WIDTH - indent - 6  # room for the quotes
     wrapped = []
     for line in (line.rstrip().replace("\\", "\\\\") for line in lines):
@@ -439,26 +434,12 @@ def record_text(m: Descriptor, said: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def ruff(arguments: list[str], text: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "ruff", *arguments, "--stdin-filename", str(TYPES), "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    if done.returncode != 0:
-        fail(f"ruff {arguments[0]} failed:\n{done.stderr}")
-    return done.stdout
-
-
 def records() -> dict[str, Descriptor]:
     """Every record's name and its message."""
     messages, _ = answered()
     table = {class_name(m): m for m in messages}
     if len(table) != len(messages):
-        fail("two records would share a name")
+        FILE.fail("two records would share a name")
     return table
 
 
@@ -467,7 +448,7 @@ def render() -> str:
     messages, enums = answered()
     names = [class_name(d) for d in (*messages, *enums)]
     if len(set(names)) != len(names):
-        fail("two records or enums would share a name")
+        FILE.fail("two records or enums would share a name")
     said = comments()
     modules = sorted({proto_class(m).split(".")[0] for m in messages})
     text = HEADER.format(
@@ -477,35 +458,13 @@ def render() -> str:
         table="\n".join(f'    "{m.full_name}": {class_name(m)},' for m in messages),
     )
     # Unused imports (a contract without maps needs no `dataclass_field`) go, then the format.
-    text = ruff(["check", "--fix-only", "--select", "I,F401", "--quiet"], text)
-    return ruff(["format", "--quiet"], text)
+    text = FILE.ruff(["check", "--fix-only", "--select", "I,F401", "--quiet"], text)
+    return FILE.ruff(["format", "--quiet"], text)
 
 
-def check() -> int:
-    """Exit status 0 when ``types.py`` matches the contract, else 1."""
-    current = TYPES.read_text(encoding="utf-8") if TYPES.exists() else ""
-    name = TYPES.relative_to(ROOT).as_posix()
-    if render() == current:
-        print(f"{name} is up to date")
-        return 0
-    print(f"{name} is stale; run `python scripts/generate_types.py`.", file=sys.stderr)
-    return 1
-
-
-def write() -> int:
-    TYPES.write_text(render(), encoding="utf-8", newline="\n")
-    print(TYPES.relative_to(ROOT).as_posix())
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 when types.py is stale, writing nothing"
-    )
-    args = parser.parse_args(argv)
-    return check() if args.check else write()
+FILE = GeneratedFile(TYPES, "scripts/generate_types.py", render)
+check, write = FILE.check, FILE.write
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(FILE.main(sys.argv[1:], __doc__))

@@ -156,6 +156,8 @@ def test_any_answer_reads_as_its_record() -> None:
 
 def generate_types() -> ModuleType:
     path = Path(__file__).resolve().parents[2] / "scripts" / "generate_types.py"
+    if str(path.parent) not in sys.path:  # as when it runs: its neighbours import by name
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location("generate_types", path)
     assert spec is not None
     assert spec.loader is not None
