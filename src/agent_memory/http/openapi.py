@@ -25,7 +25,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from google.protobuf.message import Message
 
 from agent_memory.http.routes import Route, field_at, routes
-from agent_memory.http.transcoder import HTTP_STATUS
+from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
 from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors
 
 # A variable of a route template: {field.path} or {field.path=pattern}.
@@ -516,7 +516,7 @@ def _operation(
     else:
         ok = {"description": described, "content": {"application/json": {"schema": answer}}}
     responses: dict[str, Any] = {"200": ok}
-    if _carries_etag(route.response):
+    if etag_resource(route.response) is not None:
         ok["headers"] = {"ETag": _ETAG_HEADER}
         if route.verb == "get":
             operation.setdefault("parameters", []).append(_IF_NONE_MATCH)
@@ -558,21 +558,6 @@ _IF_MATCH: Final = {
     "it is now). When the resource's differs, the answer is 412 and nothing changes.",
     "schema": {"type": "string"},
 }
-
-
-def _carries_etag(response: Descriptor) -> bool:
-    """Whether an answer carries an etag, its own or its one resource's: the server sends
-    it as the ETag header (:func:`agent_memory.http.transcoder`)."""
-    if "etag" in response.fields_by_name:
-        return True
-    resources = [
-        f
-        for f in response.fields
-        if f.message_type is not None
-        and not f.is_repeated
-        and "etag" in f.message_type.fields_by_name
-    ]
-    return len(resources) == 1
 
 
 def _fixed_paths() -> dict[str, Any]:

@@ -13,6 +13,7 @@ HTTP status of the standard mapping.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import (
@@ -736,20 +737,30 @@ def _apply_if_match(route: Route, request: Request, message: Message) -> Respons
     return None
 
 
-def _etag_of(answer: Message) -> str:
-    """The answer's etag, or its one resource's (a GetMemoryResponse's memory)."""
-    fields = answer.DESCRIPTOR.fields_by_name
-    if "etag" in fields:
-        return str(getattr(answer, "etag"))  # noqa: B009
-    found = [
-        getattr(getattr(answer, f.name), "etag")  # noqa: B009
-        for f in answer.DESCRIPTOR.fields
+@functools.cache
+def etag_resource(answer: Descriptor) -> str | None:
+    """Where an answer carries its etag: ``""`` for a field of its own, the name of its
+    one resource field that has one (a GetMemoryResponse's ``memory``), or None when it
+    carries none. The ETag header comes from there, and the OpenAPI document says so."""
+    if "etag" in answer.fields_by_name:
+        return ""
+    resources = [
+        f.name
+        for f in answer.fields
         if f.message_type is not None
         and not f.is_repeated
         and "etag" in f.message_type.fields_by_name
-        and answer.HasField(f.name)
     ]
-    return str(found[0]) if len(found) == 1 else ""
+    return resources[0] if len(resources) == 1 else None
+
+
+def _etag_of(answer: Message) -> str:
+    """The answer's etag, or its one resource's (a GetMemoryResponse's memory)."""
+    where = etag_resource(answer.DESCRIPTOR)
+    if where is None or (where and not answer.HasField(where)):
+        return ""
+    holder = getattr(answer, where) if where else answer
+    return str(getattr(holder, "etag"))  # noqa: B009
 
 
 def _none_match(header: str | None, tag: str) -> bool:
