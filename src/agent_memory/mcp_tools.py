@@ -632,12 +632,17 @@ class MemoryTools:
         def without(content: str) -> str:
             lines = content.split("\n")
             at = line - 1
-            if at >= len(lines) or " ".join(lines[at].split()) != wanted:
-                said = inline(lines[at]) if at < len(lines) else "nothing (there are "
-                said += "" if at < len(lines) else f"{len(lines)} lines)"
+            if at >= len(lines):
                 msg = (
-                    f"Nothing was deleted: line {line} of archival memory reads {said}, "
-                    "not the text given. Recall again and use the line it shows."
+                    f"Nothing was deleted: archival memory has {len(lines)} lines, not "
+                    f"{line}. Recall again and use the line it shows."
+                )
+                raise ToolError(msg)
+            if " ".join(lines[at].split()) != wanted:
+                msg = (
+                    f"Nothing was deleted: line {line} of archival memory reads "
+                    f"{inline(lines[at])}, not the text given. Recall again and use the line "
+                    "it shows."
                 )
                 raise ToolError(msg)
             found.append(lines.pop(at))
@@ -857,14 +862,11 @@ class MemoryTools:
     ) -> str:
         """Set when a saved memory is forgotten (a fact about today, a plan for the
         week), or make it keep until it is changed."""
-        memory = await self.client.get_memory(memory_id)
-        if ttl_hours is None:
-            changed = await self.client.update_memory(
-                memory_id, update_mask=["expire_time"], etag=memory.etag
-            )
-        else:
-            when = datetime.now(UTC) + timedelta(hours=ttl_hours)
-            changed = await self.client.update_memory(memory_id, expire_time=when, etag=memory.etag)
+        # Named in the mask and not given, the expiry is cleared: the memory keeps.
+        when = None if ttl_hours is None else datetime.now(UTC) + timedelta(hours=ttl_hours)
+        changed = await self.client.update_memory(
+            memory_id, expire_time=when, update_mask=["expire_time"]
+        )
         return f"Expiry set: {_memory_fields(changed)} · key: {inline(changed.key)}"
 
     async def forget(
