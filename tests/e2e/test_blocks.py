@@ -809,6 +809,7 @@ def test_an_etag_is_a_compare_and_set_token_like_updated_at(client: Client) -> N
     for etag, extra in (
         ('W/"3"', {}),
         ("not an etag", {}),
+        ('W/"1.9999999999999999999"', {}),  # a time past any a block is written at
         (same.etag, {"expected_updated_at": second.updated_at}),
     ):
         with pytest.raises(grpc.RpcError) as refused:

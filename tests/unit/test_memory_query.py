@@ -122,7 +122,14 @@ def test_a_key_and_the_creation_and_change_times_restrict_a_listing() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ['key : "x"', 'create_time > "yesterday"', 'update_time > "2026-11-01T09:00:00"']
+    "text",
+    [
+        'key : "x"',
+        'create_time > "yesterday"',
+        'update_time > "2026-11-01T09:00:00"',
+        'create_time > "9999-12-31T23:59:59.999999Z"',
+        'update_time < "0001-01-01T00:00:00Z"',
+    ],
 )
 def test_a_key_or_time_it_cannot_read_is_refused(text: str) -> None:
     with pytest.raises(InvalidArgument) as refused:

@@ -258,16 +258,14 @@ def _time(query: MemoryQuery, name: str, op: str, value: str) -> MemoryQuery:
         if created
         else (query.updated_min, query.updated_max)
     )
-    bounds = {
-        "=": (at, at),
-        ">": (at + _MICROSECOND, None),
-        ">=": (at, None),
-        "<": (None, at - _MICROSECOND),
-        "<=": (None, at),
-    }
-    if op not in bounds:
+    if op not in ("=", ">", ">=", "<", "<="):
         check([_refuse(f"{name} takes =, <, <=, > or >=")])
-    new_low, new_high = bounds[op]
+    try:
+        new_low = at + _MICROSECOND if op == ">" else at if op in ("=", ">=") else None
+        new_high = at - _MICROSECOND if op == "<" else at if op in ("=", "<=") else None
+    except OverflowError:
+        check([_refuse(f"{name} compares with a time between the years 1 and 9999")])
+        raise AssertionError from None  # pragma: no cover - check raised
     if new_low is not None:
         low = new_low if low is None else max(low, new_low)
     if new_high is not None:
