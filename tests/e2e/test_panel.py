@@ -35,7 +35,7 @@ from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support import Client, ServerThread, has_pgvector
+from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, has_pgvector
 
 pytestmark = pytest.mark.e2e
 
@@ -462,6 +462,9 @@ def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
     expect(versions).to_have_count(0)
 
 
+# The local model embeds the lines behind whatever else the machine runs: it gets the
+# time every test waiting for it gets.
+@pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)
 def test_an_archival_block_says_when_its_lines_are_found_by_meaning(
     page: Page, tenant: Tenant, server: ServerThread
 ) -> None:
@@ -481,7 +484,7 @@ def test_an_archival_block_says_when_its_lines_are_found_by_meaning(
     if has_pgvector(server.database_url):
         # Read again while the indexer embeds the lines, until all are found by meaning.
         expect(card.locator(".block-meta")).to_contain_text(
-            "found by words and meaning", timeout=30_000
+            "found by words and meaning", timeout=WAIT_INDEXED_SECONDS * 1000
         )
     else:
         expect(card.locator(".block-meta")).to_contain_text("found by their words")
