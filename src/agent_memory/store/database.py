@@ -19,6 +19,7 @@ from typing import Any, LiteralString
 
 import psycopg
 from opentelemetry.trace import TracerProvider
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from sqlalchemy.engine import make_url
@@ -344,11 +345,13 @@ class Database(Store):
             with database_errors():
                 if self._pool.closed:
                     await self._pool.open()
-                conn = await self._checkout()
+                # The pool hands a connection back itself when the caller is
+                # cancelled while it waits for one (psycopg_pool 3.3).
+                conn = await self._pool.getconn()
                 try:
                     yield conn
                 finally:
-                    await asyncio.shield(self._pool.putconn(conn))
+                    await self._put_back(conn)
         except Unavailable as exc:
             # A pool with no free connection is busy, not down: only a database that
             # does not answer is an outage.
@@ -356,21 +359,20 @@ class Database(Store):
                 self.outage.failed(exc.__cause__ or exc)
             raise
 
-    async def _checkout(self) -> Connection:
-        """A pooled connection, handed back even if the caller is cancelled meanwhile."""
-        getting = asyncio.ensure_future(self._pool.getconn())
-        try:
-            return await asyncio.shield(getting)
-        except asyncio.CancelledError:
-            getting.add_done_callback(self._give_back)
-            raise
+    async def _put_back(self, conn: Connection) -> None:
+        """Hand ``conn`` back to the pool, also when the caller is cancelled meanwhile.
 
-    def _give_back(self, getting: asyncio.Future[Connection]) -> None:
-        if getting.cancelled() or getting.exception() is not None:
+        An idle connection goes back without a wait (nothing to roll back, and the
+        pool's lock is never held across one), so nothing can cancel it half way:
+        no task is made for it. One left in a transaction is rolled back first, a
+        round trip that runs to its end in a task of its own."""
+        if conn.info.transaction_status is TransactionStatus.IDLE:
+            await self._pool.putconn(conn)
             return
-        returning = asyncio.ensure_future(self._pool.putconn(getting.result()))
+        returning = asyncio.ensure_future(self._pool.putconn(conn))
         self._returning.add(returning)
         returning.add_done_callback(self._returning.discard)
+        await asyncio.shield(returning)
 
     async def _trace(self, conn: Connection) -> None:
         """A span per SQL statement, only when tracing is on: no cost otherwise."""
