@@ -1192,13 +1192,30 @@ _FINDERS: tuple[Callable[[str, str], Iterator[_Span]], ...] = (
 )
 
 
+# Short texts found clean, remembered: ids, keys, labels and tags come back call after
+# call. Only a clean verdict is kept (never a text that holds a secret), for texts of
+# at most _CLEAN_CHARS, and the whole set is dropped when it fills (a bound, not an LRU).
+_CLEAN_CHARS = 160
+_CLEAN_KEPT = 4096
+_clean: set[str] = set()
+
+
 def _spans(text: str) -> list[_Span]:
     if not text:
         return []
+    short = len(text) <= _CLEAN_CHARS
+    if short and text in _clean:
+        return []
     lower = text.lower()
     if not may_hold_secret(text, lower):
-        return []
-    return [span for finder in _FINDERS for span in finder(text, lower)]
+        spans = []
+    else:
+        spans = [span for finder in _FINDERS for span in finder(text, lower)]
+    if short and not spans:
+        if len(_clean) >= _CLEAN_KEPT:
+            _clean.clear()
+        _clean.add(text)
+    return spans
 
 
 # -- public API ------------------------------------------------------------------------------

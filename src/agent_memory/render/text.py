@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Characters that imitate the ASCII ones the tag, structure and template rules look
 # for. Fullwidth and small forms, angle quotation marks, mathematical and CJK angle
@@ -103,11 +104,21 @@ def normalised(text: str) -> str:
     return text if text.isascii() else _normalised(text)
 
 
+# A prompt shows the same keys, values, names and days render after render: the texts
+# of at most _REMEMBERED_CHARS are kept as rendered, up to _REMEMBERED of them.
+_REMEMBERED_CHARS = 512
+_REMEMBERED = 8192
+
+
 def inline(text: str) -> str:
     """Stored text as a run of words on one line: every line break and control
     character becomes a space, runs of spaces one space, then :func:`shown` but for its
     turn markers (one-line text never starts a line where it is rendered: a list item's
     marker or a label comes first, so ``User: Ana`` stays as written)."""
+    return _inline_kept(text) if len(text) <= _REMEMBERED_CHARS else _inline(text)
+
+
+def _inline(text: str) -> str:
     if text.isascii():
         if not text.isprintable() or text[:1] == " " or text[-1:] == " " or "  " in text:
             text = " ".join(_BREAKS_AND_CONTROLS.sub(" ", text).split())
@@ -116,6 +127,9 @@ def inline(text: str) -> str:
         return _escaped(text, line_starts=False)
     text = _normalised(_BREAKS_AND_CONTROLS.sub(" ", text))
     return _escaped(" ".join(text.split()), line_starts=False)
+
+
+_inline_kept = lru_cache(maxsize=_REMEMBERED)(_inline)
 
 
 def lines(text: str) -> str:
