@@ -38,7 +38,9 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
+import ahocorasick
 from mnemonic import Mnemonic
 from stdnum import iban as _iban
 from stdnum import luhn
@@ -721,38 +723,23 @@ Occurrence = tuple[int, str]
 
 
 @cache
-def _literals() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, tuple[tuple[str, int], ...]]]:
-    """The literals of every word the finders here look for (a credential's, a national
-    id's, a login's), as few as tell where any is: those holding no other (all of them,
-    and those an ASCII text can hold); and for each of these, every literal holding it,
-    with where in that literal it stands."""
-    every = sorted({*WORD_LITERALS, *ID_LITERALS, *LOGIN_LITERALS})
-    fewest = tuple(w for w in every if not any(o != w and o in w for o in every))
-    holding = {
-        w: tuple((o, k) for o in every for k in range(len(o)) if o.startswith(w, k)) for w in fewest
-    }
-    return fewest, tuple(w for w in fewest if w.isascii()), holding
+def _automaton() -> Any:
+    """Every literal of every word the finders here look for (a credential's, a national
+    id's, a login's), in one Aho-Corasick automaton: a text is read once for all of
+    them, however many languages the vocabulary holds."""
+    automaton = ahocorasick.Automaton()
+    for literal in {*WORD_LITERALS, *ID_LITERALS, *LOGIN_LITERALS}:
+        automaton.add_word(literal, literal)
+    automaton.make_automaton()
+    return automaton
 
 
 def literal_occurrences(folded: str) -> list[Occurrence]:
-    """Every occurrence in ``folded`` of a literal of :func:`_literals`, in order. A long
-    text costs a pass of C per literal: :func:`class_spans` looks once for all its
-    finders."""
-    fewest, ascii_fewest, holding = _literals()
-    shortest = ascii_fewest if folded.isascii() else fewest
-    # One pass of C picks the literals present (most texts: none); only those are sought.
-    present = list(filter(folded.__contains__, shortest))
-    if not present:
-        return []
-    found: set[Occurrence] = set()
-    for short in present:
-        at = folded.find(short)
-        while at != -1:
-            for literal, offset in holding[short]:
-                if folded.startswith(literal, at - offset) and at >= offset:
-                    found.add((at - offset, literal))
-            at = folded.find(short, at + 1)
-    return sorted(found)
+    """Every occurrence in ``folded`` of a literal the finders look for (overlapping ones
+    too), in order; a tab stands for the space of a literal of several words, as in the
+    finders' patterns. :func:`class_spans` looks once for all its finders."""
+    spaced = folded.replace("\t", " ")
+    return sorted({(end - len(literal) + 1, literal) for end, literal in _automaton().iter(spaced)})
 
 
 def _spans(occurrences: list[Occurrence], literals: frozenset[str]) -> list[_Window]:
@@ -1779,7 +1766,9 @@ def named_id_spans(
 
 _PHRASE_LENGTHS = (12, 15, 18, 21, 24)
 _PHRASE_MIN_CHARS = 23  # twelve words of one character (Chinese), and their spaces
-_PHRASE_TOKEN = re.compile(r"[^\s,;:：，、；]{1,64}")
+_PHRASE_TOKEN_CHARS = 64
+_PHRASE_TOKEN = re.compile(rf"[^\s,;:：，、；]{{1,{_PHRASE_TOKEN_CHARS}}}")
+_PHRASE_SEPARATORS = str.maketrans(dict.fromkeys(",;:", " "))
 # Numbering before a word of a phrase: "1.", "01)", "#3", "12:".
 _NUMBERING = re.compile(r"#?\d{1,2}[.)\-]?")
 _PUNCTUATION = ".:;()[]{}<>\"'"
@@ -1935,10 +1924,22 @@ def may_hold_phrase(text: str) -> bool:
     skipped, as :func:`phrase_spans` splits them."""
     if len(text) < _PHRASE_MIN_CHARS:
         return False
-    tokens = _PHRASE_TOKEN.findall(text)
+    ascii_text = text.isascii()
+    if ascii_text:
+        # The tokens of _PHRASE_TOKEN, split in C (a token past its length: by the pattern).
+        tokens = text.lower().translate(_PHRASE_SEPARATORS).split()
+        if any(len(token) > _PHRASE_TOKEN_CHARS for token in tokens):
+            tokens = _PHRASE_TOKEN.findall(text.lower())
+    else:
+        tokens = _PHRASE_TOKEN.findall(text)
     if len(tokens) < _PHRASE_LENGTHS[0]:
         return False
     lists = _word_lists()
+    if ascii_text:
+        # A mark per word (numbering skipped), and a search for a run of marks, in C.
+        words = (token.lstrip(_NUMBERING_CHARS).strip(_PUNCTUATION) for token in tokens)
+        marks = "".join(["1" if word in lists else "0" for word in words if word])
+        return "1" * _PHRASE_LENGTHS[0] in marks
     run = 0
     for i, token in enumerate(tokens):
         word = token.lstrip(_NUMBERING_CHARS).strip(_PUNCTUATION)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import ahocorasick
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
 
@@ -574,9 +575,10 @@ DETECTOR_TRIGGERS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class _Triggers:
-    """One kind of trigger, compiled: its literals, and what must match where they are."""
+    """One kind of trigger, compiled: its literals (in one Aho-Corasick automaton), and
+    what must match where they are."""
 
-    literals: tuple[str, ...]
+    literals: Any
     checks: tuple[tuple[str, re.Pattern[str] | None], ...]
 
     @classmethod
@@ -584,15 +586,20 @@ class _Triggers:
         checks = tuple(
             (word, re.compile(p) if p else None) for pairs in triggers for word, p in pairs
         )
-        return cls(tuple(dict.fromkeys(word for word, _ in checks)), checks)
+        automaton = ahocorasick.Automaton()
+        for word, _ in checks:
+            automaton.add_word(word, word)
+        automaton.make_automaton()
+        return cls(automaton, checks)
 
     def found_in(self, text: str) -> bool:
-        # Most texts hold none of the literals: looked for in one pass of C first.
-        if not any(map(text.__contains__, self.literals)):
+        # Most texts hold none of the literals: one pass of C for all of them first.
+        present = {literal for _, literal in self.literals.iter(text)}
+        if not present:
             return False
         tried: set[re.Pattern[str]] = set()
         for literal, pattern in self.checks:
-            if literal not in text:
+            if literal not in present:
                 continue
             if pattern is None:
                 return True
