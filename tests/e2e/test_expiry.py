@@ -170,11 +170,8 @@ def test_update_memory_sets_and_clears_the_expiry_by_its_mask(memory: MemoryClie
         MemoryEventType.UPDATED,
         MemoryEventType.UPDATED,
     ]
-    set_it, clear_it = changes[1:]
-    assert set_it[1] is not None and set_it[1].expire_time is None
-    assert set_it[2] is not None and set_it[2].expire_time == when
-    assert clear_it[1] is not None and clear_it[1].expire_time == when
-    assert clear_it[2] is not None and clear_it[2].expire_time is None
+    expiries = [(old.expire_time, new.expire_time) for _, old, new in changes[1:] if old and new]
+    assert expiries == [(None, when), (when, None)]
     stamp.FromDatetime(datetime.now(UTC) - timedelta(hours=1))
     with pytest.raises(InvalidArgument) as refused:
         memory.call(
@@ -295,5 +292,5 @@ def test_an_upsert_that_changes_only_the_expiry_is_in_the_history(memory: Memory
     events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=kept.id))
     last = events.events[-1]
     assert last.type == MemoryEventType.UPDATED
-    assert last.old_memory is not None and last.old_memory.expire_time is None
-    assert last.new_memory is not None and last.new_memory.expire_time == dated.expire_time
+    before, after = last.old_memory, last.new_memory
+    assert (before and before.expire_time, after and after.expire_time) == (None, dated.expire_time)

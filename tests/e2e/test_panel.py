@@ -35,7 +35,7 @@ from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, has_pgvector
+from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, has_pgvector, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -931,13 +931,96 @@ def test_a_memory_s_detail_shows_its_groundings_and_history_and_sets_its_expiry(
     assert stored.HasField("expire_time")
     wanted = later.replace(second=0, microsecond=0).astimezone(UTC)
     assert stored.expire_time.ToDatetime(UTC) == wanted
-    expect(detail.locator(".history li")).to_have_count(1)  # the detail shows the new state
+    # The history shows the change just made: from never to the chosen time.
+    history = detail.locator(".history li")
+    expect(history).to_have_count(2)
+    expect(history.nth(1).locator("strong")).to_have_text("Expiry set")
+    change = history.nth(1).locator(".expiry-change")
+    expect(change.locator("del")).to_have_text("never")
+    expect(change.locator("ins time")).to_have_attribute(
+        "datetime", re.compile(wanted.strftime("^%Y-%m-%dT%H:%M"))
+    )
     detail.get_by_role("button", name="Clear", exact=True).click()
     expect(detail.get_by_role("button", name="Clear", exact=True)).to_have_count(0)
     assert not memories_of(tenant.grpc)["city"].HasField("expire_time")
+    expect(history).to_have_count(3)
+    expect(history.nth(2).locator("strong")).to_have_text("Expiry cleared")
+    expect(history.nth(2).locator(".expiry-change ins")).to_have_text("never")
+    expect(history.nth(2).locator(".expiry-change del time")).to_be_visible()
     detail.get_by_role("button", name="Close").click()
     expect(detail).to_be_hidden()
     expect(row.locator(".expiry-label")).to_have_count(0)
+
+
+def test_expired_memories_are_listed_only_when_asked_and_marked_expired(
+    page: Page, tenant: Tenant
+) -> None:
+    c = tenant.grpc
+    upsert(c, "timezone", "Europe/Lisbon", MANUAL)
+    brief = pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        key="standup-room",
+        value="Room 4",
+        ttl=duration_pb2.Duration(seconds=1),
+    )
+    c.call(c.memory.UpsertMemory, brief)
+    # Expired, and not yet deleted (the test server sweeps once an hour).
+    assert wait_until(lambda: "standup-room" not in memories_of(c), timeout=15)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    memories = page.locator("#view-memories")
+    expect(memory_row(page, "timezone")).to_be_visible()
+    expect(memory_row(page, "standup-room")).to_have_count(0)
+    switch = memories.get_by_label("Show expired")
+    expect(switch).not_to_be_checked()
+
+    switch.check()
+    row = memory_row(page, "standup-room")
+    expect(row).to_contain_text("Room 4")
+    expect(row).to_have_class(re.compile(r"\bexpired\b"))
+    expect(row.locator(".expired-chip")).to_have_text("Expired")
+    expect(row.locator(".expired-label")).to_contain_text("not in prompts")
+    expect(memory_row(page, "timezone")).not_to_have_class(re.compile(r"\bexpired\b"))
+    expect(memories.locator(".find-count")).to_have_text("2 memories")
+
+    switch.uncheck()
+    expect(memory_row(page, "standup-room")).to_have_count(0)
+    expect(memories.locator(".find-count")).to_have_text("1 memory")
+
+
+def owner_count(page: Page, count: str) -> Locator:
+    """The sidebar's button of the agent, named with how many memories it holds."""
+    name = re.compile(f"^{AGENT}, agent, {count}$")
+    return page.locator("#owners-list").get_by_role("button", name=name)
+
+
+def test_the_sidebar_s_counts_follow_every_change_and_each_view_shown(
+    page: Page, tenant: Tenant
+) -> None:
+    for key in ("a", "b"):
+        upsert(tenant.grpc, key, "v", MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    expect(owner_count(page, "2 memories")).to_be_visible()
+
+    page.get_by_label("New memory key").fill("c")
+    page.get_by_label("New memory value").fill("v")
+    page.get_by_label("New memory value").press("Enter")
+    expect(memory_row(page, "c")).to_be_visible()
+    expect(owner_count(page, "3 memories")).to_be_visible()
+
+    memory_row(page, "a").get_by_role("button", name="Delete").click()
+    confirm_dialog(page).get_by_role("button", name="Delete").click()
+    expect(memory_row(page, "a")).to_have_count(0)
+    expect(owner_count(page, "2 memories")).to_be_visible()
+    expect(page.locator("#view-memories .find-count")).to_have_text("2 memories")
+
+    # Written elsewhere: the count is right again as soon as a view is shown.
+    upsert(tenant.grpc, "d", "v", MANUAL)
+    page.get_by_role("tab", name="Blocks").click()
+    expect(owner_count(page, "3 memories")).to_be_visible()
+    page.get_by_role("tab", name="Memories").click()
+    expect(memory_row(page, "d")).to_be_visible()
 
 
 def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(

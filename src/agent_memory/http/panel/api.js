@@ -119,14 +119,21 @@ export class Api {
 
   // -- memories ---------------------------------------------------------------
 
-  /** One page of an owner's memories, in the server's order. */
   /**
-   * One page of an owner's memories that match `find` ({ filter, orderBy,
-   * showSuperseded }), with `totalSize`: how many match across every page.
+   * One page of an owner's memories, in the server's order, that match `find`
+   * ({ filter, orderBy, showSuperseded, showExpired }), with `totalSize`: how many
+   * match across every page.
    */
   listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE, find = {}) {
-    const { filter = "", orderBy = "", showSuperseded = false } = find;
-    const params = { pageSize, pageToken, filter, orderBy, showSuperseded: showSuperseded || "" };
+    const { filter = "", orderBy = "", showSuperseded = false, showExpired = false } = find;
+    const params = {
+      pageSize,
+      pageToken,
+      filter,
+      orderBy,
+      showSuperseded: showSuperseded || "",
+      showExpired: showExpired || "",
+    };
     return this.call("GET", ownerPath(target) + query(params));
   }
 

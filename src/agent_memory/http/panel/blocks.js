@@ -440,6 +440,7 @@ export function mount(container, ctx) {
       card.mode = "view";
       card.error = null;
       card.newer = null;
+      ctx.changed();
       render(card);
       followIndexing(card);
       focusEdit(card);
