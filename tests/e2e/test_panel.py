@@ -1040,6 +1040,29 @@ def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(
     prompt = page.locator("#view-preview .prompt-text").first
     expect(prompt).to_contain_text("Deploys happen on Tuesdays")
 
+    # The context window: each section the renderer made, with the tokens the service
+    # counted for it, then the fence and framing, then the total.
+    rendered = tenant.grpc.call(
+        tenant.grpc.recall.RenderPrompt,
+        recall_pb.RenderPromptRequest(agent_id=AGENT, user_message="When do we deploy?"),
+    )
+    window = page.locator("#view-preview .token-table")
+    expect(window.locator("caption")).to_contain_text("Context window")
+    sections = window.locator("tbody tr")
+    wanted = [s.name for s in rendered.sections]
+    expect(sections).to_have_count(len(wanted) + 1)
+    for at, section in enumerate(rendered.sections):
+        row = sections.nth(at)
+        expect(row).to_have_attribute("data-section", section.name)
+        expect(row.locator("td").first).to_have_text(f"{section.token_count:,}")
+    framing = rendered.token_count - sum(s.token_count for s in rendered.sections)
+    expect(sections.last.locator("th")).to_have_text("Fence and framing")
+    expect(sections.last.locator("td").first).to_have_text(f"{framing:,}")
+    expect(window.locator("tfoot td").first).to_have_text(f"{rendered.token_count:,}")
+    expect(window.locator("tbody tr[data-section=agent_memory] th")).to_have_text("Agent memory")
+    summary = page.locator("#view-preview .preview-out > p.muted").first
+    expect(summary).to_contain_text(f"about {rendered.token_count:,} tokens")
+
     page.get_by_label("Query").fill("tuesday deploys")
     page.get_by_role("button", name="Recall", exact=True).click()
     hit = page.locator("#view-preview .recall-results li").first
