@@ -462,6 +462,56 @@ def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
     expect(versions).to_have_count(0)
 
 
+def block_card(page: Page, scope: str, label: str = "BLOCK_LABEL_CORE") -> Locator:
+    return page.locator(f'article[data-scope="{scope}"][data-label="{label}"]')
+
+
+def test_each_block_says_whose_it_is_and_an_orchestrator_picks_the_user(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    # user-1's block with the agent, written as user-1.
+    write_core_block(tenant.grpc, "Answer in Portuguese.", None)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    agent_core = block_card(page, "SCOPE_AGENT")
+    user_core = block_card(page, "SCOPE_USER")
+    expect(agent_core.locator(".whose")).to_have_text(f"Agent {AGENT} with user-1 (you)")
+    expect(agent_core.locator(".whose")).to_have_attribute("data-whose", "agent")
+    expect(user_core.locator(".whose")).to_have_text("User user-1 (you)")
+    expect(user_core.locator(".whose")).to_have_attribute("data-whose", "user")
+    # An editor reads its own blocks only: no user to pick.
+    expect(page.get_by_label("Whose blocks (user id)")).to_have_count(0)
+    page.get_by_role("button", name="Sign out").click()
+
+    # An orchestrator of the tenant, another user, picks user-1's blocks with the agent.
+    ops_key = server.new_key(tenant.grpc.tenant_id, "ops", "orchestrator")
+    sign_in(page, ops_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    picker = page.get_by_label("Whose blocks (user id)")
+    expect(picker).to_have_value("ops")
+    expect(agent_core.locator(".whose")).to_have_text(f"Agent {AGENT} with ops (you)")
+    expect(agent_core.locator(".block-empty")).to_have_text("Nothing here yet.")
+    expect(agent_core.get_by_role("button", name="Write")).to_be_visible()
+
+    picker.fill("user-1")
+    picker.press("Enter")
+    expect(agent_core.locator(".block-content")).to_have_text("Answer in Portuguese.")
+    expect(agent_core.locator(".whose")).to_have_text(f"Agent {AGENT} with user-1")
+    expect(user_core.locator(".whose")).to_have_text("User user-1")
+    expect(page.locator("#view-blocks .view-head")).to_contain_text("read only")
+    # Another user's blocks are read, never written: writes are the key's own.
+    expect(page.locator("#view-blocks").get_by_role("button", name="Edit")).to_have_count(0)
+    expect(page.locator("#view-blocks").get_by_role("button", name="Write")).to_have_count(0)
+
+    # The pick stays while the person moves between views.
+    page.get_by_role("tab", name="Memories").click()
+    page.get_by_role("tab", name="Blocks").click()
+    expect(page.get_by_label("Whose blocks (user id)")).to_have_value("user-1")
+    expect(agent_core.locator(".block-content")).to_have_text("Answer in Portuguese.")
+
+
 # The local model embeds the lines behind whatever else the machine runs: it gets the
 # time every test waiting for it gets.
 @pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)

@@ -211,13 +211,14 @@ export class Api {
 
   // -- blocks -----------------------------------------------------------------
 
-  listBlocks(agentId) {
+  /** The user's blocks, with an agent's too; `userId` (an orchestrator's) another user's. */
+  listBlocks(agentId, userId = "") {
     const filter = agentId ? { agentId } : { scopeFilter: "BLOCK_SCOPE_FILTER_USER" };
-    return this.call("GET", "/v1/blocks" + query(filter));
+    return this.call("GET", "/v1/blocks" + query({ ...filter, userId }));
   }
 
-  getBlock({ label, scope, agentId }) {
-    return this.call("GET", `/v1/blocks/${segment(label)}` + query({ scope, agentId }));
+  getBlock({ label, scope, agentId, userId = "" }) {
+    return this.call("GET", `/v1/blocks/${segment(label)}` + query({ scope, agentId, userId }));
   }
 
   /** Compare-and-set: expectedUpdatedAt empty means "create, only if absent". */
@@ -229,8 +230,8 @@ export class Api {
   }
 
   /** A block's kept versions, newest first (a page of them). */
-  blockVersions({ label, scope, agentId }, pageSize = 20) {
-    const params = { scope, agentId, pageSize };
+  blockVersions({ label, scope, agentId, userId = "" }, pageSize = 20) {
+    const params = { scope, agentId, pageSize, userId };
     return this.call("GET", `/v1/blocks/${segment(label)}/versions` + query(params));
   }
 

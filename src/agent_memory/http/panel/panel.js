@@ -388,6 +388,7 @@ function selectTab(name, { focus = true } = {}) {
     target: state.target,
     // A reader's key may look, not change: the views offer no write then.
     canWrite: !state.caller || state.caller.role !== "reader",
+    caller: state.caller,
     notify,
     fail,
     // Called after every write or delete the view makes: the counts follow it.
