@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from google.protobuf import duration_pb2
+from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 from playwright.sync_api import (
     Browser,
     ConsoleMessage,
@@ -1333,6 +1333,11 @@ LOW_CONTRAST = """(scope) => {
 }"""
 
 
+def orchestrator_key(tenant: Tenant, server: ServerThread) -> str:
+    """A key of the tenant's orchestrator, a user of its own with a long name."""
+    return server.new_key(tenant.grpc.tenant_id, "operations-" + "o" * 60, "orchestrator")
+
+
 def seed_every_view(tenant: Tenant, database_url: str) -> str:
     """What every view of the panel shows at its fullest; returns the long key."""
     c = tenant.grpc
@@ -1363,6 +1368,27 @@ def seed_every_view(tenant: Tenant, database_url: str) -> str:
             ],
         ),
     )
+    # The city's expiry set, then changed: its history says so.
+    city = memories_of(c)["city"]
+    for days in (30, 60):
+        when = timestamp_pb2.Timestamp()
+        when.FromDatetime(datetime.now(UTC) + timedelta(days=days))
+        c.call(
+            c.memory.UpdateMemory,
+            pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=city.id, expire_time=when),
+                update_mask=field_mask_pb2.FieldMask(paths=["expire_time"]),
+            ),
+        )
+    # A memory past its expiry, listed only on request.
+    brief = pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        key="standup-room-for-the-weekly-review-of-refund-escalations",
+        value="Room 4, " + "second floor " * 8,
+        ttl=duration_pb2.Duration(seconds=1),
+    )
+    c.call(c.memory.UpsertMemory, brief)
+    assert wait_until(lambda: brief.key not in memories_of(c), timeout=15)
     write_core_block(c, "Answer in English.\n" * 6, None)
     settings = pb.UpdateAgentSettingsRequest(
         settings=memory_pb2.AgentSettings(
@@ -1389,7 +1415,7 @@ def seed_every_view(tenant: Tenant, database_url: str) -> str:
 
 
 def walk_every_view(
-    page: Page, tenant: Tenant, long_key: str, check: Callable[[str], None]
+    page: Page, tenant: Tenant, long_key: str, check: Callable[[str], None], orchestrator_key: str
 ) -> None:
     """Each view and state of the panel in turn, `check` called in each; a dialog's
     name starts with "dialog"."""
@@ -1406,6 +1432,11 @@ def walk_every_view(
     check("memories with the superseded")
     memories.get_by_label("Show superseded").uncheck()
     expect(memories.locator(".superseded-label")).to_have_count(0)
+    memories.get_by_label("Show expired").check()
+    expect(memories.locator(".expired-chip")).to_be_visible()
+    check("memories with the expired")
+    memories.get_by_label("Show expired").uncheck()
+    expect(memories.locator(".expired-chip")).to_have_count(0)
 
     row = memory_row(page, long_key)
     row.get_by_role("button", name="Edit").click()
@@ -1418,6 +1449,7 @@ def walk_every_view(
 
     memory_row(page, "city").get_by_role("button", name="Details of city").click()
     expect(page.locator("#memory-detail .grounding-message mark")).to_have_text("Lisbon")
+    expect(page.locator("#memory-detail .expiry-change")).to_have_count(2)
     check("dialog: a memory's detail")
     page.locator("#memory-detail").get_by_role("button", name="Close").click()
     memory_row(page, "city").get_by_role("button", name="Delete").click()
@@ -1447,6 +1479,7 @@ def walk_every_view(
     page.get_by_label("Query").fill("refund notices")
     page.get_by_role("button", name="Recall", exact=True).click()
     expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
+    expect(page.locator("#view-preview .token-table tfoot")).to_be_visible()
     check("prompt and recall")
 
     page.get_by_role("tab", name="Session & decisions").click()
@@ -1457,6 +1490,17 @@ def walk_every_view(
     page.get_by_role("tab", name="Extraction cost").click()
     expect(page.locator("#view-cost tbody tr")).to_have_count(2)
     check("extraction cost")
+
+    # An orchestrator reading another user's blocks, picked by a long user id.
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, orchestrator_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    page.get_by_label("Whose blocks (user id)").fill("user-1")
+    page.get_by_label("Whose blocks (user id)").press("Enter")
+    core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    expect(core.locator(".whose")).to_have_text(f"Agent {AGENT} with user-1")
+    check("another user's blocks")
 
 
 @pytest.fixture(params=["light", "dark"])
@@ -1488,7 +1532,7 @@ def test_no_view_is_wider_than_its_frame(
             found.extend(f"{view}, {size['width']} px: {p}" for p in wide)
         page.set_viewport_size(WIDTHS["wide"])
 
-    walk_every_view(page, tenant, long_key, check)
+    walk_every_view(page, tenant, long_key, check, orchestrator_key(tenant, server))
     assert found == [], "\n".join(found)
 
 
@@ -1508,7 +1552,7 @@ def test_every_text_reads_at_4_5_to_1(
             found.extend(f"{view}, {size['width']} px: {p}" for p in low)
         page.set_viewport_size(WIDTHS["wide"])
 
-    walk_every_view(page, tenant, long_key, check)
+    walk_every_view(page, tenant, long_key, check, orchestrator_key(tenant, server))
     assert found == [], "\n".join(found)
 
 
