@@ -482,6 +482,7 @@ def test_each_block_says_whose_it_is_and_an_orchestrator_picks_the_user(
     expect(user_core.locator(".whose")).to_have_attribute("data-whose", "user")
     # An editor reads its own blocks only: no user to pick.
     expect(page.get_by_label("Whose blocks (user id)")).to_have_count(0)
+    expect(page.locator("#view-blocks")).not_to_contain_text("null")
     page.get_by_role("button", name="Sign out").click()
 
     # An orchestrator of the tenant, another user, picks user-1's blocks with the agent.
@@ -1110,6 +1111,11 @@ def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(
     expect(sections.last.locator("td").first).to_have_text(f"{framing:,}")
     expect(window.locator("tfoot td").first).to_have_text(f"{rendered.token_count:,}")
     expect(window.locator("tbody tr[data-section=agent_memory] th")).to_have_text("Agent memory")
+    # Each bar is as long as its section's share of the whole.
+    for at, section in enumerate(rendered.sections):
+        filled = sections.nth(at).locator(".share-bar > span")
+        share = filled.evaluate("e => e.offsetWidth / e.parentElement.clientWidth")
+        assert share == pytest.approx(section.token_count / rendered.token_count, abs=0.02)
     summary = page.locator("#view-preview .preview-out > p.muted").first
     expect(summary).to_contain_text(f"about {rendered.token_count:,} tokens")
 

@@ -84,11 +84,7 @@ export function mount(container, ctx) {
     : target.kind === "agent"
       ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
       : "Your own blocks. Agent blocks appear when you open an agent.";
-  container.replaceChildren(
-    viewHead("Blocks", about, refreshButton(load)),
-    picker ? userPicker() : null,
-    grid,
-  );
+  fill(container, viewHead("Blocks", about, refreshButton(load)), picker ? userPicker() : null, grid);
 
   /** The orchestrator's choice of whose blocks to read: any user of the tenant. */
   function userPicker() {

@@ -46,6 +46,12 @@ function contextWindow(answer) {
   }
   const total = answer.tokenCount;
   const counted = sections.reduce((sum, s) => sum + s.tokenCount, 0);
+  // The page's policy refuses style attributes: the bar's width is set as a property.
+  const bar = (tokens) => {
+    const filled = el("span");
+    filled.style.width = `${total ? Math.min(100, (100 * tokens) / total) : 0}%`;
+    return el("span", { class: "share-bar", "aria-hidden": "true" }, filled);
+  };
   const row = (name, tokens, attrs = {}) =>
     el(
       "tr",
@@ -55,11 +61,7 @@ function contextWindow(answer) {
       el(
         "td",
         { class: "col-share" },
-        el(
-          "span",
-          { class: "share-bar", "aria-hidden": "true" },
-          el("span", { style: `width: ${total ? Math.min(100, (100 * tokens) / total) : 0}%` }),
-        ),
+        bar(tokens),
         el("span", { class: "share-text" }, percent(tokens, total)),
       ),
     );
@@ -103,7 +105,7 @@ function contextWindow(answer) {
           { dataset: { section: "total" } },
           el("th", { scope: "row" }, "Total"),
           el("td", { class: "col-num" }, formatCount(total)),
-          el("td", { class: "col-share" }, plural(sections.length, "section", "sections")),
+          el("td", { class: "col-share muted small" }, plural(sections.length, "section", "sections")),
         ),
       ),
     ),
