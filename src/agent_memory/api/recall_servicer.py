@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
@@ -75,6 +76,9 @@ def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
 
 # Token counts of texts, in order (agent_memory.embed.local.token_counts).
 CountTokens = Callable[[Sequence[str]], Awaitable[list[int]]]
+# How long a render waits for its counts (the model's thread may be busy with a
+# query): past it, the prompt is answered without them.
+COUNT_TOKENS_SECONDS = 2.0
 
 
 class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
@@ -159,7 +163,10 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
         if self._count_tokens is None:
             return None
         try:
-            return await self._count_tokens(texts)
+            return await asyncio.wait_for(self._count_tokens(texts), COUNT_TOKENS_SECONDS)
         except EmbeddingError as exc:
             _log.warning("prompt sections are not counted: %s", exc)
+            return None
+        except TimeoutError:
+            _log.info("prompt sections are not counted: the model's thread is busy")
             return None
