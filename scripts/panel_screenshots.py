@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -46,7 +46,7 @@ from agentmemory.v1 import recall_service_pb2 as recall_pb  # noqa: E402
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub  # noqa: E402
 from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, fact, running_fake  # noqa: E402
-from tests.support import Client, ServerThread  # noqa: E402
+from tests.support import Client, ServerThread, wait_until  # noqa: E402
 
 AGENT = "support-bot"
 WORKSPACE = "acme-web"
@@ -82,6 +82,7 @@ class Demo:
 
     panel_url: str
     editor_key: str
+    orchestrator_key: str
     client: Client
 
 
@@ -355,9 +356,70 @@ def seed_decisions(c: Client) -> None:
         c.call(decisions.RecordReexamination, request)
 
 
+def seed_expiry(c: Client) -> None:
+    """The EU memory's expiry set for the end of the quarter, then moved a month on;
+    and a memory past its expiry, listed only on request."""
+    listed = c.call(
+        c.memory.ListMemories,
+        memories_pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=AGENT)),
+    ).memories
+    (tone,) = [m for m in listed if m.key == "customer-tone"]
+    for days in (90, 120):
+        memory = memory_pb2.Memory(id=tone.id)
+        memory.expire_time.FromDatetime(datetime.now(UTC) + timedelta(days=days))
+        c.call(
+            c.memory.UpdateMemory,
+            memories_pb.UpdateMemoryRequest(memory=memory, update_mask={"paths": ["expire_time"]}),
+        )
+    brief = memories_pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        key="black-friday-banner",
+        value="Mention the Black Friday discount code BF25 in every reply.",
+        importance=60,
+    )
+    brief.ttl.FromTimedelta(timedelta(seconds=1))
+    c.call(c.memory.UpsertMemory, brief)
+
+    def expired() -> bool:
+        listed = c.call(
+            c.memory.ListMemories,
+            memories_pb.ListMemoriesRequest(owner=memory_pb2.MemoryOwner(agent_id=AGENT)),
+        ).memories
+        return all(m.key != brief.key for m in listed)
+
+    if not wait_until(expired, timeout=15):
+        raise RuntimeError("the brief memory did not expire")
+
+
+def seed_other_user(server: ServerThread) -> None:
+    """Ben, a second person of the team, has blocks of his own with the agent."""
+    with server.client(TENANT, "ben") as ben:
+        for label, scope, agent, content in (
+            (
+                block_pb2.BLOCK_LABEL_CORE,
+                memory_pb2.SCOPE_AGENT,
+                AGENT,
+                "Ben handles the German-speaking customers; answer them in German.\n"
+                "Escalations go to Ben before billing.\n",
+            ),
+            (
+                block_pb2.BLOCK_LABEL_CORE,
+                memory_pb2.SCOPE_USER,
+                "",
+                "Ben likes the ticket number first in every summary.\n",
+            ),
+        ):
+            request = blocks_pb.WriteBlockRequest(
+                label=label, scope=scope, agent_id=agent, content=content
+            )
+            ben.call(ben.blocks.WriteBlock, request)
+
+
 def seed(server: ServerThread, fake: FakeAnthropic) -> Demo:
     c = server.client(TENANT, "ada")
     seed_memories(c)
+    seed_expiry(c)
+    seed_other_user(server)
     seed_extraction(c, fake, server.database_url)
     seed_blocks(c)
     seed_runs(c)
@@ -367,6 +429,7 @@ def seed(server: ServerThread, fake: FakeAnthropic) -> Demo:
     return Demo(
         panel_url=f"http://{server.http_address}/",
         editor_key=server.new_key(TENANT, "ada", "editor"),
+        orchestrator_key=server.new_key(TENANT, "ops", "orchestrator"),
         client=c,
     )
 
@@ -392,6 +455,13 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         expect(memories.locator(".superseded-label")).to_be_visible()
         written.append(save(page, out / "panel-superseded.png"))
         memories.get_by_label("Show superseded").uncheck()
+        # Past their expiry, listed on request and marked expired.
+        memories.get_by_label("Show expired").check()
+        expect(memories.locator(".expired-chip")).to_be_visible()
+        memories.locator("tr.expired").evaluate("e => e.scrollIntoView({ block: 'center' })")
+        written.append(save(page, out / "panel-expired.png"))
+        memories.get_by_label("Show expired").uncheck()
+        page.evaluate("window.scrollTo(0, 0)")
 
         # A stale edit: what the memory says now, beside what the person typed.
         row = memories.locator('tbody tr[data-key="refund-policy"]')
@@ -429,6 +499,9 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.set_viewport_size({"width": 390, "height": 844})
         written.append(save(page, out / "panel-memory-detail-390.png"))
         page.set_viewport_size(VIEWPORT)
+        # Its history: the expiry set, then moved, each with before and after.
+        detail.locator(".history").scroll_into_view_if_needed()
+        written.append(save(page, out / "panel-memory-history.png"))
         detail.get_by_role("button", name="Close").click()
 
         # What the agent's model would read, and what a search finds.
@@ -440,7 +513,13 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.get_by_role("button", name="Recall", exact=True).click()
         expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
         written.append(save(page, out / "panel-preview.png"))
+        # The prompt's context window: tokens per section, and the whole.
+        window = page.locator("#view-preview .token-table")
+        to_the_top(window)
+        written.append(save(page, out / "panel-context-window.png"))
         page.set_viewport_size({"width": 390, "height": 844})
+        to_the_top(window)
+        written.append(save(page, out / "panel-context-window-390.png"))
         page.locator("#view-preview .recall-results").scroll_into_view_if_needed()
         written.append(save(page, out / "panel-preview-390.png"))
         page.set_viewport_size(VIEWPORT)
@@ -493,6 +572,25 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.get_by_role("tab", name="Extraction cost").click()
         expect(page.locator("#view-cost table tbody tr").first).to_be_visible()
         written.append(save(page, out / "panel-cost.png"))
+
+        # An orchestrator's key picks the user whose blocks with the agent it reads.
+        ops = browser.new_page(viewport=VIEWPORT, locale="en-US", timezone_id="Europe/Berlin")
+        ops.goto(demo.panel_url)
+        ops.get_by_label("API key").fill(demo.orchestrator_key)
+        ops.get_by_role("button", name="Sign in").click()
+        ops.get_by_label("Agent id").fill(AGENT)
+        ops.get_by_label("Agent id").press("Enter")
+        ops.get_by_role("tab", name="Blocks").click()
+        ops.get_by_label("Whose blocks (user id)").fill("ben")
+        ops.get_by_label("Whose blocks (user id)").press("Enter")
+        ben_core = ops.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+        expect(ben_core.locator(".block-content")).to_contain_text("Ben handles")
+        expect(ops.locator("#owners-list li").first).to_be_visible()
+        written.append(save(ops, out / "panel-blocks-user.png"))
+        ops.set_viewport_size({"width": 390, "height": 844})
+        to_the_views(ops)
+        written.append(save(ops, out / "panel-blocks-user-390.png"))
+        ops.close()
 
         # The dark theme, as a system set to dark shows it, wide and on a phone.
         dark = browser.new_page(

@@ -162,6 +162,16 @@ def test_update_memory_sets_and_clears_the_expiry_by_its_mask(memory: MemoryClie
         pb.UpdateMemoryRequest(memory=memory_pb2.Memory(id=seen.id), update_mask=mask),
     ).memory
     assert cleared.expire_time is None
+    # Each change of the expiry is in the memory's history, with before and after.
+    events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=seen.id))
+    changes = [(e.type, e.old_memory, e.new_memory) for e in events.events]
+    assert [t for t, _, _ in changes] == [
+        MemoryEventType.CREATED,
+        MemoryEventType.UPDATED,
+        MemoryEventType.UPDATED,
+    ]
+    expiries = [(old.expire_time, new.expire_time) for _, old, new in changes[1:] if old and new]
+    assert expiries == [(None, when), (when, None)]
     stamp.FromDatetime(datetime.now(UTC) - timedelta(hours=1))
     with pytest.raises(InvalidArgument) as refused:
         memory.call(
@@ -273,3 +283,14 @@ def test_a_ttl_is_measured_from_the_write(memory: MemoryClient) -> None:
     assert expires is not None
     assert before + timedelta(hours=4) - timedelta(seconds=1) <= expires
     assert expires <= after + timedelta(hours=4) + timedelta(seconds=1)
+
+
+def test_an_upsert_that_changes_only_the_expiry_is_in_the_history(memory: MemoryClient) -> None:
+    kept = memory.upsert_memory("locker", "No. 14", agent_id=AGENT)
+    dated = memory.upsert_memory("locker", "No. 14", agent_id=AGENT, ttl=timedelta(days=2))
+    assert dated.expire_time is not None
+    events = memory.call("ListMemoryEvents", pb.ListMemoryEventsRequest(memory_id=kept.id))
+    last = events.events[-1]
+    assert last.type == MemoryEventType.UPDATED
+    before, after = last.old_memory, last.new_memory
+    assert (before and before.expire_time, after and after.expire_time) == (None, dated.expire_time)

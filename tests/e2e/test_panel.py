@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from google.protobuf import duration_pb2
+from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 from playwright.sync_api import (
     Browser,
     ConsoleMessage,
@@ -35,7 +35,7 @@ from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, has_pgvector
+from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, has_pgvector, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -460,6 +460,57 @@ def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
         expect(block).not_to_contain_text("null")
     card.get_by_role("button", name="Hide history").click()
     expect(versions).to_have_count(0)
+
+
+def block_card(page: Page, scope: str, label: str = "BLOCK_LABEL_CORE") -> Locator:
+    return page.locator(f'article[data-scope="{scope}"][data-label="{label}"]')
+
+
+def test_each_block_says_whose_it_is_and_an_orchestrator_picks_the_user(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    # user-1's block with the agent, written as user-1.
+    write_core_block(tenant.grpc, "Answer in Portuguese.", None)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    agent_core = block_card(page, "SCOPE_AGENT")
+    user_core = block_card(page, "SCOPE_USER")
+    expect(agent_core.locator(".whose")).to_have_text(f"Agent {AGENT} with user-1 (you)")
+    expect(agent_core.locator(".whose")).to_have_attribute("data-whose", "agent")
+    expect(user_core.locator(".whose")).to_have_text("User user-1 (you)")
+    expect(user_core.locator(".whose")).to_have_attribute("data-whose", "user")
+    # An editor reads its own blocks only: no user to pick.
+    expect(page.get_by_label("Whose blocks (user id)")).to_have_count(0)
+    expect(page.locator("#view-blocks")).not_to_contain_text("null")
+    page.get_by_role("button", name="Sign out").click()
+
+    # An orchestrator of the tenant, another user, picks user-1's blocks with the agent.
+    ops_key = server.new_key(tenant.grpc.tenant_id, "ops", "orchestrator")
+    sign_in(page, ops_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    picker = page.get_by_label("Whose blocks (user id)")
+    expect(picker).to_have_value("ops")
+    expect(agent_core.locator(".whose")).to_have_text(f"Agent {AGENT} with ops (you)")
+    expect(agent_core.locator(".block-empty")).to_have_text("Nothing here yet.")
+    expect(agent_core.get_by_role("button", name="Write")).to_be_visible()
+
+    picker.fill("user-1")
+    picker.press("Enter")
+    expect(agent_core.locator(".block-content")).to_have_text("Answer in Portuguese.")
+    expect(agent_core.locator(".whose")).to_have_text(f"Agent {AGENT} with user-1")
+    expect(user_core.locator(".whose")).to_have_text("User user-1")
+    expect(page.locator("#view-blocks .view-head")).to_contain_text("read only")
+    # Another user's blocks are read, never written: writes are the key's own.
+    expect(page.locator("#view-blocks").get_by_role("button", name="Edit")).to_have_count(0)
+    expect(page.locator("#view-blocks").get_by_role("button", name="Write")).to_have_count(0)
+
+    # The pick stays while the person moves between views.
+    page.get_by_role("tab", name="Memories").click()
+    page.get_by_role("tab", name="Blocks").click()
+    expect(page.get_by_label("Whose blocks (user id)")).to_have_value("user-1")
+    expect(agent_core.locator(".block-content")).to_have_text("Answer in Portuguese.")
 
 
 # The local model embeds the lines behind whatever else the machine runs: it gets the
@@ -931,13 +982,96 @@ def test_a_memory_s_detail_shows_its_groundings_and_history_and_sets_its_expiry(
     assert stored.HasField("expire_time")
     wanted = later.replace(second=0, microsecond=0).astimezone(UTC)
     assert stored.expire_time.ToDatetime(UTC) == wanted
-    expect(detail.locator(".history li")).to_have_count(1)  # the detail shows the new state
+    # The history shows the change just made: from never to the chosen time.
+    history = detail.locator(".history li")
+    expect(history).to_have_count(2)
+    expect(history.nth(1).locator("strong")).to_have_text("Expiry set")
+    change = history.nth(1).locator(".expiry-change")
+    expect(change.locator("del")).to_have_text("never")
+    expect(change.locator("ins time")).to_have_attribute(
+        "datetime", re.compile(wanted.strftime("^%Y-%m-%dT%H:%M"))
+    )
     detail.get_by_role("button", name="Clear", exact=True).click()
     expect(detail.get_by_role("button", name="Clear", exact=True)).to_have_count(0)
     assert not memories_of(tenant.grpc)["city"].HasField("expire_time")
+    expect(history).to_have_count(3)
+    expect(history.nth(2).locator("strong")).to_have_text("Expiry cleared")
+    expect(history.nth(2).locator(".expiry-change ins")).to_have_text("never")
+    expect(history.nth(2).locator(".expiry-change del time")).to_be_visible()
     detail.get_by_role("button", name="Close").click()
     expect(detail).to_be_hidden()
     expect(row.locator(".expiry-label")).to_have_count(0)
+
+
+def test_expired_memories_are_listed_only_when_asked_and_marked_expired(
+    page: Page, tenant: Tenant
+) -> None:
+    c = tenant.grpc
+    upsert(c, "timezone", "Europe/Lisbon", MANUAL)
+    brief = pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        key="standup-room",
+        value="Room 4",
+        ttl=duration_pb2.Duration(seconds=1),
+    )
+    c.call(c.memory.UpsertMemory, brief)
+    # Expired, and not yet deleted (the test server sweeps once an hour).
+    assert wait_until(lambda: "standup-room" not in memories_of(c), timeout=15)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    memories = page.locator("#view-memories")
+    expect(memory_row(page, "timezone")).to_be_visible()
+    expect(memory_row(page, "standup-room")).to_have_count(0)
+    switch = memories.get_by_label("Show expired")
+    expect(switch).not_to_be_checked()
+
+    switch.check()
+    row = memory_row(page, "standup-room")
+    expect(row).to_contain_text("Room 4")
+    expect(row).to_have_class(re.compile(r"\bexpired\b"))
+    expect(row.locator(".expired-chip")).to_have_text("Expired")
+    expect(row.locator(".expired-label")).to_contain_text("not in prompts")
+    expect(memory_row(page, "timezone")).not_to_have_class(re.compile(r"\bexpired\b"))
+    expect(memories.locator(".find-count")).to_have_text("2 memories")
+
+    switch.uncheck()
+    expect(memory_row(page, "standup-room")).to_have_count(0)
+    expect(memories.locator(".find-count")).to_have_text("1 memory")
+
+
+def owner_count(page: Page, count: str) -> Locator:
+    """The sidebar's button of the agent, named with how many memories it holds."""
+    name = re.compile(f"^{AGENT}, agent, {count}$")
+    return page.locator("#owners-list").get_by_role("button", name=name)
+
+
+def test_the_sidebar_s_counts_follow_every_change_and_each_view_shown(
+    page: Page, tenant: Tenant
+) -> None:
+    for key in ("a", "b"):
+        upsert(tenant.grpc, key, "v", MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    expect(owner_count(page, "2 memories")).to_be_visible()
+
+    page.get_by_label("New memory key").fill("c")
+    page.get_by_label("New memory value").fill("v")
+    page.get_by_label("New memory value").press("Enter")
+    expect(memory_row(page, "c")).to_be_visible()
+    expect(owner_count(page, "3 memories")).to_be_visible()
+
+    memory_row(page, "a").get_by_role("button", name="Delete").click()
+    confirm_dialog(page).get_by_role("button", name="Delete").click()
+    expect(memory_row(page, "a")).to_have_count(0)
+    expect(owner_count(page, "2 memories")).to_be_visible()
+    expect(page.locator("#view-memories .find-count")).to_have_text("2 memories")
+
+    # Written elsewhere: the count is right again as soon as a view is shown.
+    upsert(tenant.grpc, "d", "v", MANUAL)
+    page.get_by_role("tab", name="Blocks").click()
+    expect(owner_count(page, "3 memories")).to_be_visible()
+    page.get_by_role("tab", name="Memories").click()
+    expect(memory_row(page, "d")).to_be_visible()
 
 
 def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(
@@ -956,6 +1090,34 @@ def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(
     page.get_by_role("button", name="Render prompt").click()
     prompt = page.locator("#view-preview .prompt-text").first
     expect(prompt).to_contain_text("Deploys happen on Tuesdays")
+
+    # The context window: each section the renderer made, with the tokens the service
+    # counted for it, then the fence and framing, then the total.
+    rendered = tenant.grpc.call(
+        tenant.grpc.recall.RenderPrompt,
+        recall_pb.RenderPromptRequest(agent_id=AGENT, user_message="When do we deploy?"),
+    )
+    window = page.locator("#view-preview .token-table")
+    expect(window.locator("caption")).to_contain_text("Context window")
+    sections = window.locator("tbody tr")
+    wanted = [s.name for s in rendered.sections]
+    expect(sections).to_have_count(len(wanted) + 1)
+    for at, section in enumerate(rendered.sections):
+        row = sections.nth(at)
+        expect(row).to_have_attribute("data-section", section.name)
+        expect(row.locator("td").first).to_have_text(f"{section.token_count:,}")
+    framing = rendered.token_count - sum(s.token_count for s in rendered.sections)
+    expect(sections.last.locator("th")).to_have_text("Fence and framing")
+    expect(sections.last.locator("td").first).to_have_text(f"{framing:,}")
+    expect(window.locator("tfoot td").first).to_have_text(f"{rendered.token_count:,}")
+    expect(window.locator("tbody tr[data-section=agent_memory] th")).to_have_text("Agent memory")
+    # Each bar is as long as its section's share of the whole.
+    for at, section in enumerate(rendered.sections):
+        filled = sections.nth(at).locator(".share-bar > span")
+        share = filled.evaluate("e => e.offsetWidth / e.parentElement.clientWidth")
+        assert share == pytest.approx(section.token_count / rendered.token_count, abs=0.02)
+    summary = page.locator("#view-preview .preview-out > p.muted").first
+    expect(summary).to_contain_text(f"about {rendered.token_count:,} tokens")
 
     page.get_by_label("Query").fill("tuesday deploys")
     page.get_by_role("button", name="Recall", exact=True).click()
@@ -1177,6 +1339,11 @@ LOW_CONTRAST = """(scope) => {
 }"""
 
 
+def orchestrator_key(tenant: Tenant, server: ServerThread) -> str:
+    """A key of the tenant's orchestrator, a user of its own with a long name."""
+    return server.new_key(tenant.grpc.tenant_id, "operations-" + "o" * 60, "orchestrator")
+
+
 def seed_every_view(tenant: Tenant, database_url: str) -> str:
     """What every view of the panel shows at its fullest; returns the long key."""
     c = tenant.grpc
@@ -1207,6 +1374,27 @@ def seed_every_view(tenant: Tenant, database_url: str) -> str:
             ],
         ),
     )
+    # The city's expiry set, then changed: its history says so.
+    city = memories_of(c)["city"]
+    for days in (30, 60):
+        when = timestamp_pb2.Timestamp()
+        when.FromDatetime(datetime.now(UTC) + timedelta(days=days))
+        c.call(
+            c.memory.UpdateMemory,
+            pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=city.id, expire_time=when),
+                update_mask=field_mask_pb2.FieldMask(paths=["expire_time"]),
+            ),
+        )
+    # A memory past its expiry, listed only on request.
+    brief = pb.UpsertMemoryRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        key="standup-room-for-the-weekly-review-of-refund-escalations",
+        value="Room 4, " + "second floor " * 8,
+        ttl=duration_pb2.Duration(seconds=1),
+    )
+    c.call(c.memory.UpsertMemory, brief)
+    assert wait_until(lambda: brief.key not in memories_of(c), timeout=15)
     write_core_block(c, "Answer in English.\n" * 6, None)
     settings = pb.UpdateAgentSettingsRequest(
         settings=memory_pb2.AgentSettings(
@@ -1233,7 +1421,7 @@ def seed_every_view(tenant: Tenant, database_url: str) -> str:
 
 
 def walk_every_view(
-    page: Page, tenant: Tenant, long_key: str, check: Callable[[str], None]
+    page: Page, tenant: Tenant, long_key: str, check: Callable[[str], None], orchestrator_key: str
 ) -> None:
     """Each view and state of the panel in turn, `check` called in each; a dialog's
     name starts with "dialog"."""
@@ -1250,6 +1438,11 @@ def walk_every_view(
     check("memories with the superseded")
     memories.get_by_label("Show superseded").uncheck()
     expect(memories.locator(".superseded-label")).to_have_count(0)
+    memories.get_by_label("Show expired").check()
+    expect(memories.locator(".expired-chip")).to_be_visible()
+    check("memories with the expired")
+    memories.get_by_label("Show expired").uncheck()
+    expect(memories.locator(".expired-chip")).to_have_count(0)
 
     row = memory_row(page, long_key)
     row.get_by_role("button", name="Edit").click()
@@ -1262,6 +1455,7 @@ def walk_every_view(
 
     memory_row(page, "city").get_by_role("button", name="Details of city").click()
     expect(page.locator("#memory-detail .grounding-message mark")).to_have_text("Lisbon")
+    expect(page.locator("#memory-detail .expiry-change")).to_have_count(2)
     check("dialog: a memory's detail")
     page.locator("#memory-detail").get_by_role("button", name="Close").click()
     memory_row(page, "city").get_by_role("button", name="Delete").click()
@@ -1291,6 +1485,7 @@ def walk_every_view(
     page.get_by_label("Query").fill("refund notices")
     page.get_by_role("button", name="Recall", exact=True).click()
     expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
+    expect(page.locator("#view-preview .token-table tfoot")).to_be_visible()
     check("prompt and recall")
 
     page.get_by_role("tab", name="Session & decisions").click()
@@ -1301,6 +1496,17 @@ def walk_every_view(
     page.get_by_role("tab", name="Extraction cost").click()
     expect(page.locator("#view-cost tbody tr")).to_have_count(2)
     check("extraction cost")
+
+    # An orchestrator reading another user's blocks, picked by a long user id.
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, orchestrator_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    page.get_by_label("Whose blocks (user id)").fill("user-1")
+    page.get_by_label("Whose blocks (user id)").press("Enter")
+    core = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    expect(core.locator(".whose")).to_have_text(f"Agent {AGENT} with user-1")
+    check("another user's blocks")
 
 
 @pytest.fixture(params=["light", "dark"])
@@ -1332,7 +1538,7 @@ def test_no_view_is_wider_than_its_frame(
             found.extend(f"{view}, {size['width']} px: {p}" for p in wide)
         page.set_viewport_size(WIDTHS["wide"])
 
-    walk_every_view(page, tenant, long_key, check)
+    walk_every_view(page, tenant, long_key, check, orchestrator_key(tenant, server))
     assert found == [], "\n".join(found)
 
 
@@ -1352,7 +1558,7 @@ def test_every_text_reads_at_4_5_to_1(
             found.extend(f"{view}, {size['width']} px: {p}" for p in low)
         page.set_viewport_size(WIDTHS["wide"])
 
-    walk_every_view(page, tenant, long_key, check)
+    walk_every_view(page, tenant, long_key, check, orchestrator_key(tenant, server))
     assert found == [], "\n".join(found)
 
 

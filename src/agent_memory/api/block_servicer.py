@@ -7,7 +7,7 @@ from grpc.aio import ServicerContext
 from agent_memory.api import block_convert as convert
 from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, fitted_page
 from agent_memory.api.interceptors import current_principal
-from agent_memory.service.blocks import Blocks
+from agent_memory.service.blocks import Blocks, reading_for
 from agentmemory.v1 import block_service_pb2 as pb
 from agentmemory.v1 import block_service_pb2_grpc
 
@@ -21,7 +21,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         self, request: pb.GetBlockRequest, context: ServicerContext
     ) -> pb.GetBlockResponse:
         key = convert.key_from_proto(request.label, request.scope, request.agent_id)
-        block = await self._blocks.get(current_principal(), key)
+        block = await self._blocks.get(reading_for(current_principal(), request.user_id), key)
         return pb.GetBlockResponse(block=convert.block_to_proto(block))
 
     async def ListBlocks(
@@ -29,7 +29,9 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
     ) -> pb.ListBlocksResponse:
         scope_filter = convert.filter_from_proto(request.scope_filter, request.agent_id)
         blocks = await self._blocks.list(
-            current_principal(), scope_filter=scope_filter, agent_id=request.agent_id
+            reading_for(current_principal(), request.user_id),
+            scope_filter=scope_filter,
+            agent_id=request.agent_id,
         )
         return pb.ListBlocksResponse(
             blocks=fitted_all(
@@ -64,7 +66,10 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
     ) -> pb.ListBlockVersionsResponse:
         key = convert.key_from_proto(request.label, request.scope, request.agent_id)
         page = await self._blocks.versions(
-            current_principal(), key, size=request.page_size, token=request.page_token
+            reading_for(current_principal(), request.user_id),
+            key,
+            size=request.page_size,
+            token=request.page_token,
         )
         versions, next_page_token = fitted_page(page, convert.version_to_proto, budget=self._budget)
         return pb.ListBlockVersionsResponse(versions=versions, next_page_token=next_page_token)

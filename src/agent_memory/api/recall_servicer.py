@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from grpc.aio import ServicerContext
 
@@ -16,9 +18,12 @@ from agent_memory.domain.recall import (
     RecallQuery,
     RenderRequest,
 )
+from agent_memory.embed import EmbeddingError
 from agent_memory.service.recall import Recall
 from agentmemory.v1 import block_pb2, recall_pb2, recall_service_pb2_grpc
 from agentmemory.v1 import recall_service_pb2 as pb
+
+_log = logging.getLogger(__name__)
 
 _MODES = {
     recall_pb2.ARCHIVAL_MODE_UNSPECIFIED: ArchivalMode.TOOL_ONLY,
@@ -69,9 +74,19 @@ def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
     )
 
 
+# Token counts of texts, in order (agent_memory.embed.local.token_counts).
+CountTokens = Callable[[Sequence[str]], Awaitable[list[int]]]
+# How long a render waits for its counts (the model's thread may be busy with a
+# query): past it, the prompt is answered without them.
+COUNT_TOKENS_SECONDS = 2.0
+
+
 class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
-    def __init__(self, recall: Recall) -> None:
+    def __init__(self, recall: Recall, *, count_tokens: CountTokens | None = None) -> None:
+        """``count_tokens``: how a rendered prompt's sections are counted; None leaves
+        the counts unset."""
         self._recall = recall
+        self._count_tokens = count_tokens
 
     async def Recall(
         self, request: pb.RecallRequest, context: ServicerContext
@@ -124,7 +139,9 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
                 policy=_policy(request.memory_policy),
             ),
         )
-        return pb.RenderPromptResponse(
+        texts = [s.content for s in rendered.sections]
+        counts = await self._counts([*texts, rendered.system_prompt])
+        response = pb.RenderPromptResponse(
             system_prompt=rendered.system_prompt,
             sections=[
                 recall_pb2.PromptSection(name=s.name, content=s.content) for s in rendered.sections
@@ -133,3 +150,23 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
             warnings=warnings,
             memory_markdown=rendered.memory_markdown,
         )
+        if counts is not None:
+            *each, total = counts
+            for section, count in zip(response.sections, each, strict=True):
+                section.token_count = count
+            response.token_count = total
+        return response
+
+    async def _counts(self, texts: list[str]) -> list[int] | None:
+        """The token counts of ``texts``, or None when they cannot be counted: the
+        prompt is answered without them rather than refused."""
+        if self._count_tokens is None:
+            return None
+        try:
+            return await asyncio.wait_for(self._count_tokens(texts), COUNT_TOKENS_SECONDS)
+        except EmbeddingError as exc:
+            _log.warning("prompt sections are not counted: %s", exc)
+            return None
+        except TimeoutError:
+            _log.info("prompt sections are not counted: the model's thread is busy")
+            return None

@@ -35,6 +35,7 @@ from agent_memory.api.tls import server_credentials
 from agent_memory.config import METRICS_KEYED, Settings
 from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.embed import Embedder, embedder_from_settings, model_of
+from agent_memory.embed.local import token_counts
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.http.app import HttpServer, http_app, metrics_route
 from agent_memory.http.transcoder import HandlerTable, Transcoder
@@ -223,7 +224,7 @@ async def start_server(
         ),
         (
             recall_service_pb2_grpc.add_RecallServiceServicer_to_server,
-            RecallServicer(recall),
+            RecallServicer(recall, count_tokens=token_counts),
         ),
     ]
     # The same servicers answer gRPC and, through this table, HTTP.

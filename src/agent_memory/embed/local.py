@@ -22,7 +22,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_memory.embed import LOCAL, EmbeddingError
 
@@ -35,6 +35,7 @@ CHARS_PER_CALL = 1000
 
 Vectors = list[list[float]]
 _QUERY, _PASSAGE = 0, 1
+_T = TypeVar("_T")
 
 
 class _Runner:
@@ -42,13 +43,13 @@ class _Runner:
     then of arrival."""
 
     def __init__(self) -> None:
-        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[[], Vectors], Future[Vectors]]]
+        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[[], Any], Future[Any]]]
         self._jobs = queue.PriorityQueue()
         self._order = itertools.count()
         threading.Thread(target=self._run, name="embedder", daemon=True).start()
 
-    def submit(self, job: Callable[[], Vectors], *, query: bool) -> Future[Vectors]:
-        done: Future[Vectors] = Future()
+    def submit(self, job: Callable[[], _T], *, query: bool) -> Future[_T]:
+        done: Future[_T] = Future()
         self._jobs.put((_QUERY if query else _PASSAGE, next(self._order), job, done))
         return done
 
@@ -80,7 +81,38 @@ class _Loaded:
 def _loaded(threads: int) -> _Loaded:
     """The process's model: loaded on first use (in about 20 ms: the weights are
     mapped, not read), then shared by every embedder of the process."""
-    return _Loaded(threads)
+    global _first
+    loaded = _Loaded(threads)
+    _first = _first or loaded
+    return loaded
+
+
+_first: _Loaded | None = None  # the model the process loaded first
+
+
+async def token_counts(texts: Sequence[str]) -> list[int]:
+    """How many tokens of the local model each text is, without the prefix and the
+    special tokens the model adds around a text: the tokenizer of
+    multilingual-e5-small as a proxy for a reading model's, to estimate a text's
+    share of a context window. Runs on the model's thread (the tokenizer shares its
+    buffers with the model), as a query does; loads the model when the process has
+    none yet, for one thread, as a serving process does.
+
+    Raises:
+        EmbeddingError: the model cannot be loaded.
+    """
+    try:
+        model = _first or _loaded(1)
+    except (ImportError, OSError, RuntimeError) as exc:
+        raise EmbeddingError(f"the local model cannot be loaded: {exc}") from exc
+    e5 = model.e5
+    wanted = list(texts)
+
+    def job() -> list[int]:
+        added = e5.token_count("")  # the prefix and the special tokens alone
+        return [max(0, e5.token_count(text) - added) for text in wanted]
+
+    return await asyncio.wrap_future(model.runner.submit(job, query=True))
 
 
 class LocalEmbedder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import (
@@ -19,8 +20,10 @@ from agent_memory.domain.blocks import (
     rfc3339,
 )
 from agent_memory.domain.errors import Conflict, NotFound, check
-from agent_memory.domain.identity import Principal
+from agent_memory.domain.identity import Principal, Role, require_role
 from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
+from agent_memory.domain.text_rules import name_violations
+from agent_memory.service.keys import IDENTITY_MAX_CHARS
 from agent_memory.service.page_tokens import page_tokens
 from agent_memory.store.repositories import Store
 
@@ -32,6 +35,23 @@ def block_limits(settings: Settings) -> BlockLimits:
         archival_max_chars=settings.archival_max_chars,
         versions_kept=settings.block_versions_kept,
     )
+
+
+def reading_for(principal: Principal, user_id: str) -> Principal:
+    """Whose blocks a read reads: the caller's own, or, for an orchestrator, those
+    of ``user_id``, another user of its tenant (an orchestrator acts for the users
+    of its agents). Writes stay the caller's own.
+
+    Raises:
+        InvalidArgument: ``user_id`` is not a user name (field ``user_id``).
+        PermissionDenied: reason ``ROLE_FORBIDS``: a reader or editor named another
+            user.
+    """
+    if not user_id or user_id == principal.user_id:
+        return principal
+    check(name_violations("user_id", user_id, max_chars=IDENTITY_MAX_CHARS))
+    require_role(principal, Role.ORCHESTRATOR, "reading another user's blocks")
+    return replace(principal, user_id=user_id)
 
 
 class Blocks:

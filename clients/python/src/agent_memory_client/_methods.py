@@ -494,10 +494,16 @@ class MemoryMethods(SyncTransport):
         return self._run(_ops.get_extraction_job(job_id), timeout)
 
     def get_block(
-        self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None
+        self,
+        label: BlockLabelName,
+        *,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        timeout: float | None = None,
     ) -> types.Block:
-        """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
-        return self._run(_ops.get_block(label, agent_id=agent_id), timeout)
+        """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
+        orchestrator may read another user's with ``user_id``."""
+        return self._run(_ops.get_block(label, agent_id=agent_id, user_id=user_id), timeout)
 
     def delete_block(
         self,
@@ -519,10 +525,15 @@ class MemoryMethods(SyncTransport):
         )
 
     def list_blocks(
-        self, *, agent_id: str | None = None, timeout: float | None = None
+        self,
+        *,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[types.Block]:
-        """The user's blocks, and with ``agent_id`` the agent's too."""
-        return self._run(_ops.list_blocks(agent_id=agent_id), timeout)
+        """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
+        read another user's with ``user_id``."""
+        return self._run(_ops.list_blocks(agent_id=agent_id, user_id=user_id), timeout)
 
     def write_block(
         self,
@@ -555,12 +566,17 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         page_size: int = 100,
+        user_id: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[types.BlockVersion]:
         """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-        first, fetching page after page; NotFound when the block is absent."""
+        first, fetching page after page; NotFound when the block is absent. An
+        orchestrator may read another user's with ``user_id``."""
         return self._pages(
-            _ops.list_block_versions(label, agent_id=agent_id, page_size=page_size), timeout
+            _ops.list_block_versions(
+                label, agent_id=agent_id, page_size=page_size, user_id=user_id
+            ),
+            timeout,
         )
 
     def recall(
@@ -1305,10 +1321,16 @@ class AsyncMemoryMethods(AsyncTransport):
         return await self._run(_ops.get_extraction_job(job_id), timeout)
 
     async def get_block(
-        self, label: BlockLabelName, *, agent_id: str | None = None, timeout: float | None = None
+        self,
+        label: BlockLabelName,
+        *,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        timeout: float | None = None,
     ) -> types.Block:
-        """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
-        return await self._run(_ops.get_block(label, agent_id=agent_id), timeout)
+        """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
+        orchestrator may read another user's with ``user_id``."""
+        return await self._run(_ops.get_block(label, agent_id=agent_id, user_id=user_id), timeout)
 
     async def delete_block(
         self,
@@ -1330,10 +1352,15 @@ class AsyncMemoryMethods(AsyncTransport):
         )
 
     async def list_blocks(
-        self, *, agent_id: str | None = None, timeout: float | None = None
+        self,
+        *,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[types.Block]:
-        """The user's blocks, and with ``agent_id`` the agent's too."""
-        return await self._run(_ops.list_blocks(agent_id=agent_id), timeout)
+        """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
+        read another user's with ``user_id``."""
+        return await self._run(_ops.list_blocks(agent_id=agent_id, user_id=user_id), timeout)
 
     async def write_block(
         self,
@@ -1366,12 +1393,17 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         page_size: int = 100,
+        user_id: str | None = None,
         timeout: float | None = None,
     ) -> AsyncGenerator[types.BlockVersion, None]:
         """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-        first, fetching page after page; NotFound when the block is absent."""
+        first, fetching page after page; NotFound when the block is absent. An
+        orchestrator may read another user's with ``user_id``."""
         return self._pages(
-            _ops.list_block_versions(label, agent_id=agent_id, page_size=page_size), timeout
+            _ops.list_block_versions(
+                label, agent_id=agent_id, page_size=page_size, user_id=user_id
+            ),
+            timeout,
         )
 
     def recall(

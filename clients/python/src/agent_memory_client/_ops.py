@@ -722,9 +722,14 @@ def get_extraction_job(job_id: str) -> Op[types.ExtractionJob]:
 # -- blocks ---------------------------------------------------------------------------
 
 
-def get_block(label: BlockLabelName, *, agent_id: str | None = None) -> Op[types.Block]:
-    """The user's block, or with ``agent_id`` the agent's; NotFound when absent."""
-    request = block_service_pb2.GetBlockRequest(**_block_key(label, agent_id))
+def get_block(
+    label: BlockLabelName, *, agent_id: str | None = None, user_id: str | None = None
+) -> Op[types.Block]:
+    """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
+    orchestrator may read another user's with ``user_id``."""
+    request = block_service_pb2.GetBlockRequest(
+        **_block_key(label, agent_id), user_id=user_id or ""
+    )
     return Op("BlockService", "GetBlock", request, _block)
 
 
@@ -746,12 +751,17 @@ def delete_block(
     return Op("BlockService", "DeleteBlock", request, _nothing)
 
 
-def list_blocks(*, agent_id: str | None = None) -> Op[list[types.Block]]:
-    """The user's blocks, and with ``agent_id`` the agent's too."""
+def list_blocks(
+    *, agent_id: str | None = None, user_id: str | None = None
+) -> Op[list[types.Block]]:
+    """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
+    read another user's with ``user_id``."""
     scope = block_pb2.BLOCK_SCOPE_FILTER_USER
     if agent_id is not None:
         scope = block_pb2.BLOCK_SCOPE_FILTER_ALL
-    request = block_service_pb2.ListBlocksRequest(scope_filter=scope, agent_id=agent_id or "")
+    request = block_service_pb2.ListBlocksRequest(
+        scope_filter=scope, agent_id=agent_id or "", user_id=user_id or ""
+    )
     return Op(
         "BlockService", "ListBlocks", request, lambda r: list(map(types.Block.from_proto, r.blocks))
     )
@@ -780,12 +790,17 @@ def write_block(
 
 
 def list_block_versions(
-    label: BlockLabelName, *, agent_id: str | None = None, page_size: int = 100
+    label: BlockLabelName,
+    *,
+    agent_id: str | None = None,
+    page_size: int = 100,
+    user_id: str | None = None,
 ) -> Pages[types.BlockVersion]:
     """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-    first, fetching page after page; NotFound when the block is absent."""
+    first, fetching page after page; NotFound when the block is absent. An
+    orchestrator may read another user's with ``user_id``."""
     request = block_service_pb2.ListBlockVersionsRequest(
-        **_block_key(label, agent_id), page_size=page_size
+        **_block_key(label, agent_id), page_size=page_size, user_id=user_id or ""
     )
     return Pages(
         "BlockService",

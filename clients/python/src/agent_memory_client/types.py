@@ -2630,17 +2630,25 @@ class PromptSection(Record[recall_pb2.PromptSection]):
     content: str = ""
     """Output only. The section's text as it reaches the model."""
 
+    token_count: int | None = None
+    """Output only. How many tokens the content is, counted with the tokenizer of
+    the server's local embedding model (multilingual-e5-small) as a proxy for
+    the reading model's: an estimate of the section's share of a context
+    window. Unset when the server cannot count."""
+
     @classmethod
     def from_proto(cls, message: recall_pb2.PromptSection) -> Self:
         return cls(
             name=message.name,
             content=message.content,
+            token_count=message.token_count if message.HasField("token_count") else None,
         )._kept(message)
 
     def _to_proto(self) -> recall_pb2.PromptSection:
         return recall_pb2.PromptSection(
             name=self.name,
             content=self.content,
+            token_count=self.token_count,
         )
 
 
@@ -2723,6 +2731,11 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
     decisions; no persona) as a MEMORY.md-style Markdown document, for
     harnesses that load memory from files."""
 
+    token_count: int | None = None
+    """Output only. How many tokens the whole system_prompt is (the sections,
+    with the fence and framing around the memory ones), counted as each
+    section's token_count is. Unset when the server cannot count."""
+
     @classmethod
     def from_proto(cls, message: recall_service_pb2.RenderPromptResponse) -> Self:
         return cls(
@@ -2731,6 +2744,7 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
             system_reminders=tuple(message.system_reminders),
             warnings=tuple(message.warnings),
             memory_markdown=message.memory_markdown,
+            token_count=message.token_count if message.HasField("token_count") else None,
         )._kept(message)
 
     def _to_proto(self) -> recall_service_pb2.RenderPromptResponse:
@@ -2740,6 +2754,7 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
             system_reminders=self.system_reminders,
             warnings=self.warnings,
             memory_markdown=self.memory_markdown,
+            token_count=self.token_count,
         )
 
 

@@ -119,14 +119,21 @@ export class Api {
 
   // -- memories ---------------------------------------------------------------
 
-  /** One page of an owner's memories, in the server's order. */
   /**
-   * One page of an owner's memories that match `find` ({ filter, orderBy,
-   * showSuperseded }), with `totalSize`: how many match across every page.
+   * One page of an owner's memories, in the server's order, that match `find`
+   * ({ filter, orderBy, showSuperseded, showExpired }), with `totalSize`: how many
+   * match across every page.
    */
   listMemories(target, pageToken = "", pageSize = MEMORY_PAGE_SIZE, find = {}) {
-    const { filter = "", orderBy = "", showSuperseded = false } = find;
-    const params = { pageSize, pageToken, filter, orderBy, showSuperseded: showSuperseded || "" };
+    const { filter = "", orderBy = "", showSuperseded = false, showExpired = false } = find;
+    const params = {
+      pageSize,
+      pageToken,
+      filter,
+      orderBy,
+      showSuperseded: showSuperseded || "",
+      showExpired: showExpired || "",
+    };
     return this.call("GET", ownerPath(target) + query(params));
   }
 
@@ -204,13 +211,14 @@ export class Api {
 
   // -- blocks -----------------------------------------------------------------
 
-  listBlocks(agentId) {
+  /** The user's blocks, with an agent's too; `userId` (an orchestrator's) another user's. */
+  listBlocks(agentId, userId = "") {
     const filter = agentId ? { agentId } : { scopeFilter: "BLOCK_SCOPE_FILTER_USER" };
-    return this.call("GET", "/v1/blocks" + query(filter));
+    return this.call("GET", "/v1/blocks" + query({ ...filter, userId }));
   }
 
-  getBlock({ label, scope, agentId }) {
-    return this.call("GET", `/v1/blocks/${segment(label)}` + query({ scope, agentId }));
+  getBlock({ label, scope, agentId, userId = "" }) {
+    return this.call("GET", `/v1/blocks/${segment(label)}` + query({ scope, agentId, userId }));
   }
 
   /** Compare-and-set: expectedUpdatedAt empty means "create, only if absent". */
@@ -222,8 +230,8 @@ export class Api {
   }
 
   /** A block's kept versions, newest first (a page of them). */
-  blockVersions({ label, scope, agentId }, pageSize = 20) {
-    const params = { scope, agentId, pageSize };
+  blockVersions({ label, scope, agentId, userId = "" }, pageSize = 20) {
+    const params = { scope, agentId, pageSize, userId };
     return this.call("GET", `/v1/blocks/${segment(label)}/versions` + query(params));
   }
 

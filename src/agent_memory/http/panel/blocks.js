@@ -1,6 +1,10 @@
 // The Blocks tab: the user's core and archival blocks, and the agent's, each
 // replaced whole under compare-and-set. A write that lost the race shows the
 // text now stored beside the person's own and lets them retry or discard.
+//
+// Each block says whose it is: the user's own (every agent sees it for them), or
+// the agent's, kept for one user. An orchestrator's key may pick the user whose
+// blocks it reads; another user's are shown read only, as writes are the key's own.
 
 import { lineDiff } from "./diff.js";
 import { el, fill, formatCount, formatDate, refreshButton, timeEl, viewHead } from "./dom.js";
@@ -10,17 +14,36 @@ const LABELS = {
   BLOCK_LABEL_ARCHIVAL: { name: "Archival", about: "Searched on demand by recall.", limit: 8000 },
 };
 
-function slotsFor(target) {
+/** The blocks shown: `userId` names another user's (empty: the key's own). */
+function slotsFor(target, userId) {
   const user = [
-    { label: "BLOCK_LABEL_CORE", scope: "SCOPE_USER", agentId: "" },
-    { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_USER", agentId: "" },
+    { label: "BLOCK_LABEL_CORE", scope: "SCOPE_USER", agentId: "", userId },
+    { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_USER", agentId: "", userId },
   ];
   if (target.kind !== "agent") return user;
   const agent = [
-    { label: "BLOCK_LABEL_CORE", scope: "SCOPE_AGENT", agentId: target.id },
-    { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_AGENT", agentId: target.id },
+    { label: "BLOCK_LABEL_CORE", scope: "SCOPE_AGENT", agentId: target.id, userId },
+    { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_AGENT", agentId: target.id, userId },
   ];
   return [...agent, ...user];
+}
+
+// The users an orchestrator picked, the last one first, kept in this tab.
+const PICKED = "agent-memory.panel.blockUsers";
+const PICKED_LIMIT = 8;
+
+function pickedUsers() {
+  try {
+    const list = JSON.parse(sessionStorage.getItem(PICKED));
+    return Array.isArray(list) ? list.filter((u) => typeof u === "string" && u) : [];
+  } catch {
+    return [];
+  }
+}
+
+function pick(userId) {
+  const list = [userId, ...pickedUsers().filter((u) => u !== userId)].slice(0, PICKED_LIMIT);
+  sessionStorage.setItem(PICKED, JSON.stringify(list));
 }
 
 function plural(count, one, many) {
@@ -45,23 +68,66 @@ function formActions(submitLabel, otherLabel, onOther) {
 const INDEXING_RECHECK_MS = 1500;
 
 export function mount(container, ctx) {
-  const { api, target, canWrite } = ctx;
+  const { api, target } = ctx;
+  const self = ctx.caller ? ctx.caller.userId : "";
+  // An orchestrator reads any user's blocks; the last user it picked stays picked.
+  const picker = Boolean(ctx.caller && ctx.caller.role === "orchestrator");
+  const whose = (picker && pickedUsers()[0]) || self;
+  const another = Boolean(whose && whose !== self);
+  const canWrite = ctx.canWrite && !another;
   const cards = new Map(); // slotKey -> card state
   let recall = null; // the server's recall status, once known
 
   const grid = el("div", { class: "block-grid" });
-  container.replaceChildren(
-    viewHead(
-      "Blocks",
-      target.kind === "agent"
-        ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
-        : "Your own blocks. Agent blocks appear when you open an agent.",
-      refreshButton(load),
-    ),
-    grid,
-  );
+  const about = another
+    ? `The blocks of the user ${whose}${target.kind === "agent" ? " with this agent" : ""}, read only: what you write is your own.`
+    : target.kind === "agent"
+      ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
+      : "Your own blocks. Agent blocks appear when you open an agent.";
+  fill(container, viewHead("Blocks", about, refreshButton(load)), picker ? userPicker() : null, grid);
 
-  for (const slot of slotsFor(target)) {
+  /** The orchestrator's choice of whose blocks to read: any user of the tenant. */
+  function userPicker() {
+    const known = [...new Set([self, ...pickedUsers()].filter(Boolean))];
+    const input = el("input", {
+      id: "blocks-user",
+      name: "user",
+      list: "blocks-users",
+      value: whose,
+      required: true,
+      maxlength: 255,
+      autocomplete: "off",
+      spellcheck: "false",
+      class: "mono",
+    });
+    return el(
+      "form",
+      {
+        class: "whose-picker",
+        onsubmit: (event) => {
+          event.preventDefault();
+          const chosen = input.value.trim();
+          if (!chosen) {
+            input.focus();
+            return;
+          }
+          pick(chosen);
+          mount(container, ctx);
+          container.querySelector("#blocks-user").focus();
+        },
+      },
+      el("label", { for: "blocks-user" }, "Whose blocks (user id)"),
+      el(
+        "div",
+        { class: "input-row" },
+        input,
+        el("button", { type: "submit", class: "button" }, "Show"),
+      ),
+      el("datalist", { id: "blocks-users" }, ...known.map((u) => el("option", { value: u }))),
+    );
+  }
+
+  for (const slot of slotsFor(target, another ? whose : "")) {
     const card = { slot, block: null, mode: "view", draft: "", base: "", newer: null, error: null };
     card.node = el("article", { class: "card block-card" });
     cards.set(slotKey(slot), card);
@@ -74,7 +140,7 @@ export function mount(container, ctx) {
     let answer;
     try {
       [answer, recall] = await Promise.all([
-        api.listBlocks(target.kind === "agent" ? target.id : ""),
+        api.listBlocks(target.kind === "agent" ? target.id : "", another ? whose : ""),
         recall || api.recallStatus().then((r) => r.status || {}, () => ({})),
       ]);
     } catch (error) {
@@ -118,10 +184,31 @@ export function mount(container, ctx) {
 
   // -- rendering --------------------------------------------------------------------------
 
+  /**
+   * Whose a block is: the user's own, which every agent sees for them, or the
+   * agent's, kept for that one user.
+   */
   function owner(slot) {
-    return slot.scope === "SCOPE_USER"
-      ? el("span", { class: "pill" }, "You")
-      : el("span", { class: "pill mono" }, slot.agentId);
+    const user = whose || "you";
+    const you = !another && whose ? " (you)" : "";
+    if (slot.scope === "SCOPE_USER") {
+      return el(
+        "span",
+        { class: "whose", dataset: { whose: "user" }, title: "Every agent sees it for this user" },
+        "User ",
+        el("span", { class: "mono" }, user),
+        you,
+      );
+    }
+    return el(
+      "span",
+      { class: "whose", dataset: { whose: "agent" }, title: "This agent's, for this user only" },
+      "Agent ",
+      el("span", { class: "mono" }, slot.agentId),
+      " with ",
+      el("span", { class: "mono" }, user),
+      you,
+    );
   }
 
   function heading(card) {
@@ -137,7 +224,8 @@ export function mount(container, ctx) {
       el(
         "div",
         {},
-        el("h3", { id: headingId }, title, " ", owner(card.slot)),
+        el("h3", { id: headingId }, title),
+        el("p", { class: "block-whose" }, owner(card.slot)),
         el("p", { class: "muted small" }, label.about),
       ),
     );
@@ -440,6 +528,7 @@ export function mount(container, ctx) {
       card.mode = "view";
       card.error = null;
       card.newer = null;
+      ctx.changed();
       render(card);
       followIndexing(card);
       focusEdit(card);
@@ -458,10 +547,9 @@ export function mount(container, ctx) {
 
   /** Fetch the block as it is now, and show it beside the person's text. */
   async function showConflict(card) {
-    const { label, scope, agentId } = card.slot;
     let newer = null;
     try {
-      newer = (await api.getBlock({ label, scope, agentId })).block;
+      newer = (await api.getBlock(card.slot)).block;
     } catch (error) {
       if (error.httpStatus !== 404) {
         ctx.fail("Reading the newer block", error);

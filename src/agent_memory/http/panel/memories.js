@@ -10,6 +10,8 @@
 //
 // Memories a newer fact superseded are left out, as the service lists them, unless
 // "Show superseded" asks for them; they are shown dimmed, with what replaced them.
+// Likewise memories past their expiry that the service has not deleted yet: only
+// with "Show expired", each marked expired, with when.
 //
 // The find bar narrows the list (words in the key or value, source, pin) and
 // orders it; the service filters (AIP-160) and counts what matches. A key opens
@@ -125,6 +127,11 @@ function actionsCell(...buttons) {
   return el("td", { class: "col-actions" }, el("div", { class: "row-actions" }, ...buttons));
 }
 
+/** Whether the memory's expiry has passed: the service lists it only when asked. */
+function isExpired(memory) {
+  return Boolean(memory.expireTime) && Date.parse(memory.expireTime) <= Date.now();
+}
+
 function sourceName(memory) {
   return SOURCES[memory.source] || "manual";
 }
@@ -138,6 +145,7 @@ export function mount(container, ctx) {
   let conflict = null; // { id, value, importance }
   let generation = 0; // bumped by every listing, so an overtaken answer is dropped
   let showSuperseded = false;
+  let showExpired = false;
   const find = { text: "", source: "", pinned: "", orderBy: "" };
   let total = null; // how many match, as the service counted them
   let searchTimer = 0;
@@ -170,6 +178,18 @@ export function mount(container, ctx) {
       },
     }),
     el("span", {}, "Show superseded"),
+  );
+  const expiredToggle = el(
+    "label",
+    { class: "check" },
+    el("input", {
+      type: "checkbox",
+      onchange: (event) => {
+        showExpired = event.target.checked;
+        load();
+      },
+    }),
+    el("span", {}, "Show expired"),
   );
 
   const count = el("p", { class: "muted small find-count", "aria-live": "polite" });
@@ -212,7 +232,13 @@ export function mount(container, ctx) {
     viewHead(
       "Memories",
       `Listed as the service orders them: ${order}.`,
-      el("div", { class: "head-actions" }, supersededToggle, refreshButton(onRefresh)),
+      el(
+        "div",
+        { class: "head-actions" },
+        supersededToggle,
+        expiredToggle,
+        refreshButton(onRefresh),
+      ),
     ),
     findBar,
     count,
@@ -245,7 +271,7 @@ export function mount(container, ctx) {
 
   /** What the list asks the service for: the find bar's filter and order. */
   function asked() {
-    return { filter: filterOf(find), orderBy: find.orderBy, showSuperseded };
+    return { filter: filterOf(find), orderBy: find.orderBy, showSuperseded, showExpired };
   }
 
   function filtered() {
@@ -362,14 +388,26 @@ export function mount(container, ctx) {
     openMemoryDetail(memory, ctx, {
       sourceName,
       onChanged: (stored) => {
+        ctx.changed();
         if (ctx.current()) replaceRow(stored);
       },
     });
   }
 
-  // When the memory expires (the service stops showing it then), or nothing.
+  // When the memory expires (the service stops showing it then), or nothing; one
+  // past it says so plainly: agents no longer see it, and it is soon deleted.
   function expiryEl(memory) {
     if (!memory.expireTime) return null;
+    if (isExpired(memory)) {
+      return el(
+        "div",
+        { class: "expiry-label expired-label" },
+        el("span", { class: "expired-chip" }, "Expired"),
+        " ",
+        timeEl(memory.expireTime),
+        " · not in prompts",
+      );
+    }
     return el("div", { class: "expiry-label" }, "expires ", timeEl(memory.expireTime));
   }
 
@@ -382,7 +420,11 @@ export function mount(container, ctx) {
   function viewRow(memory) {
     const pinned = Boolean(memory.pinned);
     const readOnly = Boolean(memory.readOnly);
-    const classes = [readOnly ? "read-only" : "", memory.supersededBy ? "superseded" : ""];
+    const classes = [
+      readOnly ? "read-only" : "",
+      memory.supersededBy ? "superseded" : "",
+      isExpired(memory) ? "expired" : "",
+    ];
     return el(
       "tr",
       {
@@ -668,6 +710,7 @@ export function mount(container, ctx) {
     }
     if (!ctx.current()) return;
     conflict = null;
+    ctx.changed();
     const done = `Saved ${memory.key}.`;
     ctx.notify(done);
     replaceRow(saved);
@@ -710,6 +753,7 @@ export function mount(container, ctx) {
       return;
     }
     if (!ctx.current()) return;
+    ctx.changed();
     createForm.reset(); // resets the inputs of the row, which belong to the form
     // The rows shown so far stay shown, and the memory joins them where the server
     // sorts it.
@@ -732,6 +776,7 @@ export function mount(container, ctx) {
       ctx.fail(`${pinned ? "Pinning" : "Unpinning"} ${memory.key}`, error);
       return;
     }
+    ctx.changed();
     if (!ctx.current()) return;
     const done = `${pinned ? "Pinned" : "Unpinned"} ${memory.key}.`;
     const label = changed.pinned ? "Unpin" : "Pin";
@@ -757,6 +802,7 @@ export function mount(container, ctx) {
       ctx.fail(`Deleting ${memory.key}`, error);
       return;
     }
+    ctx.changed();
     if (!ctx.current()) return;
     ctx.notify(`Deleted ${memory.key}.`);
     // The focus moves to the row that took its place (or the one above it, or the
@@ -765,6 +811,7 @@ export function mount(container, ctx) {
     if (at === -1) return; // already gone: a listing since has left it out
     generation += 1; // a listing still under way may hold the row: drop its answer
     rows = rows.filter((m) => m.id !== memory.id);
+    if (total) total -= 1;
     editing = null;
     render();
     const next = rows[Math.min(at, rows.length - 1)];

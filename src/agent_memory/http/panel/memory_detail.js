@@ -42,6 +42,35 @@ function field(label, ...value) {
   return [el("dt", {}, label), el("dd", {}, ...value)];
 }
 
+/** The instant a snapshot expires at, in milliseconds; null when it never does. */
+function expiresAt(memory) {
+  return memory && memory.expireTime ? Date.parse(memory.expireTime) : null;
+}
+
+/** When a snapshot expires, as the history says it: a time, or "never". */
+function expiryWord(memory) {
+  return expiresAt(memory) === null ? "never" : timeEl(memory.expireTime);
+}
+
+/**
+ * An event's name. An update that changed nothing but the expiry says which way:
+ * set, changed or cleared.
+ */
+function eventName(event) {
+  const before = event.oldMemory;
+  const after = event.newMemory;
+  const name = EVENT_NAMES[event.type] || event.type;
+  if (event.type !== "MEMORY_EVENT_TYPE_UPDATED" || !before || !after) return name;
+  const [was, now] = [expiresAt(before), expiresAt(after)];
+  if (was === now) return name;
+  const same = (field, empty) => (before[field] ?? empty) === (after[field] ?? empty);
+  const rest =
+    same("value", "") && same("key", "") && same("importance", 0) && same("pinned", false) &&
+    (before.tags || []).join("\n") === (after.tags || []).join("\n");
+  if (!rest) return name;
+  return was === null ? "Expiry set" : now === null ? "Expiry cleared" : "Expiry changed";
+}
+
 /** What changed between two snapshots of a memory, in a few words. */
 function changeOf(event) {
   const before = event.oldMemory || {};
@@ -57,6 +86,18 @@ function changeOf(event) {
   }
   if (before.key && after.key && before.key !== after.key) {
     said.push(el("div", { class: "muted" }, `key ${before.key} → ${after.key}`));
+  }
+  if (event.oldMemory && event.newMemory && expiresAt(before) !== expiresAt(after)) {
+    said.push(
+      el(
+        "div",
+        { class: "expiry-change" },
+        "expires ",
+        el("del", {}, expiryWord(before)),
+        " → ",
+        el("ins", {}, expiryWord(after)),
+      ),
+    );
   }
   return said;
 }
@@ -111,18 +152,20 @@ export async function openMemoryDetail(memory, ctx, { onChanged, sourceName }) {
   let more = false;
   const provider = memory.conversationProvider;
   const conversationId = memory.conversationId;
-  const reads = [
-    (async () => {
-      let token = "";
-      for (let page = 0; page < HISTORY_PAGES; page += 1) {
-        const answer = await ctx.api.memoryEvents(memory.id, token);
-        events = events.concat(answer.events || []);
-        token = answer.nextPageToken || "";
-        if (!token) break;
-      }
-      more = Boolean(token);
-    })(),
-  ];
+  /** The memory's history, its first pages, read again. */
+  async function readHistory() {
+    let read = [];
+    let token = "";
+    for (let page = 0; page < HISTORY_PAGES; page += 1) {
+      const answer = await ctx.api.memoryEvents(memory.id, token);
+      read = read.concat(answer.events || []);
+      token = answer.nextPageToken || "";
+      if (!token) break;
+    }
+    events = read;
+    more = Boolean(token);
+  }
+  const reads = [readHistory()];
   if (provider && conversationId && (memory.groundings || []).length) {
     reads.push(
       ctx.api
@@ -198,7 +241,7 @@ export async function openMemoryDetail(memory, ctx, { onChanged, sourceName }) {
               el(
                 "li",
                 {},
-                el("strong", {}, EVENT_NAMES[event.type] || event.type),
+                el("strong", {}, eventName(event)),
                 " ",
                 dayEl(event.occurredAt),
                 event.actorUserId ? el("span", { class: "muted" }, ` by ${event.actorUserId}`) : null,
@@ -237,6 +280,12 @@ export async function openMemoryDetail(memory, ctx, { onChanged, sourceName }) {
       }
       ctx.notify(clear ? `${shown.key} no longer expires.` : `${shown.key} now expires then.`);
       onChanged(stored);
+      try {
+        await readHistory(); // the change just made is the history's newest event
+      } catch {
+        // the history shown stays as it was; the change itself is saved
+      }
+      if (!box.open) return;
       fill(body, detailOf(stored));
     }
     return el(

@@ -29,6 +29,7 @@ const state = {
   target: null, // { kind: "agent" | "workspace", id }
   tab: "memories",
   generation: 0, // bumped on every view change, so late answers of an old view are dropped
+  owners: 0, // bumped by every reading of the tenant's list, so an overtaken one is dropped
 };
 
 // -- storage --------------------------------------------------------------------
@@ -291,19 +292,29 @@ function renderRecent() {
   );
 }
 
-/** The tenant's agents and workspaces, each a button that opens it. */
+/**
+ * The tenant's agents and workspaces, each a button that opens it, with how many
+ * memories it holds: read again after every change the panel makes and whenever a
+ * view is shown, so no count is older than the person's own last action.
+ */
 async function renderOwners() {
+  if (!state.api) return;
+  const mine = ++state.owners;
   let owners;
   try {
     owners = await state.api.listOwners();
   } catch {
     return; // the list is a help, not a need: opening by id still works
   }
+  if (mine !== state.owners || !state.api) return; // a newer reading is under way
   const item = (kind, owner) => {
     const count = owner.memoryCount || 0;
     const said = `${owner.id}, ${kind}, ${count} ${count === 1 ? "memory" : "memories"}`;
-    return targetButton({ kind, id: owner.id }, String(count), { title: said, "aria-label": said });
+    const attrs = { title: said, "aria-label": said, dataset: { owner: `${kind}:${owner.id}` } };
+    return targetButton({ kind, id: owner.id }, String(count), attrs);
   };
+  const focused = document.activeElement;
+  const refocus = focused && $("owners-list").contains(focused) ? focused.dataset.owner : null;
   const items = [
     ...owners.agents.map((o) => item("agent", o)),
     ...owners.workspaces.map((o) => item("workspace", o)),
@@ -311,6 +322,12 @@ async function renderOwners() {
   if (owners.more) items.push(el("li", { class: "muted small" }, "More: open one by its id."));
   $("owners-list").replaceChildren(...items);
   $("owners-empty").hidden = items.length > 0;
+  if (refocus !== null) {
+    // The person was on one of the buttons: the focus stays with it.
+    const buttons = [...$("owners-list").querySelectorAll("button")];
+    const same = buttons.find((b) => b.dataset.owner === refocus);
+    if (same) same.focus();
+  }
 }
 
 function showNoTarget() {
@@ -326,7 +343,6 @@ function openTarget(target, { restoring = false } = {}) {
   state.target = { kind: target.kind, id: target.id };
   remember(state.target);
   renderRecent();
-  renderOwners();
   clearStatus();
   $("no-target").hidden = true;
   $("target-view").hidden = false;
@@ -364,6 +380,7 @@ function selectTab(name, { focus = true } = {}) {
   }
   if (focus) $(`tab-${name}`).focus();
   if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+  renderOwners(); // a view shown again shows the counts as they are now
   const generation = state.generation;
   const container = $(`view-${name}`);
   VIEWS[name].mount(container, {
@@ -371,8 +388,11 @@ function selectTab(name, { focus = true } = {}) {
     target: state.target,
     // A reader's key may look, not change: the views offer no write then.
     canWrite: !state.caller || state.caller.role !== "reader",
+    caller: state.caller,
     notify,
     fail,
+    // Called after every write or delete the view makes: the counts follow it.
+    changed: renderOwners,
     confirm: confirmAction,
     describeError,
     // A view checks this before drawing an answer that may have come late.
@@ -401,6 +421,10 @@ function start() {
   $("sign-out").addEventListener("click", () => signOut());
   $("target-form").addEventListener("submit", onOpenTarget);
   $("target-form").addEventListener("change", syncTargetLabel);
+  // Back to this browser tab: the counts may have moved meanwhile.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && !$("app").hidden) renderOwners();
+  });
   for (const tab of TAB_ORDER) {
     $(`tab-${tab}`).addEventListener("click", () => selectTab(tab));
     $(`tab-${tab}`).addEventListener("keydown", onTabKey);

@@ -3,10 +3,114 @@
 // would get now for a user message (RenderPrompt); "Test recall" shows what a
 // search of its memory finds, best first, with scores (Recall). Neither changes
 // anything, so a reader's key may use both.
+//
+// Under the rendered prompt, its context window: how many tokens each of the
+// sections the renderer made takes, and the whole prompt, as the service counted
+// them with its local embedding model's tokenizer (a proxy for the reading model's).
 
-import { el, fill, viewHead } from "./dom.js";
+import { el, fill, formatCount, viewHead } from "./dom.js";
 
 const SCOPES = { SCOPE_USER: "user", SCOPE_AGENT: "agent", SCOPE_WORKSPACE: "workspace" };
+
+// The renderer's section names (render/prompt.py), as a person reads them.
+const SECTION_NAMES = {
+  persona: "Persona",
+  user_core: "Core block (user)",
+  agent_core: "Core block (agent)",
+  agent_memory: "Agent memory",
+  workspace_memory: "Workspace memory",
+  recent_decisions: "Recent decisions",
+  archival_hint: "Archival hint",
+};
+
+function plural(count, one, many) {
+  return `${formatCount(count)} ${Number(count) === 1 ? one : many}`;
+}
+
+/** A share of the whole, as a whole percent ("<1%" for a sliver). */
+function percent(part, whole) {
+  if (!whole) return "—";
+  const share = (100 * part) / whole;
+  return share > 0 && share < 1 ? "<1%" : `${Math.round(share)}%`;
+}
+
+/**
+ * The prompt's context window: a row per section, in prompt order, with its
+ * tokens and its share of the whole; then what the fence and the framing around
+ * the memory sections add; then the total. Null when the service did not count.
+ */
+function contextWindow(answer) {
+  const sections = answer.sections || [];
+  if (answer.tokenCount === undefined || sections.some((s) => s.tokenCount === undefined)) {
+    return el("p", { class: "muted small" }, "The service did not count this prompt's tokens.");
+  }
+  const total = answer.tokenCount;
+  const counted = sections.reduce((sum, s) => sum + s.tokenCount, 0);
+  // The page's policy refuses style attributes: the bar's width is set as a property.
+  const bar = (tokens) => {
+    const filled = el("span");
+    filled.style.width = `${total ? Math.min(100, (100 * tokens) / total) : 0}%`;
+    return el("span", { class: "share-bar", "aria-hidden": "true" }, filled);
+  };
+  const row = (name, tokens, attrs = {}) =>
+    el(
+      "tr",
+      attrs,
+      el("th", { scope: "row" }, name),
+      el("td", { class: "col-num" }, formatCount(tokens)),
+      el(
+        "td",
+        { class: "col-share" },
+        bar(tokens),
+        el("span", { class: "share-text" }, percent(tokens, total)),
+      ),
+    );
+  const framing = total - counted;
+  return el(
+    "div",
+    { class: "table-wrap token-wrap" },
+    el(
+      "table",
+      { class: "table token-table" },
+      el(
+        "caption",
+        {},
+        "Context window ",
+        el("span", { class: "muted small" }, "· tokens of the local embedding model, an estimate"),
+      ),
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          el("th", { scope: "col" }, "Section"),
+          el("th", { scope: "col", class: "col-num" }, "Tokens"),
+          el("th", { scope: "col", class: "col-share" }, "Share"),
+        ),
+      ),
+      el(
+        "tbody",
+        {},
+        ...sections.map((s) =>
+          row(SECTION_NAMES[s.name] || s.name, s.tokenCount, { dataset: { section: s.name } }),
+        ),
+        framing > 0 ? row("Fence and framing", framing, { dataset: { section: "framing" } }) : null,
+      ),
+      el(
+        "tfoot",
+        {},
+        el(
+          "tr",
+          { dataset: { section: "total" } },
+          el("th", { scope: "row" }, "Total"),
+          el("td", { class: "col-num" }, formatCount(total)),
+          el("td", { class: "col-share muted small" }, plural(sections.length, "section", "sections")),
+        ),
+      ),
+    ),
+  );
+}
 
 export function mount(container, ctx) {
   const { api, target } = ctx;
@@ -89,8 +193,11 @@ export function mount(container, ctx) {
       el(
         "p",
         { class: "muted small" },
-        `${Array.from(prompt).length} characters, ${(answer.sections || []).length} sections`,
+        `${formatCount(Array.from(prompt).length)} characters, ` +
+          plural((answer.sections || []).length, "section", "sections") +
+          (answer.tokenCount !== undefined ? `, about ${plural(answer.tokenCount, "token", "tokens")}` : ""),
       ),
+      prompt ? contextWindow(answer) : null,
       prompt
         ? el("pre", { class: "prompt-text", tabindex: 0 }, prompt)
         : el("p", { class: "muted" }, "The prompt is empty: memory is off for this agent, or it holds nothing yet."),

@@ -229,6 +229,7 @@ export function mount(container, ctx) {
     if (!confirmed) return;
     try {
       const answer = await api.resetActiveSession(target.id);
+      ctx.changed();
       renderSession(answer.session || {});
       ctx.notify("Session reset: the next run starts clean.");
     } catch (error) {

@@ -14,14 +14,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class GetBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id")
+    __slots__ = ("label", "scope", "agent_id", "user_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ...) -> None: ...
+    user_id: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
 
 class GetBlockResponse(_message.Message):
     __slots__ = ("block",)
@@ -48,12 +50,14 @@ class DeleteBlockResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListBlocksRequest(_message.Message):
-    __slots__ = ("scope_filter", "agent_id")
+    __slots__ = ("scope_filter", "agent_id", "user_id")
     SCOPE_FILTER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
     scope_filter: _block_pb2.BlockScopeFilter
     agent_id: str
-    def __init__(self, scope_filter: _Optional[_Union[_block_pb2.BlockScopeFilter, str]] = ..., agent_id: _Optional[str] = ...) -> None: ...
+    user_id: str
+    def __init__(self, scope_filter: _Optional[_Union[_block_pb2.BlockScopeFilter, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
 
 class ListBlocksResponse(_message.Message):
     __slots__ = ("blocks",)
@@ -84,18 +88,20 @@ class WriteBlockResponse(_message.Message):
     def __init__(self, block: _Optional[_Union[_block_pb2.Block, _Mapping]] = ...) -> None: ...
 
 class ListBlockVersionsRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "page_size", "page_token")
+    __slots__ = ("label", "scope", "agent_id", "page_size", "page_token", "user_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     page_size: int
     page_token: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    user_id: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
 
 class ListBlockVersionsResponse(_message.Message):
     __slots__ = ("versions", "next_page_token")

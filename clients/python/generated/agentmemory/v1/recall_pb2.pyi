@@ -76,9 +76,11 @@ class MemoryPolicy(_message.Message):
     def __init__(self, archival_mode: _Optional[_Union[ArchivalMode, str]] = ..., archival_limit: _Optional[int] = ..., archival_min_score: _Optional[float] = ..., include_user_core: _Optional[bool] = ..., include_agent_core: _Optional[bool] = ..., include_recent_decisions: _Optional[bool] = ..., recent_decisions_limit: _Optional[int] = ...) -> None: ...
 
 class PromptSection(_message.Message):
-    __slots__ = ("name", "content")
+    __slots__ = ("name", "content", "token_count")
     NAME_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
     name: str
     content: str
-    def __init__(self, name: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+    token_count: int
+    def __init__(self, name: _Optional[str] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ...) -> None: ...

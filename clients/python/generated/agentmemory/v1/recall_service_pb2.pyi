@@ -62,18 +62,20 @@ class RenderPromptRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., persona: _Optional[str] = ..., user_message: _Optional[str] = ..., memory_policy: _Optional[_Union[_recall_pb2.MemoryPolicy, _Mapping]] = ...) -> None: ...
 
 class RenderPromptResponse(_message.Message):
-    __slots__ = ("system_prompt", "sections", "system_reminders", "warnings", "memory_markdown")
+    __slots__ = ("system_prompt", "sections", "system_reminders", "warnings", "memory_markdown", "token_count")
     SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
     SECTIONS_FIELD_NUMBER: _ClassVar[int]
     SYSTEM_REMINDERS_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
     system_prompt: str
     sections: _containers.RepeatedCompositeFieldContainer[_recall_pb2.PromptSection]
     system_reminders: _containers.RepeatedScalarFieldContainer[str]
     warnings: _containers.RepeatedScalarFieldContainer[str]
     memory_markdown: str
-    def __init__(self, system_prompt: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[_recall_pb2.PromptSection, _Mapping]]] = ..., system_reminders: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[str]] = ..., memory_markdown: _Optional[str] = ...) -> None: ...
+    token_count: int
+    def __init__(self, system_prompt: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[_recall_pb2.PromptSection, _Mapping]]] = ..., system_reminders: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[str]] = ..., memory_markdown: _Optional[str] = ..., token_count: _Optional[int] = ...) -> None: ...
 
 class GetRecallStatusRequest(_message.Message):
     __slots__ = ()
