@@ -3,9 +3,11 @@ over real gRPC and HTTP, paged and refused as a caller relies on."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, timedelta
+from typing import Any
 
 import grpc
 import httpx
@@ -166,6 +168,87 @@ def test_order_by_sorts_by_one_field_and_pages_walk_it_once(
         assert walked == whole, order
 
 
+def test_or_not_and_parentheses_combine_with_aip_160_precedence(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    assert keys(client, filter="pinned = true OR tag = billing") == [
+        "deploy-day",
+        "billing-contact",
+    ]
+    # OR binds tighter than AND: source = manual AND (text:helix OR importance >= 60).
+    assert keys(client, filter="source = manual AND text:helix OR importance >= 60") == [
+        "deploy-day",
+        "tone",
+        "editor",
+    ]
+    assert keys(client, filter="(source = manual AND text:helix) OR importance >= 60") == [
+        "deploy-day",
+        "tone",
+        "editor",
+    ]
+    assert keys(client, filter="source = manual (text:helix OR text:warm)") == ["tone", "editor"]
+    assert keys(client, filter="NOT source = manual") == [stocked["new"]]
+    assert keys(client, filter="-source = manual") == [stocked["new"]]
+    assert keys(client, filter="source = manual -(pinned = true OR tag = style)") == [
+        "billing-contact",
+        "editor",
+    ]
+    assert keys(client, filter="superseded = true OR pinned = true") == [
+        "deploy-day",
+        stocked["old"],
+    ]
+    response = listing(client, filter="tag = infra OR tag = style", page_size=1)
+    assert response.total_size == 2
+
+
+def test_a_filter_refusal_says_where_it_failed(client: Client) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        listing(client, filter="pinned = true AND (colour = red OR tag = x)")
+    details = error_details(refused.value)
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert details.violations["filter"].endswith("(at character 20)")
+    assert "'colour' is not a field" in details.violations["filter"]
+
+
+def test_order_by_takes_several_fields_and_pages_walk_them_once(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    for n, importance in enumerate((40, 40, 70, 40, 70)):
+        upsert(client, f"extra-{n}", f"Extra {n}.", importance=importance, pinned=n == 3)
+    memories = listing(client, page_size=100).memories
+
+    def value(m: memory_pb2.Memory, *, name: str) -> Any:
+        field = getattr(m, name)
+        return (field.seconds, field.nanos) if name.endswith("_at") else field
+
+    def sort(fields: list[tuple[str, bool]]) -> list[str]:
+        rows = sorted(memories, key=lambda m: m.key)
+        for name, descending in reversed(fields):
+            rows.sort(key=functools.partial(value, name=name), reverse=descending)
+        return [m.key for m in rows]
+
+    for order, fields in (
+        ("importance desc, key", [("importance", True)]),
+        ("importance desc, updated_at desc", [("importance", True), ("updated_at", True)]),
+        ("importance desc,key desc", [("importance", True), ("key", True)]),
+        ("updateTime desc,importance", [("updated_at", True), ("importance", False)]),
+        ("created_at, importance desc", [("created_at", False), ("importance", True)]),
+    ):
+        whole = keys(client, order_by=order, page_size=100)
+        assert whole == sort(fields), order
+        for size in (1, 3):
+            walked: list[str] = []
+            token = ""
+            while True:
+                page = listing(client, order_by=order, page_size=size, page_token=token)
+                assert page.total_size == len(whole)
+                walked += [m.key for m in page.memories]
+                token = page.next_page_token
+                if not token:
+                    break
+            assert walked == whole, (order, size)
+
+
 def test_a_token_belongs_to_its_filter_and_order(client: Client, stocked: dict[str, str]) -> None:
     token = listing(client, filter="source = manual", page_size=1).next_page_token
     assert token
@@ -184,9 +267,11 @@ def test_a_token_belongs_to_its_filter_and_order(client: Client, stocked: dict[s
     ("fields", "field"),
     [
         ({"filter": "colour = red"}, "filter"),
-        ({"filter": "pinned = true OR importance > 5"}, "filter"),
+        ({"filter": "pinned = true OR"}, "filter"),
+        ({"filter": "(pinned = true"}, "filter"),
         ({"order_by": "colour"}, "order_by"),
-        ({"order_by": "key, importance"}, "order_by"),
+        ({"order_by": "importance, importance desc"}, "order_by"),
+        ({"order_by": "importance,,key"}, "order_by"),
     ],
 )
 def test_a_filter_or_order_it_cannot_read_is_invalid_with_its_field(

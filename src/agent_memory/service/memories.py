@@ -289,10 +289,10 @@ class Memories:
         tokens = await page_tokens(
             self._store, principal, token, owner=[owner.scope.value, owner.id], listing=listing
         )
-        natural = order.field is None
+        natural = order.natural
         # A token holds where the page stopped, then the total the first page counted:
         # the listing is counted once, not again for every page.
-        arity = (2 if not natural else 3 if owner.scope is Scope.AGENT else 4) + 1
+        arity = (len(order.fields) if not natural else 3 if owner.scope is Scope.AGENT else 4) + 1
         raw = tokens.open(token, arity=arity)
         after: ListingPosition | OrderPosition | None = None
         counted: int | None = None

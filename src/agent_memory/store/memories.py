@@ -20,8 +20,6 @@ from agent_memory.domain.errors import AlreadyExists
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import (
-    IMPORTANCE_MAX,
-    IMPORTANCE_MIN,
     LEARNING_KEY_PREFIX,
     Grounding,
     KeyHeld,
@@ -37,9 +35,14 @@ from agent_memory.domain.memory import (
 )
 from agent_memory.domain.memory_query import (
     CURRENT,
+    FILTER_MAX_CHARS,
     NATURAL,
+    AllOf,
+    AnyOf,
+    Condition,
     MemoryOrder,
     MemoryQuery,
+    Not,
     OrderPosition,
 )
 from agent_memory.store.columns import (
@@ -428,7 +431,7 @@ _ORDERS: dict[Scope, tuple[LiteralString, LiteralString]] = {
     Scope.AGENT: (_AGENT_AFTER, _AGENT_ORDER),
     Scope.WORKSPACE: (_WORKSPACE_AFTER, _WORKSPACE_ORDER),
 }
-# A filter's restrictions, each a fixed fragment with its own parameters.
+# What a listing adds of expired and superseded rows where its filter says nothing.
 _EXPIRED: dict[bool, LiteralString] = {
     True: " AND m.expire_time IS NOT NULL AND m.expire_time <= now()",
     False: f" AND {live('m')}",
@@ -437,88 +440,115 @@ _SUPERSEDED: dict[bool, LiteralString] = {
     True: " AND m.superseded_by IS NOT NULL",
     False: " AND m.superseded_by IS NULL",
 }
-_TEXTS: LiteralString = """
-  AND NOT EXISTS (
-      SELECT 1 FROM unnest(%(texts)s::text[]) AS t(term)
-      WHERE strpos(lower(m.key), lower(t.term)) = 0
-        AND strpos(lower(m.value), lower(t.term)) = 0)"""
-_TAGS: LiteralString = " AND m.tags @> %(tags)s::text[]"
-_SOURCES: LiteralString = " AND m.source = ANY (%(sources)s::text[])"
-_NOT_SOURCES: LiteralString = " AND m.source <> ALL (%(excluded_sources)s::text[])"
-_PINNED: LiteralString = " AND m.pinned = %(pinned_is)s"
-_KEYS: LiteralString = " AND m.key = ALL (%(keys)s::text[])"
-_CREATED_MIN: LiteralString = " AND m.created_at >= %(created_min)s"
-_CREATED_MAX: LiteralString = " AND m.created_at <= %(created_max)s"
-_UPDATED_MIN: LiteralString = " AND m.updated_at >= %(updated_min)s"
-_UPDATED_MAX: LiteralString = " AND m.updated_at <= %(updated_max)s"
-_IMPORTANCE: LiteralString = " AND m.importance BETWEEN %(importance_min)s AND %(importance_max)s"
+# A filter's restrictions: each a fixed fragment around the parameter ``{p}`` names.
+# None of them is ever NULL, so that NOT means "not" (SQL's NOT NULL is NULL).
+_COLUMNS: dict[str, LiteralString] = {
+    "key": "m.key",
+    "source": "m.source",
+    "pinned": "m.pinned",
+    "importance": "m.importance",
+    "create_time": "m.created_at",
+    "update_time": "m.updated_at",
+}
+_OPERATORS: dict[str, LiteralString] = {
+    "=": "=",
+    "!=": "<>",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+}
+_TEXT: LiteralString = (
+    "(strpos(lower(m.key), lower(%({p})s)) > 0 OR strpos(lower(m.value), lower(%({p})s)) > 0)"
+)
+_TAG: LiteralString = "m.tags @> ARRAY[%({p})s::text]"
+_IS_EXPIRED: dict[bool, LiteralString] = {
+    True: "(m.expire_time IS NOT NULL AND m.expire_time <= now())",
+    False: live("m"),
+}
+_IS_SUPERSEDED: dict[bool, LiteralString] = {
+    True: "m.superseded_by IS NOT NULL",
+    False: "m.superseded_by IS NULL",
+}
+_JOINED: dict[type, LiteralString] = {AllOf: " AND ", AnyOf: " OR "}
 
-# Orders a request names: one column, ties broken by key (unique for an owner).
+
+def _condition(condition: Condition, params: dict[str, Any]) -> LiteralString:
+    """``condition`` as SQL over the row ``m``: fixed fragments joined as the filter
+    joins them, each value a parameter put in ``params`` (``filter_0``, ...)."""
+    if isinstance(condition, Not):
+        return f"NOT {_condition(condition.operand, params)}"
+    if isinstance(condition, AllOf | AnyOf):
+        parts = [_condition(c, params) for c in condition.operands]
+        return "(" + _JOINED[type(condition)].join(parts) + ")"
+    field, value = condition.field, condition.value
+    if field == "expired":
+        return _IS_EXPIRED[bool(value)]
+    if field == "superseded":
+        return _IS_SUPERSEDED[bool(value)]
+    name = _PARAMETERS[sum(1 for taken in params if taken.startswith("filter_"))]
+    params[name] = value.value if isinstance(value, MemorySource) else value
+    if field == "text":
+        return _TEXT.replace("{p}", name)
+    if field == "tag":
+        return _TAG.replace("{p}", name)
+    return f"{_COLUMNS[field]} {_OPERATORS[condition.op]} %({name})s"
+
+
+# A filter's parameter names: a filter of FILTER_MAX_CHARS characters holds fewer
+# values (each takes a character and a separator at least).
+_PARAMETERS: tuple[LiteralString, ...] = tuple(f"filter_{n}" for n in range(FILTER_MAX_CHARS))
+
+
+def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
+    """The filter as SQL after the owner's rows, its values put in ``params``."""
+    sql: LiteralString = ""
+    if query.expired is not None:
+        sql += _EXPIRED[query.expired]
+    if query.superseded is not None:
+        sql += _SUPERSEDED[query.superseded]
+    if query.condition is not None:
+        sql += f"\n  AND {_condition(query.condition, params)}"
+    return sql
+
+
+# Orders a request names: each field's column, and its comparison after a position.
 _ORDER_COLUMNS: dict[str, LiteralString] = {
     "key": "m.key",
     "importance": "m.importance",
     "created_at": "m.created_at",
     "updated_at": "m.updated_at",
 }
-_NAMED_ORDERS: dict[tuple[str, bool], tuple[LiteralString, LiteralString]] = {
-    (name, descending): (
-        f" AND m.key {'<' if descending else '>'} %(after_key)s"
-        if name == "key"
-        else f"""
-  AND ({column} {"<" if descending else ">"} %(after_value)s
-       OR ({column} = %(after_value)s AND m.key > %(after_key)s))""",
-        f" ORDER BY {column} {'DESC' if descending else 'ASC'}"
-        + ("" if name == "key" else ", m.key")
-        + " LIMIT %(limit)s",
-    )
-    for name, column in _ORDER_COLUMNS.items()
-    for descending in (False, True)
+_DIRECTIONS: dict[bool, tuple[LiteralString, LiteralString]] = {
+    False: (">", "ASC"),
+    True: ("<", "DESC"),
 }
 
 
-def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
-    """The filter as SQL after the owner's rows (each fragment fixed), its values
-    put in ``params``."""
+def _named_order(
+    order: MemoryOrder, after: OrderPosition | None, params: dict[str, Any]
+) -> LiteralString:
+    """The keyset predicate that continues ``order`` after ``after`` (its values put in
+    ``params``), then the ORDER BY and LIMIT. The order ends in the key, unique for an
+    owner: rows past a position are those greater in the first field that differs,
+    ``f1 > v1 OR (f1 = v1 AND (f2 > v2 OR (f2 = v2 AND ...)))``."""
     sql: LiteralString = ""
-    if query.expired is not None:
-        sql += _EXPIRED[query.expired]
-    if query.superseded is not None:
-        sql += _SUPERSEDED[query.superseded]
-    if query.texts:
-        sql += _TEXTS
-        params["texts"] = list(query.texts)
-    if query.tags:
-        sql += _TAGS
-        params["tags"] = list(query.tags)
-    if query.sources is not None:
-        sql += _SOURCES
-        params["sources"] = sorted(s.value for s in query.sources)
-    if query.excluded_sources:
-        sql += _NOT_SOURCES
-        params["excluded_sources"] = sorted(s.value for s in query.excluded_sources)
-    if query.pinned is not None:
-        sql += _PINNED
-        params["pinned_is"] = query.pinned
-    if query.keys:
-        sql += _KEYS
-        params["keys"] = list(query.keys)
-    if query.created_min is not None:
-        sql += _CREATED_MIN
-        params["created_min"] = query.created_min
-    if query.created_max is not None:
-        sql += _CREATED_MAX
-        params["created_max"] = query.created_max
-    if query.updated_min is not None:
-        sql += _UPDATED_MIN
-        params["updated_min"] = query.updated_min
-    if query.updated_max is not None:
-        sql += _UPDATED_MAX
-        params["updated_max"] = query.updated_max
-    if (query.importance_min, query.importance_max) != (IMPORTANCE_MIN, IMPORTANCE_MAX):
-        sql += _IMPORTANCE
-        params["importance_min"] = query.importance_min
-        params["importance_max"] = query.importance_max
-    return sql
+    if after is not None:
+        keyset: LiteralString = ""
+        for n, (name, descending) in reversed(list(enumerate(order.fields))):
+            column, value = _ORDER_COLUMNS[name], _AFTER[n]
+            params[value] = after[n]
+            past: LiteralString = f"{column} {_DIRECTIONS[descending][0]} %({value})s"
+            keyset = past if not keyset else f"({past} OR ({column} = %({value})s AND {keyset}))"
+        sql += f"\n  AND {keyset}"
+    ordering = ", ".join(
+        f"{_ORDER_COLUMNS[name]} {_DIRECTIONS[descending][1]}" for name, descending in order.fields
+    )
+    return sql + f" ORDER BY {ordering} LIMIT %(limit)s"
+
+
+# The parameter names of a position's values: an order has at most one of each field.
+_AFTER: tuple[LiteralString, ...] = tuple(f"after_{n}" for n in range(len(_ORDER_COLUMNS)))
 
 
 _MARK_USED: LiteralString = mark_used("SELECT unnest(%(ids)s::uuid[])")
@@ -709,18 +739,17 @@ class PgMemories(MemoryRepository):
             "limit": limit,
         }
         sql = _OWNED + _restrictions(query, params)
-        if order.field is None:
+        if order.natural:
             keyset, ordering = _ORDERS[owner.scope]
             if after is not None:
                 names: tuple[str, ...] = ("pinned", "importance", "key")
                 if owner.scope is Scope.WORKSPACE:
                     names = ("pinned", "importance", "updated_at", "id")
                 params.update(zip(names, after, strict=True))
+            sql += (keyset if after else "") + ordering
         else:
-            keyset, ordering = _NAMED_ORDERS[order.field, order.descending]
-            if after is not None:
-                params.update(zip(("after_value", "after_key"), after, strict=True))
-        rows = await fetch_all(self._conn, sql + (keyset if after else "") + ordering, params)
+            sql += _named_order(order, after, params)  # type: ignore[arg-type]
+        rows = await fetch_all(self._conn, sql, params)
         return [memory_from_row(r) for r in rows]
 
     async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:

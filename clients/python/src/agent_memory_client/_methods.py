@@ -184,9 +184,10 @@ class MemoryMethods(SyncTransport):
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
         ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
-        e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
-        ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
-        optionally ``desc``) orders them."""
+        e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
+        parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
+        (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
+        by commas, each optionally followed by ``desc``) orders them."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,
@@ -989,9 +990,10 @@ class AsyncMemoryMethods(AsyncTransport):
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
         ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
-        e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
-        ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
-        optionally ``desc``) orders them."""
+        e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
+        parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
+        (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
+        by commas, each optionally followed by ``desc``) orders them."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,

@@ -432,9 +432,10 @@ def list_memories(
     """Every memory of an agent or a workspace, fetching page after page; with
     ``show_expired`` also those that expired and are not deleted yet, with
     ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
-    e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
-    ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
-    optionally ``desc``) orders them."""
+    e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
+    parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
+    (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
+    by commas, each optionally followed by ``desc``) orders them."""
     request = _list_memories_request(
         agent_id, workspace_id, page_size, show_expired, show_superseded, filter, order_by
     )
