@@ -98,6 +98,8 @@ def test_without_a_filter_the_current_memories_are_listed_with_their_total(
     assert len(response.memories) == 5
     assert response.total_size == 5
     assert stocked["old"] not in [m.key for m in response.memories]
+    # This server runs no embedder: whether a memory is embedded is not said.
+    assert not any(m.HasField("embedded") for m in response.memories)
 
 
 def test_each_field_keeps_only_the_memories_that_match(

@@ -63,11 +63,29 @@ from agent_memory.store.sql import (
     fetch_all,
     fetch_one,
 )
+from agent_memory.store.vectors import current_vector, memory_hash
 
 
 def columns(alias: LiteralString) -> LiteralString:
     """The memory columns of the row ``alias``, for a select list."""
     return output(MemoryRow, alias)
+
+
+def embedded(a: LiteralString) -> LiteralString:
+    """Whether memory ``a`` has its vector of the model recall runs (the parameter
+    ``index_model``), made from its key and value as they are now: read from the row
+    itself, at no cost but a hash of its text. NULL when recall is by words only."""
+    model: LiteralString = "%(index_model)s::text"
+    return (
+        f"CASE WHEN {model} IS NULL THEN NULL"
+        f" ELSE coalesce({current_vector(a, memory_hash(a), model)}, false) END AS embedded"
+    )
+
+
+def returned(alias: LiteralString) -> LiteralString:
+    """What the statements of memories return of the row ``alias``: its columns and
+    whether it is embedded."""
+    return f"{columns(alias)}, {embedded(alias)}"
 
 
 def memory_from_row(row: Mapping[str, Any]) -> Memory:
@@ -92,6 +110,7 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
         expire_time=as_time(row["expire_time"]) if row.get("expire_time") else None,
         superseded_by=as_uuid(row["superseded_by"]) if row.get("superseded_by") else None,
         last_used_time=as_time(row["last_used_time"]) if row.get("last_used_time") else None,
+        embedded=row.get("embedded"),
     )
 
 
@@ -214,11 +233,11 @@ inserted AS ({_NEW_ROW}
 ),
 created_event AS ({_event("'created'", None, "inserted")}),
 updated_event AS ({_event("'updated'", "current", "updated")})
-SELECT 'created' AS outcome, {columns("n")} FROM inserted AS n
-UNION ALL SELECT 'updated', {columns("n")} FROM updated AS n
-UNION ALL SELECT 'held', {columns("c")} FROM current AS c WHERE c.source <> %(source)s
+SELECT 'created' AS outcome, {returned("n")} FROM inserted AS n
+UNION ALL SELECT 'updated', {returned("n")} FROM updated AS n
+UNION ALL SELECT 'held', {returned("c")} FROM current AS c WHERE c.source <> %(source)s
 UNION ALL
-SELECT 'moved', {columns("c")} FROM current AS c
+SELECT 'moved', {returned("c")} FROM current AS c
 WHERE c.source = %(source)s AND NOT EXISTS (SELECT FROM updated)
 """
 
@@ -232,18 +251,18 @@ WITH inserted AS ({_NEW_ROW}
     RETURNING *
 ),
 created_event AS ({_event("'created'", None, "inserted")})
-SELECT {columns("n")} FROM inserted AS n
+SELECT {returned("n")} FROM inserted AS n
 """
 
 _GET: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {returned("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND {live("m")}
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE OF m"
 
 _FIND_BY_KEY: LiteralString = (
-    f"SELECT {columns('m')} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
+    f"SELECT {returned('m')} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
 )
 
 # One change of a locked row: "changed" holds the new row when the change applies.
@@ -254,7 +273,7 @@ WITH old AS (
     FOR UPDATE
 ),"""
 _CHANGED_OR_OLD: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {returned("m")}, {GROUNDINGS}
 FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT FROM changed))
      AS m
 """
@@ -320,7 +339,7 @@ gone AS (
     RETURNING m.id
 ),
 event AS ({_event("'deleted'", "old", None)} WHERE EXISTS (SELECT FROM gone))
-SELECT {columns("old")}, EXISTS (SELECT FROM gone) AS deleted FROM old
+SELECT {returned("old")}, EXISTS (SELECT FROM gone) AS deleted FROM old
 """
 )
 
@@ -411,7 +430,7 @@ def owned_by(a: LiteralString, scope: LiteralString, owner: LiteralString) -> Li
 # Listing orders, each ending in a unique column, and the keyset predicate that continues
 # each after a position.
 _OWNED: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {returned("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
 
@@ -563,7 +582,7 @@ WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")} AND {current("m")}
 """
 
 _RECENT: LiteralString = f"""
-SELECT {columns("m")} FROM memories AS m
+SELECT {returned("m")} FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
   ON m.scope = o.scope AND m.owner_id = o.owner_id
 WHERE m.tenant_id = %(tenant_id)s AND {current("m")}
@@ -572,7 +591,7 @@ LIMIT %(limit)s
 """
 
 _LEARNINGS: LiteralString = f"""
-SELECT {columns("m")} FROM memories AS m
+SELECT {returned("m")} FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
   AND {current("m")}
@@ -630,16 +649,20 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
 
 
 class PgMemories(MemoryRepository):
-    def __init__(self, conn: Connection, principal: Principal) -> None:
+    def __init__(
+        self, conn: Connection, principal: Principal, index_model: str | None = None
+    ) -> None:
+        """``index_model``: the model recall runs, whose vector makes a memory
+        ``embedded``; ``None`` when recall is by words only."""
         self._conn = conn
         self._principal = principal
-        self._tenant = {"tenant_id": principal.tenant_id}
+        self._tenant = {"tenant_id": principal.tenant_id, "index_model": index_model}
 
     def _changing(self, **params: Any) -> dict[str, Any]:
         return {**self._tenant, "actor": self._principal.user_id, **params}
 
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
-        params = _write_params(self._principal, write)
+        params = {**self._tenant, **_write_params(self._principal, write)}
         row = await fetch_one(self._conn, _WRITE, params)
         if row is not None and row["outcome"] == "moved":
             # Another writer changed the row since it was read: wait for it, then write.
@@ -652,7 +675,8 @@ class PgMemories(MemoryRepository):
         return Written(memory, created=row["outcome"] == "created")
 
     async def create(self, write: MemoryWrite) -> Memory | None:
-        row = await fetch_one(self._conn, _CREATE, _write_params(self._principal, write))
+        params = {**self._tenant, **_write_params(self._principal, write)}
+        row = await fetch_one(self._conn, _CREATE, params)
         return memory_from_row(row) if row else None
 
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
