@@ -357,9 +357,13 @@ class FakeMemories(MemoryRepository):
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
         return self._live(memory_id)
 
-    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+    async def find_by_key(
+        self, owner: Owner, key: str, *, groundings: bool = False
+    ) -> Memory | None:
         found = self._at(owner, key)
-        return _bare(found) if found else None
+        if found is None:
+            return None
+        return found if groundings else _bare(found)
 
     async def update(
         self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType

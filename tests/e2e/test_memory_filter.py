@@ -286,6 +286,64 @@ def test_a_filter_or_order_it_cannot_read_is_invalid_with_its_field(
     assert set(details.violations) == {field}
 
 
+def test_a_memory_is_read_by_its_owner_and_key_as_by_its_id(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    def get(**fields: object) -> memory_pb2.Memory:
+        request = pb.GetMemoryRequest(**fields)  # type: ignore[arg-type]
+        memory: memory_pb2.Memory = client.call(client.memory.GetMemory, request).memory
+        return memory
+
+    listed = listing(client, filter='key = "tone"').memories[0]
+    assert get(owner=AGENT, key="tone") == get(id=listed.id) == listed
+    # Superseded memories stay readable, by key as by id.
+    old = get(owner=AGENT, key=stocked["old"])
+    assert old.superseded_by
+    assert get(id=old.id) == old
+    for fields, field, code in (
+        ({"owner": AGENT, "key": "Tone"}, None, grpc.StatusCode.NOT_FOUND),
+        (
+            {"owner": memory_pb2.MemoryOwner(workspace_id="coder"), "key": "tone"},
+            None,
+            grpc.StatusCode.NOT_FOUND,
+        ),
+        ({"owner": AGENT}, "key", grpc.StatusCode.INVALID_ARGUMENT),
+        ({"key": "tone"}, "owner", grpc.StatusCode.INVALID_ARGUMENT),
+        ({"id": listed.id, "owner": AGENT, "key": "tone"}, "id", grpc.StatusCode.INVALID_ARGUMENT),
+        ({}, "id", grpc.StatusCode.INVALID_ARGUMENT),
+    ):
+        with pytest.raises(grpc.RpcError) as refused:
+            get(**fields)
+        details = error_details(refused.value)
+        assert details.code is code, fields
+        if field is not None:
+            assert set(details.violations) == {field}, fields
+        else:
+            assert details.reason == "MEMORY_NOT_FOUND"
+
+
+def test_http_reads_a_memory_by_its_key(
+    server: ServerThread, tenant: str, client: Client, stocked: dict[str, str]
+) -> None:
+    key = server.new_key(tenant, "user-2")
+    with httpx.Client(
+        base_url=f"http://{server.http_address}/v1",
+        headers={"authorization": f"Bearer {key}"},
+        timeout=30,
+    ) as api:
+        upsert(client, "path/with:odd chars", "Still found.")
+        for memory_key in ("tone", "path/with:odd chars"):
+            found = api.get("/agents/coder/memories:lookup", params={"key": memory_key})
+            assert found.status_code == 200, found.text
+            body = found.json()["memory"]
+            assert body["key"] == memory_key
+            assert api.get(f"/memories/{body['id']}").json()["memory"] == body
+        missing = api.get("/agents/coder/memories:lookup", params={"key": "nothing"})
+        assert missing.status_code == 404
+        elsewhere = api.get("/workspaces/coder/memories:lookup", params={"key": "tone"})
+        assert elsewhere.status_code == 404
+
+
 def test_http_takes_filter_and_order_as_query_parameters(
     server: ServerThread, tenant: str, client: Client, stocked: dict[str, str]
 ) -> None:

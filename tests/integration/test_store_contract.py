@@ -702,7 +702,7 @@ def test_agent_settings_default_until_written(
     scenario(body)
 
 
-def test_find_by_key_reads_the_owners_memory_at_the_key_without_its_groundings(
+def test_find_by_key_reads_the_owners_memory_at_the_key_with_its_groundings_if_asked(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:
     async def body(store: Store) -> None:
@@ -716,10 +716,12 @@ def test_find_by_key_reads_the_owners_memory_at_the_key_without_its_groundings(
             in_workspace = await tx.memories.find_by_key(WORKSPACE, "deploy")
             other_agent = await tx.memories.find_by_key(Owner(Scope.AGENT, "reviewer"), "deploy")
             other_case = await tx.memories.find_by_key(AGENT, "Deploy")
+            whole = await tx.memories.find_by_key(AGENT, "deploy", groundings=True)
             got = await tx.memories.get(memory.id)
         assert got is not None
         assert got.groundings == (Grounding(quote="release"),)
         assert found == bare(got) == memory
+        assert whole == got  # asked for, the groundings come too, as from get
         assert in_workspace == elsewhere
         assert other_agent is None
         assert other_case is None

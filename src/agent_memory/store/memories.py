@@ -264,6 +264,9 @@ _GET_LOCKED: LiteralString = _GET + "FOR UPDATE OF m"
 _FIND_BY_KEY: LiteralString = (
     f"SELECT {returned('m')} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
 )
+_GET_BY_KEY: LiteralString = (
+    f"SELECT {returned('m')}, {GROUNDINGS} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
+)
 
 # One change of a locked row: "changed" holds the new row when the change applies.
 _CHANGE_OLD: LiteralString = f"""
@@ -685,9 +688,11 @@ class PgMemories(MemoryRepository):
         )
         return memory_from_row(row) if row else None
 
-    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+    async def find_by_key(
+        self, owner: Owner, key: str, *, groundings: bool = False
+    ) -> Memory | None:
         params = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id, "key": key}
-        row = await fetch_one(self._conn, _FIND_BY_KEY, params)
+        row = await fetch_one(self._conn, _GET_BY_KEY if groundings else _FIND_BY_KEY, params)
         return memory_from_row(row) if row else None
 
     async def update(

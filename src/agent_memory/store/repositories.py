@@ -126,8 +126,10 @@ class MemoryRepository(ABC):
         transaction ends."""
 
     @abstractmethod
-    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
-        """The memory at (owner, key), without its groundings."""
+    async def find_by_key(
+        self, owner: Owner, key: str, *, groundings: bool = False
+    ) -> Memory | None:
+        """The memory at (owner, key), with its groundings only when asked."""
 
     @abstractmethod
     async def update(

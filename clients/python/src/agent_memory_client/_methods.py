@@ -119,9 +119,21 @@ class MemoryMethods(SyncTransport):
         """Who this client's key stands for: tenant, user, role and key id."""
         return self._run(_ops.get_caller(), timeout)
 
-    def get_memory(self, memory_id: str, *, timeout: float | None = None) -> types.Memory:
-        """A memory by id; NotFound when absent."""
-        return self._run(_ops.get_memory(memory_id), timeout)
+    def get_memory(
+        self,
+        memory_id: str = "",
+        *,
+        key: str | None = None,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        timeout: float | None = None,
+    ) -> types.Memory:
+        """A memory by id, or by its ``key`` and owner (``agent_id`` or
+        ``workspace_id``) instead; NotFound when absent."""
+        return self._run(
+            _ops.get_memory(memory_id, key=key, agent_id=agent_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     def update_memory(
         self,
@@ -925,9 +937,21 @@ class AsyncMemoryMethods(AsyncTransport):
         """Who this client's key stands for: tenant, user, role and key id."""
         return await self._run(_ops.get_caller(), timeout)
 
-    async def get_memory(self, memory_id: str, *, timeout: float | None = None) -> types.Memory:
-        """A memory by id; NotFound when absent."""
-        return await self._run(_ops.get_memory(memory_id), timeout)
+    async def get_memory(
+        self,
+        memory_id: str = "",
+        *,
+        key: str | None = None,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        timeout: float | None = None,
+    ) -> types.Memory:
+        """A memory by id, or by its ``key`` and owner (``agent_id`` or
+        ``workspace_id``) instead; NotFound when absent."""
+        return await self._run(
+            _ops.get_memory(memory_id, key=key, agent_id=agent_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     async def update_memory(
         self,

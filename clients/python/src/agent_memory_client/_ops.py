@@ -331,9 +331,21 @@ def get_caller() -> Op[types.Caller]:
     return Op("MemoryService", "GetCaller", request, lambda r: types.Caller.from_proto(r.caller))
 
 
-def get_memory(memory_id: str) -> Op[types.Memory]:
-    """A memory by id; NotFound when absent."""
-    request = memory_service_pb2.GetMemoryRequest(id=memory_id)
+def get_memory(
+    memory_id: str = "",
+    *,
+    key: str | None = None,
+    agent_id: str | None = None,
+    workspace_id: str | None = None,
+) -> Op[types.Memory]:
+    """A memory by id, or by its ``key`` and owner (``agent_id`` or
+    ``workspace_id``) instead; NotFound when absent."""
+    if key is None:
+        request = memory_service_pb2.GetMemoryRequest(id=memory_id)
+    else:
+        request = memory_service_pb2.GetMemoryRequest(
+            id=memory_id, owner=owner(agent_id, workspace_id), key=key
+        )
     return Op("MemoryService", "GetMemory", request, _memory)
 
 
