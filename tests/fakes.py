@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -356,9 +357,13 @@ class FakeMemories(MemoryRepository):
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
         return self._live(memory_id)
 
-    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+    async def find_by_key(
+        self, owner: Owner, key: str, *, groundings: bool = False
+    ) -> Memory | None:
         found = self._at(owner, key)
-        return _bare(found) if found else None
+        if found is None:
+            return None
+        return found if groundings else _bare(found)
 
     async def update(
         self, memory_id: uuid.UUID, patch: MemoryPatch, event: MemoryEventType
@@ -418,25 +423,9 @@ class FakeMemories(MemoryRepository):
         self._rows[(self._tenant, memory_id)] = replace(current, groundings=tuple(groundings))
 
     def _meets(self, memory: Memory, query: MemoryQuery) -> bool:
-        """Whether ``memory`` meets every restriction of ``query``, as the SQL reads them."""
-        said = {
-            "expired": (query.expired, self._expired(memory)),
-            "superseded": (query.superseded, memory.superseded_by is not None),
-            "pinned": (query.pinned, memory.pinned),
-        }
-        if any(wanted is not None and wanted != actual for wanted, actual in said.values()):
-            return False
-        texts = (memory.key.lower(), memory.value.lower())
-        return (
-            all(any(t.lower() in text for text in texts) for t in query.texts)
-            and set(query.tags) <= set(memory.tags)
-            and (query.sources is None or memory.source in query.sources)
-            and memory.source not in query.excluded_sources
-            and query.importance_min <= memory.importance <= query.importance_max
-            and all(memory.key == key for key in query.keys)
-            and _within(memory.created_at, query.created_min, query.created_max)
-            and _within(memory.updated_at, query.updated_min, query.updated_max)
-        )
+        """Whether ``memory`` meets ``query``: the parsed filter the SQL is made from,
+        evaluated as it is."""
+        return query.admits(memory, self._store.now())
 
     async def list_page(
         self,
@@ -448,7 +437,7 @@ class FakeMemories(MemoryRepository):
         order: MemoryOrder = NATURAL,
     ) -> list[Memory]:
         rows = [m for m in self._mine(expired=True) if m.owner == owner and self._meets(m, query)]
-        if order.field is None:
+        if order.natural:
             if after is not None:
                 # A position, not a row: the page goes on even when that row is gone.
                 start = _listing_key(after)  # type: ignore[arg-type]
@@ -457,16 +446,21 @@ class FakeMemories(MemoryRepository):
         named = order
 
         def beyond(m: Memory) -> bool:
-            value, key = order_position(m, named)
-            last_value, last_key = after  # type: ignore[misc]
-            if value == last_value:
-                return key > last_key
-            return value < last_value if named.descending else value > last_value  # type: ignore[operator]
+            for value, last, (_, descending) in zip(
+                order_position(m, named),
+                after,  # type: ignore[arg-type]
+                named.fields,
+                strict=True,
+            ):
+                if value != last:
+                    return value < last if descending else value > last  # type: ignore[operator]
+            return False
 
         if after is not None:
             rows = [m for m in rows if beyond(m)]
-        rows.sort(key=lambda m: m.key)
-        rows.sort(key=lambda m: order_position(m, named)[0], reverse=order.descending)
+        # A stable sort by each field, the last first, orders by all of them.
+        for n, (_, descending) in reversed(list(enumerate(named.fields))):
+            rows.sort(key=functools.partial(_order_value, named, n), reverse=descending)
         return rows[:limit]
 
     async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:
@@ -744,6 +738,6 @@ class FakeTransfer(TransferRepository):
         return True
 
 
-def _within(moment: datetime, low: datetime | None, high: datetime | None) -> bool:
-    """Whether ``moment`` is within the inclusive bounds (None: unbounded)."""
-    return (low is None or moment >= low) and (high is None or moment <= high)
+def _order_value(order: MemoryOrder, n: int, memory: Memory) -> Any:
+    """The value of ``memory`` in the ``n``th field of ``order``."""
+    return order_position(memory, order)[n]

@@ -665,7 +665,8 @@ class MemoryTools:
                 description=(
                     "Keep only matching memories, e.g. 'text:\"deploy\"', 'source = manual', "
                     "'pinned = true', 'tag = billing', 'importance >= 50', "
-                    "'key = \"timezone\"'; join with AND."
+                    "'key = \"timezone\"'; combine with AND, OR, NOT and parentheses (OR binds "
+                    "tighter than AND)."
                 ),
                 max_length=1000,
             ),
@@ -674,8 +675,9 @@ class MemoryTools:
             str,
             Field(
                 description=(
-                    "Empty for pinned first, then by importance; or 'key', 'importance', "
-                    "'created_at' or 'updated_at', optionally followed by 'desc'."
+                    "Empty for pinned first, then by importance; or fields of 'key', "
+                    "'importance', 'created_at' and 'updated_at' separated by commas, each "
+                    "optionally followed by 'desc', e.g. 'importance desc, updated_at desc'."
                 )
             ),
         ] = "",

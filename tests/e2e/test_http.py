@@ -98,6 +98,16 @@ SCENARIO = [
     Step("get", MEMORY + "GetMemory", lambda ctx: {"id": ctx["upsert"]["memory"]["id"]}),
     Step("get-missing", MEMORY + "GetMemory", const({"id": NOT_A_MEMORY})),
     Step(
+        "get-by-key",
+        MEMORY + "GetMemory",
+        const({"owner": {"agentId": "coder"}, "key": "deploy-cmd"}),
+    ),
+    Step(
+        "get-ws-by-key",
+        MEMORY + "GetMemory",
+        const({"owner": {"workspaceId": "acme"}, "key": "stack"}),
+    ),
+    Step(
         "update",
         MEMORY + "UpdateMemory",
         lambda ctx: {

@@ -3,9 +3,11 @@ over real gRPC and HTTP, paged and refused as a caller relies on."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, timedelta
+from typing import Any
 
 import grpc
 import httpx
@@ -96,6 +98,8 @@ def test_without_a_filter_the_current_memories_are_listed_with_their_total(
     assert len(response.memories) == 5
     assert response.total_size == 5
     assert stocked["old"] not in [m.key for m in response.memories]
+    # This server runs no embedder: whether a memory is embedded is not said.
+    assert not any(m.HasField("embedded") for m in response.memories)
 
 
 def test_each_field_keeps_only_the_memories_that_match(
@@ -166,6 +170,87 @@ def test_order_by_sorts_by_one_field_and_pages_walk_it_once(
         assert walked == whole, order
 
 
+def test_or_not_and_parentheses_combine_with_aip_160_precedence(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    assert keys(client, filter="pinned = true OR tag = billing") == [
+        "deploy-day",
+        "billing-contact",
+    ]
+    # OR binds tighter than AND: source = manual AND (text:helix OR importance >= 60).
+    assert keys(client, filter="source = manual AND text:helix OR importance >= 60") == [
+        "deploy-day",
+        "tone",
+        "editor",
+    ]
+    assert keys(client, filter="(source = manual AND text:helix) OR importance >= 60") == [
+        "deploy-day",
+        "tone",
+        "editor",
+    ]
+    assert keys(client, filter="source = manual (text:helix OR text:warm)") == ["tone", "editor"]
+    assert keys(client, filter="NOT source = manual") == [stocked["new"]]
+    assert keys(client, filter="-source = manual") == [stocked["new"]]
+    assert keys(client, filter="source = manual -(pinned = true OR tag = style)") == [
+        "billing-contact",
+        "editor",
+    ]
+    assert keys(client, filter="superseded = true OR pinned = true") == [
+        "deploy-day",
+        stocked["old"],
+    ]
+    response = listing(client, filter="tag = infra OR tag = style", page_size=1)
+    assert response.total_size == 2
+
+
+def test_a_filter_refusal_says_where_it_failed(client: Client) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        listing(client, filter="pinned = true AND (colour = red OR tag = x)")
+    details = error_details(refused.value)
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert details.violations["filter"].endswith("(at character 20)")
+    assert "'colour' is not a field" in details.violations["filter"]
+
+
+def test_order_by_takes_several_fields_and_pages_walk_them_once(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    for n, importance in enumerate((40, 40, 70, 40, 70)):
+        upsert(client, f"extra-{n}", f"Extra {n}.", importance=importance, pinned=n == 3)
+    memories = listing(client, page_size=100).memories
+
+    def value(m: memory_pb2.Memory, *, name: str) -> Any:
+        field = getattr(m, name)
+        return (field.seconds, field.nanos) if name.endswith("_at") else field
+
+    def sort(fields: list[tuple[str, bool]]) -> list[str]:
+        rows = sorted(memories, key=lambda m: m.key)
+        for name, descending in reversed(fields):
+            rows.sort(key=functools.partial(value, name=name), reverse=descending)
+        return [m.key for m in rows]
+
+    for order, fields in (
+        ("importance desc, key", [("importance", True)]),
+        ("importance desc, updated_at desc", [("importance", True), ("updated_at", True)]),
+        ("importance desc,key desc", [("importance", True), ("key", True)]),
+        ("updateTime desc,importance", [("updated_at", True), ("importance", False)]),
+        ("created_at, importance desc", [("created_at", False), ("importance", True)]),
+    ):
+        whole = keys(client, order_by=order, page_size=100)
+        assert whole == sort(fields), order
+        for size in (1, 3):
+            walked: list[str] = []
+            token = ""
+            while True:
+                page = listing(client, order_by=order, page_size=size, page_token=token)
+                assert page.total_size == len(whole)
+                walked += [m.key for m in page.memories]
+                token = page.next_page_token
+                if not token:
+                    break
+            assert walked == whole, (order, size)
+
+
 def test_a_token_belongs_to_its_filter_and_order(client: Client, stocked: dict[str, str]) -> None:
     token = listing(client, filter="source = manual", page_size=1).next_page_token
     assert token
@@ -184,9 +269,11 @@ def test_a_token_belongs_to_its_filter_and_order(client: Client, stocked: dict[s
     ("fields", "field"),
     [
         ({"filter": "colour = red"}, "filter"),
-        ({"filter": "pinned = true OR importance > 5"}, "filter"),
+        ({"filter": "pinned = true OR"}, "filter"),
+        ({"filter": "(pinned = true"}, "filter"),
         ({"order_by": "colour"}, "order_by"),
-        ({"order_by": "key, importance"}, "order_by"),
+        ({"order_by": "importance, importance desc"}, "order_by"),
+        ({"order_by": "importance,,key"}, "order_by"),
     ],
 )
 def test_a_filter_or_order_it_cannot_read_is_invalid_with_its_field(
@@ -197,6 +284,64 @@ def test_a_filter_or_order_it_cannot_read_is_invalid_with_its_field(
     details = error_details(refused.value)
     assert details.code is grpc.StatusCode.INVALID_ARGUMENT
     assert set(details.violations) == {field}
+
+
+def test_a_memory_is_read_by_its_owner_and_key_as_by_its_id(
+    client: Client, stocked: dict[str, str]
+) -> None:
+    def get(**fields: object) -> memory_pb2.Memory:
+        request = pb.GetMemoryRequest(**fields)  # type: ignore[arg-type]
+        memory: memory_pb2.Memory = client.call(client.memory.GetMemory, request).memory
+        return memory
+
+    listed = listing(client, filter='key = "tone"').memories[0]
+    assert get(owner=AGENT, key="tone") == get(id=listed.id) == listed
+    # Superseded memories stay readable, by key as by id.
+    old = get(owner=AGENT, key=stocked["old"])
+    assert old.superseded_by
+    assert get(id=old.id) == old
+    for fields, field, code in (
+        ({"owner": AGENT, "key": "Tone"}, None, grpc.StatusCode.NOT_FOUND),
+        (
+            {"owner": memory_pb2.MemoryOwner(workspace_id="coder"), "key": "tone"},
+            None,
+            grpc.StatusCode.NOT_FOUND,
+        ),
+        ({"owner": AGENT}, "key", grpc.StatusCode.INVALID_ARGUMENT),
+        ({"key": "tone"}, "owner", grpc.StatusCode.INVALID_ARGUMENT),
+        ({"id": listed.id, "owner": AGENT, "key": "tone"}, "id", grpc.StatusCode.INVALID_ARGUMENT),
+        ({}, "id", grpc.StatusCode.INVALID_ARGUMENT),
+    ):
+        with pytest.raises(grpc.RpcError) as refused:
+            get(**fields)
+        details = error_details(refused.value)
+        assert details.code is code, fields
+        if field is not None:
+            assert set(details.violations) == {field}, fields
+        else:
+            assert details.reason == "MEMORY_NOT_FOUND"
+
+
+def test_http_reads_a_memory_by_its_key(
+    server: ServerThread, tenant: str, client: Client, stocked: dict[str, str]
+) -> None:
+    key = server.new_key(tenant, "user-2")
+    with httpx.Client(
+        base_url=f"http://{server.http_address}/v1",
+        headers={"authorization": f"Bearer {key}"},
+        timeout=30,
+    ) as api:
+        upsert(client, "path/with:odd chars", "Still found.")
+        for memory_key in ("tone", "path/with:odd chars"):
+            found = api.get("/agents/coder/memories:lookup", params={"key": memory_key})
+            assert found.status_code == 200, found.text
+            body = found.json()["memory"]
+            assert body["key"] == memory_key
+            assert api.get(f"/memories/{body['id']}").json()["memory"] == body
+        missing = api.get("/agents/coder/memories:lookup", params={"key": "nothing"})
+        assert missing.status_code == 404
+        elsewhere = api.get("/workspaces/coder/memories:lookup", params={"key": "tone"})
+        assert elsewhere.status_code == 404
 
 
 def test_http_takes_filter_and_order_as_query_parameters(

@@ -88,6 +88,9 @@ def test_memories_round_trip_with_paging(server: ServerThread, tenant: str) -> N
         assert read.value == "Europe/Lisbon"
         assert read == created  # the same memory, read back field for field
         assert Memory.from_proto(read.proto) == read
+        assert memory.get_memory(key="timezone", agent_id="planner") == created
+        with pytest.raises(NotFound):
+            memory.get_memory(key="timezone", workspace_id="planner")
         again = memory.upsert_memory("timezone", "Europe/Porto", agent_id="planner", pinned=True)
         assert (again.id, again.value, again.pinned) == (created.id, "Europe/Porto", True)
         for n in range(4):

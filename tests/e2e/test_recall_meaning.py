@@ -12,6 +12,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator
 
+import httpx
 import pytest
 
 from agent_memory.config import Settings
@@ -61,7 +62,8 @@ CONVERSATION = [
 @pytest.fixture(scope="module")
 def server(database_url: str) -> Iterator[ServerThread]:
     """The default settings: the local model. The indexer looks for work often."""
-    running = ServerThread(database_url, settings=Settings(index_poll_seconds=0.2))
+    settings = Settings(index_poll_seconds=0.2, http_listen="127.0.0.1:0")
+    running = ServerThread(database_url, settings=settings)
     with running:
         yield running
 
@@ -239,3 +241,34 @@ def test_the_client_waits_until_what_it_wrote_is_found_by_meaning(
         assert (status.indexing.waiting_line_count, status.indexing.waiting_memory_count) == (0, 0)
         block = memory.get_block("archival", agent_id="a")
         assert block.indexed_line_count == block.entry_count == len(CONVERSATION)
+
+
+def test_a_memory_says_whether_it_is_embedded_and_the_client_waits_for_it(
+    server: ServerThread, pgvector: bool
+) -> None:
+    tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    key = server.new_key(tenant, "ana")
+    with MemoryClient(server.address, api_key=key) as memory:
+        written = memory.upsert_memory("drink", "She drinks oolong tea.", agent_id="a")
+        if not pgvector:
+            # Recall ranks by words here: nothing is embedded, and nothing waits.
+            assert written.embedded is False
+            assert memory.wait_until_indexed(within=WAIT_INDEXED_SECONDS, memory_id=written.id)
+            return
+        assert written.embedded is False  # its vector is made in the background
+        assert memory.wait_until_indexed(within=WAIT_INDEXED_SECONDS, memory_id=written.id)
+        assert memory.get_memory(written.id).embedded is True
+        assert [m.embedded for m in memory.list_memories(agent_id="a")] == [True]
+        answer = httpx.get(
+            f"http://{server.http_address}/v1/memories/{written.id}",
+            headers={"authorization": f"Bearer {key}"},
+            timeout=30,
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["memory"]["embedded"] is True
+        # The same text keeps its vector; a new one waits for its own.
+        assert memory.upsert_memory("drink", "She drinks oolong tea.", agent_id="a").embedded
+        changed = memory.upsert_memory("drink", "She switched to coffee.", agent_id="a")
+        assert changed.embedded is False
+        assert memory.wait_until_indexed(within=WAIT_INDEXED_SECONDS, memory_id=written.id)
+        assert memory.get_memory(written.id).embedded is True

@@ -16,7 +16,7 @@ from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.indexing import CpuTimes
-from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope
+from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope, Written
 from agent_memory.domain.recall import RecallQuery
 from agent_memory.embed import EmbeddingError, local_available
 from agent_memory.embed.local import LocalEmbedder
@@ -236,6 +236,58 @@ def test_a_change_of_model_embeds_everything_again_while_recall_answers(indexing
 
     asyncio.run(scenario())
     assert sum(new.passages_seen.values()) == len(LINES) + 4
+
+
+def test_a_memory_says_it_is_embedded_once_its_vector_of_the_model_is_stored(
+    indexing_url: str,
+) -> None:
+    embedder = Counting()
+    owner = Owner(Scope.AGENT, "a")
+
+    def fact(value: str) -> MemoryWrite:
+        return MemoryWrite(owner, "fact", MemorySource.MANUAL, value)
+
+    async def reads(db: Database) -> set[bool | None]:
+        """Whether the memory is embedded, as every read of it says."""
+        async with db.connection(CALLER) as tx:
+            by_key = await tx.memories.find_by_key(owner, "fact")
+            assert by_key is not None
+            by_id = await tx.memories.get(by_key.id)
+            listed = await tx.memories.list_page(owner, after=None, limit=10)
+        assert by_id is not None
+        return {by_key.embedded, by_id.embedded, *(m.embedded for m in listed)}
+
+    async def scenario() -> None:
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
+        other = Database(indexing_url, pool_size=2, index_model="another-model@1")
+        lexical = Database(indexing_url, pool_size=2)
+        try:
+            async with db.connection(CALLER) as tx:
+                written = await tx.memories.write(fact("the first text"))
+            assert isinstance(written, Written)
+            assert written.memory.embedded is False
+            assert await reads(db) == {False}
+            assert await Indexer(db, embedder, settings()).index_round() == 1
+            assert await reads(db) == {True}
+            # Another model's server has no vector of its own yet; recall by words only
+            # cannot say.
+            assert await reads(other) == {False}
+            assert await reads(lexical) == {None}
+            async with db.connection(CALLER) as tx:
+                same = await tx.memories.write(fact("the first text"))
+                changed = await tx.memories.write(fact("the second text"))
+            assert isinstance(same, Written)
+            assert same.memory.embedded is True  # its text is the one embedded
+            assert isinstance(changed, Written)
+            assert changed.memory.embedded is False
+            assert await reads(db) == {False}
+            assert await Indexer(db, embedder, settings()).index_round() == 1
+            assert await reads(db) == {True}
+        finally:
+            for each in (db, other, lexical):
+                await each.close()
+
+    asyncio.run(scenario())
 
 
 def test_a_line_changed_while_it_was_embedded_is_embedded_again_for_its_new_text(

@@ -517,6 +517,83 @@ def test_a_filter_keeps_what_it_names_and_a_named_order_pages_once(
     scenario(body)
 
 
+def test_or_not_and_parentheses_combine_as_aip_160_says(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            for key, value, importance, pinned, tags in (
+                ("deploy", "Ships on Tuesday", 80, True, ("ops",)),
+                ("tone", "Warm, brief", 60, False, ("style", "ops")),
+                ("editor", "Helix", 20, False, ()),
+                ("lunch", "Noon", 5, False, ("people",)),
+            ):
+                evidence = Evidence(tags=tags)
+                await written(
+                    tx, write(key, value, importance=importance, pinned=pinned, evidence=evidence)
+                )
+            auto = await written(tx, write("auto-fact", "Likes tea", source=MemorySource.AUTO))
+            later = await written(tx, write("later", "Likes coffee", source=MemorySource.AUTO))
+            assert await tx.memories.supersede(auto.id, by=later) is not None
+
+            async def keys(text: str) -> set[str]:
+                query = parse_filter(text).shown(expired=False, superseded=False)
+                found = await tx.memories.list_page(AGENT, after=None, limit=10, query=query)
+                assert await tx.memories.count_matching(AGENT, query) == len(found)
+                return {m.key for m in found}
+
+            assert await keys("pinned = true OR importance < 10") == {"deploy", "lunch", "later"}
+            # OR binds tighter than AND: tag = ops AND (helix OR importance > 70).
+            assert await keys("tag = ops AND text:helix OR importance > 70") == {"deploy"}
+            assert await keys("(tag = ops AND text:helix) OR importance > 70") == {"deploy"}
+            assert await keys("(tag = ops text:warm) OR text:helix") == {"tone", "editor"}
+            assert await keys("NOT tag = ops -source = auto") == {"editor", "lunch"}
+            assert await keys("-(importance > 10 OR tag = people)") == {"later"}
+            assert await keys('NOT key = "deploy" NOT key != "tone"') == {"tone"}
+            # A filter naming superseded decides on its own, also under NOT and OR.
+            assert await keys("superseded = true OR key = lunch") == {"auto-fact", "lunch"}
+            assert await keys("NOT superseded = false source = auto") == {"auto-fact"}
+
+    scenario(body)
+
+
+def test_an_order_of_several_fields_pages_every_row_once(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            for n, importance in enumerate((50, 20, 50, 20, 50, 80)):
+                await written(tx, write(f"k{n}", importance=importance, pinned=n % 2 == 0))
+            for text in (
+                "importance desc, key",
+                "importance, key desc",
+                "importance desc, updated_at desc",
+                "updated_at, importance desc",
+                "created_at desc, importance desc, key desc",
+            ):
+                order = parse_order(text)
+                whole = await tx.memories.list_page(AGENT, after=None, limit=10, order=order)
+                expected = sorted(whole, key=lambda m: m.key)
+                for name, descending in reversed(order.fields):
+                    alone = parse_order(name)
+                    expected.sort(key=lambda m: order_position(m, alone)[0], reverse=descending)
+                assert [m.key for m in whole] == [m.key for m in expected], text
+                for size in (1, 2, 4):
+                    walked: list[str] = []
+                    after: OrderPosition | None = None
+                    while True:
+                        page = await tx.memories.list_page(
+                            AGENT, after=after, limit=size, order=order
+                        )
+                        walked += [m.key for m in page]
+                        if len(page) < size:
+                            break
+                        after = order_position(page[-1], order)
+                    assert walked == [m.key for m in whole], (text, size)
+
+    scenario(body)
+
+
 def test_recent_and_learnings(scenario: Callable[[Body], None], caller: Principal) -> None:
     async def body(store: Store) -> None:
         async with store.connection(caller) as tx:
@@ -625,7 +702,7 @@ def test_agent_settings_default_until_written(
     scenario(body)
 
 
-def test_find_by_key_reads_the_owners_memory_at_the_key_without_its_groundings(
+def test_find_by_key_reads_the_owners_memory_at_the_key_with_its_groundings_if_asked(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:
     async def body(store: Store) -> None:
@@ -639,10 +716,12 @@ def test_find_by_key_reads_the_owners_memory_at_the_key_without_its_groundings(
             in_workspace = await tx.memories.find_by_key(WORKSPACE, "deploy")
             other_agent = await tx.memories.find_by_key(Owner(Scope.AGENT, "reviewer"), "deploy")
             other_case = await tx.memories.find_by_key(AGENT, "Deploy")
+            whole = await tx.memories.find_by_key(AGENT, "deploy", groundings=True)
             got = await tx.memories.get(memory.id)
         assert got is not None
         assert got.groundings == (Grounding(quote="release"),)
         assert found == bare(got) == memory
+        assert whole == got  # asked for, the groundings come too, as from get
         assert in_workspace == elsewhere
         assert other_agent is None
         assert other_case is None

@@ -83,8 +83,10 @@ def test_every_returned_column_of_a_memory_reaches_the_record() -> None:
             continue
         assert partial != whole, f"memory_from_row does not read {column!r}"
     # And the record has no field the columns do not fill (the owner is two columns,
-    # the groundings a table of their own).
-    fields = {f.name for f in dataclasses.fields(Memory)} - {"owner", "groundings"}
+    # the groundings a table of their own, and whether it is embedded is read from its
+    # vector's columns and the model recall runs).
+    fields = {f.name for f in dataclasses.fields(Memory)} - {"owner", "groundings", "embedded"}
+    assert memories.memory_from_row({**row, "embedded": True}) != whole
     assert fields <= set(returned)
 
 

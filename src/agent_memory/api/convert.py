@@ -330,6 +330,8 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence
+    if memory.embedded is not None:
+        message.embedded = memory.embedded
     return message
 
 

@@ -99,7 +99,18 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def GetMemory(
         self, request: pb.GetMemoryRequest, context: ServicerContext
     ) -> pb.GetMemoryResponse:
-        memory = await self._memories.get(current_principal(), parse_memory_id("id", request.id))
+        by_key = request.HasField("owner") or bool(request.key)
+        if by_key and request.id:
+            check([FieldViolation("id", "give id, or owner and key, not both", "NOT_ALLOWED")])
+        if by_key:
+            memory = await self._memories.get_by_key(
+                current_principal(),
+                convert.owner_from_proto(request.owner, request.HasField("owner")),
+                request.key,
+            )
+        else:
+            memory_id = parse_memory_id("id", request.id)
+            memory = await self._memories.get(current_principal(), memory_id)
         return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
 
     async def ListMemories(

@@ -88,6 +88,10 @@ NOT_EXPORTED: Mapping[str, str] = {
         "derived from the memory's version: an imported memory starts again at version 1 "
         "(an etag guards writes to one copy, not across copies)"
     ),
+    "agentmemory.v1.Memory.embedded": (
+        "whether this deployment's indexer has stored its vector: the importing deployment "
+        "embeds the copy itself, with the model it runs"
+    ),
     "agentmemory.v1.Block.char_count": "derived from content",
     "agentmemory.v1.Block.entry_count": "derived from content",
     "agentmemory.v1.Block.version": (

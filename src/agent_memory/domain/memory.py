@@ -101,6 +101,9 @@ class Memory:
     expire_time: datetime | None = None
     superseded_by: uuid.UUID | None = None
     last_used_time: datetime | None = None  # when a render or a recall last showed it
+    # Whether its vector of the model recall runs is stored, made from its text as it
+    # is; None where that is not known: recall is by words only, or an audit snapshot.
+    embedded: bool | None = None
 
     @property
     def read_only(self) -> bool:

@@ -1,7 +1,8 @@
 """Which memories a listing shows and in what order: an AIP-160 ``filter`` and an
-AIP-132 ``order_by``, parsed into plain values the store turns into SQL.
+AIP-132 ``order_by``, parsed into plain values the store turns into SQL (and the
+in-memory store evaluates as they are, with :func:`holds`).
 
-The filter is a conjunction of restrictions, joined by ``AND`` or by white space:
+A filter is restrictions combined as AIP-160 combines them:
 
     text:"deploy"        key or value holds the text, case-insensitively (a bare
                          word or quoted string alone means the same)
@@ -11,21 +12,27 @@ The filter is a conjunction of restrictions, joined by ``AND`` or by white space
     importance >= 50     importance compared (=, <, <=, >, >=)
     expired = true       only those whose expiry passed (not deleted yet), or none
     superseded = true    only those another memory superseded, or none
-    key = "timezone"     the memory of that key (exactly as stored)
+    key = "timezone"     the memory of that key (exactly as stored; ``!=``)
     create_time > "2026-11-01T00:00:00Z"
                          created (``update_time``: last changed) before, after or at
                          an RFC 3339 instant (=, <, <=, >, >=)
 
-``OR``, ``NOT`` and parentheses are refused with a message that says so.
+    a AND b              both (white space between them means the same)
+    a OR b               either; OR binds tighter than AND and white space, so
+                         ``a AND b OR c`` is ``a AND (b OR c)``
+    NOT a, -a            not ``a``
+    (a AND b) OR c       parentheses group
+
+The keywords are upper case: ``or`` is a word to search for.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import Any, Final
+from datetime import UTC, datetime
+from typing import Any, Final, NoReturn
 
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import (
@@ -38,8 +45,11 @@ from agent_memory.domain.memory import (
 from agent_memory.domain.text_rules import text_violations
 
 FILTER_MAX_CHARS: Final = 1000
-# The fields a listing may be ordered by, the tie between equal values broken by key.
+# How deep parentheses may nest: far beyond a filter a person writes.
+FILTER_MAX_DEPTH: Final = 16
+# The fields a listing may be ordered by; ties are broken by key, unique for an owner.
 ORDER_FIELDS: Final = ("key", "importance", "created_at", "updated_at")
+TIEBREAKER: Final = "key"
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -76,297 +86,504 @@ _FIELD_ALIASES = {
     "createdAt": "create_time",
     "updatedAt": "update_time",
 }
-_MICROSECOND = timedelta(microseconds=1)
+# The order fields by their other names: the filter's and the JSON's.
+_ORDER_ALIASES = {"create_time": "created_at", "update_time": "updated_at"}
 _FIELD_NAMES = ", ".join(f for f in _FIELDS if f != "tags")
+_COMPARISONS: Final = ("=", "<", "<=", ">", ">=")
+_KEYWORDS: Final = ("AND", "OR", "NOT")
+
+
+# --- the parsed filter ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """One comparison, read: ``field`` by its name in the contract (``tag``, never
+    ``tags``; ``create_time``), ``op`` one of ``:`` (text only), ``=``, ``!=``, ``<``,
+    ``<=``, ``>``, ``>=``, and ``value`` of the field's type."""
+
+    field: str
+    op: str
+    value: str | bool | int | datetime | MemorySource
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Condition
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Every operand holds (AND, or white space)."""
+
+    operands: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """At least one operand holds (OR)."""
+
+    operands: tuple[Condition, ...]
+
+
+Condition = Restriction | Not | AllOf | AnyOf
+
+
+def restrictions(condition: Condition | None) -> Iterator[Restriction]:
+    """Every restriction of ``condition``, however it is nested."""
+    if condition is None:
+        return
+    if isinstance(condition, Restriction):
+        yield condition
+    elif isinstance(condition, Not):
+        yield from restrictions(condition.operand)
+    else:
+        for operand in condition.operands:
+            yield from restrictions(operand)
+
+
+def _compare(actual: Any, op: str, wanted: Any) -> bool:
+    if op == "=":
+        return bool(actual == wanted)
+    if op == "!=":
+        return bool(actual != wanted)
+    if op == "<":
+        return bool(actual < wanted)
+    if op == "<=":
+        return bool(actual <= wanted)
+    if op == ">":
+        return bool(actual > wanted)
+    return bool(actual >= wanted)
+
+
+def _holds_restriction(r: Restriction, memory: Memory, now: datetime) -> bool:
+    if r.field == "text":
+        needle = str(r.value).lower()
+        return needle in memory.key.lower() or needle in memory.value.lower()
+    if r.field == "tag":
+        return r.value in memory.tags
+    actual: Any = {
+        "key": memory.key,
+        "source": memory.source,
+        "pinned": memory.pinned,
+        "importance": memory.importance,
+        "create_time": memory.created_at,
+        "update_time": memory.updated_at,
+        "expired": memory.expire_time is not None and memory.expire_time <= now,
+        "superseded": memory.superseded_by is not None,
+    }[r.field]
+    return _compare(actual, r.op, r.value)
+
+
+def holds(condition: Condition | None, memory: Memory, now: datetime) -> bool:
+    """Whether ``memory`` meets ``condition`` (None: any) at ``now``, as the store's SQL
+    reads it."""
+    if condition is None:
+        return True
+    if isinstance(condition, Restriction):
+        return _holds_restriction(condition, memory, now)
+    if isinstance(condition, Not):
+        return not holds(condition.operand, memory, now)
+    if isinstance(condition, AllOf):
+        return all(holds(c, memory, now) for c in condition.operands)
+    return any(holds(c, memory, now) for c in condition.operands)
 
 
 @dataclass(frozen=True)
 class MemoryQuery:
-    """A parsed filter. Empty tuples and None mean "any"; the store reads it so."""
+    """A parsed filter (``condition``; None: any memory), and what the listing adds of
+    expired and superseded memories where the filter says nothing of them (None:
+    shown; False: left out)."""
 
-    texts: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    sources: frozenset[MemorySource] | None = None
-    excluded_sources: frozenset[MemorySource] = frozenset()
-    pinned: bool | None = None
-    importance_min: int = IMPORTANCE_MIN
-    importance_max: int = IMPORTANCE_MAX
+    condition: Condition | None = None
     expired: bool | None = None
     superseded: bool | None = None
-    keys: tuple[str, ...] = ()
-    # Inclusive bounds of the creation and last-change times; None: unbounded.
-    created_min: datetime | None = None
-    created_max: datetime | None = None
-    updated_min: datetime | None = None
-    updated_max: datetime | None = None
+
+    def names(self, field: str) -> bool:
+        """Whether the filter says anything of ``field``."""
+        return any(r.field == field for r in restrictions(self.condition))
 
     def shown(self, *, expired: bool, superseded: bool) -> MemoryQuery:
         """This filter with what it leaves unsaid about expired and superseded memories
-        settled: left out, unless the listing asks to show them too."""
+        settled: left out, unless the listing asks to show them too. A filter that
+        names ``expired`` (or ``superseded``) decides on its own."""
         return replace(
             self,
-            expired=self.expired if self.expired is not None or expired else False,
-            superseded=self.superseded if self.superseded is not None or superseded else False,
+            expired=None if expired or self.names("expired") else False,
+            superseded=None if superseded or self.names("superseded") else False,
         )
+
+    def admits(self, memory: Memory, now: datetime) -> bool:
+        """Whether a listing of this query shows ``memory`` at ``now``."""
+        if self.expired is not None:
+            expired = memory.expire_time is not None and memory.expire_time <= now
+            if expired != self.expired:
+                return False
+        if self.superseded is not None and (memory.superseded_by is not None) != self.superseded:
+            return False
+        return holds(self.condition, memory, now)
 
 
 # What listings show unless told otherwise: memories not expired, not superseded.
 CURRENT: Final = MemoryQuery(expired=False, superseded=False)
 
 
+# --- reading a filter ----------------------------------------------------------------
+
+
 @dataclass(frozen=True)
-class MemoryOrder:
-    """A listing order: None is the owner's natural order (pinned first, then by
-    importance); otherwise one of ORDER_FIELDS, ties broken by key."""
-
-    field: str | None = None
-    descending: bool = False
+class _Token:
+    kind: str  # string, op, paren, word
+    value: str
+    at: int  # where it starts, counted from 1 as a person counts characters
 
 
-# The natural order of a listing.
-NATURAL: Final = MemoryOrder()
-# Where a listing in a named order stopped: the field's value and the key of its last row.
-OrderPosition = tuple[str | int | datetime, str]
+# Where a refusal points when what is missing is at the filter's end.
+_END: Final = 0
 
 
-def order_position(memory: Memory, order: MemoryOrder) -> OrderPosition:
-    """Where ``memory`` stands in the named ``order``."""
-    value: str | int | datetime = memory.key
-    if order.field == "importance":
-        value = memory.importance
-    elif order.field == "created_at":
-        value = memory.created_at
-    elif order.field == "updated_at":
-        value = memory.updated_at
-    return (value, memory.key)
+def _refuse(description: str, at: int | None = None) -> NoReturn:
+    """Refuse the filter, saying what is wrong and where: at which character (counted
+    from 1), or at its end (``_END``)."""
+    where = "" if at is None else " (at its end)" if at == _END else f" (at character {at})"
+    check([FieldViolation("filter", description + where, "INVALID_FILTER")])
+    raise AssertionError  # pragma: no cover - check raised
 
 
-def order_position_from_token(order: MemoryOrder, raw: Sequence[Any]) -> OrderPosition:
-    """Undo a position written as JSON. Raises ValueError for one we did not make."""
-    if len(raw) != 2 or not all(isinstance(v, (str, int)) for v in raw):
-        raise ValueError("not a listing position")
-    value, key = raw
-    if not isinstance(key, str) or text_violations("key", key, max_chars=KEY_MAX_CHARS):
-        raise ValueError("not a listing position")
-    if order.field == "importance":
-        if type(value) is not int or not IMPORTANCE_MIN <= value <= IMPORTANCE_MAX:
-            raise ValueError("not a listing position")
-        return (value, key)
-    if not isinstance(value, str):
-        raise ValueError("not a listing position")
-    if order.field in ("created_at", "updated_at"):
-        moment = datetime.fromisoformat(value)
-        if moment.tzinfo is None:
-            raise ValueError("not a listing position")
-        return (moment, key)
-    return (value, key)
-
-
-def _refuse(description: str) -> FieldViolation:
-    return FieldViolation("filter", description, "INVALID_FILTER")
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+def _tokens(text: str) -> list[_Token]:
+    found: list[_Token] = []
     position = 0
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None or match.end() == position:
             if text[position:].strip() == "":
                 break
-            check([_refuse(f"cannot read {text[position : position + 20]!r}")])
-            raise AssertionError  # pragma: no cover - check raised
+            _refuse(f"cannot read {text[position : position + 20]!r}", position + 1)
         position = match.end()
         kind = match.lastgroup
         if kind is None:
             break
         value = match.group(kind)
+        at = match.start(kind) + 1
         if kind == "open":
-            check([_refuse("a quoted string is not closed")])
+            _refuse("a quoted string is not closed", at)
         if kind == "string":
             value = re.sub(r"\\(.)", r"\1", value[1:-1])
-        found.append((kind, value))
+        found.append(_Token(kind, value, at))
     return found
 
 
-def _value(kind: str, value: str, name: str) -> str:
-    if kind not in ("word", "string"):
-        check([_refuse(f"{name} needs a value after its operator")])
-    return value
-
-
-def _boolean(name: str, value: str) -> bool:
+def _boolean(name: str, value: str, at: int) -> bool:
     if value.lower() not in _BOOLEAN:
-        check([_refuse(f"{name} compares with true or false, not {value!r}")])
+        _refuse(f"{name} compares with true or false, not {value!r}", at)
     return _BOOLEAN[value.lower()]
 
 
-def _source(value: str) -> MemorySource:
+def _source(value: str, at: int) -> MemorySource:
     short = value.lower().removeprefix("memory_source_")
     try:
         return MemorySource(short)
     except ValueError:
         names = ", ".join(s.value for s in MemorySource)
-        check([_refuse(f"source is one of {names}, not {value!r}")])
-        raise AssertionError from None  # pragma: no cover - check raised
+        _refuse(f"source is one of {names}, not {value!r}", at)
 
 
-def _importance(query: MemoryQuery, op: str, value: str) -> MemoryQuery:
+def _importance(value: str, at: int) -> int:
     try:
         n = int(value)
     except ValueError:
-        check([_refuse(f"importance compares with a whole number, not {value!r}")])
-        raise AssertionError from None  # pragma: no cover - check raised
-    low, high = query.importance_min, query.importance_max
-    bounds = {
-        "=": (max(low, n), min(high, n)),
-        ">": (max(low, n + 1), high),
-        ">=": (max(low, n), high),
-        "<": (low, min(high, n - 1)),
-        "<=": (low, min(high, n)),
-    }
-    if op not in bounds:
-        check([_refuse("importance takes =, <, <=, > or >=")])
-    low, high = bounds[op]
-    return replace(query, importance_min=low, importance_max=high)
+        _refuse(f"importance compares with a whole number, not {value!r}", at)
+    # Beyond the range every memory compares alike: kept just outside it.
+    return max(IMPORTANCE_MIN - 1, min(IMPORTANCE_MAX + 1, n))
 
 
-def _moment(name: str, value: str) -> datetime:
+def _moment(name: str, value: str, at: int) -> datetime:
     try:
         moment = datetime.fromisoformat(value.replace("z", "Z"))
     except ValueError:
         moment = None
     if moment is None or moment.tzinfo is None:
-        check(
-            [
-                _refuse(
-                    f"{name} compares with an RFC 3339 time like "
-                    f'"2026-11-01T09:00:00Z", not {value!r}'
-                )
-            ]
+        _refuse(
+            f'{name} compares with an RFC 3339 time like "2026-11-01T09:00:00Z", not {value!r}',
+            at,
         )
-        raise AssertionError  # pragma: no cover - check raised
-    return moment
-
-
-def _time(query: MemoryQuery, name: str, op: str, value: str) -> MemoryQuery:
-    """A bound on the creation or last-change time, kept as inclusive bounds."""
-    at = _moment(name, value)
-    created = name == "create_time"
-    low, high = (
-        (query.created_min, query.created_max)
-        if created
-        else (query.updated_min, query.updated_max)
-    )
-    if op not in ("=", ">", ">=", "<", "<="):
-        check([_refuse(f"{name} takes =, <, <=, > or >=")])
     try:
-        new_low = at + _MICROSECOND if op == ">" else at if op in ("=", ">=") else None
-        new_high = at - _MICROSECOND if op == "<" else at if op in ("=", "<=") else None
-    except OverflowError:
-        check([_refuse(f"{name} compares with a time between the years 1 and 9999")])
-        raise AssertionError from None  # pragma: no cover - check raised
-    if new_low is not None:
-        low = new_low if low is None else max(low, new_low)
-    if new_high is not None:
-        high = new_high if high is None else min(high, new_high)
-    if created:
-        return replace(query, created_min=low, created_max=high)
-    return replace(query, updated_min=low, updated_max=high)
+        return moment.astimezone(UTC)
+    except (OverflowError, ValueError):
+        _refuse(f"{name} compares with a time between the years 1 and 9999", at)
 
 
-def _restrict(query: MemoryQuery, name: str, op: str, value: str) -> MemoryQuery:
+def _restriction(name: str, op: str, value: str, at: int) -> Restriction:
+    """One comparison, its value read as its field's."""
     if name == "key":
-        if op != "=":
-            check([_refuse('key takes "=" (key = "timezone")')])
-        return replace(query, keys=(*query.keys, value))
+        if op not in ("=", "!="):
+            _refuse('key takes "=" or "!=" (key = "timezone")', at)
+        return Restriction("key", op, value)
     if name in ("create_time", "update_time"):
-        return _time(query, name, op, value)
+        if op not in _COMPARISONS:
+            _refuse(f"{name} takes =, <, <=, > or >=", at)
+        return Restriction(name, op, _moment(name, value, at))
     if name == "text":
         if op != ":":
-            check([_refuse('text takes ":" (text:"words")')])
-        return replace(query, texts=(*query.texts, value))
+            _refuse('text takes ":" (text:"words")', at)
+        return Restriction("text", ":", value)
     if name in ("tag", "tags"):
         if op not in (":", "="):
-            check([_refuse(f'{name} takes "=" or ":"')])
-        return replace(query, tags=(*query.tags, value))
+            _refuse(f'{name} takes "=" or ":"', at)
+        return Restriction("tag", "=", value)
     if name == "source":
-        source = _source(value)
-        if op == "=":
-            kept = frozenset({source}) if query.sources is None else query.sources & {source}
-            return replace(query, sources=kept)
-        if op == "!=":
-            return replace(query, excluded_sources=query.excluded_sources | {source})
-        check([_refuse('source takes "=" or "!="')])
+        if op not in ("=", "!="):
+            _refuse('source takes "=" or "!="', at)
+        return Restriction("source", op, _source(value, at))
     if name == "importance":
-        return _importance(query, op, value)
+        if op not in _COMPARISONS:
+            _refuse("importance takes =, <, <=, > or >=", at)
+        return Restriction("importance", op, _importance(value, at))
     if op != "=":
-        check([_refuse(f'{name} takes "=" (true or false)')])
-    said = _boolean(name, value)
-    if name == "pinned":
-        return replace(query, pinned=said)
-    if name == "expired":
-        return replace(query, expired=said)
-    return replace(query, superseded=said)
+        _refuse(f'{name} takes "=" (true or false)', at)
+    return Restriction(name, "=", _boolean(name, value, at))
+
+
+class _Parser:
+    """AIP-160's grammar, by recursive descent:
+
+    expression  = sequence { "AND" sequence }
+    sequence    = factor { factor }              (white space: AND as well)
+    factor      = term { "OR" term }
+    term        = [ "NOT" | "-" ] simple
+    simple      = "(" expression ")" | restriction
+    restriction = comparable [ op value ]
+    """
+
+    def __init__(self, tokens: list[_Token]) -> None:
+        self._tokens = tokens
+        self._i = 0
+        self._depth = 0
+
+    def _peek(self) -> _Token | None:
+        return self._tokens[self._i] if self._i < len(self._tokens) else None
+
+    def _keyword(self, word: str) -> bool:
+        token = self._peek()
+        return token is not None and token.kind == "word" and token.value == word
+
+    def _at(self) -> int:
+        token = self._peek()
+        return token.at if token is not None else _END
+
+    def filter(self) -> Condition | None:
+        if self._peek() is None:
+            return None
+        condition = self._expression()
+        token = self._peek()
+        if token is not None:  # only a ")" stops an expression early
+            _refuse("')' closes no parenthesis", token.at)
+        return condition
+
+    def _expression(self) -> Condition:
+        operands = [self._sequence()]
+        while self._keyword("AND"):
+            self._i += 1
+            if self._starts_nothing():
+                _refuse("AND needs a restriction after it", self._at())
+            operands.append(self._sequence())
+        return _all(operands)
+
+    def _starts_nothing(self) -> bool:
+        token = self._peek()
+        return (
+            token is None
+            or (token.kind == "paren" and token.value == ")")
+            or (token.kind == "word" and token.value in ("AND", "OR"))
+            or token.kind == "op"
+        )
+
+    def _sequence(self) -> Condition:
+        operands = [self._factor()]
+        while not self._starts_nothing():
+            operands.append(self._factor())
+        return _all(operands)
+
+    def _factor(self) -> Condition:
+        operands = [self._term()]
+        while self._keyword("OR"):
+            self._i += 1
+            if self._starts_nothing():
+                _refuse("OR needs a restriction after it", self._at())
+            operands.append(self._term())
+        return operands[0] if len(operands) == 1 else AnyOf(tuple(operands))
+
+    def _term(self) -> Condition:
+        token = self._peek()
+        if token is None:
+            _refuse("a restriction is missing", _END)
+        if token.kind == "word" and (token.value == "NOT" or token.value.startswith("-")):
+            if token.value in ("NOT", "-"):
+                self._i += 1
+                following = self._peek()
+                if self._starts_nothing() or (
+                    following is not None
+                    and following.kind == "word"
+                    and (following.value == "NOT" or following.value.startswith("-"))
+                ):
+                    _refuse(f"{token.value} needs a restriction or parentheses after it", token.at)
+                return Not(self._simple())
+            # "-word": the rest of the word is what is negated.
+            self._tokens[self._i] = _Token("word", token.value[1:], token.at + 1)
+            return Not(self._simple())
+        return self._simple()
+
+    def _simple(self) -> Condition:
+        token = self._peek()
+        assert token is not None
+        if token.kind == "paren" and token.value == "(":
+            self._depth += 1
+            if self._depth > FILTER_MAX_DEPTH:
+                _refuse(f"parentheses nest at most {FILTER_MAX_DEPTH} deep", token.at)
+            self._i += 1
+            inside = self._peek()
+            if inside is not None and inside.kind == "paren" and inside.value == ")":
+                _refuse("parentheses hold no restriction", token.at)
+            condition = self._expression()
+            closing = self._peek()
+            if closing is None or closing.kind != "paren" or closing.value != ")":
+                _refuse("a parenthesis is not closed", token.at)
+            self._i += 1
+            self._depth -= 1
+            return condition
+        if token.kind == "op":
+            _refuse(f"{token.value!r} needs a field before it", token.at)
+        if token.kind == "paren":
+            _refuse("')' closes no parenthesis", token.at)
+        self._i += 1
+        following = self._peek()
+        if following is None or following.kind != "op":
+            if token.kind == "word" and token.value in _KEYWORDS:
+                _refuse(f"{token.value} needs a restriction before it", token.at)
+            return Restriction("text", ":", token.value)
+        name = _FIELD_ALIASES.get(token.value, token.value)
+        if token.kind != "word" or name not in _FIELDS:
+            _refuse(f"{token.value!r} is not a field; the fields are {_FIELD_NAMES}", token.at)
+        self._i += 1
+        target = self._peek()
+        if target is None or target.kind not in ("word", "string"):
+            _refuse(f"{name} needs a value after {following.value!r}", following.at)
+        self._i += 1
+        return _restriction(name, following.value, target.value, target.at)
+
+
+def _all(operands: list[Condition]) -> Condition:
+    return operands[0] if len(operands) == 1 else AllOf(tuple(operands))
 
 
 def parse_filter(text: str) -> MemoryQuery:
-    """The filter's restrictions, all of which a listed memory meets.
+    """The filter's condition, which every listed memory meets.
 
     Raises: InvalidArgument — the filter cannot be read (reason INVALID_FILTER), with
-        what is wrong and where."""
+        what is wrong and at which character."""
     if len(text) > FILTER_MAX_CHARS:
-        check([_refuse(f"must be at most {FILTER_MAX_CHARS} characters")])
+        _refuse(f"must be at most {FILTER_MAX_CHARS} characters")
     if "\x00" in text:
-        check([_refuse("must not contain NUL characters")])
-    tokens = _tokens(text)
-    query = MemoryQuery()
-    i = 0
-    while i < len(tokens):
-        kind, value = tokens[i]
-        if kind == "word" and value in ("AND",):
-            i += 1
+        _refuse("must not contain NUL characters")
+    return MemoryQuery(_Parser(_tokens(text)).filter())
+
+
+# --- the order -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryOrder:
+    """A listing order: no fields is the owner's natural order (pinned first, then by
+    importance); otherwise fields of ORDER_FIELDS, each with whether it descends,
+    always ending in ``key`` (unique for an owner: what breaks every tie)."""
+
+    fields: tuple[tuple[str, bool], ...] = ()
+
+    @property
+    def natural(self) -> bool:
+        return not self.fields
+
+
+# The natural order of a listing.
+NATURAL: Final = MemoryOrder()
+# Where a listing in a named order stopped: the value of each of its fields in the
+# last row listed, the key last.
+OrderPosition = tuple[str | int | datetime, ...]
+
+_ORDER_VALUES: dict[str, Callable[[Memory], str | int | datetime]] = {
+    "key": lambda m: m.key,
+    "importance": lambda m: m.importance,
+    "created_at": lambda m: m.created_at,
+    "updated_at": lambda m: m.updated_at,
+}
+
+
+def order_position(memory: Memory, order: MemoryOrder) -> OrderPosition:
+    """Where ``memory`` stands in the named ``order``."""
+    return tuple(_ORDER_VALUES[name](memory) for name, _ in order.fields)
+
+
+def order_position_from_token(order: MemoryOrder, raw: Sequence[Any]) -> OrderPosition:
+    """Undo a position written as JSON. Raises ValueError for one we did not make."""
+    if len(raw) != len(order.fields):
+        raise ValueError("not a listing position")
+    position: list[str | int | datetime] = []
+    for (name, _), value in zip(order.fields, raw, strict=True):
+        if name == "importance":
+            if type(value) is not int or not IMPORTANCE_MIN <= value <= IMPORTANCE_MAX:
+                raise ValueError("not a listing position")
+            position.append(value)
             continue
-        if kind == "paren" or (kind == "word" and value in ("OR", "NOT")) or value == "-":
-            check([_refuse("joins restrictions by AND only: no OR, NOT or parentheses")])
-        following = tokens[i + 1] if i + 1 < len(tokens) else None
-        if following is not None and following[0] == "op":
-            value = _FIELD_ALIASES.get(value, value)
-            if kind != "word" or value not in _FIELDS:
-                check([_refuse(f"{value!r} is not a field; the fields are {_FIELD_NAMES}")])
-            if i + 2 >= len(tokens):
-                check([_refuse(f"{value} needs a value after {following[1]!r}")])
-            target = _value(*tokens[i + 2], name=value)
-            query = _restrict(query, value, following[1], target)
-            i += 3
+        if not isinstance(value, str):
+            raise ValueError("not a listing position")
+        if name == "key":
+            if text_violations("key", value, max_chars=KEY_MAX_CHARS):
+                raise ValueError("not a listing position")
+            position.append(value)
             continue
-        if kind == "op":
-            check([_refuse(f"{value!r} needs a field before it")])
-        if value:
-            query = replace(query, texts=(*query.texts, value))
-        i += 1
-    return query
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            raise ValueError("not a listing position")
+        position.append(moment)
+    return tuple(position)
+
+
+def _refuse_order(description: str) -> NoReturn:
+    check([FieldViolation("order_by", description, "INVALID_ORDER")])
+    raise AssertionError  # pragma: no cover - check raised
 
 
 def parse_order(text: str) -> MemoryOrder:
-    """``order_by``: empty for the natural order, or one field, optionally ``desc``;
-    the field by its name in the contract or in JSON (``updated_at``, ``updatedAt``).
+    """``order_by`` (AIP-132): empty for the natural order, or fields separated by
+    commas, each optionally followed by ``asc`` or ``desc``; a field by its name in the
+    contract or in JSON (``updated_at``, ``updatedAt``; ``update_time`` as the filter
+    says it). Ties are broken by key, ascending, unless the order names it; fields
+    after ``key`` would never be reached and are left out.
 
-    Raises: InvalidArgument — an unknown field, a second field, or a bad direction."""
-    parts = text.split()
-    if parts:
-        parts[0] = _CAMEL.sub(r"\1_\2", parts[0]).lower()
-    if not parts:
-        return MemoryOrder()
-
-    def refuse(description: str) -> FieldViolation:
-        return FieldViolation("order_by", description, "INVALID_ORDER")
-
-    if "," in text:
-        check([refuse("takes one field (ties are broken by key)")])
-    name, *rest = parts
-    if name not in ORDER_FIELDS:
-        check([refuse(f"orders by one of {', '.join(ORDER_FIELDS)}, not {name!r}")])
-    if len(rest) > 1 or (rest and rest[0].lower() not in ("asc", "desc")):
-        check([refuse(f'is a field and an optional "asc" or "desc", like "{name} desc"')])
-    return MemoryOrder(name, bool(rest) and rest[0].lower() == "desc")
+    Raises: InvalidArgument — an unknown field, one named twice, an empty field or a
+        bad direction (reason INVALID_ORDER)."""
+    if not text.strip():
+        return NATURAL
+    fields: list[tuple[str, bool]] = []
+    for n, part in enumerate(text.split(","), start=1):
+        words = part.split()
+        if not words:
+            _refuse_order(f"field {n} is empty: fields are separated by single commas")
+        name = _CAMEL.sub(r"\1_\2", words[0]).lower()
+        name = _ORDER_ALIASES.get(name, name)
+        if name not in ORDER_FIELDS:
+            _refuse_order(f"orders by {', '.join(ORDER_FIELDS)}, not {words[0]!r}")
+        if len(words) > 2 or (len(words) == 2 and words[1].lower() not in ("asc", "desc")):
+            _refuse_order(
+                f'field {n} is a field and an optional "asc" or "desc", like "{name} desc",'
+                f" not {part.strip()!r}"
+            )
+        if any(name == seen for seen, _ in fields):
+            _refuse_order(f"names {name} twice")
+        fields.append((name, len(words) == 2 and words[1].lower() == "desc"))
+    named = [name for name, _ in fields]
+    if TIEBREAKER in named:
+        fields = fields[: named.index(TIEBREAKER) + 1]
+    else:
+        fields.append((TIEBREAKER, False))
+    return MemoryOrder(tuple(fields))

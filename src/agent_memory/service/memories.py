@@ -34,6 +34,7 @@ from agent_memory.domain.memorize import (
     tag_violations,
 )
 from agent_memory.domain.memory import (
+    KEY_MAX_CHARS,
     LEARNING_KEY_PREFIX,
     VALUE_MAX_CHARS,
     Evidence,
@@ -259,6 +260,24 @@ class Memories:
             raise _not_found(memory_id)
         return memory
 
+    async def get_by_key(self, principal: Principal, owner: Owner | None, key: str) -> Memory:
+        """The memory of ``owner`` at ``key`` (exactly as stored), as :meth:`get` reads
+        one.
+
+        Raises: InvalidArgument — bad owner or key; NotFound — the owner has no memory
+            at the key in the caller's tenant."""
+        owner = validate_owner(owner)
+        check(text_violations("key", key, max_chars=KEY_MAX_CHARS))
+        async with self._store.connection(principal) as tx:
+            memory = await tx.memories.find_by_key(owner, key, groundings=True)
+        if memory is None:
+            raise NotFound(
+                f"{owner.scope.value} {owner.id!r} has no memory with key {key!r}",
+                reason="MEMORY_NOT_FOUND",
+                metadata={"scope": owner.scope.value, "owner_id": owner.id, "key": key},
+            )
+        return memory
+
     async def list(
         self,
         principal: Principal,
@@ -289,10 +308,10 @@ class Memories:
         tokens = await page_tokens(
             self._store, principal, token, owner=[owner.scope.value, owner.id], listing=listing
         )
-        natural = order.field is None
+        natural = order.natural
         # A token holds where the page stopped, then the total the first page counted:
         # the listing is counted once, not again for every page.
-        arity = (2 if not natural else 3 if owner.scope is Scope.AGENT else 4) + 1
+        arity = (len(order.fields) if not natural else 3 if owner.scope is Scope.AGENT else 4) + 1
         raw = tokens.open(token, arity=arity)
         after: ListingPosition | OrderPosition | None = None
         counted: int | None = None

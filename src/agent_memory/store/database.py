@@ -127,7 +127,7 @@ def _tx(
     """``indexed``: the database's count of each model's indexed rows, shared by every
     unit of work (a new one would ask the catalogue again)."""
     return Tx(
-        memories=PgMemories(conn, principal),
+        memories=PgMemories(conn, principal, index_model),
         events=PgEvents(conn, principal),
         conversations=PgConversations(conn, principal),
         agents=PgAgents(conn, principal),

@@ -20,8 +20,6 @@ from agent_memory.domain.errors import AlreadyExists
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import (
-    IMPORTANCE_MAX,
-    IMPORTANCE_MIN,
     LEARNING_KEY_PREFIX,
     Grounding,
     KeyHeld,
@@ -37,9 +35,14 @@ from agent_memory.domain.memory import (
 )
 from agent_memory.domain.memory_query import (
     CURRENT,
+    FILTER_MAX_CHARS,
     NATURAL,
+    AllOf,
+    AnyOf,
+    Condition,
     MemoryOrder,
     MemoryQuery,
+    Not,
     OrderPosition,
 )
 from agent_memory.store.columns import (
@@ -60,11 +63,29 @@ from agent_memory.store.sql import (
     fetch_all,
     fetch_one,
 )
+from agent_memory.store.vectors import current_vector, memory_hash
 
 
 def columns(alias: LiteralString) -> LiteralString:
     """The memory columns of the row ``alias``, for a select list."""
     return output(MemoryRow, alias)
+
+
+def embedded(a: LiteralString) -> LiteralString:
+    """Whether memory ``a`` has its vector of the model recall runs (the parameter
+    ``index_model``), made from its key and value as they are now: read from the row
+    itself, at no cost but a hash of its text. NULL when recall is by words only."""
+    model: LiteralString = "%(index_model)s::text"
+    return (
+        f"CASE WHEN {model} IS NULL THEN NULL"
+        f" ELSE coalesce({current_vector(a, memory_hash(a), model)}, false) END AS embedded"
+    )
+
+
+def returned(alias: LiteralString) -> LiteralString:
+    """What the statements of memories return of the row ``alias``: its columns and
+    whether it is embedded."""
+    return f"{columns(alias)}, {embedded(alias)}"
 
 
 def memory_from_row(row: Mapping[str, Any]) -> Memory:
@@ -89,6 +110,7 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
         expire_time=as_time(row["expire_time"]) if row.get("expire_time") else None,
         superseded_by=as_uuid(row["superseded_by"]) if row.get("superseded_by") else None,
         last_used_time=as_time(row["last_used_time"]) if row.get("last_used_time") else None,
+        embedded=row.get("embedded"),
     )
 
 
@@ -211,11 +233,11 @@ inserted AS ({_NEW_ROW}
 ),
 created_event AS ({_event("'created'", None, "inserted")}),
 updated_event AS ({_event("'updated'", "current", "updated")})
-SELECT 'created' AS outcome, {columns("n")} FROM inserted AS n
-UNION ALL SELECT 'updated', {columns("n")} FROM updated AS n
-UNION ALL SELECT 'held', {columns("c")} FROM current AS c WHERE c.source <> %(source)s
+SELECT 'created' AS outcome, {returned("n")} FROM inserted AS n
+UNION ALL SELECT 'updated', {returned("n")} FROM updated AS n
+UNION ALL SELECT 'held', {returned("c")} FROM current AS c WHERE c.source <> %(source)s
 UNION ALL
-SELECT 'moved', {columns("c")} FROM current AS c
+SELECT 'moved', {returned("c")} FROM current AS c
 WHERE c.source = %(source)s AND NOT EXISTS (SELECT FROM updated)
 """
 
@@ -229,18 +251,21 @@ WITH inserted AS ({_NEW_ROW}
     RETURNING *
 ),
 created_event AS ({_event("'created'", None, "inserted")})
-SELECT {columns("n")} FROM inserted AS n
+SELECT {returned("n")} FROM inserted AS n
 """
 
 _GET: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {returned("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND {live("m")}
 """
 _GET_LOCKED: LiteralString = _GET + "FOR UPDATE OF m"
 
 _FIND_BY_KEY: LiteralString = (
-    f"SELECT {columns('m')} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
+    f"SELECT {returned('m')} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
+)
+_GET_BY_KEY: LiteralString = (
+    f"SELECT {returned('m')}, {GROUNDINGS} FROM memories AS m WHERE {_AT_KEY} AND {live('m')}"
 )
 
 # One change of a locked row: "changed" holds the new row when the change applies.
@@ -251,7 +276,7 @@ WITH old AS (
     FOR UPDATE
 ),"""
 _CHANGED_OR_OLD: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {returned("m")}, {GROUNDINGS}
 FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT FROM changed))
      AS m
 """
@@ -317,7 +342,7 @@ gone AS (
     RETURNING m.id
 ),
 event AS ({_event("'deleted'", "old", None)} WHERE EXISTS (SELECT FROM gone))
-SELECT {columns("old")}, EXISTS (SELECT FROM gone) AS deleted FROM old
+SELECT {returned("old")}, EXISTS (SELECT FROM gone) AS deleted FROM old
 """
 )
 
@@ -408,7 +433,7 @@ def owned_by(a: LiteralString, scope: LiteralString, owner: LiteralString) -> Li
 # Listing orders, each ending in a unique column, and the keyset predicate that continues
 # each after a position.
 _OWNED: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {returned("m")}, {GROUNDINGS}
 FROM memories AS m
 WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")}"""
 
@@ -428,7 +453,7 @@ _ORDERS: dict[Scope, tuple[LiteralString, LiteralString]] = {
     Scope.AGENT: (_AGENT_AFTER, _AGENT_ORDER),
     Scope.WORKSPACE: (_WORKSPACE_AFTER, _WORKSPACE_ORDER),
 }
-# A filter's restrictions, each a fixed fragment with its own parameters.
+# What a listing adds of expired and superseded rows where its filter says nothing.
 _EXPIRED: dict[bool, LiteralString] = {
     True: " AND m.expire_time IS NOT NULL AND m.expire_time <= now()",
     False: f" AND {live('m')}",
@@ -437,88 +462,115 @@ _SUPERSEDED: dict[bool, LiteralString] = {
     True: " AND m.superseded_by IS NOT NULL",
     False: " AND m.superseded_by IS NULL",
 }
-_TEXTS: LiteralString = """
-  AND NOT EXISTS (
-      SELECT 1 FROM unnest(%(texts)s::text[]) AS t(term)
-      WHERE strpos(lower(m.key), lower(t.term)) = 0
-        AND strpos(lower(m.value), lower(t.term)) = 0)"""
-_TAGS: LiteralString = " AND m.tags @> %(tags)s::text[]"
-_SOURCES: LiteralString = " AND m.source = ANY (%(sources)s::text[])"
-_NOT_SOURCES: LiteralString = " AND m.source <> ALL (%(excluded_sources)s::text[])"
-_PINNED: LiteralString = " AND m.pinned = %(pinned_is)s"
-_KEYS: LiteralString = " AND m.key = ALL (%(keys)s::text[])"
-_CREATED_MIN: LiteralString = " AND m.created_at >= %(created_min)s"
-_CREATED_MAX: LiteralString = " AND m.created_at <= %(created_max)s"
-_UPDATED_MIN: LiteralString = " AND m.updated_at >= %(updated_min)s"
-_UPDATED_MAX: LiteralString = " AND m.updated_at <= %(updated_max)s"
-_IMPORTANCE: LiteralString = " AND m.importance BETWEEN %(importance_min)s AND %(importance_max)s"
+# A filter's restrictions: each a fixed fragment around the parameter ``{p}`` names.
+# None of them is ever NULL, so that NOT means "not" (SQL's NOT NULL is NULL).
+_COLUMNS: dict[str, LiteralString] = {
+    "key": "m.key",
+    "source": "m.source",
+    "pinned": "m.pinned",
+    "importance": "m.importance",
+    "create_time": "m.created_at",
+    "update_time": "m.updated_at",
+}
+_OPERATORS: dict[str, LiteralString] = {
+    "=": "=",
+    "!=": "<>",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+}
+_TEXT: LiteralString = (
+    "(strpos(lower(m.key), lower(%({p})s)) > 0 OR strpos(lower(m.value), lower(%({p})s)) > 0)"
+)
+_TAG: LiteralString = "m.tags @> ARRAY[%({p})s::text]"
+_IS_EXPIRED: dict[bool, LiteralString] = {
+    True: "(m.expire_time IS NOT NULL AND m.expire_time <= now())",
+    False: live("m"),
+}
+_IS_SUPERSEDED: dict[bool, LiteralString] = {
+    True: "m.superseded_by IS NOT NULL",
+    False: "m.superseded_by IS NULL",
+}
+_JOINED: dict[type, LiteralString] = {AllOf: " AND ", AnyOf: " OR "}
 
-# Orders a request names: one column, ties broken by key (unique for an owner).
+
+def _condition(condition: Condition, params: dict[str, Any]) -> LiteralString:
+    """``condition`` as SQL over the row ``m``: fixed fragments joined as the filter
+    joins them, each value a parameter put in ``params`` (``filter_0``, ...)."""
+    if isinstance(condition, Not):
+        return f"NOT {_condition(condition.operand, params)}"
+    if isinstance(condition, AllOf | AnyOf):
+        parts = [_condition(c, params) for c in condition.operands]
+        return "(" + _JOINED[type(condition)].join(parts) + ")"
+    field, value = condition.field, condition.value
+    if field == "expired":
+        return _IS_EXPIRED[bool(value)]
+    if field == "superseded":
+        return _IS_SUPERSEDED[bool(value)]
+    name = _PARAMETERS[sum(1 for taken in params if taken.startswith("filter_"))]
+    params[name] = value.value if isinstance(value, MemorySource) else value
+    if field == "text":
+        return _TEXT.replace("{p}", name)
+    if field == "tag":
+        return _TAG.replace("{p}", name)
+    return f"{_COLUMNS[field]} {_OPERATORS[condition.op]} %({name})s"
+
+
+# A filter's parameter names: a filter of FILTER_MAX_CHARS characters holds fewer
+# values (each takes a character and a separator at least).
+_PARAMETERS: tuple[LiteralString, ...] = tuple(f"filter_{n}" for n in range(FILTER_MAX_CHARS))
+
+
+def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
+    """The filter as SQL after the owner's rows, its values put in ``params``."""
+    sql: LiteralString = ""
+    if query.expired is not None:
+        sql += _EXPIRED[query.expired]
+    if query.superseded is not None:
+        sql += _SUPERSEDED[query.superseded]
+    if query.condition is not None:
+        sql += f"\n  AND {_condition(query.condition, params)}"
+    return sql
+
+
+# Orders a request names: each field's column, and its comparison after a position.
 _ORDER_COLUMNS: dict[str, LiteralString] = {
     "key": "m.key",
     "importance": "m.importance",
     "created_at": "m.created_at",
     "updated_at": "m.updated_at",
 }
-_NAMED_ORDERS: dict[tuple[str, bool], tuple[LiteralString, LiteralString]] = {
-    (name, descending): (
-        f" AND m.key {'<' if descending else '>'} %(after_key)s"
-        if name == "key"
-        else f"""
-  AND ({column} {"<" if descending else ">"} %(after_value)s
-       OR ({column} = %(after_value)s AND m.key > %(after_key)s))""",
-        f" ORDER BY {column} {'DESC' if descending else 'ASC'}"
-        + ("" if name == "key" else ", m.key")
-        + " LIMIT %(limit)s",
-    )
-    for name, column in _ORDER_COLUMNS.items()
-    for descending in (False, True)
+_DIRECTIONS: dict[bool, tuple[LiteralString, LiteralString]] = {
+    False: (">", "ASC"),
+    True: ("<", "DESC"),
 }
 
 
-def _restrictions(query: MemoryQuery, params: dict[str, Any]) -> LiteralString:
-    """The filter as SQL after the owner's rows (each fragment fixed), its values
-    put in ``params``."""
+def _named_order(
+    order: MemoryOrder, after: OrderPosition | None, params: dict[str, Any]
+) -> LiteralString:
+    """The keyset predicate that continues ``order`` after ``after`` (its values put in
+    ``params``), then the ORDER BY and LIMIT. The order ends in the key, unique for an
+    owner: rows past a position are those greater in the first field that differs,
+    ``f1 > v1 OR (f1 = v1 AND (f2 > v2 OR (f2 = v2 AND ...)))``."""
     sql: LiteralString = ""
-    if query.expired is not None:
-        sql += _EXPIRED[query.expired]
-    if query.superseded is not None:
-        sql += _SUPERSEDED[query.superseded]
-    if query.texts:
-        sql += _TEXTS
-        params["texts"] = list(query.texts)
-    if query.tags:
-        sql += _TAGS
-        params["tags"] = list(query.tags)
-    if query.sources is not None:
-        sql += _SOURCES
-        params["sources"] = sorted(s.value for s in query.sources)
-    if query.excluded_sources:
-        sql += _NOT_SOURCES
-        params["excluded_sources"] = sorted(s.value for s in query.excluded_sources)
-    if query.pinned is not None:
-        sql += _PINNED
-        params["pinned_is"] = query.pinned
-    if query.keys:
-        sql += _KEYS
-        params["keys"] = list(query.keys)
-    if query.created_min is not None:
-        sql += _CREATED_MIN
-        params["created_min"] = query.created_min
-    if query.created_max is not None:
-        sql += _CREATED_MAX
-        params["created_max"] = query.created_max
-    if query.updated_min is not None:
-        sql += _UPDATED_MIN
-        params["updated_min"] = query.updated_min
-    if query.updated_max is not None:
-        sql += _UPDATED_MAX
-        params["updated_max"] = query.updated_max
-    if (query.importance_min, query.importance_max) != (IMPORTANCE_MIN, IMPORTANCE_MAX):
-        sql += _IMPORTANCE
-        params["importance_min"] = query.importance_min
-        params["importance_max"] = query.importance_max
-    return sql
+    if after is not None:
+        keyset: LiteralString = ""
+        for n, (name, descending) in reversed(list(enumerate(order.fields))):
+            column, value = _ORDER_COLUMNS[name], _AFTER[n]
+            params[value] = after[n]
+            past: LiteralString = f"{column} {_DIRECTIONS[descending][0]} %({value})s"
+            keyset = past if not keyset else f"({past} OR ({column} = %({value})s AND {keyset}))"
+        sql += f"\n  AND {keyset}"
+    ordering = ", ".join(
+        f"{_ORDER_COLUMNS[name]} {_DIRECTIONS[descending][1]}" for name, descending in order.fields
+    )
+    return sql + f" ORDER BY {ordering} LIMIT %(limit)s"
+
+
+# The parameter names of a position's values: an order has at most one of each field.
+_AFTER: tuple[LiteralString, ...] = tuple(f"after_{n}" for n in range(len(_ORDER_COLUMNS)))
 
 
 _MARK_USED: LiteralString = mark_used("SELECT unnest(%(ids)s::uuid[])")
@@ -533,7 +585,7 @@ WHERE {owned_by("m", "%(scope)s", "%(owner_id)s")} AND {current("m")}
 """
 
 _RECENT: LiteralString = f"""
-SELECT {columns("m")} FROM memories AS m
+SELECT {returned("m")} FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
   ON m.scope = o.scope AND m.owner_id = o.owner_id
 WHERE m.tenant_id = %(tenant_id)s AND {current("m")}
@@ -542,7 +594,7 @@ LIMIT %(limit)s
 """
 
 _LEARNINGS: LiteralString = f"""
-SELECT {columns("m")} FROM memories AS m
+SELECT {returned("m")} FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
   AND {current("m")}
@@ -600,16 +652,20 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
 
 
 class PgMemories(MemoryRepository):
-    def __init__(self, conn: Connection, principal: Principal) -> None:
+    def __init__(
+        self, conn: Connection, principal: Principal, index_model: str | None = None
+    ) -> None:
+        """``index_model``: the model recall runs, whose vector makes a memory
+        ``embedded``; ``None`` when recall is by words only."""
         self._conn = conn
         self._principal = principal
-        self._tenant = {"tenant_id": principal.tenant_id}
+        self._tenant = {"tenant_id": principal.tenant_id, "index_model": index_model}
 
     def _changing(self, **params: Any) -> dict[str, Any]:
         return {**self._tenant, "actor": self._principal.user_id, **params}
 
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
-        params = _write_params(self._principal, write)
+        params = {**self._tenant, **_write_params(self._principal, write)}
         row = await fetch_one(self._conn, _WRITE, params)
         if row is not None and row["outcome"] == "moved":
             # Another writer changed the row since it was read: wait for it, then write.
@@ -622,7 +678,8 @@ class PgMemories(MemoryRepository):
         return Written(memory, created=row["outcome"] == "created")
 
     async def create(self, write: MemoryWrite) -> Memory | None:
-        row = await fetch_one(self._conn, _CREATE, _write_params(self._principal, write))
+        params = {**self._tenant, **_write_params(self._principal, write)}
+        row = await fetch_one(self._conn, _CREATE, params)
         return memory_from_row(row) if row else None
 
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
@@ -631,9 +688,11 @@ class PgMemories(MemoryRepository):
         )
         return memory_from_row(row) if row else None
 
-    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
+    async def find_by_key(
+        self, owner: Owner, key: str, *, groundings: bool = False
+    ) -> Memory | None:
         params = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id, "key": key}
-        row = await fetch_one(self._conn, _FIND_BY_KEY, params)
+        row = await fetch_one(self._conn, _GET_BY_KEY if groundings else _FIND_BY_KEY, params)
         return memory_from_row(row) if row else None
 
     async def update(
@@ -709,18 +768,17 @@ class PgMemories(MemoryRepository):
             "limit": limit,
         }
         sql = _OWNED + _restrictions(query, params)
-        if order.field is None:
+        if order.natural:
             keyset, ordering = _ORDERS[owner.scope]
             if after is not None:
                 names: tuple[str, ...] = ("pinned", "importance", "key")
                 if owner.scope is Scope.WORKSPACE:
                     names = ("pinned", "importance", "updated_at", "id")
                 params.update(zip(names, after, strict=True))
+            sql += (keyset if after else "") + ordering
         else:
-            keyset, ordering = _NAMED_ORDERS[order.field, order.descending]
-            if after is not None:
-                params.update(zip(("after_value", "after_key"), after, strict=True))
-        rows = await fetch_all(self._conn, sql + (keyset if after else "") + ordering, params)
+            sql += _named_order(order, after, params)  # type: ignore[arg-type]
+        rows = await fetch_all(self._conn, sql, params)
         return [memory_from_row(r) for r in rows]
 
     async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:

@@ -101,7 +101,11 @@ class MemoryRepository(ABC):
     ``list_page(show_expired=True)`` and ``delete_expired``, until the expiry
     sweeper deletes it. A superseded memory is there for ``get``, ``find_by_key``,
     ``write`` (which makes it current again) and ``list_page(show_superseded=True)``;
-    ``count``, ``recent`` and ``learnings`` leave it out."""
+    ``count``, ``recent`` and ``learnings`` leave it out.
+
+    A memory read says whether it is ``embedded``: whether it has a vector of the
+    model recall runs, made from its text as it is; the unit of work knows that
+    model, and without one (recall by words only) says nothing (None)."""
 
     @abstractmethod
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
@@ -126,8 +130,10 @@ class MemoryRepository(ABC):
         transaction ends."""
 
     @abstractmethod
-    async def find_by_key(self, owner: Owner, key: str) -> Memory | None:
-        """The memory at (owner, key), without its groundings."""
+    async def find_by_key(
+        self, owner: Owner, key: str, *, groundings: bool = False
+    ) -> Memory | None:
+        """The memory at (owner, key), with its groundings only when asked."""
 
     @abstractmethod
     async def update(

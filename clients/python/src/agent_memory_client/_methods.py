@@ -119,9 +119,21 @@ class MemoryMethods(SyncTransport):
         """Who this client's key stands for: tenant, user, role and key id."""
         return self._run(_ops.get_caller(), timeout)
 
-    def get_memory(self, memory_id: str, *, timeout: float | None = None) -> types.Memory:
-        """A memory by id; NotFound when absent."""
-        return self._run(_ops.get_memory(memory_id), timeout)
+    def get_memory(
+        self,
+        memory_id: str = "",
+        *,
+        key: str | None = None,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        timeout: float | None = None,
+    ) -> types.Memory:
+        """A memory by id, or by its ``key`` and owner (``agent_id`` or
+        ``workspace_id``) instead; NotFound when absent."""
+        return self._run(
+            _ops.get_memory(memory_id, key=key, agent_id=agent_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     def update_memory(
         self,
@@ -184,9 +196,10 @@ class MemoryMethods(SyncTransport):
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
         ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
-        e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
-        ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
-        optionally ``desc``) orders them."""
+        e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
+        parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
+        (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
+        by commas, each optionally followed by ``desc``) orders them."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,
@@ -940,9 +953,21 @@ class AsyncMemoryMethods(AsyncTransport):
         """Who this client's key stands for: tenant, user, role and key id."""
         return await self._run(_ops.get_caller(), timeout)
 
-    async def get_memory(self, memory_id: str, *, timeout: float | None = None) -> types.Memory:
-        """A memory by id; NotFound when absent."""
-        return await self._run(_ops.get_memory(memory_id), timeout)
+    async def get_memory(
+        self,
+        memory_id: str = "",
+        *,
+        key: str | None = None,
+        agent_id: str | None = None,
+        workspace_id: str | None = None,
+        timeout: float | None = None,
+    ) -> types.Memory:
+        """A memory by id, or by its ``key`` and owner (``agent_id`` or
+        ``workspace_id``) instead; NotFound when absent."""
+        return await self._run(
+            _ops.get_memory(memory_id, key=key, agent_id=agent_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     async def update_memory(
         self,
@@ -1005,9 +1030,10 @@ class AsyncMemoryMethods(AsyncTransport):
         """Every memory of an agent or a workspace, fetching page after page; with
         ``show_expired`` also those that expired and are not deleted yet, with
         ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
-        e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
-        ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
-        optionally ``desc``) orders them."""
+        e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
+        parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
+        (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
+        by commas, each optionally followed by ``desc``) orders them."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,

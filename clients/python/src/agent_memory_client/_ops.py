@@ -331,9 +331,21 @@ def get_caller() -> Op[types.Caller]:
     return Op("MemoryService", "GetCaller", request, lambda r: types.Caller.from_proto(r.caller))
 
 
-def get_memory(memory_id: str) -> Op[types.Memory]:
-    """A memory by id; NotFound when absent."""
-    request = memory_service_pb2.GetMemoryRequest(id=memory_id)
+def get_memory(
+    memory_id: str = "",
+    *,
+    key: str | None = None,
+    agent_id: str | None = None,
+    workspace_id: str | None = None,
+) -> Op[types.Memory]:
+    """A memory by id, or by its ``key`` and owner (``agent_id`` or
+    ``workspace_id``) instead; NotFound when absent."""
+    if key is None:
+        request = memory_service_pb2.GetMemoryRequest(id=memory_id)
+    else:
+        request = memory_service_pb2.GetMemoryRequest(
+            id=memory_id, owner=owner(agent_id, workspace_id), key=key
+        )
     return Op("MemoryService", "GetMemory", request, _memory)
 
 
@@ -432,9 +444,10 @@ def list_memories(
     """Every memory of an agent or a workspace, fetching page after page; with
     ``show_expired`` also those that expired and are not deleted yet, with
     ``show_superseded`` also those another memory superseded. ``filter`` (AIP-160,
-    e.g. ``'text:"deploy" source = manual pinned = true'``) keeps those that match;
-    ``order_by`` (``key``, ``importance``, ``created_at`` or ``updated_at``, then
-    optionally ``desc``) orders them."""
+    e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
+    parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
+    (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
+    by commas, each optionally followed by ``desc``) orders them."""
     request = _list_memories_request(
         agent_id, workspace_id, page_size, show_expired, show_superseded, filter, order_by
     )

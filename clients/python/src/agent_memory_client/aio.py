@@ -62,15 +62,25 @@ class AsyncMemoryClient(AsyncMemoryMethods):
         msg = f"attempts must be at least 1, not {attempts!r}"
         raise ValueError(msg)
 
-    async def wait_until_indexed(self, within: float = 60.0) -> bool:
+    async def wait_until_indexed(
+        self, within: float = 60.0, *, memory_id: str | None = None
+    ) -> bool:
         """See :meth:`MemoryClient.wait_until_indexed`."""
         deadline = time.monotonic() + within
         pause = INDEXED_FIRST_ASK
         while True:
-            if nothing_waits(await self.get_recall_status()):
+            if await self._indexed(memory_id):
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, INDEXED_LAST_ASK)
+
+    async def _indexed(self, memory_id: str | None) -> bool:
+        """See :meth:`MemoryClient._indexed`."""
+        if memory_id is None:
+            return nothing_waits(await self.get_recall_status())
+        if (await self.get_memory(memory_id)).embedded is not False:
+            return True
+        return (await self.get_recall_status()).indexing is None

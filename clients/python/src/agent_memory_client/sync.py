@@ -79,18 +79,29 @@ class MemoryClient(MemoryMethods):
         msg = f"attempts must be at least 1, not {attempts!r}"
         raise ValueError(msg)
 
-    def wait_until_indexed(self, within: float = 60.0) -> bool:
+    def wait_until_indexed(self, within: float = 60.0, *, memory_id: str | None = None) -> bool:
         """Wait until what the caller's tenant wrote is findable by meaning too: no
         archival line or memory of the tenant waits for the background indexer (words
         find a write at once). True once nothing waits, False if something still does
-        after ``within`` seconds. Asks ``get_recall_status`` with a growing pause."""
+        after ``within`` seconds. Asks ``get_recall_status`` with a growing pause.
+
+        With ``memory_id``, waits for that memory alone: until it says it is
+        embedded (``Memory.embedded``), or recall ranks by words only (nothing is
+        embedded there); asks ``get_memory``."""
         deadline = time.monotonic() + within
         pause = INDEXED_FIRST_ASK
         while True:
-            if nothing_waits(self.get_recall_status()):
+            if self._indexed(memory_id):
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             time.sleep(min(pause, left))
             pause = min(pause * 2, INDEXED_LAST_ASK)
+
+    def _indexed(self, memory_id: str | None) -> bool:
+        if memory_id is None:
+            return nothing_waits(self.get_recall_status())
+        if self.get_memory(memory_id).embedded is not False:
+            return True
+        return self.get_recall_status().indexing is None

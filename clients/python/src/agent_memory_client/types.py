@@ -1167,6 +1167,15 @@ class Memory(Record[memory_pb2.Memory]):
     of the last one is not written again). Unset until then. Using a memory
     changes neither its etag nor its updated_at."""
 
+    embedded: bool | None = None
+    """Output only. Whether the memory can be recalled by meaning: true once the
+    background indexer has stored its vector, made from its key and value as
+    they are now with the model recall runs; false until then, and again
+    after a write changes the key or value, until the indexer catches up
+    (recall by words finds a memory at once either way); always false where
+    the database cannot store vectors (no pgvector). Unset when the server
+    runs no embedder, in a MemoryEvent's snapshots, and in export records."""
+
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
         return cls(
@@ -1196,6 +1205,7 @@ class Memory(Record[memory_pb2.Memory]):
             last_used_time=datetime_of(message.last_used_time)
             if message.HasField("last_used_time")
             else None,
+            embedded=message.embedded if message.HasField("embedded") else None,
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.Memory:
@@ -1222,6 +1232,7 @@ class Memory(Record[memory_pb2.Memory]):
             expire_time=timestamp_of(self.expire_time),
             superseded_by=self.superseded_by,
             last_used_time=timestamp_of(self.last_used_time),
+            embedded=self.embedded,
         )
 
 

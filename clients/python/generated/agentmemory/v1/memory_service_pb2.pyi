@@ -46,10 +46,14 @@ class UpsertMemoryResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
 
 class GetMemoryRequest(_message.Message):
-    __slots__ = ("id",)
+    __slots__ = ("id", "owner", "key")
     ID_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
     id: str
-    def __init__(self, id: _Optional[str] = ...) -> None: ...
+    owner: _memory_pb2.MemoryOwner
+    key: str
+    def __init__(self, id: _Optional[str] = ..., owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ...) -> None: ...
 
 class GetMemoryResponse(_message.Message):
     __slots__ = ("memory",)

@@ -232,7 +232,7 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetMemory(self, request, context):
-        """Gets a memory by id. NOT_FOUND when absent.
+        """Gets a memory by id, or by its owner and key. NOT_FOUND when absent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
