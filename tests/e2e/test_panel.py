@@ -1095,7 +1095,9 @@ def test_the_prompt_preview_and_recall_show_what_the_agent_would_get(
     # counted for it, then the fence and framing, then the total.
     rendered = tenant.grpc.call(
         tenant.grpc.recall.RenderPrompt,
-        recall_pb.RenderPromptRequest(agent_id=AGENT, user_message="When do we deploy?"),
+        recall_pb.RenderPromptRequest(
+            agent_id=AGENT, user_message="When do we deploy?", count_tokens=True
+        ),
     )
     window = page.locator("#view-preview .token-table")
     expect(window.locator("caption")).to_contain_text("Context window")

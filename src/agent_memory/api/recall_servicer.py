@@ -139,8 +139,11 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
                 policy=_policy(request.memory_policy),
             ),
         )
-        texts = [s.content for s in rendered.sections]
-        counts = await self._counts([*texts, rendered.system_prompt])
+        counts = (
+            await self._counts([*(s.content for s in rendered.sections), rendered.system_prompt])
+            if request.count_tokens
+            else None
+        )
         response = pb.RenderPromptResponse(
             system_prompt=rendered.system_prompt,
             sections=[

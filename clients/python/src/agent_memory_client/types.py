@@ -2645,7 +2645,8 @@ class PromptSection(Record[recall_pb2.PromptSection]):
     """Output only. How many tokens the content is, counted with the tokenizer of
     the server's local embedding model (multilingual-e5-small) as a proxy for
     the reading model's: an estimate of the section's share of a context
-    window. Unset when the server cannot count."""
+    window. Set only when RenderPrompt was asked to count (count_tokens) and
+    the server can."""
 
     @classmethod
     def from_proto(cls, message: recall_pb2.PromptSection) -> Self:
@@ -2745,7 +2746,8 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
     token_count: int | None = None
     """Output only. How many tokens the whole system_prompt is (the sections,
     with the fence and framing around the memory ones), counted as each
-    section's token_count is. Unset when the server cannot count."""
+    section's token_count is. Set only when the request asks for counts, and
+    the server can count."""
 
     @classmethod
     def from_proto(cls, message: recall_service_pb2.RenderPromptResponse) -> Self:

@@ -157,7 +157,7 @@ export class Api {
 
   /** The system-prompt part an agent would get now, for a user message. */
   renderPrompt(agentId, userMessage) {
-    const body = { userMessage };
+    const body = { userMessage, countTokens: true };
     return this.call("POST", `/v1/agents/${segment(agentId)}:renderPrompt`, body);
   }
 

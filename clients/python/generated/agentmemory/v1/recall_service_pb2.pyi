@@ -48,18 +48,20 @@ class RecallResponse(_message.Message):
     def __init__(self, content: _Optional[str] = ..., score: _Optional[float] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., block_label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., line_number: _Optional[int] = ..., memory_id: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class RenderPromptRequest(_message.Message):
-    __slots__ = ("agent_id", "workspace_id", "persona", "user_message", "memory_policy")
+    __slots__ = ("agent_id", "workspace_id", "persona", "user_message", "memory_policy", "count_tokens")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     PERSONA_FIELD_NUMBER: _ClassVar[int]
     USER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     MEMORY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    COUNT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     workspace_id: str
     persona: str
     user_message: str
     memory_policy: _recall_pb2.MemoryPolicy
-    def __init__(self, agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., persona: _Optional[str] = ..., user_message: _Optional[str] = ..., memory_policy: _Optional[_Union[_recall_pb2.MemoryPolicy, _Mapping]] = ...) -> None: ...
+    count_tokens: bool
+    def __init__(self, agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., persona: _Optional[str] = ..., user_message: _Optional[str] = ..., memory_policy: _Optional[_Union[_recall_pb2.MemoryPolicy, _Mapping]] = ..., count_tokens: _Optional[bool] = ...) -> None: ...
 
 class RenderPromptResponse(_message.Message):
     __slots__ = ("system_prompt", "sections", "system_reminders", "warnings", "memory_markdown", "token_count")
