@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from loadkit.corpus import long_document  # noqa: E402
 
-from agent_memory.domain import instructions  # noqa: E402
-from agent_memory.domain.instructions import REASONS, instruction_reason  # noqa: E402
+from agent_memory.detectors import instructions  # noqa: E402
+from agent_memory.detectors.instructions import REASONS, instruction_reason  # noqa: E402
 from agent_memory.domain.memory import VALUE_MAX_CHARS  # noqa: E402
 from tests.instruction_corpus import CORPUS, PARTS, UNSEEN_PARTS, Text  # noqa: E402
 

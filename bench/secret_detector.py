@@ -4,7 +4,7 @@ detect-secrets alone, on the labelled corpus in ``tests/secret_corpus.py``.
 
 Every detector sees the same texts in the same run:
 
-* agent-memory: ``agent_memory.domain.secrets.find_secrets``, what every write runs.
+* agent-memory: ``agent_memory.detectors.secrets.find_secrets``, what every write runs.
 * detect-secrets, regex plugins: the baseline library as it ships, through
   ``detect_secrets.settings.default_settings`` and ``scan_line`` (its default filters
   on), with only its pattern plugins (``RegexBasedDetector``), one call per line. Its
@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from loadkit.corpus import long_document  # noqa: E402
 
-from agent_memory.domain.secrets import find_secrets, redact_secrets  # noqa: E402
+from agent_memory.detectors.secrets import find_secrets, redact_secrets  # noqa: E402
 from tests.secret_corpus import (  # noqa: E402
     BY_CLASS,
     HELD_BACK_ORDINARY,

@@ -11,14 +11,10 @@ import re
 
 import pytest
 
-from agent_memory.domain import instruction_classes as classes
+from agent_memory.detectors import instruction_classes as classes
+from agent_memory.detectors.instructions import INSTRUCTION_NOT_FACT, instruction_reason, normalise
 from agent_memory.domain.errors import InvalidArgument
 from agent_memory.domain.extraction import DropReason
-from agent_memory.domain.instructions import (
-    INSTRUCTION_NOT_FACT,
-    instruction_reason,
-    normalise,
-)
 from agent_memory.domain.memorize import MemorizeInput, prepare
 from agent_memory.extract.sift import sift
 from tests import instruction_corpus as corpus

@@ -9,18 +9,18 @@ import time
 
 import pytest
 
-from agent_memory.domain.errors import InvalidArgument
-from agent_memory.domain.extraction import DropReason
-from agent_memory.domain.identity import Principal
-from agent_memory.domain.instructions import (
+from agent_memory.detectors.instructions import (
     INSTRUCTION_NOT_FACT,
     REASONS,
     instruction_reason,
     normalise,
-    refuse_instructions,
 )
+from agent_memory.domain.errors import InvalidArgument
+from agent_memory.domain.extraction import DropReason
+from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import MemorizeInput, prepare
 from agent_memory.domain.memory import Owner, Scope
+from agent_memory.domain.screening import refuse_instructions
 from agent_memory.extract.sift import sift
 from agent_memory.service.memories import Memories
 from tests import instruction_corpus as corpus

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.domain import credentials
-from agent_memory.domain.credentials import (
+from agent_memory.detectors import credentials
+from agent_memory.detectors.credentials import (
     ACCESS_CODE,
     BANK_ACCOUNT,
     NATIONAL_ID,
@@ -16,7 +16,7 @@ from agent_memory.domain.credentials import (
     PAYMENT_CARD,
     RECOVERY_PHRASE,
 )
-from agent_memory.domain.secrets import find_secrets, redact_secrets
+from agent_memory.detectors.secrets import find_secrets, redact_secrets
 
 
 def kinds(text: str) -> list[str]:

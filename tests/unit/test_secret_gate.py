@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain import credentials, secrets
-from agent_memory.domain.secrets import may_hold_secret
+from agent_memory.detectors import credentials, secrets
+from agent_memory.detectors.secrets import may_hold_secret
 from tests import secret_corpus
 from tests.unit.test_secrets import NAMED_SECRETS, SECRETS
 

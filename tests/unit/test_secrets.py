@@ -10,14 +10,10 @@ import threading
 
 import pytest
 
-from agent_memory.domain import secrets
+from agent_memory.detectors.secrets import SecretFinding, find_secrets, redact_secrets
+from agent_memory.domain import screening
 from agent_memory.domain.errors import InvalidArgument
-from agent_memory.domain.secrets import (
-    SecretFinding,
-    find_secrets,
-    redact_secrets,
-    refuse_secrets,
-)
+from agent_memory.domain.screening import refuse_secrets
 from tests import secret_corpus
 
 # Built from pieces so no complete credential sits in the source as one literal.
@@ -161,14 +157,14 @@ def test_empty_text_has_no_secrets() -> None:
 def scanned_on(texts: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """The threads the texts were scanned on, seen from an event loop."""
     threads: set[str] = set()
-    scan = secrets.refuse_secrets
+    scan = screening.refuse_secrets
 
     def recording(field: str, text: str) -> None:
         threads.add(threading.current_thread().name)
         scan(field, text)
 
-    monkeypatch.setattr(secrets, "refuse_secrets", recording)
-    asyncio.run(secrets.refuse_secrets_in(texts))
+    monkeypatch.setattr(screening, "refuse_secrets", recording)
+    asyncio.run(screening.refuse_secrets_in(texts))
     return threads
 
 
@@ -186,7 +182,7 @@ def test_long_texts_are_scanned_off_the_event_loop(monkeypatch: pytest.MonkeyPat
 def test_a_secret_in_a_long_text_is_refused_and_named_by_its_field() -> None:
     long = "An ordinary line about the harbor.\n" * 100 + "sk-ant-" + "a" * 40
     with pytest.raises(InvalidArgument) as info:
-        asyncio.run(secrets.refuse_secrets_in([("title", "ok"), ("content", long)]))
+        asyncio.run(screening.refuse_secrets_in([("title", "ok"), ("content", long)]))
     assert info.value.violations[0].field == "content"
 
 

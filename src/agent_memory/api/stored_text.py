@@ -31,7 +31,7 @@ from google.protobuf.message import Message
 from agent_memory.api.roles import METHOD_ROLES
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.identity import Role
-from agent_memory.domain.secrets import refuse_secrets_in
+from agent_memory.domain.screening import refuse_secrets_in
 
 NOT_STORING: frozenset[str] = frozenset(
     method for method, role in METHOD_ROLES.items() if role is Role.READER

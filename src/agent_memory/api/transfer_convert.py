@@ -51,11 +51,12 @@ from agent_memory.api.decision_convert import (
 from agent_memory.api.evidence_convert import conversation_to_proto
 from agent_memory.api.request_checks import enum_violations
 from agent_memory.api.stored_text import MULTI_LINE, line_break_violations, stored_texts
+from agent_memory.detectors.secrets import redact_secrets
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
 from agent_memory.domain.errors import FieldViolation, check, under
 from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.memory import Memory, Owner, Scope
-from agent_memory.domain.secrets import redact_secrets, refuse_secrets_in
+from agent_memory.domain.screening import refuse_secrets_in
 from agent_memory.domain.transfer import (
     KINDS,
     DecisionRecord,

@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.instructions import refuse_instructions
 from agent_memory.domain.memory import (
     KEY_MAX_CHARS,
     MEMORIZE_KEY_PREFIX,
@@ -22,6 +21,7 @@ from agent_memory.domain.memory import (
     MemorySource,
     reserved_key_violations,
 )
+from agent_memory.domain.screening import refuse_instructions
 from agent_memory.domain.text_rules import identifier_violations, json_violations, text_violations
 
 QUOTE_MAX_CHARS = 2000

@@ -18,6 +18,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
 
 from agent_memory.config import Settings
+from agent_memory.detectors.secrets import OFF_LOOP_CHARS, redact_secrets
 from agent_memory.domain.errors import Conflict, FailedPrecondition, FieldViolation, check
 from agent_memory.domain.extraction import (
     Action,
@@ -31,7 +32,6 @@ from agent_memory.domain.extraction import (
 )
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Evidence, Memory, MemorySource, MemoryWrite, Owner, Scope
-from agent_memory.domain.secrets import OFF_LOOP_CHARS, redact_secrets
 from agent_memory.domain.text_rules import text_violations
 from agent_memory.extract import budget, prompt
 from agent_memory.extract.model import ExtractionModel, ModelCall

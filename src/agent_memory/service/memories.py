@@ -3,7 +3,7 @@
 Secrets never get this far: every string of a write's request is scanned before the
 use case runs (:mod:`agent_memory.api.stored_text`). Memorize and RecordLearning also
 refuse content that reads as an instruction to the assistant rather than a fact
-(:mod:`agent_memory.domain.instructions`).
+(:mod:`agent_memory.detectors.instructions`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal, Role, require_role
-from agent_memory.domain.instructions import refuse_instructions
 from agent_memory.domain.memorize import (
     MemorizeInput,
     dangling_grounding_violations,
@@ -66,6 +65,7 @@ from agent_memory.domain.memory_query import (
     parse_order,
 )
 from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
+from agent_memory.domain.screening import refuse_instructions
 from agent_memory.domain.text_rules import text_violations
 from agent_memory.service.page_tokens import page_tokens
 from agent_memory.store.repositories import MemoryRepository, Store, Tx

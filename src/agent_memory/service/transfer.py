@@ -51,7 +51,6 @@ from agent_memory.domain.errors import (
     under,
 )
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.instructions import refuse_instructions
 from agent_memory.domain.memorize import (
     CONVERSATION_ID_MAX_CHARS,
     DEFAULT_PROVIDER,
@@ -75,6 +74,7 @@ from agent_memory.domain.memory import (
     owner_violations,
     validate_new_memory,
 )
+from agent_memory.domain.screening import refuse_instructions
 from agent_memory.domain.text_rules import DuplicateKey, parse_json, text_violations
 from agent_memory.domain.transfer import (
     IMPORT_ACTOR,
@@ -102,7 +102,7 @@ INSTRUCTIONS_REFUSED: Mapping[MemorySource, tuple[str, ...]] = {
     MemorySource.AUTO: ("key", "value"),  # extraction drops such a fact, by key or value
 }
 """The fields of a memory an import refuses when they read as an instruction to the
-assistant (:mod:`agent_memory.domain.instructions`), by the memory's source: those the
+assistant (:mod:`agent_memory.detectors.instructions`), by the memory's source: those the
 API's writers of that source refuse or drop. A MANUAL memory is a person's own
 words, and UpsertMemory takes them as they are."""
 

@@ -27,13 +27,12 @@ backtrack without bound run in bounded form (see ``_REPLACED_PATTERNS`` and
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -42,16 +41,15 @@ import ahocorasick
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
 
-from agent_memory.domain import credentials
+from agent_memory.detectors import credentials
 
 # The kinds of credential known by their class, named here beside the others.
-from agent_memory.domain.credentials import ACCESS_CODE as ACCESS_CODE
-from agent_memory.domain.credentials import BANK_ACCOUNT as BANK_ACCOUNT
-from agent_memory.domain.credentials import NATIONAL_ID as NATIONAL_ID
-from agent_memory.domain.credentials import PAYMENT_CARD as PAYMENT_CARD
-from agent_memory.domain.credentials import RECOVERY_PHRASE as RECOVERY_PHRASE
-from agent_memory.domain.credentials import fold
-from agent_memory.domain.errors import FieldViolation, InvalidArgument
+from agent_memory.detectors.credentials import ACCESS_CODE as ACCESS_CODE
+from agent_memory.detectors.credentials import BANK_ACCOUNT as BANK_ACCOUNT
+from agent_memory.detectors.credentials import NATIONAL_ID as NATIONAL_ID
+from agent_memory.detectors.credentials import PAYMENT_CARD as PAYMENT_CARD
+from agent_memory.detectors.credentials import RECOVERY_PHRASE as RECOVERY_PHRASE
+from agent_memory.detectors.credentials import fold
 
 # detect-secrets detectors that say nothing about secrets in free text.
 _IGNORED_DETECTORS = {"IPPublicDetector"}
@@ -1263,45 +1261,3 @@ def redact_secrets(text: str) -> str:
         at = span.end
     out.append(text[at:])
     return "".join(out)
-
-
-def refuse_secrets(field: str, text: str) -> None:
-    """Raise ``SECRET_IN_VALUE`` naming the kinds found (never the secret).
-
-    Raises:
-        InvalidArgument: ``text`` carries a secret.
-    """
-    findings = find_secrets(text)
-    if not findings:
-        return
-    kinds = ", ".join(f.kind for f in findings)
-    raise InvalidArgument(
-        [
-            FieldViolation(
-                field,
-                f"looks like it holds a secret ({kinds}); store where the credential "
-                "lives, never the credential",
-                "SECRET_IN_VALUE",
-            )
-        ],
-        reason="SECRET_IN_VALUE",
-        metadata={"field": field, "kinds": kinds},
-    )
-
-
-async def refuse_secrets_in(fields: Sequence[tuple[str, str]]) -> None:
-    """:func:`refuse_secrets` for each (field, text), in order; off the event loop when
-    the texts are long.
-
-    Raises:
-        InvalidArgument: a text carries a secret (the first such field is named).
-    """
-
-    def scan() -> None:
-        for field, text in fields:
-            refuse_secrets(field, text)
-
-    if sum(len(text) for _, text in fields) <= OFF_LOOP_CHARS:
-        scan()
-    else:
-        await asyncio.to_thread(scan)

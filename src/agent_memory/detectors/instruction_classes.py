@@ -1,13 +1,13 @@
 """Instructions to the model recognised by their structure, in any of the languages of
-:mod:`agent_memory.domain.instruction_words`: who the text speaks to, what it obliges
+:mod:`agent_memory.detectors.instruction_words`: who the text speaks to, what it obliges
 them to do, and where it sends what it reads.
 
 :func:`class_reason` reads a normalised text (see
-:func:`agent_memory.domain.instructions.normalise`) sentence by sentence and finds, in
+:func:`agent_memory.detectors.instructions.normalise`) sentence by sentence and finds, in
 each, the classes of word it holds (a word for the model, a second person, an
 obligation, a verb of sending, an address, all of the model's messages, ...). A rule
 is a combination of classes in one sentence, never a phrase; the rules and the line
-they draw are described in :mod:`agent_memory.domain.instructions`.
+they draw are described in :mod:`agent_memory.detectors.instructions`.
 
 The scan is one pass over the words of the text. Every fragment of the vocabulary is
 indexed by the literal characters any of its matches starts with (read from the
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain import instruction_words as words
-from agent_memory.domain.instruction_words import Lexicon
+from agent_memory.detectors import instruction_words as words
+from agent_memory.detectors.instruction_words import Lexicon
 
 OVERRIDE = "override"
 JAILBREAK = "jailbreak"

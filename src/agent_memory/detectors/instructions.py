@@ -84,11 +84,11 @@ ordinary fact is not, and a write is not compared with the owner's other memorie
 Languages and disguises
 -----------------------
 
-The vocabulary (:mod:`agent_memory.domain.instruction_words`: words for the model,
+The vocabulary (:mod:`agent_memory.detectors.instruction_words`: words for the model,
 second persons, obligations, verbs of sending and copying, "all of the messages", the
 model's rules, ...) covers English, Portuguese, Spanish, French, German, Italian,
 Dutch, Polish, Turkish, Russian, Chinese, Japanese and Korean; the rules
-(:mod:`agent_memory.domain.instruction_classes`) combine classes of words within a
+(:mod:`agent_memory.detectors.instruction_classes`) combine classes of words within a
 sentence and are the same for every language. The first rules, English phrases of
 orders and role tags, run first, below.
 
@@ -105,7 +105,7 @@ for the first rules, the letters alone ("I g n o r e", "ig-nore").
 
 Every pattern is linear: windows and repetitions are bounded, and a repeated group
 never repeats what its own repetition matches. The rules by class cost one pass over
-the words of a text (see :mod:`agent_memory.domain.instruction_classes`);
+the words of a text (see :mod:`agent_memory.detectors.instruction_classes`);
 ``bench/instruction_detector.py`` measures the cost per kilobyte.
 """
 
@@ -120,8 +120,7 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_memory.domain.errors import FieldViolation, InvalidArgument
-from agent_memory.domain.instruction_classes import MODEL_ORDER, class_reason
+from agent_memory.detectors.instruction_classes import MODEL_ORDER, class_reason
 
 INSTRUCTION_NOT_FACT = "INSTRUCTION_NOT_FACT"
 """The reason of a Memorize refused, and of an extracted fact dropped, for its text."""
@@ -688,26 +687,3 @@ def instruction_reason(text: str) -> str | None:
     if any(stem in squeezed for stem in _SQUEEZED_STEMS):
         return next((r for r, p in _SQUEEZED.items() if p.search(squeezed)), None)
     return None
-
-
-def refuse_instructions(field: str, text: str) -> None:
-    """Raise ``INSTRUCTION_NOT_FACT`` naming the kind of instruction (never the text).
-
-    Raises:
-        InvalidArgument: ``text`` reads as an instruction to the assistant.
-    """
-    reason = instruction_reason(text)
-    if reason is None:
-        return
-    raise InvalidArgument(
-        [
-            FieldViolation(
-                field,
-                f"reads as an instruction to the assistant ({reason}), not a fact; store "
-                "what is true of the world or of the user, such as what they prefer",
-                INSTRUCTION_NOT_FACT,
-            )
-        ],
-        reason=INSTRUCTION_NOT_FACT,
-        metadata={"field": field, "kind": reason},
-    )

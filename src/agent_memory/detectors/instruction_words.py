@@ -1,6 +1,6 @@
-"""The vocabulary of :mod:`agent_memory.domain.instruction_classes`: for each class of
+"""The vocabulary of :mod:`agent_memory.detectors.instruction_classes`: for each class of
 word or phrase, regular-expression fragments by language, matched on normalised text
-(casefolded, NFKC; see :func:`agent_memory.domain.instructions.normalise`).
+(casefolded, NFKC; see :func:`agent_memory.detectors.instructions.normalise`).
 
 Languages: English (en), Portuguese (pt), Spanish (es), French (fr), German (de),
 Italian (it), Dutch (nl), Polish (pl), Turkish (tr), Russian (ru), Chinese (zh),

@@ -1,0 +1,80 @@
+"""What the service refuses to keep: a secret in any stored text, and an instruction to
+the assistant posing as a fact. The detectors (:mod:`agent_memory.detectors`) find
+them; here a finding becomes a refusal naming the field and the kind, never the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from agent_memory.detectors.instructions import INSTRUCTION_NOT_FACT, instruction_reason
+from agent_memory.detectors.secrets import OFF_LOOP_CHARS, find_secrets
+from agent_memory.domain.errors import FieldViolation, InvalidArgument
+
+SECRET_IN_VALUE = "SECRET_IN_VALUE"
+
+
+def refuse_secrets(field: str, text: str) -> None:
+    """Raise ``SECRET_IN_VALUE`` naming the kinds found (never the secret).
+
+    Raises:
+        InvalidArgument: ``text`` carries a secret.
+    """
+    findings = find_secrets(text)
+    if not findings:
+        return
+    kinds = ", ".join(f.kind for f in findings)
+    raise InvalidArgument(
+        [
+            FieldViolation(
+                field,
+                f"looks like it holds a secret ({kinds}); store where the credential "
+                "lives, never the credential",
+                SECRET_IN_VALUE,
+            )
+        ],
+        reason=SECRET_IN_VALUE,
+        metadata={"field": field, "kinds": kinds},
+    )
+
+
+async def refuse_secrets_in(fields: Sequence[tuple[str, str]]) -> None:
+    """:func:`refuse_secrets` for each (field, text), in order; off the event loop when
+    the texts are long.
+
+    Raises:
+        InvalidArgument: a text carries a secret (the first such field is named).
+    """
+
+    def scan() -> None:
+        for field, text in fields:
+            refuse_secrets(field, text)
+
+    if sum(len(text) for _, text in fields) <= OFF_LOOP_CHARS:
+        scan()
+    else:
+        await asyncio.to_thread(scan)
+
+
+def refuse_instructions(field: str, text: str) -> None:
+    """Raise ``INSTRUCTION_NOT_FACT`` naming the kind of instruction (never the text).
+
+    Raises:
+        InvalidArgument: ``text`` reads as an instruction to the assistant.
+    """
+    reason = instruction_reason(text)
+    if reason is None:
+        return
+    raise InvalidArgument(
+        [
+            FieldViolation(
+                field,
+                f"reads as an instruction to the assistant ({reason}), not a fact; store "
+                "what is true of the world or of the user, such as what they prefer",
+                INSTRUCTION_NOT_FACT,
+            )
+        ],
+        reason=INSTRUCTION_NOT_FACT,
+        metadata={"field": field, "kind": reason},
+    )
