@@ -20,7 +20,7 @@ from google.protobuf.descriptor import MethodDescriptor
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy.engine import make_url
 
-from agent_memory.api.server import RunningServer, database_for, start_server
+from agent_memory.app.server import RunningServer, database_for, start_server
 from agent_memory.config import Settings
 from agent_memory.domain.identity import Role
 from agent_memory.service.keys import ApiKeys

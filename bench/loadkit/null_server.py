@@ -22,7 +22,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from agent_memory.api.server import server_options
+from agent_memory.app.server import server_options
 from agent_memory.config import Settings
 from agentmemory.v1 import (
     block_service_pb2,

@@ -315,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        from agent_memory.api.serve import serve
+        from agent_memory.app.serve import serve
 
         try:
             return serve(settings)
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"agent-memory: {exc}", file=sys.stderr)
             return 2
     if args.command == "index":
-        from agent_memory.api.index_process import run_index
+        from agent_memory.app.index_process import run_index
 
         try:
             return run_index(settings)

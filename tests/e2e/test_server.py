@@ -11,7 +11,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agent_memory.api.memory_servicer import MemoryServicer
-from agent_memory.api.server import SERVICE_NAMES
+from agent_memory.app.server import SERVICE_NAMES
 from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2, recall_service_pb2, recall_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
@@ -134,7 +134,7 @@ class _Exploding(MemoryServicer):
 def test_an_unexpected_error_is_internal_with_a_generic_message_and_a_logged_traceback(
     database_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_memory.api import server as server_module
+    from agent_memory.app import server as server_module
 
     monkeypatch.setattr(server_module, "MemoryServicer", _Exploding)
     broken = ServerThread(database_url, settings=Settings(insecure_local=True))

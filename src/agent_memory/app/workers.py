@@ -30,9 +30,9 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from types import FrameType
 
-from agent_memory.api.index_process import IndexerChild
-from agent_memory.api.parent import follow_parent
-from agent_memory.api.server import mode, serve_on
+from agent_memory.app.index_process import IndexerChild
+from agent_memory.app.parent import follow_parent
+from agent_memory.app.server import mode, serve_on
 from agent_memory.config import Settings, SettingsError
 from agent_memory.net import bind_address, refuse_busy_port, unbindable
 from agent_memory.store.embedded import EmbeddedPostgres

@@ -7,16 +7,16 @@ import asyncio
 import logging
 import signal
 
-from agent_memory.api.index_process import IndexerChild
-from agent_memory.api.server import serve_on
-from agent_memory.api.workers import serve_workers
+from agent_memory.app.index_process import IndexerChild
+from agent_memory.app.server import serve_on
+from agent_memory.app.workers import serve_workers
 from agent_memory.config import Settings
 from agent_memory.embed import usable_embedder
 from agent_memory.net import refuse_busy_port
 from agent_memory.store.opening import open_database
 from agent_memory.telemetry.logging import configure_logging
 
-log = logging.getLogger("agent_memory.api.server")
+log = logging.getLogger("agent_memory.app.server")
 
 
 def serve(settings: Settings) -> int:

@@ -29,7 +29,7 @@ from multiprocessing.process import BaseProcess
 
 import psycopg
 
-from agent_memory.api.parent import follow_parent
+from agent_memory.app.parent import follow_parent
 from agent_memory.config import Settings, SettingsError
 from agent_memory.embed import NONE, chosen, embedder_from_settings, usable_embedder
 from agent_memory.service.indexing import IndexWorker

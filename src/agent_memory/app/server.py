@@ -21,7 +21,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from agent_memory.api.block_servicer import BlockServicer
 from agent_memory.api.convert import response_budget
 from agent_memory.api.decision_servicer import DecisionServicer
-from agent_memory.api.index_process import worker_name
 from agent_memory.api.interceptors import (
     BearerAuth,
     CallTelemetry,
@@ -31,7 +30,8 @@ from agent_memory.api.interceptors import (
 )
 from agent_memory.api.memory_servicer import MemoryServicer
 from agent_memory.api.recall_servicer import RecallServicer
-from agent_memory.api.tls import server_credentials
+from agent_memory.app.index_process import worker_name
+from agent_memory.app.tls import server_credentials
 from agent_memory.config import METRICS_KEYED, Settings
 from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.embed import Embedder, embedder_from_settings, model_of
@@ -147,7 +147,7 @@ async def start_server(
     With ``reuse_port`` other processes may bind the same port (SO_REUSEPORT) and the
     kernel spreads connections over them. With ``index_here`` an index worker runs in
     this process too (for a server embedded in a program of its own, and the tests);
-    ``serve`` runs it in a process of its own instead (api/index_process.py).
+    ``serve`` runs it in a process of its own instead (app/index_process.py).
     """
     identify: IdentifyCaller = (
         LocalIdentity()
