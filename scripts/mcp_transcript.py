@@ -27,7 +27,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from agent_memory.mcp_tools import check_service
+from agent_memory.mcp.server import check_service
 from agent_memory_client import MemoryClient, connection_from_env
 
 

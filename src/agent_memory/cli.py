@@ -470,7 +470,8 @@ def _indexing(status: Any) -> str:
 def _mcp(args: argparse.Namespace) -> int:
     """``agent-memory mcp``: check the service answers with these credentials, then
     serve the tools until stdin closes (stdio) or a signal (HTTP)."""
-    from agent_memory.mcp_tools import MemoryTools, check_service, note, serve
+    from agent_memory.mcp.server import check_service, note, serve
+    from agent_memory.mcp.tools import MemoryTools
     from agent_memory.telemetry.logging import configure_logging
     from agent_memory_client import TLS, connection_from_env
 

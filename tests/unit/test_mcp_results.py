@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.mcp_tools import (
+from agent_memory.mcp.tools import (
     MemoryTools,
     _as_stored,
     _block_text,

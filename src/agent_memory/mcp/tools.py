@@ -1,43 +1,22 @@
-"""``agent-memory mcp``: the memory service as tools an agent calls, over the Model
-Context Protocol (the official ``mcp`` SDK), built on the Python client.
-
-It is a client of a running service, speaking for one agent (and optionally one
-workspace) with one key. Every refusal of the service (a size limit, a secret in a
-value, a read-only memory, a compare-and-set conflict, an unreachable service)
-comes back as a tool error whose text tells the model what happened and what to do;
-the server itself never fails on one.
-
-What a tool returns reaches the model: every stored string in it (a key, a value, a
-recalled line, a decision's compact line) passes through the renderer's
-:func:`~agent_memory.render.text.inline`, one item a line, after the fields the service
-set (owner, source, flags, id), so stored text cannot forge another item's fields. A
-core block is the exception: core_memory_read shows it as stored, for the model to
-quote back, with only what could read as its fence's tag escaped.
-"""
+"""The tools an agent calls, and every text they return: what reaches the model."""
 
 from __future__ import annotations
 
 import functools
-import hmac
 import re
-import secrets
-import signal
 import sys
 import unicodedata
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing, asynccontextmanager, suppress
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from google.protobuf import json_format, timestamp_pb2
 from google.protobuf.message import Message
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError, WithJsonSchema
 
-from agent_memory import __version__
 from agent_memory.http.openapi import input_schema
 from agent_memory.render.text import inline, normalised
 from agent_memory_client import (
@@ -219,7 +198,7 @@ def _parsed(value: dict[str, Any], kind: type[M], what: str) -> M:
         raise ToolError(f"Refused: the {what} is not in the expected form ({said}).") from None
 
 
-def _refusals_as_tool_errors(
+def refusals_as_tool_errors(
     tool: Callable[P, Awaitable[R]], *, writes: bool
 ) -> Callable[P, Awaitable[R]]:
     """``tool`` with its refusals as tool errors in plain words; ``writes``: it may store
@@ -926,207 +905,3 @@ def _decision_line(number: int, decision: Decision) -> str:
             f"{decision.reexamination_count} {times}"
         )
     return f"{number}. [{' · '.join(fields)}] {inline(decision.compact)}"
-
-
-class _MemoryServer(MCPServer[None]):
-    """The MCP server, whose tools refuse bad arguments in plain sentences too."""
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            cause = exc.__cause__
-            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
-                raise
-            raise ToolError(f"Error executing tool {name}: {plain_arguments(cause)}") from None
-
-
-def build_server(tools: MemoryTools) -> MCPServer[None]:
-    """The MCP server exposing ``tools`` under the names the contract fixes."""
-
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
-        try:
-            yield None
-        finally:
-            await tools.close()
-
-    server: MCPServer[None] = _MemoryServer(
-        "agent-memory",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        lifespan=lifespan,
-    )
-    read = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-    upsert = write.model_copy(update={"idempotent_hint": True})
-    destroy = write.model_copy(update={"destructive_hint": True})
-    catalogue: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations]] = [
-        (tools.recall, read),
-        (tools.core_memory_read, read),
-        (tools.core_memory_replace, write),
-        (tools.archival_memory_insert, write),
-        (tools.memory_list, read),
-        (tools.memory_upsert, upsert),
-        (tools.memorize, write),
-        (tools.get_my_decisions, read),
-        (tools.memory_delete, destroy),
-        (tools.memory_pin, upsert),
-        (tools.memory_set_expiry, upsert),
-        (tools.archival_memory_delete, destroy),
-        (tools.forget, destroy),
-    ]
-    for tool, hints in catalogue:
-        server.add_tool(
-            _refusals_as_tool_errors(tool, writes=not hints.read_only_hint),
-            name=tool.__name__,
-            description=" ".join((tool.__doc__ or "").split()),  # one paragraph, as models read it
-            annotations=hints,
-        )
-    return server
-
-
-def note(message: str) -> None:
-    """One line for the operator, on stderr (stdout is the protocol's under stdio)."""
-    print(f"agent-memory mcp: {message}", file=sys.stderr, flush=True)
-
-
-def check_service(connection: Connection, agent_id: str) -> str | None:
-    """Ask the service one cheap question with these credentials before serving: the
-    operator's mistake (nothing listening, a refused key) as one line, or None."""
-    from agent_memory_client import MemoryClient
-
-    probe = replace(connection, timeout=min(connection.timeout, 5.0), attempts=1)
-    try:
-        with MemoryClient(connection=probe) as client:
-            client.list_blocks(agent_id=agent_id)
-    except (Unavailable, DeadlineExceeded) as exc:
-        return (
-            f"no memory service answers at {connection.target} ({exc.message}): start one "
-            "with `agent-memory serve`, or point --server / MEMORY_SERVER at it"
-        )
-    except Unauthenticated as exc:
-        return (
-            f"the service at {connection.target} refused the credentials ({exc.message}): "
-            "set MEMORY_API_KEY to a key from `agent-memory keys create`"
-        )
-    except AgentMemoryError as exc:
-        return f"the service at {connection.target} refused --agent-id {agent_id!r}: {exc.message}"
-    return None
-
-
-# The least a chosen endpoint token may hold: guessing it must be out of reach.
-TOKEN_MIN_CHARS = 24
-
-
-class BearerOnly:
-    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` is
-    answered 401 before it reaches the tools. Every other user of this machine can
-    reach a loopback port; only the holder of the token acts with the service key."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self._app = app
-        self._token = token.encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self._holds_token(scope):
-            body = b'{"error": "send Authorization: Bearer <the token agent-memory mcp printed>"}'
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="agent-memory mcp"'),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self._app(scope, receive, send)
-
-    def _holds_token(self, scope: Any) -> bool:
-        given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-        scheme, _, value = given.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self._token)
-
-
-def endpoint_token(chosen: str | None) -> tuple[str, str]:
-    """The token the HTTP endpoint requires, and how to say where it came from: the
-    operator's (``MEMORY_MCP_TOKEN``), or one made now and shown once.
-
-    Raises:
-        ValueError: a chosen token too short to be secret.
-    """
-    if chosen:
-        if len(chosen) < TOKEN_MIN_CHARS or chosen != chosen.strip():
-            raise ValueError(
-                f"use at least {TOKEN_MIN_CHARS} characters without surrounding spaces "
-                "(or leave it unset for one made at start)"
-            )
-        return chosen, "the token in MEMORY_MCP_TOKEN"
-    made = secrets.token_urlsafe(32)
-    return made, f"token {made} (shown once; set MEMORY_MCP_TOKEN to choose it)"
-
-
-def serve(tools: MemoryTools, http: str | None = None, token: str | None = None) -> int:
-    """Serve the tools over stdio, or over streamable HTTP on ``http`` (HOST:PORT, a
-    loopback address), where every request must carry ``token`` (one is made when
-    none is given). Returns the exit status: 0 when stopped, 2 for an operator's
-    mistake."""
-    server = build_server(tools)
-    if http is None:
-        with suppress(KeyboardInterrupt):
-            server.run("stdio")
-        return 0
-    import asyncio
-
-    import uvicorn
-
-    from agent_memory.config import is_loopback
-    from agent_memory.http.app import http_socket
-
-    host = http.rpartition(":")[0]
-    if not is_loopback(host.strip("[]")):
-        note(
-            f"--http {http}: not a loopback address; the MCP endpoint acts with this "
-            "server's key for whoever reaches it, so it listens on loopback only "
-            "(e.g. --http 127.0.0.1:8765)"
-        )
-        return 2
-    try:
-        required, told = endpoint_token(token)
-    except ValueError as exc:
-        note(f"MEMORY_MCP_TOKEN: {exc}")
-        return 2
-    try:
-        sock = http_socket(http)
-    except (OSError, ValueError) as exc:
-        note(f"--http {http}: cannot listen there ({exc}); pick another port")
-        return 2
-    app = BearerOnly(server.streamable_http_app(host=host.strip("[]")), required)
-    web = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_config=None,
-            log_level="warning",
-            # Open event streams would hold a stop for good; a second is enough.
-            timeout_graceful_shutdown=1,
-        )
-    )
-
-    # Listening before uvicorn starts: a client that connects at once waits in the
-    # backlog instead of being refused.
-    sock.listen(128)
-    note(
-        f"streamable HTTP on http://{host}:{sock.getsockname()[1]}/mcp; "
-        f"send Authorization: Bearer with {told}"
-    )
-
-    # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it
-    # found: this one, so that a requested stop exits 0.
-    signal.signal(signal.SIGTERM, lambda *_: None)
-    with suppress(KeyboardInterrupt):
-        asyncio.run(web.serve(sockets=[sock]))
-    return 0
