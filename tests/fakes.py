@@ -1,10 +1,11 @@
 """An in-memory store for unit tests of service logic: memories, their audit trail,
-conversations, agent settings and a tenant's export records (card types, blocks and
-decisions as an import writes and an export reads them), under the same contract as
-PostgreSQL's.
+conversations, agent settings, blocks, decisions, active sessions and a tenant's export
+records, under the same contract as PostgreSQL's (blocks, decisions and sessions are
+in ``tests/fake_repositories.py``).
 
-``tests/integration/test_store_contract.py`` runs the same cases against this store
-and the real one, so the service tests below it test against a faithful stand-in.
+``tests/integration/test_store_contract.py`` and ``test_store_contract_more.py`` run
+the same cases against this store and the real one, so the service tests below it test
+against a faithful stand-in.
 A transaction that raises leaves the state as it was.
 
 Times follow PostgreSQL's two clocks: a row created takes the time its transaction
@@ -28,8 +29,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent_memory.domain.active_sessions import RecordedRun, StoredSession
 from agent_memory.domain.agents import AgentSettings
-from agent_memory.domain.blocks import Block, BlockKey
+from agent_memory.domain.blocks import BlockKey
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
@@ -75,6 +77,13 @@ from agent_memory.store.repositories import (
 from agent_memory.store.repositories import (
     Clock as ClockRepository,
 )
+from tests.fake_repositories import (
+    FakeBlocks,
+    FakeDecisions,
+    FakeSessions,
+    StoredBlock,
+    reexamined,
+)
 
 
 @dataclass
@@ -88,10 +97,14 @@ class State:
     )
     agents: dict[tuple[str, str], AgentSettings] = field(default_factory=dict)
     card_types: dict[tuple[str, str], CardType] = field(default_factory=dict)
-    # Blocks by (tenant, user, key): as a create writes them, at version 1.
-    blocks: dict[tuple[str, str, BlockKey], Block] = field(default_factory=dict)
+    # Blocks by (tenant, user, key), with their kept versions.
+    blocks: dict[tuple[str, str, BlockKey], StoredBlock] = field(default_factory=dict)
+    # Decisions as stored: without their re-examinations' score and count.
     decisions: dict[tuple[str, uuid.UUID], Decision] = field(default_factory=dict)
     reexaminations: dict[tuple[str, uuid.UUID], Reexamination] = field(default_factory=dict)
+    # Active sessions by (tenant, agent); finished runs by (tenant, agent, run id).
+    sessions: dict[tuple[str, str], StoredSession] = field(default_factory=dict)
+    runs: dict[tuple[str, str, str], RecordedRun] = field(default_factory=dict)
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -184,9 +197,9 @@ class FakeStore(Store):
             events=FakeEvents(self, principal),
             conversations=FakeConversations(self, principal),
             agents=FakeAgents(self, principal),
-            blocks=missing,
-            sessions=missing,
-            decisions=missing,
+            blocks=FakeBlocks(self, principal),
+            sessions=FakeSessions(self, principal),
+            decisions=FakeDecisions(self, principal),
             usage=missing,
             jobs=missing,
             recall=missing,
@@ -656,8 +669,8 @@ class FakeTransfer(TransferRepository):
 
     async def blocks(self) -> list[UserBlock]:
         found = [
-            UserBlock(user, key, block.content)
-            for (tenant, user, key), block in self._state.blocks.items()
+            UserBlock(user, key, stored.block.content)
+            for (tenant, user, key), stored in self._state.blocks.items()
             if tenant == self._tenant
         ]
         return sorted(
@@ -673,9 +686,7 @@ class FakeTransfer(TransferRepository):
                 (r for r in held if r.parent_decision_id == d.id),
                 key=lambda r: (r.created_at, str(r.id)),
             )
-            latest = history[-1].conviction_score if history else None
-            d = replace(d, latest_conviction_score=latest, reexamination_count=len(history))
-            records.append(DecisionRecord(d, tuple(history)))
+            records.append(DecisionRecord(reexamined(self._state, self._tenant, d), tuple(history)))
         return records
 
     async def put_card_type(self, card_type: CardType) -> bool:
@@ -708,12 +719,9 @@ class FakeTransfer(TransferRepository):
         return True
 
     async def put_block(self, block: UserBlock, *, keep: int) -> bool:
-        key = (self._tenant, block.user_id, block.key)
-        if key in self._state.blocks:
-            return False
-        now = self._store.now()
-        self._state.blocks[key] = Block(block.key, block.content, 1, now, now)
-        return True
+        blocks = FakeBlocks(self._store, Principal(self._tenant, block.user_id))
+        outcome = await blocks.write(block.key, block.content, expected=None, keep=keep)
+        return outcome.written is not None
 
     async def put_decision(self, record: DecisionRecord) -> bool:
         d = record.decision

@@ -1,0 +1,408 @@
+"""In-memory blocks, decisions and active sessions for the store of ``tests/fakes.py``,
+under the same contract as PostgreSQL's (``store/blocks.py``, ``store/decisions.py``,
+``store/active_sessions.py``); ``tests/integration/test_store_contract_more.py`` runs
+the same cases against both.
+
+Every call runs to its end without yielding, so what PostgreSQL gets from row locks
+(a compare-and-set of concurrent writers, ``lock=`` on reads) holds here without them.
+Times follow the store's clocks: ``statement_timestamp()`` and ``clock_timestamp()``
+are both a reading of its wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from agent_memory.domain.active_sessions import RecordedRun, RunKind, RunSession, StoredSession
+from agent_memory.domain.blocks import (
+    Block,
+    BlockKey,
+    BlockLabel,
+    BlockScope,
+    BlockVersion,
+    BlockWrite,
+    ScopeFilter,
+)
+from agent_memory.domain.decisions import (
+    CardType,
+    Decision,
+    NewDecision,
+    NewReexamination,
+    Reexamination,
+    ResolutionStatus,
+    result_json,
+)
+from agent_memory.domain.identity import Principal
+from agent_memory.store.repositories import (
+    BlockRepository,
+    DecisionRepository,
+    Lock,
+    SessionRepository,
+)
+
+if TYPE_CHECKING:
+    from tests.fakes import FakeStore, State
+
+
+def _later(now: datetime, floor: datetime | None) -> datetime:
+    """``greatest(clock_timestamp(), floor + interval '1 microsecond')``: strictly later
+    than ``floor`` even when the clock lags it; a NULL floor is skipped."""
+    if floor is None:
+        return now
+    return max(now, floor + timedelta(microseconds=1))
+
+
+# --- blocks ------------------------------------------------------------------------------
+
+
+@dataclass
+class StoredBlock:
+    """A block row with the version rows that go with it, oldest first."""
+
+    block: Block
+    versions: list[BlockVersion]
+
+
+class FakeBlocks(BlockRepository):
+    """The caller's blocks and their kept versions.
+
+    Not here: archival lines. PostgreSQL rewrites them (with their lexemes and the
+    vectors of unchanged lines) in the write's statement, for recall and the indexer;
+    this store has neither, so no line ever has a vector and ``indexed_line_count`` is
+    always 0, as it is in PostgreSQL until the indexer has run. What lines a write keeps
+    is left to the PostgreSQL tests (``tests/e2e/test_blocks.py``)."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+        self._user = principal.user_id
+
+    @property
+    def _rows(self) -> dict[tuple[str, str, BlockKey], StoredBlock]:
+        return self._store.state.blocks
+
+    def _at(self, key: BlockKey) -> tuple[str, str, BlockKey]:
+        return (self._tenant, self._user, key)
+
+    async def get(self, key: BlockKey) -> Block | None:
+        found = self._rows.get(self._at(key))
+        return found.block if found is not None else None
+
+    async def select(self, scope_filter: ScopeFilter, agent_id: str) -> list[Block]:
+        users = scope_filter in (ScopeFilter.USER, ScopeFilter.ALL)
+        agents = scope_filter in (ScopeFilter.AGENT, ScopeFilter.ALL)
+        found = [
+            stored.block
+            for (tenant, user, key), stored in self._rows.items()
+            if (tenant, user) == (self._tenant, self._user)
+            and (
+                (key.scope is BlockScope.USER and users)
+                or (
+                    key.scope is BlockScope.AGENT
+                    and agents
+                    and (not agent_id or key.agent_id == agent_id)
+                )
+            )
+        ]
+        # User blocks first, then agent blocks by agent id; core before archival.
+        return sorted(
+            found,
+            key=lambda b: (
+                b.key.scope is BlockScope.AGENT,
+                b.key.agent_id,
+                b.key.label is BlockLabel.ARCHIVAL,
+            ),
+        )
+
+    async def write(
+        self,
+        key: BlockKey,
+        content: str,
+        *,
+        expected: datetime | None,
+        keep: int,
+    ) -> BlockWrite:
+        at = self._at(key)
+        stored = self._rows.get(at)
+        if expected is None:
+            if stored is not None:
+                return BlockWrite(written=None, current=stored.block)
+            now = self._store.clock()  # statement_timestamp()
+            block = Block(key, content, 1, now, now)
+            self._rows[at] = StoredBlock(block, [self._version(block)])
+            return BlockWrite(written=block, current=block)
+        if stored is None or stored.block.updated_at != expected:
+            return BlockWrite(written=None, current=stored.block if stored else None)
+        current = stored.block
+        block = replace(
+            current,
+            content=content,
+            version=current.version + 1,
+            updated_at=_later(self._store.clock(), current.updated_at),
+        )
+        kept = [v for v in stored.versions if v.version > block.version - keep]
+        self._rows[at] = StoredBlock(block, [*kept, self._version(block)])
+        return BlockWrite(written=block, current=block)
+
+    def _version(self, block: Block) -> BlockVersion:
+        return BlockVersion(
+            version=block.version,
+            content=block.content,
+            char_count=len(block.content),
+            writer_user_id=self._user,
+            written_at=block.updated_at,
+        )
+
+    async def delete(
+        self, key: BlockKey, *, expected: datetime | None
+    ) -> tuple[bool, Block | None]:
+        at = self._at(key)
+        stored = self._rows.get(at)
+        if stored is None:
+            return False, None
+        if expected is not None and stored.block.updated_at != expected:
+            return False, stored.block
+        del self._rows[at]  # its versions go with it
+        return True, stored.block
+
+    async def versions(
+        self, key: BlockKey, *, before: int | None, limit: int
+    ) -> list[BlockVersion] | None:
+        stored = self._rows.get(self._at(key))
+        if stored is None:
+            return None
+        older = [v for v in stored.versions if before is None or v.version < before]
+        return sorted(older, key=lambda v: v.version, reverse=True)[:limit]
+
+
+# --- decisions ---------------------------------------------------------------------------
+
+
+def reexamined(state: State, tenant: str, decision: Decision) -> Decision:
+    """The decision with its newest conviction score and how many re-examinations it has,
+    as PostgreSQL's select adds them (the newest: by time, then id)."""
+    history = [
+        r
+        for (t, _), r in state.reexaminations.items()
+        if t == tenant and r.parent_decision_id == decision.id
+    ]
+    newest = max(history, key=lambda r: (r.created_at, r.id), default=None)
+    return replace(
+        decision,
+        latest_conviction_score=newest.conviction_score if newest else None,
+        reexamination_count=len(history),
+    )
+
+
+class FakeDecisions(DecisionRepository):
+    """The tenant's card types, decisions and re-examinations. A result is stored as the
+    JSON PostgreSQL keeps (:func:`result_json`), so what is read back is a copy.
+
+    A decision of a card type that is not registered, or a re-examination of a decision
+    that does not exist, is refused with ``LookupError`` where PostgreSQL's foreign keys
+    refuse it with an integrity error: the use cases check both first."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    @property
+    def _state(self) -> State:
+        return self._store.state
+
+    def _mine(self) -> list[Decision]:
+        return [d for (t, _), d in self._state.decisions.items() if t == self._tenant]
+
+    def _read(self, decision: Decision, *, with_result: bool = True) -> Decision:
+        found = reexamined(self._state, self._tenant, decision)
+        if not with_result:
+            return replace(found, result=None)
+        return replace(found, result=json.loads(result_json(decision.result or {})))
+
+    async def put_card_type(self, card_type: CardType) -> tuple[CardType, bool]:
+        key = (self._tenant, card_type.name)
+        held = self._state.card_types.get(key)
+        now = self._store.clock()
+        stored = replace(
+            card_type,
+            actions=tuple(card_type.actions),
+            decision_actions=tuple(card_type.decision_actions),
+            created_at=held.created_at if held is not None else now,
+            updated_at=now,
+        )
+        self._state.card_types[key] = stored
+        return stored, held is None
+
+    async def get_card_type(self, name: str) -> CardType | None:
+        return self._state.card_types.get((self._tenant, name))
+
+    async def insert(self, decision: NewDecision) -> Decision | None:
+        if (self._tenant, decision.card_type) not in self._state.card_types:
+            raise LookupError(f"card type {decision.card_type!r} is not registered")
+        if any(d.run_id == decision.run_id for d in self._mine()):
+            return None
+        stored = Decision(
+            id=uuid.uuid4(),
+            run_id=decision.run_id,
+            agent_id=decision.agent_id,
+            card_type=decision.card_type,
+            action=decision.action,
+            summary=decision.summary,
+            result=json.loads(result_json(decision.result)),
+            resolution_status=ResolutionStatus.OPEN,
+            created_at=self._store.clock(),
+        )
+        self._state.decisions[(self._tenant, stored.id)] = stored
+        return self._read(stored)
+
+    async def get(self, decision_id: uuid.UUID, *, lock: Lock | None = None) -> Decision | None:
+        found = self._state.decisions.get((self._tenant, decision_id))
+        return self._read(found) if found is not None else None
+
+    async def find_by_run(self, run_id: str) -> Decision | None:
+        found = next((d for d in self._mine() if d.run_id == run_id), None)
+        return self._read(found) if found is not None else None
+
+    async def recent(
+        self, agent_id: str, *, limit: int, with_result: bool, card_type: str | None = None
+    ) -> list[Decision]:
+        found = [
+            d
+            for d in self._mine()
+            if d.agent_id == agent_id and (card_type is None or d.card_type == card_type)
+        ]
+        found.sort(key=lambda d: (d.created_at, d.id), reverse=True)
+        return [self._read(d, with_result=with_result) for d in found[:limit]]
+
+    async def set_resolution(self, decision_id: uuid.UUID, status: ResolutionStatus) -> None:
+        key = (self._tenant, decision_id)
+        found = self._state.decisions.get(key)
+        if found is None:
+            return
+        resolved_at = None if status is ResolutionStatus.OPEN else self._store.clock()
+        self._state.decisions[key] = replace(
+            found, resolution_status=status, resolved_at=resolved_at
+        )
+
+    async def insert_reexamination(self, item: NewReexamination) -> Reexamination | None:
+        if (self._tenant, item.parent_decision_id) not in self._state.decisions:
+            raise LookupError(f"decision {item.parent_decision_id} does not exist")
+        if await self.find_reexamination_by_run(item.run_id) is not None:
+            return None
+        stored = Reexamination(
+            id=uuid.uuid4(),
+            parent_decision_id=item.parent_decision_id,
+            run_id=item.run_id,
+            conviction_score=item.conviction_score,
+            notes=item.notes,
+            suggested_action=item.suggested_action,
+            created_at=self._store.clock(),
+        )
+        self._state.reexaminations[(self._tenant, stored.id)] = stored
+        return stored
+
+    async def find_reexamination_by_run(self, run_id: str) -> Reexamination | None:
+        return next(
+            (
+                r
+                for (t, _), r in self._state.reexaminations.items()
+                if t == self._tenant and r.run_id == run_id
+            ),
+            None,
+        )
+
+    async def reexaminations(self, decision_id: uuid.UUID) -> list[Reexamination]:
+        history = [
+            r
+            for (t, _), r in self._state.reexaminations.items()
+            if t == self._tenant and r.parent_decision_id == decision_id
+        ]
+        return sorted(history, key=lambda r: (r.created_at, r.id))
+
+
+# --- active sessions ---------------------------------------------------------------------
+
+
+class FakeSessions(SessionRepository):
+    """The tenant's active sessions and finished runs."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    @property
+    def _sessions(self) -> dict[tuple[str, str], StoredSession]:
+        return self._store.state.sessions
+
+    def _runs(self, agent_id: str) -> list[RecordedRun]:
+        return [
+            r
+            for (t, a, _), r in self._store.state.runs.items()
+            if (t, a) == (self._tenant, agent_id)
+        ]
+
+    async def get(self, agent_id: str, *, lock: bool = False) -> StoredSession | None:
+        return self._sessions.get((self._tenant, agent_id))
+
+    async def ensure(self, agent_id: str) -> None:
+        key = (self._tenant, agent_id)
+        if key not in self._sessions:
+            self._sessions[key] = StoredSession(None, None, self._store.clock())
+
+    async def reset(self, agent_id: str) -> StoredSession:
+        key = (self._tenant, agent_id)
+        held = self._sessions.get(key)
+        anchor = _later(self._store.clock(), held.session_updated_at if held else None)
+        stored = StoredSession(session_id=None, session_updated_at=None, last_reset_at=anchor)
+        self._sessions[key] = stored
+        return stored
+
+    async def find_run(self, agent_id: str, run_id: str) -> RunSession | None:
+        found = self._store.state.runs.get((self._tenant, agent_id, run_id))
+        return found.run if found is not None else None
+
+    async def insert_run(
+        self, agent_id: str, run: RunSession, *, carried: bool, after: datetime | None
+    ) -> datetime | None:
+        key = (self._tenant, agent_id, run.run_id)
+        if key in self._store.state.runs:
+            return None
+        if carried and run.session_id_after is None:
+            raise ValueError("a carried run has the session id it ended with")  # a CHECK
+        at = _later(self._store.clock(), after)
+        self._store.state.runs[key] = RecordedRun(
+            RunSession(run.run_id, run.session_id_before, run.session_id_after, RunKind(run.kind)),
+            carried=carried,
+            recorded_at=at,
+        )
+        return at
+
+    async def carry(self, agent_id: str, session_id: str, at: datetime) -> StoredSession:
+        key = (self._tenant, agent_id)
+        held = self._sessions[key]  # the caller holds the row's lock: it exists
+        stored = replace(held, session_id=session_id, session_updated_at=at)
+        self._sessions[key] = stored
+        return stored
+
+    async def list_runs(
+        self, agent_id: str, *, after: tuple[datetime, str] | None, limit: int
+    ) -> list[RecordedRun]:
+        runs = [
+            r
+            for r in self._runs(agent_id)
+            if after is None or (r.recorded_at, r.run.run_id) < after
+        ]
+        # Newest first; of runs recorded in the same instant, the highest run id first.
+        runs.sort(key=lambda r: (r.recorded_at, r.run.run_id), reverse=True)
+        return runs[:limit]
+
+    async def runs_since(self, agent_id: str, anchor: datetime) -> int:
+        return sum(
+            1
+            for r in self._runs(agent_id)
+            if r.carried and r.run.kind is RunKind.SCHEDULED and r.recorded_at > anchor
+        )
