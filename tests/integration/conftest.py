@@ -1,5 +1,6 @@
 """What the store's integration tests share: a migrated database per module, a caller
-of a tenant of its own, and a way to run a scenario on a store that is closed after."""
+of a tenant of its own, a way to run a scenario on a store that is closed after, and
+the two stores every case of the contract (``test_store_contract*.py``) runs on."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from agent_memory.store.repositories import Store
+from tests.fakes import FakeStore
 
 S = TypeVar("S", bound=Store)
+Body = Callable[[Store], Awaitable[None]]
 T = TypeVar("T")
 
 
@@ -25,6 +28,24 @@ def store_url(create_database: Callable[[], str]) -> str:
     url = create_database()
     migrate.upgrade(url)
     return url
+
+
+@pytest.fixture(params=["postgres", "in-memory"])
+def make_store(request: pytest.FixtureRequest, store_url: str) -> Callable[[], Store]:
+    """Each store of the contract: PostgreSQL, and the in-memory one of ``tests/fakes.py``."""
+    if request.param == "in-memory":
+        return FakeStore
+    return lambda: Database(store_url, pool_size=4)
+
+
+@pytest.fixture
+def scenario(make_store: Callable[[], Store]) -> Callable[[Body], None]:
+    """Run a contract case on each store."""
+
+    def run(body: Body) -> None:
+        run_on(make_store, body)
+
+    return run
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from itertools import chain
 from typing import Any
@@ -48,33 +48,14 @@ from agent_memory.domain.memory_query import (
     parse_order,
 )
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
-from agent_memory.store.database import Database
 from agent_memory.store.memories import EXPIRY_ACTOR
 from agent_memory.store.repositories import Store, Tx
 from tests.fakes import FakeStore
-from tests.integration.conftest import run_on
+from tests.integration.conftest import Body
 
 AGENT = Owner(Scope.AGENT, "coder")
 WORKSPACE = Owner(Scope.WORKSPACE, "ws")
 LEAD = Owner(Scope.AGENT, "lead")
-
-
-@pytest.fixture(params=["postgres", "in-memory"])
-def make_store(request: pytest.FixtureRequest, store_url: str) -> Callable[[], Store]:
-    if request.param == "in-memory":
-        return FakeStore
-    return lambda: Database(store_url, pool_size=4)
-
-
-Body = Callable[[Store], Awaitable[None]]
-
-
-@pytest.fixture
-def scenario(make_store: Callable[[], Store]) -> Callable[[Body], None]:
-    def run(body: Body) -> None:
-        run_on(make_store, body)
-
-    return run
 
 
 StoredConversations = Callable[[Store, str], dict[tuple[str, str], Conversation]]
