@@ -1,7 +1,7 @@
 """In-memory blocks, decisions and active sessions for the store of ``tests/fakes.py``,
 under the same contract as PostgreSQL's (``store/blocks.py``, ``store/decisions.py``,
-``store/active_sessions.py``); ``tests/integration/test_store_contract_more.py`` runs
-the same cases against both.
+``store/active_sessions.py``); ``tests/integration/test_store_contract_blocks.py``,
+``_decisions.py`` and ``_sessions.py`` run the same cases against both.
 
 Every call runs to its end without yielding, so what PostgreSQL gets from row locks
 (a compare-and-set of concurrent writers, ``lock=`` on reads) holds here without them.

@@ -3,9 +3,8 @@ conversations, agent settings, blocks, decisions, active sessions and a tenant's
 records, under the same contract as PostgreSQL's (blocks, decisions and sessions are
 in ``tests/fake_repositories.py``).
 
-``tests/integration/test_store_contract.py`` and ``test_store_contract_more.py`` run
-the same cases against this store and the real one, so the service tests below it test
-against a faithful stand-in.
+``tests/integration/test_store_contract*.py`` run the same cases against this store
+and the real one, so the service tests below it test against a faithful stand-in.
 A transaction that raises leaves the state as it was.
 
 Times follow PostgreSQL's two clocks: a row created takes the time its transaction
