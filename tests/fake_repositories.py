@@ -152,7 +152,7 @@ class FakeBlocks(BlockRepository):
         return BlockVersion(
             version=block.version,
             content=block.content,
-            char_count=len(block.content),
+            char_count=block.char_count,
             writer_user_id=self._user,
             written_at=block.updated_at,
         )

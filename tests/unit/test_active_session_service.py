@@ -128,13 +128,13 @@ def test_the_same_run_recorded_twice_counts_once_and_other_ids_are_refused(
     first = finish(sessions, "r1", after="s1")
     again = finish(sessions, "r1", after="s1")
     assert again.runs_since_reset == first.runs_since_reset == 1
-    for other in (
-        {"after": "s2"},
-        {"after": "s1", "before": "s0"},
-        {"after": "s1", "kind": RunKind.CHAT},
+    for before, after, kind in (
+        ("", "s2", RunKind.SCHEDULED),
+        ("s0", "s1", RunKind.SCHEDULED),
+        ("", "s1", RunKind.CHAT),
     ):
         with pytest.raises(AlreadyExists) as refused:
-            finish(sessions, "r1", **other)
+            finish(sessions, "r1", before, after, kind)
         assert refused.value.reason == "RUN_ALREADY_RECORDED"
         assert refused.value.metadata == {"agent_id": "coder", "run_id": "r1"}
     assert runs(sessions) == [("r1", True)]
@@ -235,7 +235,12 @@ def test_runs_page_newest_first_with_their_session_ids(sessions: ActiveSessions)
 def test_a_malformed_run_is_refused_and_nothing_is_kept(
     sessions: ActiveSessions, fields: dict[str, str], field: str
 ) -> None:
-    values = {"agent_id": "coder", "run_id": "r1", "session_id_before": "", "session_id_after": ""}
+    values: dict[str, Any] = {
+        "agent_id": "coder",
+        "run_id": "r1",
+        "session_id_before": "",
+        "session_id_after": "",
+    }
     with pytest.raises(InvalidArgument) as refused:
         run(sessions.record_run(ALICE, **{**values, **fields}))
     assert field in {v.field for v in refused.value.violations}
