@@ -1,7 +1,8 @@
-"""In-memory blocks, decisions and active sessions for the store of ``tests/fakes.py``,
-under the same contract as PostgreSQL's (``store/blocks.py``, ``store/decisions.py``,
-``store/active_sessions.py``); ``tests/integration/test_store_contract_blocks.py``,
-``_decisions.py`` and ``_sessions.py`` run the same cases against both.
+"""In-memory blocks, decisions, active sessions and the usage ledger for the store of
+``tests/fakes.py``, under the same contract as PostgreSQL's (``store/blocks.py``,
+``store/decisions.py``, ``store/active_sessions.py``, ``store/usage.py``);
+``tests/integration/test_store_contract_blocks.py``, ``_decisions.py``,
+``_sessions.py`` and ``_usage.py`` run the same cases against both.
 
 Every call runs to its end without yielding, so what PostgreSQL gets from row locks
 (a compare-and-set of concurrent writers, ``lock=`` on reads) holds here without them.
@@ -15,6 +16,7 @@ import json
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from agent_memory.domain.active_sessions import RecordedRun, RunKind, RunSession, StoredSession
@@ -36,13 +38,21 @@ from agent_memory.domain.decisions import (
     ResolutionStatus,
     result_json,
 )
+from agent_memory.domain.extraction import (
+    ExtractionOutcome,
+    Usage,
+    UsageRecord,
+    UsageReport,
+)
 from agent_memory.domain.identity import Principal
 from agent_memory.store.repositories import (
     BlockRepository,
     DecisionRepository,
     Lock,
     SessionRepository,
+    UsageRepository,
 )
+from agent_memory.store.usage import MAX_RECORDS
 
 if TYPE_CHECKING:
     from tests.fakes import FakeStore, State
@@ -405,4 +415,69 @@ class FakeSessions(SessionRepository):
             1
             for r in self._runs(agent_id)
             if r.carried and r.run.kind is RunKind.SCHEDULED and r.recorded_at > anchor
+        )
+
+
+# --- usage -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredUsage:
+    """A ledger row: its cost as the ``numeric(14, 8)`` column keeps it."""
+
+    record: UsageRecord
+    cost: Decimal
+
+
+class FakeUsage(UsageRepository):
+    """The tenant's usage ledger. A record takes ``now()``: every record of one
+    transaction shares its time, and the id (random, as ``gen_random_uuid()``) orders
+    them."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    async def record(
+        self,
+        synthetic_session_id: str,
+        *,
+        agent_id: str,
+        model: str,
+        usage: Usage,
+        outcome: ExtractionOutcome,
+    ) -> None:
+        cost = Decimal(str(round(usage.cost_usd, 8)))
+        record = UsageRecord(
+            id=uuid.uuid4(),
+            synthetic_session_id=synthetic_session_id,
+            agent_id=agent_id,
+            model=model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=float(cost),
+            outcome=outcome,
+            recorded_at=self._store.now(),
+        )
+        self._store.state.usage.append((self._tenant, StoredUsage(record, cost)))
+
+    async def report(
+        self, prefix: str, *, start: datetime | None, end: datetime | None
+    ) -> UsageReport:
+        matched = sorted(
+            (
+                u
+                for tenant, u in self._store.state.usage
+                if tenant == self._tenant
+                and u.record.synthetic_session_id.startswith(prefix)
+                and (start is None or u.record.recorded_at >= start)
+                and (end is None or u.record.recorded_at < end)
+            ),
+            key=lambda u: (u.record.recorded_at, u.record.id),
+        )
+        return UsageReport(
+            records=[u.record for u in matched[:MAX_RECORDS]],
+            total_input_tokens=sum(u.record.input_tokens for u in matched),
+            total_output_tokens=sum(u.record.output_tokens for u in matched),
+            total_cost_usd=float(sum((u.cost for u in matched), Decimal(0))),
         )

@@ -1,7 +1,7 @@
 """An in-memory store for unit tests of service logic: memories, their audit trail,
-conversations, agent settings, blocks, decisions, active sessions and a tenant's export
-records, under the same contract as PostgreSQL's (blocks, decisions and sessions are
-in ``tests/fake_repositories.py``).
+conversations, agent settings, blocks, decisions, active sessions, the usage ledger and a
+tenant's export records, under the same contract as PostgreSQL's (blocks, decisions,
+sessions and usage are in ``tests/fake_repositories.py``).
 
 ``tests/integration/test_store_contract*.py`` run the same cases against this store
 and the real one, so the service tests below it test against a faithful stand-in.
@@ -80,7 +80,9 @@ from tests.fake_repositories import (
     FakeBlocks,
     FakeDecisions,
     FakeSessions,
+    FakeUsage,
     StoredBlock,
+    StoredUsage,
     reexamined,
 )
 
@@ -104,6 +106,8 @@ class State:
     # Active sessions by (tenant, agent); finished runs by (tenant, agent, run id).
     sessions: dict[tuple[str, str], StoredSession] = field(default_factory=dict)
     runs: dict[tuple[str, str, str], RecordedRun] = field(default_factory=dict)
+    # The usage ledger, by tenant.
+    usage: list[tuple[str, StoredUsage]] = field(default_factory=list)
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -199,7 +203,7 @@ class FakeStore(Store):
             blocks=FakeBlocks(self, principal),
             sessions=FakeSessions(self, principal),
             decisions=FakeDecisions(self, principal),
-            usage=missing,
+            usage=FakeUsage(self, principal),
             jobs=missing,
             recall=missing,
             prompts=missing,
