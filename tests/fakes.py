@@ -622,7 +622,21 @@ class FakeConversations(ConversationRepository):
     async def list_page(
         self, *, after: tuple[datetime, str, str] | None, limit: int, full: bool
     ) -> list[StoredConversation]:
-        raise NotImplementedError("conversations are read back from PostgreSQL only")
+        keys = [k for k in self._store.state.conversations if k[0] == self._tenant]
+        found = [c for _, p, cid in keys if (c := await self.get(p, cid)) is not None]
+
+        def position(c: StoredConversation) -> tuple[datetime, str, str]:
+            return (c.updated_at, c.conversation.provider, c.conversation.conversation_id)
+
+        later = [c for c in found if after is None or position(c) < after]
+        page = sorted(later, key=position, reverse=True)[:limit]
+        if full:
+            return page
+        # The basic view reads no message and no raw event, only how many there are.
+        return [
+            replace(c, conversation=replace(c.conversation, messages=(), raw_events=()))
+            for c in page
+        ]
 
 
 class FakeAgents(AgentRepository):
