@@ -1,8 +1,9 @@
-"""In-memory blocks, decisions, active sessions and the usage ledger for the store of
-``tests/fakes.py``, under the same contract as PostgreSQL's (``store/blocks.py``,
-``store/decisions.py``, ``store/active_sessions.py``, ``store/usage.py``);
-``tests/integration/test_store_contract_blocks.py``, ``_decisions.py``,
-``_sessions.py`` and ``_usage.py`` run the same cases against both.
+"""In-memory blocks, decisions, active sessions, the usage ledger and the extraction
+queue for the store of ``tests/fakes.py``, under the same contract as PostgreSQL's
+(``store/blocks.py``, ``store/decisions.py``, ``store/active_sessions.py``,
+``store/usage.py``, ``store/jobs.py``); ``tests/integration/test_store_contract_blocks.py``,
+``_decisions.py``, ``_sessions.py``, ``_usage.py`` and ``_jobs.py`` run the same cases
+against both.
 
 Every call runs to its end without yielding, so what PostgreSQL gets from row locks
 (a compare-and-set of concurrent writers, ``lock=`` on reads) holds here without them.
@@ -17,7 +18,7 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_memory.domain.active_sessions import RecordedRun, RunKind, RunSession, StoredSession
 from agent_memory.domain.blocks import (
@@ -39,15 +40,24 @@ from agent_memory.domain.decisions import (
     result_json,
 )
 from agent_memory.domain.extraction import (
+    ClaimedJob,
+    ExtractionJob,
     ExtractionOutcome,
+    ExtractionRequest,
+    ExtractionResult,
+    JobState,
     Usage,
     UsageRecord,
     UsageReport,
 )
 from agent_memory.domain.identity import Principal
+from agent_memory.store.jobs import _dropped as dropped_from_json
+from agent_memory.store.jobs import _result_json as result_as_stored
 from agent_memory.store.repositories import (
     BlockRepository,
     DecisionRepository,
+    JobQueue,
+    JobRepository,
     Lock,
     SessionRepository,
     UsageRepository,
@@ -480,4 +490,216 @@ class FakeUsage(UsageRepository):
             total_input_tokens=sum(u.record.input_tokens for u in matched),
             total_output_tokens=sum(u.record.output_tokens for u in matched),
             total_cost_usd=float(sum((u.cost for u in matched), Decimal(0))),
+        )
+
+
+# --- the extraction queue ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredJob:
+    """An ``extraction_jobs`` row."""
+
+    tenant_id: str
+    id: uuid.UUID
+    request: ExtractionRequest
+    actor_user_id: str
+    state: JobState
+    attempts: int
+    run_after: datetime
+    lease_until: datetime | None
+    outcome: ExtractionOutcome | None
+    detail: str
+    created_at: datetime
+    updated_at: datetime
+    result: dict[str, object] | None = None
+
+    def ours(self, tenant: str, job_id: uuid.UUID, attempt: int) -> bool:
+        """Whether ``attempt``'s runner still holds the job."""
+        return (self.tenant_id, self.id, self.state, self.attempts) == (
+            tenant,
+            job_id,
+            JobState.RUNNING,
+            attempt,
+        )
+
+
+class FakeJobs(JobRepository):
+    """The tenant's queued extraction passes. Times are ``now()``, as in PostgreSQL; a
+    test moves the clock (``store.clock.advance``) for a pass to settle or a lease to run
+    out. What a finished pass did is stored as PostgreSQL stores it (the store's own
+    conversion, which hides what must not be kept)."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._principal = principal
+
+    @property
+    def _rows(self) -> dict[tuple[str, uuid.UUID], StoredJob]:
+        return self._store.state.jobs
+
+    async def enqueue(self, request: ExtractionRequest, *, settle: timedelta) -> uuid.UUID:
+        tenant = self._principal.tenant_id
+        now = self._store.now()
+        waiting = next(
+            (
+                j
+                for j in self._rows.values()
+                if j.tenant_id == tenant
+                and j.state is JobState.QUEUED
+                and j.request.synthetic_session_id == request.synthetic_session_id
+            ),
+            None,
+        )
+        if waiting is not None:
+            self._rows[(tenant, waiting.id)] = replace(
+                waiting,
+                request=replace(
+                    waiting.request,
+                    agent_id=request.agent_id,
+                    workspace_id=request.workspace_id,
+                    transcript=request.transcript,
+                ),
+                actor_user_id=self._principal.user_id,
+                run_after=now + settle,
+                updated_at=now,
+            )
+            return waiting.id
+        job = StoredJob(
+            tenant_id=tenant,
+            id=uuid.uuid4(),
+            request=request,
+            actor_user_id=self._principal.user_id,
+            state=JobState.QUEUED,
+            attempts=0,
+            run_after=now + settle,
+            lease_until=None,
+            outcome=None,
+            detail="",
+            created_at=now,
+            updated_at=now,
+        )
+        self._rows[(tenant, job.id)] = job
+        return job.id
+
+    def _ours(self, job_id: uuid.UUID, attempt: int) -> StoredJob | None:
+        found = self._rows.get((self._principal.tenant_id, job_id))
+        if found is None or not found.ours(self._principal.tenant_id, job_id, attempt):
+            return None
+        return found
+
+    async def finish(self, job_id: uuid.UUID, *, attempt: int, result: ExtractionResult) -> bool:
+        job = self._ours(job_id, attempt)
+        if job is None:
+            return False
+        self._rows[(job.tenant_id, job.id)] = replace(
+            job,
+            state=JobState.DONE,
+            outcome=result.outcome,
+            detail=result.detail,
+            lease_until=None,
+            request=replace(job.request, transcript=""),
+            result=json.loads(json.dumps(result_as_stored(result))),
+            updated_at=self._store.now(),
+        )
+        return True
+
+    async def get(self, job_id: uuid.UUID) -> ExtractionJob | None:
+        job = self._rows.get((self._principal.tenant_id, job_id))
+        if job is None:
+            return None
+        done = job.state is JobState.DONE
+        result: dict[str, Any] = dict(job.result or {})
+        usage = result.get("usage")
+        return ExtractionJob(
+            id=job.id,
+            state=job.state,
+            attempts=job.attempts,
+            outcome=job.outcome if done else None,
+            detail=job.detail,
+            synthetic_session_id=job.request.synthetic_session_id,
+            agent_id=job.request.agent_id,
+            workspace_id=job.request.workspace_id,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+            run_after=job.run_after,
+            written_memory_ids=tuple(uuid.UUID(i) for i in result.get("written_memory_ids", ())),
+            dropped=tuple(dropped_from_json(d) for d in result.get("dropped", ())),
+            superseded_memory_ids=tuple(
+                uuid.UUID(i) for i in result.get("superseded_memory_ids", ())
+            ),
+            usage=Usage(usage["input_tokens"], usage["output_tokens"], usage["cost_usd"])
+            if done and usage
+            else None,
+        )
+
+    async def retry_later(
+        self,
+        job_id: uuid.UUID,
+        *,
+        attempt: int,
+        delay: timedelta,
+        outcome: ExtractionOutcome,
+        detail: str,
+    ) -> bool:
+        job = self._ours(job_id, attempt)
+        if job is None:
+            return False
+        newer = any(
+            j.tenant_id == job.tenant_id
+            and j.state is JobState.QUEUED
+            and j.request.synthetic_session_id == job.request.synthetic_session_id
+            for j in self._rows.values()
+        )
+        now = self._store.now()
+        if newer:
+            changed = replace(
+                job,
+                state=JobState.DONE,
+                detail=f"{detail}; superseded by a newer pass of the same run",
+                request=replace(job.request, transcript=""),
+            )
+        else:
+            changed = replace(job, state=JobState.QUEUED, run_after=now + delay, detail=detail)
+        self._rows[(job.tenant_id, job.id)] = replace(
+            changed, lease_until=None, outcome=outcome, updated_at=now
+        )
+        return not newer
+
+
+class FakeJobQueue(JobQueue):
+    """The queue across tenants: the tenant whose due job has waited longest first, and
+    in it the job due first. A job is due once its ``run_after`` has come, or when its
+    runner's lease has run out."""
+
+    def __init__(self, store: FakeStore) -> None:
+        self._store = store
+
+    async def claim(self, *, lease: timedelta) -> ClaimedJob | None:
+        now = self._store.now()
+
+        def due(j: StoredJob) -> bool:
+            if j.state is JobState.QUEUED:
+                return j.run_after <= now
+            return j.state is JobState.RUNNING and j.lease_until is not None and j.lease_until < now
+
+        waiting = [j for j in self._store.state.jobs.values() if due(j)]
+        if not waiting:
+            return None
+        tenant = min(waiting, key=lambda j: j.run_after).tenant_id
+        job = min((j for j in waiting if j.tenant_id == tenant), key=lambda j: j.run_after)
+        claimed = replace(
+            job,
+            state=JobState.RUNNING,
+            attempts=job.attempts + 1,
+            lease_until=now + lease,
+            updated_at=now,
+        )
+        self._store.state.jobs[(job.tenant_id, job.id)] = claimed
+        return ClaimedJob(
+            tenant_id=claimed.tenant_id,
+            id=claimed.id,
+            actor_user_id=claimed.actor_user_id,
+            attempts=claimed.attempts,
+            request=claimed.request,
         )

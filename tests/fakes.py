@@ -1,7 +1,7 @@
 """An in-memory store for unit tests of service logic: memories, their audit trail,
-conversations, agent settings, blocks, decisions, active sessions, the usage ledger and a
-tenant's export records, under the same contract as PostgreSQL's (blocks, decisions,
-sessions and usage are in ``tests/fake_repositories.py``).
+conversations, agent settings, blocks, decisions, active sessions, the usage ledger, the
+extraction queue and a tenant's export records, under the same contract as PostgreSQL's
+(blocks, decisions, sessions, usage and jobs are in ``tests/fake_repositories.py``).
 
 ``tests/integration/test_store_contract*.py`` run the same cases against this store
 and the real one, so the service tests below it test against a faithful stand-in.
@@ -79,9 +79,12 @@ from agent_memory.store.repositories import (
 from tests.fake_repositories import (
     FakeBlocks,
     FakeDecisions,
+    FakeJobQueue,
+    FakeJobs,
     FakeSessions,
     FakeUsage,
     StoredBlock,
+    StoredJob,
     StoredUsage,
     reexamined,
 )
@@ -108,6 +111,8 @@ class State:
     runs: dict[tuple[str, str, str], RecordedRun] = field(default_factory=dict)
     # The usage ledger, by tenant.
     usage: list[tuple[str, StoredUsage]] = field(default_factory=list)
+    # Extraction jobs by (tenant, id).
+    jobs: dict[tuple[str, uuid.UUID], StoredJob] = field(default_factory=dict)
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -171,8 +176,16 @@ class FakeStore(Store):
 
     @asynccontextmanager
     async def admin(self) -> AsyncIterator[AdminTx]:
-        raise NotImplementedError("the fake store has no API keys or job queue")
-        yield  # pragma: no cover
+        """Across tenants: the extraction queue; no API keys, expiry sweep, indexer or
+        keys of page tokens."""
+        missing: Any = _Missing()
+        yield AdminTx(
+            keys=missing,
+            job_queue=FakeJobQueue(self),
+            expiry=missing,
+            index=missing,
+            page_keys=missing,
+        )
 
     async def page_keyring(self, *, knowing: int = 0) -> PageKeyring:
         return self.page_keys
@@ -204,7 +217,7 @@ class FakeStore(Store):
             sessions=FakeSessions(self, principal),
             decisions=FakeDecisions(self, principal),
             usage=FakeUsage(self, principal),
-            jobs=missing,
+            jobs=FakeJobs(self, principal),
             recall=missing,
             prompts=missing,
             clock=FakeClock(self),
