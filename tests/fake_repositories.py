@@ -1,8 +1,9 @@
-"""In-memory blocks, decisions, active sessions, the usage ledger and the extraction
-queue for the store of ``tests/fakes.py``, under the same contract as PostgreSQL's
-(``store/blocks.py``, ``store/decisions.py``, ``store/active_sessions.py``,
-``store/usage.py``, ``store/jobs.py``); ``tests/integration/test_store_contract_blocks.py``,
-``_decisions.py``, ``_sessions.py``, ``_usage.py`` and ``_jobs.py`` run the same cases
+"""In-memory blocks, decisions, active sessions, the usage ledger, the extraction
+queue and forgetting for the store of ``tests/fakes.py``, under the same contract as
+PostgreSQL's (``store/blocks.py``, ``store/decisions.py``, ``store/active_sessions.py``,
+``store/usage.py``, ``store/jobs.py``, ``store/forget.py``);
+``tests/integration/test_store_contract_blocks.py``, ``_decisions.py``,
+``_sessions.py``, ``_usage.py``, ``_jobs.py`` and ``_forget.py`` run the same cases
 against both.
 
 Every call runs to its end without yielding, so what PostgreSQL gets from row locks
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -29,6 +31,7 @@ from agent_memory.domain.blocks import (
     BlockVersion,
     BlockWrite,
     ScopeFilter,
+    entries,
 )
 from agent_memory.domain.decisions import (
     CardType,
@@ -39,6 +42,7 @@ from agent_memory.domain.decisions import (
     ResolutionStatus,
     result_json,
 )
+from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.extraction import (
     ClaimedJob,
     ExtractionJob,
@@ -50,12 +54,15 @@ from agent_memory.domain.extraction import (
     UsageRecord,
     UsageReport,
 )
+from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.identity import Principal
+from agent_memory.domain.memory import Memory, Owner, Scope
 from agent_memory.store.jobs import _dropped as dropped_from_json
 from agent_memory.store.jobs import _result_json as result_as_stored
 from agent_memory.store.repositories import (
     BlockRepository,
     DecisionRepository,
+    ForgetRepository,
     JobQueue,
     JobRepository,
     Lock,
@@ -703,3 +710,136 @@ class FakeJobQueue(JobQueue):
             attempts=claimed.attempts,
             request=claimed.request,
         )
+
+
+# --- forgetting ----------------------------------------------------------------------------
+
+
+def _lines(stored: StoredBlock) -> int:
+    """How many archival lines PostgreSQL keeps for the block: one per entry of an
+    archival block's content (a write makes the stored lines those of its content)."""
+    if stored.block.key.label is not BlockLabel.ARCHIVAL:
+        return 0
+    return len(entries(stored.block.content))
+
+
+class FakeForget(ForgetRepository):
+    """Removes a subject's texts from the store's state as ``store/forget.py`` does, with
+    the same counts: audit events stay as tombstones (their snapshots emptied), each
+    deleted memory ends with a content-free DELETED event by the caller, and the usage
+    ledger stays. Archival lines are counted from the blocks' content, since this store
+    keeps no lines (see :class:`FakeBlocks`)."""
+
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._principal = principal
+        self._tenant = principal.tenant_id
+
+    @property
+    def _state(self) -> State:
+        return self._store.state
+
+    def _memories_of(self, owner: Owner) -> ForgetCounts:
+        from tests.fakes import FakeMemories
+
+        def drew_on(m: Memory | None) -> set[tuple[str, str]]:
+            if m is None or m.owner != owner or m.conversation_id is None:
+                return set()
+            return {(m.conversation_provider or "", m.conversation_id)}
+
+        mine = {k: m for k, m in self._state.memories.items() if k[0] == self._tenant}
+        drawn_on = set().union(
+            *(drew_on(m) for m in mine.values()),
+            *(drew_on(e.old) | drew_on(e.new) for t, e in self._state.events if t == self._tenant),
+        )
+        # Tombstones first: the DELETED events below name no owner.
+        emptied = 0
+        for n, (t, e) in enumerate(self._state.events):
+            subject = e.new or e.old
+            if t == self._tenant and subject is not None and subject.owner == owner:
+                self._state.events[n] = (t, replace(e, old=None, new=None))
+                emptied += 1
+        gone = [k for k, m in mine.items() if m.owner == owner]
+        memories = FakeMemories(self._store, self._principal)
+        for key in gone:
+            del self._state.memories[key]
+            memories._record(MemoryEventType.DELETED, None, None, memory_id=key[1])
+        still_drawn_on = {
+            (m.conversation_provider or "", m.conversation_id)
+            for (t, _), m in self._state.memories.items()
+            if t == self._tenant and m.conversation_id is not None
+        }
+        unused = [
+            k
+            for k in self._state.conversations
+            if k[0] == self._tenant and k[1:] in drawn_on and k[1:] not in still_drawn_on
+        ]
+        for key in unused:
+            del self._state.conversations[key]
+            self._state.conversation_times.pop(key, None)
+        return ForgetCounts(memories=len(gone), audit_events=emptied, conversations=len(unused))
+
+    def _blocks(self, gone: list[tuple[str, str, BlockKey]]) -> ForgetCounts:
+        blocks = [self._state.blocks.pop(k) for k in gone]
+        return ForgetCounts(
+            blocks=len(blocks),
+            block_versions=sum(len(b.versions) for b in blocks),
+            archival_lines=sum(_lines(b) for b in blocks),
+        )
+
+    def _jobs(self, wanted: Callable[[StoredJob], bool]) -> int:
+        gone = [k for k, j in self._state.jobs.items() if k[0] == self._tenant and wanted(j)]
+        for key in gone:
+            del self._state.jobs[key]
+        return len(gone)
+
+    async def agent(self, agent_id: str) -> ForgetCounts:
+        jobs = self._jobs(lambda j: j.request.agent_id == agent_id)
+        counts = self._memories_of(Owner(Scope.AGENT, agent_id))
+        counts += self._blocks(
+            [
+                k
+                for k in self._state.blocks
+                if k[0] == self._tenant
+                and k[2].scope is BlockScope.AGENT
+                and k[2].agent_id == agent_id
+            ]
+        )
+        decisions = [
+            k
+            for k, d in self._state.decisions.items()
+            if k[0] == self._tenant and d.agent_id == agent_id
+        ]
+        ids = {k[1] for k in decisions}
+        reexaminations = [
+            k
+            for k, r in self._state.reexaminations.items()
+            if k[0] == self._tenant and r.parent_decision_id in ids
+        ]
+        for key in reexaminations:
+            del self._state.reexaminations[key]
+        for key in decisions:
+            del self._state.decisions[key]
+        agent_state = 0
+        for table in (self._state.agents, self._state.sessions):
+            if (self._tenant, agent_id) in table:
+                del table[(self._tenant, agent_id)]
+                agent_state += 1
+        runs = [k for k in self._state.runs if k[:2] == (self._tenant, agent_id)]
+        for key in runs:
+            del self._state.runs[key]
+        return counts + ForgetCounts(
+            decisions=len(decisions),
+            reexaminations=len(reexaminations),
+            extraction_jobs=jobs,
+            agent_state=agent_state + len(runs),
+        )
+
+    async def workspace(self, workspace_id: str) -> ForgetCounts:
+        jobs = self._jobs(lambda j: j.request.workspace_id == workspace_id)
+        counts = self._memories_of(Owner(Scope.WORKSPACE, workspace_id))
+        return counts + ForgetCounts(extraction_jobs=jobs)
+
+    async def user(self) -> ForgetCounts:
+        mine = (self._tenant, self._principal.user_id)
+        return self._blocks([k for k in self._state.blocks if k[:2] == mine])

@@ -1,7 +1,8 @@
 """An in-memory store for unit tests of service logic: memories, their audit trail,
 conversations, agent settings, blocks, decisions, active sessions, the usage ledger, the
-extraction queue and a tenant's export records, under the same contract as PostgreSQL's
-(blocks, decisions, sessions, usage and jobs are in ``tests/fake_repositories.py``).
+extraction queue, forgetting and a tenant's export records, under the same contract as
+PostgreSQL's (blocks, decisions, sessions, usage, jobs and forgetting are in
+``tests/fake_repositories.py``).
 
 ``tests/integration/test_store_contract*.py`` run the same cases against this store
 and the real one, so the service tests below it test against a faithful stand-in.
@@ -79,6 +80,7 @@ from agent_memory.store.repositories import (
 from tests.fake_repositories import (
     FakeBlocks,
     FakeDecisions,
+    FakeForget,
     FakeJobQueue,
     FakeJobs,
     FakeSessions,
@@ -221,7 +223,7 @@ class FakeStore(Store):
             recall=missing,
             prompts=missing,
             clock=FakeClock(self),
-            forget=missing,
+            forget=FakeForget(self, principal),
             transfer=FakeTransfer(self, principal),
         )
 
