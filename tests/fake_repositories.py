@@ -774,9 +774,9 @@ class FakeForget(ForgetRepository):
             for k in self._state.conversations
             if k[0] == self._tenant and k[1:] in drawn_on and k[1:] not in still_drawn_on
         ]
-        for key in unused:
-            del self._state.conversations[key]
-            self._state.conversation_times.pop(key, None)
+        for held in unused:
+            del self._state.conversations[held]
+            self._state.conversation_times.pop(held, None)
         return ForgetCounts(memories=len(gone), audit_events=emptied, conversations=len(unused))
 
     def _blocks(self, gone: list[tuple[str, str, BlockKey]]) -> ForgetCounts:
@@ -826,8 +826,8 @@ class FakeForget(ForgetRepository):
                 del table[(self._tenant, agent_id)]
                 agent_state += 1
         runs = [k for k in self._state.runs if k[:2] == (self._tenant, agent_id)]
-        for key in runs:
-            del self._state.runs[key]
+        for run in runs:
+            del self._state.runs[run]
         return counts + ForgetCounts(
             decisions=len(decisions),
             reexaminations=len(reexaminations),
