@@ -17,7 +17,7 @@ from, so it says how the detector does on text it has not seen); then the corpus
 credentials by class in many languages (``tests/secret_corpus_classes.tsv``): recall
 and false positives on each of its parts (the tuning part, and the parts held out by
 language, by author and by both), per class of credential and of look-alike; the same
-for the learned layer (``agent_memory.domain.secret_classifier``, trained on the tuning
+for the learned layer (``agent_memory.detectors.secret_classifier``, trained on the tuning
 part only), alone and flagging what it or the rules flag; and
 throughput:
 texts per second over the whole corpus, and MB/s over a long
@@ -322,7 +322,7 @@ def learned_flags() -> dict[str, bool] | None:
         from scripts.train_secret_classifier import corpus_vectors
     except ImportError:
         return None
-    from agent_memory.domain.secret_classifier import is_credential
+    from agent_memory.detectors.secret_classifier import is_credential
 
     texts = list(dict.fromkeys(item.text for item in BY_CLASS))
     try:
@@ -335,7 +335,7 @@ def learned_flags() -> dict[str, bool] | None:
 
 
 def print_learned(rules: list[PartResult], flags: dict[str, bool] | None) -> None:
-    """The learned layer (``agent_memory.domain.secret_classifier``) on each part, alone
+    """The learned layer (``agent_memory.detectors.secret_classifier``) on each part, alone
     and flagging what the rules or it flags, beside the rules alone."""
     print("\n### The learned layer on the corpus by class\n")
     if flags is None:

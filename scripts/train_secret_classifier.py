@@ -10,7 +10,7 @@ new languages and new authors, so a fold that holds out a language is the nearer
 rehearsal): the threshold is the lowest score that flags at most ``TARGET_FP`` of the
 look-alikes their folds never trained on.
 
-Writes ``src/agent_memory/domain/secret_classifier.json``: the weights (float32
+Writes ``src/agent_memory/detectors/secret_classifier.json``: the weights (float32
 precision), the bias and the threshold. Deterministic: the corpus is read in its order,
 the folds are by language, and the optimiser is full-batch Newton's method from zero.
 
@@ -37,7 +37,7 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_memory.domain.secret_classifier import WEIGHTS  # noqa: E402
+from agent_memory.detectors.secret_classifier import WEIGHTS  # noqa: E402
 from agent_memory.embed.local import MODEL  # noqa: E402
 from tests.secret_corpus import BY_CLASS, TUNING, Labelled  # noqa: E402
 

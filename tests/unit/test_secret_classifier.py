@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from agent_memory.domain.secret_classifier import classifier, classify, is_credential
+from agent_memory.detectors.secret_classifier import classifier, classify, is_credential
 from agent_memory.embed import local_available
 from agent_memory.embed.local import MODEL, LocalEmbedder
 

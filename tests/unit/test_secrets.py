@@ -1,4 +1,4 @@
-"""The secret detector (domain/secrets.py), both ways: what it must refuse and what it
+"""The secret detector (detectors/secrets.py), both ways: what it must refuse and what it
 must let through. Memory points at where a credential lives; it never holds one."""
 
 from __future__ import annotations

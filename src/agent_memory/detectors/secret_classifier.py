@@ -3,7 +3,7 @@ vector of a text (multilingual-e5-small, the "passage: " vector the indexer comp
 every stored text), which reads a password, a PIN, an access code or a national id
 stated in a language the rules have no words for.
 
-It is not on the write path: the rules of :mod:`agent_memory.domain.secrets` decide what
+It is not on the write path: the rules of :mod:`agent_memory.detectors.secrets` decide what
 is refused. The weights come from ``scripts/train_secret_classifier.py``, trained on the
 tuning part of the corpus by class (``tests/secret_corpus_classes.tsv``);
 ``bench/secret_detector.py`` measures the layer on the parts it never saw, alone and
