@@ -1,4 +1,4 @@
-"""Instruction-shaped facts (domain/instructions.py): what reads as an order to the
+"""Instruction-shaped facts (detectors/instructions.py): what reads as an order to the
 assistant is refused by Memorize and RecordLearning and dropped by extraction, never
 echoed back; facts and preferences, however close their words, pass."""
 

@@ -1,6 +1,6 @@
 # ruff: noqa: RUF001
 # (texts in many languages and scripts are the point of these tests)
-"""Credentials known by their class (domain/credentials.py): each class is refused in the
+"""Credentials known by their class (detectors/credentials.py): each class is refused in the
 languages people write it in, and what only looks like one is stored."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ OWN_PATTERNS = {
     "named token": secrets._NAMED_TOKEN,
     "token prose": secrets._TOKEN_PROSE,
     "random token": secrets._TOKEN,
-    # credentials by class (domain/credentials.py)
+    # credentials by class (detectors/credentials.py)
     # (the words of common classes pass only with what their finder needs: below)
     "credential word": re.compile(
         "(?i)"

@@ -531,7 +531,7 @@ _FOLDED_TRIGGERS: dict[str, str] = {
     "xox": "xox[abposre]-",
 }
 _TOKEN_RUN = 24
-# The triggers of the finders of credentials by class (domain/credentials.py): the words
+# The triggers of the finders of credentials by class (detectors/credentials.py): the words
 # of the vocabulary, of national ids and of logins, looked for as their finders look for
 # them (each only where its literal is in the folded text); the numbers their finders
 # judge, looked for where digits are; and twelve words of one BIP-39 list in a row.
