@@ -1,4 +1,4 @@
-"""Instructions recognised by class (domain/instruction_classes.py): each class of
+"""Instructions recognised by class (detectors/instruction_classes.py): each class of
 instruction is refused in several languages and disguises, with its kind; the ordinary
 texts that share its words pass; and the index that makes the scan cheap finds every
 match a plain scan finds."""
