@@ -98,6 +98,8 @@ class MemorizeInput:
     conversation: Conversation | None = None
     expiration: Expiration | None = None
     supersedes: tuple[str, ...] = ()  # ids of memories this one replaces
+    valid_start_time: datetime | None = None  # when the fact starts to hold
+    valid_end_time: datetime | None = None  # when it stops
 
 
 def slug_tag(tag: str) -> str:
