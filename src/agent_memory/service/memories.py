@@ -188,7 +188,6 @@ class Memories:
         item = prepare(item)
         replaced = superseded_ids(item.supersedes)
         expiration = checked_expiration(item.expiration, datetime.now(UTC))
-        check(period_violations(item.valid_start_time, item.valid_end_time))
         conversation = item.conversation
         write = MemoryWrite(
             owner,
