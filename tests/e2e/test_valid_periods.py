@@ -319,3 +319,29 @@ def test_extraction_dates_a_fact_the_model_dates_and_drops_only_a_bad_date(
     assert line_of(rendered(c, agent), "Ana leads the platform team").endswith(
         f", {NOW.date()}, until {until}]"
     )
+
+
+def test_an_extracted_date_that_would_end_a_stored_period_before_it_starts_is_dropped(
+    c: Client, agent: str, fake: FakeAnthropic
+) -> None:
+    stored = upsert(
+        c,
+        agent,
+        "auto:platform-lead",
+        "Ana will lead the platform team",
+        source=memory_pb2.MEMORY_SOURCE_AUTO,
+        valid_start_time=stamp(FUTURE),
+    )
+    fake.facts(
+        fact("platform-lead", "Ana leads the platform team for now")
+        | {"valid_until": (NOW + timedelta(days=30)).date().isoformat()},
+        fact("deploy-day", "Deploys run on Tuesdays"),
+    )
+    reply = extract(c, agent)
+    assert reply.outcome == memory_pb2.EXTRACTION_OUTCOME_COMPLETED
+    written = {m.key: m for m in reply.written}
+    assert set(written) == {"auto:platform-lead", "auto:deploy-day"}
+    lead = written["auto:platform-lead"]
+    assert (lead.id, lead.value) == (stored.id, "Ana leads the platform team for now")
+    assert at(lead.valid_start_time) == FUTURE
+    assert not lead.HasField("valid_end_time")
