@@ -48,6 +48,7 @@ from agent_memory.domain.memory import (
     MemoryWrite,
     Owner,
     OwnerSummary,
+    PeriodInverted,
     Scope,
     Written,
     listing_position,
@@ -341,6 +342,8 @@ class FakeMemories(MemoryRepository):
             updated_at=now,
             version=1,
             expire_time=self._expiry(write),
+            valid_start_time=write.valid_start_time,
+            valid_end_time=write.valid_end_time,
             **{**evidence, "tags": tuple(evidence.get("tags", ()))},
         )
         self._rows[(self._tenant, memory.id)] = memory
@@ -373,6 +376,13 @@ class FakeMemories(MemoryRepository):
             changes["importance"] = write.importance
         if write.expiration is not None:
             changes["expire_time"] = self._expiry(write)
+        for bound in ("valid_start_time", "valid_end_time"):
+            if (given := getattr(write, bound)) is not None:
+                changes[bound] = given
+        _check_period(
+            changes.get("valid_start_time", current.valid_start_time),
+            changes.get("valid_end_time", current.valid_end_time),
+        )
         if write.evidence is not None:
             evidence = dataclasses.asdict(write.evidence)
             changes.update(evidence, tags=tuple(evidence["tags"]))
@@ -407,11 +417,25 @@ class FakeMemories(MemoryRepository):
             raise AlreadyExists(f"key {patch.key!r} is already used", reason="KEY_TAKEN")
         changes = {
             name: value
-            for name in ("key", "value", "pinned", "importance", "expire_time", "tags")
+            for name in (
+                "key",
+                "value",
+                "pinned",
+                "importance",
+                "expire_time",
+                "tags",
+                "valid_start_time",
+                "valid_end_time",
+            )
             if (value := getattr(patch, name)) is not None
         }
         if patch.clear_expiry:
             changes["expire_time"] = None
+        if patch.clear_valid_start:
+            changes["valid_start_time"] = None
+        if patch.clear_valid_end:
+            changes["valid_end_time"] = None
+        _check_period(*patch.period_of(current))
         updated = self._bump(current, **changes)
         self._record(event, current, updated)
         return updated
@@ -431,7 +455,10 @@ class FakeMemories(MemoryRepository):
             return current
         if current.superseded_by == by.id:
             return current
-        updated = self._bump(current, superseded_by=by.id)
+        end, at = current.valid_end_time, by.updated_at
+        if current.valid_start_time is None or current.valid_start_time < at:
+            end = at if end is None else min(end, at)
+        updated = self._bump(current, superseded_by=by.id, valid_end_time=end)
         self._record(MemoryEventType.SUPERSEDED, current, updated)
         return updated
 
@@ -560,6 +587,12 @@ class FakeMemories(MemoryRepository):
             )
             for owner_id, (count, at) in sorted(found.items())
         ][:limit]
+
+
+def _check_period(start: datetime | None, end: datetime | None) -> None:
+    """The database's constraint: a period ends after it starts."""
+    if start is not None and end is not None and end <= start:
+        raise PeriodInverted("the period would end before it starts")
 
 
 class FakeEvents(EventRepository):

@@ -255,6 +255,39 @@ def test_a_row_says_when_it_last_reached_a_model(page: Page, tenant: Tenant) -> 
     expect(memory_row(page, "unused").locator(".used-label")).to_have_count(0)
 
 
+def test_a_row_says_when_its_fact_holds_and_when_it_is_out_of_its_period(
+    page: Page, tenant: Tenant
+) -> None:
+    def dated(key: str, value: str, **period: datetime) -> None:
+        stamps = {}
+        for name, when in period.items():
+            stamps[name] = timestamp_pb2.Timestamp()
+            stamps[name].FromDatetime(when)
+        tenant.grpc.call(
+            tenant.grpc.memory.UpsertMemory,
+            pb.UpsertMemoryRequest(
+                owner=memory_pb2.MemoryOwner(agent_id=AGENT), key=key, value=value, **stamps
+            ),
+        )
+
+    soon = datetime.now(UTC) + timedelta(days=30)
+    dated("lead", "Ana leads platform", valid_end_time=soon)
+    dated("old-lead", "Cleo leads platform", valid_end_time=datetime(2020, 3, 31, tzinfo=UTC))
+    upsert(tenant.grpc, "stack", "Next.js and Postgres", memory_pb2.MEMORY_SOURCE_MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+
+    current = memory_row(page, "lead").locator(".period-label")
+    expect(current).to_contain_text("valid until ")
+    expect(current).not_to_contain_text("not in prompts")
+    stamp = current.locator("time").get_attribute("datetime")
+    assert stamp is not None
+    assert abs(datetime.fromisoformat(stamp) - soon) < timedelta(seconds=1)
+    ended = memory_row(page, "old-lead").locator(".period-label")
+    expect(ended).to_contain_text("not in prompts")
+    expect(memory_row(page, "stack").locator(".period-label")).to_have_count(0)
+
+
 def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tenant: Tenant) -> None:
     conventions = upsert(
         tenant.grpc, "conventions", "Commits use the imperative mood", memory_pb2.MEMORY_SOURCE_AUTO

@@ -388,6 +388,32 @@ def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Pa
 # -- a round trip through each method ------------------------------------------------
 
 
+def test_a_facts_period_is_written_changed_and_cleared_through_the_client(
+    server: ServerThread, tenant: str
+) -> None:
+    start = datetime(2026, 3, 12, tzinfo=UTC)
+    end = datetime.now(UTC).replace(microsecond=0) + timedelta(days=30)
+    with client_for(server, tenant) as memory:
+        made = memory.upsert_memory(
+            "lead", "Ana leads platform", agent_id="planner", valid_start_time=start
+        )
+        assert (aware(made.valid_start_time), made.valid_end_time) == (start, None)
+        ending = memory.update_memory(made.id, valid_end_time=end)
+        assert (aware(ending.valid_start_time), aware(ending.valid_end_time)) == (start, end)
+        opened = memory.update_memory(made.id, update_mask=["valid_start_time"])
+        assert (opened.valid_start_time, aware(opened.valid_end_time)) == (None, end)
+        kept = memory.memorize(
+            "Ben leads platform from April",
+            agent_id="planner",
+            valid_start_time=end,
+            supersedes=[made.id],
+        )
+        assert aware(kept.valid_start_time) == end
+        replaced = memory.get_memory(made.id)
+        assert replaced.superseded_by == kept.id
+        assert aware(replaced.valid_end_time) == aware(kept.updated_at)
+
+
 def test_update_memory_changes_what_it_is_given_guarded_by_the_etag(
     server: ServerThread, tenant: str
 ) -> None:

@@ -52,10 +52,16 @@ def seed(c: Client, bo: Client) -> None:
             expire_time=later,
         ),
     )
+    since = timestamp_pb2.Timestamp()
+    since.FromDatetime(datetime(2026, 3, 12, tzinfo=UTC))
+    # The period's end is written when Memorize below supersedes tz.
     c.call(
         c.memory.UpsertMemory,
         pb.UpsertMemoryRequest(
-            owner=memory_pb2.MemoryOwner(workspace_id="team"), key="stack", value="Fastify"
+            owner=memory_pb2.MemoryOwner(workspace_id="team"),
+            key="stack",
+            value="Fastify",
+            valid_start_time=since,
         ),
     )
     metadata = struct_pb2.Struct()

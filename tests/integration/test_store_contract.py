@@ -37,6 +37,7 @@ from agent_memory.domain.memory import (
     MemorySource,
     MemoryWrite,
     Owner,
+    PeriodInverted,
     Scope,
     Written,
     listing_position,
@@ -182,13 +183,137 @@ def test_the_audit_snapshot_carries_every_field_of_the_memory(
         async with store.connection(caller) as tx:
             memory = await written(
                 tx,
-                write(source=MemorySource.MEMORIZE, pinned=True, importance=9, evidence=evidence),
+                write(
+                    source=MemorySource.MEMORIZE,
+                    pinned=True,
+                    importance=9,
+                    evidence=evidence,
+                    valid_start_time=PAST,
+                    valid_end_time=FUTURE,
+                ),
             )
             (event,) = await tx.events.list_page(memory.id, after=None, limit=10)
         assert event.new is not None
         for f in dataclasses.fields(Memory):
             if f.name != "groundings":
                 assert getattr(event.new, f.name) == getattr(memory, f.name), f.name
+
+    scenario(body)
+
+
+PAST = datetime(2020, 3, 12, tzinfo=UTC)
+DAY = timedelta(days=1)
+FUTURE = datetime(2100, 3, 31, tzinfo=UTC)
+
+
+def test_a_period_is_written_kept_by_writes_without_it_changed_and_cleared(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            first = await written(tx, write(valid_start_time=PAST, valid_end_time=FUTURE))
+            assert (first.valid_start_time, first.valid_end_time) == (PAST, FUTURE)
+            kept = await written(tx, write(value="two"))
+            assert (kept.valid_start_time, kept.valid_end_time) == (PAST, FUTURE)
+            later = FUTURE + timedelta(days=1)
+            moved = await written(tx, write(value="three", valid_end_time=later))
+            assert (moved.valid_start_time, moved.valid_end_time) == (PAST, later)
+            patch = MemoryPatch(valid_end_time=FUTURE, clear_valid_start=True)
+            changed = await tx.memories.update(first.id, patch, MemoryEventType.UPDATED)
+            assert (changed.valid_start_time, changed.valid_end_time) == (None, FUTURE)
+            cleared = await tx.memories.update(
+                first.id, MemoryPatch(clear_valid_end=True), MemoryEventType.UPDATED
+            )
+            assert (cleared.valid_start_time, cleared.valid_end_time) == (None, None)
+            events = await tx.events.list_page(first.id, after=None, limit=10)
+        assert events[-1].old is not None
+        assert events[-1].old.valid_end_time == FUTURE
+        assert events[-1].new is not None
+        assert events[-1].new.valid_end_time is None
+
+    scenario(body)
+
+
+def test_a_write_ending_the_period_before_its_stored_start_changes_nothing(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            first = await written(tx, write(valid_start_time=FUTURE))
+            with pytest.raises(PeriodInverted):
+                await tx.memories.write(write(value="two", valid_end_time=PAST))
+            with pytest.raises(PeriodInverted):
+                await tx.memories.update(
+                    first.id, MemoryPatch(valid_end_time=PAST), MemoryEventType.UPDATED
+                )
+            after = await tx.memories.get(first.id)
+            events = await tx.events.list_page(first.id, after=None, limit=10)
+        assert after is not None
+        assert (after.value, after.version, after.valid_end_time) == ("v", 1, None)
+        assert [e.type for e in events] == [MemoryEventType.CREATED]
+
+    scenario(body)
+
+
+def test_superseding_a_fact_ends_its_period_when_the_replacement_was_written(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            open_ended = await written(tx, write("open", valid_start_time=PAST))
+            ending_later = await written(tx, write("later", valid_end_time=FUTURE))
+            ended = await written(tx, write("ended", valid_end_time=PAST))
+            not_begun = await written(tx, write("future", valid_start_time=FUTURE))
+            by = await written(tx, write("new", "the new fact"))
+            found = {
+                m.key: await tx.memories.supersede(m.id, by)
+                for m in (open_ended, ending_later, ended, not_begun)
+            }
+        assert {k: m.superseded_by if m else None for k, m in found.items()} == dict.fromkeys(
+            found, by.id
+        )
+        ends = {k: m.valid_end_time if m else None for k, m in found.items()}
+        at = by.updated_at
+        assert ends == {"open": at, "later": at, "ended": PAST, "future": None}
+        assert found["open"] is not None
+        assert found["open"].valid_start_time == PAST
+
+    scenario(body)
+
+
+def test_a_filter_reads_the_period_with_open_ends_as_the_ends_of_time(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            await written(tx, write("always"))
+            await written(tx, write("over", valid_start_time=PAST, valid_end_time=PAST + DAY))
+            await written(tx, write("now", valid_start_time=PAST, valid_end_time=FUTURE))
+            await written(tx, write("soon", valid_start_time=FUTURE))
+
+            async def keys(text: str) -> set[str]:
+                query = parse_filter(text).shown(expired=False, superseded=False)
+                found = await tx.memories.list_page(AGENT, after=None, limit=10, query=query)
+                assert await tx.memories.count_matching(AGENT, query) == len(found)
+                return {m.key for m in found}
+
+            assert await keys("") == {"always", "over", "now", "soon"}
+            assert await keys("valid = true") == {"always", "now"}
+            assert await keys("valid = false") == {"over", "soon"}
+            assert await keys("NOT valid = true") == {"over", "soon"}
+            assert await keys('valid_end_time < "2030-01-01T00:00:00Z"') == {"over"}
+            assert await keys('NOT validEndTime < "2030-01-01T00:00:00Z"') == {
+                "always",
+                "now",
+                "soon",
+            }
+            assert await keys('valid_start_time > "2030-01-01T00:00:00Z"') == {"soon"}
+            assert await keys('validStartTime <= "2030-01-01T00:00:00Z"') == {
+                "always",
+                "over",
+                "now",
+            }
+            assert await keys(f'valid_start_time = "{PAST.isoformat()}"') == {"over", "now"}
 
     scenario(body)
 

@@ -71,6 +71,8 @@ def test_every_returned_column_of_a_memory_reaches_the_record() -> None:
         "expire_time": datetime(2027, 1, 1, tzinfo=UTC),
         "superseded_by": uuid.uuid4(),
         "last_used_time": datetime(2026, 1, 3, tzinfo=UTC),
+        "valid_start_time": datetime(2026, 3, 12, tzinfo=UTC),
+        "valid_end_time": datetime(2026, 3, 31, tzinfo=UTC),
     }
     returned = named(MemoryRow, OUTPUT)
     assert set(returned) == set(row), "give the new column a value here"

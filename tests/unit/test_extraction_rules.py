@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime
 
 import pytest
 
@@ -437,3 +438,54 @@ GOOD = {"key": "k", "value": "v", "confidence": 0.9, "scope": "agent"}
 def test_malformed_tool_input_is_refused(tool_input: object) -> None:
     with pytest.raises(ValueError, match="fact"):
         parse_candidates(tool_input)
+
+
+def dated(**period: object) -> dict[str, object]:
+    return {"key": "lead", "value": "Ana leads platform", "confidence": 0.9, "scope": "agent"} | (
+        period
+    )
+
+
+def test_a_fact_may_carry_the_days_its_period_starts_and_ends() -> None:
+    (fact,) = parse_candidates(
+        {"facts": [dated(valid_from="2026-03-12", valid_until="2026-03-31T12:00:00+02:00")]}
+    )
+    assert fact.valid_start_time == datetime(2026, 3, 12, tzinfo=UTC)
+    assert fact.valid_end_time == datetime(2026, 3, 31, 10, tzinfo=UTC)
+    (undated,) = parse_candidates({"facts": [dated()]})
+    assert (undated.valid_start_time, undated.valid_end_time) == (None, None)
+
+
+@pytest.mark.parametrize("bad", ["March", "", "2026-02-30", 20260312, None, True, "9" * 100])
+def test_a_bad_day_costs_the_fact_its_bound_only(bad: object) -> None:
+    (fact,) = parse_candidates({"facts": [dated(valid_from=bad, valid_until="2026-03-31")]})
+    assert fact.valid_start_time is None
+    assert fact.valid_end_time == datetime(2026, 3, 31, tzinfo=UTC)
+
+
+def test_a_period_ending_before_it_starts_is_dropped_whole() -> None:
+    (fact,) = parse_candidates(
+        {"facts": [dated(valid_from="2026-03-31", valid_until="2026-03-12")]}
+    )
+    assert (fact.valid_start_time, fact.valid_end_time) == (None, None)
+
+
+def test_the_model_is_asked_for_the_period_and_told_todays_date() -> None:
+    item = prompt.tool(3, workspace=False)["input_schema"]["properties"]["facts"]["items"]
+    assert {"valid_from", "valid_until"} <= set(item["properties"])
+    assert {"valid_from", "valid_until"}.isdisjoint(item["required"])
+    assert "valid_until" in prompt.SYSTEM
+    capped = prompt.cap_transcript("the transcript body", 100)
+    message = prompt.user_message(capped, [], workspace=True, today="2026-03-01")
+    assert message.startswith("Today is 2026-03-01 (UTC).\n")
+    assert "Today is" not in prompt.user_message(capped, [], workspace=True)
+
+
+def test_sift_carries_a_kept_facts_period() -> None:
+    start, end = datetime(2026, 3, 12, tzinfo=UTC), datetime(2026, 3, 31, tzinfo=UTC)
+    candidate = Candidate(
+        "lead", "Ana leads platform", 0.9, Scope.AGENT, valid_start_time=start, valid_end_time=end
+    )
+    kept, dropped = sift([candidate], [], rules())
+    assert dropped == []
+    assert (kept[0].valid_start_time, kept[0].valid_end_time) == (start, end)

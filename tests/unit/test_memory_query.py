@@ -124,6 +124,8 @@ def memory(
     source: MemorySource = MemorySource.MANUAL,
     tags: tuple[str, ...] = (),
     expire_time: datetime | None = None,
+    valid_start_time: datetime | None = None,
+    valid_end_time: datetime | None = None,
 ) -> Memory:
     return Memory(
         id=uuid.uuid4(),
@@ -138,6 +140,8 @@ def memory(
         version=1,
         tags=tags,
         expire_time=expire_time,
+        valid_start_time=valid_start_time,
+        valid_end_time=valid_end_time,
     )
 
 
@@ -165,8 +169,45 @@ def test_a_parsed_filter_keeps_what_it_says(text: str, kept: set[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("valid = true", {"always", "now"}),
+        ("valid = false", {"over", "soon"}),
+        ('valid_end_time < "2026-11-06T00:00:00Z"', {"over", "now"}),
+        ('NOT validEndTime < "2026-11-06T00:00:00Z"', {"always", "soon"}),
+        ('valid_start_time > "2026-11-05T12:00:00Z"', {"soon"}),
+        ('validStartTime <= "2026-11-05T12:00:00Z" valid = false', {"over"}),
+    ],
+)
+def test_a_filter_reads_a_facts_period_its_open_ends_at_the_ends_of_time(
+    text: str, kept: set[str]
+) -> None:
+    hour = timedelta(hours=1)
+    rows = [
+        memory("always"),
+        memory("over", valid_start_time=NOW - 3 * hour, valid_end_time=NOW - hour),
+        memory("now", valid_start_time=NOW - hour, valid_end_time=NOW + hour),
+        memory("soon", valid_start_time=NOW + hour),
+    ]
+    query = parse_filter(text)
+    assert {m.key for m in rows if query.admits(m, NOW)} == kept
+
+
+def test_a_period_field_is_read_as_a_time_and_valid_as_true_or_false() -> None:
+    at = datetime(2026, 3, 31, tzinfo=UTC)
+    assert parse_filter('validEndTime >= "2026-03-31T00:00:00Z"').condition == Restriction(
+        "valid_end_time", ">=", at
+    )
+    assert parse_filter("valid = FALSE").condition == Restriction("valid", "=", False)
+
+
+@pytest.mark.parametrize(
     ("text", "says"),
     [
+        ("valid = maybe", "valid compares with true or false"),
+        ("valid > true", 'valid takes "=" (true or false)'),
+        ('valid_end_time < "March"', "valid_end_time compares with an RFC 3339 time"),
+        ('valid_start_time : "2026-03-01T00:00:00Z"', "valid_start_time takes =, <"),
         ("colour = red", "'colour' is not a field; the fields are text, tag, key"),
         ("deploy AND colour = red", "'colour' is not a field; the fields are text"),
         ("deploy AND colour = red", "(at character 12)"),

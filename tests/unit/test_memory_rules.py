@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,11 +11,16 @@ from agent_memory.domain.errors import InvalidArgument
 from agent_memory.domain.memory import (
     KEY_MAX_CHARS,
     VALUE_MAX_CHARS,
+    Memory,
     MemoryPatch,
     MemorySource,
+    Owner,
+    Scope,
     etag_for,
     importance_violations,
     parse_memory_id,
+    period_violations,
+    valid_at,
     validate_new_memory,
     validate_patch,
     version_from_etag,
@@ -226,3 +232,73 @@ def test_a_name_that_is_no_path_segment_is_refused(name: str) -> None:
 @pytest.mark.parametrize("name", ["...", "a.b", "team alpha:bot", "ünï"])
 def test_names_with_dots_and_spaces_pass(name: str) -> None:
     assert name_violations("agent_id", name, max_chars=255) == []
+
+
+# --- a fact's period ------------------------------------------------------------------
+
+START = datetime(2026, 3, 12, tzinfo=UTC)
+END = datetime(2026, 3, 31, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("start", "end"), [(None, None), (START, None), (None, END), (START, END)])
+def test_a_period_open_at_either_end_or_ending_after_it_starts_passes(
+    start: datetime | None, end: datetime | None
+) -> None:
+    assert period_violations(start, end) == []
+
+
+@pytest.mark.parametrize("end", [START, START - timedelta(microseconds=1)])
+def test_a_period_ending_at_or_before_its_start_names_its_end(end: datetime) -> None:
+    (violation,) = period_violations(START, end, prefix="memory.")
+    assert (violation.field, violation.reason) == ("memory.valid_end_time", "INVALID_PERIOD")
+    assert "stored" not in violation.description
+    (stored,) = period_violations(START, end, stored=True)
+    assert stored.field == "valid_end_time"
+    assert "stored" in stored.description
+
+
+def test_a_period_holds_from_its_start_and_up_to_but_not_at_its_end() -> None:
+    assert valid_at(START, END, START)
+    assert valid_at(START, END, END - timedelta(microseconds=1))
+    assert not valid_at(START, END, END)
+    assert not valid_at(START, END, START - timedelta(microseconds=1))
+    assert valid_at(None, None, START)
+    assert valid_at(None, END, datetime.min.replace(tzinfo=UTC))
+    assert valid_at(START, None, datetime.max.replace(tzinfo=UTC))
+
+
+def stored_memory(start: datetime | None, end: datetime | None) -> Memory:
+    return Memory(
+        id=uuid.uuid4(),
+        owner=Owner(Scope.AGENT, "a"),
+        key="k",
+        value="v",
+        pinned=False,
+        importance=0,
+        source=MemorySource.AUTO,
+        created_at=START,
+        updated_at=START,
+        version=1,
+        valid_start_time=start,
+        valid_end_time=end,
+    )
+
+
+def test_a_patch_sets_or_clears_each_end_of_the_period_and_keeps_the_other() -> None:
+    current = stored_memory(START, END)
+    later = END + timedelta(days=1)
+    assert MemoryPatch(valid_end_time=later).period_of(current) == (START, later)
+    assert MemoryPatch(clear_valid_start=True).period_of(current) == (None, END)
+    assert MemoryPatch(clear_valid_end=True).period_of(current) == (START, None)
+    assert MemoryPatch().period_of(current) == (START, END)
+
+
+def test_a_patch_of_the_period_changes_only_what_differs_and_is_not_a_pin() -> None:
+    current = stored_memory(START, None)
+    patch = MemoryPatch(valid_start_time=START, valid_end_time=END, clear_valid_start=False)
+    assert patch.changes(current) == MemoryPatch(valid_end_time=END)
+    assert MemoryPatch(clear_valid_end=True).changes(current).empty
+    assert MemoryPatch(clear_valid_start=True).changes(current) == MemoryPatch(
+        clear_valid_start=True
+    )
+    assert not MemoryPatch(pinned=True, valid_end_time=END).only_pin

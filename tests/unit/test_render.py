@@ -153,6 +153,41 @@ def test_a_row_is_dated_by_its_utc_day() -> None:
     assert MemoryLine.of(late).day == "2026-05-01"
 
 
+@pytest.mark.parametrize(
+    ("start", "end", "mark"),
+    [
+        (datetime(2026, 3, 12, 9, tzinfo=UTC), None, "[person, 2026-04-30, since 2026-03-12]"),
+        (None, datetime(2026, 5, 31, tzinfo=UTC), "[person, 2026-04-30, until 2026-05-31]"),
+        (
+            datetime(2026, 3, 12, tzinfo=UTC),
+            datetime(2026, 5, 31, tzinfo=UTC),
+            "[person, 2026-04-30, since 2026-03-12 until 2026-05-31]",
+        ),
+        (None, None, "[person, 2026-04-30]"),
+    ],
+)
+def test_a_fact_with_a_period_says_when_it_holds_in_its_mark(
+    start: datetime | None, end: datetime | None, mark: str
+) -> None:
+    found = replace(memory("lead", "Ana leads platform"), valid_start_time=start)
+    found = replace(found, valid_end_time=end)
+    data = RenderInput(agent_memory=MemoryRows(rows=[MemoryLine.of(found)]))
+    assert render(data).sections[0].content.splitlines()[1:] == [
+        f"- **lead**: Ana leads platform {mark}"
+    ]
+
+
+def test_a_periods_days_are_utc_days() -> None:
+    east = timezone(timedelta(hours=9))
+    found = replace(
+        memory("port", "5434"),
+        valid_start_time=datetime(2026, 3, 12, 8, tzinfo=east),
+        valid_end_time=datetime(2026, 4, 1, 8, tzinfo=east),
+    )
+    line = MemoryLine.of(found)
+    assert (line.since, line.until) == ("2026-03-11", "2026-03-31")
+
+
 def test_a_value_with_line_breaks_stays_one_list_item() -> None:
     data = RenderInput(
         workspace_memory=rows(("multi", "line one\nline two\r\n\n  line three\tend  "))

@@ -67,7 +67,16 @@ _SOURCES = {
 _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
 
 # Paths of Memory that UpdateMemory may change (AIP-134).
-UPDATABLE_MEMORY_FIELDS = ("key", "value", "pinned", "importance", "expire_time", "tags")
+UPDATABLE_MEMORY_FIELDS = (
+    "key",
+    "value",
+    "pinned",
+    "importance",
+    "expire_time",
+    "tags",
+    "valid_start_time",
+    "valid_end_time",
+)
 
 
 def fitted_page(
@@ -144,6 +153,15 @@ def datetime_from_proto(value: timestamp_pb2.Timestamp, path: str) -> datetime:
     """A timezone-aware UTC datetime. Raises: InvalidArgument — out of range."""
     check_timestamp(value, path)
     return value.ToDatetime(tzinfo=UTC)
+
+
+def optional_time(message: Any, name: str, prefix: str = "") -> datetime | None:
+    """The message's Timestamp field ``name`` when set, else None.
+
+    Raises: InvalidArgument — out of range (the path is ``prefix`` + ``name``)."""
+    if not message.HasField(name):
+        return None
+    return datetime_from_proto(getattr(message, name), f"{prefix}{name}")
 
 
 # google.protobuf.Duration's range: about 10,000 years either way.
@@ -289,6 +307,8 @@ def memorize_input(request: memory_service_pb2.MemorizeRequest) -> MemorizeInput
         conversation=conversation,
         expiration=expiration_from_proto(request),
         supersedes=tuple(request.supersedes),
+        valid_start_time=optional_time(request, "valid_start_time"),
+        valid_end_time=optional_time(request, "valid_end_time"),
     )
 
 
@@ -327,6 +347,8 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
         expire_time=timestamp(memory.expire_time),
         superseded_by=str(memory.superseded_by) if memory.superseded_by else "",
         last_used_time=timestamp(memory.last_used_time),
+        valid_start_time=timestamp(memory.valid_start_time),
+        valid_end_time=timestamp(memory.valid_end_time),
     )
     if memory.confidence is not None:
         message.confidence = memory.confidence
@@ -354,6 +376,8 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
             "importance": memory.importance != 0,
             "expire_time": memory.HasField("expire_time"),
             "tags": bool(memory.tags),
+            "valid_start_time": memory.HasField("valid_start_time"),
+            "valid_end_time": memory.HasField("valid_end_time"),
         }
         paths = [name for name, populated in chosen.items() if populated]
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
@@ -380,6 +404,15 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
         # Named in the mask but not set: the memory stops expiring (AIP-214).
         clear_expiry="expire_time" in paths and not memory.HasField("expire_time"),
         tags=tuple(memory.tags) if "tags" in paths else None,
+        # Named in the mask but not set: the fact's period is open at that end.
+        valid_start_time=optional_time(memory, "valid_start_time", "memory.")
+        if "valid_start_time" in paths
+        else None,
+        clear_valid_start="valid_start_time" in paths and not memory.HasField("valid_start_time"),
+        valid_end_time=optional_time(memory, "valid_end_time", "memory.")
+        if "valid_end_time" in paths
+        else None,
+        clear_valid_end="valid_end_time" in paths and not memory.HasField("valid_end_time"),
     )
 
 

@@ -60,6 +60,8 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             source=convert.source_from_proto(request.source),
             expiration=convert.expiration_from_proto(request),
             create_only=request.create_only,
+            valid_start_time=convert.optional_time(request, "valid_start_time"),
+            valid_end_time=convert.optional_time(request, "valid_end_time"),
         )
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
 

@@ -354,6 +354,12 @@ def _memory(message: memory_pb2.Memory) -> Memory:
         superseded_by=_id(message.superseded_by, "memory.superseded_by", "a memory id")
         if message.superseded_by
         else None,
+        valid_start_time=datetime_from_proto(message.valid_start_time, "memory.valid_start_time")
+        if message.HasField("valid_start_time")
+        else None,
+        valid_end_time=datetime_from_proto(message.valid_end_time, "memory.valid_end_time")
+        if message.HasField("valid_end_time")
+        else None,
     )
 
 

@@ -73,6 +73,9 @@ class Candidate:
     scope: Scope
     action: Action = Action.ADD
     target: str = ""  # the reference of an existing memory the model was shown
+    # When the fact holds in the world, when the transcript says so.
+    valid_start_time: datetime | None = None
+    valid_end_time: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from agent_memory.domain.memory import (
     Expiration,
     Grounding,
     MemorySource,
+    period_violations,
     reserved_key_violations,
 )
 from agent_memory.domain.screening import refuse_instructions
@@ -98,6 +99,8 @@ class MemorizeInput:
     conversation: Conversation | None = None
     expiration: Expiration | None = None
     supersedes: tuple[str, ...] = ()  # ids of memories this one replaces
+    valid_start_time: datetime | None = None  # when the fact starts to hold
+    valid_end_time: datetime | None = None  # when it stops
 
 
 def slug_tag(tag: str) -> str:
@@ -125,7 +128,8 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     """Validate, then normalise tags and cut quotes.
 
     Raises:
-        InvalidArgument: content, key, confidence, groundings or conversation is malformed;
+        InvalidArgument: content, key, confidence, groundings or conversation is malformed,
+            or the period ends before it starts;
             or, reason ``INSTRUCTION_NOT_FACT``, content reads as an instruction to the
             assistant rather than a fact.
     """
@@ -161,6 +165,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
                 "REQUIRED",
             )
         )
+    violations += period_violations(raw.valid_start_time, raw.valid_end_time)
     if not violations:
         violations += total_metadata_violations(raw.metadata, raw.groundings)
     check(violations)
@@ -168,16 +173,12 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     conversation = raw.conversation
     if conversation is not None and not conversation.provider:
         conversation = replace(conversation, provider=DEFAULT_PROVIDER)
-    return MemorizeInput(
-        content=raw.content,
+    # Every other field as given: a new one is carried without a line here.
+    return replace(
+        raw,
         tags=normalise_tags(raw.tags),
-        confidence=raw.confidence,
-        memory_key=raw.memory_key,
-        metadata=raw.metadata,
         groundings=tuple(cut_quote(g) for g in raw.groundings),
         conversation=conversation,
-        expiration=raw.expiration,
-        supersedes=raw.supersedes,
     )
 
 

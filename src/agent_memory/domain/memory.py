@@ -104,6 +104,14 @@ class Memory:
     # Whether its vector of the model recall runs is stored, made from its text as it
     # is; None where that is not known: recall is by words only, or an audit snapshot.
     embedded: bool | None = None
+    # When the fact holds in the world (None: open at that end); not expire_time,
+    # which deletes the memory. Only facts valid now are rendered and recalled.
+    valid_start_time: datetime | None = None
+    valid_end_time: datetime | None = None
+
+    def valid_at(self, when: datetime) -> bool:
+        """Whether the fact holds at ``when``: its period has started and not ended."""
+        return valid_at(self.valid_start_time, self.valid_end_time, when)
 
     @property
     def read_only(self) -> bool:
@@ -112,6 +120,12 @@ class Memory:
     @property
     def etag(self) -> str:
         return etag_for(self.version)
+
+
+def valid_at(start: datetime | None, end: datetime | None, when: datetime) -> bool:
+    """Whether a period (None: open at that end) holds at ``when``: started at or
+    before it, and ending after it."""
+    return (start is None or start <= when) and (end is None or end > when)
 
 
 def utc_day(when: datetime) -> str:
@@ -128,10 +142,19 @@ class MemoryLine:
     source: MemorySource = MemorySource.MANUAL
     day: str = ""  # the UTC day it was last written, ``2026-11-26``
     by: str = ""  # the user who last wrote it, or whose conversation it was drawn from
+    since: str = ""  # the UTC day its period started, when it has a start
+    until: str = ""  # the UTC day its period ends, when it has an end
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:
-        return cls(memory.key, memory.value, memory.source, utc_day(memory.updated_at))
+        return cls(
+            memory.key,
+            memory.value,
+            memory.source,
+            utc_day(memory.updated_at),
+            since=utc_day(memory.valid_start_time) if memory.valid_start_time else "",
+            until=utc_day(memory.valid_end_time) if memory.valid_end_time else "",
+        )
 
 
 @dataclass(frozen=True)
@@ -177,6 +200,9 @@ class MemoryWrite:
     # When it expires: an instant, or a time to live the database adds to its clock at
     # the write. None keeps the stored expiry (none on create).
     expiration: Expiration | None = None
+    # When the fact holds in the world; each None keeps the stored one (none on create).
+    valid_start_time: datetime | None = None
+    valid_end_time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +231,10 @@ class MemoryPatch:
     expire_time: datetime | None = None
     clear_expiry: bool = False  # the memory no longer expires
     tags: tuple[str, ...] | None = None
+    valid_start_time: datetime | None = None
+    clear_valid_start: bool = False  # the fact's period is open at its start
+    valid_end_time: datetime | None = None
+    clear_valid_end: bool = False  # the fact's period is open at its end
 
     @property
     def touches_content(self) -> bool:
@@ -228,6 +258,32 @@ class MemoryPatch:
             else None,
             clear_expiry=self.clear_expiry and current.expire_time is not None,
             tags=self.tags if self.tags not in (None, current.tags) else None,
+            valid_start_time=self.valid_start_time
+            if self.valid_start_time not in (None, current.valid_start_time)
+            else None,
+            clear_valid_start=self.clear_valid_start and current.valid_start_time is not None,
+            valid_end_time=self.valid_end_time
+            if self.valid_end_time not in (None, current.valid_end_time)
+            else None,
+            clear_valid_end=self.clear_valid_end and current.valid_end_time is not None,
+        )
+
+    def period_of(self, current: Memory) -> tuple[datetime | None, datetime | None]:
+        """The fact's period once this patch applies to ``current``."""
+        start = self.valid_start_time or current.valid_start_time
+        end = self.valid_end_time or current.valid_end_time
+        return (
+            None if self.clear_valid_start else start,
+            None if self.clear_valid_end else end,
+        )
+
+    @property
+    def touches_period(self) -> bool:
+        return (
+            self.valid_start_time is not None
+            or self.valid_end_time is not None
+            or self.clear_valid_start
+            or self.clear_valid_end
         )
 
     @property
@@ -240,6 +296,7 @@ class MemoryPatch:
             self.pinned is not None
             and not self.touches_content
             and not self.touches_expiry
+            and not self.touches_period
             and self.tags is None
         )
 
@@ -435,6 +492,28 @@ def checked_expiration(
             ]
         )
     return expiration
+
+
+def period_violations(
+    start: datetime | None, end: datetime | None, *, prefix: str = "", stored: bool = False
+) -> list[FieldViolation]:
+    """A fact's period must end after it starts (either end may be open). ``stored``:
+    one of the two is the memory's as stored, which the request did not change."""
+    if start is None or end is None or end > start:
+        return []
+    held = " (the stored valid_start_time included)" if stored else ""
+    return [
+        FieldViolation(
+            f"{prefix}valid_end_time",
+            f"must be after valid_start_time{held}",
+            "INVALID_PERIOD",
+        )
+    ]
+
+
+class PeriodInverted(ValueError):
+    """A write would leave a memory's period ending before it starts: a bound it gave
+    with the other as stored. The statement changed nothing."""
 
 
 def validate_patch(patch: MemoryPatch, *, prefix: str = "memory.") -> None:

@@ -16,6 +16,11 @@ A filter is restrictions combined as AIP-160 combines them:
     create_time > "2026-11-01T00:00:00Z"
                          created (``update_time``: last changed) before, after or at
                          an RFC 3339 instant (=, <, <=, >, >=)
+    valid = true         the fact holds now: its period has started and not ended
+    valid_end_time < "2026-12-01T00:00:00Z"
+                         the fact's period ends (``valid_start_time``: starts) before,
+                         after or at an instant; an open end compares as the end of
+                         time, an open start as its beginning
 
     a AND b              both (white space between them means the same)
     a OR b               either; OR binds tighter than AND and white space, so
@@ -76,6 +81,9 @@ _FIELDS = (
     "update_time",
     "expired",
     "superseded",
+    "valid",
+    "valid_start_time",
+    "valid_end_time",
 )
 # Other names of a field: the JSON's, and the store's.
 _FIELD_ALIASES = {
@@ -85,7 +93,13 @@ _FIELD_ALIASES = {
     "updated_at": "update_time",
     "createdAt": "create_time",
     "updatedAt": "update_time",
+    "validStartTime": "valid_start_time",
+    "validEndTime": "valid_end_time",
 }
+# The times of TIMED fields, and what an open end of a fact's period compares as.
+_TIMED: Final = ("create_time", "update_time", "valid_start_time", "valid_end_time")
+_BEGINNING: Final = datetime.min.replace(tzinfo=UTC)
+_END_OF_TIME: Final = datetime.max.replace(tzinfo=UTC)
 # The order fields by their other names: the filter's and the JSON's.
 _ORDER_ALIASES = {"create_time": "created_at", "update_time": "updated_at"}
 _FIELD_NAMES = ", ".join(f for f in _FIELDS if f != "tags")
@@ -171,6 +185,9 @@ def _holds_restriction(r: Restriction, memory: Memory, now: datetime) -> bool:
         "update_time": memory.updated_at,
         "expired": memory.expire_time is not None and memory.expire_time <= now,
         "superseded": memory.superseded_by is not None,
+        "valid": memory.valid_at(now),
+        "valid_start_time": memory.valid_start_time or _BEGINNING,
+        "valid_end_time": memory.valid_end_time or _END_OF_TIME,
     }[r.field]
     return _compare(actual, r.op, r.value)
 
@@ -226,6 +243,8 @@ class MemoryQuery:
 
 # What listings show unless told otherwise: memories not expired, not superseded.
 CURRENT: Final = MemoryQuery(expired=False, superseded=False)
+# What a prompt shows: current memories whose facts are valid now.
+SHOWN: Final = MemoryQuery(Restriction("valid", "=", True), expired=False, superseded=False)
 
 
 # --- reading a filter ----------------------------------------------------------------
@@ -319,7 +338,7 @@ def _restriction(name: str, op: str, value: str, at: int) -> Restriction:
         if op not in ("=", "!="):
             _refuse('key takes "=" or "!=" (key = "timezone")', at)
         return Restriction("key", op, value)
-    if name in ("create_time", "update_time"):
+    if name in _TIMED:
         if op not in _COMPARISONS:
             _refuse(f"{name} takes =, <, <=, > or >=", at)
         return Restriction(name, op, _moment(name, value, at))

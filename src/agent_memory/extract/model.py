@@ -7,12 +7,13 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anthropic
 
 from agent_memory.domain.extraction import Action, Candidate, ExtractionOutcome
-from agent_memory.domain.memory import Scope
+from agent_memory.domain.memory import Scope, period_violations
 from agent_memory.extract.prompt import TOOL_NAME
 
 log = logging.getLogger(__name__)
@@ -169,6 +170,9 @@ def parse_candidates(data: object) -> list[Candidate]:
             raise ValueError(f"fact {i} has action {action!r}")
         if not isinstance(target, str):
             raise ValueError(f"fact {i} has a target that is not text")
+        start, end = fact_day(fact.get("valid_from")), fact_day(fact.get("valid_until"))
+        if period_violations(start, end):
+            start = end = None  # a period that ends before it starts says nothing
         candidates.append(
             Candidate(
                 key=key,
@@ -177,6 +181,26 @@ def parse_candidates(data: object) -> list[Candidate]:
                 scope=Scope.WORKSPACE if scope == "workspace" else Scope.AGENT,
                 action=Action(action),
                 target=target.strip(),
+                valid_start_time=start,
+                valid_end_time=end,
             )
         )
     return candidates
+
+
+def fact_day(raw: object) -> datetime | None:
+    """A day of a fact's period as the model gave it: an ISO date (its start, UTC) or
+    an RFC 3339 instant (one without a zone read as UTC). None for anything else: a bad
+    date costs the fact its bound, never the fact."""
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > 64:
+        return None
+    try:
+        when = datetime.fromisoformat(raw.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return when.replace(tzinfo=UTC)
+    try:
+        return when.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None

@@ -32,7 +32,13 @@ Known memories are listed with an id. Say what each fact does to them:
 "add" for a new fact; "update" with the id when it is the same fact with a
 changed value; "supersede" with the id when it makes that memory untrue or
 obsolete (the user moved, the command changed); "noop" with the id when it is
-already known as it stands. Never repeat a known fact as "add"."""
+already known as it stands. Never repeat a known fact as "add".
+
+When the transcript says a fact holds only from or until a day ("Ana leads
+platform until March", "the staging database moved to port 5434 on the 12th"),
+give valid_from (the first day it holds) and/or valid_until (the day it stops
+holding) as ISO dates, YYYY-MM-DD, reckoned from today's date; otherwise leave
+them out."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,16 @@ def tool(max_facts: int, workspace: bool) -> dict[str, Any]:
                                 "description": "id of the known memory, e.g. m3 "
                                 "(update, supersede and noop)",
                             },
+                            "valid_from": {
+                                "type": "string",
+                                "description": "the first day the fact holds, YYYY-MM-DD, "
+                                "when the transcript says",
+                            },
+                            "valid_until": {
+                                "type": "string",
+                                "description": "the day the fact stops holding, "
+                                "YYYY-MM-DD, when the transcript says",
+                            },
                         },
                         "required": ["key", "value", "confidence", "scope"],
                     },
@@ -134,8 +150,12 @@ def known_memories(existing: Sequence[Memory], transcript: str, limit: int) -> l
     return [Known(f"m{n}", existing[i]) for n, i in enumerate(ranked[:limit], start=1)]
 
 
-def user_message(transcript: CappedTranscript, known: Sequence[Known], workspace: bool) -> str:
-    lines = []
+def user_message(
+    transcript: CappedTranscript, known: Sequence[Known], workspace: bool, today: str = ""
+) -> str:
+    """The transcript, after the known memories and, when ``today`` (a UTC day) is
+    given, the date the model reckons a fact's days from."""
+    lines = [f"Today is {today} (UTC).", ""] if today else []
     if known:
         lines.append("Known memories (id, scope, key: value):")
         lines += [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from agent_memory.detectors.instructions import instruction_reason
 from agent_memory.detectors.secrets import find_secrets
@@ -25,6 +26,8 @@ class KeptFact:
     confidence: float
     action: Action = Action.ADD  # ADD, UPDATE or SUPERSEDE
     target: Memory | None = None  # the memory updated or superseded
+    valid_start_time: datetime | None = None  # when the fact starts to hold
+    valid_end_time: datetime | None = None  # when it stops
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,18 @@ def sift(
         if reason is None:
             if action is Action.UPDATE and target is not None:
                 key = target.key
-            kept.append(KeptFact(key, value, scope, c.confidence, action, target))
+            kept.append(
+                KeptFact(
+                    key,
+                    value,
+                    scope,
+                    c.confidence,
+                    action,
+                    target,
+                    c.valid_start_time,
+                    c.valid_end_time,
+                )
+            )
         else:
             # The proposed key is shown when it has no slug; it was scanned above.
             shown_key = key if key or reason.hides_value else c.key[:255]

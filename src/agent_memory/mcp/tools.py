@@ -362,8 +362,8 @@ def _owner_word(memory: Memory) -> Owner:
 
 
 def _flags(memory: Memory) -> str:
-    """What the service set: where the memory came from, and its pin, read-only and
-    expiry flags."""
+    """What the service set: where the memory came from, its pin, read-only and
+    expiry flags, and when its fact holds where it has a period."""
     flags = [memory.source.name.lower()]
     if memory.pinned:
         flags.append("pinned")
@@ -371,6 +371,10 @@ def _flags(memory: Memory) -> str:
         flags.append("read-only")
     if memory.expire_time is not None:
         flags.append(f"expires {_stamp(memory.expire_time)}")
+    if memory.valid_start_time is not None:
+        flags.append(f"valid since {_stamp(memory.valid_start_time)}")
+    if memory.valid_end_time is not None:
+        flags.append(f"valid until {_stamp(memory.valid_end_time)}")
     return ", ".join(flags)
 
 

@@ -101,6 +101,14 @@ def _stated_by(m: MemoryLine) -> str:
     return "agent"
 
 
+def _period(m: MemoryLine) -> str:
+    """When a row's fact holds, where it says: ``since 2026-03-12``, ``until
+    2026-03-31``, or both; nothing for a fact that always holds. A prompt shows only
+    facts valid now, so a start is past and an end to come."""
+    bounds = [f"{word} {day}" for word, day in (("since", m.since), ("until", m.until)) if day]
+    return inline(" ".join(bounds))
+
+
 def _fact(m: MemoryLine) -> str:
     """What a row says: its value, after its key where a person chose the key."""
     if shows_key(m.key, m.source):
@@ -110,10 +118,12 @@ def _fact(m: MemoryLine) -> str:
 
 def _memory_lines(rows: MemoryRows, facts: Sequence[str]) -> str:
     """A memory a list item each (``facts``: what each row says, in order): what it says,
-    and who stated it on which day; then how many were left out."""
+    who stated it on which day, and when it holds if not always; then how many were
+    left out."""
     found = []
     for m, fact in zip(rows.rows, facts, strict=True):
         mark = _stated_by(m) + (f", {m.day}" if m.day else "")
+        mark += f", {period}" if (period := _period(m)) else ""
         found.append(f"- {fact} [{mark}]")
     if rows.left_out:
         noun = "memory" if rows.left_out == 1 else "memories"

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
@@ -31,7 +31,16 @@ from agent_memory.domain.extraction import (
     UsageReport,
 )
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import Evidence, Memory, MemorySource, MemoryWrite, Owner, Scope
+from agent_memory.domain.memory import (
+    Evidence,
+    Memory,
+    MemorySource,
+    MemoryWrite,
+    Owner,
+    Scope,
+    period_violations,
+    utc_day,
+)
 from agent_memory.domain.text_rules import text_violations
 from agent_memory.extract import budget, prompt
 from agent_memory.extract.model import ExtractionModel, ModelCall
@@ -219,7 +228,12 @@ class Extraction:
             model=s.extraction_model,
             system=prompt.SYSTEM,
             messages=[
-                {"role": "user", "content": prompt.user_message(capped, known, has_workspace)}
+                {
+                    "role": "user",
+                    "content": prompt.user_message(
+                        capped, known, has_workspace, today=utc_day(datetime.now(UTC))
+                    ),
+                }
             ],
             tools=[prompt.tool(s.extraction_max_facts, has_workspace)],
         )
@@ -321,12 +335,17 @@ class Extraction:
                 owner = Owner(Scope.WORKSPACE, request.workspace_id)
             else:
                 owner = Owner(Scope.AGENT, request.agent_id)
-            write = MemoryWrite(
-                owner,
-                fact.key,
-                MemorySource.AUTO,
-                fact.value,
-                evidence=Evidence(confidence=fact.confidence),
+            write = await _with_period(
+                tx,
+                MemoryWrite(
+                    owner,
+                    fact.key,
+                    MemorySource.AUTO,
+                    fact.value,
+                    evidence=Evidence(confidence=fact.confidence),
+                    valid_start_time=fact.valid_start_time,
+                    valid_end_time=fact.valid_end_time,
+                ),
             )
             try:
                 written = await write_by_key(tx.memories, write)
@@ -379,6 +398,23 @@ class Extraction:
             async with self._store.connection(principal) as tx:
                 await self._finish_job(tx, job, result)
         return result
+
+
+async def _with_period(tx: Tx, write: MemoryWrite) -> MemoryWrite:
+    """``write`` without the bounds of its fact's period that would, with the period
+    the memory at its key has stored, end the period before it starts: a fact never
+    fails a pass for its dates (and a statement that failed would spoil its
+    transaction)."""
+    if write.valid_start_time is None and write.valid_end_time is None:
+        return write
+    stored = await tx.memories.find_by_key(write.owner, write.key)
+    if stored is None:
+        return write
+    start = write.valid_start_time or stored.valid_start_time
+    end = write.valid_end_time or stored.valid_end_time
+    if period_violations(start, end):
+        return replace(write, valid_start_time=None, valid_end_time=None)
+    return write
 
 
 async def redacted(transcript: str) -> str:

@@ -45,11 +45,13 @@ from agent_memory.domain.memory import (
     MemoryWrite,
     Owner,
     OwnerSummary,
+    PeriodInverted,
     Scope,
     Written,
     checked_expiration,
     listing_position,
     owner_violations,
+    period_violations,
     position_from_token,
     position_to_token,
     reserved_key_violations,
@@ -113,9 +115,13 @@ class Memories:
         source: MemorySource = MemorySource.MANUAL,
         expiration: Expiration | None = None,
         create_only: bool = False,
+        valid_start_time: datetime | None = None,
+        valid_end_time: datetime | None = None,
     ) -> tuple[Memory, bool]:
         """Create or update the memory at (owner, key); ``expiration`` (an instant or a
-        time to live) sets when it expires, None keeps the stored expiry.
+        time to live) sets when it expires, None keeps the stored expiry;
+        ``valid_start_time`` and ``valid_end_time`` when the fact holds, each None
+        keeping the stored one.
 
         Raises:
             InvalidArgument: a field breaks its limit.
@@ -130,6 +136,7 @@ class Memories:
             require_role(principal, Role.ORCHESTRATOR, f"UpsertMemory with source {source}")
         owner = validate_owner(owner)
         validate_new_memory(key=key, value=value, importance=importance, source=source)
+        check(period_violations(valid_start_time, valid_end_time))
         if source not in UPSERT_SOURCES:
             check(
                 [
@@ -148,6 +155,8 @@ class Memories:
             pinned=pinned,
             importance=importance,
             expiration=checked_expiration(expiration, datetime.now(UTC)),
+            valid_start_time=valid_start_time,
+            valid_end_time=valid_end_time,
         )
         async with self._store.connection(principal) as tx:
             await _not_past(tx, write.expiration)
@@ -193,6 +202,8 @@ class Memories:
                 conversation_id=conversation.conversation_id if conversation else None,
             ),
             expiration=expiration,
+            valid_start_time=item.valid_start_time,
+            valid_end_time=item.valid_end_time,
         )
         async with self._store.transaction(principal) as tx:
             await _not_past(tx, write.expiration)
@@ -396,6 +407,9 @@ class Memories:
             _check_etag(current, expected)
             if patch.touches_content and current.read_only:
                 raise _read_only(current)
+            start, end = patch.period_of(current)
+            stored = not (patch.valid_start_time and patch.valid_end_time)
+            check(period_violations(start, end, prefix="memory.", stored=stored))
             changes = patch.changes(current)
             if changes.empty:
                 return current
@@ -493,6 +507,9 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
     unique violation.
 
     Raises:
+        InvalidArgument: one end of the period the write gives, with the other as
+            stored, would end the period before it starts (reason
+            ``INVALID_PERIOD``); nothing was written.
         FailedPrecondition: the key is held by a memory of another source
             (reason ``READ_ONLY_MEMORY`` when that memory is read-only, else
             ``SOURCE_MISMATCH``).
@@ -500,7 +517,11 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
             (reason ``CONCURRENT_WRITE``).
     """
     for _ in range(WRITE_ATTEMPTS):
-        outcome = await memories.write(write)
+        try:
+            outcome = await memories.write(write)
+        except PeriodInverted:
+            check(_inverted_with_stored(write))
+            raise
         if outcome is None:
             # A concurrent writer created the key first, or an expired memory not yet
             # swept holds it: clear that one away, then write again.
@@ -518,6 +539,16 @@ async def write_by_key(memories: MemoryRepository, write: MemoryWrite) -> Writte
             metadata={"memory_id": str(current.id), "source": current.source.value},
         )
     raise Conflict(f"key {write.key!r} kept changing; retry", reason="CONCURRENT_WRITE")
+
+
+def _inverted_with_stored(write: MemoryWrite) -> list[FieldViolation]:
+    """The violation of a write whose one end of the period, with the other as stored,
+    would end the period before it starts."""
+    if write.valid_end_time is None:
+        given, order, other = "valid_start_time", "before", "valid_end_time"
+    else:
+        given, order, other = "valid_end_time", "after", "valid_start_time"
+    return [FieldViolation(given, f"must be {order} the memory's stored {other}", "INVALID_PERIOD")]
 
 
 async def _not_past(tx: Tx, expiration: Expiration | None, *, prefix: str = "") -> None:

@@ -17,6 +17,7 @@ from agent_memory.domain.decisions import recent_limit
 from agent_memory.domain.errors import Timeout, Unavailable
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryLine, MemoryRows, Owner, Scope, utc_day
+from agent_memory.domain.memory_query import SHOWN
 from agent_memory.domain.recall import (
     DEFAULT_LIMIT,
     DEFAULT_REMINDER_MIN_SCORE,
@@ -383,8 +384,9 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
         return block.content if block else None
 
     async def rows(owner: Owner, cap: int) -> MemoryRows:
-        found = await tx.memories.list_page(owner, after=None, limit=cap)
-        total = await tx.memories.count(owner) if len(found) == cap else len(found)
+        found = await tx.memories.list_page(owner, after=None, limit=cap, query=SHOWN)
+        counted = len(found) == cap
+        total = await tx.memories.count_matching(owner, SHOWN) if counted else len(found)
         lines = [MemoryLine.of(m) for m in found]
         return MemoryRows(rows=lines, left_out=max(total - len(found), 0))
 

@@ -72,6 +72,7 @@ from agent_memory.domain.memory import (
     Memory,
     MemorySource,
     owner_violations,
+    period_violations,
     validate_new_memory,
 )
 from agent_memory.domain.screening import refuse_instructions
@@ -379,6 +380,7 @@ def _checked_memory(memory: Memory, now: datetime) -> Memory:
                 "memory.expire_time", f"must be at most {TTL_MAX.days} days away", "OUT_OF_RANGE"
             )
         )
+    found += period_violations(memory.valid_start_time, memory.valid_end_time, prefix="memory.")
     check(found)
     return replace(
         memory,

@@ -30,6 +30,7 @@ from agent_memory.domain.memory import (
     MemoryWrite,
     Owner,
     OwnerSummary,
+    PeriodInverted,
     Scope,
     Written,
 )
@@ -111,6 +112,8 @@ def memory_from_row(row: Mapping[str, Any]) -> Memory:
         superseded_by=as_uuid(row["superseded_by"]) if row.get("superseded_by") else None,
         last_used_time=as_time(row["last_used_time"]) if row.get("last_used_time") else None,
         embedded=row.get("embedded"),
+        valid_start_time=as_time(row["valid_start_time"]) if row.get("valid_start_time") else None,
+        valid_end_time=as_time(row["valid_end_time"]) if row.get("valid_end_time") else None,
     )
 
 
@@ -141,6 +144,24 @@ def live(a: LiteralString) -> LiteralString:
     """The rows of ``a`` that have not expired (AIP-214): every read but the listing
     that asks for expired rows leaves the others out, before the sweeper deletes them."""
     return f"({a}.expire_time IS NULL OR {a}.expire_time > now())"
+
+
+def valid_now(a: LiteralString) -> LiteralString:
+    """The rows of ``a`` whose fact holds now: its period (either end may be open, a
+    NULL bound of a range is unbounded) has started, at or before now, and not ended,
+    after it. What rendering and recall show; never NULL. The period's constraint keeps
+    the range well formed."""
+    return f"tstzrange({a}.valid_start_time, {a}.valid_end_time) @> now()"
+
+
+def shown_now(a: LiteralString) -> LiteralString:
+    """The rows of ``a`` a prompt shows now: current (live, not superseded) and valid
+    now, its expiry and its period read as one range, for a statement that must stay
+    short (:func:`live` and :func:`valid_now` say the same at more length)."""
+    return (
+        f"{a}.superseded_by IS NULL AND tstzrange({a}.valid_start_time, {a}.valid_end_time)"
+        f" * tstzrange(NULL, {a}.expire_time) @> now()"
+    )
 
 
 def current(a: LiteralString) -> LiteralString:
@@ -313,13 +334,20 @@ event AS ({_event("CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END", "old
 
 # Superseding a memory: a new version that names its replacement, with its event. A
 # memory of another owner than the replacement's, or already superseded by it, is left
-# as it is (and returned so, for the caller to tell which).
+# as it is (and returned so, for the caller to tell which). Its fact's period ends when
+# the replacement was written (``at``), unless it ended before; a period that had not
+# started by then is left as it is (it never held, and the memory is left out anyway).
 _SUPERSEDE: LiteralString = (
     _CHANGE_OLD
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET superseded_by = %(by)s, {stamps(MemoryRow, "m")}
+    SET superseded_by = %(by)s,
+        valid_end_time = CASE
+            WHEN old.valid_start_time IS NULL OR old.valid_start_time < %(at)s::timestamptz
+            THEN least(coalesce(old.valid_end_time, %(at)s::timestamptz), %(at)s::timestamptz)
+            ELSE old.valid_end_time END,
+        {stamps(MemoryRow, "m")}
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
       AND old.scope = %(scope)s AND old.owner_id = %(owner_id)s AND old.id <> %(by)s
@@ -471,6 +499,9 @@ _COLUMNS: dict[str, LiteralString] = {
     "importance": "m.importance",
     "create_time": "m.created_at",
     "update_time": "m.updated_at",
+    # An open end compares as the beginning (start) or the end (end) of time.
+    "valid_start_time": "coalesce(m.valid_start_time, '-infinity'::timestamptz)",
+    "valid_end_time": "coalesce(m.valid_end_time, 'infinity'::timestamptz)",
 }
 _OPERATORS: dict[str, LiteralString] = {
     "=": "=",
@@ -492,6 +523,7 @@ _IS_SUPERSEDED: dict[bool, LiteralString] = {
     True: "m.superseded_by IS NOT NULL",
     False: "m.superseded_by IS NULL",
 }
+_IS_VALID: dict[bool, LiteralString] = {True: valid_now("m"), False: f"NOT {valid_now('m')}"}
 _JOINED: dict[type, LiteralString] = {AllOf: " AND ", AnyOf: " OR "}
 
 
@@ -508,6 +540,8 @@ def _condition(condition: Condition, params: dict[str, Any]) -> LiteralString:
         return _IS_EXPIRED[bool(value)]
     if field == "superseded":
         return _IS_SUPERSEDED[bool(value)]
+    if field == "valid":
+        return _IS_VALID[bool(value)]
     name = _PARAMETERS[sum(1 for taken in params if taken.startswith("filter_"))]
     params[name] = value.value if isinstance(value, MemorySource) else value
     if field == "text":
@@ -648,7 +682,16 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
         "conversation_id": e.conversation_id if e else None,
         "expire_time": write.expiration if isinstance(write.expiration, datetime) else None,
         "ttl": write.expiration if isinstance(write.expiration, timedelta) else None,
+        "valid_start_time": write.valid_start_time,
+        "valid_end_time": write.valid_end_time,
     }
+
+
+def _period_inverted(exc: psycopg.errors.CheckViolation) -> None:
+    """A write refused by the period's constraint, as the repository's contract says it:
+    a bound the write gave against the other as stored. Other violations pass on."""
+    if exc.diag.constraint_name == "ck_memories_valid_period":
+        raise PeriodInverted("the period would end before it starts") from exc
 
 
 class PgMemories(MemoryRepository):
@@ -666,10 +709,14 @@ class PgMemories(MemoryRepository):
 
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
         params = {**self._tenant, **_write_params(self._principal, write)}
-        row = await fetch_one(self._conn, _WRITE, params)
-        if row is not None and row["outcome"] == "moved":
-            # Another writer changed the row since it was read: wait for it, then write.
-            row = await fetch_one(self._conn, _WRITE_LOCKED, params)
+        try:
+            row = await fetch_one(self._conn, _WRITE, params)
+            if row is not None and row["outcome"] == "moved":
+                # Another writer changed the row since it was read: wait for it, then write.
+                row = await fetch_one(self._conn, _WRITE_LOCKED, params)
+        except psycopg.errors.CheckViolation as exc:
+            _period_inverted(exc)
+            raise
         if row is None or row["outcome"] == "moved":
             return None
         memory = memory_from_row(row)
@@ -708,10 +755,17 @@ class PgMemories(MemoryRepository):
             ttl=None,
             clear_expire_time=patch.clear_expiry,
             tags=list(patch.tags) if patch.tags is not None else None,
+            valid_start_time=patch.valid_start_time,
+            clear_valid_start_time=patch.clear_valid_start,
+            valid_end_time=patch.valid_end_time,
+            clear_valid_end_time=patch.clear_valid_end,
             event=event.value,
         )
         try:
             row = await fetch_one(self._conn, _UPDATE, params)
+        except psycopg.errors.CheckViolation as exc:
+            _period_inverted(exc)
+            raise
         except psycopg.errors.UniqueViolation as exc:
             raise AlreadyExists(
                 f"key {patch.key!r} is already used by another memory of the same owner",
@@ -727,7 +781,11 @@ class PgMemories(MemoryRepository):
 
     async def supersede(self, memory_id: uuid.UUID, by: Memory) -> Memory | None:
         params = self._changing(
-            id=memory_id, by=by.id, scope=by.owner.scope.value, owner_id=by.owner.id
+            id=memory_id,
+            by=by.id,
+            scope=by.owner.scope.value,
+            owner_id=by.owner.id,
+            at=by.updated_at,
         )
         row = await fetch_one(self._conn, _SUPERSEDE, params)
         return memory_from_row(row) if row else None

@@ -171,6 +171,14 @@ class MemoryRow(Base):
     )
     # When the memory last reached a model (rendered or recalled); see mark_used.
     last_used_time: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(OUTPUT))
+    # When the fact holds in the world (NULL: open at that end); rendering and recall
+    # show it only within. Superseding the memory ends the period (see _SUPERSEDE).
+    valid_start_time: Mapped[datetime | None] = mapped_column(
+        Timestamp, info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
+    )
+    valid_end_time: Mapped[datetime | None] = mapped_column(
+        Timestamp, info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
+    )
     # Recall by meaning, as for archival lines.
     embedding: Mapped[list[float] | None] = mapped_column(
         ARRAY(REAL), nullable=True, info=policy(INTERNAL)
@@ -187,6 +195,7 @@ class MemoryRow(Base):
         CheckConstraint("importance BETWEEN 0 AND 100", name="importance"),
         CheckConstraint("char_length(key) BETWEEN 1 AND 255", name="key_length"),
         CheckConstraint("char_length(value) BETWEEN 1 AND 2000", name="value_length"),
+        CheckConstraint("valid_end_time > valid_start_time", name="valid_period"),
         Index(
             "ix_memories_listing",
             "tenant_id",

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
-from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource
+from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource, utc_day
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.columns import compact
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
 from agent_memory.store.memories import (
     STALE_USE,
     agent_order,
-    current,
     mark_used,
     owned_by,
+    shown_now,
     workspace_order,
 )
 from agent_memory.store.recall import HAS_ARCHIVAL, LEXICAL_PART, RANK, Ranking, rank_params
@@ -30,20 +31,20 @@ _CORE: LiteralString = """(
     SELECT content FROM blocks
     WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
 
-# What a prompt shows of a memory, and what its listing is ordered by.
+# What a prompt shows of a memory, and what its listing is ordered by; each row goes
+# back whole as JSON (its times as instants, made UTC days here).
 _LISTED: LiteralString = (
     "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id, m.last_used_time, "
-    "m.updated_by"
+    "m.updated_by, m.valid_start_time, m.valid_end_time"
 )
-# The day a row was last written, in UTC whatever the session's time zone.
-_DAY: LiteralString = "to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
-_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + current("m")
+# Only current facts valid now are shown, and counted.
+_AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + shown_now("m")
 # A render says how many memories it leaves out, counting at most this many: a count
 # costs a row each, and past it the prompt says "at least".
 COUNT_BOUND = 10_000
 
 _WORKSPACES: LiteralString = (
-    owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + current("m")
+    owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + shown_now("m")
 )
 
 # The memories a render shows (marking them leaves out those marked within the minute),
@@ -80,16 +81,13 @@ SELECT
     END AS user_core,
     CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
     END AS agent_core,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY}, r.updated_by)
-                     ORDER BY {agent_order("r")})
-     FROM agent_rows AS r) AS agent_rows,
+    (SELECT json_agg(r ORDER BY {agent_order("r")}) FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM (
             SELECT FROM memories AS m WHERE {_AGENTS} LIMIT %(count_bound)s) AS c)
     END AS agent_total,
-    (SELECT json_agg(json_build_array(r.key, r.value, r.source, {_DAY}, r.updated_by)
-                     ORDER BY {workspace_order("r")})
-     FROM workspace_rows AS r) AS workspace_rows,
+    (SELECT json_agg(r ORDER BY {workspace_order("r")}) FROM workspace_rows AS r)
+    AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM (
             SELECT FROM memories AS m WHERE {_WORKSPACES} LIMIT %(count_bound)s) AS c)
@@ -126,12 +124,25 @@ _PLAIN: dict[bool, LiteralString] = {marks: compact(_READ[marks] + _FROM) for ma
 _SOURCES = {source.value: source for source in MemorySource}
 
 
+def _day(instant: str | None) -> str:
+    """The UTC day of an instant as JSON gives it, ``""`` for none."""
+    return utc_day(datetime.fromisoformat(instant)) if instant else ""
+
+
 def _rows(found: Any, total: Any) -> MemoryRows:
     """The rows, and how many more the owner has (``total`` is only counted when the
     rows reached their cap, and only up to ``COUNT_BOUND``)."""
     rows = [
-        MemoryLine(key, value, _SOURCES[source], day, by)
-        for key, value, source, day, by in found or ()
+        MemoryLine(
+            r["key"],
+            r["value"],
+            _SOURCES[r["source"]],
+            _day(r["updated_at"]),
+            r["updated_by"],
+            since=_day(r["valid_start_time"]),
+            until=_day(r["valid_end_time"]),
+        )
+        for r in found or ()
     ]
     if total is None:
         return MemoryRows(rows=rows)

@@ -85,7 +85,7 @@ from agent_memory.domain.recall import (
     RecallMatch,
 )
 from agent_memory.store.indexing import INDEXING_STATUS, indexing_status, status_params
-from agent_memory.store.memories import current, mark_used
+from agent_memory.store.memories import current, mark_used, valid_now
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.search import memory_lexemes, memory_owner, memory_owner_key
 from agent_memory.store.sql import (
@@ -163,11 +163,12 @@ HAS_ARCHIVAL: LiteralString = (
 
 
 def _searched_memories(a: LiteralString) -> LiteralString:
-    """Current memories of the agent and of the workspace, when memories are searched."""
+    """Current memories of the agent and of the workspace whose facts are valid now,
+    when memories are searched."""
     return f"""%(rank_include_memories)s AND {a}.tenant_id = %(tenant_id)s
       AND (({a}.scope = 'agent' AND {a}.owner_id = %(agent_id)s)
            OR ({a}.scope = 'workspace' AND {a}.owner_id = %(rank_workspace_id)s))
-      AND {current(a)}"""
+      AND {current(a)} AND {valid_now(a)}"""
 
 
 def _memory_doc(a: LiteralString) -> LiteralString:

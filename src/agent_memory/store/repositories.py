@@ -117,6 +117,11 @@ class MemoryRepository(ABC):
         another source, and ``None`` when a concurrent writer created or changed
         the memory at the key first: nothing was written, and the same write, tried
         again, goes on from what that writer left.
+
+        Raises:
+            PeriodInverted: the write gives one end of the fact's period and the
+                other, as stored, would leave it ending before it starts; nothing
+                was written.
         """
 
     @abstractmethod
@@ -145,6 +150,7 @@ class MemoryRepository(ABC):
         Raises:
             AlreadyExists: the patch's key is taken under the same owner
                 (reason ``KEY_TAKEN``).
+            PeriodInverted: the fact's period would end before it starts.
             LookupError: no such memory (the caller checks existence first).
         """
 
@@ -157,7 +163,9 @@ class MemoryRepository(ABC):
     async def supersede(self, memory_id: uuid.UUID, by: Memory) -> Memory | None:
         """Mark the memory superseded by ``by`` (a SUPERSEDED event when that changes
         it), when it is another memory of ``by``'s owner; otherwise it is left as it is.
-        Returns the memory as it stands after, ``None`` when there is no such memory."""
+        Its fact's period then ends at ``by.updated_at`` when it was open or ended
+        later, unless it had not started by then. Returns the memory as it stands
+        after, ``None`` when there is no such memory."""
 
     @abstractmethod
     async def delete(

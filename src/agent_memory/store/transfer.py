@@ -96,11 +96,13 @@ WITH inserted AS (
     INSERT INTO memories (tenant_id, id, scope, owner_id, key, value, pinned, importance,
                           source, tags, confidence, metadata, conversation_provider,
                           conversation_id, created_at, updated_at, expire_time,
-                          superseded_by, created_by, updated_by)
+                          superseded_by, created_by, updated_by, valid_start_time,
+                          valid_end_time)
     VALUES (%(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(value)s, %(pinned)s,
             %(importance)s, %(source)s, %(tags)s, %(confidence)s, %(metadata)s,
             %(conversation_provider)s, %(conversation_id)s, %(created_at)s, %(updated_at)s,
-            %(expire_time)s, %(superseded_by)s, %(actor)s, %(actor)s)
+            %(expire_time)s, %(superseded_by)s, %(actor)s, %(actor)s,
+            %(valid_start_time)s, %(valid_end_time)s)
     ON CONFLICT DO NOTHING
     RETURNING *
 ),
@@ -255,6 +257,8 @@ class PgTransfer(TransferRepository):
             updated_at=memory.updated_at,
             expire_time=memory.expire_time,
             superseded_by=memory.superseded_by,
+            valid_start_time=memory.valid_start_time,
+            valid_end_time=memory.valid_end_time,
             groundings=Jsonb(groundings),
             actor=self._actor,
         )

@@ -45,13 +45,16 @@ class MemoryMethods(SyncTransport):
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
         create_only: bool = False,
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
-        ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
-        With ``create_only`` an existing key is left alone and the call raises
-        AlreadyExists. ``upsert_memory_result`` also says whether the call created the
-        memory."""
+        ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry);
+        ``valid_start_time`` and ``valid_end_time`` say when the fact holds in the world
+        (each None keeps the stored one). With ``create_only`` an existing key is left
+        alone and the call raises AlreadyExists. ``upsert_memory_result`` also says
+        whether the call created the memory."""
         return self._run(
             _ops.upsert_memory(
                 key,
@@ -64,6 +67,8 @@ class MemoryMethods(SyncTransport):
                 expire_time=expire_time,
                 ttl=ttl,
                 create_only=create_only,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ),
             timeout,
         )
@@ -81,6 +86,8 @@ class MemoryMethods(SyncTransport):
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
         create_only: bool = False,
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
@@ -97,6 +104,8 @@ class MemoryMethods(SyncTransport):
                 expire_time=expire_time,
                 ttl=ttl,
                 create_only=create_only,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ).answering(types.UpsertMemoryResponse),
             timeout,
         )
@@ -147,11 +156,14 @@ class MemoryMethods(SyncTransport):
         tags: Iterable[str] | None = None,
         update_mask: Iterable[str] | None = None,
         etag: str | None = None,
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
-        (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
+        (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
+        or ``valid_end_time``: the fact's period is open at that end). Only manual memories
         change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
         memory has not changed since (else EtagMismatch)."""
         return self._run(
@@ -165,6 +177,8 @@ class MemoryMethods(SyncTransport):
                 tags=tags,
                 update_mask=update_mask,
                 etag=etag,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ),
             timeout,
         )
@@ -256,10 +270,13 @@ class MemoryMethods(SyncTransport):
         conversation: memory_pb2.Conversation | types.Conversation | None = None,
         groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
-        names memories of the same owner that it updates or contradicts. The
+        names memories of the same owner that it updates or contradicts (ending their
+        periods), ``valid_start_time`` and ``valid_end_time`` when the fact holds. The
         ``conversation`` and its ``groundings`` may be messages or records.
         ``memorize_result`` also says whether the call created the memory, and gives the
         memories it superseded as stored."""
@@ -276,6 +293,8 @@ class MemoryMethods(SyncTransport):
                 conversation=conversation,
                 groundings=groundings,
                 supersedes=supersedes,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ),
             timeout,
         )
@@ -294,6 +313,8 @@ class MemoryMethods(SyncTransport):
         conversation: memory_pb2.Conversation | types.Conversation | None = None,
         groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.MemorizeResponse:
         """The same call as :meth:`memorize`, answering the whole response: ``.memory``,
@@ -311,6 +332,8 @@ class MemoryMethods(SyncTransport):
                 conversation=conversation,
                 groundings=groundings,
                 supersedes=supersedes,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ).answering(types.MemorizeResponse),
             timeout,
         )
@@ -879,13 +902,16 @@ class AsyncMemoryMethods(AsyncTransport):
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
         create_only: bool = False,
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
-        ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
-        With ``create_only`` an existing key is left alone and the call raises
-        AlreadyExists. ``upsert_memory_result`` also says whether the call created the
-        memory."""
+        ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry);
+        ``valid_start_time`` and ``valid_end_time`` say when the fact holds in the world
+        (each None keeps the stored one). With ``create_only`` an existing key is left
+        alone and the call raises AlreadyExists. ``upsert_memory_result`` also says
+        whether the call created the memory."""
         return await self._run(
             _ops.upsert_memory(
                 key,
@@ -898,6 +924,8 @@ class AsyncMemoryMethods(AsyncTransport):
                 expire_time=expire_time,
                 ttl=ttl,
                 create_only=create_only,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ),
             timeout,
         )
@@ -915,6 +943,8 @@ class AsyncMemoryMethods(AsyncTransport):
         expire_time: Timestamp | None = None,
         ttl: timedelta | None = None,
         create_only: bool = False,
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
@@ -931,6 +961,8 @@ class AsyncMemoryMethods(AsyncTransport):
                 expire_time=expire_time,
                 ttl=ttl,
                 create_only=create_only,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ).answering(types.UpsertMemoryResponse),
             timeout,
         )
@@ -981,11 +1013,14 @@ class AsyncMemoryMethods(AsyncTransport):
         tags: Iterable[str] | None = None,
         update_mask: Iterable[str] | None = None,
         etag: str | None = None,
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
-        (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
+        (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
+        or ``valid_end_time``: the fact's period is open at that end). Only manual memories
         change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
         memory has not changed since (else EtagMismatch)."""
         return await self._run(
@@ -999,6 +1034,8 @@ class AsyncMemoryMethods(AsyncTransport):
                 tags=tags,
                 update_mask=update_mask,
                 etag=etag,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ),
             timeout,
         )
@@ -1090,10 +1127,13 @@ class AsyncMemoryMethods(AsyncTransport):
         conversation: memory_pb2.Conversation | types.Conversation | None = None,
         groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
-        names memories of the same owner that it updates or contradicts. The
+        names memories of the same owner that it updates or contradicts (ending their
+        periods), ``valid_start_time`` and ``valid_end_time`` when the fact holds. The
         ``conversation`` and its ``groundings`` may be messages or records.
         ``memorize_result`` also says whether the call created the memory, and gives the
         memories it superseded as stored."""
@@ -1110,6 +1150,8 @@ class AsyncMemoryMethods(AsyncTransport):
                 conversation=conversation,
                 groundings=groundings,
                 supersedes=supersedes,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ),
             timeout,
         )
@@ -1128,6 +1170,8 @@ class AsyncMemoryMethods(AsyncTransport):
         conversation: memory_pb2.Conversation | types.Conversation | None = None,
         groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
         supersedes: Iterable[str] = (),
+        valid_start_time: Timestamp | None = None,
+        valid_end_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.MemorizeResponse:
         """The same call as :meth:`memorize`, answering the whole response: ``.memory``,
@@ -1145,6 +1189,8 @@ class AsyncMemoryMethods(AsyncTransport):
                 conversation=conversation,
                 groundings=groundings,
                 supersedes=supersedes,
+                valid_start_time=valid_start_time,
+                valid_end_time=valid_end_time,
             ).answering(types.MemorizeResponse),
             timeout,
         )

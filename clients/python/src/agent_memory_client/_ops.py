@@ -264,6 +264,14 @@ def _nothing(_: Any) -> None:
     return None
 
 
+def set_period(message: Any, start: Timestamp | None, end: Timestamp | None) -> None:
+    """Set the message's ``valid_start_time`` and ``valid_end_time`` that are given."""
+    for name, when in (("valid_start_time", start), ("valid_end_time", end)):
+        stamp = timestamp(when)
+        if stamp is not None:
+            getattr(message, name).CopyFrom(stamp)
+
+
 # -- memories -------------------------------------------------------------------------
 
 
@@ -280,12 +288,15 @@ def upsert_memory(
     expire_time: Timestamp | None = None,
     ttl: timedelta | None = None,
     create_only: bool = False,
+    valid_start_time: Timestamp | None = None,
+    valid_end_time: Timestamp | None = None,
 ) -> Op[types.Memory]:
     """Create or update the memory with this key, of an agent or a workspace;
-    ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry).
-    With ``create_only`` an existing key is left alone and the call raises
-    AlreadyExists. ``upsert_memory_result`` also says whether the call created the
-    memory."""
+    ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry);
+    ``valid_start_time`` and ``valid_end_time`` say when the fact holds in the world
+    (each None keeps the stored one). With ``create_only`` an existing key is left
+    alone and the call raises AlreadyExists. ``upsert_memory_result`` also says
+    whether the call created the memory."""
     request = memory_service_pb2.UpsertMemoryRequest(
         owner=owner(agent_id, workspace_id),
         key=key,
@@ -298,6 +309,7 @@ def upsert_memory(
     if importance is not None:
         request.importance = importance
     set_expiration(request, expire_time, ttl)
+    set_period(request, valid_start_time, valid_end_time)
     return Op("MemoryService", "UpsertMemory", request, _memory)
 
 
@@ -360,10 +372,13 @@ def update_memory(
     tags: Iterable[str] | None = None,
     update_mask: Iterable[str] | None = None,
     etag: str | None = None,
+    valid_start_time: Timestamp | None = None,
+    valid_end_time: Timestamp | None = None,
 ) -> Op[types.Memory]:
     """Change some fields of a memory: those given (not None), or those
     ``update_mask`` names, where a field named but not given is cleared
-    (``expire_time``: it stops expiring; ``tags``: none left). Only manual memories
+    (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
+    or ``valid_end_time``: the fact's period is open at that end). Only manual memories
     change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
     memory has not changed since (else EtagMismatch)."""
     memory = memory_pb2.Memory(id=memory_id)
@@ -380,6 +395,7 @@ def update_memory(
         memory.expire_time.CopyFrom(expires)
     if tags is not None:
         memory.tags.extend(_strings(tags, "tags"))
+    set_period(memory, valid_start_time, valid_end_time)
     given = {
         "key": key,
         "value": value,
@@ -387,6 +403,8 @@ def update_memory(
         "importance": importance,
         "expire_time": expire_time,
         "tags": tags,
+        "valid_start_time": valid_start_time,
+        "valid_end_time": valid_end_time,
     }
     request = memory_service_pb2.UpdateMemoryRequest(
         memory=memory, update_mask=_field_mask(given, update_mask)
@@ -494,9 +512,12 @@ def memorize(
     conversation: memory_pb2.Conversation | types.Conversation | None = None,
     groundings: Iterable[memory_pb2.Grounding | types.Grounding] = (),
     supersedes: Iterable[str] = (),
+    valid_start_time: Timestamp | None = None,
+    valid_end_time: Timestamp | None = None,
 ) -> Op[types.Memory]:
     """Store a fact the agent decided to keep (source MEMORIZE); ``supersedes``
-    names memories of the same owner that it updates or contradicts. The
+    names memories of the same owner that it updates or contradicts (ending their
+    periods), ``valid_start_time`` and ``valid_end_time`` when the fact holds. The
     ``conversation`` and its ``groundings`` may be messages or records.
     ``memorize_result`` also says whether the call created the memory, and gives the
     memories it superseded as stored."""
@@ -512,6 +533,7 @@ def memorize(
     if confidence is not None:
         request.confidence = confidence
     set_expiration(request, expire_time, ttl)
+    set_period(request, valid_start_time, valid_end_time)
     return Op("MemoryService", "Memorize", request, _memory)
 
 

@@ -1176,6 +1176,18 @@ class Memory(Record[memory_pb2.Memory]):
     the database cannot store vectors (no pgvector). Unset when the server
     runs no embedder, in a MemoryEvent's snapshots, and in export records."""
 
+    valid_start_time: datetime | None = None
+    """Optional. When the fact starts to hold in the world; unset: it always has.
+    Not expire_time, which deletes the memory: a fact outside its period stays
+    stored, listed and readable, but is not rendered into a prompt nor
+    recalled. Set by UpsertMemory and Memorize, changed or cleared by
+    UpdateMemory; must be before valid_end_time."""
+
+    valid_end_time: datetime | None = None
+    """Optional. When the fact stops holding in the world; unset: it holds on.
+    Must be after valid_start_time. Superseding the memory sets it to the time
+    of the supersession when it was unset or later."""
+
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
         return cls(
@@ -1206,6 +1218,12 @@ class Memory(Record[memory_pb2.Memory]):
             if message.HasField("last_used_time")
             else None,
             embedded=message.embedded if message.HasField("embedded") else None,
+            valid_start_time=datetime_of(message.valid_start_time)
+            if message.HasField("valid_start_time")
+            else None,
+            valid_end_time=datetime_of(message.valid_end_time)
+            if message.HasField("valid_end_time")
+            else None,
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.Memory:
@@ -1233,6 +1251,8 @@ class Memory(Record[memory_pb2.Memory]):
             superseded_by=self.superseded_by,
             last_used_time=timestamp_of(self.last_used_time),
             embedded=self.embedded,
+            valid_start_time=timestamp_of(self.valid_start_time),
+            valid_end_time=timestamp_of(self.valid_end_time),
         )
 
 

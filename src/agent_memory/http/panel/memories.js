@@ -411,6 +411,26 @@ export function mount(container, ctx) {
     return el("div", { class: "expiry-label" }, "expires ", timeEl(memory.expireTime));
   }
 
+  // When the fact holds in the world, where it has a period: "valid since 12 Mar",
+  // "valid until 31 Mar", or both; one outside its period says agents do not see it.
+  function periodEl(memory) {
+    const start = memory.validStartTime;
+    const end = memory.validEndTime;
+    if (!start && !end) return null;
+    const now = Date.now();
+    const outside = (start && Date.parse(start) > now) || (end && Date.parse(end) <= now);
+    return el(
+      "div",
+      { class: outside ? "period-label outside-period" : "period-label" },
+      "valid",
+      start ? " since " : null,
+      start ? dayEl(start) : null,
+      end ? " until " : null,
+      end ? dayEl(end) : null,
+      outside ? " · not in prompts" : null,
+    );
+  }
+
   // When the memory last reached a model (a prompt or a recall), or nothing.
   function usedEl(memory) {
     if (!memory.lastUsedTime) return null;
@@ -449,6 +469,7 @@ export function mount(container, ctx) {
         tagsEl(memory),
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
         expiryEl(memory),
+        periodEl(memory),
         supersededEl(memory),
       ),
       el("td", { class: "value" }, valueEl(memory.value)),

@@ -16,7 +16,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class UpsertMemoryRequest(_message.Message):
-    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl", "create_only")
+    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl", "create_only", "valid_start_time", "valid_end_time")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +26,8 @@ class UpsertMemoryRequest(_message.Message):
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     CREATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    VALID_START_TIME_FIELD_NUMBER: _ClassVar[int]
+    VALID_END_TIME_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     key: str
     value: str
@@ -35,7 +37,9 @@ class UpsertMemoryRequest(_message.Message):
     expire_time: _timestamp_pb2.Timestamp
     ttl: _duration_pb2.Duration
     create_only: bool
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., create_only: _Optional[bool] = ...) -> None: ...
+    valid_start_time: _timestamp_pb2.Timestamp
+    valid_end_time: _timestamp_pb2.Timestamp
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., create_only: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class UpsertMemoryResponse(_message.Message):
     __slots__ = ("memory", "created")
@@ -132,7 +136,7 @@ class ListMemoriesResponse(_message.Message):
     def __init__(self, memories: _Optional[_Iterable[_Union[_memory_pb2.Memory, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total_size: _Optional[int] = ...) -> None: ...
 
 class MemorizeRequest(_message.Message):
-    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation", "expire_time", "ttl", "supersedes")
+    __slots__ = ("owner", "content", "tags", "confidence", "memory_key", "metadata", "groundings", "conversation", "expire_time", "ttl", "supersedes", "valid_start_time", "valid_end_time")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
@@ -144,6 +148,8 @@ class MemorizeRequest(_message.Message):
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    VALID_START_TIME_FIELD_NUMBER: _ClassVar[int]
+    VALID_END_TIME_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     content: str
     tags: _containers.RepeatedScalarFieldContainer[str]
@@ -155,7 +161,9 @@ class MemorizeRequest(_message.Message):
     expire_time: _timestamp_pb2.Timestamp
     ttl: _duration_pb2.Duration
     supersedes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., supersedes: _Optional[_Iterable[str]] = ...) -> None: ...
+    valid_start_time: _timestamp_pb2.Timestamp
+    valid_end_time: _timestamp_pb2.Timestamp
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., content: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., memory_key: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[_memory_pb2.Grounding, _Mapping]]] = ..., conversation: _Optional[_Union[_memory_pb2.Conversation, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., supersedes: _Optional[_Iterable[str]] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class MemorizeResponse(_message.Message):
     __slots__ = ("memory", "created", "superseded")
