@@ -772,9 +772,23 @@ def test_a_block_conflict_is_409_with_the_block_as_it_is(server: ServerThread) -
         ("get", "/v1/agents/coder/memories?owner.agentId=other", None, 400, "owner.agentId"),
         ("post", "/v1/recall?limit=3", b'{"query": "q", "agentId": "a"}', 400, "limit"),
         ("get", "/v1/blocks/BLOCK_LABEL_NOPE?scope=SCOPE_USER", None, 400, "label"),
-        # Parsed, then refused by the same enum check as gRPC, which names proto fields.
+        # An enum by number: the document names its values.
         ("get", "/v1/blocks?agentId=a&scopeFilter=7", None, 400, "scope_filter"),
+        ("get", "/v1/blocks?agentId=a&scopeFilter=1", None, 400, "scope_filter"),
+        ("post", "/v1/agents/coder/memories", b'{"key": "k", "source": 1}', 400, "source"),
+        # null is no value of a field: leave it out.
+        ("post", "/v1/agents/coder/memories", b'{"key": "k", "pinned": null}', 400, "pinned"),
         ("get", "/v1/memories/some-id", b'{"id": "x"}', 400, "body"),
+        # Ids the contract declares UUIDs, as the same request check refuses over gRPC.
+        ("get", "/v1/memories/some-id", None, 400, "id"),
+        ("get", "/v1/memories/0123456789abcdef0123456789abcdef", None, 400, "id"),
+        (
+            "post",
+            "/v1/agents/a/memories:memorize",
+            b'{"content": "c", "supersedes": ["x"]}',
+            400,
+            "supersedes[0]",
+        ),
     ],
 )
 def test_a_malformed_http_request_is_400_naming_what_is_wrong(
@@ -806,6 +820,17 @@ def test_an_unknown_route_is_404_and_a_wrong_verb_405_with_allow(server: ServerT
     verb = get(server, f"/v1/memories/{NOT_A_MEMORY}:pin", headers)
     assert verb.status_code == 405
     assert verb.headers["allow"] == "POST"
+    # Beyond the API's routes too, the refusal is a Status in JSON.
+    for path in ("/nothing", "/panel/nothing.js", "/v2/memories"):
+        elsewhere = get(server, path, headers)
+        assert elsewhere.status_code == 404, path
+        assert elsewhere.headers["content-type"] == "application/json"
+        assert reason(elsewhere) == "NO_ROUTE"
+    health = httpx.post(f"http://{server.http_address}/healthz")
+    assert health.status_code == 405
+    assert health.headers["content-type"] == "application/json"
+    assert health.headers["allow"] == "GET, HEAD"
+    assert reason(health) == "METHOD_NOT_ALLOWED"
 
 
 def test_a_body_or_message_over_the_limits_is_413(database_url: str) -> None:

@@ -46,7 +46,7 @@ from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceE
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
-from agent_memory.proto_json import as_proto_json, parse_problem
+from agent_memory.proto_json import as_proto_json, loose_values, parse_problem
 from agent_memory.status import Unreadable, plain_status_message, status_message
 from agent_memory.telemetry.metrics import Metrics
 from agent_memory.telemetry.tracing import set_cancelled
@@ -478,6 +478,9 @@ class Transcoder:
         if (route.body == "*" or field.message_type is not None) and not isinstance(document, dict):
             raise InvalidArgument([FieldViolation("body", "must be a JSON object")])
         whole = document if route.body == "*" else {field.json_name: document}
+        loose = loose_values(whole, route.request)
+        if loose:
+            raise InvalidArgument([FieldViolation(path, problem) for path, problem in loose])
         try:
             json_format.ParseDict(as_proto_json(whole, route.request), message)
         except json_format.ParseError as exc:
@@ -527,6 +530,9 @@ class Transcoder:
             for part in parents:
                 node = node.setdefault(part, {})
             node[leaf] = [value] if field.is_repeated else value
+            loose = loose_values(document, route.request)
+            if loose:
+                raise InvalidArgument([FieldViolation(path, loose[0][1])])
             parsed = type(message)()
             try:
                 json_format.ParseDict(as_proto_json(document, route.request), parsed)
