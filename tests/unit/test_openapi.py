@@ -207,8 +207,11 @@ def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
     assert owner["description"].startswith("Sets `owner.agent_id`.")
     assert "agent id" in owner["description"]
     label = parameters("get", "/v1/blocks/{label}", "path")["label"]
-    enum = resolve(openapi_document(), label["schema"]["$ref"])
-    assert "BLOCK_LABEL_CORE" in enum["enum"]
+    # A required enum: its unset value is no value to send.
+    assert "BLOCK_LABEL_CORE" in label["schema"]["enum"]
+    assert "BLOCK_LABEL_UNSPECIFIED" not in label["schema"]["enum"]
+    memory = parameters("get", "/v1/memories/{id}", "path")["id"]
+    assert memory["schema"] == {"type": "string", "format": "uuid"}
 
 
 @pytest.mark.parametrize(
@@ -252,7 +255,8 @@ def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_n
         "filter",
         "orderBy",
     }
-    assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32"}
+    # AIP-158: a negative page size is refused.
+    assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32", "minimum": 0}
     query = parameters("get", "/v1/workspaces/{workspace_id}/memories", "query")
     assert set(query) == {
         "pageSize",
@@ -268,11 +272,14 @@ def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_n
 def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> None:
     update = operation("patch", "/v1/memories/{id}")
     body = update["requestBody"]
-    assert body["required"] is True
-    # The memory's schema with nothing required: a partial update sends what it changes.
+    # Nothing of it is required: the body may be left out (a mask that clears a field).
+    assert body["required"] is False
+    # The memory's schema with nothing required (a partial update sends what it
+    # changes), less the id the path gives.
     memory = openapi_document()["components"]["schemas"]["agentmemory.v1.Memory"]
     assert memory["required"] == ["key", "value"]
     expected = {k: v for k, v in memory.items() if k != "required"}
+    expected["properties"] = {k: v for k, v in memory["properties"].items() if k != "id"}
     assert body["content"]["application/json"]["schema"] == expected
     # Query parameters go by their proto JSON names.
     query = parameters("patch", "/v1/memories/{id}", "query")
@@ -283,9 +290,13 @@ def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> N
 def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
     upsert = operation("post", "/v1/agents/{agent_id}/memories")
     schema = upsert["requestBody"]["content"]["application/json"]["schema"]
-    # The request's schema, less the requirement of the owner the path gives.
+    # The request's schema, less the owner the path gives.
     component = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
-    assert schema == {**component, "required": ["key", "value"]}
+    properties = {k: v for k, v in component["properties"].items() if k != "owner"}
+    assert schema == {**component, "properties": properties, "required": ["key", "value"]}
+    assert schema["additionalProperties"] is False
+    # A oneof holds one member at most.
+    assert schema["not"] == {"required": ["expireTime", "ttl"]}
     learning = operation("post", "/v1/learnings")["requestBody"]["content"]["application/json"]
     assert learning["schema"]["$ref"] == "#/components/schemas/agentmemory.v1.RecordLearningRequest"
     for route in routes():
@@ -295,7 +306,13 @@ def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
 
 def test_repeated_query_values_are_exploded_arrays() -> None:
     chain = parameters("get", "/v1/learnings", "query")["chainAgentIds"]
-    assert chain["schema"] == {"type": "array", "items": {"type": "string"}}
+    # Required: at least one, none empty.
+    assert chain["required"] is True
+    assert chain["schema"] == {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},
+        "minItems": 1,
+    }
     assert chain["explode"] is True
 
 

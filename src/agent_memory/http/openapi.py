@@ -26,12 +26,15 @@ from google.protobuf.message import Message
 
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
-from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors
+from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors, is_uuid_field
 
 # A variable of a route template: {field.path} or {field.path=pattern}.
 _VARIABLE = re.compile(r"\{([^}=]+)(?:=[^}]*)?\}")
 
 _SCHEMAS = "#/components/schemas/"
+# How many to answer (AIP-158's page_size, and the limits of the calls that answer
+# one page): a negative count is refused, zero means the server's default.
+_COUNTS = frozenset({"page_size", "limit"})
 _STATUS = "google.rpc.Status"
 _T = FieldDescriptor
 _INT64: dict[str, Any] = {"type": ["string", "integer"], "format": "int64"}
@@ -235,13 +238,35 @@ class _Schemas:
         if name not in self.components:
             self.components[name] = {}  # reserved first: a message may contain itself
             properties = {self.name(field): self.field(field) for field in descriptor.fields}
-            schema: dict[str, Any] = {"type": "object", "properties": properties}
-            required = [self.name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)]
+            # Closed: the server refuses a field the message does not have.
+            schema: dict[str, Any] = {
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": False,
+            }
+            required = [self.name(f) for f in descriptor.fields if _must_send(f)]
             if required:
                 schema["required"] = required
+            exclusive = self.exclusive(descriptor)
+            if exclusive:
+                schema["not"] = exclusive
             comment = self.source.comments.get(name, "")
             self.components[name] = {"description": comment, **schema} if comment else schema
         return _ref(name)
+
+    def exclusive(self, descriptor: Descriptor) -> dict[str, Any] | None:
+        """What no message may hold: two members of one of its real oneofs (the
+        server refuses them), as a schema to put under ``not``."""
+        pairs = [
+            {"required": [self.name(first), self.name(second)]}
+            for oneof in descriptor.oneofs
+            if oneof.full_name in self.source.oneofs
+            for i, first in enumerate(oneof.fields)
+            for second in list(oneof.fields)[i + 1 :]
+        ]
+        if not pairs:
+            return None
+        return pairs[0] if len(pairs) == 1 else {"anyOf": pairs}
 
     def enum(self, descriptor: EnumDescriptor) -> dict[str, Any]:
         """A reference to the enum's schema: its value names, each explained."""
@@ -262,12 +287,28 @@ class _Schemas:
         return _ref(name)
 
     def value(self, field: FieldDescriptor) -> dict[str, Any]:
-        """The schema of one value of the field, ignoring ``repeated``."""
+        """The schema of one value of the field, ignoring ``repeated``: a required
+        enum without its zero value (the server refuses it as unset), a UUID field's
+        format, a non-negative page size (AIP-158)."""
+        required = REQUIRED in field_behaviors(field)
         if field.type == _T.TYPE_ENUM:
-            return self.enum(field.enum_type)
+            schema = self.enum(field.enum_type)
+            if required and "$ref" in schema:
+                named: dict[str, Any] = copy.deepcopy(self.components[field.enum_type.full_name])
+                unset = {value.name for value in field.enum_type.values if value.number == 0}
+                named["enum"] = [name for name in named["enum"] if name not in unset]
+                return named
+            return schema
         if field.type == _T.TYPE_MESSAGE:
             return self.message(field.message_type)
-        return copy.deepcopy(_SCALARS[field.type])
+        schema = copy.deepcopy(_SCALARS[field.type])
+        if field.type == _T.TYPE_STRING and is_uuid_field(field):
+            schema["format"] = "uuid"
+        elif field.type == _T.TYPE_STRING and required:
+            schema["minLength"] = 1
+        if field.name in _COUNTS:
+            schema["minimum"] = 0
+        return schema
 
     def field(self, field: FieldDescriptor) -> dict[str, Any]:
         """The schema of a field as a property, with its comment and oneof."""
@@ -279,6 +320,8 @@ class _Schemas:
             }
         elif field.is_repeated:
             schema = {"type": "array", "items": self.value(field)}
+            if REQUIRED in field_behaviors(field):
+                schema["minItems"] = 1
         else:
             schema = self.value(field)
         comment = self.source.comments.get(field.full_name, "")
@@ -324,6 +367,15 @@ def input_schema(message: type[Message], *, proto_names: bool = False) -> dict[s
     return found
 
 
+def _must_send(field: FieldDescriptor) -> bool:
+    """Whether a request without the field is refused: a required field whose absence
+    the server can tell (a zero number or false reads as unset, so those are not)."""
+    if REQUIRED not in field_behaviors(field):
+        return False
+    plain = field.type not in (_T.TYPE_STRING, _T.TYPE_BYTES, _T.TYPE_ENUM, _T.TYPE_MESSAGE)
+    return not (plain and not field.is_repeated and field.containing_oneof is None)
+
+
 def _json_name(field: FieldDescriptor) -> str:
     """The field's proto JSON name; the protobuf stubs do not declare the attribute."""
     name: str = field.json_name  # type: ignore[attr-defined]
@@ -360,6 +412,8 @@ def _query(
             continue
         schema = schemas.field(field)
         parameter: dict[str, Any] = {"name": name, "in": "query", "schema": schema}
+        if _must_send(field) and not within:
+            parameter["required"] = True
         if "description" in schema:
             parameter["description"] = schema.pop("description")
         if field.is_repeated:
@@ -461,6 +515,55 @@ def _parameters(schemas: _Schemas, route: Route, where: _DocPath) -> list[dict[s
     return parameters
 
 
+def _without(schema: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """A copy of an object schema without the properties ``names``."""
+    schema = copy.deepcopy(schema)
+    schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in names}
+    required = [name for name in schema.pop("required", []) if name not in names]
+    if required:
+        schema["required"] = required
+    exclusive = schema.pop("not", None)
+    if exclusive is not None:
+        pairs = [
+            pair
+            for pair in exclusive.get("anyOf", [exclusive])
+            if not names & set(pair["required"])
+        ]
+        if pairs:
+            schema["not"] = pairs[0] if len(pairs) == 1 else {"anyOf": pairs}
+    return schema
+
+
+def _body(schemas: _Schemas, route: Route) -> dict[str, Any]:
+    """The schema of the route's body: the request (``*``) or its body field, without
+    what the path sets (a field the path settles, with the rest of its oneof, is not
+    the body's to send). A partial update's resource requires nothing: the body holds
+    the fields its mask names."""
+    whole = route.body == "*"
+    message = route.request if whole else route.request.fields_by_name[route.body].message_type
+    if message is None or message.full_name in _TEXT_TYPES or message.full_name in _JSON_TYPES:
+        return schemas.field(route.request.fields_by_name[route.body])
+    reference = schemas.message(message)
+    bound: set[str] = set()
+    for variable in route.variables:
+        parts = variable.split(".")
+        if not whole:
+            if parts[0] != route.body:
+                continue
+            parts = parts[1:]
+        field = message.fields_by_name[parts[0]]
+        bound.add(schemas.name(field))
+        if len(parts) == 1:
+            bound.update(schemas.name(member) for member in schemas.members(field))
+    partial = not whole and "update_mask" in route.request.fields_by_name
+    if not bound and not partial:
+        return reference
+    schema = _without(schemas.components[message.full_name], bound)
+    if partial:
+        schema.pop("required", None)
+    return schema
+
+
 def _operation(
     schemas: _Schemas, route: Route, where: _DocPath, operation_id: str
 ) -> dict[str, Any]:
@@ -477,26 +580,11 @@ def _operation(
     if parameters:
         operation["parameters"] = parameters
     if route.body:
-        if route.body == "*":
-            schema = schemas.message(route.request)
-            by_path = {variable.split(".")[0] for variable in route.variables}
-            component = schemas.components[route.request.full_name]
-            if by_path & set(component.get("required", ())):
-                # The path gives these: the body need not.
-                schema = copy.deepcopy(component)
-                schema["required"] = [n for n in schema["required"] if n not in by_path]
-                if not schema["required"]:
-                    del schema["required"]
-        else:
-            schema = schemas.field(route.request.fields_by_name[route.body])
-            if "update_mask" in route.request.fields_by_name and "$ref" in schema:
-                # A partial update: the body holds the fields the mask names, and no
-                # field of the resource is required in it.
-                component = copy.deepcopy(schemas.components[schema["$ref"].rsplit("/", 1)[-1]])
-                component.pop("required", None)
-                schema = component
+        schema = _body(schemas, route)
+        body = schemas.components.get(schema.get("$ref", "").rsplit("/", 1)[-1], schema)
         operation["requestBody"] = {
-            "required": route.verb in ("post", "put", "patch"),
+            # A body with no required field may be left out: it is then empty.
+            "required": bool(body.get("required")),
             "content": {"application/json": {"schema": schema}},
         }
         if route.variables:
