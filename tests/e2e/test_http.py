@@ -872,6 +872,17 @@ def test_recall_streams_one_response_per_line(server: ServerThread) -> None:
     assert len(lines) == 2
     assert all("deploy" in line["content"] for line in lines)
     assert lines[0]["score"] >= lines[1]["score"]
+    # A caller that accepts JSON and not NDJSON gets the same answers as one array.
+    whole = post(server, "/v1/recall", {**headers, "accept": "application/json"}, json=body)
+    assert whole.status_code == 200, whole.text
+    assert whole.headers["content-type"] == "application/json"
+    assert whole.json() == lines
+    # ... and a failure as its status, as any call's.
+    refused = post(
+        server, "/v1/recall", {**headers, "accept": "application/json"}, json={"query": "q"}
+    )
+    assert refused.status_code == 400
+    assert refused.headers["content-type"] == "application/json"
 
 
 def test_the_local_mode_takes_the_caller_from_headers(database_url: str) -> None:

@@ -318,10 +318,11 @@ def test_repeated_query_values_are_exploded_arrays() -> None:
 
 def test_recall_streams_ndjson_and_unary_calls_answer_json() -> None:
     ok = operation("post", "/v1/recall")["responses"]["200"]
-    assert set(ok["content"]) == {"application/x-ndjson"}
-    assert ok["content"]["application/x-ndjson"]["schema"]["$ref"] == (
-        "#/components/schemas/agentmemory.v1.RecallResponse"
-    )
+    assert set(ok["content"]) == {"application/x-ndjson", "application/json"}
+    item = {"$ref": "#/components/schemas/agentmemory.v1.RecallResponse"}
+    assert ok["content"]["application/x-ndjson"]["schema"] == item
+    # For a caller that accepts JSON only: the whole stream as one array.
+    assert ok["content"]["application/json"]["schema"] == {"type": "array", "items": item}
     assert "per line" in ok["description"]
     pin = operation("post", "/v1/memories/{id}:pin")["responses"]["200"]
     assert set(pin["content"]) == {"application/json"}

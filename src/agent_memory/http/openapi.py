@@ -300,7 +300,10 @@ class _Schemas:
                 return named
             return schema
         if field.type == _T.TYPE_MESSAGE:
-            return self.message(field.message_type)
+            schema = self.message(field.message_type)
+            if required and schema.get("type") == "string":  # a field mask, a time
+                schema["minLength"] = 1
+            return schema
         schema = copy.deepcopy(_SCALARS[field.type])
         if field.type == _T.TYPE_STRING and is_uuid_field(field):
             schema["format"] = "uuid"
@@ -597,9 +600,16 @@ def _operation(
     if route.streaming:
         ok = {
             "description": f"{described} A stream as newline-delimited JSON: one"
-            f" {route.response.name} per line. A failure after the first line ends the"
-            ' stream with a last line `{"error": <google.rpc.Status>}`.',
-            "content": {"application/x-ndjson": {"schema": answer}},
+            f" {route.response.name} per line, each sent as it is found. A failure after"
+            ' the first line ends the stream with a last line `{"error":'
+            " <google.rpc.Status>}`. A request whose Accept header names"
+            " `application/json` and not `application/x-ndjson` gets the whole stream"
+            " as one JSON array instead, or the error's status.",
+            "content": {
+                # Each line's schema: OpenAPI 3.1 has no keyword for a sequence's items.
+                "application/x-ndjson": {"schema": answer},
+                "application/json": {"schema": {"type": "array", "items": answer}},
+            },
         }
     else:
         ok = {"description": described, "content": {"application/json": {"schema": answer}}}

@@ -376,6 +376,8 @@ class Transcoder:
         context = HttpCallContext(metadata, caller)
         handler = self._handlers[route.grpc_path]
         if route.streaming:
+            if _wants_whole(request.headers.get("accept", "")):
+                return await self._whole(handler.unary_stream, message, context)
             return await self._stream(handler.unary_stream, message, context, ending)
         try:
             answer = await handler.unary_unary(message, context)
@@ -545,6 +547,26 @@ class Transcoder:
                 _refuse_contradiction(path, message, parsed)
             message.MergeFrom(parsed)
 
+    async def _whole(
+        self,
+        behaviour: Callable[[Message | Unreadable, Any], AsyncIterator[Message]],
+        message: Message | Unreadable,
+        context: HttpCallContext,
+    ) -> Response:
+        """A stream read to its end and answered as one JSON array, for a caller that
+        accepts JSON and not NDJSON; a failure at any point answers with its status."""
+        answers = behaviour(message, context)
+        items: list[Any] = []
+        try:
+            async for answer in answers:
+                items.append(json_format.MessageToDict(answer))
+        except Aborted as aborted:
+            return status_response(aborted.status)
+        finally:
+            await _close(answers)
+        body = json.dumps(items, separators=(",", ":"), ensure_ascii=False) + "\n"
+        return Response(body.encode(), media_type=JSON)
+
     async def _stream(
         self,
         behaviour: Callable[[Message | Unreadable, Any], AsyncIterator[Message]],
@@ -662,6 +684,13 @@ def _refuse_contradiction(variable: str, message: Message, parsed: Message) -> N
         raise InvalidArgument(
             [FieldViolation(variable, "the path and the request give different values")]
         )
+
+
+def _wants_whole(accept: str) -> bool:
+    """Whether an Accept header takes JSON and not NDJSON: the stream then answers as
+    one JSON array. NDJSON is the answer otherwise (no header, ``*/*``, or both named)."""
+    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return JSON in types and NDJSON not in types
 
 
 def _host_name(host: str) -> str:
