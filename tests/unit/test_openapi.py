@@ -13,9 +13,14 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
+from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS
+from agent_memory.domain.memorize import MAX_TAGS, TAG_INPUT_MAX_CHARS
+from agent_memory.domain.memory import OWNER_ID_MAX_CHARS
+from agent_memory.domain.text_rules import CONTROL_CHARACTERS
 from agent_memory.http import openapi
 from agent_memory.http.openapi import PathNameError, openapi_document
 from agent_memory.http.routes import Route, routes
+from agent_memory.service.memories import MAX_CHAIN
 
 VERBS = {"get", "put", "post", "delete", "patch"}
 BRACES = re.compile(r"\{([^}]*)\}")
@@ -203,7 +208,14 @@ def test_enum_values_and_oneofs_are_explained() -> None:
 
 def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
     owner = parameters("get", "/v1/agents/{agent_id}/memories", "path")["agent_id"]
-    assert owner["schema"] == {"type": "string"}
+    # An agent's name, as the domain takes it (name_violations): the same limits.
+    assert owner["schema"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": OWNER_ID_MAX_CHARS,
+        "pattern": f"^[^/{CONTROL_CHARACTERS}]*$",
+        "not": {"enum": [".", ".."]},
+    }
     assert owner["description"].startswith("Sets `owner.agent_id`.")
     assert "agent id" in owner["description"]
     label = parameters("get", "/v1/blocks/{label}", "path")["label"]
@@ -308,11 +320,9 @@ def test_repeated_query_values_are_exploded_arrays() -> None:
     chain = parameters("get", "/v1/learnings", "query")["chainAgentIds"]
     # Required: at least one, none empty.
     assert chain["required"] is True
-    assert chain["schema"] == {
-        "type": "array",
-        "items": {"type": "string", "minLength": 1},
-        "minItems": 1,
-    }
+    assert chain["schema"]["minItems"] == 1
+    assert chain["schema"]["maxItems"] == MAX_CHAIN
+    assert chain["schema"]["items"]["minLength"] == 1
     assert chain["explode"] is True
 
 
@@ -349,13 +359,21 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
     source = resolve(document, memory["source"]["$ref"])
     assert source["type"] == "string"
     assert "MEMORY_SOURCE_MANUAL" in source["enum"]
+    # A write's text holds one line (stored_text), and a tag at most 256 characters.
     assert memory["tags"] == {
         "type": "array",
-        "items": {"type": "string"},
+        "items": {
+            "type": "string",
+            "maxLength": TAG_INPUT_MAX_CHARS,
+            "pattern": f"^[^\\x00{LINE_BREAK_CHARACTERS}]*$",
+        },
+        "maxItems": MAX_TAGS,
         "description": (
             "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\nare given)."
         ),
     }
+    # A fact may be a paragraph: no line rule.
+    assert memory["value"]["pattern"] == "^[^\\x00]*$"
     assert memory["metadata"]["type"] == "object"
     assert "created_at" not in memory
     block = document["components"]["schemas"]["agentmemory.v1.Block"]["properties"]

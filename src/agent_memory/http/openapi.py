@@ -24,6 +24,8 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from agent_memory.api.field_rules import Items, Mask, Text, rule_of, without
+from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS, one_line, stores_request
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
 from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors, is_uuid_field
@@ -289,8 +291,8 @@ class _Schemas:
     def value(self, field: FieldDescriptor) -> dict[str, Any]:
         """The schema of one value of the field, ignoring ``repeated``: a required
         enum without its zero value (the server refuses it as unset), a UUID field's
-        format, a non-negative page size (AIP-158)."""
-        required = REQUIRED in field_behaviors(field)
+        format, a non-negative count, and the limits of its rule (``field_rules``)."""
+        required = _must_send(field)
         if field.type == _T.TYPE_ENUM:
             schema = self.enum(field.enum_type)
             if required and "$ref" in schema:
@@ -303,6 +305,9 @@ class _Schemas:
             schema = self.message(field.message_type)
             if required and schema.get("type") == "string":  # a field mask, a time
                 schema["minLength"] = 1
+            mask = rule_of(field)
+            if isinstance(mask, Mask):
+                schema.update(mask.schema(given=required))
             return schema
         schema = copy.deepcopy(_SCALARS[field.type])
         if field.type == _T.TYPE_STRING and is_uuid_field(field):
@@ -311,6 +316,19 @@ class _Schemas:
             schema["minLength"] = 1
         if field.name in _COUNTS:
             schema["minimum"] = 0
+        # A write's text is one line unless the contract says why not (stored_text).
+        text = field.type == _T.TYPE_STRING and field.containing_type.full_name in _written()
+        also = LINE_BREAK_CHARACTERS if text and one_line(field) else ""
+        rule = rule_of(field)
+        if isinstance(rule, Items):
+            rule = rule.each if field.is_repeated else None
+        if rule is not None:
+            # An empty text is one given when it cannot mean unset: an item of a list,
+            # a field with presence (proto3 optional, a oneof member).
+            given = field.is_repeated or field.has_presence or required
+            schema.update(rule.schema(given=given, also=also))
+        elif also and "format" not in schema:
+            schema["pattern"] = without(also)
         return schema
 
     def field(self, field: FieldDescriptor) -> dict[str, Any]:
@@ -325,6 +343,9 @@ class _Schemas:
             schema = {"type": "array", "items": self.value(field)}
             if REQUIRED in field_behaviors(field):
                 schema["minItems"] = 1
+            listed = rule_of(field)
+            if isinstance(listed, Items):
+                schema.update(listed.schema(given=True))
         else:
             schema = self.value(field)
         comment = self.source.comments.get(field.full_name, "")
@@ -332,8 +353,8 @@ class _Schemas:
         members = self.members(field)
         if oneof is not None and members:
             names = ", ".join(self.name(member) for member in members)
-            rule = self.source.comments.get(oneof.full_name, "")
-            comment = _join(comment, f"One of {oneof.name}: {names}. {rule}".strip())
+            said = self.source.comments.get(oneof.full_name, "")
+            comment = _join(comment, f"One of {oneof.name}: {names}. {said}".strip())
         if comment:
             schema["description"] = _join(comment, schema.get("description", ""))
         if OUTPUT_ONLY in field_behaviors(field):
@@ -370,11 +391,34 @@ def input_schema(message: type[Message], *, proto_names: bool = False) -> dict[s
     return found
 
 
+@cache
+def _written() -> frozenset[str]:
+    """The messages a write's request holds, its own included: their texts are
+    checked as stored (``api/stored_text.py``); a read's are not."""
+    found: set[str] = set()
+
+    def reach(message: Descriptor) -> None:
+        if message.full_name in found or message.full_name.startswith("google."):
+            return
+        found.add(message.full_name)
+        for field in message.fields:
+            if field.message_type is not None:
+                reach(field.message_type)
+
+    for route in routes():
+        if stores_request(route.grpc_path):
+            reach(route.request)
+    return frozenset(found)
+
+
 def _must_send(field: FieldDescriptor) -> bool:
     """Whether a request without the field is refused: a required field whose absence
     the server can tell (a zero number or false reads as unset, so those are not)."""
     if REQUIRED not in field_behaviors(field):
         return False
+    rule = rule_of(field)
+    if isinstance(rule, Text) and not rule.min_chars:
+        return False  # required, yet an empty text is taken: no absence to tell
     plain = field.type not in (_T.TYPE_STRING, _T.TYPE_BYTES, _T.TYPE_ENUM, _T.TYPE_MESSAGE)
     return not (plain and not field.is_repeated and field.containing_oneof is None)
 
@@ -623,7 +667,10 @@ def _operation(
                 "headers": {"ETag": _ETAG_HEADER},
             }
     if "etag" in route.request.fields_by_name:
-        operation.setdefault("parameters", []).append(_IF_MATCH)
+        # The header is the request's etag: the same etags are taken.
+        etag = schemas.field(route.request.fields_by_name["etag"])
+        etag.pop("description", None)
+        operation.setdefault("parameters", []).append({**_IF_MATCH, "schema": etag})
         responses["412"] = {
             "description": "The resource changed since the If-Match etag was read: nothing "
             "changed (reason ETAG_MISMATCH or BLOCK_CONFLICT; the details carry the current "
