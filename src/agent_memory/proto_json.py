@@ -186,11 +186,15 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
 _NULLABLE = frozenset({"google.protobuf.Value", "google.protobuf.NullValue"})
 
 
-def loose_values(document: Any, descriptor: Descriptor, prefix: str = "") -> list[tuple[str, str]]:
+def loose_values(
+    document: Any, descriptor: Descriptor, prefix: str = "", *, typed: bool = True
+) -> list[tuple[str, str]]:
     """Where ``document`` says what the protobuf parser takes but the contract's JSON
     does not (and the OpenAPI document forbids): null for a field, which the parser
-    reads as unset, and an enum value by number. Each as (field path, problem);
-    unknown fields and wrong types are the parser's to refuse."""
+    reads as unset, an enum value by number, and (``typed``: a JSON body, not text of
+    a query) true or false for a number or an enum, and a number in quotes where the
+    document says a number. Each as (field path, problem); unknown fields and other
+    wrong types are the parser's to refuse."""
     found: list[tuple[str, str]] = []
     if not isinstance(document, dict):
         return found
@@ -205,6 +209,9 @@ def loose_values(document: Any, descriptor: Descriptor, prefix: str = "") -> lis
                 found.append((path, "must not be null: leave the field out to leave it unset"))
             continue
         values = value if isinstance(value, list) and field.is_repeated else [value]
+        if typed and any(_mistyped(field, item) for item in values):
+            found.append((path, _what_it_takes(field)))
+            continue
         if field.enum_type is not None and field.enum_type.full_name not in _NULLABLE:
             for item in values:
                 if _is_number(item):
@@ -218,12 +225,37 @@ def loose_values(document: Any, descriptor: Descriptor, prefix: str = "") -> lis
                 value_field = inner.fields_by_name["value"]
                 if isinstance(value, dict) and value_field.message_type is not None:
                     for name, item in value.items():
-                        found += loose_values(item, value_field.message_type, f"{path}.{name}.")
+                        found += loose_values(
+                            item, value_field.message_type, f"{path}.{name}.", typed=typed
+                        )
             else:
                 for i, item in enumerate(values):
                     at = f"{path}[{i}]." if field.is_repeated else f"{path}."
-                    found += loose_values(item, inner, at)
+                    found += loose_values(item, inner, at, typed=typed)
     return found
+
+
+# Numbers the document gives as JSON numbers; 64-bit ones may be strings in it too.
+_JSON_NUMBERS = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SFIXED32,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_FIXED32,
+        FieldDescriptor.TYPE_FLOAT,
+        FieldDescriptor.TYPE_DOUBLE,
+    }
+)
+
+
+def _mistyped(field: FieldDescriptor, value: Any) -> bool:
+    """A bool where a number or an enum goes, or a string where a number goes."""
+    if field.message_type is not None:
+        return False
+    if isinstance(value, bool):
+        return bool(field.type != FieldDescriptor.TYPE_BOOL)
+    return isinstance(value, str) and bool(field.type in _JSON_NUMBERS)
 
 
 def _is_number(value: Any) -> bool:

@@ -482,7 +482,9 @@ class Transcoder:
         whole = document if route.body == "*" else {field.json_name: document}
         loose = loose_values(whole, route.request)
         if loose:
-            raise InvalidArgument([FieldViolation(path, problem) for path, problem in loose])
+            raise InvalidArgument(
+                [FieldViolation("body", f"{at}: {problem}") for at, problem in loose]
+            )
         try:
             json_format.ParseDict(as_proto_json(whole, route.request), message)
         except json_format.ParseError as exc:
@@ -532,7 +534,7 @@ class Transcoder:
             for part in parents:
                 node = node.setdefault(part, {})
             node[leaf] = [value] if field.is_repeated else value
-            loose = loose_values(document, route.request)
+            loose = loose_values(document, route.request, typed=False)
             if loose:
                 raise InvalidArgument([FieldViolation(path, loose[0][1])])
             parsed = type(message)()
