@@ -374,7 +374,7 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
     }
     # A fact may be a paragraph: no line rule.
     assert memory["value"]["pattern"] == "^[^\\x00]*$"
-    assert memory["metadata"]["type"] == "object"
+    assert resolve(document, memory["metadata"]["$ref"])["type"] == "object"
     assert "created_at" not in memory
     block = document["components"]["schemas"]["agentmemory.v1.Block"]["properties"]
     assert "string" in block["version"]["type"]
@@ -454,3 +454,36 @@ def test_etags_and_their_preconditions_are_declared_where_the_server_honours_the
     listing = operation("get", "/v1/agents/{agent_id}/memories")
     assert "412" not in listing["responses"]
     assert parameters("get", "/v1/agents/{agent_id}/memories", "header") == {}
+
+
+def test_an_upsert_names_only_the_sources_it_may_write() -> None:
+    upsert = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
+    assert upsert["properties"]["source"]["enum"] == [
+        "MEMORY_SOURCE_UNSPECIFIED",
+        "MEMORY_SOURCE_MANUAL",
+        "MEMORY_SOURCE_AUTO",
+        "MEMORY_SOURCE_DIRECTOR",
+    ]
+
+
+def test_a_duration_is_within_protobufs_range() -> None:
+    upsert = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
+    pattern = re.compile(upsert["properties"]["ttl"]["pattern"])
+    for taken in ["1s", "3600s", "1.5s", "-2s", "315576000000s", "0.000000001s"]:
+        assert pattern.match(taken), taken
+    for refused in ["1", "s", "315576000001s", "99999999999999s", "1.0000000001s", "1m"]:
+        assert not pattern.match(refused), refused
+
+
+def test_free_json_holds_no_nul_as_stored() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    memorize = schemas["agentmemory.v1.MemorizeRequest"]["properties"]
+    assert memorize["metadata"]["$ref"] == "#/components/schemas/google.protobuf.Struct"
+    struct = schemas["google.protobuf.Struct"]
+    assert struct["propertyNames"] == {"pattern": "^[^\\x00]*$"}
+    value = schemas["google.protobuf.Value"]
+    # No type: each keyword holds for its own (a string's pattern, an array's items).
+    assert "type" not in value
+    assert value["pattern"] == "^[^\\x00]*$"
+    assert value["items"] == value["additionalProperties"]
+    assert value["items"] == {"$ref": "#/components/schemas/google.protobuf.Value"}

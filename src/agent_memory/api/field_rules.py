@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from agent_memory.api.convert import UPDATABLE_MEMORY_FIELDS
+from agent_memory.api.convert import UPDATABLE_MEMORY_FIELDS, source_value_name
 from agent_memory.api.memory_servicer import SETTINGS_SWITCHES
 from agent_memory.domain import (
     active_sessions,
@@ -32,7 +32,7 @@ from agent_memory.domain import (
     recall,
 )
 from agent_memory.domain.text_rules import CONTROL_CHARACTERS
-from agent_memory.service.memories import MAX_CHAIN
+from agent_memory.service.memories import MAX_CHAIN, UPSERT_SOURCES
 
 Lines = Literal["any", "one", "identifier", "name", "token"]
 
@@ -138,7 +138,18 @@ class Mask:
         return {"pattern": f"^{listed}$" if self.min_paths else f"^(?:{listed})?$"}
 
 
-Rule = Text | Number | Items | Mask
+@dataclass(frozen=True)
+class Choice:
+    """An enum field that takes only ``names`` of its values (its unset value too, when
+    the field may be left out)."""
+
+    names: tuple[str, ...]
+
+    def schema(self, *, given: bool, also: str = "") -> dict[str, Any]:
+        return {"enum": list(self.names)}
+
+
+Rule = Text | Number | Items | Mask | Choice
 
 
 def _camel(name: str) -> str:
@@ -181,6 +192,10 @@ _RULES: dict[str, Rule] = {
     "UpsertMemoryRequest.key": _KEY,
     "UpsertMemoryRequest.value": _VALUE,
     "UpsertMemoryRequest.importance": _PERCENT,
+    # Memorize writes its own memories: an upsert writes the other sources.
+    "UpsertMemoryRequest.source": Choice(
+        ("MEMORY_SOURCE_UNSPECIFIED", *(source_value_name(s) for s in UPSERT_SOURCES))
+    ),
     "Memory.key": _KEY,
     "Memory.value": _VALUE,
     "Memory.importance": _PERCENT,
@@ -208,6 +223,7 @@ _RULES: dict[str, Rule] = {
         memorize.MESSAGE_ID_MAX_CHARS, "identifier", min_chars=0
     ),
     "Grounding.quote": Text(None, min_chars=0),
+    "Grounding.provider_message_id": Text(memorize.MESSAGE_ID_MAX_CHARS, min_chars=0),
     "Grounding.message_position": _POSITION,
     "Grounding.start_character": _POSITION,
     "Grounding.end_character": _POSITION,

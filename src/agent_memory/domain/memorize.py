@@ -222,7 +222,10 @@ def grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
             )
         )
     found += text_violations(
-        f"{path}.provider_message_id", g.provider_message_id, max_chars=255, min_chars=0
+        f"{path}.provider_message_id",
+        g.provider_message_id,
+        max_chars=MESSAGE_ID_MAX_CHARS,
+        min_chars=0,
     )
     if "\x00" in g.quote:
         found.append(

@@ -24,7 +24,7 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from agent_memory.api.field_rules import Items, Mask, Text, rule_of, without
+from agent_memory.api.field_rules import Choice, Items, Mask, Text, rule_of, without
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS, one_line, stores_request
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
@@ -70,13 +70,32 @@ _WRAPPERS: dict[str, int] = {
     "google.protobuf.StringValue": _T.TYPE_STRING,
     "google.protobuf.BytesValue": _T.TYPE_BYTES,
 }
+
+
+def _at_most(limit: int) -> str:
+    """A regular expression of the decimal numbers from 0 to ``limit``."""
+    digits = str(limit)
+    shorter = f"[0-9]{{1,{len(digits) - 1}}}" if len(digits) > 1 else ""
+    options = [shorter] if shorter else []
+    for i, digit in enumerate(digits):
+        rest = len(digits) - i - 1
+        if digit != "0":
+            low = "1" if i == 0 and len(digits) > 1 else "0"
+            if int(digit) - 1 >= int(low):
+                tail = f"[0-9]{{{rest}}}" if rest else ""
+                options.append(f"{digits[:i]}[{low}-{int(digit) - 1}]{tail}")
+    options.append(digits)
+    return "(?:" + "|".join(options) + ")"
+
+
 # Well-known messages with a JSON form of their own: one string each, so they
 # can also travel in a path or a query string.
 _TEXT_TYPES: dict[str, dict[str, Any]] = {
     "google.protobuf.Timestamp": {"type": "string", "format": "date-time"},
     "google.protobuf.Duration": {
         "type": "string",
-        "pattern": r"^-?[0-9]+(\.[0-9]{1,9})?s$",
+        # Seconds within protobuf's range: at most 315,576,000,000 (10,000 years).
+        "pattern": rf"^-?{_at_most(315_576_000_000)}(\.[0-9]{{1,9}})?s$",
         "description": "Seconds with up to nine fractional digits and an `s`, e.g. `1.5s`.",
     },
     "google.protobuf.FieldMask": {
@@ -95,6 +114,33 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {"@type": {"type": "string"}},
         "required": ["@type"],
+    },
+}
+# Free JSON as stored: jsonb holds no NUL, in a member's name or in a string.
+_NO_NUL: dict[str, Any] = {"pattern": "^[^\\x00]*$"}
+_STORED_JSON_COMPONENTS: dict[str, Any] = {
+    "google.protobuf.Struct": {
+        "type": "object",
+        "description": "A JSON object; no NUL character in a name or a string.",
+        "propertyNames": _NO_NUL,
+        "additionalProperties": {"$ref": "#/components/schemas/google.protobuf.Value"},
+    },
+    # Any JSON value: each keyword holds for its own type only (a string's pattern, an
+    # array's items, an object's members), so no value needs to be told apart first.
+    "google.protobuf.Value": {
+        "description": "Any JSON value; no NUL character in a name or a string.",
+        **_NO_NUL,
+        "items": {"$ref": "#/components/schemas/google.protobuf.Value"},
+        "propertyNames": _NO_NUL,
+        "additionalProperties": {"$ref": "#/components/schemas/google.protobuf.Value"},
+    },
+}
+_STORED_JSON: dict[str, dict[str, Any]] = {
+    "google.protobuf.Struct": {"$ref": "#/components/schemas/google.protobuf.Struct"},
+    "google.protobuf.Value": {"$ref": "#/components/schemas/google.protobuf.Value"},
+    "google.protobuf.ListValue": {
+        "type": "array",
+        "items": {"$ref": "#/components/schemas/google.protobuf.Value"},
     },
 }
 _STATUS_SCHEMA: dict[str, Any] = {
@@ -218,12 +264,20 @@ class _Schemas:
     """Builds ``components.schemas``: each message and enum reached, by full name."""
 
     def __init__(
-        self, source: _Source, name: Callable[[FieldDescriptor], str] | None = None
+        self,
+        source: _Source,
+        name: Callable[[FieldDescriptor], str] | None = None,
+        *,
+        stored_json: bool = False,
     ) -> None:
-        """``name``: how a field is named in the JSON (its proto JSON name unless said)."""
+        """``name``: how a field is named in the JSON (its proto JSON name unless said).
+        ``stored_json``: a free JSON value (Struct, Value, ListValue) as the server
+        stores it, a schema that refers to itself: no NUL in a name or a string
+        (PostgreSQL's jsonb cannot hold one; ``text_rules.json_violations``)."""
         self.source = source
         self.name = name or _json_name
         self.components: dict[str, Any] = {_STATUS: copy.deepcopy(_STATUS_SCHEMA)}
+        self.stored_json = stored_json
 
     def members(self, field: FieldDescriptor) -> list[FieldDescriptor]:
         """The fields of the real oneof ``field`` belongs to; empty when none."""
@@ -235,6 +289,9 @@ class _Schemas:
     def message(self, descriptor: Descriptor) -> dict[str, Any]:
         """A reference to the message's schema, or the well-known type's JSON form."""
         name = descriptor.full_name
+        if self.stored_json and name in _STORED_JSON:
+            self.components.update(copy.deepcopy(_STORED_JSON_COMPONENTS))
+            return copy.deepcopy(_STORED_JSON[name])
         if name in _TEXT_TYPES or name in _JSON_TYPES:
             return copy.deepcopy(_TEXT_TYPES.get(name) or _JSON_TYPES[name])
         if name not in self.components:
@@ -295,6 +352,10 @@ class _Schemas:
         required = _must_send(field)
         if field.type == _T.TYPE_ENUM:
             schema = self.enum(field.enum_type)
+            chosen = rule_of(field)
+            if isinstance(chosen, Choice) and "$ref" in schema:
+                values: dict[str, Any] = copy.deepcopy(self.components[field.enum_type.full_name])
+                return {**values, **chosen.schema(given=required)}
             if required and "$ref" in schema:
                 named: dict[str, Any] = copy.deepcopy(self.components[field.enum_type.full_name])
                 unset = {value.name for value in field.enum_type.values if value.number == 0}
@@ -759,7 +820,7 @@ def openapi_document() -> dict[str, Any]:
     Raises:
         PathNameError: the routes cannot be named as OpenAPI requires (see ``_paths``).
     """
-    schemas = _Schemas(_source())
+    schemas = _Schemas(_source(), stored_json=True)
     paths: dict[str, Any] = {}
     tags: dict[str, str] = {}
     bound = list(routes())
