@@ -1104,3 +1104,32 @@ def test_answers_are_not_cached_and_bools_read_in_any_case(
     assert response.status_code == 200, response.text
     assert response.headers["cache-control"] == "no-store"
     assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_an_action_whose_fields_are_all_optional_takes_no_body(server: ServerThread) -> None:
+    headers = bearer(server)
+    document = get(server, "/v1/openapi.json", headers).json()
+    calls = [
+        (
+            "POST",
+            "/v1/agents/coder/activeSession:reset",
+            "/v1/agents/{agent_id}/activeSession:reset",
+        ),
+        ("POST", "/v1/agents/coder:forget", "/v1/agents/{agent_id}:forget"),
+        ("POST", "/v1/workspaces/acme:forget", "/v1/workspaces/{workspace_id}:forget"),
+        ("POST", "/v1/user:forget", "/v1/user:forget"),
+        ("POST", "/v1/agents/coder:renderPrompt", "/v1/agents/{agent_id}:renderPrompt"),
+        ("PATCH", "/v1/agents/coder/settings", "/v1/agents/{agent_id}/settings"),
+    ]
+    for verb, path, documented in calls:
+        # The document says the body may be left out ...
+        body = document["paths"][documented][verb.lower()]["requestBody"]
+        assert body["required"] is False, documented
+        # ... and the server takes the call without one, as with an empty object.
+        bare = httpx.request(verb, f"http://{server.http_address}{path}", headers=headers)
+        assert bare.status_code == 200, (path, bare.text)
+        empty = httpx.request(verb, f"http://{server.http_address}{path}", headers=headers, json={})
+        assert empty.status_code == 200, (path, empty.text)
+    # A body with a required field is documented as required.
+    upsert = document["paths"]["/v1/agents/{agent_id}/memories"]["post"]["requestBody"]
+    assert upsert["required"] is True
