@@ -15,11 +15,19 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
-from google.api import field_behavior_pb2
+from google.api import field_behavior_pb2, field_info_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-__all__ = ["as_proto_json", "camel_mask", "enum_value", "parse_problem", "reaches"]
+__all__ = [
+    "as_proto_json",
+    "camel_mask",
+    "enum_value",
+    "is_uuid_field",
+    "loose_values",
+    "parse_problem",
+    "reaches",
+]
 
 # "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
 _AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
@@ -174,6 +182,90 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
     return out
 
 
+# Fields whose JSON value may be null: null is a value of theirs, not "unset".
+_NULLABLE = frozenset({"google.protobuf.Value", "google.protobuf.NullValue"})
+
+
+def loose_values(
+    document: Any, descriptor: Descriptor, prefix: str = "", *, typed: bool = True
+) -> list[tuple[str, str]]:
+    """Where ``document`` says what the protobuf parser takes but the contract's JSON
+    does not (and the OpenAPI document forbids): null for a field, which the parser
+    reads as unset, an enum value by number, and (``typed``: a JSON body, not text of
+    a query) true or false for a number or an enum, and a number in quotes where the
+    document says a number. Each as (field path, problem); unknown fields and other
+    wrong types are the parser's to refuse."""
+    found: list[tuple[str, str]] = []
+    if not isinstance(document, dict):
+        return found
+    for key, value in document.items():
+        field = _field(descriptor, key) if isinstance(key, str) else None
+        if field is None:
+            continue
+        path = prefix + key
+        kind = field.message_type or field.enum_type
+        if value is None:
+            if kind is None or kind.full_name not in _NULLABLE:
+                found.append((path, "must not be null: leave the field out to leave it unset"))
+            continue
+        values = value if isinstance(value, list) and field.is_repeated else [value]
+        if typed and any(_mistyped(field, item) for item in values):
+            found.append((path, _what_it_takes(field)))
+            continue
+        if field.enum_type is not None and field.enum_type.full_name not in _NULLABLE:
+            for item in values:
+                if _is_number(item):
+                    names = ", ".join(v.name for v in field.enum_type.values)
+                    found.append((path, f"must be one of {names}, by name"))
+        elif field.message_type is not None and not field.message_type.full_name.startswith(
+            "google.protobuf."
+        ):
+            inner = field.message_type
+            if inner.GetOptions().map_entry:
+                value_field = inner.fields_by_name["value"]
+                if isinstance(value, dict) and value_field.message_type is not None:
+                    for name, item in value.items():
+                        found += loose_values(
+                            item, value_field.message_type, f"{path}.{name}.", typed=typed
+                        )
+            else:
+                for i, item in enumerate(values):
+                    at = f"{path}[{i}]." if field.is_repeated else f"{path}."
+                    found += loose_values(item, inner, at, typed=typed)
+    return found
+
+
+# Numbers the document gives as JSON numbers; 64-bit ones may be strings in it too.
+_JSON_NUMBERS = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SFIXED32,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_FIXED32,
+        FieldDescriptor.TYPE_FLOAT,
+        FieldDescriptor.TYPE_DOUBLE,
+    }
+)
+
+
+def _mistyped(field: FieldDescriptor, value: Any) -> bool:
+    """A bool where a number or an enum goes, or a string where a number goes."""
+    if field.message_type is not None:
+        return False
+    if isinstance(value, bool):
+        return bool(field.type != FieldDescriptor.TYPE_BOOL)
+    return isinstance(value, str) and bool(field.type in _JSON_NUMBERS)
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+
+
 @functools.cache
 def reaches(descriptor: Descriptor, wanted: Callable[[FieldDescriptor], bool]) -> bool:
     """Whether a message of this type holds, anywhere inside it, a field ``wanted``
@@ -230,3 +322,15 @@ OUTPUT_ONLY = field_behavior_pb2.FieldBehavior.OUTPUT_ONLY
 def field_behaviors(field: FieldDescriptor) -> set[int]:
     """The field's ``google.api.field_behavior`` annotations (AIP-203)."""
     return set(field.GetOptions().Extensions[field_behavior_pb2.field_behavior])
+
+
+UUID4 = field_info_pb2.FieldInfo.Format.UUID4
+
+
+def is_uuid_field(field: FieldDescriptor) -> bool:
+    """Whether the contract declares the string field a UUID (``google.api.field_info``
+    format ``UUID4``, AIP-202)."""
+    options = field.GetOptions()
+    if not options.HasExtension(field_info_pb2.field_info):
+        return False
+    return bool(options.Extensions[field_info_pb2.field_info].format == UUID4)

@@ -782,9 +782,23 @@ def test_a_block_conflict_is_409_with_the_block_as_it_is(server: ServerThread) -
         ("get", "/v1/agents/coder/memories?owner.agentId=other", None, 400, "owner.agentId"),
         ("post", "/v1/recall?limit=3", b'{"query": "q", "agentId": "a"}', 400, "limit"),
         ("get", "/v1/blocks/BLOCK_LABEL_NOPE?scope=SCOPE_USER", None, 400, "label"),
-        # Parsed, then refused by the same enum check as gRPC, which names proto fields.
+        # An enum by number: the document names its values.
         ("get", "/v1/blocks?agentId=a&scopeFilter=7", None, 400, "scope_filter"),
+        ("get", "/v1/blocks?agentId=a&scopeFilter=1", None, 400, "scope_filter"),
+        ("post", "/v1/agents/coder/memories", b'{"key": "k", "source": 1}', 400, "body"),
+        # null is no value of a field: leave it out.
+        ("post", "/v1/agents/coder/memories", b'{"key": "k", "pinned": null}', 400, "body"),
         ("get", "/v1/memories/some-id", b'{"id": "x"}', 400, "body"),
+        # Ids the contract declares UUIDs, as the same request check refuses over gRPC.
+        ("get", "/v1/memories/some-id", None, 400, "id"),
+        ("get", "/v1/memories/0123456789abcdef0123456789abcdef", None, 400, "id"),
+        (
+            "post",
+            "/v1/agents/a/memories:memorize",
+            b'{"content": "c", "supersedes": ["x"]}',
+            400,
+            "supersedes[0]",
+        ),
     ],
 )
 def test_a_malformed_http_request_is_400_naming_what_is_wrong(
@@ -816,6 +830,17 @@ def test_an_unknown_route_is_404_and_a_wrong_verb_405_with_allow(server: ServerT
     verb = get(server, f"/v1/memories/{NOT_A_MEMORY}:pin", headers)
     assert verb.status_code == 405
     assert verb.headers["allow"] == "POST"
+    # Beyond the API's routes too, the refusal is a Status in JSON.
+    for path in ("/nothing", "/panel/nothing.js", "/v2/memories"):
+        elsewhere = get(server, path, headers)
+        assert elsewhere.status_code == 404, path
+        assert elsewhere.headers["content-type"] == "application/json"
+        assert reason(elsewhere) == "NO_ROUTE"
+    health = httpx.post(f"http://{server.http_address}/healthz")
+    assert health.status_code == 405
+    assert health.headers["content-type"] == "application/json"
+    assert health.headers["allow"] == "GET, HEAD"
+    assert reason(health) == "METHOD_NOT_ALLOWED"
 
 
 def test_a_body_or_message_over_the_limits_is_413(database_url: str) -> None:
@@ -857,6 +882,20 @@ def test_recall_streams_one_response_per_line(server: ServerThread) -> None:
     assert len(lines) == 2
     assert all("deploy" in line["content"] for line in lines)
     assert lines[0]["score"] >= lines[1]["score"]
+    # A caller that accepts JSON and not NDJSON gets the same answers as one array (their
+    # scores may move as the index catches up between the two calls).
+    whole = post(server, "/v1/recall", {**headers, "accept": "application/json"}, json=body)
+    assert whole.status_code == 200, whole.text
+    assert whole.headers["content-type"] == "application/json"
+    assert sorted(item["content"] for item in whole.json()) == sorted(
+        line["content"] for line in lines
+    )
+    # ... and a failure as its status, as any call's.
+    refused = post(
+        server, "/v1/recall", {**headers, "accept": "application/json"}, json={"query": "q"}
+    )
+    assert refused.status_code == 400
+    assert refused.headers["content-type"] == "application/json"
 
 
 def test_the_local_mode_takes_the_caller_from_headers(database_url: str) -> None:
@@ -1075,3 +1114,32 @@ def test_answers_are_not_cached_and_bools_read_in_any_case(
     assert response.status_code == 200, response.text
     assert response.headers["cache-control"] == "no-store"
     assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_an_action_whose_fields_are_all_optional_takes_no_body(server: ServerThread) -> None:
+    headers = bearer(server)
+    document = get(server, "/v1/openapi.json", headers).json()
+    calls = [
+        (
+            "POST",
+            "/v1/agents/coder/activeSession:reset",
+            "/v1/agents/{agent_id}/activeSession:reset",
+        ),
+        ("POST", "/v1/agents/coder:forget", "/v1/agents/{agent_id}:forget"),
+        ("POST", "/v1/workspaces/acme:forget", "/v1/workspaces/{workspace_id}:forget"),
+        ("POST", "/v1/user:forget", "/v1/user:forget"),
+        ("POST", "/v1/agents/coder:renderPrompt", "/v1/agents/{agent_id}:renderPrompt"),
+        ("PATCH", "/v1/agents/coder/settings", "/v1/agents/{agent_id}/settings"),
+    ]
+    for verb, path, documented in calls:
+        # The document says the body may be left out ...
+        body = document["paths"][documented][verb.lower()]["requestBody"]
+        assert body["required"] is False, documented
+        # ... and the server takes the call without one, as with an empty object.
+        bare = httpx.request(verb, f"http://{server.http_address}{path}", headers=headers)
+        assert bare.status_code == 200, (path, bare.text)
+        empty = httpx.request(verb, f"http://{server.http_address}{path}", headers=headers, json={})
+        assert empty.status_code == 200, (path, empty.text)
+    # A body with a required field is documented as required.
+    upsert = document["paths"]["/v1/agents/{agent_id}/memories"]["post"]["requestBody"]
+    assert upsert["required"] is True

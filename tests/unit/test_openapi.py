@@ -13,9 +13,14 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
+from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS
+from agent_memory.domain.memorize import MAX_TAGS, TAG_INPUT_MAX_CHARS
+from agent_memory.domain.memory import OWNER_ID_MAX_CHARS
+from agent_memory.domain.text_rules import CONTROL_CHARACTERS
 from agent_memory.http import openapi
 from agent_memory.http.openapi import PathNameError, openapi_document
 from agent_memory.http.routes import Route, routes
+from agent_memory.service.memories import MAX_CHAIN
 
 VERBS = {"get", "put", "post", "delete", "patch"}
 BRACES = re.compile(r"\{([^}]*)\}")
@@ -203,12 +208,22 @@ def test_enum_values_and_oneofs_are_explained() -> None:
 
 def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
     owner = parameters("get", "/v1/agents/{agent_id}/memories", "path")["agent_id"]
-    assert owner["schema"] == {"type": "string"}
+    # An agent's name, as the domain takes it (name_violations): the same limits.
+    assert owner["schema"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": OWNER_ID_MAX_CHARS,
+        "pattern": f"^[^/{CONTROL_CHARACTERS}]*$",
+        "not": {"enum": [".", ".."]},
+    }
     assert owner["description"].startswith("Sets `owner.agent_id`.")
     assert "agent id" in owner["description"]
     label = parameters("get", "/v1/blocks/{label}", "path")["label"]
-    enum = resolve(openapi_document(), label["schema"]["$ref"])
-    assert "BLOCK_LABEL_CORE" in enum["enum"]
+    # A required enum: its unset value is no value to send.
+    assert "BLOCK_LABEL_CORE" in label["schema"]["enum"]
+    assert "BLOCK_LABEL_UNSPECIFIED" not in label["schema"]["enum"]
+    memory = parameters("get", "/v1/memories/{id}", "path")["id"]
+    assert memory["schema"] == {"type": "string", "format": "uuid"}
 
 
 @pytest.mark.parametrize(
@@ -258,7 +273,8 @@ def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_n
         "filter",
         "orderBy",
     }
-    assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32"}
+    # AIP-158: a negative page size is refused.
+    assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32", "minimum": 0}
     query = parameters("get", "/v1/workspaces/{workspace_id}/memories", "query")
     assert set(query) == {
         "pageSize",
@@ -274,11 +290,14 @@ def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_n
 def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> None:
     update = operation("patch", "/v1/memories/{id}")
     body = update["requestBody"]
-    assert body["required"] is True
-    # The memory's schema with nothing required: a partial update sends what it changes.
+    # Nothing of it is required: the body may be left out (a mask that clears a field).
+    assert body["required"] is False
+    # The memory's schema with nothing required (a partial update sends what it
+    # changes), less the id the path gives.
     memory = openapi_document()["components"]["schemas"]["agentmemory.v1.Memory"]
     assert memory["required"] == ["key", "value"]
     expected = {k: v for k, v in memory.items() if k != "required"}
+    expected["properties"] = {k: v for k, v in memory["properties"].items() if k != "id"}
     assert body["content"]["application/json"]["schema"] == expected
     # Query parameters go by their proto JSON names.
     query = parameters("patch", "/v1/memories/{id}", "query")
@@ -289,9 +308,13 @@ def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> N
 def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
     upsert = operation("post", "/v1/agents/{agent_id}/memories")
     schema = upsert["requestBody"]["content"]["application/json"]["schema"]
-    # The request's schema, less the requirement of the owner the path gives.
+    # The request's schema, less the owner the path gives.
     component = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
-    assert schema == {**component, "required": ["key", "value"]}
+    properties = {k: v for k, v in component["properties"].items() if k != "owner"}
+    assert schema == {**component, "properties": properties, "required": ["key", "value"]}
+    assert schema["additionalProperties"] is False
+    # A oneof holds one member at most.
+    assert schema["not"] == {"required": ["expireTime", "ttl"]}
     learning = operation("post", "/v1/learnings")["requestBody"]["content"]["application/json"]
     assert learning["schema"]["$ref"] == "#/components/schemas/agentmemory.v1.RecordLearningRequest"
     for route in routes():
@@ -301,16 +324,21 @@ def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
 
 def test_repeated_query_values_are_exploded_arrays() -> None:
     chain = parameters("get", "/v1/learnings", "query")["chainAgentIds"]
-    assert chain["schema"] == {"type": "array", "items": {"type": "string"}}
+    # Required: at least one, none empty.
+    assert chain["required"] is True
+    assert chain["schema"]["minItems"] == 1
+    assert chain["schema"]["maxItems"] == MAX_CHAIN
+    assert chain["schema"]["items"]["minLength"] == 1
     assert chain["explode"] is True
 
 
 def test_recall_streams_ndjson_and_unary_calls_answer_json() -> None:
     ok = operation("post", "/v1/recall")["responses"]["200"]
-    assert set(ok["content"]) == {"application/x-ndjson"}
-    assert ok["content"]["application/x-ndjson"]["schema"]["$ref"] == (
-        "#/components/schemas/agentmemory.v1.RecallResponse"
-    )
+    assert set(ok["content"]) == {"application/x-ndjson", "application/json"}
+    item = {"$ref": "#/components/schemas/agentmemory.v1.RecallResponse"}
+    assert ok["content"]["application/x-ndjson"]["schema"] == item
+    # For a caller that accepts JSON only: the whole stream as one array.
+    assert ok["content"]["application/json"]["schema"] == {"type": "array", "items": item}
     assert "per line" in ok["description"]
     pin = operation("post", "/v1/memories/{id}:pin")["responses"]["200"]
     assert set(pin["content"]) == {"application/json"}
@@ -337,14 +365,22 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
     source = resolve(document, memory["source"]["$ref"])
     assert source["type"] == "string"
     assert "MEMORY_SOURCE_MANUAL" in source["enum"]
+    # A write's text holds one line (stored_text), and a tag at most 256 characters.
     assert memory["tags"] == {
         "type": "array",
-        "items": {"type": "string"},
+        "items": {
+            "type": "string",
+            "maxLength": TAG_INPUT_MAX_CHARS,
+            "pattern": f"^[^\\x00{LINE_BREAK_CHARACTERS}]*$",
+        },
+        "maxItems": MAX_TAGS,
         "description": (
             "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\nare given)."
         ),
     }
-    assert memory["metadata"]["type"] == "object"
+    # A fact may be a paragraph: no line rule.
+    assert memory["value"]["pattern"] == "^[^\\x00]*$"
+    assert resolve(document, memory["metadata"]["$ref"])["type"] == "object"
     assert "created_at" not in memory
     block = document["components"]["schemas"]["agentmemory.v1.Block"]["properties"]
     assert "string" in block["version"]["type"]
@@ -424,3 +460,36 @@ def test_etags_and_their_preconditions_are_declared_where_the_server_honours_the
     listing = operation("get", "/v1/agents/{agent_id}/memories")
     assert "412" not in listing["responses"]
     assert parameters("get", "/v1/agents/{agent_id}/memories", "header") == {}
+
+
+def test_an_upsert_names_only_the_sources_it_may_write() -> None:
+    upsert = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
+    assert upsert["properties"]["source"]["enum"] == [
+        "MEMORY_SOURCE_UNSPECIFIED",
+        "MEMORY_SOURCE_MANUAL",
+        "MEMORY_SOURCE_AUTO",
+        "MEMORY_SOURCE_DIRECTOR",
+    ]
+
+
+def test_a_duration_is_within_protobufs_range() -> None:
+    upsert = openapi_document()["components"]["schemas"]["agentmemory.v1.UpsertMemoryRequest"]
+    pattern = re.compile(upsert["properties"]["ttl"]["pattern"])
+    for taken in ["1s", "3600s", "1.5s", "-2s", "315576000000s", "0.000000001s"]:
+        assert pattern.match(taken), taken
+    for refused in ["1", "s", "315576000001s", "99999999999999s", "1.0000000001s", "1m"]:
+        assert not pattern.match(refused), refused
+
+
+def test_free_json_holds_no_nul_as_stored() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    memorize = schemas["agentmemory.v1.MemorizeRequest"]["properties"]
+    assert memorize["metadata"]["$ref"] == "#/components/schemas/google.protobuf.Struct"
+    struct = schemas["google.protobuf.Struct"]
+    assert struct["propertyNames"] == {"pattern": "^[^\\x00]*$"}
+    value = schemas["google.protobuf.Value"]
+    # No type: each keyword holds for its own (a string's pattern, an array's items).
+    assert "type" not in value
+    assert value["pattern"] == "^[^\\x00]*$"
+    assert value["items"] == value["additionalProperties"]
+    assert value["items"] == {"$ref": "#/components/schemas/google.protobuf.Value"}

@@ -15,6 +15,7 @@ from agent_memory.api.request_checks import (
     checked,
     decoding,
     enum_violations,
+    format_violations,
     request_descriptor,
 )
 from agent_memory.domain.errors import InvalidArgument
@@ -208,3 +209,30 @@ def test_a_stream_of_requests_is_checked_as_it_is_read() -> None:
 
 def test_a_struct_is_not_a_request_of_its_own() -> None:
     assert enum_violations(struct_pb2.Struct()) == []
+
+
+# --- formats ---------------------------------------------------------------------------
+
+
+def test_a_uuid_field_takes_a_uuid_in_its_hyphenated_form_only() -> None:
+    good = "6f1c1e4a-2b1d-4c8e-9a57-0d3c1f2e4b5a"
+    assert format_violations(memory_pb.GetMemoryRequest(id=good)) == []
+    assert format_violations(memory_pb.GetMemoryRequest(id=good.upper())) == []
+    for bad in ("memory-1", good.replace("-", ""), f"{{{good}}}", f"urn:uuid:{good}", good + "\n"):
+        (violation,) = format_violations(memory_pb.GetMemoryRequest(id=bad))
+        assert (violation.field, violation.reason) == ("id", "INVALID_ID")
+
+
+def test_uuid_fields_are_checked_in_lists_and_nested_messages() -> None:
+    good = "6f1c1e4a-2b1d-4c8e-9a57-0d3c1f2e4b5a"
+    memorize = memory_pb.MemorizeRequest(content="c", supersedes=[good, "nope"])
+    assert [v.field for v in format_violations(memorize)] == ["supersedes[1]"]
+    update = memory_pb.UpdateMemoryRequest(memory=memory_pb2.Memory(id="nope"))
+    assert [v.field for v in format_violations(update)] == ["memory.id"]
+    with pytest.raises(InvalidArgument) as refused:
+        checked(update)
+    assert refused.value.reason == "INVALID_ID"
+
+
+def test_an_unset_uuid_field_is_left_to_the_service() -> None:
+    assert format_violations(memory_pb.GetMemoryRequest()) == []

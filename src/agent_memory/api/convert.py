@@ -66,6 +66,12 @@ _SOURCES = {
 }
 _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
 
+
+def source_value_name(source: MemorySource) -> str:
+    """The name of the contract's MemorySource value for ``source``."""
+    return str(memory_pb2.MemorySource.Name(_SOURCES[source]))
+
+
 # Paths of Memory that UpdateMemory may change (AIP-134).
 UPDATABLE_MEMORY_FIELDS = (
     "key",

@@ -20,7 +20,7 @@ from agentmemory.v1 import memory_service_pb2 as pb
 
 # The switches UpdateAgentSettings may change: the settings' fields a caller writes
 # (every field but the id and those the contract marks output only).
-_SETTINGS_SWITCHES = frozenset(
+SETTINGS_SWITCHES = frozenset(
     f.name
     for f in memory_pb2.AgentSettings.DESCRIPTOR.fields
     if f.name != "agent_id" and OUTPUT_ONLY not in field_behaviors(f)
@@ -256,7 +256,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def UpdateAgentSettings(
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
-        writable = _SETTINGS_SWITCHES
+        writable = SETTINGS_SWITCHES
         wanted = request.settings
         # AIP-134: without a mask, the fields the request populates; a switch sent as
         # false is not populated, so turning one off names it in the mask.

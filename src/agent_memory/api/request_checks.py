@@ -10,10 +10,15 @@ contract is covered without a line here.
 - proto3 enums are open: a client may send any int32 in an enum field. Every enum
   field of a request, nested or repeated, must hold a number its enum defines;
   anything else is INVALID_ARGUMENT with reason ``INVALID_ENUM``.
+- A string field the contract declares a UUID (``google.api.field_info`` format
+  ``UUID4``) must hold one, in its canonical hyphenated form, when it is set;
+  anything else is INVALID_ARGUMENT with reason ``INVALID_ID``. The OpenAPI
+  document reads the same annotation (``format: uuid``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +28,14 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.domain.errors import FieldViolation, InvalidArgument
-from agent_memory.proto_json import reaches
+from agent_memory.proto_json import is_uuid_field, reaches
 from agent_memory.status import Unreadable
 
 UNDECODABLE_REQUEST = "UNDECODABLE_REQUEST"
 INVALID_ENUM = "INVALID_ENUM"
+INVALID_ID = "INVALID_ID"
+# A UUID as RFC 9562 writes it: 8-4-4-4-12 hexadecimal digits.
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
 
 Deserializer = Callable[[bytes], Any]
 
@@ -85,7 +93,8 @@ def checked(request: Any) -> Any:
 
     Raises:
         InvalidArgument: undecodable (``UNDECODABLE_REQUEST``), or an enum field holds
-            a number its enum does not define (``INVALID_ENUM``).
+            a number its enum does not define (``INVALID_ENUM``), or a UUID field
+            holds something else (``INVALID_ID``).
     """
     if isinstance(request, Undecodable | Unreadable):
         raise request.error()
@@ -93,6 +102,9 @@ def checked(request: Any) -> Any:
         violations = enum_violations(request)
         if violations:
             raise InvalidArgument(violations, reason=INVALID_ENUM)
+        violations = format_violations(request)
+        if violations:
+            raise InvalidArgument(violations, reason=INVALID_ID)
         return request
     if isinstance(request, AsyncIterable):
         return _checked_stream(request)
@@ -160,6 +172,31 @@ def _is_enum(field: FieldDescriptor) -> bool:
 def _holds_enums(descriptor: Descriptor) -> bool:
     """Whether a message of this type can hold an enum field anywhere inside it."""
     return bool(reaches(descriptor, _is_enum))
+
+
+# --- formats --------------------------------------------------------------------
+
+
+def format_violations(message: Message, prefix: str = "") -> list[FieldViolation]:
+    """Every set UUID field under ``message`` (nested and repeated) that holds no UUID."""
+    found: list[FieldViolation] = []
+    for field, value in message.ListFields():
+        path = prefix + field.name
+        if is_uuid_field(field):
+            items = list(enumerate(value)) if field.is_repeated else [(None, value)]
+            for i, text in items:
+                if not _UUID.match(text):
+                    where = path if i is None else f"{path}[{i}]"
+                    found.append(FieldViolation(where, "must be a UUID", INVALID_ID))
+        elif (
+            field.message_type is not None
+            and not _is_map(field)
+            and reaches(field.message_type, is_uuid_field)
+        ):
+            for i, item in enumerate(value) if field.is_repeated else [(None, value)]:
+                inner = f"{path}." if i is None else f"{path}[{i}]."
+                found += format_violations(item, inner)
+    return found
 
 
 # --- where decoding broke ------------------------------------------------------------

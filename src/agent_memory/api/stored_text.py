@@ -63,7 +63,8 @@ MULTI_LINE: Mapping[str, str] = {
 renderer flattens those that it shows on one line; a core block keeps its lines."""
 
 # Every character str.splitlines breaks a line at.
-_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+LINE_BREAK_CHARACTERS = r"\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAKS = re.compile(f"[{LINE_BREAK_CHARACTERS}]")
 LINE_BREAK = "LINE_BREAK"
 
 _STRUCT = "google.protobuf.Struct"
@@ -154,8 +155,13 @@ def line_break_violations(message: Message, path: str = "") -> list[FieldViolati
     return found
 
 
+def one_line(field: FieldDescriptor) -> bool:
+    """Whether a string field of a write holds one line (not named in MULTI_LINE)."""
+    return field.full_name not in MULTI_LINE
+
+
 def _one_line(field: FieldDescriptor, text: object, path: str) -> list[FieldViolation]:
-    if field.full_name in MULTI_LINE or not isinstance(text, str):
+    if not one_line(field) or not isinstance(text, str):
         return []
     found = _LINE_BREAKS.search(text)
     if found is None:

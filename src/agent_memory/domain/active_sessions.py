@@ -13,16 +13,24 @@ The rules, all pure:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import owner_violations
-from agent_memory.domain.text_rules import text_violations
+from agent_memory.domain.text_rules import CONTROL_CHARACTERS, text_violations
 
 RUN_ID_MAX_CHARS = 255
 SESSION_ID_MAX_CHARS = 255
+# What a session id (a model provider's token) must not hold, as the inside of a
+# regular expression class: whitespace (every character str.isspace takes) and
+# control characters. The OpenAPI document states the same class.
+SESSION_ID_FORBIDDEN = (
+    r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000" + CONTROL_CHARACTERS
+)
+_NOT_IN_SESSION_ID = re.compile(f"[{SESSION_ID_FORBIDDEN}]")
 
 
 class RunKind(StrEnum):
@@ -130,7 +138,7 @@ def active_session(
 def _session_id_violations(path: str, value: str) -> list[FieldViolation]:
     if len(value) > SESSION_ID_MAX_CHARS:
         return text_violations(path, value, max_chars=SESSION_ID_MAX_CHARS)
-    if any(not c.isprintable() or c.isspace() for c in value):
+    if _NOT_IN_SESSION_ID.search(value):
         return [
             FieldViolation(
                 path, "must not contain spaces or control characters", "INVALID_CHARACTER"

@@ -120,7 +120,8 @@ class ExpectedUpdatedAt:
 # Any write of a block as it is now (``If-Match: *``): the block must exist.
 ANY_ETAG = "*"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_BLOCK_ETAG = re.compile(r'W/"(\d{1,18})\.(\d{1,19})"')
+BLOCK_ETAG_PATTERN = r'W/"([0-9]{1,18})\.([0-9]{1,19})"'
+_BLOCK_ETAG = re.compile(BLOCK_ETAG_PATTERN)
 
 
 def block_etag(version: int, updated_at: datetime) -> str:

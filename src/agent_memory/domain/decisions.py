@@ -35,8 +35,10 @@ RECENT_MAX = 50
 
 COMPACT_SEPARATOR = " \u00b7 "  # a middle dot: "2d ago · WAIT · range unresolved"
 
-_CARD_TYPE_NAME = re.compile(r"[a-z][a-z0-9_-]*")
-_ACTION = re.compile(r"[A-Z][A-Z0-9_]*")
+CARD_TYPE_NAME_PATTERN = r"[a-z][a-z0-9_-]*"
+ACTION_PATTERN = r"[A-Z][A-Z0-9_]*"
+_CARD_TYPE_NAME = re.compile(CARD_TYPE_NAME_PATTERN)
+_ACTION = re.compile(ACTION_PATTERN)
 
 
 class ReExaminable(StrEnum):

@@ -14,6 +14,8 @@ from agent_memory.domain.text_rules import text_violations
 SYNTHETIC_PREFIX = "memory-extract:"
 CHAIN_ID_CHARS = 8
 TRANSCRIPT_MAX_CHARS = 1_000_000
+# A run's session id or chain id, as ExtractMemories names the run.
+RUN_NAME_MAX_CHARS = 255
 
 
 class ExtractionOutcome(StrEnum):
@@ -121,9 +123,11 @@ class ExtractionRequest:
                 )
             )
         if self.session_id is not None:
-            violations += text_violations("session_id", self.session_id, max_chars=255)
+            violations += text_violations(
+                "session_id", self.session_id, max_chars=RUN_NAME_MAX_CHARS
+            )
         if self.chain_id is not None:
-            violations += text_violations("chain_id", self.chain_id, max_chars=255)
+            violations += text_violations("chain_id", self.chain_id, max_chars=RUN_NAME_MAX_CHARS)
         violations += text_violations(
             "transcript", self.transcript, max_chars=TRANSCRIPT_MAX_CHARS, min_chars=0
         )

@@ -42,6 +42,8 @@ SNAPSHOT_MAX_BYTES = 1_500_000
 RAW_EVENT_MAX_CHARS = 100_000
 ROLE_MAX_CHARS = 64
 MESSAGE_ID_MAX_CHARS = 255
+# A tag as a write gives it, before it is made a slug of at most TAG_MAX_CHARS.
+TAG_INPUT_MAX_CHARS = 256
 METADATA_MAX_BYTES = 64 * 1024
 # The metadata of one memory and of all its groundings together, as JSON: with the other
 # limits a memory comes to well under 2 MB as a message, so it always fits in a response
@@ -146,7 +148,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     if len(raw.tags) > MAX_TAGS:
         violations.append(FieldViolation("tags", f"at most {MAX_TAGS} tags", "TOO_MANY"))
     for i, tag in enumerate(raw.tags):
-        violations += text_violations(f"tags[{i}]", tag, max_chars=256, min_chars=0)
+        violations += text_violations(f"tags[{i}]", tag, max_chars=TAG_INPUT_MAX_CHARS, min_chars=0)
     if len(raw.groundings) > MAX_GROUNDINGS:
         violations.append(
             FieldViolation("groundings", f"at most {MAX_GROUNDINGS} groundings", "TOO_MANY")
@@ -221,7 +223,10 @@ def grounding_violations(path: str, g: Grounding) -> list[FieldViolation]:
             )
         )
     found += text_violations(
-        f"{path}.provider_message_id", g.provider_message_id, max_chars=255, min_chars=0
+        f"{path}.provider_message_id",
+        g.provider_message_id,
+        max_chars=MESSAGE_ID_MAX_CHARS,
+        min_chars=0,
     )
     if "\x00" in g.quote:
         found.append(
@@ -456,7 +461,9 @@ def tag_violations(path: str, tags: Sequence[str]) -> list[FieldViolation]:
     if len(tags) > MAX_TAGS:
         violations.append(FieldViolation(path, f"at most {MAX_TAGS} tags", "TOO_MANY"))
     for i, tag in enumerate(tags):
-        violations += text_violations(f"{path}[{i}]", tag, max_chars=256, min_chars=0)
+        violations += text_violations(
+            f"{path}[{i}]", tag, max_chars=TAG_INPUT_MAX_CHARS, min_chars=0
+        )
     return violations
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
@@ -359,13 +360,15 @@ def etag_for(version: int) -> str:
     return f'W/"{version}"'
 
 
+# A memory's etag: its version, weak (RFC 9110), as etag_for writes it.
+ETAG_PATTERN = r'W/"([0-9]{1,18})"'
+_ETAG = re.compile(ETAG_PATTERN)
+
+
 def version_from_etag(etag: str) -> int | None:
     """The version an etag names, or ``None`` when it is not one of ours."""
-    if etag.startswith('W/"') and etag.endswith('"'):
-        digits = etag[3:-1]
-        if digits.isascii() and digits.isdigit() and len(digits) < 19:
-            return int(digits)
-    return None
+    found = _ETAG.fullmatch(etag)
+    return int(found.group(1)) if found is not None else None
 
 
 def owner_violations(path: str, owner_id: str) -> list[FieldViolation]:

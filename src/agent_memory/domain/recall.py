@@ -29,6 +29,7 @@ SCAN_ROWS = 2000
 CANDIDATE_CAP = 200
 QUERY_MAX_CHARS = 2000
 PERSONA_MAX_CHARS = 20_000
+USER_MESSAGE_MAX_CHARS = QUERY_MAX_CHARS * 4
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ class RenderRequest:
             "persona", self.persona, max_chars=PERSONA_MAX_CHARS, min_chars=0
         )
         violations += text_violations(
-            "user_message", self.user_message, max_chars=QUERY_MAX_CHARS * 4, min_chars=0
+            "user_message", self.user_message, max_chars=USER_MESSAGE_MAX_CHARS, min_chars=0
         )
         if not 0 <= self.policy.archival_limit <= MAX_LIMIT:
             violations.append(

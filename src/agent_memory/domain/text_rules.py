@@ -16,7 +16,8 @@ from agent_memory.domain.errors import FieldViolation
 # hold: C0 and C1 control characters (tab, line feed, carriage return, escape ...),
 # DEL, and the Unicode line and paragraph separators. Identifiers are rendered into
 # prompts, where a line break in a key would open a heading of its own.
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f\u2028\u2029"
+_CONTROL_CHARACTERS = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 
 def text_violations(

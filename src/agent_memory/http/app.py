@@ -16,6 +16,7 @@ import grpc
 import h11
 import uvicorn
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -136,6 +137,31 @@ def http_app(
 
     static = StaticFiles(packages=[("agent_memory.http", "panel")])
 
+    async def refused(request: Request, exc: Exception) -> Response:
+        # Outside the API's own routes too, a refusal is a Status, as the API's are.
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            given = (exc.headers or {}).get("Allow", "")
+            allowed = ", ".join(sorted(verb.strip() for verb in given.split(",") if verb.strip()))
+            response = plain_response(
+                grpc.StatusCode.UNIMPLEMENTED,
+                f"{request.method} is not allowed on {request.url.path}; allowed: {allowed}",
+                "METHOD_NOT_ALLOWED",
+                405,
+            )
+            response.headers["allow"] = allowed
+            return response
+        if exc.status_code == 404:
+            return plain_response(
+                grpc.StatusCode.NOT_FOUND,
+                f"no route for {request.method} {request.url.path}",
+                "NO_ROUTE",
+                404,
+            )
+        return plain_response(
+            grpc.StatusCode.INVALID_ARGUMENT, exc.detail, "BAD_REQUEST", exc.status_code
+        )
+
     async def panel_files(scope, receive, send):  # type: ignore[no-untyped-def]
         async def secured(message):  # type: ignore[no-untyped-def]
             if message["type"] == "http.response.start":
@@ -156,6 +182,7 @@ def http_app(
             Mount("/panel", app=panel_files),
             *([metrics] if metrics is not None else []),
         ],
+        exception_handlers={HTTPException: refused},
     )
 
 

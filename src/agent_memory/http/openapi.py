@@ -24,14 +24,19 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from agent_memory.api.field_rules import Choice, Items, Mask, Text, rule_of, without
+from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS, one_line, stores_request
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
-from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors
+from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors, is_uuid_field
 
 # A variable of a route template: {field.path} or {field.path=pattern}.
 _VARIABLE = re.compile(r"\{([^}=]+)(?:=[^}]*)?\}")
 
 _SCHEMAS = "#/components/schemas/"
+# How many to answer (AIP-158's page_size, and the limits of the calls that answer
+# one page): a negative count is refused, zero means the server's default.
+_COUNTS = frozenset({"page_size", "limit"})
 _STATUS = "google.rpc.Status"
 _T = FieldDescriptor
 _INT64: dict[str, Any] = {"type": ["string", "integer"], "format": "int64"}
@@ -65,13 +70,32 @@ _WRAPPERS: dict[str, int] = {
     "google.protobuf.StringValue": _T.TYPE_STRING,
     "google.protobuf.BytesValue": _T.TYPE_BYTES,
 }
+
+
+def _at_most(limit: int) -> str:
+    """A regular expression of the decimal numbers from 0 to ``limit``."""
+    digits = str(limit)
+    shorter = f"[0-9]{{1,{len(digits) - 1}}}" if len(digits) > 1 else ""
+    options = [shorter] if shorter else []
+    for i, digit in enumerate(digits):
+        rest = len(digits) - i - 1
+        if digit != "0":
+            low = "1" if i == 0 and len(digits) > 1 else "0"
+            if int(digit) - 1 >= int(low):
+                tail = f"[0-9]{{{rest}}}" if rest else ""
+                options.append(f"{digits[:i]}[{low}-{int(digit) - 1}]{tail}")
+    options.append(digits)
+    return "(?:" + "|".join(options) + ")"
+
+
 # Well-known messages with a JSON form of their own: one string each, so they
 # can also travel in a path or a query string.
 _TEXT_TYPES: dict[str, dict[str, Any]] = {
     "google.protobuf.Timestamp": {"type": "string", "format": "date-time"},
     "google.protobuf.Duration": {
         "type": "string",
-        "pattern": r"^-?[0-9]+(\.[0-9]{1,9})?s$",
+        # Seconds within protobuf's range: at most 315,576,000,000 (10,000 years).
+        "pattern": rf"^-?{_at_most(315_576_000_000)}(\.[0-9]{{1,9}})?s$",
         "description": "Seconds with up to nine fractional digits and an `s`, e.g. `1.5s`.",
     },
     "google.protobuf.FieldMask": {
@@ -90,6 +114,33 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {"@type": {"type": "string"}},
         "required": ["@type"],
+    },
+}
+# Free JSON as stored: jsonb holds no NUL, in a member's name or in a string.
+_NO_NUL: dict[str, Any] = {"pattern": "^[^\\x00]*$"}
+_STORED_JSON_COMPONENTS: dict[str, Any] = {
+    "google.protobuf.Struct": {
+        "type": "object",
+        "description": "A JSON object; no NUL character in a name or a string.",
+        "propertyNames": _NO_NUL,
+        "additionalProperties": {"$ref": "#/components/schemas/google.protobuf.Value"},
+    },
+    # Any JSON value: each keyword holds for its own type only (a string's pattern, an
+    # array's items, an object's members), so no value needs to be told apart first.
+    "google.protobuf.Value": {
+        "description": "Any JSON value; no NUL character in a name or a string.",
+        **_NO_NUL,
+        "items": {"$ref": "#/components/schemas/google.protobuf.Value"},
+        "propertyNames": _NO_NUL,
+        "additionalProperties": {"$ref": "#/components/schemas/google.protobuf.Value"},
+    },
+}
+_STORED_JSON: dict[str, dict[str, Any]] = {
+    "google.protobuf.Struct": {"$ref": "#/components/schemas/google.protobuf.Struct"},
+    "google.protobuf.Value": {"$ref": "#/components/schemas/google.protobuf.Value"},
+    "google.protobuf.ListValue": {
+        "type": "array",
+        "items": {"$ref": "#/components/schemas/google.protobuf.Value"},
     },
 }
 _STATUS_SCHEMA: dict[str, Any] = {
@@ -213,12 +264,20 @@ class _Schemas:
     """Builds ``components.schemas``: each message and enum reached, by full name."""
 
     def __init__(
-        self, source: _Source, name: Callable[[FieldDescriptor], str] | None = None
+        self,
+        source: _Source,
+        name: Callable[[FieldDescriptor], str] | None = None,
+        *,
+        stored_json: bool = False,
     ) -> None:
-        """``name``: how a field is named in the JSON (its proto JSON name unless said)."""
+        """``name``: how a field is named in the JSON (its proto JSON name unless said).
+        ``stored_json``: a free JSON value (Struct, Value, ListValue) as the server
+        stores it, a schema that refers to itself: no NUL in a name or a string
+        (PostgreSQL's jsonb cannot hold one; ``text_rules.json_violations``)."""
         self.source = source
         self.name = name or _json_name
         self.components: dict[str, Any] = {_STATUS: copy.deepcopy(_STATUS_SCHEMA)}
+        self.stored_json = stored_json
 
     def members(self, field: FieldDescriptor) -> list[FieldDescriptor]:
         """The fields of the real oneof ``field`` belongs to; empty when none."""
@@ -230,18 +289,43 @@ class _Schemas:
     def message(self, descriptor: Descriptor) -> dict[str, Any]:
         """A reference to the message's schema, or the well-known type's JSON form."""
         name = descriptor.full_name
+        if self.stored_json and name in _STORED_JSON:
+            self.components.update(copy.deepcopy(_STORED_JSON_COMPONENTS))
+            return copy.deepcopy(_STORED_JSON[name])
         if name in _TEXT_TYPES or name in _JSON_TYPES:
             return copy.deepcopy(_TEXT_TYPES.get(name) or _JSON_TYPES[name])
         if name not in self.components:
             self.components[name] = {}  # reserved first: a message may contain itself
             properties = {self.name(field): self.field(field) for field in descriptor.fields}
-            schema: dict[str, Any] = {"type": "object", "properties": properties}
-            required = [self.name(f) for f in descriptor.fields if REQUIRED in field_behaviors(f)]
+            # Closed: the server refuses a field the message does not have.
+            schema: dict[str, Any] = {
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": False,
+            }
+            required = [self.name(f) for f in descriptor.fields if _must_send(f)]
             if required:
                 schema["required"] = required
+            exclusive = self.exclusive(descriptor)
+            if exclusive:
+                schema["not"] = exclusive
             comment = self.source.comments.get(name, "")
             self.components[name] = {"description": comment, **schema} if comment else schema
         return _ref(name)
+
+    def exclusive(self, descriptor: Descriptor) -> dict[str, Any] | None:
+        """What no message may hold: two members of one of its real oneofs (the
+        server refuses them), as a schema to put under ``not``."""
+        pairs = [
+            {"required": [self.name(first), self.name(second)]}
+            for oneof in descriptor.oneofs
+            if oneof.full_name in self.source.oneofs
+            for i, first in enumerate(oneof.fields)
+            for second in list(oneof.fields)[i + 1 :]
+        ]
+        if not pairs:
+            return None
+        return pairs[0] if len(pairs) == 1 else {"anyOf": pairs}
 
     def enum(self, descriptor: EnumDescriptor) -> dict[str, Any]:
         """A reference to the enum's schema: its value names, each explained."""
@@ -262,12 +346,51 @@ class _Schemas:
         return _ref(name)
 
     def value(self, field: FieldDescriptor) -> dict[str, Any]:
-        """The schema of one value of the field, ignoring ``repeated``."""
+        """The schema of one value of the field, ignoring ``repeated``: a required
+        enum without its zero value (the server refuses it as unset), a UUID field's
+        format, a non-negative count, and the limits of its rule (``field_rules``)."""
+        required = _must_send(field)
         if field.type == _T.TYPE_ENUM:
-            return self.enum(field.enum_type)
+            schema = self.enum(field.enum_type)
+            chosen = rule_of(field)
+            if isinstance(chosen, Choice) and "$ref" in schema:
+                values: dict[str, Any] = copy.deepcopy(self.components[field.enum_type.full_name])
+                return {**values, **chosen.schema(given=required)}
+            if required and "$ref" in schema:
+                named: dict[str, Any] = copy.deepcopy(self.components[field.enum_type.full_name])
+                unset = {value.name for value in field.enum_type.values if value.number == 0}
+                named["enum"] = [name for name in named["enum"] if name not in unset]
+                return named
+            return schema
         if field.type == _T.TYPE_MESSAGE:
-            return self.message(field.message_type)
-        return copy.deepcopy(_SCALARS[field.type])
+            schema = self.message(field.message_type)
+            if required and schema.get("type") == "string":  # a field mask, a time
+                schema["minLength"] = 1
+            mask = rule_of(field)
+            if isinstance(mask, Mask):
+                schema.update(mask.schema(given=required))
+            return schema
+        schema = copy.deepcopy(_SCALARS[field.type])
+        if field.type == _T.TYPE_STRING and is_uuid_field(field):
+            schema["format"] = "uuid"
+        elif field.type == _T.TYPE_STRING and required:
+            schema["minLength"] = 1
+        if field.name in _COUNTS:
+            schema["minimum"] = 0
+        # A write's text is one line unless the contract says why not (stored_text).
+        text = field.type == _T.TYPE_STRING and field.containing_type.full_name in _written()
+        also = LINE_BREAK_CHARACTERS if text and one_line(field) else ""
+        rule = rule_of(field)
+        if isinstance(rule, Items):
+            rule = rule.each if field.is_repeated else None
+        if rule is not None:
+            # An empty text is one given when it cannot mean unset: an item of a list,
+            # a field with presence (proto3 optional, a oneof member).
+            given = field.is_repeated or field.has_presence or required
+            schema.update(rule.schema(given=given, also=also))
+        elif also and "format" not in schema:
+            schema["pattern"] = without(also)
+        return schema
 
     def field(self, field: FieldDescriptor) -> dict[str, Any]:
         """The schema of a field as a property, with its comment and oneof."""
@@ -279,6 +402,11 @@ class _Schemas:
             }
         elif field.is_repeated:
             schema = {"type": "array", "items": self.value(field)}
+            if REQUIRED in field_behaviors(field):
+                schema["minItems"] = 1
+            listed = rule_of(field)
+            if isinstance(listed, Items):
+                schema.update(listed.schema(given=True))
         else:
             schema = self.value(field)
         comment = self.source.comments.get(field.full_name, "")
@@ -286,8 +414,8 @@ class _Schemas:
         members = self.members(field)
         if oneof is not None and members:
             names = ", ".join(self.name(member) for member in members)
-            rule = self.source.comments.get(oneof.full_name, "")
-            comment = _join(comment, f"One of {oneof.name}: {names}. {rule}".strip())
+            said = self.source.comments.get(oneof.full_name, "")
+            comment = _join(comment, f"One of {oneof.name}: {names}. {said}".strip())
         if comment:
             schema["description"] = _join(comment, schema.get("description", ""))
         if OUTPUT_ONLY in field_behaviors(field):
@@ -322,6 +450,38 @@ def input_schema(message: type[Message], *, proto_names: bool = False) -> dict[s
 
     found: dict[str, Any] = inline(root)
     return found
+
+
+@cache
+def _written() -> frozenset[str]:
+    """The messages a write's request holds, its own included: their texts are
+    checked as stored (``api/stored_text.py``); a read's are not."""
+    found: set[str] = set()
+
+    def reach(message: Descriptor) -> None:
+        if message.full_name in found or message.full_name.startswith("google."):
+            return
+        found.add(message.full_name)
+        for field in message.fields:
+            if field.message_type is not None:
+                reach(field.message_type)
+
+    for route in routes():
+        if stores_request(route.grpc_path):
+            reach(route.request)
+    return frozenset(found)
+
+
+def _must_send(field: FieldDescriptor) -> bool:
+    """Whether a request without the field is refused: a required field whose absence
+    the server can tell (a zero number or false reads as unset, so those are not)."""
+    if REQUIRED not in field_behaviors(field):
+        return False
+    rule = rule_of(field)
+    if isinstance(rule, Text) and not rule.min_chars:
+        return False  # required, yet an empty text is taken: no absence to tell
+    plain = field.type not in (_T.TYPE_STRING, _T.TYPE_BYTES, _T.TYPE_ENUM, _T.TYPE_MESSAGE)
+    return not (plain and not field.is_repeated and field.containing_oneof is None)
 
 
 def _json_name(field: FieldDescriptor) -> str:
@@ -360,6 +520,8 @@ def _query(
             continue
         schema = schemas.field(field)
         parameter: dict[str, Any] = {"name": name, "in": "query", "schema": schema}
+        if _must_send(field) and not within:
+            parameter["required"] = True
         if "description" in schema:
             parameter["description"] = schema.pop("description")
         if field.is_repeated:
@@ -461,6 +623,55 @@ def _parameters(schemas: _Schemas, route: Route, where: _DocPath) -> list[dict[s
     return parameters
 
 
+def _without(schema: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """A copy of an object schema without the properties ``names``."""
+    schema = copy.deepcopy(schema)
+    schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in names}
+    required = [name for name in schema.pop("required", []) if name not in names]
+    if required:
+        schema["required"] = required
+    exclusive = schema.pop("not", None)
+    if exclusive is not None:
+        pairs = [
+            pair
+            for pair in exclusive.get("anyOf", [exclusive])
+            if not names & set(pair["required"])
+        ]
+        if pairs:
+            schema["not"] = pairs[0] if len(pairs) == 1 else {"anyOf": pairs}
+    return schema
+
+
+def _body(schemas: _Schemas, route: Route) -> dict[str, Any]:
+    """The schema of the route's body: the request (``*``) or its body field, without
+    what the path sets (a field the path settles, with the rest of its oneof, is not
+    the body's to send). A partial update's resource requires nothing: the body holds
+    the fields its mask names."""
+    whole = route.body == "*"
+    message = route.request if whole else route.request.fields_by_name[route.body].message_type
+    if message is None or message.full_name in _TEXT_TYPES or message.full_name in _JSON_TYPES:
+        return schemas.field(route.request.fields_by_name[route.body])
+    reference = schemas.message(message)
+    bound: set[str] = set()
+    for variable in route.variables:
+        parts = variable.split(".")
+        if not whole:
+            if parts[0] != route.body:
+                continue
+            parts = parts[1:]
+        field = message.fields_by_name[parts[0]]
+        bound.add(schemas.name(field))
+        if len(parts) == 1:
+            bound.update(schemas.name(member) for member in schemas.members(field))
+    partial = not whole and "update_mask" in route.request.fields_by_name
+    if not bound and not partial:
+        return reference
+    schema = _without(schemas.components[message.full_name], bound)
+    if partial:
+        schema.pop("required", None)
+    return schema
+
+
 def _operation(
     schemas: _Schemas, route: Route, where: _DocPath, operation_id: str
 ) -> dict[str, Any]:
@@ -477,26 +688,11 @@ def _operation(
     if parameters:
         operation["parameters"] = parameters
     if route.body:
-        if route.body == "*":
-            schema = schemas.message(route.request)
-            by_path = {variable.split(".")[0] for variable in route.variables}
-            component = schemas.components[route.request.full_name]
-            if by_path & set(component.get("required", ())):
-                # The path gives these: the body need not.
-                schema = copy.deepcopy(component)
-                schema["required"] = [n for n in schema["required"] if n not in by_path]
-                if not schema["required"]:
-                    del schema["required"]
-        else:
-            schema = schemas.field(route.request.fields_by_name[route.body])
-            if "update_mask" in route.request.fields_by_name and "$ref" in schema:
-                # A partial update: the body holds the fields the mask names, and no
-                # field of the resource is required in it.
-                component = copy.deepcopy(schemas.components[schema["$ref"].rsplit("/", 1)[-1]])
-                component.pop("required", None)
-                schema = component
+        schema = _body(schemas, route)
+        body = schemas.components.get(schema.get("$ref", "").rsplit("/", 1)[-1], schema)
         operation["requestBody"] = {
-            "required": route.verb in ("post", "put", "patch"),
+            # A body with no required field may be left out: it is then empty.
+            "required": bool(body.get("required")),
             "content": {"application/json": {"schema": schema}},
         }
         if route.variables:
@@ -509,9 +705,16 @@ def _operation(
     if route.streaming:
         ok = {
             "description": f"{described} A stream as newline-delimited JSON: one"
-            f" {route.response.name} per line. A failure after the first line ends the"
-            ' stream with a last line `{"error": <google.rpc.Status>}`.',
-            "content": {"application/x-ndjson": {"schema": answer}},
+            f" {route.response.name} per line, each sent as it is found. A failure after"
+            ' the first line ends the stream with a last line `{"error":'
+            " <google.rpc.Status>}`. A request whose Accept header names"
+            " `application/json` and not `application/x-ndjson` gets the whole stream"
+            " as one JSON array instead, or the error's status.",
+            "content": {
+                # Each line's schema: OpenAPI 3.1 has no keyword for a sequence's items.
+                "application/x-ndjson": {"schema": answer},
+                "application/json": {"schema": {"type": "array", "items": answer}},
+            },
         }
     else:
         ok = {"description": described, "content": {"application/json": {"schema": answer}}}
@@ -525,7 +728,10 @@ def _operation(
                 "headers": {"ETag": _ETAG_HEADER},
             }
     if "etag" in route.request.fields_by_name:
-        operation.setdefault("parameters", []).append(_IF_MATCH)
+        # The header is the request's etag: the same etags are taken.
+        etag = schemas.field(route.request.fields_by_name["etag"])
+        etag.pop("description", None)
+        operation.setdefault("parameters", []).append({**_IF_MATCH, "schema": etag})
         responses["412"] = {
             "description": "The resource changed since the If-Match etag was read: nothing "
             "changed (reason ETAG_MISMATCH or BLOCK_CONFLICT; the details carry the current "
@@ -614,7 +820,7 @@ def openapi_document() -> dict[str, Any]:
     Raises:
         PathNameError: the routes cannot be named as OpenAPI requires (see ``_paths``).
     """
-    schemas = _Schemas(_source())
+    schemas = _Schemas(_source(), stored_json=True)
     paths: dict[str, Any] = {}
     tags: dict[str, str] = {}
     bound = list(routes())

@@ -46,7 +46,7 @@ from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceE
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
-from agent_memory.proto_json import as_proto_json, parse_problem
+from agent_memory.proto_json import as_proto_json, loose_values, parse_problem
 from agent_memory.status import Unreadable, plain_status_message, status_message
 from agent_memory.telemetry.metrics import Metrics
 from agent_memory.telemetry.tracing import set_cancelled
@@ -376,6 +376,8 @@ class Transcoder:
         context = HttpCallContext(metadata, caller)
         handler = self._handlers[route.grpc_path]
         if route.streaming:
+            if _wants_whole(request.headers.get("accept", "")):
+                return await self._whole(handler.unary_stream, message, context)
             return await self._stream(handler.unary_stream, message, context, ending)
         try:
             answer = await handler.unary_unary(message, context)
@@ -478,6 +480,11 @@ class Transcoder:
         if (route.body == "*" or field.message_type is not None) and not isinstance(document, dict):
             raise InvalidArgument([FieldViolation("body", "must be a JSON object")])
         whole = document if route.body == "*" else {field.json_name: document}
+        loose = loose_values(whole, route.request)
+        if loose:
+            raise InvalidArgument(
+                [FieldViolation("body", f"{at}: {problem}") for at, problem in loose]
+            )
         try:
             json_format.ParseDict(as_proto_json(whole, route.request), message)
         except json_format.ParseError as exc:
@@ -527,6 +534,9 @@ class Transcoder:
             for part in parents:
                 node = node.setdefault(part, {})
             node[leaf] = [value] if field.is_repeated else value
+            loose = loose_values(document, route.request, typed=False)
+            if loose:
+                raise InvalidArgument([FieldViolation(path, loose[0][1])])
             parsed = type(message)()
             try:
                 json_format.ParseDict(as_proto_json(document, route.request), parsed)
@@ -538,6 +548,26 @@ class Transcoder:
             if origin == "path":
                 _refuse_contradiction(path, message, parsed)
             message.MergeFrom(parsed)
+
+    async def _whole(
+        self,
+        behaviour: Callable[[Message | Unreadable, Any], AsyncIterator[Message]],
+        message: Message | Unreadable,
+        context: HttpCallContext,
+    ) -> Response:
+        """A stream read to its end and answered as one JSON array, for a caller that
+        accepts JSON and not NDJSON; a failure at any point answers with its status."""
+        answers = behaviour(message, context)
+        items: list[Any] = []
+        try:
+            async for answer in answers:
+                items.append(json_format.MessageToDict(answer))
+        except Aborted as aborted:
+            return status_response(aborted.status)
+        finally:
+            await _close(answers)
+        body = json.dumps(items, separators=(",", ":"), ensure_ascii=False) + "\n"
+        return Response(body.encode(), media_type=JSON)
 
     async def _stream(
         self,
@@ -656,6 +686,13 @@ def _refuse_contradiction(variable: str, message: Message, parsed: Message) -> N
         raise InvalidArgument(
             [FieldViolation(variable, "the path and the request give different values")]
         )
+
+
+def _wants_whole(accept: str) -> bool:
+    """Whether an Accept header takes JSON and not NDJSON: the stream then answers as
+    one JSON array. NDJSON is the answer otherwise (no header, ``*/*``, or both named)."""
+    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return JSON in types and NDJSON not in types
 
 
 def _host_name(host: str) -> str:

@@ -1031,8 +1031,8 @@ class Conversation(Record[memory_pb2.Conversation]):
     """Optional. The model provider, e.g. "anthropic"; empty means "unknown"."""
 
     conversation_id: str = ""
-    """Required in Memorize. The provider's or orchestrator's conversation id, 1
-    to 255 characters."""
+    """Required. The provider's or orchestrator's conversation id, 1 to 255
+    characters: Memorize needs it, and every stored snapshot has one."""
 
     messages: tuple[ConversationMessage, ...] = ()
     """Optional. The messages, oldest first; at most 10000."""

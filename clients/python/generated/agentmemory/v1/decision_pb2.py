@@ -23,11 +23,12 @@ _sym_db = _symbol_database.Default()
 
 
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
+from google.api import field_info_pb2 as google_dot_api_dot_field__info__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x61gentmemory/v1/decision.proto\x12\x0e\x61gentmemory.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xea\x01\n\x08\x43\x61rdType\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x33\n\rre_examinable\x18\x02 \x01(\x0e\x32\x1c.agentmemory.v1.ReExaminable\x12\x0f\n\x07\x61\x63tions\x18\x03 \x03(\t\x12\x18\n\x10\x64\x65\x63ision_actions\x18\x04 \x03(\t\x12\x34\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\"\xeb\x03\n\x08\x44\x65\x63ision\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x14\n\x06run_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12\x16\n\x08\x61gent_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x17\n\tcard_type\x18\x04 \x01(\tB\x04\xe2\x41\x01\x02\x12\x14\n\x06\x61\x63tion\x18\x05 \x01(\tB\x04\xe2\x41\x01\x02\x12\x15\n\x07summary\x18\x06 \x01(\tB\x04\xe2\x41\x01\x02\x12\'\n\x06result\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x41\n\x11resolution_status\x18\x08 \x01(\x0e\x32 .agentmemory.v1.ResolutionStatusB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x35\n\x0bresolved_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ompact\x18\x0b \x01(\tB\x04\xe2\x41\x01\x03\x12*\n\x17latest_conviction_score\x18\x0c \x01(\x05\x42\x04\xe2\x41\x01\x03H\x00\x88\x01\x01\x12!\n\x13reexamination_count\x18\r \x01(\x05\x42\x04\xe2\x41\x01\x03\x42\x1a\n\x18_latest_conviction_score\"\xfe\x01\n\rReexamination\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12 \n\x12parent_decision_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12\x14\n\x06run_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x10\x63onviction_score\x18\x04 \x01(\x05\x42\x04\xe2\x41\x01\x02H\x00\x88\x01\x01\x12\x13\n\x05notes\x18\x05 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1e\n\x10suggested_action\x18\x06 \x01(\tB\x04\xe2\x41\x01\x02\x12\x34\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x42\x13\n\x11_conviction_score*\x82\x01\n\x0cReExaminable\x12\x1d\n\x19RE_EXAMINABLE_UNSPECIFIED\x10\x00\x12\x17\n\x13RE_EXAMINABLE_NEVER\x10\x01\x12\x18\n\x14RE_EXAMINABLE_ALWAYS\x10\x02\x12 \n\x1cRE_EXAMINABLE_UNTIL_RESOLVED\x10\x03*\x90\x01\n\x10ResolutionStatus\x12!\n\x1dRESOLUTION_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16RESOLUTION_STATUS_OPEN\x10\x01\x12\x1e\n\x1aRESOLUTION_STATUS_RESOLVED\x10\x02\x12\x1d\n\x19RESOLUTION_STATUS_EXPIRED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x61gentmemory/v1/decision.proto\x12\x0e\x61gentmemory.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/api/field_info.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xea\x01\n\x08\x43\x61rdType\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x33\n\rre_examinable\x18\x02 \x01(\x0e\x32\x1c.agentmemory.v1.ReExaminable\x12\x0f\n\x07\x61\x63tions\x18\x03 \x03(\t\x12\x18\n\x10\x64\x65\x63ision_actions\x18\x04 \x03(\t\x12\x34\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\"\xf3\x03\n\x08\x44\x65\x63ision\x12\x18\n\x02id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x03\xe2\x8c\xcf\xd7\x08\x02\x08\x01\x12\x14\n\x06run_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12\x16\n\x08\x61gent_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x17\n\tcard_type\x18\x04 \x01(\tB\x04\xe2\x41\x01\x02\x12\x14\n\x06\x61\x63tion\x18\x05 \x01(\tB\x04\xe2\x41\x01\x02\x12\x15\n\x07summary\x18\x06 \x01(\tB\x04\xe2\x41\x01\x02\x12\'\n\x06result\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x41\n\x11resolution_status\x18\x08 \x01(\x0e\x32 .agentmemory.v1.ResolutionStatusB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x35\n\x0bresolved_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ompact\x18\x0b \x01(\tB\x04\xe2\x41\x01\x03\x12*\n\x17latest_conviction_score\x18\x0c \x01(\x05\x42\x04\xe2\x41\x01\x03H\x00\x88\x01\x01\x12!\n\x13reexamination_count\x18\r \x01(\x05\x42\x04\xe2\x41\x01\x03\x42\x1a\n\x18_latest_conviction_score\"\x8e\x02\n\rReexamination\x12\x18\n\x02id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x03\xe2\x8c\xcf\xd7\x08\x02\x08\x01\x12(\n\x12parent_decision_id\x18\x02 \x01(\tB\x0c\xe2\x41\x01\x02\xe2\x8c\xcf\xd7\x08\x02\x08\x01\x12\x14\n\x06run_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x10\x63onviction_score\x18\x04 \x01(\x05\x42\x04\xe2\x41\x01\x02H\x00\x88\x01\x01\x12\x13\n\x05notes\x18\x05 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1e\n\x10suggested_action\x18\x06 \x01(\tB\x04\xe2\x41\x01\x02\x12\x34\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x42\x13\n\x11_conviction_score*\x82\x01\n\x0cReExaminable\x12\x1d\n\x19RE_EXAMINABLE_UNSPECIFIED\x10\x00\x12\x17\n\x13RE_EXAMINABLE_NEVER\x10\x01\x12\x18\n\x14RE_EXAMINABLE_ALWAYS\x10\x02\x12 \n\x1cRE_EXAMINABLE_UNTIL_RESOLVED\x10\x03*\x90\x01\n\x10ResolutionStatus\x12!\n\x1dRESOLUTION_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16RESOLUTION_STATUS_OPEN\x10\x01\x12\x1e\n\x1aRESOLUTION_STATUS_RESOLVED\x10\x02\x12\x1d\n\x19RESOLUTION_STATUS_EXPIRED\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,7 +42,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CARDTYPE'].fields_by_name['updated_at']._loaded_options = None
   _globals['_CARDTYPE'].fields_by_name['updated_at']._serialized_options = b'\342A\001\003'
   _globals['_DECISION'].fields_by_name['id']._loaded_options = None
-  _globals['_DECISION'].fields_by_name['id']._serialized_options = b'\342A\001\003'
+  _globals['_DECISION'].fields_by_name['id']._serialized_options = b'\342A\001\003\342\214\317\327\010\002\010\001'
   _globals['_DECISION'].fields_by_name['run_id']._loaded_options = None
   _globals['_DECISION'].fields_by_name['run_id']._serialized_options = b'\342A\001\002'
   _globals['_DECISION'].fields_by_name['agent_id']._loaded_options = None
@@ -65,9 +66,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECISION'].fields_by_name['reexamination_count']._loaded_options = None
   _globals['_DECISION'].fields_by_name['reexamination_count']._serialized_options = b'\342A\001\003'
   _globals['_REEXAMINATION'].fields_by_name['id']._loaded_options = None
-  _globals['_REEXAMINATION'].fields_by_name['id']._serialized_options = b'\342A\001\003'
+  _globals['_REEXAMINATION'].fields_by_name['id']._serialized_options = b'\342A\001\003\342\214\317\327\010\002\010\001'
   _globals['_REEXAMINATION'].fields_by_name['parent_decision_id']._loaded_options = None
-  _globals['_REEXAMINATION'].fields_by_name['parent_decision_id']._serialized_options = b'\342A\001\002'
+  _globals['_REEXAMINATION'].fields_by_name['parent_decision_id']._serialized_options = b'\342A\001\002\342\214\317\327\010\002\010\001'
   _globals['_REEXAMINATION'].fields_by_name['run_id']._loaded_options = None
   _globals['_REEXAMINATION'].fields_by_name['run_id']._serialized_options = b'\342A\001\002'
   _globals['_REEXAMINATION'].fields_by_name['conviction_score']._loaded_options = None
@@ -78,14 +79,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REEXAMINATION'].fields_by_name['suggested_action']._serialized_options = b'\342A\001\002'
   _globals['_REEXAMINATION'].fields_by_name['created_at']._loaded_options = None
   _globals['_REEXAMINATION'].fields_by_name['created_at']._serialized_options = b'\342A\001\003'
-  _globals['_REEXAMINABLE']._serialized_start=1134
-  _globals['_REEXAMINABLE']._serialized_end=1264
-  _globals['_RESOLUTIONSTATUS']._serialized_start=1267
-  _globals['_RESOLUTIONSTATUS']._serialized_end=1411
-  _globals['_CARDTYPE']._serialized_start=146
-  _globals['_CARDTYPE']._serialized_end=380
-  _globals['_DECISION']._serialized_start=383
-  _globals['_DECISION']._serialized_end=874
-  _globals['_REEXAMINATION']._serialized_start=877
-  _globals['_REEXAMINATION']._serialized_end=1131
+  _globals['_REEXAMINABLE']._serialized_start=1187
+  _globals['_REEXAMINABLE']._serialized_end=1317
+  _globals['_RESOLUTIONSTATUS']._serialized_start=1320
+  _globals['_RESOLUTIONSTATUS']._serialized_end=1464
+  _globals['_CARDTYPE']._serialized_start=175
+  _globals['_CARDTYPE']._serialized_end=409
+  _globals['_DECISION']._serialized_start=412
+  _globals['_DECISION']._serialized_end=911
+  _globals['_REEXAMINATION']._serialized_start=914
+  _globals['_REEXAMINATION']._serialized_end=1184
 # @@protoc_insertion_point(module_scope)

@@ -1,6 +1,7 @@
 import datetime
 
 from google.api import field_behavior_pb2 as _field_behavior_pb2
+from google.api import field_info_pb2 as _field_info_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers

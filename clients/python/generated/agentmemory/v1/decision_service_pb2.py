@@ -25,10 +25,11 @@ _sym_db = _symbol_database.Default()
 from agentmemory.v1 import decision_pb2 as agentmemory_dot_v1_dot_decision__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
+from google.api import field_info_pb2 as google_dot_api_dot_field__info__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%agentmemory/v1/decision_service.proto\x12\x0e\x61gentmemory.v1\x1a\x1d\x61gentmemory/v1/decision.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"L\n\x17RegisterCardTypeRequest\x12\x31\n\tcard_type\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.CardTypeB\x04\xe2\x41\x01\x02\"X\n\x18RegisterCardTypeResponse\x12+\n\tcard_type\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.CardType\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"I\n\x15RecordDecisionRequest\x12\x30\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.DecisionB\x04\xe2\x41\x01\x02\"U\n\x16RecordDecisionResponse\x12*\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.Decision\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"/\n\x12GetDecisionRequest\x12\x19\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"A\n\x13GetDecisionResponse\x12*\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.Decision\"n\n\x1aListRecentDecisionsRequest\x12\x16\n\x08\x61gent_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x16\n\x0einclude_result\x18\x03 \x01(\x08\x12\x11\n\tcard_type\x18\x04 \x01(\t\"u\n\x1bListRecentDecisionsResponse\x12+\n\tdecisions\x18\x01 \x03(\x0b\x32\x18.agentmemory.v1.Decision\x12)\n\x05\x61s_of\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"v\n\x16ResolveDecisionRequest\x12\x19\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x41\n\x11resolution_status\x18\x02 \x01(\x0e\x32 .agentmemory.v1.ResolutionStatusB\x04\xe2\x41\x01\x02\"E\n\x17ResolveDecisionResponse\x12*\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.Decision\"\xc3\x01\n\x1aRecordReexaminationRequest\x12 \n\x12parent_decision_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x14\n\x06run_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x10\x63onviction_score\x18\x03 \x01(\x05\x42\x04\xe2\x41\x01\x02H\x00\x88\x01\x01\x12\x13\n\x05notes\x18\x04 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1e\n\x10suggested_action\x18\x05 \x01(\tB\x04\xe2\x41\x01\x02\x42\x13\n\x11_conviction_score\"d\n\x1bRecordReexaminationResponse\x12\x34\n\rreexamination\x18\x01 \x01(\x0b\x32\x1d.agentmemory.v1.Reexamination\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"=\n\x19ListReexaminationsRequest\x12 \n\x12parent_decision_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"S\n\x1aListReexaminationsResponse\x12\x35\n\x0ereexaminations\x18\x01 \x03(\x0b\x32\x1d.agentmemory.v1.Reexamination\"=\n RenderReexaminationPromptRequest\x12\x19\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x91\x01\n!RenderReexaminationPromptResponse\x12\x0e\n\x06prompt\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x02 \x01(\t\x12\x11\n\tcard_type\x18\x03 \x01(\t\x12\x17\n\x0f\x61llowed_actions\x18\x04 \x03(\t\x12\x1b\n\x13reexamination_count\x18\x05 \x01(\x05\x32\xf3\t\n\x0f\x44\x65\x63isionService\x12\x8a\x01\n\x10RegisterCardType\x12\'.agentmemory.v1.RegisterCardTypeRequest\x1a(.agentmemory.v1.RegisterCardTypeResponse\"#\x90\x02\x02\x82\xd3\xe4\x93\x02\x1a\"\r/v1/cardTypes:\tcard_type\x12\x80\x01\n\x0eRecordDecision\x12%.agentmemory.v1.RecordDecisionRequest\x1a&.agentmemory.v1.RecordDecisionResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\"\r/v1/decisions:\x08\x64\x65\x63ision\x12~\n\x0bGetDecision\x12\".agentmemory.v1.GetDecisionRequest\x1a#.agentmemory.v1.GetDecisionResponse\"&\x90\x02\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/decisions/{decision_id}\x12\x9a\x01\n\x13ListRecentDecisions\x12*.agentmemory.v1.ListRecentDecisionsRequest\x1a+.agentmemory.v1.ListRecentDecisionsResponse\"*\x90\x02\x01\x82\xd3\xe4\x93\x02!\x12\x1f/v1/agents/{agent_id}/decisions\x12\x92\x01\n\x0fResolveDecision\x12&.agentmemory.v1.ResolveDecisionRequest\x1a\'.agentmemory.v1.ResolveDecisionResponse\".\x82\xd3\xe4\x93\x02(\"#/v1/decisions/{decision_id}:resolve:\x01*\x12\xac\x01\n\x13RecordReexamination\x12*.agentmemory.v1.RecordReexaminationRequest\x1a+.agentmemory.v1.RecordReexaminationResponse\"<\x82\xd3\xe4\x93\x02\x36\"1/v1/decisions/{parent_decision_id}/reexaminations:\x01*\x12\xa9\x01\n\x12ListReexaminations\x12).agentmemory.v1.ListReexaminationsRequest\x1a*.agentmemory.v1.ListReexaminationsResponse\"<\x90\x02\x01\x82\xd3\xe4\x93\x02\x33\x12\x31/v1/decisions/{parent_decision_id}/reexaminations\x12\xc2\x01\n\x19RenderReexaminationPrompt\x12\x30.agentmemory.v1.RenderReexaminationPromptRequest\x1a\x31.agentmemory.v1.RenderReexaminationPromptResponse\"@\x90\x02\x01\x82\xd3\xe4\x93\x02\x37\x12\x35/v1/decisions/{decision_id}:renderReexaminationPromptb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%agentmemory/v1/decision_service.proto\x12\x0e\x61gentmemory.v1\x1a\x1d\x61gentmemory/v1/decision.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/api/field_info.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"L\n\x17RegisterCardTypeRequest\x12\x31\n\tcard_type\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.CardTypeB\x04\xe2\x41\x01\x02\"X\n\x18RegisterCardTypeResponse\x12+\n\tcard_type\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.CardType\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"I\n\x15RecordDecisionRequest\x12\x30\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.DecisionB\x04\xe2\x41\x01\x02\"U\n\x16RecordDecisionResponse\x12*\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.Decision\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"7\n\x12GetDecisionRequest\x12!\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x02\xe2\x8c\xcf\xd7\x08\x02\x08\x01\"A\n\x13GetDecisionResponse\x12*\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.Decision\"n\n\x1aListRecentDecisionsRequest\x12\x16\n\x08\x61gent_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x16\n\x0einclude_result\x18\x03 \x01(\x08\x12\x11\n\tcard_type\x18\x04 \x01(\t\"u\n\x1bListRecentDecisionsResponse\x12+\n\tdecisions\x18\x01 \x03(\x0b\x32\x18.agentmemory.v1.Decision\x12)\n\x05\x61s_of\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"~\n\x16ResolveDecisionRequest\x12!\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x02\xe2\x8c\xcf\xd7\x08\x02\x08\x01\x12\x41\n\x11resolution_status\x18\x02 \x01(\x0e\x32 .agentmemory.v1.ResolutionStatusB\x04\xe2\x41\x01\x02\"E\n\x17ResolveDecisionResponse\x12*\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x18.agentmemory.v1.Decision\"\xcb\x01\n\x1aRecordReexaminationRequest\x12(\n\x12parent_decision_id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x02\xe2\x8c\xcf\xd7\x08\x02\x08\x01\x12\x14\n\x06run_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x10\x63onviction_score\x18\x03 \x01(\x05\x42\x04\xe2\x41\x01\x02H\x00\x88\x01\x01\x12\x13\n\x05notes\x18\x04 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1e\n\x10suggested_action\x18\x05 \x01(\tB\x04\xe2\x41\x01\x02\x42\x13\n\x11_conviction_score\"d\n\x1bRecordReexaminationResponse\x12\x34\n\rreexamination\x18\x01 \x01(\x0b\x32\x1d.agentmemory.v1.Reexamination\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"E\n\x19ListReexaminationsRequest\x12(\n\x12parent_decision_id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x02\xe2\x8c\xcf\xd7\x08\x02\x08\x01\"S\n\x1aListReexaminationsResponse\x12\x35\n\x0ereexaminations\x18\x01 \x03(\x0b\x32\x1d.agentmemory.v1.Reexamination\"E\n RenderReexaminationPromptRequest\x12!\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\tB\x0c\xe2\x41\x01\x02\xe2\x8c\xcf\xd7\x08\x02\x08\x01\"\x91\x01\n!RenderReexaminationPromptResponse\x12\x0e\n\x06prompt\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x02 \x01(\t\x12\x11\n\tcard_type\x18\x03 \x01(\t\x12\x17\n\x0f\x61llowed_actions\x18\x04 \x03(\t\x12\x1b\n\x13reexamination_count\x18\x05 \x01(\x05\x32\xf3\t\n\x0f\x44\x65\x63isionService\x12\x8a\x01\n\x10RegisterCardType\x12\'.agentmemory.v1.RegisterCardTypeRequest\x1a(.agentmemory.v1.RegisterCardTypeResponse\"#\x90\x02\x02\x82\xd3\xe4\x93\x02\x1a\"\r/v1/cardTypes:\tcard_type\x12\x80\x01\n\x0eRecordDecision\x12%.agentmemory.v1.RecordDecisionRequest\x1a&.agentmemory.v1.RecordDecisionResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\"\r/v1/decisions:\x08\x64\x65\x63ision\x12~\n\x0bGetDecision\x12\".agentmemory.v1.GetDecisionRequest\x1a#.agentmemory.v1.GetDecisionResponse\"&\x90\x02\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/decisions/{decision_id}\x12\x9a\x01\n\x13ListRecentDecisions\x12*.agentmemory.v1.ListRecentDecisionsRequest\x1a+.agentmemory.v1.ListRecentDecisionsResponse\"*\x90\x02\x01\x82\xd3\xe4\x93\x02!\x12\x1f/v1/agents/{agent_id}/decisions\x12\x92\x01\n\x0fResolveDecision\x12&.agentmemory.v1.ResolveDecisionRequest\x1a\'.agentmemory.v1.ResolveDecisionResponse\".\x82\xd3\xe4\x93\x02(\"#/v1/decisions/{decision_id}:resolve:\x01*\x12\xac\x01\n\x13RecordReexamination\x12*.agentmemory.v1.RecordReexaminationRequest\x1a+.agentmemory.v1.RecordReexaminationResponse\"<\x82\xd3\xe4\x93\x02\x36\"1/v1/decisions/{parent_decision_id}/reexaminations:\x01*\x12\xa9\x01\n\x12ListReexaminations\x12).agentmemory.v1.ListReexaminationsRequest\x1a*.agentmemory.v1.ListReexaminationsResponse\"<\x90\x02\x01\x82\xd3\xe4\x93\x02\x33\x12\x31/v1/decisions/{parent_decision_id}/reexaminations\x12\xc2\x01\n\x19RenderReexaminationPrompt\x12\x30.agentmemory.v1.RenderReexaminationPromptRequest\x1a\x31.agentmemory.v1.RenderReexaminationPromptResponse\"@\x90\x02\x01\x82\xd3\xe4\x93\x02\x37\x12\x35/v1/decisions/{decision_id}:renderReexaminationPromptb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,15 +41,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RECORDDECISIONREQUEST'].fields_by_name['decision']._loaded_options = None
   _globals['_RECORDDECISIONREQUEST'].fields_by_name['decision']._serialized_options = b'\342A\001\002'
   _globals['_GETDECISIONREQUEST'].fields_by_name['decision_id']._loaded_options = None
-  _globals['_GETDECISIONREQUEST'].fields_by_name['decision_id']._serialized_options = b'\342A\001\002'
+  _globals['_GETDECISIONREQUEST'].fields_by_name['decision_id']._serialized_options = b'\342A\001\002\342\214\317\327\010\002\010\001'
   _globals['_LISTRECENTDECISIONSREQUEST'].fields_by_name['agent_id']._loaded_options = None
   _globals['_LISTRECENTDECISIONSREQUEST'].fields_by_name['agent_id']._serialized_options = b'\342A\001\002'
   _globals['_RESOLVEDECISIONREQUEST'].fields_by_name['decision_id']._loaded_options = None
-  _globals['_RESOLVEDECISIONREQUEST'].fields_by_name['decision_id']._serialized_options = b'\342A\001\002'
+  _globals['_RESOLVEDECISIONREQUEST'].fields_by_name['decision_id']._serialized_options = b'\342A\001\002\342\214\317\327\010\002\010\001'
   _globals['_RESOLVEDECISIONREQUEST'].fields_by_name['resolution_status']._loaded_options = None
   _globals['_RESOLVEDECISIONREQUEST'].fields_by_name['resolution_status']._serialized_options = b'\342A\001\002'
   _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['parent_decision_id']._loaded_options = None
-  _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['parent_decision_id']._serialized_options = b'\342A\001\002'
+  _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['parent_decision_id']._serialized_options = b'\342A\001\002\342\214\317\327\010\002\010\001'
   _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['run_id']._loaded_options = None
   _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['run_id']._serialized_options = b'\342A\001\002'
   _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['conviction_score']._loaded_options = None
@@ -58,9 +59,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['suggested_action']._loaded_options = None
   _globals['_RECORDREEXAMINATIONREQUEST'].fields_by_name['suggested_action']._serialized_options = b'\342A\001\002'
   _globals['_LISTREEXAMINATIONSREQUEST'].fields_by_name['parent_decision_id']._loaded_options = None
-  _globals['_LISTREEXAMINATIONSREQUEST'].fields_by_name['parent_decision_id']._serialized_options = b'\342A\001\002'
+  _globals['_LISTREEXAMINATIONSREQUEST'].fields_by_name['parent_decision_id']._serialized_options = b'\342A\001\002\342\214\317\327\010\002\010\001'
   _globals['_RENDERREEXAMINATIONPROMPTREQUEST'].fields_by_name['decision_id']._loaded_options = None
-  _globals['_RENDERREEXAMINATIONPROMPTREQUEST'].fields_by_name['decision_id']._serialized_options = b'\342A\001\002'
+  _globals['_RENDERREEXAMINATIONPROMPTREQUEST'].fields_by_name['decision_id']._serialized_options = b'\342A\001\002\342\214\317\327\010\002\010\001'
   _globals['_DECISIONSERVICE'].methods_by_name['RegisterCardType']._loaded_options = None
   _globals['_DECISIONSERVICE'].methods_by_name['RegisterCardType']._serialized_options = b'\220\002\002\202\323\344\223\002\032\"\r/v1/cardTypes:\tcard_type'
   _globals['_DECISIONSERVICE'].methods_by_name['RecordDecision']._loaded_options = None
@@ -77,38 +78,38 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECISIONSERVICE'].methods_by_name['ListReexaminations']._serialized_options = b'\220\002\001\202\323\344\223\0023\0221/v1/decisions/{parent_decision_id}/reexaminations'
   _globals['_DECISIONSERVICE'].methods_by_name['RenderReexaminationPrompt']._loaded_options = None
   _globals['_DECISIONSERVICE'].methods_by_name['RenderReexaminationPrompt']._serialized_options = b'\220\002\001\202\323\344\223\0027\0225/v1/decisions/{decision_id}:renderReexaminationPrompt'
-  _globals['_REGISTERCARDTYPEREQUEST']._serialized_start=184
-  _globals['_REGISTERCARDTYPEREQUEST']._serialized_end=260
-  _globals['_REGISTERCARDTYPERESPONSE']._serialized_start=262
-  _globals['_REGISTERCARDTYPERESPONSE']._serialized_end=350
-  _globals['_RECORDDECISIONREQUEST']._serialized_start=352
-  _globals['_RECORDDECISIONREQUEST']._serialized_end=425
-  _globals['_RECORDDECISIONRESPONSE']._serialized_start=427
-  _globals['_RECORDDECISIONRESPONSE']._serialized_end=512
-  _globals['_GETDECISIONREQUEST']._serialized_start=514
-  _globals['_GETDECISIONREQUEST']._serialized_end=561
-  _globals['_GETDECISIONRESPONSE']._serialized_start=563
-  _globals['_GETDECISIONRESPONSE']._serialized_end=628
-  _globals['_LISTRECENTDECISIONSREQUEST']._serialized_start=630
-  _globals['_LISTRECENTDECISIONSREQUEST']._serialized_end=740
-  _globals['_LISTRECENTDECISIONSRESPONSE']._serialized_start=742
-  _globals['_LISTRECENTDECISIONSRESPONSE']._serialized_end=859
-  _globals['_RESOLVEDECISIONREQUEST']._serialized_start=861
-  _globals['_RESOLVEDECISIONREQUEST']._serialized_end=979
-  _globals['_RESOLVEDECISIONRESPONSE']._serialized_start=981
-  _globals['_RESOLVEDECISIONRESPONSE']._serialized_end=1050
-  _globals['_RECORDREEXAMINATIONREQUEST']._serialized_start=1053
-  _globals['_RECORDREEXAMINATIONREQUEST']._serialized_end=1248
-  _globals['_RECORDREEXAMINATIONRESPONSE']._serialized_start=1250
-  _globals['_RECORDREEXAMINATIONRESPONSE']._serialized_end=1350
-  _globals['_LISTREEXAMINATIONSREQUEST']._serialized_start=1352
-  _globals['_LISTREEXAMINATIONSREQUEST']._serialized_end=1413
-  _globals['_LISTREEXAMINATIONSRESPONSE']._serialized_start=1415
-  _globals['_LISTREEXAMINATIONSRESPONSE']._serialized_end=1498
-  _globals['_RENDERREEXAMINATIONPROMPTREQUEST']._serialized_start=1500
-  _globals['_RENDERREEXAMINATIONPROMPTREQUEST']._serialized_end=1561
-  _globals['_RENDERREEXAMINATIONPROMPTRESPONSE']._serialized_start=1564
-  _globals['_RENDERREEXAMINATIONPROMPTRESPONSE']._serialized_end=1709
-  _globals['_DECISIONSERVICE']._serialized_start=1712
-  _globals['_DECISIONSERVICE']._serialized_end=2979
+  _globals['_REGISTERCARDTYPEREQUEST']._serialized_start=213
+  _globals['_REGISTERCARDTYPEREQUEST']._serialized_end=289
+  _globals['_REGISTERCARDTYPERESPONSE']._serialized_start=291
+  _globals['_REGISTERCARDTYPERESPONSE']._serialized_end=379
+  _globals['_RECORDDECISIONREQUEST']._serialized_start=381
+  _globals['_RECORDDECISIONREQUEST']._serialized_end=454
+  _globals['_RECORDDECISIONRESPONSE']._serialized_start=456
+  _globals['_RECORDDECISIONRESPONSE']._serialized_end=541
+  _globals['_GETDECISIONREQUEST']._serialized_start=543
+  _globals['_GETDECISIONREQUEST']._serialized_end=598
+  _globals['_GETDECISIONRESPONSE']._serialized_start=600
+  _globals['_GETDECISIONRESPONSE']._serialized_end=665
+  _globals['_LISTRECENTDECISIONSREQUEST']._serialized_start=667
+  _globals['_LISTRECENTDECISIONSREQUEST']._serialized_end=777
+  _globals['_LISTRECENTDECISIONSRESPONSE']._serialized_start=779
+  _globals['_LISTRECENTDECISIONSRESPONSE']._serialized_end=896
+  _globals['_RESOLVEDECISIONREQUEST']._serialized_start=898
+  _globals['_RESOLVEDECISIONREQUEST']._serialized_end=1024
+  _globals['_RESOLVEDECISIONRESPONSE']._serialized_start=1026
+  _globals['_RESOLVEDECISIONRESPONSE']._serialized_end=1095
+  _globals['_RECORDREEXAMINATIONREQUEST']._serialized_start=1098
+  _globals['_RECORDREEXAMINATIONREQUEST']._serialized_end=1301
+  _globals['_RECORDREEXAMINATIONRESPONSE']._serialized_start=1303
+  _globals['_RECORDREEXAMINATIONRESPONSE']._serialized_end=1403
+  _globals['_LISTREEXAMINATIONSREQUEST']._serialized_start=1405
+  _globals['_LISTREEXAMINATIONSREQUEST']._serialized_end=1474
+  _globals['_LISTREEXAMINATIONSRESPONSE']._serialized_start=1476
+  _globals['_LISTREEXAMINATIONSRESPONSE']._serialized_end=1559
+  _globals['_RENDERREEXAMINATIONPROMPTREQUEST']._serialized_start=1561
+  _globals['_RENDERREEXAMINATIONPROMPTREQUEST']._serialized_end=1630
+  _globals['_RENDERREEXAMINATIONPROMPTRESPONSE']._serialized_start=1633
+  _globals['_RENDERREEXAMINATIONPROMPTRESPONSE']._serialized_end=1778
+  _globals['_DECISIONSERVICE']._serialized_start=1781
+  _globals['_DECISIONSERVICE']._serialized_end=3048
 # @@protoc_insertion_point(module_scope)
