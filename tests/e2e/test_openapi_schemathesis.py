@@ -49,6 +49,7 @@ BEYOND_SCHEMA: dict[str, str] = {
     "INVALID_FILTER": "a filter has a grammar (AIP-160)",
     "CARD_TYPE_NOT_REGISTERED": "a decision names a card type registered before",
     "IF_MATCH_CONTRADICTS": "the If-Match header and the etag parameter must agree",
+    "INVALID_PERIOD": "a period ends after it starts, also against the stored start",
 }
 # ... and by field and reason, where the reason also covers what the document states.
 BEYOND_SCHEMA_AT: dict[tuple[str, str], str] = {
@@ -59,6 +60,12 @@ BEYOND_SCHEMA_AT: dict[tuple[str, str], str] = {
     ("session_id", "REQUIRED"): "one of session_id or chain_id: a choice between two fields",
     ("scope", "INVALID_SCOPE"): "a block's scope, or an agent id instead: two parameters",
     ("agent_id", "NOT_ALLOWED"): "a user block has no agent id: two parameters",
+    ("order_by", "INVALID_ORDER"): "each field named once: a list without repeats, which a "
+    "pattern cannot say",
+    ("key", "REQUIRED"): "a memory read by the owner its path names needs its key, and one "
+    "read by id none: the method's request, shared by its routes, cannot require it",
+    ("id", "NOT_ALLOWED"): "a memory by its id, or by its owner and key: parameters that "
+    "exclude each other, which OpenAPI cannot say of query parameters",
     ("agent_id", "REQUIRED"): "an agent block has an agent id: two parameters",
     ("memory.key", "REQUIRED"): "a field the update mask names is one the body holds",
     ("memory.value", "REQUIRED"): "a field the update mask names is one the body holds",

@@ -241,7 +241,7 @@ def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
             "/v1/workspaces/{workspace_id}/memories",
             "MemoryService_UpsertMemory_ForWorkspace",
         ),
-        ("get", "/v1/memories/{id}", "MemoryService_GetMemory_ForId"),
+        ("get", "/v1/memories/{id}", "MemoryService_GetMemory"),
         ("get", "/v1/agents/{agent_id}/memories:lookup", "MemoryService_GetMemory_ForAgent"),
         (
             "get",

@@ -32,6 +32,7 @@ from agent_memory.domain import (
     recall,
 )
 from agent_memory.domain.text_rules import CONTROL_CHARACTERS
+from agent_memory.service.keys import IDENTITY_MAX_CHARS
 from agent_memory.service.memories import MAX_CHAIN, UPSERT_SOURCES
 
 Lines = Literal["any", "one", "identifier", "name", "token"]
@@ -176,7 +177,9 @@ _BLOCK_ETAG = Text(None, pattern=rf"[ \t]*(?:\*|{blocks.BLOCK_ETAG_PATTERN})[ \t
 _ORDER_NAMES = "|".join(
     sorted({form for name in memory_query.ORDER_FIELDS for form in (name, _camel(name))})
 )
-_ORDER = rf"\s*(?:(?:{_ORDER_NAMES})(?:\s+(?:[aA][sS][cC]|[dD][eE][sS][cC]))?)?\s*"
+_ORDER_ONE = rf"(?:{_ORDER_NAMES})(?:\s+(?:[aA][sS][cC]|[dD][eE][sS][cC]))?"
+# Fields comma-separated (AIP-132), each with its direction.
+_ORDER = rf"\s*(?:{_ORDER_ONE}(?:\s*,\s*{_ORDER_ONE})*)?\s*"
 
 # By the field's bare name: fields that mean one thing wherever a request holds them.
 BY_NAME: Mapping[str, Rule] = {
@@ -184,6 +187,8 @@ BY_NAME: Mapping[str, Rule] = {
     "workspace_id": _OWNER,
     "chain_agent_ids": Items(MAX_CHAIN, _OWNER),
     "page_token": _PAGE_TOKEN,
+    # Whose blocks an orchestrator reads, or a key's user.
+    "user_id": Text(IDENTITY_MAX_CHARS, "name"),
 }
 
 # By full name: the rest.
@@ -218,6 +223,7 @@ _RULES: dict[str, Rule] = {
     "Conversation.raw_events": Items(
         memorize.MAX_RAW_EVENTS, Text(memorize.RAW_EVENT_MAX_CHARS, min_chars=0)
     ),
+    "ConversationMessage.content": Text(None),
     "ConversationMessage.role": Text(memorize.ROLE_MAX_CHARS, "identifier", min_chars=0),
     "ConversationMessage.provider_message_id": Text(
         memorize.MESSAGE_ID_MAX_CHARS, "identifier", min_chars=0

@@ -801,9 +801,12 @@ def _fixed_paths() -> dict[str, Any]:
 
 def _binding_name(route: Route) -> str:
     """What tells one of a method's routes from the others, for its operation id: the
-    owner its path names (``_ForAgent``, ``_ForWorkspace``)."""
-    owners = [v.split(".")[-1].removesuffix("_id") for v in route.variables]
-    return "_For" + "".join(o.title().replace("_", "") for o in owners) if owners else "_Plain"
+    owner its path names (``_ForAgent``, ``_ForWorkspace``). A route that names no owner
+    (a resource by its own id) keeps the method's plain name, which it had before the
+    method had routes by owner too: a generated client's names stay as they were."""
+    owners = [v.split(".")[-1] for v in route.variables]
+    owners = [o.removesuffix("_id") for o in owners if o.endswith("_id")]
+    return "_For" + "".join(o.title().replace("_", "") for o in owners) if owners else ""
 
 
 @cache
