@@ -519,8 +519,24 @@ class PeriodInverted(ValueError):
     with the other as stored. The statement changed nothing."""
 
 
+# The longest each optional text field of a memory may be, by name (empty is allowed):
+# what a write, an update and an import check of it.
+OPTIONAL_TEXT_MAX_CHARS: Mapping[str, int] = {}
+
+
+def optional_text_violations(values: Mapping[str, Any], prefix: str = "") -> list[FieldViolation]:
+    """The optional text fields among ``values`` (by name) past their length, or holding
+    a NUL; None or empty is allowed."""
+    return [
+        violation
+        for name, most in OPTIONAL_TEXT_MAX_CHARS.items()
+        if values.get(name)
+        for violation in text_violations(f"{prefix}{name}", values[name], max_chars=most)
+    ]
+
+
 def validate_patch(patch: MemoryPatch, *, prefix: str = "memory.") -> None:
-    violations: list[FieldViolation] = []
+    violations = optional_text_violations(patch.values(), prefix)
     if patch.key is not None:
         violations += identifier_violations(f"{prefix}key", patch.key, max_chars=KEY_MAX_CHARS)
     if patch.value is not None:
