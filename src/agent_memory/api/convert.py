@@ -361,8 +361,8 @@ def fields_from_proto(
     """The fields of ``record`` read from the message's fields of the same names, by
     type: a Timestamp as an instant (None when unset), a Struct as a dict, a repeated
     field as a tuple, an optional field None when unset, and an empty text None where
-    the record's field may be None. The caller reads enums, ids and what has another
-    name.
+    the record's field may be None (unless ``only`` names it). The caller reads enums,
+    ids and what has another name.
 
     Raises: InvalidArgument — an instant out of range (its path is ``prefix`` + name)."""
     by_name = message.DESCRIPTOR.fields_by_name
@@ -381,7 +381,8 @@ def fields_from_proto(
             value = tuple(value)
         else:
             unset = field.has_presence and not message.HasField(f.name)
-            empty = value == "" and isinstance(hints[f.name], types.UnionType)
+            # A path a mask names takes its value as it is, empty too.
+            empty = only is None and value == "" and isinstance(hints[f.name], types.UnionType)
             value = None if unset or empty else value
         found[f.name] = value
     return found
@@ -435,13 +436,13 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
     )
     if not paths:
         check([FieldViolation("update_mask", "names no field to update", "EMPTY_FIELD_MASK")])
+    clears: dict[str, Any] = {
+        flag: True
+        for name, flag in PATCH_CLEARS.items()
+        if name in paths and not memory.HasField(name)
+    }
     return MemoryPatch(
-        **fields_from_proto(memory, MemoryPatch, prefix="memory.", only=paths),
-        **{
-            flag: True
-            for name, flag in PATCH_CLEARS.items()
-            if name in paths and not memory.HasField(name)
-        },
+        **fields_from_proto(memory, MemoryPatch, prefix="memory.", only=paths), **clears
     )
 
 
