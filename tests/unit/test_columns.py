@@ -73,6 +73,7 @@ def test_every_returned_column_of_a_memory_reaches_the_record() -> None:
         "last_used_time": datetime(2026, 1, 3, tzinfo=UTC),
         "valid_start_time": datetime(2026, 3, 12, tzinfo=UTC),
         "valid_end_time": datetime(2026, 3, 31, tzinfo=UTC),
+        "note": "n",
     }
     returned = named(MemoryRow, OUTPUT)
     assert set(returned) == set(row), "give the new column a value here"

@@ -108,6 +108,7 @@ class Memory:
     # which deletes the memory. Only facts valid now are rendered and recalled.
     valid_start_time: datetime | None = None
     valid_end_time: datetime | None = None
+    note: str = ""  # for the people who read it, never shown to a model
 
     def valid_at(self, when: datetime) -> bool:
         """Whether the fact holds at ``when``: its period has started and not ended."""
@@ -203,6 +204,7 @@ class MemoryWrite:
     # When the fact holds in the world; each None keeps the stored one (none on create).
     valid_start_time: datetime | None = None
     valid_end_time: datetime | None = None
+    note: str | None = None  # None keeps the stored one
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,7 @@ class MemoryPatch:
     clear_valid_start: bool = False  # the fact's period is open at its start
     valid_end_time: datetime | None = None
     clear_valid_end: bool = False  # the fact's period is open at its end
+    note: str | None = None
 
     @property
     def touches_content(self) -> bool:
@@ -259,9 +262,11 @@ class MemoryPatch:
 
     def changes(self, current: Memory) -> MemoryPatch:
         """Only the fields that would change ``current``."""
+        clears: dict[str, Any] = {
+            PATCH_CLEARS[n]: True for n in self.cleared() if getattr(current, n) is not None
+        }
         return MemoryPatch(
-            **{n: v for n, v in self.values().items() if v != getattr(current, n)},
-            **{PATCH_CLEARS[n]: True for n in self.cleared() if getattr(current, n) is not None},
+            **{n: v for n, v in self.values().items() if v != getattr(current, n)}, **clears
         )
 
     def period_of(self, current: Memory) -> tuple[datetime | None, datetime | None]:
@@ -521,7 +526,7 @@ class PeriodInverted(ValueError):
 
 # The longest each optional text field of a memory may be, by name (empty is allowed):
 # what a write, an update and an import check of it.
-OPTIONAL_TEXT_MAX_CHARS: Mapping[str, int] = {}
+OPTIONAL_TEXT_MAX_CHARS: Mapping[str, int] = {"note": VALUE_MAX_CHARS}
 
 
 def optional_text_violations(values: Mapping[str, Any], prefix: str = "") -> list[FieldViolation]:
