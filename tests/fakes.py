@@ -63,8 +63,10 @@ from agent_memory.domain.memory_query import (
 )
 from agent_memory.domain.paging import KEY_BYTES, PageKey, PageKeyring
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
+from agent_memory.store.columns import EVIDENCE, MERGED, WRITTEN, named
 from agent_memory.store.conversations import keep_grounded
 from agent_memory.store.memories import EXPIRY_ACTOR
+from agent_memory.store.models import MemoryRow
 from agent_memory.store.repositories import (
     AdminTx,
     AgentRepository,
@@ -329,22 +331,21 @@ class FakeMemories(MemoryRepository):
 
     def new(self, write: MemoryWrite) -> Memory:
         now = self._now()
-        evidence = dataclasses.asdict(write.evidence) if write.evidence else {}
+        # What the write does not give takes the column's default.
+        given = {
+            "pinned": False,
+            "importance": 0,
+            **{n: v for n, v in _fields(write, _WRITTEN).items() if v is not None},
+        }
         memory = Memory(
             id=uuid.uuid4(),
             owner=write.owner,
-            key=write.key,
-            value=write.value,
-            pinned=bool(write.pinned),
-            importance=write.importance or 0,
-            source=write.source,
             created_at=now,
             updated_at=now,
             version=1,
             expire_time=self._expiry(write),
-            valid_start_time=write.valid_start_time,
-            valid_end_time=write.valid_end_time,
-            **{**evidence, "tags": tuple(evidence.get("tags", ()))},
+            **given,
+            **(_fields(write.evidence, _EVIDENCE) if write.evidence else {}),
         )
         self._rows[(self._tenant, memory.id)] = memory
         self._record(MemoryEventType.CREATED, None, memory)
@@ -369,23 +370,16 @@ class FakeMemories(MemoryRepository):
             return Written(_bare(self.new(write)), created=True)
         if current.source is not write.source:
             return KeyHeld(_bare(current))
-        changes: dict[str, Any] = {"value": write.value}
-        if write.pinned is not None:
-            changes["pinned"] = write.pinned
-        if write.importance is not None:
-            changes["importance"] = write.importance
+        # The columns an upsert merges keep their value unless the write gives one.
+        changes = {n: v for n, v in _fields(write, _MERGED).items() if v is not None}
         if write.expiration is not None:
             changes["expire_time"] = self._expiry(write)
-        for bound in ("valid_start_time", "valid_end_time"):
-            if (given := getattr(write, bound)) is not None:
-                changes[bound] = given
         _check_period(
             changes.get("valid_start_time", current.valid_start_time),
             changes.get("valid_end_time", current.valid_end_time),
         )
         if write.evidence is not None:
-            evidence = dataclasses.asdict(write.evidence)
-            changes.update(evidence, tags=tuple(evidence["tags"]))
+            changes.update(_fields(write.evidence, _EVIDENCE))
         updated = self._bump(current, **changes, superseded_by=None)
         self._record(MemoryEventType.UPDATED, current, updated)
         return Written(_bare(updated), created=False)
@@ -415,26 +409,7 @@ class FakeMemories(MemoryRepository):
         taken = patch.key is not None and self._at(current.owner, patch.key) is not None
         if taken and patch.key != current.key:
             raise AlreadyExists(f"key {patch.key!r} is already used", reason="KEY_TAKEN")
-        changes = {
-            name: value
-            for name in (
-                "key",
-                "value",
-                "pinned",
-                "importance",
-                "expire_time",
-                "tags",
-                "valid_start_time",
-                "valid_end_time",
-            )
-            if (value := getattr(patch, name)) is not None
-        }
-        if patch.clear_expiry:
-            changes["expire_time"] = None
-        if patch.clear_valid_start:
-            changes["valid_start_time"] = None
-        if patch.clear_valid_end:
-            changes["valid_end_time"] = None
+        changes = patch.applied()
         _check_period(*patch.period_of(current))
         updated = self._bump(current, **changes)
         self._record(event, current, updated)
@@ -587,6 +562,18 @@ class FakeMemories(MemoryRepository):
             )
             for owner_id, (count, at) in sorted(found.items())
         ][:limit]
+
+
+# What statements do with each column, as PostgreSQL's statements do it (store/columns.py).
+_WRITTEN = named(MemoryRow, WRITTEN)
+_MERGED = named(MemoryRow, MERGED)
+_EVIDENCE = named(MemoryRow, EVIDENCE)
+
+
+def _fields(record: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The fields of ``record`` named as the columns ``names``."""
+    have = {f.name for f in dataclasses.fields(record)}
+    return {n: getattr(record, n) for n in names if n in have}
 
 
 def _check_period(start: datetime | None, end: datetime | None) -> None:

@@ -468,6 +468,23 @@ def test_list_without_owner_is_invalid(client: Client) -> None:
     assert set(details.violations) == {"owner"}
 
 
+def test_a_note_is_written_kept_changed_by_mask_and_refused_past_its_limit(
+    client: Client,
+) -> None:
+    created = upsert(client, "noted", note="from the onboarding call").memory
+    assert get(client, created.id).note == "from the onboarding call"
+    assert upsert(client, "noted", "v2").memory.note == "from the onboarding call"
+    changed = update(client, memory_pb2.Memory(id=created.id, note="checked"), ["note"])
+    assert changed.note == "checked"
+    assert update(client, memory_pb2.Memory(id=created.id), ["note"]).note == ""
+    for bad in ("x" * 2001, "two\nlines"):
+        with pytest.raises(grpc.RpcError) as caught:
+            upsert(client, "noted", note=bad)
+        details = error_details(caught.value)
+        assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert "note" in details.violations
+
+
 # --- UpdateMemory ----------------------------------------------------------------------
 
 

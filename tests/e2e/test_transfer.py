@@ -62,6 +62,7 @@ def seed(c: Client, bo: Client) -> None:
             key="stack",
             value="Fastify",
             valid_start_time=since,
+            note="chosen in the March review",
         ),
     )
     metadata = struct_pb2.Struct()

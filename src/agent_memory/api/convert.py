@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import types
+import uuid
+from collections.abc import Callable, Container, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_type_hints
 
 from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.config import Settings
@@ -23,6 +26,8 @@ from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.forgetting import ForgetCounts
 from agent_memory.domain.memorize import Conversation, ConversationMessage, MemorizeInput
 from agent_memory.domain.memory import (
+    PATCH_CLEARS,
+    PATCH_FIELDS,
     Expiration,
     Grounding,
     Memory,
@@ -73,16 +78,7 @@ def source_value_name(source: MemorySource) -> str:
 
 
 # Paths of Memory that UpdateMemory may change (AIP-134).
-UPDATABLE_MEMORY_FIELDS = (
-    "key",
-    "value",
-    "pinned",
-    "importance",
-    "expire_time",
-    "tags",
-    "valid_start_time",
-    "valid_end_time",
-)
+UPDATABLE_MEMORY_FIELDS = PATCH_FIELDS
 
 
 def fitted_page(
@@ -330,37 +326,87 @@ def event_to_proto(event: MemoryEvent) -> memory_pb2.MemoryEvent:
     )
 
 
+def _well_known(field: FieldDescriptor) -> str:
+    return field.message_type.full_name if field.message_type is not None else ""
+
+
+def fields_to_proto(
+    record: Any, message_type: type[Message], *, skip: Container[str] = ()
+) -> dict[str, Any]:
+    """The fields of ``message_type`` set from the record's fields of the same names, by
+    type: an instant as a Timestamp, a mapping as a Struct, an id as its text, a sequence
+    as a repeated field; a None is left unset. The caller sets enums and what has another
+    name."""
+    by_name = message_type.DESCRIPTOR.fields_by_name
+    found: dict[str, Any] = {}
+    for f in dataclasses.fields(record):
+        field = by_name.get(f.name)
+        value = getattr(record, f.name)
+        if field is None or f.name in skip or value is None:
+            continue
+        if _well_known(field) == "google.protobuf.Timestamp":
+            value = timestamp(value)
+        elif _well_known(field) == "google.protobuf.Struct":
+            value = struct(value)
+        elif isinstance(value, uuid.UUID):
+            value = str(value)
+        elif field.is_repeated:
+            value = list(value)
+        found[f.name] = value
+    return found
+
+
+def fields_from_proto(
+    message: Message,
+    record: type[Any],
+    *,
+    prefix: str = "",
+    skip: Container[str] = (),
+    only: Container[str] | None = None,
+) -> dict[str, Any]:
+    """The fields of ``record`` read from the message's fields of the same names, by
+    type: a Timestamp as an instant (None when unset), a Struct as a dict, a repeated
+    field as a tuple, an optional field None when unset, and an empty text None where
+    the record's field may be None (unless ``only`` names it). The caller reads enums,
+    ids and what has another name.
+
+    Raises: InvalidArgument — an instant out of range (its path is ``prefix`` + name)."""
+    by_name = message.DESCRIPTOR.fields_by_name
+    hints = get_type_hints(record)
+    found: dict[str, Any] = {}
+    for f in dataclasses.fields(record):
+        field = by_name.get(f.name)
+        if field is None or f.name in skip or (only is not None and f.name not in only):
+            continue
+        value = getattr(message, f.name)
+        if _well_known(field) == "google.protobuf.Timestamp":
+            value = optional_time(message, f.name, prefix)
+        elif _well_known(field) == "google.protobuf.Struct":
+            value = plain(value)
+        elif field.is_repeated:
+            value = tuple(value)
+        else:
+            unset = field.has_presence and not message.HasField(f.name)
+            # A path a mask names takes its value as it is, empty too.
+            empty = only is None and value == "" and isinstance(hints[f.name], types.UnionType)
+            value = None if unset or empty else value
+        found[f.name] = value
+    return found
+
+
 def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
-    message = memory_pb2.Memory(
-        id=str(memory.id),
+    """Every field of the memory named as one of the message, and what the message
+    says otherwise: owner, source, groundings, and what derives from the memory."""
+    return memory_pb2.Memory(
+        **fields_to_proto(memory, memory_pb2.Memory, skip=("source", "groundings")),
         scope=SCOPES_OUT[memory.owner.scope],
         agent_id=memory.owner.agent_id,
         workspace_id=memory.owner.workspace_id,
-        key=memory.key,
-        value=memory.value,
-        pinned=memory.pinned,
-        importance=memory.importance,
         source=_SOURCES[memory.source],
         read_only=memory.read_only,
-        tags=list(memory.tags),
-        metadata=struct(memory.metadata),
         groundings=[grounding_to_proto(g) for g in memory.groundings],
-        created_at=timestamp(memory.created_at),
-        updated_at=timestamp(memory.updated_at),
         etag=memory.etag,
-        conversation_id=memory.conversation_id or "",
-        conversation_provider=memory.conversation_provider or "",
-        expire_time=timestamp(memory.expire_time),
-        superseded_by=str(memory.superseded_by) if memory.superseded_by else "",
-        last_used_time=timestamp(memory.last_used_time),
-        valid_start_time=timestamp(memory.valid_start_time),
-        valid_end_time=timestamp(memory.valid_end_time),
     )
-    if memory.confidence is not None:
-        message.confidence = memory.confidence
-    if memory.embedded is not None:
-        message.embedded = memory.embedded
-    return message
 
 
 def owner_summary_to_proto(summary: OwnerSummary) -> memory_service_pb2.OwnerSummary:
@@ -372,20 +418,17 @@ def owner_summary_to_proto(summary: OwnerSummary) -> memory_service_pb2.OwnerSum
     )
 
 
+def _populated(message: Message, name: str) -> bool:
+    field = message.DESCRIPTOR.fields_by_name[name]
+    return message.HasField(name) if field.has_presence else bool(getattr(message, name))
+
+
 def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPatch:
-    """The AIP-134 patch: named paths, or every populated updatable field without a mask."""
+    """The AIP-134 patch: named paths, or every populated updatable field without a mask.
+    A path named but not set clears a field that may be empty (AIP-214 for the expiry;
+    an open end for the fact's period)."""
     if paths is None:
-        chosen = {
-            "key": bool(memory.key),
-            "value": bool(memory.value),
-            "pinned": memory.pinned,
-            "importance": memory.importance != 0,
-            "expire_time": memory.HasField("expire_time"),
-            "tags": bool(memory.tags),
-            "valid_start_time": memory.HasField("valid_start_time"),
-            "valid_end_time": memory.HasField("valid_end_time"),
-        }
-        paths = [name for name, populated in chosen.items() if populated]
+        paths = [name for name in UPDATABLE_MEMORY_FIELDS if _populated(memory, name)]
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
     check(
         [
@@ -399,26 +442,13 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
     )
     if not paths:
         check([FieldViolation("update_mask", "names no field to update", "EMPTY_FIELD_MASK")])
+    clears: dict[str, Any] = {
+        flag: True
+        for name, flag in PATCH_CLEARS.items()
+        if name in paths and not memory.HasField(name)
+    }
     return MemoryPatch(
-        key=memory.key if "key" in paths else None,
-        value=memory.value if "value" in paths else None,
-        pinned=memory.pinned if "pinned" in paths else None,
-        importance=memory.importance if "importance" in paths else None,
-        expire_time=datetime_from_proto(memory.expire_time, "memory.expire_time")
-        if "expire_time" in paths and memory.HasField("expire_time")
-        else None,
-        # Named in the mask but not set: the memory stops expiring (AIP-214).
-        clear_expiry="expire_time" in paths and not memory.HasField("expire_time"),
-        tags=tuple(memory.tags) if "tags" in paths else None,
-        # Named in the mask but not set: the fact's period is open at that end.
-        valid_start_time=optional_time(memory, "valid_start_time", "memory.")
-        if "valid_start_time" in paths
-        else None,
-        clear_valid_start="valid_start_time" in paths and not memory.HasField("valid_start_time"),
-        valid_end_time=optional_time(memory, "valid_end_time", "memory.")
-        if "valid_end_time" in paths
-        else None,
-        clear_valid_end="valid_end_time" in paths and not memory.HasField("valid_end_time"),
+        **fields_from_proto(memory, MemoryPatch, prefix="memory.", only=paths), **clears
     )
 
 

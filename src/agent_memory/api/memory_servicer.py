@@ -7,7 +7,7 @@ from grpc.aio import ServicerContext
 from agent_memory.api import convert, evidence_convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
-from agent_memory.domain.memory import Scope, parse_memory_id
+from agent_memory.domain.memory import MemoryWrite, Scope, parse_memory_id
 from agent_memory.proto_json import OUTPUT_ONLY, field_behaviors
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents
@@ -53,15 +53,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         memory, created = await self._memories.upsert(
             current_principal(),
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
-            key=request.key,
-            value=request.value,
-            pinned=request.pinned if request.HasField("pinned") else None,
-            importance=request.importance if request.HasField("importance") else None,
             source=convert.source_from_proto(request.source),
             expiration=convert.expiration_from_proto(request),
             create_only=request.create_only,
-            valid_start_time=convert.optional_time(request, "valid_start_time"),
-            valid_end_time=convert.optional_time(request, "valid_end_time"),
+            **convert.fields_from_proto(request, MemoryWrite, skip=("owner", "source")),
         )
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
 

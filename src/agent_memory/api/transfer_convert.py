@@ -35,9 +35,9 @@ from agent_memory.api.block_convert import content_to_proto, key_from_proto
 from agent_memory.api.convert import (
     conversation_from_proto,
     datetime_from_proto,
+    fields_from_proto,
     grounding_from_proto,
     memory_to_proto,
-    plain,
     source_from_proto,
 )
 from agent_memory.api.decision_convert import (
@@ -330,35 +330,33 @@ def _conversation(message: memory_pb2.Conversation) -> StoredConversation:
     )
 
 
+# The fields of Memory an import reads itself: its ids, owner, source, groundings and
+# required times, and what is not exported.
+_MEMORY_READ_APART = (
+    "id",
+    "superseded_by",
+    "source",
+    "groundings",
+    "created_at",
+    "updated_at",
+    *(n.rpartition(".")[2] for n in NOT_EXPORTED if n.startswith("agentmemory.v1.Memory.")),
+)
+
+
 def _memory(message: memory_pb2.Memory) -> Memory:
+    """Every field of the record named as one of Memory, as the API reads it, and
+    what the record says otherwise; an import starts the memory at version 1."""
     return Memory(
+        **fields_from_proto(message, Memory, prefix="memory.", skip=_MEMORY_READ_APART),
         id=_id(message.id, "memory.id", "a memory id"),
         owner=_owner(message),
-        key=message.key,
-        value=message.value,
-        pinned=message.pinned,
-        importance=message.importance,
         source=source_from_proto(message.source),
         created_at=_time(message, "created_at", "memory"),
         updated_at=_time(message, "updated_at", "memory"),
         version=1,
-        tags=tuple(message.tags),
-        confidence=message.confidence if message.HasField("confidence") else None,
-        metadata=plain(message.metadata),
         groundings=tuple(grounding_from_proto(g) for g in message.groundings),
-        conversation_provider=message.conversation_provider or None,
-        conversation_id=message.conversation_id or None,
-        expire_time=datetime_from_proto(message.expire_time, "memory.expire_time")
-        if message.HasField("expire_time")
-        else None,
         superseded_by=_id(message.superseded_by, "memory.superseded_by", "a memory id")
         if message.superseded_by
-        else None,
-        valid_start_time=datetime_from_proto(message.valid_start_time, "memory.valid_start_time")
-        if message.HasField("valid_start_time")
-        else None,
-        valid_end_time=datetime_from_proto(message.valid_end_time, "memory.valid_end_time")
-        if message.HasField("valid_end_time")
         else None,
     )
 

@@ -6,7 +6,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -109,6 +109,7 @@ class Memory:
     # which deletes the memory. Only facts valid now are rendered and recalled.
     valid_start_time: datetime | None = None
     valid_end_time: datetime | None = None
+    note: str = ""  # for the people who read it, never shown to a model
 
     def valid_at(self, when: datetime) -> bool:
         """Whether the fact holds at ``when``: its period has started and not ended."""
@@ -204,6 +205,7 @@ class MemoryWrite:
     # When the fact holds in the world; each None keeps the stored one (none on create).
     valid_start_time: datetime | None = None
     valid_end_time: datetime | None = None
+    note: str | None = None  # None keeps the stored one
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ class MemoryPatch:
     clear_valid_start: bool = False  # the fact's period is open at its start
     valid_end_time: datetime | None = None
     clear_valid_end: bool = False  # the fact's period is open at its end
+    note: str | None = None
 
     @property
     def touches_content(self) -> bool:
@@ -245,28 +248,26 @@ class MemoryPatch:
     def touches_expiry(self) -> bool:
         return self.expire_time is not None or self.clear_expiry
 
+    def values(self) -> dict[str, Any]:
+        """The fields it sets, by name (not those it leaves or clears)."""
+        return {n: v for n in PATCH_FIELDS if (v := getattr(self, n)) is not None}
+
+    def cleared(self) -> frozenset[str]:
+        """The fields it empties, by name."""
+        return frozenset(n for n, flag in PATCH_CLEARS.items() if getattr(self, flag))
+
+    def applied(self) -> dict[str, Any]:
+        """What it changes of a memory, by field: what it sets, and None for what it
+        clears."""
+        return {**self.values(), **dict.fromkeys(self.cleared())}
+
     def changes(self, current: Memory) -> MemoryPatch:
         """Only the fields that would change ``current``."""
+        clears: dict[str, Any] = {
+            PATCH_CLEARS[n]: True for n in self.cleared() if getattr(current, n) is not None
+        }
         return MemoryPatch(
-            key=self.key if self.key not in (None, current.key) else None,
-            value=self.value if self.value not in (None, current.value) else None,
-            pinned=self.pinned if self.pinned not in (None, current.pinned) else None,
-            importance=self.importance
-            if self.importance not in (None, current.importance)
-            else None,
-            expire_time=self.expire_time
-            if self.expire_time not in (None, current.expire_time)
-            else None,
-            clear_expiry=self.clear_expiry and current.expire_time is not None,
-            tags=self.tags if self.tags not in (None, current.tags) else None,
-            valid_start_time=self.valid_start_time
-            if self.valid_start_time not in (None, current.valid_start_time)
-            else None,
-            clear_valid_start=self.clear_valid_start and current.valid_start_time is not None,
-            valid_end_time=self.valid_end_time
-            if self.valid_end_time not in (None, current.valid_end_time)
-            else None,
-            clear_valid_end=self.clear_valid_end and current.valid_end_time is not None,
+            **{n: v for n, v in self.values().items() if v != getattr(current, n)}, **clears
         )
 
     def period_of(self, current: Memory) -> tuple[datetime | None, datetime | None]:
@@ -293,13 +294,20 @@ class MemoryPatch:
 
     @property
     def only_pin(self) -> bool:
-        return (
-            self.pinned is not None
-            and not self.touches_content
-            and not self.touches_expiry
-            and not self.touches_period
-            and self.tags is None
-        )
+        return self.pinned is not None and replace(self, pinned=None).empty
+
+
+# The flag of a patch that empties a field, by the field: what an update mask clears
+# when it names the field without a value.
+PATCH_CLEARS: Mapping[str, str] = {
+    "expire_time": "clear_expiry",
+    "valid_start_time": "clear_valid_start",
+    "valid_end_time": "clear_valid_end",
+}
+# The fields a patch sets: those of a memory an update mask may name.
+PATCH_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(MemoryPatch) if f.name not in PATCH_CLEARS.values()
+)
 
 
 # A memory's place in its owner's listing order (agent: pinned, importance, key;
@@ -519,8 +527,24 @@ class PeriodInverted(ValueError):
     with the other as stored. The statement changed nothing."""
 
 
+# The longest each optional text field of a memory may be, by name (empty is allowed):
+# what a write, an update and an import check of it.
+OPTIONAL_TEXT_MAX_CHARS: Mapping[str, int] = {"note": VALUE_MAX_CHARS}
+
+
+def optional_text_violations(values: Mapping[str, Any], prefix: str = "") -> list[FieldViolation]:
+    """The optional text fields among ``values`` (by name) past their length, or holding
+    a NUL; None or empty is allowed."""
+    return [
+        violation
+        for name, most in OPTIONAL_TEXT_MAX_CHARS.items()
+        if values.get(name)
+        for violation in text_violations(f"{prefix}{name}", values[name], max_chars=most)
+    ]
+
+
 def validate_patch(patch: MemoryPatch, *, prefix: str = "memory.") -> None:
-    violations: list[FieldViolation] = []
+    violations = optional_text_violations(patch.values(), prefix)
     if patch.key is not None:
         violations += identifier_violations(f"{prefix}key", patch.key, max_chars=KEY_MAX_CHARS)
     if patch.value is not None:

@@ -50,6 +50,7 @@ from agent_memory.domain.memory import (
     Written,
     checked_expiration,
     listing_position,
+    optional_text_violations,
     owner_violations,
     period_violations,
     position_from_token,
@@ -117,11 +118,13 @@ class Memories:
         create_only: bool = False,
         valid_start_time: datetime | None = None,
         valid_end_time: datetime | None = None,
+        **fields: Any,
     ) -> tuple[Memory, bool]:
         """Create or update the memory at (owner, key); ``expiration`` (an instant or a
         time to live) sets when it expires, None keeps the stored expiry;
         ``valid_start_time`` and ``valid_end_time`` when the fact holds, each None
-        keeping the stored one.
+        keeping the stored one; ``fields``, any other field of :class:`MemoryWrite` by
+        name, each None keeping the stored one.
 
         Raises:
             InvalidArgument: a field breaks its limit.
@@ -137,6 +140,7 @@ class Memories:
         owner = validate_owner(owner)
         validate_new_memory(key=key, value=value, importance=importance, source=source)
         check(period_violations(valid_start_time, valid_end_time))
+        check(optional_text_violations(fields))
         if source not in UPSERT_SOURCES:
             check(
                 [
@@ -157,6 +161,7 @@ class Memories:
             expiration=checked_expiration(expiration, datetime.now(UTC)),
             valid_start_time=valid_start_time,
             valid_end_time=valid_end_time,
+            **fields,
         )
         async with self._store.connection(principal) as tx:
             await _not_past(tx, write.expiration)

@@ -71,6 +71,7 @@ from agent_memory.domain.memory import (
     TTL_MAX,
     Memory,
     MemorySource,
+    optional_text_violations,
     owner_violations,
     period_violations,
     validate_new_memory,
@@ -348,6 +349,7 @@ def _checked_memory(memory: Memory, now: datetime) -> Memory:
             prefix="memory.",
         )
     )
+    found += optional_text_violations(vars(memory), "memory.")
     confidence = memory.confidence
     if confidence is not None and not 0.0 <= confidence <= 1.0:
         found.append(

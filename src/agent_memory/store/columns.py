@@ -225,3 +225,9 @@ def compact(statement: LiteralString) -> LiteralString:
 def named(row: type[DeclarativeBase], wanted: Policy) -> tuple[str, ...]:
     """The names of the record's columns with any of the ``wanted`` policies."""
     return tuple(c.name for c in _columns(row, wanted))
+
+
+def clearable(row: type[DeclarativeBase]) -> tuple[str, ...]:
+    """The names of the columns an update mask may empty: patched, and nullable (each
+    cleared by its ``%(clear_<column>)s`` flag)."""
+    return tuple(c.name for c in _columns(row, PATCHED) if c.nullable)

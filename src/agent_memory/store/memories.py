@@ -8,10 +8,12 @@ audit trail without a line of code.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import types
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, LiteralString
+from typing import Any, LiteralString, get_args, get_origin, get_type_hints
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -47,9 +49,16 @@ from agent_memory.domain.memory_query import (
     OrderPosition,
 )
 from agent_memory.store.columns import (
+    EVIDENCE,
+    MERGED,
+    OUTPUT,
+    PATCHED,
+    WRITTEN,
+    clearable,
     insert_columns,
     insert_values,
     merged,
+    named,
     output,
     patched,
     stamps,
@@ -89,31 +98,60 @@ def returned(alias: LiteralString) -> LiteralString:
     return f"{columns(alias)}, {embedded(alias)}"
 
 
+def _reader(hint: Any) -> Callable[[Any], Any]:
+    """How a stored value becomes a domain field of type ``hint``: by the type itself,
+    so a column named as its field needs no line of its own."""
+    if isinstance(hint, types.UnionType):  # X | None: read as X
+        hint = next(t for t in get_args(hint) if t is not type(None))
+    kind = get_origin(hint) or hint
+    if kind is datetime:
+        return as_time
+    if kind is uuid.UUID:
+        return as_uuid
+    if kind is tuple:
+        return tuple
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind
+    return lambda value: value
+
+
+def as_param(value: Any) -> Any:
+    """A domain value as a statement's parameter: an enum by its value, a tuple as an
+    array, a mapping as JSON."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return Jsonb(dict(value))
+    return value
+
+
+def params_of(record: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The parameters of a statement named as the fields of ``record`` it has of
+    ``names`` (the columns a statement takes), as the statement takes them."""
+    have = {f.name for f in dataclasses.fields(record)}
+    return {n: as_param(getattr(record, n)) for n in names if n in have}
+
+
+# Each field of a memory stored in the column of its name, with how it is read back.
+_HINTS = get_type_hints(Memory)
+_FROM_ROW: dict[str, Callable[[Any], Any]] = {
+    name: _reader(_HINTS[name])
+    for name in named(MemoryRow, OUTPUT)
+    if name in {f.name for f in dataclasses.fields(Memory)}
+}
+
+
 def memory_from_row(row: Mapping[str, Any]) -> Memory:
-    """A memory from a row of ``memories`` or from an audit snapshot (its JSON)."""
+    """A memory from a row of ``memories`` or from an audit snapshot (its JSON): every
+    field stored in the column of its name (an absent or NULL one keeps its default),
+    its owner, groundings and whether it is embedded."""
     return Memory(
-        id=as_uuid(row["id"]),
         owner=Owner(Scope(row["scope"]), row["owner_id"]),
-        key=row["key"],
-        value=row["value"],
-        pinned=row["pinned"],
-        importance=row["importance"],
-        source=MemorySource(row["source"]),
-        created_at=as_time(row["created_at"]),
-        updated_at=as_time(row["updated_at"]),
-        version=row["version"],
-        tags=tuple(row.get("tags") or ()),
-        confidence=row.get("confidence"),
-        metadata=row.get("metadata") or {},
         groundings=tuple(_grounding(g) for g in row.get("groundings") or ()),
-        conversation_provider=row.get("conversation_provider"),
-        conversation_id=row.get("conversation_id"),
-        expire_time=as_time(row["expire_time"]) if row.get("expire_time") else None,
-        superseded_by=as_uuid(row["superseded_by"]) if row.get("superseded_by") else None,
-        last_used_time=as_time(row["last_used_time"]) if row.get("last_used_time") else None,
         embedded=row.get("embedded"),
-        valid_start_time=as_time(row["valid_start_time"]) if row.get("valid_start_time") else None,
-        valid_end_time=as_time(row["valid_end_time"]) if row.get("valid_end_time") else None,
+        **{name: read(row[name]) for name, read in _FROM_ROW.items() if row.get(name) is not None},
     )
 
 
@@ -661,30 +699,41 @@ LIMIT %(limit)s
 """
 
 
+# What a write gives of the columns an insert or an upsert takes, and of its evidence.
+_WRITTEN = named(MemoryRow, WRITTEN | MERGED)
+_EVIDENCE = named(MemoryRow, EVIDENCE)
+_NO_EVIDENCE = dict.fromkeys(_EVIDENCE)
+
+
 def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
     e = write.evidence
     return {
+        **params_of(write, _WRITTEN),
+        **(params_of(e, _EVIDENCE) if e else _NO_EVIDENCE),
         "tenant_id": principal.tenant_id,
         "actor": principal.user_id,
         "id": uuid.uuid4(),
         "scope": write.owner.scope.value,
         "owner_id": write.owner.id,
-        "key": write.key,
-        "source": write.source.value,
-        "value": write.value,
-        "pinned": write.pinned,
-        "importance": write.importance,
         "evidence": e is not None,
-        "tags": list(e.tags) if e else None,
-        "confidence": e.confidence if e else None,
-        "metadata": Jsonb(dict(e.metadata)) if e else None,
-        "conversation_provider": e.conversation_provider if e else None,
-        "conversation_id": e.conversation_id if e else None,
         "expire_time": write.expiration if isinstance(write.expiration, datetime) else None,
         "ttl": write.expiration if isinstance(write.expiration, timedelta) else None,
-        "valid_start_time": write.valid_start_time,
-        "valid_end_time": write.valid_end_time,
     }
+
+
+def _patch_params(patch: MemoryPatch) -> dict[str, Any]:
+    """An update's parameters: each patchable column's value (None keeps it) and, for
+    one that may be empty, whether the patch clears it."""
+    cleared = patch.cleared()
+    return {
+        **params_of(patch, _PATCHED),
+        **{f"clear_{name}": name in cleared for name in _CLEARABLE},
+        "ttl": None,
+    }
+
+
+_PATCHED = named(MemoryRow, PATCHED)
+_CLEARABLE = clearable(MemoryRow)
 
 
 def _period_inverted(exc: psycopg.errors.CheckViolation) -> None:
@@ -747,18 +796,7 @@ class PgMemories(MemoryRepository):
     ) -> Memory:
         params = self._changing(
             id=memory_id,
-            key=patch.key,
-            value=patch.value,
-            pinned=patch.pinned,
-            importance=patch.importance,
-            expire_time=patch.expire_time,
-            ttl=None,
-            clear_expire_time=patch.clear_expiry,
-            tags=list(patch.tags) if patch.tags is not None else None,
-            valid_start_time=patch.valid_start_time,
-            clear_valid_start_time=patch.clear_valid_start,
-            valid_end_time=patch.valid_end_time,
-            clear_valid_end_time=patch.clear_valid_end,
+            **_patch_params(patch),
             event=event.value,
         )
         try:

@@ -179,6 +179,10 @@ class MemoryRow(Base):
     valid_end_time: Mapped[datetime | None] = mapped_column(
         Timestamp, info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
     )
+    # A note for the people who read the memory; empty when none.
+    note: Mapped[str] = mapped_column(
+        Text, server_default=text("''"), info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
+    )
     # Recall by meaning, as for archival lines.
     embedding: Mapped[list[float] | None] = mapped_column(
         ARRAY(REAL), nullable=True, info=policy(INTERNAL)
@@ -196,6 +200,7 @@ class MemoryRow(Base):
         CheckConstraint("char_length(key) BETWEEN 1 AND 255", name="key_length"),
         CheckConstraint("char_length(value) BETWEEN 1 AND 2000", name="value_length"),
         CheckConstraint("valid_end_time > valid_start_time", name="valid_period"),
+        CheckConstraint("char_length(note) <= 2000", name="note_length"),
         Index(
             "ix_memories_listing",
             "tenant_id",

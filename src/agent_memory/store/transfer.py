@@ -27,7 +27,7 @@ from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.memory import Memory
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
 from agent_memory.store.blocks import PgBlocks
-from agent_memory.store.columns import output
+from agent_memory.store.columns import OUTPUT, WRITTEN, insert_columns, insert_values, named, output
 from agent_memory.store.conversations import conversation_from_row, snapshot_columns
 from agent_memory.store.decisions import (
     CARD_TYPE_COLUMNS,
@@ -37,8 +37,8 @@ from agent_memory.store.decisions import (
     decision_from_row,
     reexamination_from_row,
 )
-from agent_memory.store.memories import GROUNDINGS, columns, live, memory_from_row
-from agent_memory.store.models import ConversationRow
+from agent_memory.store.memories import GROUNDINGS, columns, live, memory_from_row, params_of
+from agent_memory.store.models import ConversationRow, MemoryRow
 from agent_memory.store.repositories import TransferRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
 
@@ -91,18 +91,18 @@ ON CONFLICT DO NOTHING
 
 # The memory, its groundings and its CREATED event (the row as stored, as every
 # audit event keeps it), in one statement; nothing at all when a key is taken.
-_PUT_MEMORY: LiteralString = """
+# The fields of a memory an import stores, each in the column of its name.
+_WRITTEN = named(MemoryRow, WRITTEN | OUTPUT)
+# What an import keeps of a memory's history beside what a write gives: a write sets
+# these itself.
+_HISTORY: LiteralString = "created_at, updated_at, superseded_by"
+_HISTORY_VALUES: LiteralString = (
+    "%(created_at)s::timestamptz, %(updated_at)s::timestamptz, %(superseded_by)s::uuid"
+)
+_PUT_MEMORY: LiteralString = f"""
 WITH inserted AS (
-    INSERT INTO memories (tenant_id, id, scope, owner_id, key, value, pinned, importance,
-                          source, tags, confidence, metadata, conversation_provider,
-                          conversation_id, created_at, updated_at, expire_time,
-                          superseded_by, created_by, updated_by, valid_start_time,
-                          valid_end_time)
-    VALUES (%(tenant_id)s, %(id)s, %(scope)s, %(owner_id)s, %(key)s, %(value)s, %(pinned)s,
-            %(importance)s, %(source)s, %(tags)s, %(confidence)s, %(metadata)s,
-            %(conversation_provider)s, %(conversation_id)s, %(created_at)s, %(updated_at)s,
-            %(expire_time)s, %(superseded_by)s, %(actor)s, %(actor)s,
-            %(valid_start_time)s, %(valid_end_time)s)
+    INSERT INTO memories ({insert_columns(MemoryRow)}, {_HISTORY})
+    SELECT {insert_values(MemoryRow)}, {_HISTORY_VALUES}
     ON CONFLICT DO NOTHING
     RETURNING *
 ),
@@ -235,30 +235,17 @@ class PgTransfer(TransferRepository):
             return await execute(self._conn, _PUT_CONVERSATION, params) > 0
 
     async def put_memory(self, memory: Memory) -> bool:
+        """Every column a write gives, and the copy's history, from the memory's field
+        of the same name."""
         groundings = [
             {**dataclasses.asdict(g), "metadata": dict(g.metadata), "ordinal": i}
             for i, g in enumerate(memory.groundings)
         ]
         params = self._params(
-            id=memory.id,
+            **params_of(memory, _WRITTEN),
             scope=memory.owner.scope.value,
             owner_id=memory.owner.id,
-            key=memory.key,
-            value=memory.value,
-            pinned=memory.pinned,
-            importance=memory.importance,
-            source=memory.source.value,
-            tags=list(memory.tags),
-            confidence=memory.confidence,
-            metadata=Jsonb(dict(memory.metadata)),
-            conversation_provider=memory.conversation_provider,
-            conversation_id=memory.conversation_id,
-            created_at=memory.created_at,
-            updated_at=memory.updated_at,
-            expire_time=memory.expire_time,
-            superseded_by=memory.superseded_by,
-            valid_start_time=memory.valid_start_time,
-            valid_end_time=memory.valid_end_time,
+            ttl=None,
             groundings=Jsonb(groundings),
             actor=self._actor,
         )

@@ -1188,6 +1188,10 @@ class Memory(Record[memory_pb2.Memory]):
     Must be after valid_start_time. Superseding the memory sets it to the time
     of the supersession when it was unset or later."""
 
+    note: str = ""
+    """Optional. A note about the memory for the people who read it, one line of
+    at most 2000 characters. Set by UpsertMemory, changed by UpdateMemory."""
+
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
         return cls(
@@ -1224,6 +1228,7 @@ class Memory(Record[memory_pb2.Memory]):
             valid_end_time=datetime_of(message.valid_end_time)
             if message.HasField("valid_end_time")
             else None,
+            note=message.note,
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.Memory:
@@ -1253,6 +1258,7 @@ class Memory(Record[memory_pb2.Memory]):
             embedded=self.embedded,
             valid_start_time=timestamp_of(self.valid_start_time),
             valid_end_time=timestamp_of(self.valid_end_time),
+            note=self.note,
         )
 
 

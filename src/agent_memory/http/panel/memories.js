@@ -470,6 +470,7 @@ export function mount(container, ctx) {
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
         expiryEl(memory),
         periodEl(memory),
+        memory.note ? el("div", { class: "note-label" }, memory.note) : null,
         supersededEl(memory),
       ),
       el("td", { class: "value" }, valueEl(memory.value)),

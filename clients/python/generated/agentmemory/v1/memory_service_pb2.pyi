@@ -17,7 +17,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class UpsertMemoryRequest(_message.Message):
-    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl", "create_only", "valid_start_time", "valid_end_time")
+    __slots__ = ("owner", "key", "value", "pinned", "importance", "source", "expire_time", "ttl", "create_only", "valid_start_time", "valid_end_time", "note")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,7 @@ class UpsertMemoryRequest(_message.Message):
     CREATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     VALID_START_TIME_FIELD_NUMBER: _ClassVar[int]
     VALID_END_TIME_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     key: str
     value: str
@@ -40,7 +41,8 @@ class UpsertMemoryRequest(_message.Message):
     create_only: bool
     valid_start_time: _timestamp_pb2.Timestamp
     valid_end_time: _timestamp_pb2.Timestamp
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., create_only: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    note: str
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[_memory_pb2.MemorySource, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., create_only: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., note: _Optional[str] = ...) -> None: ...
 
 class UpsertMemoryResponse(_message.Message):
     __slots__ = ("memory", "created")
