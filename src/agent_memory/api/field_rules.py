@@ -268,6 +268,14 @@ _RULES: dict[str, Rule] = {
     "RecordReexaminationRequest.notes": Text(decisions.NOTES_MAX_CHARS, "one"),
     "RecordReexaminationRequest.suggested_action": _ACTION,
 }
+# A memory's optional texts, as the domain bounds them (a new one is covered here too).
+_RULES.update(
+    {
+        f"{message}.{name}": Text(most, "one", min_chars=0)
+        for name, most in memory.OPTIONAL_TEXT_MAX_CHARS.items()
+        for message in ("UpsertMemoryRequest", "Memory")
+    }
+)
 BY_FIELD: Mapping[str, Rule] = {_V1 + name: rule for name, rule in _RULES.items()}
 
 
