@@ -5,9 +5,11 @@ core block and recall searches its archival block."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 
 import grpc
+import httpx
 import psycopg
 import pytest
 from google.rpc import error_details_pb2
@@ -304,3 +306,69 @@ def test_recall_naming_the_workspace_finds_its_archival_lines(
     )
     assert recall() == []
     assert recall(workspace_id="ops") == []
+
+
+# --- over HTTP ----------------------------------------------------------------------------
+
+
+def http_user(server: ServerThread, tenant: str, user: str, role: str = "editor") -> httpx.Client:
+    key = server.new_key(tenant, user, role)
+    return httpx.Client(
+        base_url=f"http://{server.http_address}/v1",
+        headers={"authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+
+
+def test_workspace_blocks_over_http_under_the_workspace_path(server: ServerThread) -> None:
+    tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    with (
+        http_user(server, tenant, "ana") as ana,
+        http_user(server, tenant, "bo") as bo,
+        http_user(server, tenant, "cy", "reader") as cy,
+        http_user(server, f"tenant-{uuid.uuid4().hex[:10]}", "ana") as stranger,
+    ):
+        written = ana.post("/workspaces/release/blocks/core:write", json={"content": PLAN})
+        assert written.status_code == 200, written.text
+        block = written.json()["block"]
+        assert (block["scope"], block["workspaceId"]) == ("SCOPE_WORKSPACE", "release")
+        tag = written.headers["etag"]
+
+        read = bo.get("/workspaces/release/blocks/core")
+        assert read.status_code == 200, read.text
+        assert read.headers["etag"] == tag
+        # The same block through the block routes, by query.
+        same = cy.get("/blocks/core", params={"workspaceId": "release"})
+        assert same.json()["block"] == read.json()["block"]
+        assert stranger.get("/workspaces/release/blocks/core").status_code == 404
+
+        changed = bo.post(
+            "/workspaces/release/blocks/core:write",
+            headers={"if-match": tag},
+            json={"content": PLAN + "\n- Bo runs it"},
+        )
+        assert changed.status_code == 200, changed.text
+        stale = ana.post(
+            "/workspaces/release/blocks/core:write",
+            headers={"if-match": tag},
+            json={"content": "lost update"},
+        )
+        assert stale.status_code == 412
+        refused = cy.post(
+            "/workspaces/release/blocks/core:write",
+            headers={"if-match": changed.headers["etag"]},
+            json={"content": "a reader's"},
+        )
+        assert refused.status_code == 403
+
+        listed = ana.get("/workspaces/release/blocks").json()["blocks"]
+        assert [b["content"] for b in listed] == [PLAN + "\n- Bo runs it"]
+        versions = ana.get("/workspaces/release/blocks/core/versions").json()["versions"]
+        assert [v["writerUserId"] for v in versions] == ["bo", "ana"]
+        bad = ana.get("/workspaces/release/blocks/core", params={"agentId": "coder"})
+        assert bad.status_code == 400
+        gone = ana.delete(
+            "/workspaces/release/blocks/core", headers={"if-match": changed.headers["etag"]}
+        )
+        assert gone.status_code == 200, gone.text
+        assert bo.get("/workspaces/release/blocks/core").status_code == 404

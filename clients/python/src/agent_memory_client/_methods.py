@@ -512,11 +512,16 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
-        orchestrator may read another user's with ``user_id``."""
-        return self._run(_ops.get_block(label, agent_id=agent_id, user_id=user_id), timeout)
+        """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
+        workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
+        may read another user's with ``user_id``."""
+        return self._run(
+            _ops.get_block(label, agent_id=agent_id, user_id=user_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     def delete_block(
         self,
@@ -525,14 +530,19 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        """Delete a block with its versions and archival lines; NotFound when absent.
-        With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
-        wrote it since (else BlockConflict)."""
+        """Delete a block (with ``workspace_id``, the workspace's) with its versions and
+        archival lines; NotFound when absent. With ``expected_updated_at`` or ``etag`` (the
+        block's, as read), only if nobody wrote it since (else BlockConflict)."""
         return self._run(
             _ops.delete_block(
-                label, agent_id=agent_id, expected_updated_at=expected_updated_at, etag=etag
+                label,
+                agent_id=agent_id,
+                expected_updated_at=expected_updated_at,
+                etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -542,11 +552,15 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> list[types.Block]:
-        """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
-        read another user's with ``user_id``."""
-        return self._run(_ops.list_blocks(agent_id=agent_id, user_id=user_id), timeout)
+        """The user's blocks, and with ``agent_id`` the agent's too; with ``workspace_id``
+        the workspace's (alone, or after the user's and the agent's with ``agent_id``). An
+        orchestrator may read another user's with ``user_id``."""
+        return self._run(
+            _ops.list_blocks(agent_id=agent_id, user_id=user_id, workspace_id=workspace_id), timeout
+        )
 
     def write_block(
         self,
@@ -556,9 +570,11 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+        """Replace a block's content (with ``workspace_id``, the workspace's, which the
+        tenant's users share), compare-and-set: ``expected_updated_at`` is the
         ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
         as it is now), or neither to create a block that must not exist yet. Raises
         BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
@@ -569,6 +585,7 @@ class MemoryMethods(SyncTransport):
                 agent_id=agent_id,
                 expected_updated_at=expected_updated_at,
                 etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -580,14 +597,20 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         page_size: int = 100,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[types.BlockVersion]:
-        """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-        first, fetching page after page; NotFound when the block is absent. An
-        orchestrator may read another user's with ``user_id``."""
+        """The kept versions of the user's block (with ``agent_id``, the agent's; with
+        ``workspace_id``, the workspace's), newest first, fetching page after page;
+        NotFound when the block is absent. An orchestrator may read another user's with
+        ``user_id``."""
         return self._pages(
             _ops.list_block_versions(
-                label, agent_id=agent_id, page_size=page_size, user_id=user_id
+                label,
+                agent_id=agent_id,
+                page_size=page_size,
+                user_id=user_id,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -1352,11 +1375,16 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
-        orchestrator may read another user's with ``user_id``."""
-        return await self._run(_ops.get_block(label, agent_id=agent_id, user_id=user_id), timeout)
+        """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
+        workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
+        may read another user's with ``user_id``."""
+        return await self._run(
+            _ops.get_block(label, agent_id=agent_id, user_id=user_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     async def delete_block(
         self,
@@ -1365,14 +1393,19 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        """Delete a block with its versions and archival lines; NotFound when absent.
-        With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
-        wrote it since (else BlockConflict)."""
+        """Delete a block (with ``workspace_id``, the workspace's) with its versions and
+        archival lines; NotFound when absent. With ``expected_updated_at`` or ``etag`` (the
+        block's, as read), only if nobody wrote it since (else BlockConflict)."""
         return await self._run(
             _ops.delete_block(
-                label, agent_id=agent_id, expected_updated_at=expected_updated_at, etag=etag
+                label,
+                agent_id=agent_id,
+                expected_updated_at=expected_updated_at,
+                etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -1382,11 +1415,15 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> list[types.Block]:
-        """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
-        read another user's with ``user_id``."""
-        return await self._run(_ops.list_blocks(agent_id=agent_id, user_id=user_id), timeout)
+        """The user's blocks, and with ``agent_id`` the agent's too; with ``workspace_id``
+        the workspace's (alone, or after the user's and the agent's with ``agent_id``). An
+        orchestrator may read another user's with ``user_id``."""
+        return await self._run(
+            _ops.list_blocks(agent_id=agent_id, user_id=user_id, workspace_id=workspace_id), timeout
+        )
 
     async def write_block(
         self,
@@ -1396,9 +1433,11 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+        """Replace a block's content (with ``workspace_id``, the workspace's, which the
+        tenant's users share), compare-and-set: ``expected_updated_at`` is the
         ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
         as it is now), or neither to create a block that must not exist yet. Raises
         BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
@@ -1409,6 +1448,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 agent_id=agent_id,
                 expected_updated_at=expected_updated_at,
                 etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -1420,14 +1460,20 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         page_size: int = 100,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> AsyncGenerator[types.BlockVersion, None]:
-        """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-        first, fetching page after page; NotFound when the block is absent. An
-        orchestrator may read another user's with ``user_id``."""
+        """The kept versions of the user's block (with ``agent_id``, the agent's; with
+        ``workspace_id``, the workspace's), newest first, fetching page after page;
+        NotFound when the block is absent. An orchestrator may read another user's with
+        ``user_id``."""
         return self._pages(
             _ops.list_block_versions(
-                label, agent_id=agent_id, page_size=page_size, user_id=user_id
+                label,
+                agent_id=agent_id,
+                page_size=page_size,
+                user_id=user_id,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
