@@ -588,6 +588,8 @@ def test_a_workspace_block_is_shared_by_the_users_of_the_tenant(
         assert [v.writer_user_id for v in versions] == ["bo", "ana"]
         rendered = bo.render_prompt("planner", workspace_id="release")
         assert "## Core Memory (workspace release)\nRelease on Thursday" in rendered.system_prompt
+        without = bo.render_prompt("planner", workspace_id="release", include_workspace_core=False)
+        assert "Release on Thursday" not in without.system_prompt
         assert ana.delete_block("core", workspace_id="release", etag=second.etag) is None
         with pytest.raises(NotFound):
             bo.get_block("core", workspace_id="release")

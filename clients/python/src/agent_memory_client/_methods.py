@@ -659,11 +659,13 @@ class MemoryMethods(SyncTransport):
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
+        include_workspace_core: bool | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
-        None, as the agent's ``review_decisions`` setting says."""
+        None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
+        the workspace's core block unless ``include_workspace_core`` is False."""
         return self._run(
             _ops.render_prompt(
                 agent_id,
@@ -673,6 +675,7 @@ class MemoryMethods(SyncTransport):
                 archival_mode=archival_mode,
                 archival_limit=archival_limit,
                 include_recent_decisions=include_recent_decisions,
+                include_workspace_core=include_workspace_core,
             ),
             timeout,
         )
@@ -1522,11 +1525,13 @@ class AsyncMemoryMethods(AsyncTransport):
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
+        include_workspace_core: bool | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
-        None, as the agent's ``review_decisions`` setting says."""
+        None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
+        the workspace's core block unless ``include_workspace_core`` is False."""
         return await self._run(
             _ops.render_prompt(
                 agent_id,
@@ -1536,6 +1541,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 archival_mode=archival_mode,
                 archival_limit=archival_limit,
                 include_recent_decisions=include_recent_decisions,
+                include_workspace_core=include_workspace_core,
             ),
             timeout,
         )

@@ -903,13 +903,17 @@ def render_prompt(
     archival_mode: ArchivalModeName | None = None,
     archival_limit: int | None = None,
     include_recent_decisions: bool | None = None,
+    include_workspace_core: bool | None = None,
 ) -> Op[types.RenderPromptResponse]:
     """The memory part of the agent's system prompt for this run. The recent
     decisions are included as ``include_recent_decisions`` says, or, when it is
-    None, as the agent's ``review_decisions`` setting says."""
+    None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
+    the workspace's core block unless ``include_workspace_core`` is False."""
     policy = recall_pb2.MemoryPolicy(archival_limit=archival_limit or 0)
     if include_recent_decisions is not None:
         policy.include_recent_decisions = include_recent_decisions
+    if include_workspace_core is not None:
+        policy.include_workspace_core = include_workspace_core
     if archival_mode is not None:
         policy.archival_mode = _choice(_ARCHIVAL_MODES, archival_mode, "archival_mode")
     request = recall_service_pb2.RenderPromptRequest(

@@ -2699,7 +2699,8 @@ class RecallResponse(Record[recall_service_pb2.RecallResponse]):
     """The memory's id; empty for a block match."""
 
     workspace_id: str = ""
-    """The memory's workspace id; empty unless the match is a workspace memory."""
+    """The workspace id of the block or memory; empty unless the match is of
+    SCOPE_WORKSPACE."""
 
     @classmethod
     def from_proto(cls, message: recall_service_pb2.RecallResponse) -> Self:
