@@ -81,13 +81,21 @@ def has_pgvector(url: str) -> bool:
 WAIT_INDEXED_SECONDS = 300
 
 
-def wait_indexed(client: Client, *, scope: int = memory_pb2.SCOPE_USER, agent: str = "") -> None:
-    """Wait until every line of the caller's archival block (the user's, or ``agent``'s)
-    has its vector. Asked twice a second: the indexer embeds in the lulls between
-    calls, so asking without pause would leave it a step a second on a busy machine."""
+def wait_indexed(
+    client: Client, *, scope: int = memory_pb2.SCOPE_USER, agent: str = "", workspace: str = ""
+) -> None:
+    """Wait until every line of the caller's archival block (the user's, ``agent``'s or
+    ``workspace``'s) has its vector. Asked twice a second: the indexer embeds in the
+    lulls between calls, so asking without pause would leave it a step a second on a
+    busy machine."""
 
     def block() -> block_pb2.Block:
-        key = {"label": block_pb2.BLOCK_LABEL_ARCHIVAL, "scope": scope, "agent_id": agent}
+        key = {
+            "label": block_pb2.BLOCK_LABEL_ARCHIVAL,
+            "scope": scope,
+            "agent_id": agent,
+            "workspace_id": workspace,
+        }
         request = block_service_pb2.GetBlockRequest(**key)
         return client.call(client.blocks.GetBlock, request).block  # type: ignore[no-any-return]
 

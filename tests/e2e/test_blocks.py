@@ -281,7 +281,10 @@ def test_an_out_of_range_expected_updated_at_is_invalid(client: Client) -> None:
         ({"label": block_pb2.BLOCK_LABEL_UNSPECIFIED}, {"label": "REQUIRED"}),
         ({"label": 7}, {"label": "INVALID_ENUM"}),
         ({"scope": memory_pb2.SCOPE_UNSPECIFIED}, {"scope": "INVALID_SCOPE"}),
-        ({"scope": memory_pb2.SCOPE_WORKSPACE, "agent_id": "w"}, {"scope": "INVALID_SCOPE"}),
+        (
+            {"scope": memory_pb2.SCOPE_WORKSPACE, "agent_id": "w"},
+            {"agent_id": "NOT_ALLOWED", "workspace_id": "REQUIRED"},
+        ),
         ({"scope": AGENT}, {"agent_id": "REQUIRED"}),
         ({"agent_id": "coder"}, {"agent_id": "NOT_ALLOWED"}),
         ({"scope": AGENT, "agent_id": "a" * 256}, {"agent_id": "TOO_LONG"}),

@@ -318,6 +318,27 @@ SCENARIO = [
         const({"label": "BLOCK_LABEL_CORE", "scope": "SCOPE_AGENT", "agentId": "coder"}),
     ),
     Step(
+        "workspace-block-write",
+        BLOCKS + "WriteBlock",
+        const({"label": "BLOCK_LABEL_CORE", "workspaceId": "acme", "content": "Ship Thursday"}),
+    ),
+    Step(
+        "workspace-block",
+        BLOCKS + "GetBlock",
+        const({"label": "BLOCK_LABEL_CORE", "workspaceId": "acme"}),
+    ),
+    Step("workspace-blocks", BLOCKS + "ListBlocks", const({"workspaceId": "acme"})),
+    Step(
+        "workspace-versions",
+        BLOCKS + "ListBlockVersions",
+        const({"label": "BLOCK_LABEL_CORE", "workspaceId": "acme"}),
+    ),
+    Step(
+        "workspace-block-delete",
+        BLOCKS + "DeleteBlock",
+        const({"label": "BLOCK_LABEL_CORE", "workspaceId": "acme"}),
+    ),
+    Step(
         "recall",
         RECALL + "Recall",
         const({"query": "deploy", "agentId": "coder", "includeMemories": True, "limit": 5}),
@@ -480,11 +501,16 @@ def value_at(message: Message, path: str) -> str:
 
 
 def route_for(method: str, request: Message) -> Route:
-    """The binding whose path variables the request sets (agent or workspace)."""
-    for route in ROUTES:
-        if route.grpc_path == method and all(value_at(request, v) for v in route.variables):
-            return route
-    raise AssertionError(f"no route of {method} fits {request}")
+    """The binding whose path variables the request sets (agent or workspace), the one
+    that sets most of them where several do (a workspace's block by its own path)."""
+    fitting = [
+        route
+        for route in ROUTES
+        if route.grpc_path == method and all(value_at(request, v) for v in route.variables)
+    ]
+    if not fitting:
+        raise AssertionError(f"no route of {method} fits {request}")
+    return max(fitting, key=lambda route: len(route.variables))
 
 
 def json_path(route: Route, path: str) -> list[str]:

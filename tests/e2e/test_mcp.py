@@ -84,6 +84,10 @@ async def mcp_session(
     server: ServerThread, key: str, *extra: str, workspace: str | None = None
 ) -> AsyncIterator[Client]:
     env = {"MEMORY_API_KEY": key, "MEMORY_SERVER": server.address, "MEMORY_AGENT_ID": AGENT}
+    # The stdio client passes on only a few variables: the server must import the code
+    # under test, wherever the run points Python at it.
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     if workspace:
         env["MEMORY_WORKSPACE_ID"] = workspace
     params = StdioServerParameters(
@@ -379,6 +383,56 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
         asyncio.run(session())
     finally:
         rival.close()
+
+
+def test_core_and_archival_tools_reach_the_workspace_block_the_team_shares(
+    server: ServerThread, tenant: str
+) -> None:
+    key = server.new_key(tenant, "ana", "editor")
+    bo = MemoryClient(server.address, api_key=server.new_key(tenant, "bo", "editor"))
+
+    async def session() -> None:
+        async with mcp_session(server, key, workspace="team") as mcp:
+            scope = {"scope": "workspace"}
+            empty = text(await mcp.call_tool("core_memory_read", scope))
+            assert "workspace's core memory is empty" in empty
+            first = await mcp.call_tool(
+                "core_memory_replace", {"old_text": "", "new_text": "Release: Thursday", **scope}
+            )
+            assert not first.is_error, text(first)
+            read = text(await mcp.call_tool("core_memory_read", scope))
+            assert read.endswith("\n<core_memory>\nRelease: Thursday\n</core_memory>")
+            assert "empty" in text(await mcp.call_tool("core_memory_read", {}))
+            # Another user of the tenant writes the same block: a stale replace conflicts.
+            bo.update_block("core", lambda c: c + "\nFreeze: Tuesday", workspace_id="team")
+            stale = await mcp.call_tool(
+                "core_memory_replace",
+                {
+                    "old_text": "Thursday",
+                    "new_text": "Friday",
+                    "expected_updated_at": updated_at(read),
+                    **scope,
+                },
+            )
+            assert stale.is_error
+            assert "Freeze: Tuesday" in text(stale)
+            stored = await mcp.call_tool(
+                "archival_memory_insert", {"content": "Dana holds the pager", **scope}
+            )
+            assert text(stored) == "Stored in your workspace's archival memory as line 1."
+            found = text(await mcp.call_tool("recall", {"query": "who holds the pager"}))
+            assert "workspace archival line 1] Dana holds the pager" in found
+        async with mcp_session(server, key) as alone:
+            refused = await alone.call_tool("core_memory_read", {"scope": "workspace"})
+            assert refused.is_error
+            assert "no workspace configured" in text(refused)
+
+    try:
+        asyncio.run(session())
+        block = bo.get_block("core", workspace_id="team")
+        assert block.content == "Release: Thursday\nFreeze: Tuesday"
+    finally:
+        bo.close()
 
 
 def as_read(text: str) -> str:

@@ -546,6 +546,58 @@ def test_each_block_says_whose_it_is_and_an_orchestrator_picks_the_user(
     expect(agent_core.locator(".block-content")).to_have_text("Answer in Portuguese.")
 
 
+def test_a_workspace_shows_and_edits_the_blocks_its_users_share(
+    page: Page, tenant: Tenant, server: ServerThread
+) -> None:
+    def workspace_core() -> block_pb2.Block:
+        request = blocks_pb.GetBlockRequest(label=block_pb2.BLOCK_LABEL_CORE, workspace_id="web")
+        block: block_pb2.Block = tenant.grpc.call(tenant.grpc.blocks.GetBlock, request).block
+        return block
+
+    tenant.grpc.call(
+        tenant.grpc.blocks.WriteBlock,
+        blocks_pb.WriteBlockRequest(
+            label=block_pb2.BLOCK_LABEL_CORE, workspace_id="web", content="Ship on Thursday."
+        ),
+    )
+    # Another user of the tenant, an editor, opens the workspace.
+    sign_in(page, server.new_key(tenant.grpc.tenant_id, "bo", "editor"))
+    page.locator("#target-form .segmented label", has_text="Workspace").click()
+    page.get_by_label("Workspace id").fill("web")
+    page.get_by_label("Workspace id").press("Enter")
+    expect(page.locator("#target-title")).to_have_text("web")
+    page.get_by_role("tab", name="Blocks").click()
+    card = block_card(page, "SCOPE_WORKSPACE")
+    expect(card.locator(".whose")).to_have_text("Workspace web")
+    expect(card.locator(".whose")).to_have_attribute("data-whose", "workspace")
+    expect(block_card(page, "SCOPE_USER").locator(".whose")).to_have_text("User bo (you)")
+    expect(card.locator(".block-content")).to_have_text("Ship on Thursday.")
+    archival = block_card(page, "SCOPE_WORKSPACE", "BLOCK_LABEL_ARCHIVAL")
+    expect(archival.locator(".block-empty")).to_have_text("Nothing here yet.")
+
+    card.get_by_role("button", name="Edit").click()
+    card.get_by_role("textbox").fill("Ship on Friday.")
+    # Its other user gets there first: the panel shows their text beside bo's.
+    tenant.grpc.call(
+        tenant.grpc.blocks.WriteBlock,
+        blocks_pb.WriteBlockRequest(
+            label=block_pb2.BLOCK_LABEL_CORE,
+            workspace_id="web",
+            content="Ship on Thursday, 10:00.",
+            etag=workspace_core().etag,
+        ),
+    )
+    card.get_by_role("button", name="Save").click()
+    expect(card.locator(".newer-text")).to_have_text("Ship on Thursday, 10:00.")
+    card.get_by_role("button", name="Retry with my text").click()
+    expect(card.locator(".block-content")).to_have_text("Ship on Friday.")
+    stored = workspace_core()
+    assert (stored.content, stored.version) == ("Ship on Friday.", 3)
+    card.get_by_role("button", name="History").click()
+    expect(card.locator(".versions > li").first).to_contain_text("by bo")
+    expect(page.locator("#view-blocks")).not_to_contain_text("null")
+
+
 # The local model embeds the lines behind whatever else the machine runs: it gets the
 # time every test waiting for it gets.
 @pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)

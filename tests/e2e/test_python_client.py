@@ -588,6 +588,39 @@ def test_an_orchestrator_reads_another_users_blocks_by_name(
         assert ops.list_blocks(agent_id="planner") == []
 
 
+def test_a_workspace_block_is_shared_by_the_users_of_the_tenant(
+    server: ServerThread, tenant: str
+) -> None:
+    ana_key = server.new_key(tenant, "ana", "editor")
+    bo_key = server.new_key(tenant, "bo", "editor")
+    with (
+        MemoryClient(server.address, api_key=ana_key) as ana,
+        MemoryClient(server.address, api_key=bo_key) as bo,
+    ):
+        first = ana.write_block("core", "Release on Thursday", workspace_id="release")
+        assert (first.scope, first.workspace_id, first.agent_id) == (
+            Scope.WORKSPACE,
+            "release",
+            "",
+        )
+        assert bo.get_block("core", workspace_id="release") == first
+        second = bo.update_block("core", lambda c: c + "\nFreeze Tuesday", workspace_id="release")
+        assert second.version == 2
+        with pytest.raises(BlockConflict):
+            ana.write_block("core", "stale", workspace_id="release", etag=first.etag)
+        (listed,) = ana.list_blocks(workspace_id="release")
+        assert listed.content == "Release on Thursday\nFreeze Tuesday"
+        versions = list(ana.list_block_versions("core", workspace_id="release"))
+        assert [v.writer_user_id for v in versions] == ["bo", "ana"]
+        rendered = bo.render_prompt("planner", workspace_id="release")
+        assert "## Core Memory (workspace release)\nRelease on Thursday" in rendered.system_prompt
+        without = bo.render_prompt("planner", workspace_id="release", include_workspace_core=False)
+        assert "Release on Thursday" not in without.system_prompt
+        assert ana.delete_block("core", workspace_id="release", etag=second.etag) is None
+        with pytest.raises(NotFound):
+            bo.get_block("core", workspace_id="release")
+
+
 def test_decisions_from_card_type_to_re_examination(server: ServerThread, tenant: str) -> None:
     with client_for(server, tenant) as memory:
         registered = memory.register_card_type_result(

@@ -630,11 +630,16 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
     server, url = fresh_server
     with server.client() as client:
         full_state(client)
+        client.call(
+            client.blocks.WriteBlock,
+            block_pb.WriteBlockRequest(label=CORE, workspace_id="ws-1", content="- Ship Thursday"),
+        )
         healthy = render(client, workspace="ws-1", persona=PERSONA)
         assert names(healthy) == [
             "persona",
             "user_core",
             "agent_core",
+            "workspace_core",
             "agent_memory",
             "workspace_memory",
             "archival_hint",
@@ -645,15 +650,25 @@ def test_a_section_whose_read_fails_is_left_out_with_a_warning(
                 broken = render(client, workspace="ws-1", persona=PERSONA)
             finally:
                 conn.execute("ALTER TABLE memories_gone RENAME TO memories")
-        assert names(broken) == ["persona", "user_core", "agent_core", "archival_hint"]
+        assert names(broken) == [
+            "persona",
+            "user_core",
+            "agent_core",
+            "workspace_core",
+            "archival_hint",
+        ]
         assert section(broken, "user_core") == section(healthy, "user_core")
         assert section(broken, "agent_core") == section(healthy, "agent_core")
+        assert section(broken, "workspace_core") == section(healthy, "workspace_core")
         assert len(broken.warnings) == 2
         assert broken.warnings[0].startswith("agent_memory")
         assert broken.warnings[1].startswith("workspace_memory")
         assert "## Agent Memory" not in broken.system_prompt
         assert "## Workspace Memory" not in broken.memory_markdown
-        shown = [section(broken, n) for n in ("user_core", "agent_core", "archival_hint")]
+        shown = [
+            section(broken, n)
+            for n in ("user_core", "agent_core", "workspace_core", "archival_hint")
+        ]
         assert broken.memory_markdown == (
             f"# Memory\n\n{opening(broken)}\n\n" + "\n\n".join(shown) + "\n"
         )

@@ -116,6 +116,7 @@ def seed(c: Client, bo: Client) -> None:
             "staging is on 5433\nDeploys on Tuesdays",
         ),
         (bo, block_pb2.BLOCK_LABEL_CORE, memory_pb2.SCOPE_AGENT, "Bo reviews deploys."),
+        (bo, block_pb2.BLOCK_LABEL_CORE, memory_pb2.SCOPE_WORKSPACE, "Release on Thursday."),
     ):
         client.call(
             client.blocks.WriteBlock,
@@ -123,6 +124,7 @@ def seed(c: Client, bo: Client) -> None:
                 label=label,
                 scope=scope,
                 agent_id=AGENT if scope == memory_pb2.SCOPE_AGENT else "",
+                workspace_id="release" if scope == memory_pb2.SCOPE_WORKSPACE else "",
                 content=content,
             ),
         )
@@ -233,6 +235,7 @@ def test_an_export_read_into_another_tenant_exports_the_same(
         "block",
         "block",
         "block",
+        "block",
         "decision",
     ]
     memories = [r["memory"] for r in records if r["kind"] == "memory"]
@@ -246,12 +249,15 @@ def test_an_export_read_into_another_tenant_exports_the_same(
     assert superseded["superseded_by"] == memorized["id"]
     decision = next(r for r in records if r["kind"] == "decision")
     assert decision["reexaminations"][0]["notes"] == "Still in range."
-    assert {r["user_id"] for r in records if r["kind"] == "block"} == {"ana", "bo"}
+    # A workspace's block is the tenant's: no user.
+    assert {r["user_id"] for r in records if r["kind"] == "block"} == {"ana", "bo", ""}
+    shared = next(r["block"] for r in records if r["kind"] == "block" and not r["user_id"])
+    assert (shared["scope"], shared["workspace_id"]) == ("SCOPE_WORKSPACE", "release")
 
     assert "memory: 3 imported, 0 already there" in round_trip.imported
     assert round_trip.again == records
     assert "memory: 0 imported, 3 already there" in round_trip.reimported
-    assert "block: 0 imported, 3 already there" in round_trip.reimported
+    assert "block: 0 imported, 4 already there" in round_trip.reimported
     assert "decision: 0 imported, 1 already there" in round_trip.reimported
     assert round_trip.twice == records
 

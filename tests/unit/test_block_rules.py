@@ -189,6 +189,86 @@ def test_bad_list_filters_are_refused(
     assert violations_of(error) == expected
 
 
+# --- workspace blocks ----------------------------------------------------------------------
+
+
+def test_a_workspace_block_has_a_workspace_id_and_no_agent_id() -> None:
+    key = block_key(BlockLabel.CORE, BlockScope.WORKSPACE, "", "release")
+    assert key == BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id="release")
+    assert key.shared
+    assert key.owner_id == "release"
+    assert key.describe() == "core block of workspace 'release'"
+    agent = block_key(BlockLabel.CORE, BlockScope.AGENT, "coder")
+    assert not agent.shared
+    assert agent.owner_id == "coder"
+    assert block_key(BlockLabel.CORE, BlockScope.USER, "").owner_id == ""
+
+
+@pytest.mark.parametrize(
+    ("scope", "agent_id", "workspace_id", "expected"),
+    [
+        (BlockScope.WORKSPACE, "", "", {"workspace_id": "REQUIRED"}),
+        (BlockScope.WORKSPACE, "coder", "release", {"agent_id": "NOT_ALLOWED"}),
+        (
+            BlockScope.WORKSPACE,
+            "coder",
+            "",
+            {"agent_id": "NOT_ALLOWED", "workspace_id": "REQUIRED"},
+        ),
+        (BlockScope.USER, "", "release", {"workspace_id": "NOT_ALLOWED"}),
+        (BlockScope.AGENT, "coder", "release", {"workspace_id": "NOT_ALLOWED"}),
+        (BlockScope.WORKSPACE, "", "a" * 256, {"workspace_id": "TOO_LONG"}),
+        (BlockScope.WORKSPACE, "", "a/b", {"workspace_id": "INVALID_CHARACTER"}),
+        (None, "", "release", {"scope": "INVALID_SCOPE"}),
+    ],
+)
+def test_bad_workspace_block_identities_are_refused_field_by_field(
+    scope: BlockScope | None, agent_id: str, workspace_id: str, expected: dict[str, str]
+) -> None:
+    with pytest.raises(InvalidArgument) as error:
+        block_key(BlockLabel.CORE, scope, agent_id, workspace_id)
+    assert violations_of(error) == expected
+
+
+@pytest.mark.parametrize(
+    ("scope_filter", "agent_id", "workspace_id", "expected"),
+    [
+        (ScopeFilter.WORKSPACE, "", "", {"workspace_id": "REQUIRED"}),
+        (ScopeFilter.WORKSPACE, "coder", "release", {"agent_id": "NOT_ALLOWED"}),
+        (ScopeFilter.USER, "", "release", {"workspace_id": "NOT_ALLOWED"}),
+        (ScopeFilter.AGENT, "", "release", {"workspace_id": "NOT_ALLOWED"}),
+        (ScopeFilter.ALL, "", "a/b", {"workspace_id": "INVALID_CHARACTER"}),
+    ],
+)
+def test_bad_workspace_list_filters_are_refused(
+    scope_filter: ScopeFilter, agent_id: str, workspace_id: str, expected: dict[str, str]
+) -> None:
+    with pytest.raises(InvalidArgument) as error:
+        list_filter(scope_filter, agent_id, workspace_id)
+    assert violations_of(error) == expected
+
+
+def test_list_filters_take_a_workspace_id_with_all_and_workspace() -> None:
+    assert list_filter(ScopeFilter.WORKSPACE, "", "release") is ScopeFilter.WORKSPACE
+    assert list_filter(ScopeFilter.ALL, "coder", "release") is ScopeFilter.ALL
+
+
+def test_a_workspace_block_is_keyed_without_its_reader_and_a_users_with_it() -> None:
+    """A workspace's block is the tenant's: every user who names it names one row (no
+    user, the workspace's id as owner), while user and agent blocks stay each user's.
+    The version's writer is still the caller."""
+    from agent_memory.store.blocks import PgBlocks
+
+    ana = PgBlocks(None, Principal("t", "ana", Role.EDITOR), None)  # type: ignore[arg-type]
+    bo = PgBlocks(None, Principal("t", "bo", Role.READER), None)  # type: ignore[arg-type]
+    shared = BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id="release")
+    assert ana._block(shared) == bo._block(shared)
+    assert (ana._block(shared)["user_id"], ana._block(shared)["agent_id"]) == ("", "release")
+    own = BlockKey(BlockLabel.CORE, BlockScope.AGENT, "release")
+    assert (ana._block(own)["user_id"], bo._block(own)["user_id"]) == ("ana", "bo")
+    assert ana._block(own)["scope"] != ana._block(shared)["scope"]
+
+
 # --- times in conflict details -----------------------------------------------------------
 
 

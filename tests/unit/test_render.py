@@ -111,6 +111,37 @@ def test_each_memory_section_opens_with_a_heading_that_says_whose() -> None:
     assert by_name[prompt.WORKSPACE_MEMORY].startswith("## Workspace Memory (workspace acme)\n")
 
 
+def test_a_workspace_core_block_follows_the_agents_under_a_heading_naming_the_workspace() -> None:
+    data = replace(full_input(), workspace_core="- Release 4.2 ships Thursday\n\n")
+    sections = render(data).sections
+    names = [s.name for s in sections]
+    assert names.index(prompt.AGENT_CORE) + 1 == names.index(prompt.WORKSPACE_CORE)
+    assert names.index(prompt.WORKSPACE_CORE) < names.index(prompt.AGENT_MEMORY)
+    by_name = {s.name: s.content for s in sections}
+    assert by_name[prompt.WORKSPACE_CORE] == (
+        "## Core Memory (workspace acme)\n- Release 4.2 ships Thursday"
+    )
+    unnamed = render(RenderInput(workspace_core="- Freeze at noon")).sections
+    assert [s.content for s in unnamed] == ["## Core Memory (this workspace)\n- Freeze at noon"]
+    assert (
+        render(replace(data, workspace_core="  \n")).sections
+        == render(replace(data, workspace_core=None)).sections
+    )
+
+
+def test_a_workspace_archival_reminder_names_the_workspace() -> None:
+    match = RecallMatch(
+        content="Dana covers the pager",
+        score=0.9,
+        scope=Scope.WORKSPACE,
+        agent_id="",
+        workspace_id="ops",
+    )
+    data = RenderInput(today="2026-04-30", archival=[match])
+    (reminder,) = render(data).system_reminders
+    assert "- Dana covers the pager [archival, workspace ops]" in reminder
+
+
 def test_memory_rows_are_list_items_in_the_given_order_marked_with_who_and_when() -> None:
     data = RenderInput(agent_memory=rows(("zeta", "last"), ("alpha", "first"), ("mid", "x")))
     (section,) = render(data).sections

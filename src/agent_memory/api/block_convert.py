@@ -32,6 +32,7 @@ _LABELS: dict[int, BlockLabel] = {v: k for k, v in _LABELS_OUT.items()}
 _SCOPES_OUT: dict[BlockScope, memory_pb2.Scope] = {
     BlockScope.USER: memory_pb2.SCOPE_USER,
     BlockScope.AGENT: memory_pb2.SCOPE_AGENT,
+    BlockScope.WORKSPACE: memory_pb2.SCOPE_WORKSPACE,
 }
 _SCOPES: dict[int, BlockScope] = {v: k for k, v in _SCOPES_OUT.items()}
 _FILTERS: dict[int, ScopeFilter] = {
@@ -39,23 +40,39 @@ _FILTERS: dict[int, ScopeFilter] = {
     block_pb2.BLOCK_SCOPE_FILTER_USER: ScopeFilter.USER,
     block_pb2.BLOCK_SCOPE_FILTER_AGENT: ScopeFilter.AGENT,
     block_pb2.BLOCK_SCOPE_FILTER_ALL: ScopeFilter.ALL,
+    block_pb2.BLOCK_SCOPE_FILTER_WORKSPACE: ScopeFilter.WORKSPACE,
 }
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def key_from_proto(label: int, scope: int, agent_id: str) -> BlockKey:
-    """The block a request names; a scope left unset with an agent id is the agent's.
+def key_from_proto(label: int, scope: int, agent_id: str, workspace_id: str = "") -> BlockKey:
+    """The block a request names; a scope left unset with an agent id is the agent's,
+    with a workspace id alone the workspace's.
 
-    Raises: InvalidArgument — no usable label or scope, or a bad agent id."""
+    Raises: InvalidArgument — no usable label or scope, or a bad agent or workspace id."""
     if scope == memory_pb2.SCOPE_UNSPECIFIED and agent_id:
         scope = memory_pb2.SCOPE_AGENT
-    return block_key(_LABELS.get(label), _SCOPES.get(scope), agent_id)
+    elif scope == memory_pb2.SCOPE_UNSPECIFIED and workspace_id:
+        scope = memory_pb2.SCOPE_WORKSPACE
+    return block_key(_LABELS.get(label), _SCOPES.get(scope), agent_id, workspace_id)
 
 
-def filter_from_proto(scope_filter: int, agent_id: str) -> ScopeFilter:
-    """Raises: InvalidArgument — an unknown filter or a bad agent id."""
-    return list_filter(_FILTERS.get(scope_filter), agent_id)
+def request_key(request: Any) -> BlockKey:
+    """The block a GetBlock, WriteBlock, DeleteBlock or ListBlockVersions request names.
+
+    Raises: InvalidArgument — see :func:`key_from_proto`."""
+    return key_from_proto(request.label, request.scope, request.agent_id, request.workspace_id)
+
+
+def filter_from_proto(scope_filter: int, agent_id: str, workspace_id: str = "") -> ScopeFilter:
+    """The scopes a ListBlocks request lists; left unset with a workspace id alone, the
+    workspace's.
+
+    Raises: InvalidArgument — an unknown filter or a bad agent or workspace id."""
+    if scope_filter == block_pb2.BLOCK_SCOPE_FILTER_UNSPECIFIED and workspace_id and not agent_id:
+        scope_filter = block_pb2.BLOCK_SCOPE_FILTER_WORKSPACE
+    return list_filter(_FILTERS.get(scope_filter), agent_id, workspace_id)
 
 
 def precondition(request: Any) -> ExpectedUpdatedAt | str | None:
@@ -110,6 +127,7 @@ def _key_fields(key: BlockKey) -> dict[str, Any]:
         "label": _LABELS_OUT[key.label],
         "scope": _SCOPES_OUT[key.scope],
         "agent_id": key.agent_id,
+        "workspace_id": key.workspace_id,
     }
 
 

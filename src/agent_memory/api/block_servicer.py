@@ -20,25 +20,28 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
     async def GetBlock(
         self, request: pb.GetBlockRequest, context: ServicerContext
     ) -> pb.GetBlockResponse:
-        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        key = convert.request_key(request)
         block = await self._blocks.get(reading_for(current_principal(), request.user_id), key)
         return pb.GetBlockResponse(block=convert.block_to_proto(block))
 
     async def ListBlocks(
         self, request: pb.ListBlocksRequest, context: ServicerContext
     ) -> pb.ListBlocksResponse:
-        scope_filter = convert.filter_from_proto(request.scope_filter, request.agent_id)
+        scope_filter = convert.filter_from_proto(
+            request.scope_filter, request.agent_id, request.workspace_id
+        )
         blocks = await self._blocks.list(
             reading_for(current_principal(), request.user_id),
             scope_filter=scope_filter,
             agent_id=request.agent_id,
+            workspace_id=request.workspace_id,
         )
         return pb.ListBlocksResponse(
             blocks=fitted_all(
                 blocks,
                 convert.block_to_proto,
                 what="blocks",
-                advice="narrow the listing with scope_filter or agent_id",
+                advice="narrow the listing with scope_filter, agent_id or workspace_id",
                 budget=self._budget,
             )
         )
@@ -46,7 +49,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
     async def WriteBlock(
         self, request: pb.WriteBlockRequest, context: ServicerContext
     ) -> pb.WriteBlockResponse:
-        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        key = convert.request_key(request)
         expected = convert.precondition(request)
         block = await self._blocks.write(
             current_principal(), key, request.content, expected=expected
@@ -56,7 +59,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
     async def DeleteBlock(
         self, request: pb.DeleteBlockRequest, context: ServicerContext
     ) -> pb.DeleteBlockResponse:
-        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        key = convert.request_key(request)
         expected = convert.precondition(request)
         await self._blocks.delete(current_principal(), key, expected=expected)
         return pb.DeleteBlockResponse()
@@ -64,7 +67,7 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
     async def ListBlockVersions(
         self, request: pb.ListBlockVersionsRequest, context: ServicerContext
     ) -> pb.ListBlockVersionsResponse:
-        key = convert.key_from_proto(request.label, request.scope, request.agent_id)
+        key = convert.request_key(request)
         page = await self._blocks.versions(
             reading_for(current_principal(), request.user_id),
             key,

@@ -71,6 +71,9 @@ def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
         if policy.HasField("include_recent_decisions")
         else None,
         recent_decisions_limit=policy.recent_decisions_limit,
+        include_workspace_core=policy.include_workspace_core
+        if policy.HasField("include_workspace_core")
+        else True,
     )
 
 

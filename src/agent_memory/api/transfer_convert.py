@@ -295,7 +295,9 @@ def _record(kind: str, message: Any, reexaminations: list[Any], user_id: str) ->
         return _memory(message)
     if kind == "block":
         with under("block."):
-            key = key_from_proto(message.label, message.scope, message.agent_id)
+            key = key_from_proto(
+                message.label, message.scope, message.agent_id, message.workspace_id
+            )
         return UserBlock(user_id, key, message.content)
     decision = _decision(message)
     return DecisionRecord(

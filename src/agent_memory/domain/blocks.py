@@ -1,8 +1,10 @@
-"""Blocks: full-replacement text of a user, or of a user plus one agent.
+"""Blocks: full-replacement text of a user, of a user plus one agent, or of a workspace.
 
-A block is identified by its label and its owner within the caller's tenant
-and user. Writes are compare-and-set on ``updated_at``, which the store makes
-strictly later on every accepted write.
+A block is identified by its label and its owner within the caller's tenant: the
+caller's user (user scope), the caller's user and one agent (agent scope), or one
+workspace, shared by every user of the tenant who names it (workspace scope). Writes
+are compare-and-set on ``updated_at``, which the store makes strictly later on every
+accepted write.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ class BlockLabel(StrEnum):
 class BlockScope(StrEnum):
     USER = "user"
     AGENT = "agent"
+    WORKSPACE = "workspace"
 
 
 class ScopeFilter(StrEnum):
     USER = "user"
     AGENT = "agent"
+    WORKSPACE = "workspace"
     ALL = "all"
 
 
@@ -53,15 +57,29 @@ class BlockLimits:
 
 @dataclass(frozen=True)
 class BlockKey:
-    """Which block of the caller: ``agent_id`` is empty exactly for the user scope."""
+    """Which block of the caller: ``agent_id`` is set exactly for the agent scope,
+    ``workspace_id`` exactly for the workspace scope."""
 
     label: BlockLabel
     scope: BlockScope
     agent_id: str = ""
+    workspace_id: str = ""
+
+    @property
+    def owner_id(self) -> str:
+        """The agent's or the workspace's id; empty for the user scope."""
+        return self.workspace_id if self.scope is BlockScope.WORKSPACE else self.agent_id
+
+    @property
+    def shared(self) -> bool:
+        """Whether the block is the tenant's (a workspace's) rather than one user's."""
+        return self.scope is BlockScope.WORKSPACE
 
     def describe(self) -> str:
         if self.scope is BlockScope.USER:
             return f"user {self.label.value} block"
+        if self.scope is BlockScope.WORKSPACE:
+            return f"{self.label.value} block of workspace {self.workspace_id!r}"
         return f"{self.label.value} block of agent {self.agent_id!r}"
 
 
@@ -166,11 +184,14 @@ def count_entries(content: str) -> int:
     return len(entries(content))
 
 
-def block_key(label: BlockLabel | None, scope: BlockScope | None, agent_id: str) -> BlockKey:
+def block_key(
+    label: BlockLabel | None, scope: BlockScope | None, agent_id: str, workspace_id: str = ""
+) -> BlockKey:
     """The block a request names; ``None`` stands for a label or scope not sent or not taken.
 
     Raises:
-        InvalidArgument: no usable label or scope, or an agent id the scope cannot have.
+        InvalidArgument: no usable label or scope, or an agent or workspace id the
+            scope cannot have.
     """
     violations: list[FieldViolation] = []
     if label is None:
@@ -180,25 +201,44 @@ def block_key(label: BlockLabel | None, scope: BlockScope | None, agent_id: str)
     if scope is None:
         violations.append(
             FieldViolation(
-                "scope", "must be SCOPE_USER or SCOPE_AGENT (or give agent_id)", "INVALID_SCOPE"
+                "scope",
+                "must be SCOPE_USER, SCOPE_AGENT or SCOPE_WORKSPACE "
+                "(or give agent_id or workspace_id)",
+                "INVALID_SCOPE",
             )
         )
     violations += agent_id_violations(scope, agent_id)
+    violations += workspace_id_violations(scope, workspace_id)
     check(violations)
     if label is None or scope is None:
         raise AssertionError  # unreachable: check() raised
-    return BlockKey(label, scope, agent_id)
+    return BlockKey(label, scope, agent_id, workspace_id)
 
 
 def agent_id_violations(scope: BlockScope | None, agent_id: str) -> list[FieldViolation]:
-    """Agent blocks need an agent id of at most 255 characters; user blocks have none."""
-    if scope is BlockScope.USER and agent_id:
-        return [FieldViolation("agent_id", "must be empty for SCOPE_USER", "NOT_ALLOWED")]
+    """Agent blocks need an agent id of at most 255 characters; user and workspace
+    blocks have none."""
+    if scope in (BlockScope.USER, BlockScope.WORKSPACE) and agent_id:
+        return [FieldViolation("agent_id", f"must be empty for SCOPE_{scope.name}", "NOT_ALLOWED")]
     if scope is BlockScope.AGENT and not agent_id:
         return [FieldViolation("agent_id", "is required for SCOPE_AGENT", "REQUIRED")]
     if not agent_id:
         return []
     return name_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
+
+
+def workspace_id_violations(scope: BlockScope | None, workspace_id: str) -> list[FieldViolation]:
+    """Workspace blocks need a workspace id of at most 255 characters; user and agent
+    blocks have none."""
+    if scope in (BlockScope.USER, BlockScope.AGENT) and workspace_id:
+        return [
+            FieldViolation("workspace_id", f"must be empty for SCOPE_{scope.name}", "NOT_ALLOWED")
+        ]
+    if scope is BlockScope.WORKSPACE and not workspace_id:
+        return [FieldViolation("workspace_id", "is required for SCOPE_WORKSPACE", "REQUIRED")]
+    if not workspace_id:
+        return []
+    return name_violations("workspace_id", workspace_id, max_chars=AGENT_ID_MAX_CHARS)
 
 
 def content_violations(
@@ -241,28 +281,51 @@ def rfc3339(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def list_filter(scope_filter: ScopeFilter | None, agent_id: str) -> ScopeFilter:
+def list_filter(
+    scope_filter: ScopeFilter | None, agent_id: str, workspace_id: str = ""
+) -> ScopeFilter:
     """The filter a ListBlocks request names; ``None`` stands for a value not taken.
 
     Raises:
-        InvalidArgument: an unknown filter, or an agent id the filter cannot use.
+        InvalidArgument: an unknown filter, or an agent or workspace id the filter
+            cannot use.
     """
     violations: list[FieldViolation] = []
     if scope_filter is None:
         violations.append(
             FieldViolation(
                 "scope_filter",
-                "must be BLOCK_SCOPE_FILTER_USER, BLOCK_SCOPE_FILTER_AGENT or "
-                "BLOCK_SCOPE_FILTER_ALL",
+                "must be BLOCK_SCOPE_FILTER_USER, BLOCK_SCOPE_FILTER_AGENT, "
+                "BLOCK_SCOPE_FILTER_WORKSPACE or BLOCK_SCOPE_FILTER_ALL",
                 "INVALID_SCOPE_FILTER",
             )
         )
-    if scope_filter is ScopeFilter.USER and agent_id:
+    if scope_filter in (ScopeFilter.USER, ScopeFilter.WORKSPACE) and agent_id:
         violations.append(
-            FieldViolation("agent_id", "must be empty for BLOCK_SCOPE_FILTER_USER", "NOT_ALLOWED")
+            FieldViolation(
+                "agent_id",
+                f"must be empty for BLOCK_SCOPE_FILTER_{scope_filter.name}",
+                "NOT_ALLOWED",
+            )
         )
     elif agent_id:
         violations += name_violations("agent_id", agent_id, max_chars=AGENT_ID_MAX_CHARS)
+    if scope_filter in (ScopeFilter.USER, ScopeFilter.AGENT) and workspace_id:
+        violations.append(
+            FieldViolation(
+                "workspace_id",
+                f"must be empty for BLOCK_SCOPE_FILTER_{scope_filter.name}",
+                "NOT_ALLOWED",
+            )
+        )
+    elif scope_filter is ScopeFilter.WORKSPACE and not workspace_id:
+        violations.append(
+            FieldViolation(
+                "workspace_id", "is required for BLOCK_SCOPE_FILTER_WORKSPACE", "REQUIRED"
+            )
+        )
+    elif workspace_id:
+        violations += name_violations("workspace_id", workspace_id, max_chars=AGENT_ID_MAX_CHARS)
     check(violations)
     if scope_filter is None:
         raise AssertionError  # unreachable: check() raised

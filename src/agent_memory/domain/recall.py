@@ -92,8 +92,9 @@ class RecallMatch:
 
 @dataclass(frozen=True)
 class RankQuery:
-    """What the store ranks: the caller's user archival block and ``agent_id``'s, and
-    with ``include_memories`` the agent's and ``workspace_id``'s memories."""
+    """What the store ranks: the caller's user archival block, ``agent_id``'s and
+    ``workspace_id``'s (when given), and with ``include_memories`` the agent's and
+    ``workspace_id``'s memories."""
 
     agent_id: str
     query: str
@@ -222,6 +223,8 @@ class MemoryPolicy:
     # None: as the agent's review-decisions setting says.
     include_recent_decisions: bool | None = None
     recent_decisions_limit: int = 0
+    # The workspace's core block, when the render names a workspace.
+    include_workspace_core: bool = True
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,8 @@ class PromptRead:
     agent_cap: int
     workspace_cap: int
     decisions_limit: int | None = None
+    # The workspace's core block (when ``workspace_id`` is given).
+    workspace_core: bool = False
     # Read the decisions only if the agent's settings ask to review them.
     decisions_if_reviewed: bool = False
     archival: RankQuery | None = None
@@ -295,6 +300,7 @@ class PromptState:
 
     user_core: str | None = None
     agent_core: str | None = None
+    workspace_core: str | None = None
     agent_memory: MemoryRows | None = None
     workspace_memory: MemoryRows | None = None
     decisions: Sequence[Decision] | None = None

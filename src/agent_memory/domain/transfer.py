@@ -31,7 +31,8 @@ IMPORT_ACTOR = "agent-memory:import"
 
 @dataclass(frozen=True)
 class UserBlock:
-    """A block of one user of the tenant: blocks belong to a user, not only to a tenant."""
+    """A block of one user of the tenant (blocks belong to a user, not only to a tenant),
+    or of a workspace of the tenant (``user_id`` empty: the tenant's users share it)."""
 
     user_id: str
     key: BlockKey

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, ParamSpec, TypeVar
+from typing import Annotated, Any, Literal, ParamSpec, TypedDict, TypeVar
 
 from google.protobuf import json_format, timestamp_pb2
 from google.protobuf.message import Message
@@ -40,7 +40,7 @@ from agentmemory.v1 import memory_pb2
 P = ParamSpec("P")
 R = TypeVar("R")
 
-Scope = Literal["agent", "user"]
+Scope = Literal["agent", "user", "workspace"]
 Owner = Literal["agent", "workspace"]
 ForgetTarget = Literal["user", "agent", "workspace"]
 
@@ -51,7 +51,8 @@ INSTRUCTIONS = """\
 Durable memory for this agent. Core memory is the short text always in your \
 prompt: read it with core_memory_read and change it with core_memory_replace \
 (compare-and-set: pass the updated_at you read, and re-apply your change if it \
-reports a conflict). Archival memory holds any number of lines you search with \
+reports a conflict); with a workspace configured, scope 'workspace' reaches the \
+core memory your whole team shares. Archival memory holds any number of lines you search with \
 recall and add to with archival_memory_insert. Keyed memories (memory_list, \
 memory_upsert, memorize, memory_delete, memory_pin, memory_set_expiry) are facts by \
 name; archival_memory_delete removes a wrong archival line. get_my_decisions shows \
@@ -338,12 +339,24 @@ def _as_stored(quoted: str) -> str:
     return "".join(out)
 
 
+class BlockOwner(TypedDict):
+    """Which block the client's block methods name: by agent id or workspace id, or
+    neither for the user's."""
+
+    agent_id: str | None
+    workspace_id: str | None
+
+
+# Whose core memory a scope names, as a result says it.
+_WHOSE: dict[str, str] = {"agent": "your", "user": "the user's", "workspace": "your workspace's"}
+
+
 def _block_text(block: Block | None, scope: Scope) -> str:
     """A core block as a model reads it back: what it is, then its text between
     ``<core_memory>`` tags. Only what could read as those tags is escaped inside the
     text (:func:`_fenced`), so the text cannot end the fence, and every other passage
     reads as stored: the model quotes it back to core_memory_replace as it is."""
-    whose = "the user's" if scope == "user" else "your"
+    whose = _WHOSE[scope]
     if block is None:
         return f"{whose.capitalize()} core memory is empty (it has never been written)."
     text = _fenced(block.content)
@@ -443,12 +456,20 @@ class MemoryTools:
             return None, self.workspace_id
         return self.agent_id, None
 
-    def _block_owner(self, scope: Scope) -> str | None:
-        return self.agent_id if scope == "agent" else None
+    def _block_owner(self, scope: Scope | Owner) -> BlockOwner:
+        """The block keys of the client's block methods for ``scope``: the agent's, the
+        user's, or the workspace's (shared by the tenant's users) when one is
+        configured."""
+        if scope == "workspace":
+            if not self.workspace_id:
+                msg = "This memory server has no workspace configured; use scope 'agent'."
+                raise ToolError(msg)
+            return {"agent_id": None, "workspace_id": self.workspace_id}
+        return {"agent_id": self.agent_id if scope == "agent" else None, "workspace_id": None}
 
     async def _core(self, scope: Scope) -> Block | None:
         try:
-            return await self.client.get_block("core", agent_id=self._block_owner(scope))
+            return await self.client.get_block("core", **self._block_owner(scope))
         except NotFound:
             return None
 
@@ -494,11 +515,14 @@ class MemoryTools:
         self,
         scope: Annotated[
             Scope,
-            Field(description="'agent' for your own core memory, 'user' for the user's."),
+            Field(
+                description="'agent' for your own core memory, 'user' for the user's, "
+                "'workspace' for the one your workspace shares (when configured)."
+            ),
         ] = "agent",
     ) -> str:
-        """Read your core memory (or the user's): the text always included in your
-        prompt, with its version and updated_at. Pass that updated_at to
+        """Read your core memory (or the user's, or your workspace's): the text always
+        included in your prompt, with its version and updated_at. Pass that updated_at to
         core_memory_replace so a change made meanwhile is not overwritten."""
         return _block_text(await self._core(scope), scope)
 
@@ -519,7 +543,10 @@ class MemoryTools:
                 "changed since, nothing is written and the current text is returned."
             ),
         ] = None,
-        scope: Annotated[Scope, Field(description="'agent' (default) or 'user'.")] = "agent",
+        scope: Annotated[
+            Scope,
+            Field(description="'agent' (default), 'user' or 'workspace' (when configured)."),
+        ] = "agent",
         expected_version: Annotated[
             int | None,
             Field(
@@ -561,7 +588,7 @@ class MemoryTools:
             written = await self.client.write_block(
                 "core",
                 content,
-                agent_id=self._block_owner(scope),
+                **self._block_owner(scope),
                 expected_updated_at=block.updated_at if block is not None else None,
             )
         except BlockConflict:
@@ -582,17 +609,26 @@ class MemoryTools:
     async def archival_memory_insert(
         self,
         content: Annotated[str, Field(description="One fact to keep; line breaks become spaces.")],
+        scope: Annotated[
+            Owner,
+            Field(
+                description="'agent' (default) for your own archival memory, 'workspace' "
+                "for the one your workspace shares (when configured)."
+            ),
+        ] = "agent",
     ) -> str:
-        """Add a line to your archival memory: facts worth keeping that need not be in
-        every prompt. Find them again with recall."""
+        """Add a line to your archival memory (or your workspace's): facts worth keeping
+        that need not be in every prompt. Find them again with recall."""
         line = " ".join(content.split())
         if not line:
             msg = "Nothing was stored: content is empty."
             raise ToolError(msg)
+        owner = self._block_owner(scope)
         block = await self.client.update_block(
-            "archival", lambda text: f"{text}\n{line}" if text else line, agent_id=self.agent_id
+            "archival", lambda text: f"{text}\n{line}" if text else line, **owner
         )
-        return f"Stored in archival memory as line {block.entry_count}."
+        where = "your workspace's archival memory" if scope == "workspace" else "archival memory"
+        return f"Stored in {where} as line {block.entry_count}."
 
     async def archival_memory_delete(
         self,
@@ -606,6 +642,13 @@ class MemoryTools:
                 "only while it still says this."
             ),
         ],
+        scope: Annotated[
+            Owner,
+            Field(
+                description="'agent' (default), or 'workspace' for a line recall showed "
+                "as a workspace archival line."
+            ),
+        ] = "agent",
     ) -> str:
         """Delete one line of your archival memory, when it is wrong or no longer
         wanted. Later lines move up by one: recall again before deleting another."""
@@ -632,7 +675,7 @@ class MemoryTools:
             return "\n".join(lines)
 
         try:
-            await self.client.update_block("archival", without, agent_id=self.agent_id)
+            await self.client.update_block("archival", without, **self._block_owner(scope))
         except NotFound:
             raise ToolError("Nothing was deleted: your archival memory is empty.") from None
         return f"Deleted archival line {line}: {inline(found[-1])}"

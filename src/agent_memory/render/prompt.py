@@ -31,6 +31,7 @@ from agent_memory.render.text import inline, lines
 PERSONA = "persona"
 USER_CORE = "user_core"
 AGENT_CORE = "agent_core"
+WORKSPACE_CORE = "workspace_core"
 AGENT_MEMORY = "agent_memory"
 WORKSPACE_MEMORY = "workspace_memory"
 RECENT_DECISIONS = "recent_decisions"
@@ -72,6 +73,7 @@ class RenderInput:
     today: str = ""  # the UTC day of the render, ``2026-11-27``
     user_core: str | None = None
     agent_core: str | None = None
+    workspace_core: str | None = None
     agent_memory: MemoryRows | None = None
     workspace_memory: MemoryRows | None = None
     recent_decisions: Sequence[Decision] | None = None
@@ -157,6 +159,9 @@ def memory_sections(data: RenderInput) -> list[Section]:
     if data.agent_core and (body := lines(data.agent_core)).strip():
         who = _whose("agent", data.agent_id, "this agent")
         sections.append(_titled(f"Core Memory ({who})", AGENT_CORE, body))
+    if data.workspace_core and (body := lines(data.workspace_core)).strip():
+        who = _whose("workspace", data.workspace_id, "this workspace")
+        sections.append(_titled(f"Core Memory ({who})", WORKSPACE_CORE, body))
     agent_facts: list[str] = []
     if data.agent_memory is not None and data.agent_memory.rows:
         who = _whose("agent", data.agent_id, "this agent")
@@ -197,9 +202,12 @@ ARCHIVAL_REMINDER_TITLE = "## Archival Memory (matches for the user's message, b
 
 
 def _archival_block(match: RecallMatch, data: RenderInput) -> str:
-    """The block an archival line came from: the user's or the agent's."""
+    """The block an archival line came from: the user's, the agent's or the
+    workspace's."""
     if match.scope is Scope.USER:
         return _whose("user", data.user_id, "the user")
+    if match.scope is Scope.WORKSPACE:
+        return _whose("workspace", match.workspace_id, "this workspace")
     return _whose("agent", match.agent_id, "this agent")
 
 

@@ -77,11 +77,17 @@ class Blocks:
         return block
 
     async def list(
-        self, principal: Principal, *, scope_filter: ScopeFilter, agent_id: str
+        self,
+        principal: Principal,
+        *,
+        scope_filter: ScopeFilter,
+        agent_id: str,
+        workspace_id: str = "",
     ) -> list[Block]:
-        """The caller's blocks in the filter's scopes; ``agent_id`` narrows agent blocks."""
+        """The caller's blocks in the filter's scopes; ``agent_id`` narrows agent blocks,
+        ``workspace_id`` names the workspace whose blocks are listed (none without it)."""
         async with self._store.connection(principal) as tx:
-            return await tx.blocks.select(scope_filter, agent_id)
+            return await tx.blocks.select(scope_filter, agent_id, workspace_id)
 
     async def write(
         self,
@@ -165,10 +171,14 @@ class Blocks:
             NotFound: the caller has no such block.
         """
         limit = page_size(size)
-        # A caller's blocks are their own: the user owns them, of an agent or not.
-        owner = ["user", principal.user_id]
-        if key.agent_id:
-            owner += ["agent", key.agent_id]
+        # A caller's blocks are their own: the user owns them, of an agent or not; a
+        # workspace's are the tenant's, whoever reads them.
+        if key.shared:
+            owner = ["workspace", key.workspace_id]
+        else:
+            owner = ["user", principal.user_id]
+            if key.agent_id:
+                owner += ["agent", key.agent_id]
         tokens = await page_tokens(
             self._store,
             principal,
@@ -196,7 +206,10 @@ def _version_position(value: object) -> int:
 
 
 def _key_metadata(key: BlockKey) -> dict[str, str]:
-    return {"label": key.label.value, "scope": key.scope.value, "agent_id": key.agent_id}
+    found = {"label": key.label.value, "scope": key.scope.value, "agent_id": key.agent_id}
+    if key.shared:
+        found["workspace_id"] = key.workspace_id
+    return found
 
 
 def _not_found(key: BlockKey) -> NotFound:

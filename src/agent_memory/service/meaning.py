@@ -63,7 +63,8 @@ class _Recent(Generic[K, V]):
             self._entries.popitem(last=False)
 
 
-Searched = tuple[str, str, str]  # tenant, user, agent: the blocks a ranking searches
+# tenant, user, agent, workspace (or ""): the blocks a ranking searches
+Searched = tuple[str, str, str, str]
 
 
 class QuerySide:

@@ -118,10 +118,10 @@ class Recall:
         )
 
     async def recall(self, principal: Principal, query: RecallQuery) -> AsyncIterator[RecallMatch]:
-        """Matches from the caller's user archival block and the agent's archival block
-        (and memories when asked), best first. Every match is read before the first is
-        yielded, and the connection is back in the pool by then: a slow reader holds
-        nothing.
+        """Matches from the caller's user archival block, the agent's archival block and
+        the workspace's (when the query names one), and memories when asked, best
+        first. Every match is read before the first is yielded, and the connection is
+        back in the pool by then: a slow reader holds nothing.
 
         Raises:
             InvalidArgument: a malformed query.
@@ -167,7 +167,7 @@ class Recall:
         both (by words alone when the embedder failed: the mode says which). No
         connection is held while the embedding is awaited."""
         assert self._query_side is not None
-        searched = _searched(principal, ranked.agent_id)
+        searched = _searched(principal, ranked.agent_id, ranked.workspace_id)
         started = self._query_side.start(searched, ranked.query)
         try:
             async with self._store.reading(principal) as tx:
@@ -224,6 +224,7 @@ class Recall:
                     query=request.user_message,
                     limit=policy.archival_limit or DEFAULT_LIMIT,
                     min_score=0.0,
+                    workspace_id=request.workspace_id,
                 ),
                 min_own=DEFAULT_REMINDER_MIN_SCORE if floor is None else floor,
                 min_own_words=DEFAULT_REMINDER_MIN_WORDS if floor is None else floor,
@@ -234,6 +235,7 @@ class Recall:
             workspace_id=request.workspace_id,
             user_core=policy.include_user_core,
             agent_core=policy.include_agent_core,
+            workspace_core=policy.include_workspace_core and request.workspace_id is not None,
             agent_cap=self._agent_cap,
             workspace_cap=self._workspace_cap,
             decisions_limit=recent_limit(policy.recent_decisions_limit)
@@ -244,7 +246,7 @@ class Recall:
             archival_lexical=by_meaning,
             archival_hint=policy.archival_mode is ArchivalMode.TOOL_ONLY,
         )
-        searched = _searched(principal, request.agent_id)
+        searched = _searched(principal, request.agent_id, request.workspace_id or "")
         started = None
         if by_meaning:
             assert self._query_side is not None
@@ -309,9 +311,10 @@ class Recall:
         return replace(state, archival=found, archival_lexical=None)
 
 
-def _searched(principal: Principal, agent_id: str) -> Searched:
-    """The blocks a ranking searches: the caller's, and the agent's of the caller."""
-    return (principal.tenant_id, principal.user_id, agent_id)
+def _searched(principal: Principal, agent_id: str, workspace_id: str) -> Searched:
+    """The blocks a ranking searches: the caller's, the agent's of the caller, and the
+    workspace's (empty: none)."""
+    return (principal.tenant_id, principal.user_id, agent_id, workspace_id)
 
 
 def recall_status(
@@ -354,6 +357,7 @@ def _render_input(
         today=utc_day(datetime.now(UTC)),
         user_core=state.user_core,
         agent_core=state.agent_core,
+        workspace_core=state.workspace_core,
         agent_memory=state.agent_memory,
         workspace_memory=state.workspace_memory,
         recent_decisions=state.decisions,
@@ -405,6 +409,10 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
             prompt.AGENT_CORE,
             lambda: core(BlockKey(BlockLabel.CORE, BlockScope.AGENT, read.agent_id)),
         )
+    workspace_core = None
+    if read.workspace_core and read.workspace_id is not None:
+        key = BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id=read.workspace_id)
+        workspace_core = await section(prompt.WORKSPACE_CORE, lambda: core(key))
     agent_rows = await section(prompt.AGENT_MEMORY, agent_memory)
     workspace_rows = None
     if read.workspace_id is not None:
@@ -434,11 +442,15 @@ async def _read_sections(tx: Tx, read: PromptRead, warnings: list[str]) -> Promp
     has_archival = False
     if read.archival_hint:
         has_archival = bool(
-            await section(prompt.ARCHIVAL_HINT, lambda: tx.recall.has_archival(read.agent_id))
+            await section(
+                prompt.ARCHIVAL_HINT,
+                lambda: tx.recall.has_archival(read.agent_id, read.workspace_id or ""),
+            )
         )
     return PromptState(
         user_core=user_core,
         agent_core=agent_core,
+        workspace_core=workspace_core,
         agent_memory=agent_rows,
         workspace_memory=workspace_rows,
         decisions=decisions,

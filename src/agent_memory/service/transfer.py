@@ -238,7 +238,15 @@ class Transfer:
         if isinstance(record, Memory):
             return _checked_memory(record, now)
         if isinstance(record, UserBlock):
-            violations = owner_violations("user_id", record.user_id)
+            if not record.key.shared:
+                violations = owner_violations("user_id", record.user_id)
+            elif record.user_id:
+                # A workspace's block is the tenant's: no user owns it.
+                violations = [
+                    FieldViolation("user_id", "must be empty for SCOPE_WORKSPACE", "NOT_ALLOWED")
+                ]
+            else:
+                violations = []
             content = content_violations(record.key.label, record.content, self._limits)
             check(violations + _prefixed("block.", content))
             return record

@@ -1,4 +1,11 @@
-"""Blocks of one user, each write in one statement with its version and lines.
+"""Blocks of one user and of the workspaces of its tenant, each write in one statement
+with its version and lines.
+
+A block's key is (tenant, user, scope, owner, label), the owner held in ``agent_id``:
+the agent's id for an agent block, empty for a user block. A workspace block is the
+tenant's, not one user's: its user is empty and its owner is the workspace's id, so
+every user of the tenant who names the workspace reaches the same row (and the same
+versions and lines), under the same compare-and-set.
 
 A compare-and-set write locks the block, replaces it only when its ``updated_at`` is
 the one expected, keeps the new version, prunes the oldest and (for archival
@@ -9,6 +16,7 @@ rollback.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, LiteralString
 
@@ -74,10 +82,14 @@ _GET: LiteralString = (
 
 _SELECT: LiteralString = f"""
 SELECT {_columns("b")}, {_indexed("b")} FROM blocks AS b
-WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s
-  AND ((scope = 'user' AND %(users)s)
-       OR (scope = 'agent' AND %(agents)s AND (%(agent_id)s = '' OR agent_id = %(agent_id)s)))
-ORDER BY scope = 'agent', agent_id, label = 'archival'
+WHERE tenant_id = %(tenant_id)s
+  AND ((user_id = %(user_id)s
+        AND ((scope = 'user' AND %(users)s)
+             OR (scope = 'agent' AND %(agents)s
+                 AND (%(agent_id)s = '' OR agent_id = %(agent_id)s))))
+       OR (user_id = '' AND scope = 'workspace' AND %(workspaces)s
+           AND agent_id = %(workspace_id)s))
+ORDER BY scope = 'workspace', scope = 'agent', agent_id, label = 'archival'
 """
 
 _CREATE: LiteralString = f"""
@@ -117,7 +129,7 @@ kept AS (
     INSERT INTO block_versions (tenant_id, user_id, scope, agent_id, label, version, content,
                                 char_count, writer_user_id, written_at)
     SELECT tenant_id, user_id, scope, agent_id, label, version, content, %(char_count)s,
-           %(user_id)s, updated_at
+           %(writer_user_id)s, updated_at
     FROM written
 )"""
 
@@ -276,9 +288,18 @@ ORDER BY v.version DESC
 """
 
 
+def key_from_row(row: Mapping[str, Any]) -> BlockKey:
+    """The key of a row of ``blocks``: its owner column holds the agent's or the
+    workspace's id."""
+    scope = BlockScope(row["scope"])
+    if scope is BlockScope.WORKSPACE:
+        return BlockKey(BlockLabel(row["label"]), scope, workspace_id=row["agent_id"])
+    return BlockKey(BlockLabel(row["label"]), scope, row["agent_id"])
+
+
 def block_from_row(row: Row) -> Block:
     return Block(
-        key=BlockKey(BlockLabel(row["label"]), BlockScope(row["scope"]), row["agent_id"]),
+        key=key_from_row(row),
         content=row["content"],
         version=row["version"],
         created_at=row["created_at"],
@@ -295,12 +316,15 @@ class PgBlocks(BlockRepository):
             "user_id": principal.user_id,
             "index_model": index_model,
         }
+        self._writer = principal.user_id
 
     def _block(self, key: BlockKey) -> dict[str, Any]:
+        """The parameters naming ``key``'s row: a workspace's has no user."""
         return {
             **self._user,
+            "user_id": "" if key.shared else self._writer,
             "scope": key.scope.value,
-            "agent_id": key.agent_id,
+            "agent_id": key.owner_id,
             "label": key.label.value,
         }
 
@@ -308,12 +332,17 @@ class PgBlocks(BlockRepository):
         row = await fetch_one(self._conn, _GET, self._block(key))
         return block_from_row(row) if row else None
 
-    async def select(self, scope_filter: ScopeFilter, agent_id: str) -> list[Block]:
+    async def select(
+        self, scope_filter: ScopeFilter, agent_id: str, workspace_id: str = ""
+    ) -> list[Block]:
         params = {
             **self._user,
             "users": scope_filter in (ScopeFilter.USER, ScopeFilter.ALL),
             "agents": scope_filter in (ScopeFilter.AGENT, ScopeFilter.ALL),
             "agent_id": agent_id,
+            "workspaces": bool(workspace_id)
+            and scope_filter in (ScopeFilter.WORKSPACE, ScopeFilter.ALL),
+            "workspace_id": workspace_id,
         }
         return [block_from_row(r) for r in await fetch_all(self._conn, _SELECT, params)]
 
@@ -327,6 +356,7 @@ class PgBlocks(BlockRepository):
     ) -> BlockWrite:
         params = {
             **self._block(key),
+            "writer_user_id": self._writer,
             "content": content,
             "char_count": len(content),
             "expected": expected,

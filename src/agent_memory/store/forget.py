@@ -90,9 +90,13 @@ SELECT count(*) AS n FROM gone
 """
 
 
-# An agent's blocks are every user's agent-scoped blocks of it; a user's are theirs.
+# An agent's blocks are every user's agent-scoped blocks of it; a user's are theirs; a
+# workspace's are the tenant's (no user), its id in the owner column.
 _OF_AGENT: LiteralString = "scope = 'agent' AND agent_id = %(agent_id)s"
 _OF_USER: LiteralString = "user_id = %(user_id)s"
+_OF_WORKSPACE: LiteralString = (
+    "user_id = '' AND scope = 'workspace' AND agent_id = %(workspace_id)s"
+)
 
 
 # Locks the blocks first, in the order WriteBlock takes them, so that a concurrent
@@ -191,6 +195,7 @@ class PgForget(ForgetRepository):
             _delete("extraction_jobs", "workspace_id = %(workspace_id)s"), params
         )
         counts = await self._memories_of("workspace", workspace_id)
+        counts += await self._blocks(_OF_WORKSPACE, params)
         return counts + ForgetCounts(extraction_jobs=jobs)
 
     async def user(self) -> ForgetCounts:

@@ -436,10 +436,14 @@ class AgentSettingsRow(Base):
 
 
 class BlockRow(Base):
-    """A full-replacement block of one user, or of that user plus one agent.
+    """A full-replacement block of one user, of that user plus one agent, or of a
+    workspace of the tenant.
 
-    ``agent_id`` is empty for the user scope so the key has no NULLs.
-    ``updated_at`` is the compare-and-set token: every write makes it strictly later.
+    ``agent_id`` holds the block's owner: the agent's id for the agent scope, the
+    workspace's for the workspace scope, empty for the user scope, so the key has no
+    NULLs. A workspace block is the tenant's, shared by its users: its ``user_id`` is
+    empty. ``updated_at`` is the compare-and-set token: every write makes it strictly
+    later.
     """
 
     __tablename__ = "blocks"
@@ -463,9 +467,10 @@ class BlockRow(Base):
     )
 
     __table_args__ = (
-        CheckConstraint("scope IN ('user', 'agent')", name="scope"),
+        CheckConstraint("scope IN ('user', 'agent', 'workspace')", name="scope"),
         CheckConstraint("label IN ('core', 'archival')", name="label"),
         CheckConstraint("(scope = 'user') = (agent_id = '')", name="agent_id"),
+        CheckConstraint("(scope = 'workspace') = (user_id = '')", name="user_id"),
         CheckConstraint("version >= 1", name="version"),
     )
 

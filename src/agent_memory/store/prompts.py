@@ -27,9 +27,16 @@ from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 from agent_memory.store.vector_indexes import IndexedRows
 
-_CORE: LiteralString = """(
-    SELECT content FROM blocks
-    WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND label = 'core'"""
+# The core blocks a render shows, by scope, each by its key: the user's and the agent's
+# are the caller's, the workspace's the tenant's (no user). A block left out has a NULL
+# user in the list, which matches none.
+_CORES: LiteralString = """(
+    SELECT json_object_agg(scope, content) FROM blocks
+    WHERE tenant_id = %(tenant_id)s AND label = 'core'
+      AND (user_id, scope, agent_id) IN ((%(user_core)s, 'user', ''),
+                                         (%(agent_core)s, 'agent', %(agent_id)s),
+                                         (%(workspace_core)s, 'workspace', %(block_workspace_id)s))
+) AS cores"""
 
 # What a prompt shows of a memory, and what its listing is ordered by; each row goes
 # back whole as JSON (its times as instants, made UTC days here).
@@ -77,10 +84,7 @@ workspace_rows AS (
 _BODY: LiteralString = f"""
 SELECT
     settings.memory_enabled,
-    CASE WHEN %(user_core)s THEN {_CORE} AND scope = 'user' AND agent_id = '')
-    END AS user_core,
-    CASE WHEN %(agent_core)s THEN {_CORE} AND scope = 'agent' AND agent_id = %(agent_id)s)
-    END AS agent_core,
+    {_CORES},
     (SELECT json_agg(r ORDER BY {agent_order("r")}) FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM (
@@ -174,8 +178,13 @@ class PgPrompts(PromptRepository):
             **self._caller,
             "agent_id": request.agent_id,
             "workspace_id": request.workspace_id,
-            "user_core": request.user_core,
-            "agent_core": request.agent_core,
+            # The user of each core block read; None leaves it out.
+            "user_core": self._caller["user_id"] if request.user_core else None,
+            "agent_core": self._caller["user_id"] if request.agent_core else None,
+            "workspace_core": ""
+            if request.workspace_core and request.workspace_id is not None
+            else None,
+            "block_workspace_id": request.workspace_id or "",
             "agent_cap": request.agent_cap,
             "count_bound": COUNT_BOUND,
             "workspace_cap": request.workspace_cap,
@@ -202,11 +211,13 @@ class PgPrompts(PromptRepository):
 
 
 def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
+    cores = row["cores"] or {}
     return PromptState(
         has_archival=bool(row["has_archival"]),
         unmarked=tuple(row.get("unmarked") or ()),
-        user_core=row["user_core"],
-        agent_core=row["agent_core"],
+        user_core=cores.get("user"),
+        agent_core=cores.get("agent"),
+        workspace_core=cores.get("workspace"),
         agent_memory=_rows(row["agent_rows"], row["agent_total"])
         if row["memory_enabled"]
         else None,

@@ -63,7 +63,8 @@ left out, on a scale that does not depend on the other candidates:
 known scale (then against ``min_own_words``).
 
 The statements' parameters are prefixed ``rank_`` (but for the caller's
-``tenant_id``, ``user_id`` and ``agent_id``) so they can be part of larger ones.
+``tenant_id``, ``user_id`` and ``agent_id``, and ``block_workspace_id``, the workspace
+whose archival block is searched, empty for none) so they can be part of larger ones.
 """
 
 from __future__ import annotations
@@ -131,16 +132,26 @@ _NIL: LiteralString = "'00000000-0000-0000-0000-000000000000'::uuid"
 
 
 def _searched(a: LiteralString) -> LiteralString:
-    """Rows of the caller's user block and of the agent's block (lines or vocabularies)."""
+    """Rows of the caller's user block, of the agent's block and of the workspace's
+    block, when one is named (lines or vocabularies). A workspace's block is the
+    tenant's: it has no user, and its owner column holds the workspace's id."""
     return f"""
-    {a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
-      AND (({a}.scope = 'user' AND {a}.agent_id = '')
-           OR ({a}.scope = 'agent' AND {a}.agent_id = %(agent_id)s))"""
+    {a}.tenant_id = %(tenant_id)s
+      AND (({a}.user_id = %(user_id)s
+            AND (({a}.scope = 'user' AND {a}.agent_id = '')
+                 OR ({a}.scope = 'agent' AND {a}.agent_id = %(agent_id)s)))
+           OR ({a}.user_id = '' AND {a}.scope = 'workspace'
+               AND {a}.agent_id = %(block_workspace_id)s))"""
+
+
+def _user_of(b: LiteralString) -> LiteralString:
+    """The user of searched block ``b``: the caller, or none for a workspace's."""
+    return f"CASE WHEN {b}.scope = 'workspace' THEN '' ELSE %(user_id)s END"
 
 
 def _of_block(a: LiteralString, b: LiteralString) -> LiteralString:
     """Rows of ``a`` (lines or terms) of searched block ``b``, by their key's prefix."""
-    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
+    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = {_user_of(b)}
       AND {a}.scope = {b}.scope AND {a}.agent_id = {b}.agent_id"""
 
 
@@ -408,7 +419,7 @@ found AS (
            coalesce(l.content, {_MEMORY_SAYS}) AS content, b.score, b.raw, b.ord
     FROM best_first AS b
     LEFT JOIN archival_lines AS l
-      ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+      ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = {_user_of("b")}
      AND l.scope = b.scope AND l.agent_id = b.agent_id AND l.ordinal = b.ord
     LEFT JOIN memories AS m
       ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
@@ -637,7 +648,7 @@ texts AS (
                            THEN {SPEAKER_BOOST} ELSE 1 END AS raw
     FROM fused AS f
     LEFT JOIN archival_lines AS l
-      ON f.memory_id = {_NIL} AND l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+      ON f.memory_id = {_NIL} AND l.tenant_id = %(tenant_id)s AND l.user_id = {_user_of("f")}
      AND l.scope = f.scope AND l.agent_id = f.agent_id AND l.ordinal = f.ord
     LEFT JOIN memories AS m
       ON f.memory_id <> {_NIL} AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
@@ -671,9 +682,11 @@ _SCOPES = {"user": Scope.USER, "agent": Scope.AGENT, "workspace": Scope.WORKSPAC
 
 
 def rank_params(query: RankQuery) -> dict[str, Any]:
-    """The ``rank_`` parameters of the lexical statements (and the caller's agent)."""
+    """The ``rank_`` parameters of the lexical statements (and the caller's agent, and
+    the workspace whose archival block is searched)."""
     return {
         "agent_id": query.agent_id,
+        "block_workspace_id": query.workspace_id,
         "rank_query": query.query,
         "rank_limit": query.limit,
         "rank_min_score": query.min_score,
@@ -743,14 +756,19 @@ def fuse_params(
 def match_from_row(row: Mapping[str, Any]) -> RecallMatch:
     """A match from a row of a ranking statement, or from its JSON."""
     memory_id = row["memory_id"]
+    scope = _SCOPES[row["scope"]]
+    agent_id, workspace_id = row["agent_id"], row["workspace_id"] or ""
+    if scope is Scope.WORKSPACE and memory_id is None:
+        # A line of the workspace's block: its owner column holds the workspace's id.
+        agent_id, workspace_id = "", agent_id
     return RecallMatch(
         content=row["content"],
         score=float(row["score"]),
-        scope=_SCOPES[row["scope"]],
-        agent_id=row["agent_id"],
+        scope=scope,
+        agent_id=agent_id,
         line_number=int(row["line_number"]),
         memory_id=as_uuid(memory_id) if memory_id is not None else None,
-        workspace_id=row["workspace_id"],
+        workspace_id=workspace_id,
     )
 
 
@@ -914,9 +932,10 @@ class PgRecall(RecallRepository):
         row = await fetch_one(self._conn, PGVECTOR_INSTALLED, {})
         return bool(row and row["installed"])
 
-    async def has_archival(self, agent_id: str) -> bool:
+    async def has_archival(self, agent_id: str, workspace_id: str = "") -> bool:
         statement: LiteralString = "SELECT " + HAS_ARCHIVAL + " AS found"
-        row = await fetch_one(self._conn, statement, {**self._caller, "agent_id": agent_id})
+        params = {**self._caller, "agent_id": agent_id, "block_workspace_id": workspace_id}
+        row = await fetch_one(self._conn, statement, params)
         return bool(row and row["found"])
 
     async def indexing(self, model: str) -> IndexingStatus:

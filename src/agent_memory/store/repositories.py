@@ -280,7 +280,9 @@ class AgentRepository(ABC):
 
 
 class BlockRepository(ABC):
-    """Blocks of the caller (tenant and user), their versions and archival lines.
+    """Blocks of the caller (tenant and user) and of the workspaces of its tenant, their
+    versions and archival lines: a workspace block (``BlockKey.shared``) is the
+    tenant's, the same whichever user of it names the workspace.
 
     A block read says how many of its lines have a vector of the model recall runs
     (``indexed_line_count``); the unit of work knows that model."""
@@ -289,9 +291,12 @@ class BlockRepository(ABC):
     async def get(self, key: BlockKey) -> Block | None: ...
 
     @abstractmethod
-    async def select(self, scope_filter: ScopeFilter, agent_id: str) -> list[Block]:
-        """The user's blocks, then agent blocks by agent id; core before archival.
-        ``agent_id`` narrows the agent blocks."""
+    async def select(
+        self, scope_filter: ScopeFilter, agent_id: str, workspace_id: str = ""
+    ) -> list[Block]:
+        """The user's blocks, then agent blocks by agent id, then the workspace's blocks;
+        core before archival. ``agent_id`` narrows the agent blocks; workspace blocks
+        are listed only of ``workspace_id``, and only when it is given."""
 
     @abstractmethod
     async def write(
@@ -494,8 +499,9 @@ class RecallRepository(ABC):
         """Whether the database can compare embeddings (pgvector is installed)."""
 
     @abstractmethod
-    async def has_archival(self, agent_id: str) -> bool:
-        """Whether the caller's archival block or the agent's holds a line."""
+    async def has_archival(self, agent_id: str, workspace_id: str = "") -> bool:
+        """Whether the caller's archival block, the agent's or (when one is named) the
+        workspace's holds a line."""
 
     @abstractmethod
     async def indexing(self, model: str) -> IndexingStatus:

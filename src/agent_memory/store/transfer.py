@@ -19,14 +19,13 @@ from typing import Any, LiteralString
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import CardType, Reexamination
 from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.memory import Memory
 from agent_memory.domain.transfer import DecisionRecord, UserBlock
-from agent_memory.store.blocks import PgBlocks
+from agent_memory.store.blocks import PgBlocks, key_from_row
 from agent_memory.store.columns import OUTPUT, WRITTEN, insert_columns, insert_values, named, output
 from agent_memory.store.conversations import conversation_from_row, snapshot_columns
 from agent_memory.store.decisions import (
@@ -289,8 +288,7 @@ class PgTransfer(TransferRepository):
 
 
 def _user_block(row: Mapping[str, Any]) -> UserBlock:
-    key = BlockKey(BlockLabel(row["label"]), BlockScope(row["scope"]), row["agent_id"])
-    return UserBlock(row["user_id"], key, row["content"])
+    return UserBlock(row["user_id"], key_from_row(row), row["content"])
 
 
 def _reexamination_json(item: Reexamination) -> dict[str, Any]:

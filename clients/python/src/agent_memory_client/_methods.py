@@ -535,11 +535,16 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
-        orchestrator may read another user's with ``user_id``."""
-        return self._run(_ops.get_block(label, agent_id=agent_id, user_id=user_id), timeout)
+        """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
+        workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
+        may read another user's with ``user_id``."""
+        return self._run(
+            _ops.get_block(label, agent_id=agent_id, user_id=user_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     def delete_block(
         self,
@@ -548,14 +553,19 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        """Delete a block with its versions and archival lines; NotFound when absent.
-        With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
-        wrote it since (else BlockConflict)."""
+        """Delete a block (with ``workspace_id``, the workspace's) with its versions and
+        archival lines; NotFound when absent. With ``expected_updated_at`` or ``etag`` (the
+        block's, as read), only if nobody wrote it since (else BlockConflict)."""
         return self._run(
             _ops.delete_block(
-                label, agent_id=agent_id, expected_updated_at=expected_updated_at, etag=etag
+                label,
+                agent_id=agent_id,
+                expected_updated_at=expected_updated_at,
+                etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -565,11 +575,15 @@ class MemoryMethods(SyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> list[types.Block]:
-        """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
-        read another user's with ``user_id``."""
-        return self._run(_ops.list_blocks(agent_id=agent_id, user_id=user_id), timeout)
+        """The user's blocks, and with ``agent_id`` the agent's too; with ``workspace_id``
+        the workspace's (alone, or after the user's and the agent's with ``agent_id``). An
+        orchestrator may read another user's with ``user_id``."""
+        return self._run(
+            _ops.list_blocks(agent_id=agent_id, user_id=user_id, workspace_id=workspace_id), timeout
+        )
 
     def write_block(
         self,
@@ -579,9 +593,11 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+        """Replace a block's content (with ``workspace_id``, the workspace's, which the
+        tenant's users share), compare-and-set: ``expected_updated_at`` is the
         ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
         as it is now), or neither to create a block that must not exist yet. Raises
         BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
@@ -592,6 +608,7 @@ class MemoryMethods(SyncTransport):
                 agent_id=agent_id,
                 expected_updated_at=expected_updated_at,
                 etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -603,14 +620,20 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         page_size: int = 100,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[types.BlockVersion]:
-        """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-        first, fetching page after page; NotFound when the block is absent. An
-        orchestrator may read another user's with ``user_id``."""
+        """The kept versions of the user's block (with ``agent_id``, the agent's; with
+        ``workspace_id``, the workspace's), newest first, fetching page after page;
+        NotFound when the block is absent. An orchestrator may read another user's with
+        ``user_id``."""
         return self._pages(
             _ops.list_block_versions(
-                label, agent_id=agent_id, page_size=page_size, user_id=user_id
+                label,
+                agent_id=agent_id,
+                page_size=page_size,
+                user_id=user_id,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -659,11 +682,13 @@ class MemoryMethods(SyncTransport):
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
+        include_workspace_core: bool | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
-        None, as the agent's ``review_decisions`` setting says."""
+        None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
+        the workspace's core block unless ``include_workspace_core`` is False."""
         return self._run(
             _ops.render_prompt(
                 agent_id,
@@ -673,6 +698,7 @@ class MemoryMethods(SyncTransport):
                 archival_mode=archival_mode,
                 archival_limit=archival_limit,
                 include_recent_decisions=include_recent_decisions,
+                include_workspace_core=include_workspace_core,
             ),
             timeout,
         )
@@ -1398,11 +1424,16 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
-        orchestrator may read another user's with ``user_id``."""
-        return await self._run(_ops.get_block(label, agent_id=agent_id, user_id=user_id), timeout)
+        """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
+        workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
+        may read another user's with ``user_id``."""
+        return await self._run(
+            _ops.get_block(label, agent_id=agent_id, user_id=user_id, workspace_id=workspace_id),
+            timeout,
+        )
 
     async def delete_block(
         self,
@@ -1411,14 +1442,19 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        """Delete a block with its versions and archival lines; NotFound when absent.
-        With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
-        wrote it since (else BlockConflict)."""
+        """Delete a block (with ``workspace_id``, the workspace's) with its versions and
+        archival lines; NotFound when absent. With ``expected_updated_at`` or ``etag`` (the
+        block's, as read), only if nobody wrote it since (else BlockConflict)."""
         return await self._run(
             _ops.delete_block(
-                label, agent_id=agent_id, expected_updated_at=expected_updated_at, etag=etag
+                label,
+                agent_id=agent_id,
+                expected_updated_at=expected_updated_at,
+                etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -1428,11 +1464,15 @@ class AsyncMemoryMethods(AsyncTransport):
         *,
         agent_id: str | None = None,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> list[types.Block]:
-        """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
-        read another user's with ``user_id``."""
-        return await self._run(_ops.list_blocks(agent_id=agent_id, user_id=user_id), timeout)
+        """The user's blocks, and with ``agent_id`` the agent's too; with ``workspace_id``
+        the workspace's (alone, or after the user's and the agent's with ``agent_id``). An
+        orchestrator may read another user's with ``user_id``."""
+        return await self._run(
+            _ops.list_blocks(agent_id=agent_id, user_id=user_id, workspace_id=workspace_id), timeout
+        )
 
     async def write_block(
         self,
@@ -1442,9 +1482,11 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         expected_updated_at: Timestamp | None = None,
         etag: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> types.Block:
-        """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+        """Replace a block's content (with ``workspace_id``, the workspace's, which the
+        tenant's users share), compare-and-set: ``expected_updated_at`` is the
         ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
         as it is now), or neither to create a block that must not exist yet. Raises
         BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
@@ -1455,6 +1497,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 agent_id=agent_id,
                 expected_updated_at=expected_updated_at,
                 etag=etag,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -1466,14 +1509,20 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         page_size: int = 100,
         user_id: str | None = None,
+        workspace_id: str | None = None,
         timeout: float | None = None,
     ) -> AsyncGenerator[types.BlockVersion, None]:
-        """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-        first, fetching page after page; NotFound when the block is absent. An
-        orchestrator may read another user's with ``user_id``."""
+        """The kept versions of the user's block (with ``agent_id``, the agent's; with
+        ``workspace_id``, the workspace's), newest first, fetching page after page;
+        NotFound when the block is absent. An orchestrator may read another user's with
+        ``user_id``."""
         return self._pages(
             _ops.list_block_versions(
-                label, agent_id=agent_id, page_size=page_size, user_id=user_id
+                label,
+                agent_id=agent_id,
+                page_size=page_size,
+                user_id=user_id,
+                workspace_id=workspace_id,
             ),
             timeout,
         )
@@ -1522,11 +1571,13 @@ class AsyncMemoryMethods(AsyncTransport):
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
+        include_workspace_core: bool | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
-        None, as the agent's ``review_decisions`` setting says."""
+        None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
+        the workspace's core block unless ``include_workspace_core`` is False."""
         return await self._run(
             _ops.render_prompt(
                 agent_id,
@@ -1536,6 +1587,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 archival_mode=archival_mode,
                 archival_limit=archival_limit,
                 include_recent_decisions=include_recent_decisions,
+                include_workspace_core=include_workspace_core,
             ),
             timeout,
         )

@@ -218,12 +218,22 @@ def _field_mask(
     return field_mask_pb2.FieldMask(paths=chosen)
 
 
-def _block_key(label: BlockLabelName, agent_id: str | None) -> dict[str, Any]:
-    scope = memory_pb2.SCOPE_AGENT if agent_id is not None else memory_pb2.SCOPE_USER
+def _block_key(
+    label: BlockLabelName, agent_id: str | None, workspace_id: str | None = None
+) -> dict[str, Any]:
+    """The block named: the workspace's with ``workspace_id``, the agent's with
+    ``agent_id``, else the user's (the server refuses both ids at once)."""
+    if workspace_id is not None:
+        scope = memory_pb2.SCOPE_WORKSPACE
+    elif agent_id is not None:
+        scope = memory_pb2.SCOPE_AGENT
+    else:
+        scope = memory_pb2.SCOPE_USER
     return {
         "label": _choice(_LABELS, label, "label"),
         "scope": scope,
         "agent_id": agent_id or "",
+        "workspace_id": workspace_id or "",
     }
 
 
@@ -758,12 +768,17 @@ def get_extraction_job(job_id: str) -> Op[types.ExtractionJob]:
 
 
 def get_block(
-    label: BlockLabelName, *, agent_id: str | None = None, user_id: str | None = None
+    label: BlockLabelName,
+    *,
+    agent_id: str | None = None,
+    user_id: str | None = None,
+    workspace_id: str | None = None,
 ) -> Op[types.Block]:
-    """The user's block, or with ``agent_id`` the agent's; NotFound when absent. An
-    orchestrator may read another user's with ``user_id``."""
+    """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
+    workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
+    may read another user's with ``user_id``."""
     request = block_service_pb2.GetBlockRequest(
-        **_block_key(label, agent_id), user_id=user_id or ""
+        **_block_key(label, agent_id, workspace_id), user_id=user_id or ""
     )
     return Op("BlockService", "GetBlock", request, _block)
 
@@ -774,12 +789,14 @@ def delete_block(
     agent_id: str | None = None,
     expected_updated_at: Timestamp | None = None,
     etag: str | None = None,
+    workspace_id: str | None = None,
 ) -> Op[None]:
-    """Delete a block with its versions and archival lines; NotFound when absent.
-    With ``expected_updated_at`` or ``etag`` (the block's, as read), only if nobody
-    wrote it since (else BlockConflict)."""
+    """Delete a block (with ``workspace_id``, the workspace's) with its versions and
+    archival lines; NotFound when absent. With ``expected_updated_at`` or ``etag`` (the
+    block's, as read), only if nobody wrote it since (else BlockConflict)."""
     request = block_service_pb2.DeleteBlockRequest(
-        **_block_key(label, agent_id), expected_updated_at=timestamp(expected_updated_at)
+        **_block_key(label, agent_id, workspace_id),
+        expected_updated_at=timestamp(expected_updated_at),
     )
     if etag is not None:
         request.etag = etag
@@ -787,15 +804,24 @@ def delete_block(
 
 
 def list_blocks(
-    *, agent_id: str | None = None, user_id: str | None = None
+    *,
+    agent_id: str | None = None,
+    user_id: str | None = None,
+    workspace_id: str | None = None,
 ) -> Op[list[types.Block]]:
-    """The user's blocks, and with ``agent_id`` the agent's too. An orchestrator may
-    read another user's with ``user_id``."""
+    """The user's blocks, and with ``agent_id`` the agent's too; with ``workspace_id``
+    the workspace's (alone, or after the user's and the agent's with ``agent_id``). An
+    orchestrator may read another user's with ``user_id``."""
     scope = block_pb2.BLOCK_SCOPE_FILTER_USER
     if agent_id is not None:
         scope = block_pb2.BLOCK_SCOPE_FILTER_ALL
+    elif workspace_id is not None:
+        scope = block_pb2.BLOCK_SCOPE_FILTER_WORKSPACE
     request = block_service_pb2.ListBlocksRequest(
-        scope_filter=scope, agent_id=agent_id or "", user_id=user_id or ""
+        scope_filter=scope,
+        agent_id=agent_id or "",
+        user_id=user_id or "",
+        workspace_id=workspace_id or "",
     )
     return Op(
         "BlockService", "ListBlocks", request, lambda r: list(map(types.Block.from_proto, r.blocks))
@@ -809,13 +835,15 @@ def write_block(
     agent_id: str | None = None,
     expected_updated_at: Timestamp | None = None,
     etag: str | None = None,
+    workspace_id: str | None = None,
 ) -> Op[types.Block]:
-    """Replace a block's content, compare-and-set: ``expected_updated_at`` is the
+    """Replace a block's content (with ``workspace_id``, the workspace's, which the
+    tenant's users share), compare-and-set: ``expected_updated_at`` is the
     ``updated_at`` last read (or ``etag`` the ``etag`` last read; ``"*"``: the block
     as it is now), or neither to create a block that must not exist yet. Raises
     BlockConflict (with the block's current ``updated_at`` and etag) when stale."""
     request = block_service_pb2.WriteBlockRequest(
-        **_block_key(label, agent_id),
+        **_block_key(label, agent_id, workspace_id),
         content=content,
         expected_updated_at=timestamp(expected_updated_at),
     )
@@ -830,12 +858,14 @@ def list_block_versions(
     agent_id: str | None = None,
     page_size: int = 100,
     user_id: str | None = None,
+    workspace_id: str | None = None,
 ) -> Pages[types.BlockVersion]:
-    """The kept versions of the user's block (with ``agent_id``, the agent's), newest
-    first, fetching page after page; NotFound when the block is absent. An
-    orchestrator may read another user's with ``user_id``."""
+    """The kept versions of the user's block (with ``agent_id``, the agent's; with
+    ``workspace_id``, the workspace's), newest first, fetching page after page;
+    NotFound when the block is absent. An orchestrator may read another user's with
+    ``user_id``."""
     request = block_service_pb2.ListBlockVersionsRequest(
-        **_block_key(label, agent_id), page_size=page_size, user_id=user_id or ""
+        **_block_key(label, agent_id, workspace_id), page_size=page_size, user_id=user_id or ""
     )
     return Pages(
         "BlockService",
@@ -895,13 +925,17 @@ def render_prompt(
     archival_mode: ArchivalModeName | None = None,
     archival_limit: int | None = None,
     include_recent_decisions: bool | None = None,
+    include_workspace_core: bool | None = None,
 ) -> Op[types.RenderPromptResponse]:
     """The memory part of the agent's system prompt for this run. The recent
     decisions are included as ``include_recent_decisions`` says, or, when it is
-    None, as the agent's ``review_decisions`` setting says."""
+    None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
+    the workspace's core block unless ``include_workspace_core`` is False."""
     policy = recall_pb2.MemoryPolicy(archival_limit=archival_limit or 0)
     if include_recent_decisions is not None:
         policy.include_recent_decisions = include_recent_decisions
+    if include_workspace_core is not None:
+        policy.include_workspace_core = include_workspace_core
     if archival_mode is not None:
         policy.archival_mode = _choice(_ARCHIVAL_MODES, archival_mode, "archival_mode")
     request = recall_service_pb2.RenderPromptRequest(

@@ -33,6 +33,7 @@ class AsyncMemoryClient(AsyncMemoryMethods):
         change: Callable[[str], str] | Callable[[str], Awaitable[str]],
         *,
         agent_id: str | None = None,
+        workspace_id: str | None = None,
         attempts: int = DEFAULT_CAS_ATTEMPTS,
         timeout: float | None = None,
     ) -> types.Block:
@@ -40,7 +41,9 @@ class AsyncMemoryClient(AsyncMemoryMethods):
         function."""
         for attempt in range(1, attempts + 1):
             try:
-                block = await self.get_block(label, agent_id=agent_id, timeout=timeout)
+                block = await self.get_block(
+                    label, agent_id=agent_id, workspace_id=workspace_id, timeout=timeout
+                )
                 current, expected = block.content, block.updated_at
             except NotFound:
                 block, current, expected = None, "", None
@@ -53,6 +56,7 @@ class AsyncMemoryClient(AsyncMemoryMethods):
                     label,
                     content,
                     agent_id=agent_id,
+                    workspace_id=workspace_id,
                     expected_updated_at=expected,
                     timeout=timeout,
                 )

@@ -50,15 +50,20 @@ class MemoryClient(MemoryMethods):
         change: Callable[[str], str],
         *,
         agent_id: str | None = None,
+        workspace_id: str | None = None,
         attempts: int = DEFAULT_CAS_ATTEMPTS,
         timeout: float | None = None,
     ) -> types.Block:
         """Read the block, apply ``change`` to its content ("" when absent) and write
         the result compare-and-set; on a conflict, read again and re-apply, up to
-        ``attempts`` times in all, then raise the last BlockConflict."""
+        ``attempts`` times in all, then raise the last BlockConflict. With
+        ``workspace_id``, the workspace's block, which other users of the tenant write
+        too."""
         for attempt in range(1, attempts + 1):
             try:
-                block = self.get_block(label, agent_id=agent_id, timeout=timeout)
+                block = self.get_block(
+                    label, agent_id=agent_id, workspace_id=workspace_id, timeout=timeout
+                )
                 current, expected = block.content, block.updated_at
             except NotFound:
                 block, current, expected = None, "", None
@@ -70,6 +75,7 @@ class MemoryClient(MemoryMethods):
                     label,
                     content,
                     agent_id=agent_id,
+                    workspace_id=workspace_id,
                     expected_updated_at=expected,
                     timeout=timeout,
                 )

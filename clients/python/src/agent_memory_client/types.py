@@ -253,7 +253,9 @@ class RecallMode(ProtoEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Block(Record[block_pb2.Block]):
-    """A full-replacement memory block."""
+    """A full-replacement memory block: of a user (SCOPE_USER), of a user plus one
+    agent (SCOPE_AGENT), or of a workspace (SCOPE_WORKSPACE), which every user of
+    the tenant who names the workspace shares."""
 
     MESSAGE = block_pb2.Block
 
@@ -261,10 +263,10 @@ class Block(Record[block_pb2.Block]):
     """Output only. The block's label."""
 
     scope: Scope = Scope.UNSPECIFIED
-    """Output only. SCOPE_USER or SCOPE_AGENT."""
+    """Output only. SCOPE_USER, SCOPE_AGENT or SCOPE_WORKSPACE."""
 
     agent_id: str = ""
-    """Output only. The agent id for SCOPE_AGENT; empty for SCOPE_USER."""
+    """Output only. The agent id for SCOPE_AGENT; empty otherwise."""
 
     content: str = ""
     """Output only. The whole block text."""
@@ -298,6 +300,9 @@ class Block(Record[block_pb2.Block]):
     write. Send it back as the etag of WriteBlock or DeleteBlock (or in
     If-Match over HTTP) to change the block only as it was read."""
 
+    workspace_id: str = ""
+    """Output only. The workspace id for SCOPE_WORKSPACE; empty otherwise."""
+
     @classmethod
     def from_proto(cls, message: block_pb2.Block) -> Self:
         return cls(
@@ -312,6 +317,7 @@ class Block(Record[block_pb2.Block]):
             created_at=datetime_of(message.created_at) if message.HasField("created_at") else None,
             indexed_line_count=message.indexed_line_count,
             etag=message.etag,
+            workspace_id=message.workspace_id,
         )._kept(message)
 
     def _to_proto(self) -> block_pb2.Block:
@@ -327,6 +333,7 @@ class Block(Record[block_pb2.Block]):
             created_at=timestamp_of(self.created_at),
             indexed_line_count=self.indexed_line_count,
             etag=self.etag,
+            workspace_id=self.workspace_id,
         )
 
 
@@ -2662,7 +2669,7 @@ class PromptSection(Record[recall_pb2.PromptSection]):
 
     name: str = ""
     """Output only. The section's name: "persona", "user_core", "agent_core",
-    "agent_memory", "workspace_memory"."""
+    "workspace_core", "agent_memory", "workspace_memory"."""
 
     content: str = ""
     """Output only. The section's text as it reaches the model."""
@@ -2718,7 +2725,8 @@ class RecallResponse(Record[recall_service_pb2.RecallResponse]):
     """The memory's id; empty for a block match."""
 
     workspace_id: str = ""
-    """The memory's workspace id; empty unless the match is a workspace memory."""
+    """The workspace id of the block or memory; empty unless the match is of
+    SCOPE_WORKSPACE."""
 
     @classmethod
     def from_proto(cls, message: recall_service_pb2.RecallResponse) -> Self:

@@ -211,28 +211,44 @@ export class Api {
 
   // -- blocks -----------------------------------------------------------------
 
-  /** The user's blocks, with an agent's too; `userId` (an orchestrator's) another user's. */
-  listBlocks(agentId, userId = "") {
+  /**
+   * The user's blocks, with an agent's too; `userId` (an orchestrator's) another user's.
+   * With `workspaceId`, the workspace's blocks (the tenant's, whoever reads them) too.
+   */
+  async listBlocks(agentId, userId = "", workspaceId = "") {
     const filter = agentId ? { agentId } : { scopeFilter: "BLOCK_SCOPE_FILTER_USER" };
-    return this.call("GET", "/v1/blocks" + query({ ...filter, userId }));
+    const own = this.call("GET", "/v1/blocks" + query({ ...filter, userId }));
+    if (!workspaceId) return own;
+    const [mine, shared] = await Promise.all([
+      own,
+      this.call("GET", `/v1/workspaces/${segment(workspaceId)}/blocks`),
+    ]);
+    return { blocks: [...(shared.blocks || []), ...(mine.blocks || [])] };
   }
 
-  getBlock({ label, scope, agentId, userId = "" }) {
-    return this.call("GET", `/v1/blocks/${segment(label)}` + query({ scope, agentId, userId }));
+  /** Where a block's routes are: under its workspace, or the caller's own. */
+  blockPath({ label, workspaceId = "" }) {
+    const under = workspaceId ? `/v1/workspaces/${segment(workspaceId)}` : "/v1";
+    return `${under}/blocks/${segment(label)}`;
+  }
+
+  getBlock({ label, scope, agentId, userId = "", workspaceId = "" }) {
+    const params = workspaceId ? {} : { scope, agentId, userId };
+    return this.call("GET", this.blockPath({ label, workspaceId }) + query(params));
   }
 
   /** Compare-and-set: expectedUpdatedAt empty means "create, only if absent". */
-  writeBlock({ label, scope, agentId, content, expectedUpdatedAt }) {
-    const body = { scope, content };
+  writeBlock({ label, scope, agentId, workspaceId = "", content, expectedUpdatedAt }) {
+    const body = workspaceId ? { content } : { scope, content };
     if (agentId) body.agentId = agentId;
     if (expectedUpdatedAt) body.expectedUpdatedAt = expectedUpdatedAt;
-    return this.call("POST", `/v1/blocks/${segment(label)}:write`, body);
+    return this.call("POST", this.blockPath({ label, workspaceId }) + ":write", body);
   }
 
   /** A block's kept versions, newest first (a page of them). */
-  blockVersions({ label, scope, agentId, userId = "" }, pageSize = 20) {
-    const params = { scope, agentId, pageSize, userId };
-    return this.call("GET", `/v1/blocks/${segment(label)}/versions` + query(params));
+  blockVersions({ label, scope, agentId, userId = "", workspaceId = "" }, pageSize = 20) {
+    const params = workspaceId ? { pageSize } : { scope, agentId, pageSize, userId };
+    return this.call("GET", this.blockPath({ label, workspaceId }) + "/versions" + query(params));
   }
 
   /** How the server ranks recall: by words, or by words and meaning. */

@@ -2,9 +2,10 @@
 // replaced whole under compare-and-set. A write that lost the race shows the
 // text now stored beside the person's own and lets them retry or discard.
 //
-// Each block says whose it is: the user's own (every agent sees it for them), or
-// the agent's, kept for one user. An orchestrator's key may pick the user whose
-// blocks it reads; another user's are shown read only, as writes are the key's own.
+// Each block says whose it is: the user's own (every agent sees it for them), the
+// agent's, kept for one user, or a workspace's, which every user of the tenant who
+// opens the workspace shares. An orchestrator's key may pick the user whose blocks
+// it reads; another user's are shown read only, as writes are the key's own.
 
 import { lineDiff } from "./diff.js";
 import { el, fill, formatCount, formatDate, refreshButton, timeEl, viewHead } from "./dom.js";
@@ -20,6 +21,14 @@ function slotsFor(target, userId) {
     { label: "BLOCK_LABEL_CORE", scope: "SCOPE_USER", agentId: "", userId },
     { label: "BLOCK_LABEL_ARCHIVAL", scope: "SCOPE_USER", agentId: "", userId },
   ];
+  if (target.kind === "workspace") {
+    const shared = { scope: "SCOPE_WORKSPACE", agentId: "", workspaceId: target.id };
+    return [
+      { label: "BLOCK_LABEL_CORE", ...shared },
+      { label: "BLOCK_LABEL_ARCHIVAL", ...shared },
+      ...user,
+    ];
+  }
   if (target.kind !== "agent") return user;
   const agent = [
     { label: "BLOCK_LABEL_CORE", scope: "SCOPE_AGENT", agentId: target.id, userId },
@@ -74,16 +83,19 @@ export function mount(container, ctx) {
   const picker = Boolean(ctx.caller && ctx.caller.role === "orchestrator");
   const whose = (picker && pickedUsers()[0]) || self;
   const another = Boolean(whose && whose !== self);
-  const canWrite = ctx.canWrite && !another;
+  // A workspace's blocks are the tenant's: whoever's blocks are shown, the key writes them.
+  const canWrite = (slot) => ctx.canWrite && (!another || slot.scope === "SCOPE_WORKSPACE");
   const cards = new Map(); // slotKey -> card state
   let recall = null; // the server's recall status, once known
 
   const grid = el("div", { class: "block-grid" });
   const about = another
-    ? `The blocks of the user ${whose}${target.kind === "agent" ? " with this agent" : ""}, read only: what you write is your own.`
+    ? `The blocks of the user ${whose}${target.kind === "agent" ? " with this agent" : ""}, read only: what you write is your own.${target.kind === "workspace" ? " The workspace's blocks are everyone's in it." : ""}`
     : target.kind === "agent"
       ? "This agent's blocks, and your own blocks that every agent sees for you. Saving replaces the whole text, only if nobody changed it since you opened it."
-      : "Your own blocks. Agent blocks appear when you open an agent.";
+      : target.kind === "workspace"
+        ? "This workspace's blocks, shared by everyone who opens it, and your own blocks. Saving replaces the whole text, only if nobody changed it since you opened it."
+        : "Your own blocks. Agent blocks appear when you open an agent.";
   fill(container, viewHead("Blocks", about, refreshButton(load)), picker ? userPicker() : null, grid);
 
   /** The orchestrator's choice of whose blocks to read: any user of the tenant. */
@@ -140,7 +152,11 @@ export function mount(container, ctx) {
     let answer;
     try {
       [answer, recall] = await Promise.all([
-        api.listBlocks(target.kind === "agent" ? target.id : "", another ? whose : ""),
+        api.listBlocks(
+          target.kind === "agent" ? target.id : "",
+          another ? whose : "",
+          target.kind === "workspace" ? target.id : "",
+        ),
         recall || api.recallStatus().then((r) => r.status || {}, () => ({})),
       ]);
     } catch (error) {
@@ -185,10 +201,22 @@ export function mount(container, ctx) {
   // -- rendering --------------------------------------------------------------------------
 
   /**
-   * Whose a block is: the user's own, which every agent sees for them, or the
-   * agent's, kept for that one user.
+   * Whose a block is: the user's own, which every agent sees for them, the agent's,
+   * kept for that one user, or the workspace's, shared by the tenant's users.
    */
   function owner(slot) {
+    if (slot.scope === "SCOPE_WORKSPACE") {
+      return el(
+        "span",
+        {
+          class: "whose",
+          dataset: { whose: "workspace" },
+          title: "Shared by everyone who opens this workspace",
+        },
+        "Workspace ",
+        el("span", { class: "mono" }, slot.workspaceId),
+      );
+    }
     const user = whose || "you";
     const you = !another && whose ? " (you)" : "";
     if (slot.scope === "SCOPE_USER") {
@@ -290,11 +318,11 @@ export function mount(container, ctx) {
       content
         ? el("pre", { class: "block-content" }, content)
         : el("p", { class: "block-empty" }, card.block ? "Empty." : "Nothing here yet."),
-      canWrite || history
+      canWrite(card.slot) || history
         ? el(
             "div",
             { class: "card-actions" },
-            canWrite
+            canWrite(card.slot)
               ? el(
                   "button",
                   {
@@ -515,12 +543,13 @@ export function mount(container, ctx) {
   }
 
   async function write(card) {
-    const { label, scope, agentId } = card.slot;
+    const { label, scope, agentId, workspaceId } = card.slot;
     try {
       const answer = await api.writeBlock({
         label,
         scope,
         agentId,
+        workspaceId,
         content: card.draft,
         expectedUpdatedAt: card.base,
       });

@@ -27,7 +27,7 @@ from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior_
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x61gentmemory/v1/block.proto\x12\x0e\x61gentmemory.v1\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x03\n\x05\x42lock\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x03\x12*\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.ScopeB\x04\xe2\x41\x01\x03\x12\x16\n\x08\x61gent_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ontent\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x18\n\nchar_count\x18\x05 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x19\n\x0b\x65ntry_count\x18\x06 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x15\n\x07version\x18\x08 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12 \n\x12indexed_line_count\x18\n \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x12\n\x04\x65tag\x18\x0b \x01(\tB\x04\xe2\x41\x01\x03\"\xaa\x01\n\x0c\x42lockVersion\x12\x15\n\x07version\x18\x01 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ontent\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x1c\n\x0ewriter_user_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\nwritten_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x18\n\nchar_count\x18\x05 \x01(\x05\x42\x04\xe2\x41\x01\x03*Y\n\nBlockLabel\x12\x1b\n\x17\x42LOCK_LABEL_UNSPECIFIED\x10\x00\x12\x14\n\x10\x42LOCK_LABEL_CORE\x10\x01\x12\x18\n\x14\x42LOCK_LABEL_ARCHIVAL\x10\x02*\x8d\x01\n\x10\x42lockScopeFilter\x12\"\n\x1e\x42LOCK_SCOPE_FILTER_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x42LOCK_SCOPE_FILTER_USER\x10\x01\x12\x1c\n\x18\x42LOCK_SCOPE_FILTER_AGENT\x10\x02\x12\x1a\n\x16\x42LOCK_SCOPE_FILTER_ALL\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x61gentmemory/v1/block.proto\x12\x0e\x61gentmemory.v1\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9d\x03\n\x05\x42lock\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x03\x12*\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.ScopeB\x04\xe2\x41\x01\x03\x12\x16\n\x08\x61gent_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ontent\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x18\n\nchar_count\x18\x05 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x19\n\x0b\x65ntry_count\x18\x06 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x15\n\x07version\x18\x08 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12 \n\x12indexed_line_count\x18\n \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x12\n\x04\x65tag\x18\x0b \x01(\tB\x04\xe2\x41\x01\x03\x12\x1a\n\x0cworkspace_id\x18\x0c \x01(\tB\x04\xe2\x41\x01\x03\"\xaa\x01\n\x0c\x42lockVersion\x12\x15\n\x07version\x18\x01 \x01(\x03\x42\x04\xe2\x41\x01\x03\x12\x15\n\x07\x63ontent\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x1c\n\x0ewriter_user_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\nwritten_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x18\n\nchar_count\x18\x05 \x01(\x05\x42\x04\xe2\x41\x01\x03*Y\n\nBlockLabel\x12\x1b\n\x17\x42LOCK_LABEL_UNSPECIFIED\x10\x00\x12\x14\n\x10\x42LOCK_LABEL_CORE\x10\x01\x12\x18\n\x14\x42LOCK_LABEL_ARCHIVAL\x10\x02*\xaf\x01\n\x10\x42lockScopeFilter\x12\"\n\x1e\x42LOCK_SCOPE_FILTER_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x42LOCK_SCOPE_FILTER_USER\x10\x01\x12\x1c\n\x18\x42LOCK_SCOPE_FILTER_AGENT\x10\x02\x12\x1a\n\x16\x42LOCK_SCOPE_FILTER_ALL\x10\x03\x12 \n\x1c\x42LOCK_SCOPE_FILTER_WORKSPACE\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -56,6 +56,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BLOCK'].fields_by_name['indexed_line_count']._serialized_options = b'\342A\001\003'
   _globals['_BLOCK'].fields_by_name['etag']._loaded_options = None
   _globals['_BLOCK'].fields_by_name['etag']._serialized_options = b'\342A\001\003'
+  _globals['_BLOCK'].fields_by_name['workspace_id']._loaded_options = None
+  _globals['_BLOCK'].fields_by_name['workspace_id']._serialized_options = b'\342A\001\003'
   _globals['_BLOCKVERSION'].fields_by_name['version']._loaded_options = None
   _globals['_BLOCKVERSION'].fields_by_name['version']._serialized_options = b'\342A\001\003'
   _globals['_BLOCKVERSION'].fields_by_name['content']._loaded_options = None
@@ -66,12 +68,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BLOCKVERSION'].fields_by_name['written_at']._serialized_options = b'\342A\001\003'
   _globals['_BLOCKVERSION'].fields_by_name['char_count']._loaded_options = None
   _globals['_BLOCKVERSION'].fields_by_name['char_count']._serialized_options = b'\342A\001\003'
-  _globals['_BLOCKLABEL']._serialized_start=702
-  _globals['_BLOCKLABEL']._serialized_end=791
-  _globals['_BLOCKSCOPEFILTER']._serialized_start=794
-  _globals['_BLOCKSCOPEFILTER']._serialized_end=935
+  _globals['_BLOCKLABEL']._serialized_start=730
+  _globals['_BLOCKLABEL']._serialized_end=819
+  _globals['_BLOCKSCOPEFILTER']._serialized_start=822
+  _globals['_BLOCKSCOPEFILTER']._serialized_end=997
   _globals['_BLOCK']._serialized_start=142
-  _globals['_BLOCK']._serialized_end=527
-  _globals['_BLOCKVERSION']._serialized_start=530
-  _globals['_BLOCKVERSION']._serialized_end=700
+  _globals['_BLOCK']._serialized_end=555
+  _globals['_BLOCKVERSION']._serialized_start=558
+  _globals['_BLOCKVERSION']._serialized_end=728
 # @@protoc_insertion_point(module_scope)

@@ -23,6 +23,7 @@ class BlockScopeFilter(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BLOCK_SCOPE_FILTER_USER: _ClassVar[BlockScopeFilter]
     BLOCK_SCOPE_FILTER_AGENT: _ClassVar[BlockScopeFilter]
     BLOCK_SCOPE_FILTER_ALL: _ClassVar[BlockScopeFilter]
+    BLOCK_SCOPE_FILTER_WORKSPACE: _ClassVar[BlockScopeFilter]
 BLOCK_LABEL_UNSPECIFIED: BlockLabel
 BLOCK_LABEL_CORE: BlockLabel
 BLOCK_LABEL_ARCHIVAL: BlockLabel
@@ -30,9 +31,10 @@ BLOCK_SCOPE_FILTER_UNSPECIFIED: BlockScopeFilter
 BLOCK_SCOPE_FILTER_USER: BlockScopeFilter
 BLOCK_SCOPE_FILTER_AGENT: BlockScopeFilter
 BLOCK_SCOPE_FILTER_ALL: BlockScopeFilter
+BLOCK_SCOPE_FILTER_WORKSPACE: BlockScopeFilter
 
 class Block(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "content", "char_count", "entry_count", "updated_at", "version", "created_at", "indexed_line_count", "etag")
+    __slots__ = ("label", "scope", "agent_id", "content", "char_count", "entry_count", "updated_at", "version", "created_at", "indexed_line_count", "etag", "workspace_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +46,7 @@ class Block(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     INDEXED_LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     label: BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
@@ -55,7 +58,8 @@ class Block(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     indexed_line_count: int
     etag: str
-    def __init__(self, label: _Optional[_Union[BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., char_count: _Optional[int] = ..., entry_count: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_line_count: _Optional[int] = ..., etag: _Optional[str] = ...) -> None: ...
+    workspace_id: str
+    def __init__(self, label: _Optional[_Union[BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., char_count: _Optional[int] = ..., entry_count: _Optional[int] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_line_count: _Optional[int] = ..., etag: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class BlockVersion(_message.Message):
     __slots__ = ("version", "content", "writer_user_id", "written_at", "char_count")

@@ -14,16 +14,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class GetBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "user_id")
+    __slots__ = ("label", "scope", "agent_id", "user_id", "workspace_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     user_id: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
+    workspace_id: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class GetBlockResponse(_message.Message):
     __slots__ = ("block",)
@@ -32,32 +34,36 @@ class GetBlockResponse(_message.Message):
     def __init__(self, block: _Optional[_Union[_block_pb2.Block, _Mapping]] = ...) -> None: ...
 
 class DeleteBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "expected_updated_at", "etag")
+    __slots__ = ("label", "scope", "agent_id", "expected_updated_at", "etag", "workspace_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     expected_updated_at: _timestamp_pb2.Timestamp
     etag: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ...) -> None: ...
+    workspace_id: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class DeleteBlockResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class ListBlocksRequest(_message.Message):
-    __slots__ = ("scope_filter", "agent_id", "user_id")
+    __slots__ = ("scope_filter", "agent_id", "user_id", "workspace_id")
     SCOPE_FILTER_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     scope_filter: _block_pb2.BlockScopeFilter
     agent_id: str
     user_id: str
-    def __init__(self, scope_filter: _Optional[_Union[_block_pb2.BlockScopeFilter, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
+    workspace_id: str
+    def __init__(self, scope_filter: _Optional[_Union[_block_pb2.BlockScopeFilter, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class ListBlocksResponse(_message.Message):
     __slots__ = ("blocks",)
@@ -66,20 +72,22 @@ class ListBlocksResponse(_message.Message):
     def __init__(self, blocks: _Optional[_Iterable[_Union[_block_pb2.Block, _Mapping]]] = ...) -> None: ...
 
 class WriteBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "content", "expected_updated_at", "etag")
+    __slots__ = ("label", "scope", "agent_id", "content", "expected_updated_at", "etag", "workspace_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     content: str
     expected_updated_at: _timestamp_pb2.Timestamp
     etag: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ...) -> None: ...
+    workspace_id: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., content: _Optional[str] = ..., expected_updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class WriteBlockResponse(_message.Message):
     __slots__ = ("block",)
@@ -88,20 +96,22 @@ class WriteBlockResponse(_message.Message):
     def __init__(self, block: _Optional[_Union[_block_pb2.Block, _Mapping]] = ...) -> None: ...
 
 class ListBlockVersionsRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "page_size", "page_token", "user_id")
+    __slots__ = ("label", "scope", "agent_id", "page_size", "page_token", "user_id", "workspace_id")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     page_size: int
     page_token: str
     user_id: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
+    workspace_id: str
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., user_id: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
 
 class ListBlockVersionsResponse(_message.Message):
     __slots__ = ("versions", "next_page_token")

@@ -26,11 +26,14 @@ if _version_not_supported:
 
 
 class BlockServiceStub:
-    """Full-replacement memory blocks of the authenticated user (SCOPE_USER) or
-    of the user plus one agent (SCOPE_AGENT).
+    """Full-replacement memory blocks of the authenticated user (SCOPE_USER), of
+    the user plus one agent (SCOPE_AGENT), or of a workspace (SCOPE_WORKSPACE).
+    A workspace's blocks are the tenant's, not one user's: every user of the
+    tenant who names the workspace reads and writes the same blocks, under the
+    same compare-and-set.
 
     Roles (see MemoryService): reads need a reader key; WriteBlock and
-    DeleteBlock an editor key.
+    DeleteBlock an editor key, for workspace blocks as for the others.
     """
 
     def __init__(self, channel):
@@ -67,11 +70,14 @@ class BlockServiceStub:
 
 
 class BlockServiceServicer:
-    """Full-replacement memory blocks of the authenticated user (SCOPE_USER) or
-    of the user plus one agent (SCOPE_AGENT).
+    """Full-replacement memory blocks of the authenticated user (SCOPE_USER), of
+    the user plus one agent (SCOPE_AGENT), or of a workspace (SCOPE_WORKSPACE).
+    A workspace's blocks are the tenant's, not one user's: every user of the
+    tenant who names the workspace reads and writes the same blocks, under the
+    same compare-and-set.
 
     Roles (see MemoryService): reads need a reader key; WriteBlock and
-    DeleteBlock an editor key.
+    DeleteBlock an editor key, for workspace blocks as for the others.
     """
 
     def GetBlock(self, request, context):
@@ -93,7 +99,8 @@ class BlockServiceServicer:
 
     def ListBlocks(self, request, context):
         """Lists the caller's blocks, filtered by scope: the user's blocks first,
-        then agent blocks by agent id; core before archival in each.
+        then agent blocks by agent id, then the named workspace's blocks; core
+        before archival in each.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -166,11 +173,14 @@ def add_BlockServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class BlockService:
-    """Full-replacement memory blocks of the authenticated user (SCOPE_USER) or
-    of the user plus one agent (SCOPE_AGENT).
+    """Full-replacement memory blocks of the authenticated user (SCOPE_USER), of
+    the user plus one agent (SCOPE_AGENT), or of a workspace (SCOPE_WORKSPACE).
+    A workspace's blocks are the tenant's, not one user's: every user of the
+    tenant who names the workspace reads and writes the same blocks, under the
+    same compare-and-set.
 
     Roles (see MemoryService): reads need a reader key; WriteBlock and
-    DeleteBlock an editor key.
+    DeleteBlock an editor key, for workspace blocks as for the others.
     """
 
     @staticmethod

@@ -398,9 +398,10 @@ class MemoryServiceServicer:
 
     def ForgetWorkspace(self, request, context):
         """Forgets a workspace in the caller's tenant, as ForgetAgent forgets an
-        agent: its memories, their audit snapshots (tombstones stay), the
-        extraction passes that would write to it (whichever agent's) with their
-        transcripts, and the conversation snapshots no remaining memory draws on.
+        agent: its memories, their audit snapshots (tombstones stay), its blocks
+        with their versions and archival lines, the extraction passes that would
+        write to it (whichever agent's) with their transcripts, and the
+        conversation snapshots no remaining memory draws on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

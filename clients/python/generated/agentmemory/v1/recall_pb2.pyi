@@ -58,7 +58,7 @@ class IndexingStatus(_message.Message):
     def __init__(self, waiting_count: _Optional[int] = ..., waiting_count_capped: _Optional[bool] = ..., worker_count: _Optional[int] = ..., per_second: _Optional[float] = ..., waiting_line_count: _Optional[int] = ..., waiting_memory_count: _Optional[int] = ...) -> None: ...
 
 class MemoryPolicy(_message.Message):
-    __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core", "include_recent_decisions", "recent_decisions_limit")
+    __slots__ = ("archival_mode", "archival_limit", "archival_min_score", "include_user_core", "include_agent_core", "include_recent_decisions", "recent_decisions_limit", "include_workspace_core")
     ARCHIVAL_MODE_FIELD_NUMBER: _ClassVar[int]
     ARCHIVAL_LIMIT_FIELD_NUMBER: _ClassVar[int]
     ARCHIVAL_MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +66,7 @@ class MemoryPolicy(_message.Message):
     INCLUDE_AGENT_CORE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_RECENT_DECISIONS_FIELD_NUMBER: _ClassVar[int]
     RECENT_DECISIONS_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_WORKSPACE_CORE_FIELD_NUMBER: _ClassVar[int]
     archival_mode: ArchivalMode
     archival_limit: int
     archival_min_score: float
@@ -73,7 +74,8 @@ class MemoryPolicy(_message.Message):
     include_agent_core: bool
     include_recent_decisions: bool
     recent_decisions_limit: int
-    def __init__(self, archival_mode: _Optional[_Union[ArchivalMode, str]] = ..., archival_limit: _Optional[int] = ..., archival_min_score: _Optional[float] = ..., include_user_core: _Optional[bool] = ..., include_agent_core: _Optional[bool] = ..., include_recent_decisions: _Optional[bool] = ..., recent_decisions_limit: _Optional[int] = ...) -> None: ...
+    include_workspace_core: bool
+    def __init__(self, archival_mode: _Optional[_Union[ArchivalMode, str]] = ..., archival_limit: _Optional[int] = ..., archival_min_score: _Optional[float] = ..., include_user_core: _Optional[bool] = ..., include_agent_core: _Optional[bool] = ..., include_recent_decisions: _Optional[bool] = ..., recent_decisions_limit: _Optional[int] = ..., include_workspace_core: _Optional[bool] = ...) -> None: ...
 
 class PromptSection(_message.Message):
     __slots__ = ("name", "content", "token_count")
