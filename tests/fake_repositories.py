@@ -113,34 +113,47 @@ class FakeBlocks(BlockRepository):
         return self._store.state.blocks
 
     def _at(self, key: BlockKey) -> tuple[str, str, BlockKey]:
-        return (self._tenant, self._user, key)
+        # A workspace's block is the tenant's: no user in its key, as in PostgreSQL.
+        return (self._tenant, "" if key.shared else self._user, key)
 
     async def get(self, key: BlockKey) -> Block | None:
         found = self._rows.get(self._at(key))
         return found.block if found is not None else None
 
-    async def select(self, scope_filter: ScopeFilter, agent_id: str) -> list[Block]:
+    async def select(
+        self, scope_filter: ScopeFilter, agent_id: str, workspace_id: str = ""
+    ) -> list[Block]:
         users = scope_filter in (ScopeFilter.USER, ScopeFilter.ALL)
         agents = scope_filter in (ScopeFilter.AGENT, ScopeFilter.ALL)
+        workspaces = scope_filter in (ScopeFilter.WORKSPACE, ScopeFilter.ALL)
         found = [
             stored.block
             for (tenant, user, key), stored in self._rows.items()
-            if (tenant, user) == (self._tenant, self._user)
+            if tenant == self._tenant
             and (
-                (key.scope is BlockScope.USER and users)
+                (key.scope is BlockScope.USER and users and user == self._user)
                 or (
                     key.scope is BlockScope.AGENT
                     and agents
+                    and user == self._user
                     and (not agent_id or key.agent_id == agent_id)
+                )
+                or (
+                    key.scope is BlockScope.WORKSPACE
+                    and workspaces
+                    and bool(workspace_id)
+                    and key.workspace_id == workspace_id
                 )
             )
         ]
-        # User blocks first, then agent blocks by agent id; core before archival.
+        # User blocks first, then agent blocks by agent id, then the workspace's; core
+        # before archival.
+        order = {BlockScope.USER: 0, BlockScope.AGENT: 1, BlockScope.WORKSPACE: 2}
         return sorted(
             found,
             key=lambda b: (
-                b.key.scope is BlockScope.AGENT,
-                b.key.agent_id,
+                order[b.key.scope],
+                b.key.owner_id,
                 b.key.label is BlockLabel.ARCHIVAL,
             ),
         )
@@ -838,6 +851,15 @@ class FakeForget(ForgetRepository):
     async def workspace(self, workspace_id: str) -> ForgetCounts:
         jobs = self._jobs(lambda j: j.request.workspace_id == workspace_id)
         counts = self._memories_of(Owner(Scope.WORKSPACE, workspace_id))
+        counts += self._blocks(
+            [
+                k
+                for k in self._state.blocks
+                if k[0] == self._tenant
+                and k[2].scope is BlockScope.WORKSPACE
+                and k[2].workspace_id == workspace_id
+            ]
+        )
         return counts + ForgetCounts(extraction_jobs=jobs)
 
     async def user(self) -> ForgetCounts:

@@ -60,6 +60,8 @@ BEYOND_SCHEMA_AT: dict[tuple[str, str], str] = {
     ("session_id", "REQUIRED"): "one of session_id or chain_id: a choice between two fields",
     ("scope", "INVALID_SCOPE"): "a block's scope, or an agent id instead: two parameters",
     ("agent_id", "NOT_ALLOWED"): "a user block has no agent id: two parameters",
+    ("workspace_id", "NOT_ALLOWED"): "an agent's or a user's block has no workspace id, a "
+    "workspace's no agent id: two parameters",
     ("order_by", "INVALID_ORDER"): "each field named once: a list without repeats, which a "
     "pattern cannot say",
     ("key", "REQUIRED"): "a memory read by the owner its path names needs its key, and one "

@@ -246,6 +246,45 @@ def test_another_user_or_tenant_never_sees_or_changes_the_blocks(
     scenario(body)
 
 
+def test_a_workspace_block_is_the_tenants_and_listed_only_when_its_workspace_is_named(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    colleague = Principal(caller.tenant_id, "bob")
+    stranger = Principal(f"other-{uuid.uuid4().hex[:8]}", caller.user_id)
+    plan = BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id="release")
+    other = BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id="oncall")
+
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            first = await created(tx, plan, "ship on Tuesday")
+            await created(tx, other, "ana this week")
+            await created(tx, USER_CORE, "mine")
+        async with store.connection(colleague) as tx:
+            # Another user of the tenant writes the same block, by compare-and-set.
+            seen = await tx.blocks.get(plan)
+            assert seen == first
+            moved = await tx.blocks.write(
+                plan, "ship on Wednesday", expected=first.updated_at, keep=10
+            )
+            assert moved.written is not None and moved.written.version == 2
+            assert await tx.blocks.select(ScopeFilter.ALL, "") == []
+            listed = await tx.blocks.select(ScopeFilter.ALL, "", "release")
+            assert [b.key for b in listed] == [plan]
+        async with store.connection(caller) as tx:
+            stale = await tx.blocks.write(plan, "x", expected=first.updated_at, keep=10)
+            assert stale.written is None and stale.current is not None
+            assert stale.current.content == "ship on Wednesday"
+            both = await tx.blocks.select(ScopeFilter.ALL, "", "release")
+            assert [b.key for b in both] == [USER_CORE, plan]
+            only = await tx.blocks.select(ScopeFilter.WORKSPACE, "", "oncall")
+            assert [b.key for b in only] == [other]
+        async with store.connection(stranger) as tx:
+            assert await tx.blocks.get(plan) is None
+            assert await tx.blocks.select(ScopeFilter.WORKSPACE, "", "release") == []
+
+    scenario(body)
+
+
 def test_a_block_write_in_a_transaction_that_raises_leaves_nothing(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:

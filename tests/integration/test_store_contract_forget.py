@@ -158,16 +158,27 @@ def test_forgetting_a_workspace_removes_its_memories_and_passes(
             other_job = await tx.jobs.enqueue(
                 ExtractionRequest("coder", None, "s2", None, "user: hi"), settle=LATER
             )
+            shared = BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id="ws")
+            elsewhere = BlockKey(BlockLabel.CORE, BlockScope.WORKSPACE, workspace_id="other")
+            for key in (shared, elsewhere):
+                await tx.blocks.write(key, "- the release plan", expected=None, keep=10)
         async with store.transaction(caller) as tx:
             counts = await tx.forget.workspace("ws")
         async with store.connection(caller) as tx:
+            assert await tx.blocks.get(shared) is None
+            assert await tx.blocks.get(elsewhere) is not None
             assert await tx.memories.get(gone.id) is None
             assert await tx.memories.get(kept.id) == kept
             assert await tx.memories.get(agents.id) == agents
             assert await tx.conversations.get("p", "ws-talk") is None
             assert await tx.jobs.get(other_job) is not None
         assert counts == ForgetCounts(
-            memories=1, audit_events=1, conversations=1, extraction_jobs=1
+            memories=1,
+            audit_events=1,
+            conversations=1,
+            extraction_jobs=1,
+            blocks=1,
+            block_versions=1,
         )
 
     scenario(body)
