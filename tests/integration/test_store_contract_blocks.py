@@ -266,13 +266,15 @@ def test_a_workspace_block_is_the_tenants_and_listed_only_when_its_workspace_is_
             moved = await tx.blocks.write(
                 plan, "ship on Wednesday", expected=first.updated_at, keep=10
             )
-            assert moved.written is not None and moved.written.version == 2
+            assert moved.written is not None
+            assert moved.written.version == 2
             assert await tx.blocks.select(ScopeFilter.ALL, "") == []
             listed = await tx.blocks.select(ScopeFilter.ALL, "", "release")
             assert [b.key for b in listed] == [plan]
         async with store.connection(caller) as tx:
             stale = await tx.blocks.write(plan, "x", expected=first.updated_at, keep=10)
-            assert stale.written is None and stale.current is not None
+            assert stale.written is None
+            assert stale.current is not None
             assert stale.current.content == "ship on Wednesday"
             both = await tx.blocks.select(ScopeFilter.ALL, "", "release")
             assert [b.key for b in both] == [USER_CORE, plan]
