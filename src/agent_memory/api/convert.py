@@ -326,8 +326,44 @@ def event_to_proto(event: MemoryEvent) -> memory_pb2.MemoryEvent:
     )
 
 
+_TIMESTAMP = "google.protobuf.Timestamp"
+_STRUCT = "google.protobuf.Struct"
+
+
 def _well_known(field: FieldDescriptor) -> str:
     return field.message_type.full_name if field.message_type is not None else ""
+
+
+_Plan = tuple[tuple[str, str, bool, bool, bool], ...]
+_PLANS: dict[tuple[type[Any], type[Message]], _Plan] = {}
+
+
+def _shared_fields(record: type[Any], message_type: type[Message]) -> _Plan:
+    """The fields a record and a message share, by name, with what converting them
+    needs: the message field's well-known type, whether it repeats, whether it tracks
+    presence, and whether the record's field may be None. Worked out once per pair: a
+    call converts by this plan, without reading type hints or descriptors again."""
+    known = _PLANS.get((record, message_type))
+    if known is not None:
+        return known
+    descriptor = message_type.DESCRIPTOR
+    hints = get_type_hints(record)
+    plan = []
+    for f in dataclasses.fields(record):
+        field = descriptor.fields_by_name.get(f.name)
+        if field is None:
+            continue
+        plan.append(
+            (
+                f.name,
+                _well_known(field),
+                field.is_repeated,
+                field.has_presence,
+                isinstance(hints[f.name], types.UnionType),
+            )
+        )
+    _PLANS[(record, message_type)] = tuple(plan)
+    return _PLANS[(record, message_type)]
 
 
 def fields_to_proto(
@@ -337,22 +373,20 @@ def fields_to_proto(
     type: an instant as a Timestamp, a mapping as a Struct, an id as its text, a sequence
     as a repeated field; a None is left unset. The caller sets enums and what has another
     name."""
-    by_name = message_type.DESCRIPTOR.fields_by_name
     found: dict[str, Any] = {}
-    for f in dataclasses.fields(record):
-        field = by_name.get(f.name)
-        value = getattr(record, f.name)
-        if field is None or f.name in skip or value is None:
+    for name, known, repeated, _, _ in _shared_fields(type(record), message_type):
+        value = getattr(record, name)
+        if value is None or name in skip:
             continue
-        if _well_known(field) == "google.protobuf.Timestamp":
+        if known == _TIMESTAMP:
             value = timestamp(value)
-        elif _well_known(field) == "google.protobuf.Struct":
+        elif known == _STRUCT:
             value = struct(value)
         elif isinstance(value, uuid.UUID):
             value = str(value)
-        elif field.is_repeated:
+        elif repeated:
             value = list(value)
-        found[f.name] = value
+        found[name] = value
     return found
 
 
@@ -371,26 +405,23 @@ def fields_from_proto(
     ids and what has another name.
 
     Raises: InvalidArgument — an instant out of range (its path is ``prefix`` + name)."""
-    by_name = message.DESCRIPTOR.fields_by_name
-    hints = get_type_hints(record)
     found: dict[str, Any] = {}
-    for f in dataclasses.fields(record):
-        field = by_name.get(f.name)
-        if field is None or f.name in skip or (only is not None and f.name not in only):
+    for name, known, repeated, presence, nullable in _shared_fields(record, type(message)):
+        if name in skip or (only is not None and name not in only):
             continue
-        value = getattr(message, f.name)
-        if _well_known(field) == "google.protobuf.Timestamp":
-            value = optional_time(message, f.name, prefix)
-        elif _well_known(field) == "google.protobuf.Struct":
+        value = getattr(message, name)
+        if known == _TIMESTAMP:
+            value = optional_time(message, name, prefix)
+        elif known == _STRUCT:
             value = plain(value)
-        elif field.is_repeated:
+        elif repeated:
             value = tuple(value)
         else:
-            unset = field.has_presence and not message.HasField(f.name)
+            unset = presence and not message.HasField(name)
             # A path a mask names takes its value as it is, empty too.
-            empty = only is None and value == "" and isinstance(hints[f.name], types.UnionType)
+            empty = only is None and value == "" and nullable
             value = None if unset or empty else value
-        found[f.name] = value
+        found[name] = value
     return found
 
 

@@ -31,7 +31,7 @@ from agent_memory.domain.blocks import (
     entries,
 )
 from agent_memory.domain.identity import Principal
-from agent_memory.store.columns import insert_columns, insert_values, output
+from agent_memory.store.columns import compact, insert_columns, insert_values, output
 from agent_memory.store.models import BlockRow, BlockVersionRow
 from agent_memory.store.repositories import BlockRepository
 from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
@@ -232,11 +232,15 @@ WHERE NOT EXISTS (SELECT FROM written)
 """
 
 
+# Compacted: psycopg parses a statement of more than 4,096 bytes again at every call,
+# and a block's write is on every compare-and-set.
 _WRITES: dict[tuple[bool, BlockLabel], LiteralString] = {
-    (replace, label): (_REPLACE if replace else _CREATE)
-    + _KEEP_VERSION
-    + (_LINES if label is BlockLabel.ARCHIVAL else "")
-    + _outcome(label)
+    (replace, label): compact(
+        (_REPLACE if replace else _CREATE)
+        + _KEEP_VERSION
+        + (_LINES if label is BlockLabel.ARCHIVAL else "")
+        + _outcome(label)
+    )
     for replace in (False, True)
     for label in BlockLabel
 }

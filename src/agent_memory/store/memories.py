@@ -55,6 +55,7 @@ from agent_memory.store.columns import (
     PATCHED,
     WRITTEN,
     clearable,
+    compact,
     insert_columns,
     insert_values,
     merged,
@@ -291,18 +292,22 @@ inserted AS ({_NEW_ROW}
     RETURNING *
 ),
 created_event AS ({_event("'created'", None, "inserted")}),
-updated_event AS ({_event("'updated'", "current", "updated")})
-SELECT 'created' AS outcome, {returned("n")} FROM inserted AS n
-UNION ALL SELECT 'updated', {returned("n")} FROM updated AS n
-UNION ALL SELECT 'held', {returned("c")} FROM current AS c WHERE c.source <> %(source)s
-UNION ALL
-SELECT 'moved', {returned("c")} FROM current AS c
-WHERE c.source = %(source)s AND NOT EXISTS (SELECT FROM updated)
+updated_event AS ({_event("'updated'", "current", "updated")}),
+outcomes AS (
+    SELECT 'created' AS outcome, n.* FROM inserted AS n
+    UNION ALL SELECT 'updated', n.* FROM updated AS n
+    UNION ALL SELECT 'held', c.* FROM current AS c WHERE c.source <> %(source)s
+    UNION ALL
+    SELECT 'moved', c.* FROM current AS c
+    WHERE c.source = %(source)s AND NOT EXISTS (SELECT FROM updated)
+)
+SELECT n.outcome, {returned("n")} FROM outcomes AS n
 """
 
 
-_WRITE = _write("")
-_WRITE_LOCKED = _write("FOR UPDATE")
+# Compacted: psycopg parses a statement of more than 4,096 bytes again at every call.
+_WRITE = compact(_write(""))
+_WRITE_LOCKED = compact(_write("FOR UPDATE"))
 
 _CREATE: LiteralString = f"""
 WITH inserted AS ({_NEW_ROW}
