@@ -132,14 +132,26 @@ def _inline(text: str) -> str:
 _inline_kept = lru_cache(maxsize=_REMEMBERED)(_inline)
 
 
+# A core block is rendered again at every render until it is written: kept as rendered.
+_BLOCKS_REMEMBERED = 1024
+_BLOCK_REMEMBERED_CHARS = 8192
+
+
 def lines(text: str) -> str:
     """Stored multi-line text (a core block) with its lines kept, each one data: no
     line reads as a heading, an underline or a code fence (then :func:`shown`)."""
+    return _lines_kept(text) if len(text) <= _BLOCK_REMEMBERED_CHARS else _lines(text)
+
+
+def _lines(text: str) -> str:
     kept = []
     for line in text.splitlines():
         line = shown(_BREAKS_AND_CONTROLS_BUT_TAB.sub(" ", line))
         kept.append(_STRUCTURE_LINE.sub(r"\1\\\2", line.rstrip()))
     return "\n".join(kept).strip("\n")
+
+
+_lines_kept = lru_cache(maxsize=_BLOCKS_REMEMBERED)(_lines)
 
 
 def _normalised(text: str) -> str:
