@@ -1,26 +1,17 @@
 """RenderPrompt's token counts are a help, never a need: when the model cannot be
-loaded, or its thread is too busy to count in time, the prompt is answered without
-them."""
+loaded, the prompt is answered without them."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
 
-import pytest
-
-from agent_memory.api import recall_servicer
 from agent_memory.api.recall_servicer import RecallServicer
 from agent_memory.embed import EmbeddingError
 
 
 async def cannot_load(texts: Sequence[str]) -> list[int]:
     raise EmbeddingError("the local model cannot be loaded: gone")
-
-
-async def never_done(texts: Sequence[str]) -> list[int]:
-    await asyncio.Event().wait()
-    raise AssertionError("unreachable")
 
 
 async def by_words(texts: Sequence[str]) -> list[int]:
@@ -38,8 +29,3 @@ def test_counts_are_the_counters_and_none_without_one() -> None:
 
 def test_a_model_that_cannot_load_leaves_the_counts_unset() -> None:
     assert counts(RecallServicer(None, count_tokens=cannot_load), ["a"]) is None  # type: ignore[arg-type]
-
-
-def test_a_busy_model_leaves_the_counts_unset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recall_servicer, "COUNT_TOKENS_SECONDS", 0.01)
-    assert counts(RecallServicer(None, count_tokens=never_done), ["a"]) is None  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from opentelemetry import trace
 
-from agent_memory.api.request_checks import checked, decoding
+from agent_memory.api.request_checks import checked, decoded, decoding
 from agent_memory.api.roles import authorize
 from agent_memory.api.stored_text import refuse_line_breaks, refuse_stored_secrets
 from agent_memory.domain.errors import ServiceError, Unauthenticated
@@ -211,9 +211,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 try:
                     await self._caller(method, context)
                     self._marks(method)
-                    request = checked(request)
+                    request = decoded(request)
                     _describe_call(request)
-                    request = await _scanned(method, request)
+                    # A secret first, whatever else the text breaks: refused as the
+                    # secret it is (a credential pasted as an id is not "not a UUID").
+                    request = checked(await _scanned(method, request))
                     result = behaviour(request, context)
                     if inspect.isawaitable(result):
                         result = await result
@@ -236,9 +238,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 try:
                     await self._caller(method, context)
                     self._marks(method)
-                    request = checked(request)
+                    request = decoded(request)
                     _describe_call(request)
-                    request = await _scanned(method, request)
+                    # A secret first, whatever else the text breaks: refused as the
+                    # secret it is (a credential pasted as an id is not "not a UUID").
+                    request = checked(await _scanned(method, request))
                     async with contextlib.aclosing(behaviour(request, context)) as items:
                         async for item in items:
                             yield item
@@ -464,6 +468,7 @@ async def _scanned(method: str, request: Any) -> Any:
 
 async def _scanning(method: str, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for request in requests:
+        request = decoded(request)
         await refuse_stored_secrets(method, request)
         refuse_line_breaks(method, request)
         yield request

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
@@ -79,9 +78,6 @@ def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
 
 # Token counts of texts, in order (agent_memory.embed.local.token_counts).
 CountTokens = Callable[[Sequence[str]], Awaitable[list[int]]]
-# How long a render waits for its counts (the model's thread may be busy with a
-# query): past it, the prompt is answered without them.
-COUNT_TOKENS_SECONDS = 2.0
 
 
 class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
@@ -164,15 +160,14 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
         return response
 
     async def _counts(self, texts: list[str]) -> list[int] | None:
-        """The token counts of ``texts``, or None when they cannot be counted: the
-        prompt is answered without them rather than refused."""
+        """The token counts of ``texts``, or None when they cannot be counted (the model
+        cannot be loaded): the prompt is answered without them rather than refused. The
+        caller asked for them, so the render waits for the model's thread, within the
+        call's deadline."""
         if self._count_tokens is None:
             return None
         try:
-            return await asyncio.wait_for(self._count_tokens(texts), COUNT_TOKENS_SECONDS)
+            return await self._count_tokens(texts)
         except EmbeddingError as exc:
             _log.warning("prompt sections are not counted: %s", exc)
-            return None
-        except TimeoutError:
-            _log.info("prompt sections are not counted: the model's thread is busy")
             return None

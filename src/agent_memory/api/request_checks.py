@@ -87,6 +87,17 @@ def decoding(deserialize: Deserializer | None, method: str) -> Deserializer | No
     return decode
 
 
+def decoded(request: Any) -> Any:
+    """The request, once it decoded (a stream of requests is checked as it is read).
+
+    Raises:
+        InvalidArgument: undecodable (``UNDECODABLE_REQUEST``).
+    """
+    if isinstance(request, Undecodable | Unreadable):
+        raise request.error()
+    return request
+
+
 def checked(request: Any) -> Any:
     """The request once it decoded and its enums hold defined values; a stream of
     requests comes back as a stream that checks each one as it is read.

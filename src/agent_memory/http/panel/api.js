@@ -84,7 +84,10 @@ export class Api {
 
   /** A server stream over HTTP: newline-delimited JSON, one message a line. */
   async stream(method, path, body) {
-    const text = await this.call(method, path, body, { raw: true });
+    const text = await this.call(method, path, body, {
+      raw: true,
+      accept: "application/x-ndjson",
+    });
     const messages = [];
     for (const line of text.split("\n")) {
       if (!line.trim()) continue;
@@ -98,8 +101,8 @@ export class Api {
     return messages;
   }
 
-  async call(method, path, body, { raw = false } = {}) {
-    const headers = { Authorization: `Bearer ${this.key}`, Accept: "application/json" };
+  async call(method, path, body, { raw = false, accept = "application/json" } = {}) {
+    const headers = { Authorization: `Bearer ${this.key}`, Accept: accept };
     const init = { method, headers };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
