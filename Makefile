@@ -52,13 +52,15 @@ test-external: export MEMORY_TEST_DATABASE_URL ?= postgresql://postgres@127.0.0.
 test-external: venv examples/node/node_modules/.package-lock.json ## run the test suite on MEMORY_TEST_DATABASE_URL (default: local server)
 	$(PY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
-generate: venv ## regenerate clients/python/generated/ from proto/, and README's settings table
+generate: venv ## regenerate clients/python/generated/ from proto/, README's settings table and the statements' snapshot
 	$(PY) scripts/generate_protos.py
 	$(PY) scripts/settings_table.py
+	$(PY) scripts/snapshot_statements.py
 
-check-generated: venv ## fail when clients/python/generated/ or README's settings table is stale
+check-generated: venv ## fail when clients/python/generated/, README's settings table or the statements' snapshot is stale
 	$(PY) scripts/generate_protos.py --check
 	$(PY) scripts/settings_table.py --check
+	$(PY) scripts/snapshot_statements.py --check
 
 node_modules/.package-lock.json: package-lock.json package.json
 	npm ci

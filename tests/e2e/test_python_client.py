@@ -414,6 +414,27 @@ def test_a_facts_period_is_written_changed_and_cleared_through_the_client(
         assert aware(replaced.valid_end_time) == aware(kept.updated_at)
 
 
+def test_a_memorys_note_is_written_changed_and_cleared_through_the_client(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        made = memory.upsert_memory(
+            "deploy-day", "Deploys go out on Tuesdays", agent_id="planner", note="per Ana"
+        )
+        assert made.note == "per Ana"
+        kept = memory.upsert_memory(
+            "deploy-day", "Deploys go out on Wednesdays", agent_id="planner"
+        )
+        assert (kept.value, kept.note) == ("Deploys go out on Wednesdays", "per Ana")
+        changed = memory.update_memory(made.id, note="per Ben, after the freeze")
+        assert (changed.value, changed.note) == (kept.value, "per Ben, after the freeze")
+        assert memory.get_memory(made.id).note == "per Ben, after the freeze"
+        cleared = memory.update_memory(made.id, update_mask=["note"])
+        assert cleared.note == ""
+        with pytest.raises(InvalidArgument):
+            memory.update_memory(made.id, note="x" * 2001)
+
+
 def test_update_memory_changes_what_it_is_given_guarded_by_the_etag(
     server: ServerThread, tenant: str
 ) -> None:

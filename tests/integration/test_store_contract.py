@@ -190,6 +190,7 @@ def test_the_audit_snapshot_carries_every_field_of_the_memory(
                     evidence=evidence,
                     valid_start_time=PAST,
                     valid_end_time=FUTURE,
+                    note="per the release review",
                 ),
             )
             (event,) = await tx.events.list_page(memory.id, after=None, limit=10)

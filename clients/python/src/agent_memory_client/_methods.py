@@ -47,14 +47,16 @@ class MemoryMethods(SyncTransport):
         create_only: bool = False,
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
+        note: str | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
         ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry);
         ``valid_start_time`` and ``valid_end_time`` say when the fact holds in the world
-        (each None keeps the stored one). With ``create_only`` an existing key is left
-        alone and the call raises AlreadyExists. ``upsert_memory_result`` also says
-        whether the call created the memory."""
+        (each None keeps the stored one); ``note`` is a line for the people who read the
+        memory, never shown to a model (None keeps the stored one). With ``create_only``
+        an existing key is left alone and the call raises AlreadyExists.
+        ``upsert_memory_result`` also says whether the call created the memory."""
         return self._run(
             _ops.upsert_memory(
                 key,
@@ -69,6 +71,7 @@ class MemoryMethods(SyncTransport):
                 create_only=create_only,
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
+                note=note,
             ),
             timeout,
         )
@@ -88,6 +91,7 @@ class MemoryMethods(SyncTransport):
         create_only: bool = False,
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
+        note: str | None = None,
         timeout: float | None = None,
     ) -> types.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
@@ -106,6 +110,7 @@ class MemoryMethods(SyncTransport):
                 create_only=create_only,
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
+                note=note,
             ).answering(types.UpsertMemoryResponse),
             timeout,
         )
@@ -158,14 +163,15 @@ class MemoryMethods(SyncTransport):
         etag: str | None = None,
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
+        note: str | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
         (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
-        or ``valid_end_time``: the fact's period is open at that end). Only manual memories
-        change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
-        memory has not changed since (else EtagMismatch)."""
+        or ``valid_end_time``: the fact's period is open at that end; ``note``: none).
+        Only manual memories change key, value or importance (else ReadOnlyMemory). With
+        ``etag``, only if the memory has not changed since (else EtagMismatch)."""
         return self._run(
             _ops.update_memory(
                 memory_id,
@@ -179,6 +185,7 @@ class MemoryMethods(SyncTransport):
                 etag=etag,
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
+                note=note,
             ),
             timeout,
         )
@@ -930,14 +937,16 @@ class AsyncMemoryMethods(AsyncTransport):
         create_only: bool = False,
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
+        note: str | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Create or update the memory with this key, of an agent or a workspace;
         ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry);
         ``valid_start_time`` and ``valid_end_time`` say when the fact holds in the world
-        (each None keeps the stored one). With ``create_only`` an existing key is left
-        alone and the call raises AlreadyExists. ``upsert_memory_result`` also says
-        whether the call created the memory."""
+        (each None keeps the stored one); ``note`` is a line for the people who read the
+        memory, never shown to a model (None keeps the stored one). With ``create_only``
+        an existing key is left alone and the call raises AlreadyExists.
+        ``upsert_memory_result`` also says whether the call created the memory."""
         return await self._run(
             _ops.upsert_memory(
                 key,
@@ -952,6 +961,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 create_only=create_only,
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
+                note=note,
             ),
             timeout,
         )
@@ -971,6 +981,7 @@ class AsyncMemoryMethods(AsyncTransport):
         create_only: bool = False,
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
+        note: str | None = None,
         timeout: float | None = None,
     ) -> types.UpsertMemoryResponse:
         """The same call as :meth:`upsert_memory`, answering the whole response: ``.memory``
@@ -989,6 +1000,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 create_only=create_only,
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
+                note=note,
             ).answering(types.UpsertMemoryResponse),
             timeout,
         )
@@ -1041,14 +1053,15 @@ class AsyncMemoryMethods(AsyncTransport):
         etag: str | None = None,
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
+        note: str | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
         (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
-        or ``valid_end_time``: the fact's period is open at that end). Only manual memories
-        change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
-        memory has not changed since (else EtagMismatch)."""
+        or ``valid_end_time``: the fact's period is open at that end; ``note``: none).
+        Only manual memories change key, value or importance (else ReadOnlyMemory). With
+        ``etag``, only if the memory has not changed since (else EtagMismatch)."""
         return await self._run(
             _ops.update_memory(
                 memory_id,
@@ -1062,6 +1075,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 etag=etag,
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
+                note=note,
             ),
             timeout,
         )

@@ -300,13 +300,15 @@ def upsert_memory(
     create_only: bool = False,
     valid_start_time: Timestamp | None = None,
     valid_end_time: Timestamp | None = None,
+    note: str | None = None,
 ) -> Op[types.Memory]:
     """Create or update the memory with this key, of an agent or a workspace;
     ``expire_time`` or ``ttl`` makes it expire (None keeps the stored expiry);
     ``valid_start_time`` and ``valid_end_time`` say when the fact holds in the world
-    (each None keeps the stored one). With ``create_only`` an existing key is left
-    alone and the call raises AlreadyExists. ``upsert_memory_result`` also says
-    whether the call created the memory."""
+    (each None keeps the stored one); ``note`` is a line for the people who read the
+    memory, never shown to a model (None keeps the stored one). With ``create_only``
+    an existing key is left alone and the call raises AlreadyExists.
+    ``upsert_memory_result`` also says whether the call created the memory."""
     request = memory_service_pb2.UpsertMemoryRequest(
         owner=owner(agent_id, workspace_id),
         key=key,
@@ -318,6 +320,8 @@ def upsert_memory(
         request.pinned = pinned
     if importance is not None:
         request.importance = importance
+    if note is not None:
+        request.note = note
     set_expiration(request, expire_time, ttl)
     set_period(request, valid_start_time, valid_end_time)
     return Op("MemoryService", "UpsertMemory", request, _memory)
@@ -384,13 +388,14 @@ def update_memory(
     etag: str | None = None,
     valid_start_time: Timestamp | None = None,
     valid_end_time: Timestamp | None = None,
+    note: str | None = None,
 ) -> Op[types.Memory]:
     """Change some fields of a memory: those given (not None), or those
     ``update_mask`` names, where a field named but not given is cleared
     (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
-    or ``valid_end_time``: the fact's period is open at that end). Only manual memories
-    change key, value or importance (else ReadOnlyMemory). With ``etag``, only if the
-    memory has not changed since (else EtagMismatch)."""
+    or ``valid_end_time``: the fact's period is open at that end; ``note``: none).
+    Only manual memories change key, value or importance (else ReadOnlyMemory). With
+    ``etag``, only if the memory has not changed since (else EtagMismatch)."""
     memory = memory_pb2.Memory(id=memory_id)
     if key is not None:
         memory.key = key
@@ -405,6 +410,8 @@ def update_memory(
         memory.expire_time.CopyFrom(expires)
     if tags is not None:
         memory.tags.extend(_strings(tags, "tags"))
+    if note is not None:
+        memory.note = note
     set_period(memory, valid_start_time, valid_end_time)
     given = {
         "key": key,
@@ -415,6 +422,7 @@ def update_memory(
         "tags": tags,
         "valid_start_time": valid_start_time,
         "valid_end_time": valid_end_time,
+        "note": note,
     }
     request = memory_service_pb2.UpdateMemoryRequest(
         memory=memory, update_mask=_field_mask(given, update_mask)
