@@ -15,18 +15,14 @@ then at its outermost commas, so a changed column shows as a changed line.
 from __future__ import annotations
 
 import enum
-import importlib
-import pkgutil
 import re
 import sys
-from collections.abc import Iterator
 
 from generated_file import ROOT, GeneratedFile
 
-import agent_memory.store as store
+from agent_memory.store.catalogue import statements
 
 SNAPSHOT = ROOT / "tests" / "snapshots" / "statements.sql"
-SQL = re.compile(r"\s*(?:WITH|SELECT|INSERT|UPDATE|DELETE)\b")
 WIDTH = 100
 # Split before these, outside quotes, on a line too long to read.
 _CLAUSE = re.compile(
@@ -34,20 +30,6 @@ _CLAUSE = re.compile(
     r"|DELETE FROM|(?:LEFT |CROSS )?JOIN(?: LATERAL)?|UNION(?: ALL)?|ORDER BY|GROUP BY"
     r"|LIMIT)\b)"
 )
-
-
-def statements() -> Iterator[tuple[str, str, object, str]]:
-    """Every statement of the store's modules: its module, the name it is bound to, its
-    key when that name holds a dict of statements (else None), and its text."""
-    for found in pkgutil.iter_modules(store.__path__):
-        if found.name.startswith("migrations"):
-            continue
-        module = importlib.import_module(f"agent_memory.store.{found.name}")
-        for name, value in vars(module).items():
-            items = value.items() if isinstance(value, dict) else [(None, value)]
-            for key, text in items:
-                if isinstance(text, str) and SQL.match(text):
-                    yield found.name, name, key, text
 
 
 def shown_key(key: object) -> str:

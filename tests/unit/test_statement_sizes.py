@@ -6,19 +6,16 @@ be longer are named here with why."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Iterator
 
 import psycopg._queries
 import pytest
 
-import agent_memory.store as store
+from agent_memory.store import catalogue
 
 MAX_BYTES = getattr(psycopg._queries, "MAX_CACHED_STATEMENT_LENGTH", 4096)
 MAX_PARAMS = getattr(psycopg._queries, "MAX_CACHED_STATEMENT_PARAMS", 50)
-_SQL = re.compile(r"\s*(?:WITH|SELECT|INSERT|UPDATE|DELETE)\b")
 
 # Longer, with why: each is one call among many rows' work, where a parse is noise.
 LONG: dict[tuple[str, str], str] = {
@@ -41,14 +38,8 @@ LONG: dict[tuple[str, str], str] = {
 
 
 def statements() -> Iterator[tuple[str, str, str]]:
-    for found in pkgutil.iter_modules(store.__path__):
-        if found.name.startswith("migrations"):
-            continue
-        module = importlib.import_module(f"agent_memory.store.{found.name}")
-        for name, value in vars(module).items():
-            for text in value.values() if isinstance(value, dict) else [value]:
-                if isinstance(text, str) and _SQL.match(text):
-                    yield found.name, name, text
+    for module, name, _, text in catalogue.statements():
+        yield module, name, text
 
 
 def test_the_walk_finds_the_hot_statements() -> None:
