@@ -19,7 +19,6 @@ from typing import Any, LiteralString
 
 import psycopg
 from opentelemetry.trace import TracerProvider
-from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from sqlalchemy.engine import make_url
@@ -360,15 +359,10 @@ class Database(Store):
             raise
 
     async def _put_back(self, conn: Connection) -> None:
-        """Hand ``conn`` back to the pool, also when the caller is cancelled meanwhile.
-
-        An idle connection goes back without a wait (nothing to roll back, and the
-        pool's lock is never held across one), so nothing can cancel it half way:
-        no task is made for it. One left in a transaction is rolled back first, a
-        round trip that runs to its end in a task of its own."""
-        if conn.info.transaction_status is TransactionStatus.IDLE:
-            await self._pool.putconn(conn)
-            return
+        """Hand ``conn`` back to the pool, also when the caller is cancelled meanwhile:
+        the return runs to its end in a task of its own (it may wait for the pool's
+        lock, which the pool's own maintenance holds across its waits, or roll back a
+        transaction left open)."""
         returning = asyncio.ensure_future(self._pool.putconn(conn))
         self._returning.add(returning)
         returning.add_done_callback(self._returning.discard)
