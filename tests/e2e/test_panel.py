@@ -1574,7 +1574,9 @@ def walk_every_view(
     page.get_by_role("tab", name="Prompt & recall").click()
     page.get_by_label("User message (optional)").fill("Where does the user live?")
     page.get_by_role("button", name="Render prompt").click()
-    expect(page.locator("#view-preview .prompt-text").first).to_be_visible()
+    expect(page.locator("#view-preview .prompt-text").first).to_be_visible(
+        timeout=WAIT_INDEXED_SECONDS * 1000
+    )
     page.get_by_label("Query").fill("refund notices")
     page.get_by_role("button", name="Recall", exact=True).click()
     expect(page.locator("#view-preview .recall-results li").first).to_be_visible()
@@ -1617,6 +1619,7 @@ def scheme_page(
     context.close()
 
 
+@pytest.mark.timeout(WAIT_INDEXED_SECONDS + 120)
 def test_no_view_is_wider_than_its_frame(
     scheme_page: Page, tenant: Tenant, server: ServerThread
 ) -> None:
@@ -1635,6 +1638,7 @@ def test_no_view_is_wider_than_its_frame(
     assert found == [], "\n".join(found)
 
 
+@pytest.mark.timeout(WAIT_INDEXED_SECONDS + 120)
 def test_every_text_reads_at_4_5_to_1(
     scheme_page: Page, tenant: Tenant, server: ServerThread
 ) -> None:
