@@ -61,6 +61,10 @@ class Settings:
     core_max_entries: int = 20
     archival_max_chars: int = 8000
     block_versions_kept: int = 50
+    # How long the history behind as-of reads is kept: memory events and block
+    # versions older than this are pruned (each memory and block keeps its state at
+    # that horizon); as_of_time may reach back this far.
+    history_days: int = 90
     shutdown_grace_seconds: float = 10.0
     # How long `serve --workers N` waits for every worker to serve before it gives up
     # (each opens its pool and loads the query model: slow on a loaded machine).
@@ -160,6 +164,7 @@ class Settings:
             "core_max_entries",
             "archival_max_chars",
             "block_versions_kept",
+            "history_days",
             "db_pool_size",
             "max_message_bytes",
             "active_memory_warning_runs",
@@ -418,7 +423,14 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
     "core_max_chars": ("core block limit, in characters", None),
     "core_max_entries": ("core block limit, in non-empty lines", None),
     "archival_max_chars": ("archival block limit, in characters", None),
-    "block_versions_kept": ("versions kept per block", None),
+    "block_versions_kept": (
+        "versions kept per block, whatever their age (younger ones are kept for as-of reads)",
+        None,
+    ),
+    "history_days": (
+        "days of memory events and block versions kept for as-of reads and audit",
+        None,
+    ),
     "shutdown_grace_seconds": ("how long in-flight calls may finish after SIGTERM", None),
     "worker_start_seconds": (
         "how long `serve --workers N` waits for every worker to serve before it exits 1",

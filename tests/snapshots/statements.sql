@@ -181,6 +181,32 @@ SELECT b.scope,
       WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
       AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s
 
+-- blocks._GET_AT
+SELECT x.scope,
+  x.agent_id,
+  x.label,
+  x.content,
+  x.version,
+  x.created_at,
+  x.updated_at,
+  0 AS indexed_line_count,
+  x.pruned
+FROM (
+    SELECT b.tenant_id, b.user_id, b.scope, b.agent_id, b.label,
+           coalesce(v.content, '') AS content, coalesce(v.version, 0) AS version,
+           b.created_at, coalesce(v.written_at, b.created_at) AS updated_at,
+           v.version IS NULL AS pruned
+    FROM blocks AS b
+    LEFT JOIN LATERAL (
+        SELECT v.version, v.content, v.written_at FROM block_versions AS v
+        WHERE v.tenant_id = %(tenant_id)s AND v.user_id = b.user_id
+      AND v.scope = b.scope AND v.agent_id = b.agent_id AND v.label = b.label AND v.written_at <= %(as_of)s
+        ORDER BY v.version DESC LIMIT 1
+    ) AS v ON true
+    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
+      AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s AND b.created_at <= %(as_of)s
+) AS x
+
 -- blocks._REPLACE
 WITH current AS (
     SELECT * FROM blocks AS b WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
@@ -2959,7 +2985,8 @@ SELECT
                  OR (v.scope = 'agent' AND v.agent_id = %(agent_id)s)))
            OR (v.user_id = '' AND v.scope = 'workspace'
                AND v.agent_id = %(block_workspace_id)s))
-      AND v.line_count > 0) AS has_archival
+      AND v.line_count > 0) AS has_archival,
+    now() AS read_at
 
 -- prompts._HEAD
 WITH settings AS (
@@ -3112,6 +3139,7 @@ WITH settings AS(
   SELECT
   FROM archival_vocabulary AS v
   WHERE v.tenant_id = %(tenant_id)s AND((v.user_id = %(user_id)s AND((v.scope = 'user' AND v.agent_id = '')OR(v.scope = 'agent' AND v.agent_id = %(agent_id)s)))OR(v.user_id = '' AND v.scope = 'workspace' AND v.agent_id = %(block_workspace_id)s))AND v.line_count > 0)AS has_archival,
+  now()AS read_at,
   ARRAY(
   SELECT id
   FROM agent_rows
@@ -3236,6 +3264,7 @@ WITH settings AS(
   SELECT
   FROM archival_vocabulary AS v
   WHERE v.tenant_id = %(tenant_id)s AND((v.user_id = %(user_id)s AND((v.scope = 'user' AND v.agent_id = '')OR(v.scope = 'agent' AND v.agent_id = %(agent_id)s)))OR(v.user_id = '' AND v.scope = 'workspace' AND v.agent_id = %(block_workspace_id)s))AND v.line_count > 0)AS has_archival,
+  now()AS read_at,
   '{}'::uuid[] AS unmarked
   FROM settings
 
@@ -3352,6 +3381,7 @@ SELECT
            OR (v.user_id = '' AND v.scope = 'workspace'
                AND v.agent_id = %(block_workspace_id)s))
       AND v.line_count > 0) AS has_archival,
+    now() AS read_at,
 ARRAY(
   SELECT id
   FROM agent_rows
@@ -3486,7 +3516,184 @@ SELECT
            OR (v.user_id = '' AND v.scope = 'workspace'
                AND v.agent_id = %(block_workspace_id)s))
       AND v.line_count > 0) AS has_archival,
+    now() AS read_at,
 '{}'::uuid[] AS unmarked
+
+-- prompts._READ_AT
+WITH settings AS(
+  SELECT coalesce(s.memory_enabled,false)AS memory_enabled,
+  coalesce(s.review_decisions,false)AS review_decisions
+  FROM(
+  SELECT)AS one
+  LEFT
+  JOIN agent_settings AS s ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s),
+  agent_rows AS(
+  SELECT m.key,
+  m.value,
+  m.source,
+  m.pinned,
+  m.importance,
+  m.updated_at,
+  m.id,
+  m.last_used_time,
+  m.updated_by,
+  m.valid_start_time,
+  m.valid_end_time
+  FROM(
+  SELECT(jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  FROM(
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  FROM memory_events AS e
+  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
+  ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
+  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
+  SELECT
+  FROM memories AS x
+  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m,
+  settings
+  WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+  m.valid_end_time)* tstzrange(NULL,
+  m.expire_time)@> %(as_of)s::timestamptz
+  ORDER BY m.pinned DESC,m.importance DESC,m.key
+  LIMIT %(agent_cap)s),workspace_rows AS(
+  SELECT m.key,
+  m.value,
+  m.source,
+  m.pinned,
+  m.importance,
+  m.updated_at,
+  m.id,
+  m.last_used_time,
+  m.updated_by,
+  m.valid_start_time,
+  m.valid_end_time
+  FROM(
+  SELECT(jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  FROM(
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  FROM memory_events AS e
+  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
+  ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
+  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
+  SELECT
+  FROM memories AS x
+  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m
+  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+  m.valid_end_time)* tstzrange(NULL,
+  m.expire_time)@> %(as_of)s::timestamptz
+  ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
+  LIMIT %(workspace_cap)s)
+  SELECT settings.memory_enabled,(
+  SELECT json_object_agg(c.scope,c.content)
+  FROM(
+  SELECT DISTINCT ON(v.user_id,v.scope,v.agent_id)v.scope,v.agent_id,v.content
+  FROM block_versions AS v
+  WHERE v.tenant_id = %(tenant_id)s AND v.label = 'core' AND(v.user_id,
+  v.scope,
+  v.agent_id)IN((%(user_core)s,'user',''),
+  (%(agent_core)s,'agent',%(agent_id)s),
+  (%(workspace_core)s,'workspace',%(block_workspace_id)s))AND v.written_at <= %(as_of)s
+  ORDER BY v.user_id,v.scope,v.agent_id,v.version DESC)AS c)AS cores,(
+  SELECT json_agg(r
+  ORDER BY r.pinned DESC,r.importance DESC,r.key)
+  FROM agent_rows AS r)AS agent_rows,CASE WHEN(
+  SELECT count(*)
+  FROM agent_rows)= %(agent_cap)s THEN(
+  SELECT count(*)
+  FROM(
+  SELECT
+  FROM(
+  SELECT(jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  FROM(
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  FROM memory_events AS e
+  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
+  ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
+  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
+  SELECT
+  FROM memories AS x
+  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m
+  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+  m.valid_end_time)* tstzrange(NULL,
+  m.expire_time)@> %(as_of)s::timestamptz
+  LIMIT %(count_bound)s)AS c)END AS agent_total,(
+  SELECT json_agg(r
+  ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
+  FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
+  SELECT count(*)
+  FROM workspace_rows)= %(workspace_cap)s THEN(
+  SELECT count(*)
+  FROM(
+  SELECT
+  FROM(
+  SELECT(jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  FROM(
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  FROM memory_events AS e
+  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
+  ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
+  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
+  SELECT
+  FROM memories AS x
+  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m
+  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+  m.valid_end_time)* tstzrange(NULL,
+  m.expire_time)@> %(as_of)s::timestamptz
+  LIMIT %(count_bound)s)AS c)END AS workspace_total,
+  CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
+  SELECT coalesce(json_agg(x
+  ORDER BY x.created_at DESC,x.id DESC),'[]')
+  FROM(
+  SELECT d.id,
+  d.run_id,
+  d.agent_id,
+  d.card_type,
+  d.action,
+  d.summary,
+  NULL::JSONB AS result,
+  d.resolution_status,
+  d.created_at,
+  d.resolved_at,
+  (
+  SELECT r.conviction_score
+  FROM reexaminations AS r
+  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id
+  ORDER BY r.created_at DESC,r.id DESC
+  LIMIT 1)AS latest_conviction_score,(
+  SELECT count(*)
+  FROM reexaminations AS r
+  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id)AS reexamination_count
+  FROM decisions AS d
+  WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s AND d.created_at <= %(as_of)s
+  ORDER BY d.created_at DESC,d.id DESC
+  LIMIT %(decisions_limit)s)AS x)END AS decisions,%(archival_hint)s AND EXISTS(
+  SELECT
+  FROM(
+  SELECT DISTINCT ON(v.user_id,v.scope,v.agent_id)v.scope,v.agent_id,v.content
+  FROM block_versions AS v
+  WHERE v.tenant_id = %(tenant_id)s AND v.label = 'archival' AND(v.user_id,
+  v.scope,
+  v.agent_id)IN((%(user_id)s,'user',''),
+  (%(user_id)s,'agent',%(agent_id)s),
+  ('','workspace',%(block_workspace_id)s))AND v.written_at <= %(as_of)s
+  ORDER BY v.user_id,v.scope,v.agent_id,v.version DESC)AS a
+  WHERE btrim(a.content,E' \t\n')<> '')AS has_archival,%(as_of)s::timestamptz AS read_at,ARRAY(
+  SELECT id
+  FROM agent_rows
+  WHERE(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute')
+  UNION ALL
+  SELECT id
+  FROM workspace_rows
+  WHERE(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute'))AS unmarked
+  FROM settings
 
 -- prompts._SHOWN
 SELECT id FROM agent_rows UNION ALL SELECT id FROM workspace_rows
@@ -5699,6 +5906,63 @@ ranked AS (
       ON c.kind = 'memory' AND m.ord = c.ord
     WHERE (c.kind = 'line' AND c.ord BETWEEN 1 AND k.line_count) OR m.memory_id IS NOT NULL
 )
+
+-- recall._RANK_AT
+WITH terms AS (
+  SELECT nullif(replace(plainto_tsquery('english', %(query)s)::text, '&', '|'), '')::tsquery AS q),
+lines AS (
+    SELECT a.scope, a.agent_id, l.n::int AS line_number, l.content
+    FROM (
+    SELECT DISTINCT ON (v.user_id, v.scope, v.agent_id) v.scope, v.agent_id, v.content
+    FROM block_versions AS v
+    WHERE v.tenant_id = %(tenant_id)s AND v.label = 'archival'
+      AND (v.user_id,
+        v.scope,
+        v.agent_id) IN ((%(user_id)s, 'user', ''),
+        (%(user_id)s, 'agent', %(agent_id)s),
+                ('', 'workspace', %(block_workspace_id)s))
+      AND v.written_at <= %(as_of)s
+    ORDER BY v.user_id, v.scope, v.agent_id, v.version DESC) AS a,
+         regexp_split_to_table(a.content, E'\n') WITH ORDINALITY AS l(content, n)
+    WHERE btrim(l.content, E' \t') <> ''
+),
+found AS (
+    SELECT l.content, l.scope, l.agent_id, NULL::text AS workspace_id, l.line_number,
+           NULL::uuid AS memory_id,
+           ts_rank_cd(to_tsvector('english', l.content), terms.q, 32) AS score
+    FROM lines AS l, terms
+    WHERE to_tsvector('english', l.content) @@ terms.q
+    UNION ALL
+    SELECT CASE
+    WHEN m.source = 'manual' AND m.key !~ '^memorize:[0-9a-f]{40}$'
+    THEN m.key || ': ' || m.value ELSE m.value END, m.scope,
+           CASE m.scope WHEN 'agent' THEN m.owner_id ELSE '' END,
+           CASE m.scope WHEN 'workspace' THEN m.owner_id END, 0, m.id,
+           ts_rank_cd(to_tsvector('english', m.key || ' ' || m.value), terms.q, 32)
+    FROM (
+    SELECT (jsonb_populate_record(NULL::memories,
+            e.new_memory || jsonb_build_object('tenant_id', e.tenant_id))).*
+    FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.new_memory
+          FROM memory_events AS e
+          WHERE e.tenant_id = %(tenant_id)s AND (coalesce(e.new_memory, e.old_memory) ->> 'owner_id') IN (%(agent_id)s,
+            coalesce(%(workspace_id)s::text, %(agent_id)s)) AND e.occurred_at <= %(as_of)s
+          ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
+    WHERE e.new_memory IS NOT NULL
+      AND NOT EXISTS (SELECT FROM memories AS x
+                      WHERE x.tenant_id = e.tenant_id AND x.id = (e.new_memory ->> 'id')::uuid
+                        AND x.expire_time <= statement_timestamp())) AS m, terms
+    WHERE %(include_memories)s
+      AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
+           OR (m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text))
+      AND m.superseded_by IS NULL
+      AND tstzrange(m.valid_start_time, m.valid_end_time)
+          * tstzrange(NULL, m.expire_time) @> %(as_of)s::timestamptz
+      AND to_tsvector('english', m.key || ' ' || m.value) @@ terms.q
+)
+SELECT * FROM found
+WHERE score >= %(min_score)s
+ORDER BY score DESC, scope, agent_id, line_number, memory_id
+LIMIT %(limit)s
 
 -- recall._SCANNED
 WITH

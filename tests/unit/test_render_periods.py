@@ -35,7 +35,7 @@ def test_a_section_read_on_its_own_leaves_out_facts_outside_their_period() -> No
         workspace_id=WORKSPACE.id,
         policy=MemoryPolicy(archival_mode=ArchivalMode.OFF, include_recent_decisions=False),
     )
-    rendered, _ = asyncio.run(recall.render(ALICE, request))
+    rendered, _, _ = asyncio.run(recall.render(ALICE, request))
     (section,) = [s for s in rendered.sections if s.name == prompt.WORKSPACE_MEMORY]
     lines = section.content.splitlines()[1:]
     # One row fits the cap; of the others only the one valid now is counted.
@@ -44,6 +44,6 @@ def test_a_section_read_on_its_own_leaves_out_facts_outside_their_period() -> No
     assert "Cleo" not in section.content
     assert "Ben" not in section.content
     wider = Recall(store, Settings(render_workspace_memory_cap=10))
-    rendered, _ = asyncio.run(wider.render(ALICE, request))
+    rendered, _, _ = asyncio.run(wider.render(ALICE, request))
     assert "until 2100-03-31" in rendered.system_prompt
     assert "since 2020-03-12" in rendered.system_prompt

@@ -21,6 +21,7 @@ MAX_PARAMS = getattr(psycopg._queries, "MAX_CACHED_STATEMENT_PARAMS", 50)
 LONG: dict[tuple[str, str], str] = {
     ("blocks", "_WRITES"): "an archival block's write rewrites its lines; a core one is short",
     ("prompts", "_READ"): "the render's read with the archival ranking, which outweighs it",
+    ("prompts", "_READ_AT"): "a render as of a past instant rebuilds its rows: not a hot path",
     ("prompts", "LEXICAL_PART"): "recall's ranking by words over an owner's candidates",
     ("prompts", "RANK"): "recall's ranking over an owner's candidates",
     ("recall", "FUSE"): "recall's ranking by words and meaning",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from grpc.aio import ServicerContext
 
 from agent_memory.api import block_convert as convert
-from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, fitted_page
+from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, fitted_page, optional_time
 from agent_memory.api.interceptors import current_principal
 from agent_memory.service.blocks import Blocks, reading_for
 from agentmemory.v1 import block_service_pb2 as pb
@@ -21,7 +21,11 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         self, request: pb.GetBlockRequest, context: ServicerContext
     ) -> pb.GetBlockResponse:
         key = convert.request_key(request)
-        block = await self._blocks.get(reading_for(current_principal(), request.user_id), key)
+        block = await self._blocks.get(
+            reading_for(current_principal(), request.user_id),
+            key,
+            as_of=optional_time(request, "as_of_time"),
+        )
         return pb.GetBlockResponse(block=convert.block_to_proto(block))
 
     async def ListBlocks(

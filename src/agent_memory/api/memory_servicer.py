@@ -96,6 +96,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def GetMemory(
         self, request: pb.GetMemoryRequest, context: ServicerContext
     ) -> pb.GetMemoryResponse:
+        as_of = convert.optional_time(request, "as_of_time")
         by_key = request.HasField("owner") or bool(request.key)
         if by_key and request.id:
             check([FieldViolation("id", "give id, or owner and key, not both", "NOT_ALLOWED")])
@@ -104,10 +105,11 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
                 current_principal(),
                 convert.owner_from_proto(request.owner, request.HasField("owner")),
                 request.key,
+                as_of=as_of,
             )
         else:
             memory_id = parse_memory_id("id", request.id)
-            memory = await self._memories.get(current_principal(), memory_id)
+            memory = await self._memories.get(current_principal(), memory_id, as_of=as_of)
         return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
 
     async def ListMemories(
@@ -122,6 +124,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             show_superseded=request.show_superseded,
             filter=request.filter,
             order_by=request.order_by,
+            as_of=convert.optional_time(request, "as_of_time"),
         )
         memories, next_page_token = convert.fitted_page(
             page, convert.memory_to_proto, budget=self._budget

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from grpc.aio import ServicerContext
 
-from agent_memory.api.convert import SCOPES_OUT
+from agent_memory.api.convert import SCOPES_OUT, optional_time
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.recall import (
     ArchivalMode,
@@ -97,6 +97,7 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
             min_score=request.min_score if request.HasField("min_score") else None,
             include_memories=request.include_memories,
             workspace_id=request.workspace_id if request.HasField("workspace_id") else None,
+            as_of=optional_time(request, "as_of_time"),
         )
         async for match in self._recall.recall(current_principal(), query):
             yield _match(match)
@@ -128,7 +129,7 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
     async def RenderPrompt(
         self, request: pb.RenderPromptRequest, context: ServicerContext
     ) -> pb.RenderPromptResponse:
-        rendered, warnings = await self._recall.render(
+        rendered, warnings, render_time = await self._recall.render(
             current_principal(),
             RenderRequest(
                 agent_id=request.agent_id,
@@ -136,6 +137,7 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
                 persona=request.persona,
                 user_message=request.user_message,
                 policy=_policy(request.memory_policy),
+                as_of=optional_time(request, "as_of_time"),
             ),
         )
         counts = (
@@ -152,6 +154,7 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
             warnings=warnings,
             memory_markdown=rendered.memory_markdown,
         )
+        response.render_time.FromDatetime(render_time)
         if counts is not None:
             *each, total = counts
             for section, count in zip(response.sections, each, strict=True):

@@ -9,6 +9,7 @@ import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import grpc
@@ -389,6 +390,7 @@ def database_for(
         read_url=settings.database_read_url,
         standby_max_lag_seconds=settings.standby_max_lag_seconds,
         read_your_writes_seconds=settings.read_your_writes_seconds,
+        history=timedelta(days=settings.history_days),
     )
 
 

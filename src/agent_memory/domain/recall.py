@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 from agent_memory.domain.decisions import Decision
@@ -40,6 +41,8 @@ class RecallQuery:
     min_score: float | None = None
     include_memories: bool = False
     workspace_id: str | None = None
+    # Search what could be searched then (by words).
+    as_of: datetime | None = None
 
     def validated(self) -> RecallQuery:
         """The query with its limit resolved (0 → 10, at most 100).
@@ -68,6 +71,7 @@ class RecallQuery:
             self.min_score,
             self.include_memories,
             self.workspace_id,
+            self.as_of,
         )
 
 
@@ -234,6 +238,8 @@ class RenderRequest:
     persona: str = ""
     user_message: str = ""
     policy: MemoryPolicy = MemoryPolicy()
+    # Render the memory as it was then.
+    as_of: datetime | None = None
 
     def validate(self) -> None:
         """Raises: InvalidArgument — a bad id, an oversized text, a bad policy."""
@@ -309,3 +315,6 @@ class PromptState:
     has_archival: bool = False
     # Shown memories whose use a standby could not record (the caller marks them).
     unmarked: tuple[uuid.UUID, ...] = ()
+    # The instant whose state this is (the database's clock when it read, or the
+    # instant read as of); None when nothing could be read.
+    read_at: datetime | None = None

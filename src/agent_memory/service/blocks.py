@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import (
@@ -68,9 +69,15 @@ class Blocks:
         self._limits = limits
         self._on_written = on_written
 
-    async def get(self, principal: Principal, key: BlockKey) -> Block:
-        """Raises: NotFound — the caller has no such block."""
-        async with self._store.connection(principal) as tx:
+    async def get(
+        self, principal: Principal, key: BlockKey, *, as_of: datetime | None = None
+    ) -> Block:
+        """The block, or with ``as_of`` the block as it was then (its version of then).
+
+        Raises: NotFound — the caller has no such block (had none then);
+            InvalidArgument, FailedPrecondition — ``as_of`` is in the future, or before
+            the history kept."""
+        async with self._store.state(principal, as_of) as tx:
             block = await tx.blocks.get(key)
         if block is None:
             raise _not_found(key)

@@ -268,15 +268,28 @@ class Memories:
         async with self._store.reading(principal) as tx:
             return await tx.memories.learnings(chain_agent_ids, count)
 
-    async def get(self, principal: Principal, memory_id: uuid.UUID) -> Memory:
-        """Raises: NotFound — no such memory in the caller's tenant."""
-        async with self._store.connection(principal) as tx:
+    async def get(
+        self, principal: Principal, memory_id: uuid.UUID, *, as_of: datetime | None = None
+    ) -> Memory:
+        """The memory, or with ``as_of`` the memory as it was then.
+
+        Raises: NotFound — no such memory in the caller's tenant (none then);
+            InvalidArgument, FailedPrecondition — ``as_of`` is in the future, or before
+            the history kept."""
+        async with self._store.state(principal, as_of) as tx:
             memory = await tx.memories.get(memory_id)
         if memory is None:
             raise _not_found(memory_id)
         return memory
 
-    async def get_by_key(self, principal: Principal, owner: Owner | None, key: str) -> Memory:
+    async def get_by_key(
+        self,
+        principal: Principal,
+        owner: Owner | None,
+        key: str,
+        *,
+        as_of: datetime | None = None,
+    ) -> Memory:
         """The memory of ``owner`` at ``key`` (exactly as stored), as :meth:`get` reads
         one.
 
@@ -284,7 +297,7 @@ class Memories:
             at the key in the caller's tenant."""
         owner = validate_owner(owner)
         check(text_violations("key", key, max_chars=KEY_MAX_CHARS))
-        async with self._store.connection(principal) as tx:
+        async with self._store.state(principal, as_of) as tx:
             memory = await tx.memories.find_by_key(owner, key, groundings=True)
         if memory is None:
             raise NotFound(
@@ -305,6 +318,7 @@ class Memories:
         show_superseded: bool = False,
         filter: str = "",
         order_by: str = "",
+        as_of: datetime | None = None,
     ) -> Page[Memory]:
         """The owner's memories that meet ``filter`` (AIP-160, see
         :mod:`agent_memory.domain.memory_query`), in the owner's listing order or in
@@ -321,6 +335,8 @@ class Memories:
         listing = ["memories"] + [name for name, on in shown.items() if on]
         said = {"filter": filter, "order_by": order_by}
         listing += [f"{name}={text}" for name, text in said.items() if text]
+        if as_of is not None:
+            listing.append(f"as_of_time={as_of.isoformat()}")
         tokens = await page_tokens(
             self._store, principal, token, owner=[owner.scope.value, owner.id], listing=listing
         )
@@ -344,7 +360,7 @@ class Memories:
                 )
             except ValueError:
                 refuse_page_token()
-        async with self._store.reading(principal) as tx:
+        async with self._store.reading(principal, as_of=as_of) as tx:
             rows = await tx.memories.list_page(
                 owner, after=after, limit=limit + 1, query=query, order=order
             )

@@ -135,7 +135,12 @@ class Recall:
             include_memories=q.include_memories,
             workspace_id=q.workspace_id,
         )
-        if await self.by_meaning(principal):
+        if q.as_of is not None:
+            # The past is searched by words: the lines of then have no vectors kept.
+            async with self._store.reading(principal, as_of=q.as_of) as tx:
+                matches = await tx.recall.rank(ranked)
+            mode = RecallMode.LEXICAL
+        elif await self.by_meaning(principal):
             matches, mode = await self._rank_by_meaning(principal, ranked)
         else:
             async with self._store.reading(principal) as tx:
@@ -201,9 +206,12 @@ class Recall:
 
     async def render(
         self, principal: Principal, request: RenderRequest
-    ) -> tuple[prompt.Rendered, list[str]]:
+    ) -> tuple[prompt.Rendered, list[str], datetime]:
         """The memory part of the system prompt, read in one round trip (and, when recall
-        ranks by meaning and the policy pushes archival lines, a second for them).
+        ranks by meaning and the policy pushes archival lines, a second for them), with
+        the instant whose memory it shows: rendered as of that instant, the same bytes
+        come back (but for what has since expired or been forgotten). As of an instant,
+        archival reminders are ranked by words.
 
         When that read fails, each section is read on its own: a section whose read
         fails is left out and named in the warnings, and the render still succeeds.
@@ -229,7 +237,9 @@ class Recall:
                 min_own=DEFAULT_REMINDER_MIN_SCORE if floor is None else floor,
                 min_own_words=DEFAULT_REMINDER_MIN_WORDS if floor is None else floor,
             )
-        by_meaning = archival is not None and await self.by_meaning(principal)
+        by_meaning = (
+            archival is not None and request.as_of is None and await self.by_meaning(principal)
+        )
         read = PromptRead(
             agent_id=request.agent_id,
             workspace_id=request.workspace_id,
@@ -252,7 +262,7 @@ class Recall:
             assert self._query_side is not None
             started = self._query_side.start(searched, request.user_message)
         try:
-            state, warnings = await self._read(principal, read)
+            state, warnings = await self._read(principal, read, request.as_of)
             if state.archival_lexical is not None and archival is not None:
                 state = await self._fuse_archival(
                     principal, searched, archival, state, started, warnings
@@ -260,10 +270,18 @@ class Recall:
         finally:
             if started is not None and not started.done():
                 started.cancel()
-        return prompt.render(_render_input(principal, request, state)), warnings
+        render_time = state.read_at or request.as_of or datetime.now(UTC)
+        rendered = prompt.render(_render_input(principal, request, state, render_time))
+        return rendered, warnings, render_time
 
-    async def _read(self, principal: Principal, read: PromptRead) -> tuple[PromptState, list[str]]:
+    async def _read(
+        self, principal: Principal, read: PromptRead, as_of: datetime | None = None
+    ) -> tuple[PromptState, list[str]]:
         warnings: list[str] = []
+        if as_of is not None:
+            # A past render reads what it can or fails: nothing is left out quietly.
+            async with self._store.reading(principal, as_of=as_of) as tx:
+                return await tx.prompts.read(read), warnings
         try:
             async with self._store.reading(principal) as tx:
                 try:
@@ -347,14 +365,14 @@ def recall_status(
 
 
 def _render_input(
-    principal: Principal, request: RenderRequest, state: PromptState
+    principal: Principal, request: RenderRequest, state: PromptState, at: datetime
 ) -> prompt.RenderInput:
     return prompt.RenderInput(
         persona=request.persona,
         user_id=principal.user_id,
         agent_id=request.agent_id,
         workspace_id=request.workspace_id or "",
-        today=utc_day(datetime.now(UTC)),
+        today=utc_day(at),
         user_core=state.user_core,
         agent_core=state.agent_core,
         workspace_core=state.workspace_core,

@@ -30,6 +30,7 @@ from agent_memory.domain.blocks import (
     ScopeFilter,
     entries,
 )
+from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.store.columns import compact, insert_columns, insert_values, output
 from agent_memory.store.models import BlockRow, BlockVersionRow
@@ -79,6 +80,26 @@ def _indexed(a: LiteralString) -> LiteralString:
 _GET: LiteralString = (
     f"SELECT {_columns('b')}, {_indexed('b')} FROM blocks AS b WHERE {_is_block('b')}"
 )
+# The block as it was at %(as_of)s: its newest version written by then (no version by
+# then of a block created by then: its versions of then are pruned). Its indexed lines
+# are not counted: they are the lines of now.
+_GET_AT: LiteralString = f"""
+SELECT {_columns("x")}, 0 AS indexed_line_count, x.pruned
+FROM (
+    SELECT b.tenant_id, b.user_id, b.scope, b.agent_id, b.label,
+           coalesce(v.content, '') AS content, coalesce(v.version, 0) AS version,
+           b.created_at, coalesce(v.written_at, b.created_at) AS updated_at,
+           v.version IS NULL AS pruned
+    FROM blocks AS b
+    LEFT JOIN LATERAL (
+        SELECT v.version, v.content, v.written_at FROM block_versions AS v
+        WHERE {_same_block("v", "b")} AND v.written_at <= %(as_of)s
+        ORDER BY v.version DESC LIMIT 1
+    ) AS v ON true
+    WHERE {_is_block("b")} AND b.created_at <= %(as_of)s
+) AS x
+"""
+
 
 _SELECT: LiteralString = f"""
 SELECT {_columns("b")}, {_indexed("b")} FROM blocks AS b
@@ -313,8 +334,17 @@ def block_from_row(row: Row) -> Block:
 
 
 class PgBlocks(BlockRepository):
-    def __init__(self, conn: Connection, principal: Principal, index_model: str | None) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        principal: Principal,
+        index_model: str | None,
+        *,
+        as_of: datetime | None = None,
+    ) -> None:
+        """``as_of``: read blocks as they were then; such a repository only reads."""
         self._conn = conn
+        self._as_of = as_of
         self._user = {
             "tenant_id": principal.tenant_id,
             "user_id": principal.user_id,
@@ -333,6 +363,15 @@ class PgBlocks(BlockRepository):
         }
 
     async def get(self, key: BlockKey) -> Block | None:
+        if self._as_of is not None:
+            row = await fetch_one(self._conn, _GET_AT, {**self._block(key), "as_of": self._as_of})
+            if row and row["pruned"]:
+                raise FailedPrecondition(
+                    f"the block's versions of {self._as_of.isoformat()} are no longer kept",
+                    reason="HISTORY_PRUNED",
+                    metadata={"as_of_time": self._as_of.isoformat()},
+                )
+            return block_from_row(row) if row else None
         row = await fetch_one(self._conn, _GET, self._block(key))
         return block_from_row(row) if row else None
 

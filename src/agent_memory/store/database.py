@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, LiteralString
 
 import psycopg
@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from sqlalchemy.engine import make_url
 
 from agent_memory.domain.errors import Unavailable
+from agent_memory.domain.history import check_as_of
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.indexing import WAITING_BOUND, IndexingStatus
 from agent_memory.domain.paging import PageKeyring
@@ -122,25 +123,28 @@ def _tx(
     *,
     indexed: IndexedRows,
     standby: bool = False,
+    as_of: datetime | None = None,
 ) -> Tx:
     """``indexed``: the database's count of each model's indexed rows, shared by every
-    unit of work (a new one would ask the catalogue again)."""
+    unit of work (a new one would ask the catalogue again). ``as_of``: memories, blocks
+    and renders read as they were then."""
     return Tx(
-        memories=PgMemories(conn, principal, index_model),
+        memories=PgMemories(conn, principal, index_model, as_of=as_of),
         events=PgEvents(conn, principal),
         conversations=PgConversations(conn, principal),
         agents=PgAgents(conn, principal),
-        blocks=PgBlocks(conn, principal, index_model),
+        blocks=PgBlocks(conn, principal, index_model, as_of=as_of),
         sessions=PgSessions(conn, principal),
         decisions=PgDecisions(conn, principal),
         usage=PgUsage(conn, principal),
         jobs=PgJobs(conn, principal),
-        recall=PgRecall(conn, principal, marks=not standby, indexed=indexed),
-        prompts=PgPrompts(conn, principal, marks=not standby, indexed=indexed),
+        recall=PgRecall(conn, principal, marks=not standby, indexed=indexed, as_of=as_of),
+        prompts=PgPrompts(conn, principal, marks=not standby, indexed=indexed, as_of=as_of),
         clock=PgClock(conn),
         forget=PgForget(conn, principal),
         transfer=PgTransfer(conn, principal),
         standby=standby,
+        as_of=as_of,
     )
 
 
@@ -163,11 +167,14 @@ class Database(Store):
         read_url: str | None = None,
         standby_max_lag_seconds: float = 5.0,
         read_your_writes_seconds: float = 5.0,
+        history: timedelta = timedelta(days=90),
     ) -> None:
-        """``index_model``: the model recall runs (the embedder's), whose vectors count
+        """``history``: how far back as-of reads reach (what is older is pruned).
+        ``index_model``: the model recall runs (the embedder's), whose vectors count
         as a block's indexed lines; ``None`` when recall is lexical. ``read_url``: a
         hot standby of ``url`` for the reads that may lag (see :meth:`reading`)."""
         self._tracer_provider = tracer_provider
+        self._history = history
         self._index_model = index_model
         self._indexed = IndexedRows()
         self._url = libpq_url(url)
@@ -225,7 +232,15 @@ class Database(Store):
         self._writes[(principal.tenant_id, principal.user_id)] = now
 
     @asynccontextmanager
-    async def reading(self, principal: Principal) -> AsyncIterator[Tx]:
+    async def reading(
+        self, principal: Principal, *, as_of: datetime | None = None
+    ) -> AsyncIterator[Tx]:
+        if as_of is not None:
+            check_as_of(as_of, now=datetime.now(UTC), kept=self._history)
+            # The past is read where its history is whole: on the primary.
+            async with self._connection() as primary:
+                yield _tx(primary, principal, self._index_model, indexed=self._indexed, as_of=as_of)
+            return
         standby = self._standby
         wrote = self._writes.get((principal.tenant_id, principal.user_id)) if standby else None
         recent = wrote is not None and time.monotonic() - wrote < self._read_your_writes

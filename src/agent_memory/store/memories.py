@@ -64,6 +64,7 @@ from agent_memory.store.columns import (
     patched,
     stamps,
 )
+from agent_memory.store.history import BY_ID, BY_OWNER, at_instant
 from agent_memory.store.models import MemoryRow
 from agent_memory.store.repositories import ExpirySweep, MemoryRepository
 from agent_memory.store.sql import (
@@ -750,13 +751,29 @@ def _period_inverted(exc: psycopg.errors.CheckViolation) -> None:
 
 class PgMemories(MemoryRepository):
     def __init__(
-        self, conn: Connection, principal: Principal, index_model: str | None = None
+        self,
+        conn: Connection,
+        principal: Principal,
+        index_model: str | None = None,
+        *,
+        as_of: datetime | None = None,
     ) -> None:
         """``index_model``: the model recall runs, whose vector makes a memory
-        ``embedded``; ``None`` when recall is by words only."""
+        ``embedded``; ``None`` when recall is by words only. ``as_of``: read the
+        memories as they were then (see :mod:`agent_memory.store.history`); such a
+        repository only reads."""
         self._conn = conn
         self._principal = principal
-        self._tenant = {"tenant_id": principal.tenant_id, "index_model": index_model}
+        self._tenant: dict[str, Any] = {
+            "tenant_id": principal.tenant_id,
+            "index_model": index_model,
+            "as_of": as_of,
+        }
+        self._as_of = as_of
+
+    def _read(self, statement: LiteralString, events: LiteralString) -> LiteralString:
+        """``statement`` as of this repository's instant, if it has one."""
+        return statement if self._as_of is None else at_instant(statement, events)
 
     def _changing(self, **params: Any) -> dict[str, Any]:
         return {**self._tenant, "actor": self._principal.user_id, **params}
@@ -784,16 +801,16 @@ class PgMemories(MemoryRepository):
         return memory_from_row(row) if row else None
 
     async def get(self, memory_id: uuid.UUID, *, lock: bool = False) -> Memory | None:
-        row = await fetch_one(
-            self._conn, _GET_LOCKED if lock else _GET, {**self._tenant, "id": memory_id}
-        )
+        statement = _GET_LOCKED if lock else self._read(_GET, BY_ID)
+        row = await fetch_one(self._conn, statement, {**self._tenant, "id": memory_id})
         return memory_from_row(row) if row else None
 
     async def find_by_key(
         self, owner: Owner, key: str, *, groundings: bool = False
     ) -> Memory | None:
         params = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id, "key": key}
-        row = await fetch_one(self._conn, _GET_BY_KEY if groundings else _FIND_BY_KEY, params)
+        statement = self._read(_GET_BY_KEY if groundings else _FIND_BY_KEY, BY_OWNER)
+        row = await fetch_one(self._conn, statement, params)
         return memory_from_row(row) if row else None
 
     async def update(
@@ -879,7 +896,7 @@ class PgMemories(MemoryRepository):
             sql += (keyset if after else "") + ordering
         else:
             sql += _named_order(order, after, params)  # type: ignore[arg-type]
-        rows = await fetch_all(self._conn, sql, params)
+        rows = await fetch_all(self._conn, self._read(sql, BY_OWNER), params)
         return [memory_from_row(r) for r in rows]
 
     async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:
@@ -888,7 +905,8 @@ class PgMemories(MemoryRepository):
 
     async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
         params: dict[str, Any] = {**self._tenant, "scope": owner.scope.value, "owner_id": owner.id}
-        row = await fetch_one(self._conn, _MATCHING + _restrictions(query, params), params)
+        statement = self._read(_MATCHING + _restrictions(query, params), BY_OWNER)
+        row = await fetch_one(self._conn, statement, params)
         return int(row["n"]) if row else 0
 
     async def delete_expired(self, owner: Owner, key: str) -> bool:

@@ -14,6 +14,12 @@ from agent_memory.domain.memory import MemoryLine, MemoryRows, MemorySource, utc
 from agent_memory.domain.recall import PromptRead, PromptState
 from agent_memory.store.columns import compact
 from agent_memory.store.decisions import DECISION_COLUMNS, decision_from_row
+from agent_memory.store.history import (
+    BY_AGENT_OR_WORKSPACE,
+    CORES_AT,
+    HAS_ARCHIVAL_AT,
+    at_instant,
+)
 from agent_memory.store.memories import (
     STALE_USE,
     agent_order,
@@ -22,7 +28,14 @@ from agent_memory.store.memories import (
     shown_now,
     workspace_order,
 )
-from agent_memory.store.recall import HAS_ARCHIVAL, LEXICAL_PART, RANK, Ranking, rank_params
+from agent_memory.store.recall import (
+    HAS_ARCHIVAL,
+    LEXICAL_PART,
+    RANK,
+    Ranking,
+    rank_at,
+    rank_params,
+)
 from agent_memory.store.repositories import PromptRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 from agent_memory.store.vector_indexes import IndexedRows
@@ -61,6 +74,7 @@ _SHOWN_STALE: LiteralString = (
     f"SELECT id FROM agent_rows WHERE {STALE_USE} UNION ALL "
     f"SELECT id FROM workspace_rows WHERE {STALE_USE}"
 )
+_DECIDED: LiteralString = "d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s"
 _HEAD: LiteralString = f"""
 WITH settings AS (
     SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
@@ -100,11 +114,12 @@ SELECT
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
         FROM (SELECT {DECISION_COLUMNS}
               FROM decisions AS d
-              WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s
+              WHERE {_DECIDED}
               ORDER BY d.created_at DESC, d.id DESC
               LIMIT %(decisions_limit)s) AS x)
     END AS decisions,
-    %(archival_hint)s AND {HAS_ARCHIVAL} AS has_archival"""
+    %(archival_hint)s AND {HAS_ARCHIVAL} AS has_archival,
+    now() AS read_at"""
 # On the primary the render marks what it shows as used, in the same statement; on a
 # read-only standby it returns their ids for the caller to mark on the primary.
 _READ: dict[bool, LiteralString] = {
@@ -124,6 +139,15 @@ _FROM: LiteralString = "\nFROM settings"
 # The read without the archival ranking, short enough for psycopg to parse once.
 _PLAIN: dict[bool, LiteralString] = {marks: compact(_READ[marks] + _FROM) for marks in _READ}
 
+# The same read as of ``%(as_of)s``: the memories rebuilt from their events, the core
+# blocks' versions of then, the decisions recorded by then and whether the caller had
+# archival lines then; nothing is marked as used.
+_READ_AT: LiteralString = compact(
+    at_instant(_READ[False] + _FROM, BY_AGENT_OR_WORKSPACE)
+    .replace(_CORES, CORES_AT)
+    .replace(HAS_ARCHIVAL, HAS_ARCHIVAL_AT)
+    .replace(_DECIDED, _DECIDED + " AND d.created_at <= %(as_of)s")
+)
 
 _SOURCES = {source.value: source for source in MemorySource}
 
@@ -165,11 +189,14 @@ class PgPrompts(PromptRepository):
         *,
         marks: bool = True,
         indexed: IndexedRows | None = None,
+        as_of: datetime | None = None,
     ) -> None:
         """``marks``: mark what a render shows as used (not on a standby). ``indexed``:
-        the database's count of each model's indexed rows, kept between calls."""
+        the database's count of each model's indexed rows, kept between calls.
+        ``as_of``: read the state as it was then (archival reminders by words)."""
         self._conn = conn
         self._marks = marks
+        self._as_of = as_of
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
         self._ranking = Ranking(conn, principal, marks=False, indexed=indexed)
 
@@ -193,6 +220,8 @@ class PgPrompts(PromptRepository):
             "if_reviewed": request.decisions_if_reviewed,
             "archival_hint": request.archival_hint,
         }
+        if self._as_of is not None:
+            return await self._read_at(self._as_of, request, params)
         if request.archival is None:
             statement = _PLAIN[self._marks]
         else:
@@ -208,6 +237,17 @@ class PgPrompts(PromptRepository):
             return replace(state, archival_lexical=lexical)
         archival = await self._ranking.finish(request.archival, row["archival"])
         return replace(state, archival=archival)
+
+    async def _read_at(
+        self, as_of: datetime, request: PromptRead, params: dict[str, Any]
+    ) -> PromptState:
+        row = await fetch_one(self._conn, _READ_AT, {**params, "as_of": as_of})
+        assert row is not None  # one row, always
+        state = replace(_state(row, request), unmarked=())
+        if request.archival is None:
+            return state
+        found = await rank_at(self._conn, self._caller, request.archival, as_of)
+        return replace(state, archival=found)
 
 
 def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
@@ -227,4 +267,5 @@ def _state(row: Row | Mapping[str, Any], request: PromptRead) -> PromptState:
         decisions=[decision_from_row(d) for d in row["decisions"]]
         if row["decisions"] is not None
         else None,
+        read_at=row["read_at"],
     )

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, LiteralString
 
 from agent_memory.domain.identity import Principal
@@ -85,6 +86,7 @@ from agent_memory.domain.recall import (
     RankQuery,
     RecallMatch,
 )
+from agent_memory.store.history import ARCHIVAL_AT, BY_AGENT_OR_WORKSPACE, memories_at
 from agent_memory.store.indexing import INDEXING_STATUS, indexing_status, status_params
 from agent_memory.store.memories import current, mark_used, valid_now
 from agent_memory.store.repositories import RecallRepository
@@ -117,7 +119,7 @@ FUZZY_PREFIX = 2
 FUZZY_TERMS = 32
 # What a memory says as a match: its value, after its key where a person chose the key
 # (``shows_key``, as the prompt shows it); keys that machines made are left out.
-_MEMORY_SAYS: LiteralString = f"""CASE
+MEMORY_SAYS: LiteralString = f"""CASE
     WHEN m.source = '{MemorySource.MANUAL.value}' AND m.key !~ '^{CONTENT_KEY_PATTERN}$'
     THEN m.key || ': ' || m.value ELSE m.value END"""
 
@@ -416,7 +418,7 @@ best_first AS (
 found AS (
     SELECT b.kind, b.scope, b.agent_id, b.workspace_id,
            coalesce(l.line_number, 0) AS line_number, b.memory_id,
-           coalesce(l.content, {_MEMORY_SAYS}) AS content, b.score, b.raw, b.ord
+           coalesce(l.content, {MEMORY_SAYS}) AS content, b.score, b.raw, b.ord
     FROM best_first AS b
     LEFT JOIN archival_lines AS l
       ON b.kind = 'line' AND l.tenant_id = %(tenant_id)s AND l.user_id = {_user_of("b")}
@@ -641,7 +643,7 @@ texts AS (
            CASE WHEN f.scope = 'workspace' THEN m.owner_id ELSE '' END AS workspace_id,
            f.ord, nullif(f.memory_id, {_NIL}) AS memory_id,
            coalesce(l.line_number, 0) AS line_number,
-           coalesce(l.content, {_MEMORY_SAYS}) AS content,
+           coalesce(l.content, {MEMORY_SAYS}) AS content,
            f.own, f.alone,
            f.points * CASE WHEN %(rank_speaker)s <> ''
                             AND substring(l.content FROM %(speaker_pattern)s) = %(rank_speaker)s
@@ -910,13 +912,18 @@ class PgRecall(RecallRepository):
         *,
         marks: bool = True,
         indexed: IndexedRows | None = None,
+        as_of: datetime | None = None,
     ) -> None:
-        """``marks``: mark the memories a ranking returns as used (not on a standby)."""
+        """``marks``: mark the memories a ranking returns as used (not on a standby).
+        ``as_of``: rank what could be searched then, by words."""
         self._conn = conn
         self._ranking = Ranking(conn, principal, marks=marks, indexed=indexed)
         self._caller = {"tenant_id": principal.tenant_id, "user_id": principal.user_id}
+        self._as_of = as_of
 
     async def rank(self, query: RankQuery) -> list[RecallMatch]:
+        if self._as_of is not None:
+            return await rank_at(self._conn, self._caller, query, self._as_of)
         # At most 100 matches, all ranked before the first is known: fetched at once.
         return await self._ranking.rank(query)
 
@@ -943,3 +950,65 @@ class PgRecall(RecallRepository):
         row = await fetch_one(self._conn, INDEXING_STATUS, params)
         assert row is not None  # one row, always
         return indexing_status(row)
+
+
+# A query's terms, any of which a line may hold.
+_TERMS: LiteralString = (
+    "(SELECT nullif(replace(plainto_tsquery('english', %(query)s)::text, '&', '|'), '')::tsquery"
+    " AS q)"
+)
+# Recall by words as of then: the non-empty lines of each block's version of then, and
+# the memories shown then, each scored by how much of the query it holds, in [0, 1).
+_RANK_AT: LiteralString = f"""
+WITH terms AS {_TERMS},
+lines AS (
+    SELECT a.scope, a.agent_id, l.n::int AS line_number, l.content
+    FROM {ARCHIVAL_AT} AS a,
+         regexp_split_to_table(a.content, E'\\n') WITH ORDINALITY AS l(content, n)
+    WHERE btrim(l.content, E' \\t') <> ''
+),
+found AS (
+    SELECT l.content, l.scope, l.agent_id, NULL::text AS workspace_id, l.line_number,
+           NULL::uuid AS memory_id,
+           ts_rank_cd(to_tsvector('english', l.content), terms.q, 32) AS score
+    FROM lines AS l, terms
+    WHERE to_tsvector('english', l.content) @@ terms.q
+    UNION ALL
+    SELECT {MEMORY_SAYS}, m.scope,
+           CASE m.scope WHEN 'agent' THEN m.owner_id ELSE '' END,
+           CASE m.scope WHEN 'workspace' THEN m.owner_id END, 0, m.id,
+           ts_rank_cd(to_tsvector('english', m.key || ' ' || m.value), terms.q, 32)
+    FROM {memories_at(BY_AGENT_OR_WORKSPACE)} AS m, terms
+    WHERE %(include_memories)s
+      AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
+           OR (m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text))
+      AND m.superseded_by IS NULL
+      AND tstzrange(m.valid_start_time, m.valid_end_time)
+          * tstzrange(NULL, m.expire_time) @> %(as_of)s::timestamptz
+      AND to_tsvector('english', m.key || ' ' || m.value) @@ terms.q
+)
+SELECT * FROM found
+WHERE score >= %(min_score)s
+ORDER BY score DESC, scope, agent_id, line_number, memory_id
+LIMIT %(limit)s
+"""
+
+
+async def rank_at(
+    conn: Connection, caller: dict[str, Any], query: RankQuery, as_of: datetime
+) -> list[RecallMatch]:
+    """Recall by words over what the caller could search at ``as_of`` (see
+    :mod:`agent_memory.store.history`)."""
+    params = {
+        **caller,
+        "as_of": as_of,
+        "query": query.query,
+        "agent_id": query.agent_id,
+        "workspace_id": query.workspace_id or None,
+        "block_workspace_id": query.workspace_id,
+        "include_memories": query.include_memories,
+        "min_score": max(query.min_score, query.min_own_words),
+        "limit": query.limit,
+    }
+    rows = await fetch_all(conn, _RANK_AT, params)
+    return [match_from_row(r) for r in rows]

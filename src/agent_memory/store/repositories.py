@@ -40,6 +40,7 @@ from agent_memory.domain.decisions import (
     Reexamination,
     ResolutionStatus,
 )
+from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.extraction import (
     ClaimedJob,
@@ -597,6 +598,8 @@ class Tx:
     # On a hot standby: read-only, and a little behind the primary. Reads that would
     # mark what they show as used leave the marking to the caller, on the primary.
     standby: bool = False
+    # Reading the state as it was at this instant: reads only, nothing marked as used.
+    as_of: datetime | None = None
 
 
 class ForgetRepository(ABC):
@@ -765,11 +768,28 @@ class Store(ABC):
         loaded again now when ``knowing`` (a key id a token names) is newer than the
         newest held, at most once a second."""
 
-    def reading(self, principal: Principal) -> AbstractAsyncContextManager[Tx]:
+    def reading(
+        self, principal: Principal, *, as_of: datetime | None = None
+    ) -> AbstractAsyncContextManager[Tx]:
         """For reads that may be a little behind (Recall, RenderPrompt, listings): a
         standby's connection when there is a usable one and the caller wrote nothing
-        lately, else :meth:`connection`. Its ``Tx.standby`` says which."""
+        lately, else :meth:`connection`. Its ``Tx.standby`` says which. With ``as_of``,
+        memories, blocks, renders and recall read the state as it was then (on the
+        primary); a store that keeps no history raises ``FailedPrecondition``."""
+        if as_of is not None:
+            raise FailedPrecondition(
+                "this store keeps no history to read the past from", reason="NO_HISTORY"
+            )
         return self.connection(principal)
+
+    def state(
+        self, principal: Principal, as_of: datetime | None
+    ) -> AbstractAsyncContextManager[Tx]:
+        """For a read of one record: the state now, on the primary (which has every
+        write: :meth:`connection`), or as it was at ``as_of`` (:meth:`reading`)."""
+        if as_of is None:
+            return self.connection(principal)
+        return self.reading(principal, as_of=as_of)
 
     def wrote(self, principal: Principal) -> None:
         """The caller wrote (or is writing) now: its reads go to the primary for a

@@ -1638,6 +1638,10 @@ class AgentRun(Record[memory_pb2.AgentRun]):
     recorded_at: datetime | None = None
     """Output only. When it was recorded."""
 
+    render_time: datetime | None = None
+    """Output only. When its prompt was rendered, as RecordRunSession was told;
+    unset when it was not."""
+
     @classmethod
     def from_proto(cls, message: memory_pb2.AgentRun) -> Self:
         return cls(
@@ -1649,6 +1653,9 @@ class AgentRun(Record[memory_pb2.AgentRun]):
             recorded_at=datetime_of(message.recorded_at)
             if message.HasField("recorded_at")
             else None,
+            render_time=datetime_of(message.render_time)
+            if message.HasField("render_time")
+            else None,
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.AgentRun:
@@ -1659,6 +1666,7 @@ class AgentRun(Record[memory_pb2.AgentRun]):
             session_id_after=self.session_id_after,
             carried=self.carried,
             recorded_at=timestamp_of(self.recorded_at),
+            render_time=timestamp_of(self.render_time),
         )
 
 
@@ -2783,6 +2791,11 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
     section's token_count is. Set only when the request asks for counts, and
     the server can count."""
 
+    render_time: datetime | None = None
+    """Output only. The instant whose memory this render shows: its as_of_time,
+    or when it read the memory. Give it to RecordRunSession as the run's
+    render_time, and to as_of_time to render these bytes again."""
+
     @classmethod
     def from_proto(cls, message: recall_service_pb2.RenderPromptResponse) -> Self:
         return cls(
@@ -2792,6 +2805,9 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
             warnings=tuple(message.warnings),
             memory_markdown=message.memory_markdown,
             token_count=message.token_count if message.HasField("token_count") else None,
+            render_time=datetime_of(message.render_time)
+            if message.HasField("render_time")
+            else None,
         )._kept(message)
 
     def _to_proto(self) -> recall_service_pb2.RenderPromptResponse:
@@ -2802,6 +2818,7 @@ class RenderPromptResponse(Record[recall_service_pb2.RenderPromptResponse]):
             warnings=self.warnings,
             memory_markdown=self.memory_markdown,
             token_count=self.token_count,
+            render_time=timestamp_of(self.render_time),
         )
 
 

@@ -29,7 +29,7 @@ from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior_
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"agentmemory/v1/block_service.proto\x12\x0e\x61gentmemory.v1\x1a\x1a\x61gentmemory/v1/block.proto\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x01\n\x0fGetBlockRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x0f\n\x07user_id\x18\x04 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x05 \x01(\t\"8\n\x10GetBlockResponse\x12$\n\x05\x62lock\x18\x01 \x01(\x0b\x32\x15.agentmemory.v1.Block\"\xe8\x01\n\x12\x44\x65leteBlockRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x37\n\x13\x65xpected_updated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\x04\x65tag\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x0cworkspace_id\x18\x06 \x01(\tB\x07\n\x05_etag\"\x15\n\x13\x44\x65leteBlockResponse\"\x84\x01\n\x11ListBlocksRequest\x12\x36\n\x0cscope_filter\x18\x01 \x01(\x0e\x32 .agentmemory.v1.BlockScopeFilter\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0f\n\x07user_id\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\";\n\x12ListBlocksResponse\x12%\n\x06\x62locks\x18\x01 \x03(\x0b\x32\x15.agentmemory.v1.Block\"\xf8\x01\n\x11WriteBlockRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x37\n\x13\x65xpected_updated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\x04\x65tag\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x0cworkspace_id\x18\x07 \x01(\tB\x07\n\x05_etag\":\n\x12WriteBlockResponse\x12$\n\x05\x62lock\x18\x01 \x01(\x0b\x32\x15.agentmemory.v1.Block\"\xd1\x01\n\x18ListBlockVersionsRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\x12\x0f\n\x07user_id\x18\x06 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x07 \x01(\t\"d\n\x19ListBlockVersionsResponse\x12.\n\x08versions\x18\x01 \x03(\x0b\x32\x1c.agentmemory.v1.BlockVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xe7\x06\n\x0c\x42lockService\x12\x9c\x01\n\x08GetBlock\x12\x1f.agentmemory.v1.GetBlockRequest\x1a .agentmemory.v1.GetBlockResponse\"M\x90\x02\x01\x82\xd3\xe4\x93\x02\x44\x12\x12/v1/blocks/{label}Z.\x12,/v1/workspaces/{workspace_id}/blocks/{label}\x12\xa2\x01\n\x0b\x44\x65leteBlock\x12\".agentmemory.v1.DeleteBlockRequest\x1a#.agentmemory.v1.DeleteBlockResponse\"J\x82\xd3\xe4\x93\x02\x44*\x12/v1/blocks/{label}Z.*,/v1/workspaces/{workspace_id}/blocks/{label}\x12\x92\x01\n\nListBlocks\x12!.agentmemory.v1.ListBlocksRequest\x1a\".agentmemory.v1.ListBlocksResponse\"=\x90\x02\x01\x82\xd3\xe4\x93\x02\x34\x12\n/v1/blocksZ&\x12$/v1/workspaces/{workspace_id}/blocks\x12\xb1\x01\n\nWriteBlock\x12!.agentmemory.v1.WriteBlockRequest\x1a\".agentmemory.v1.WriteBlockResponse\"\\\x82\xd3\xe4\x93\x02V\"\x18/v1/blocks/{label}:write:\x01*Z7\"2/v1/workspaces/{workspace_id}/blocks/{label}:write:\x01*\x12\xc9\x01\n\x11ListBlockVersions\x12(.agentmemory.v1.ListBlockVersionsRequest\x1a).agentmemory.v1.ListBlockVersionsResponse\"_\x90\x02\x01\x82\xd3\xe4\x93\x02V\x12\x1b/v1/blocks/{label}/versionsZ7\x12\x35/v1/workspaces/{workspace_id}/blocks/{label}/versionsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"agentmemory/v1/block_service.proto\x12\x0e\x61gentmemory.v1\x1a\x1a\x61gentmemory/v1/block.proto\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x01\n\x0fGetBlockRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x0f\n\x07user_id\x18\x04 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x05 \x01(\t\x12.\n\nas_of_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"8\n\x10GetBlockResponse\x12$\n\x05\x62lock\x18\x01 \x01(\x0b\x32\x15.agentmemory.v1.Block\"\xe8\x01\n\x12\x44\x65leteBlockRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x37\n\x13\x65xpected_updated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\x04\x65tag\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x0cworkspace_id\x18\x06 \x01(\tB\x07\n\x05_etag\"\x15\n\x13\x44\x65leteBlockResponse\"\x84\x01\n\x11ListBlocksRequest\x12\x36\n\x0cscope_filter\x18\x01 \x01(\x0e\x32 .agentmemory.v1.BlockScopeFilter\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0f\n\x07user_id\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\";\n\x12ListBlocksResponse\x12%\n\x06\x62locks\x18\x01 \x03(\x0b\x32\x15.agentmemory.v1.Block\"\xf8\x01\n\x11WriteBlockRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12\x37\n\x13\x65xpected_updated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\x04\x65tag\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x0cworkspace_id\x18\x07 \x01(\tB\x07\n\x05_etag\":\n\x12WriteBlockResponse\x12$\n\x05\x62lock\x18\x01 \x01(\x0b\x32\x15.agentmemory.v1.Block\"\xd1\x01\n\x18ListBlockVersionsRequest\x12/\n\x05label\x18\x01 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabelB\x04\xe2\x41\x01\x02\x12$\n\x05scope\x18\x02 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\x12\x0f\n\x07user_id\x18\x06 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x07 \x01(\t\"d\n\x19ListBlockVersionsResponse\x12.\n\x08versions\x18\x01 \x03(\x0b\x32\x1c.agentmemory.v1.BlockVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xe7\x06\n\x0c\x42lockService\x12\x9c\x01\n\x08GetBlock\x12\x1f.agentmemory.v1.GetBlockRequest\x1a .agentmemory.v1.GetBlockResponse\"M\x90\x02\x01\x82\xd3\xe4\x93\x02\x44\x12\x12/v1/blocks/{label}Z.\x12,/v1/workspaces/{workspace_id}/blocks/{label}\x12\xa2\x01\n\x0b\x44\x65leteBlock\x12\".agentmemory.v1.DeleteBlockRequest\x1a#.agentmemory.v1.DeleteBlockResponse\"J\x82\xd3\xe4\x93\x02\x44*\x12/v1/blocks/{label}Z.*,/v1/workspaces/{workspace_id}/blocks/{label}\x12\x92\x01\n\nListBlocks\x12!.agentmemory.v1.ListBlocksRequest\x1a\".agentmemory.v1.ListBlocksResponse\"=\x90\x02\x01\x82\xd3\xe4\x93\x02\x34\x12\n/v1/blocksZ&\x12$/v1/workspaces/{workspace_id}/blocks\x12\xb1\x01\n\nWriteBlock\x12!.agentmemory.v1.WriteBlockRequest\x1a\".agentmemory.v1.WriteBlockResponse\"\\\x82\xd3\xe4\x93\x02V\"\x18/v1/blocks/{label}:write:\x01*Z7\"2/v1/workspaces/{workspace_id}/blocks/{label}:write:\x01*\x12\xc9\x01\n\x11ListBlockVersions\x12(.agentmemory.v1.ListBlockVersionsRequest\x1a).agentmemory.v1.ListBlockVersionsResponse\"_\x90\x02\x01\x82\xd3\xe4\x93\x02V\x12\x1b/v1/blocks/{label}/versionsZ7\x12\x35/v1/workspaces/{workspace_id}/blocks/{label}/versionsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -55,25 +55,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BLOCKSERVICE'].methods_by_name['ListBlockVersions']._loaded_options = None
   _globals['_BLOCKSERVICE'].methods_by_name['ListBlockVersions']._serialized_options = b'\220\002\001\202\323\344\223\002V\022\033/v1/blocks/{label}/versionsZ7\0225/v1/workspaces/{workspace_id}/blocks/{label}/versions'
   _globals['_GETBLOCKREQUEST']._serialized_start=208
-  _globals['_GETBLOCKREQUEST']._serialized_end=369
-  _globals['_GETBLOCKRESPONSE']._serialized_start=371
-  _globals['_GETBLOCKRESPONSE']._serialized_end=427
-  _globals['_DELETEBLOCKREQUEST']._serialized_start=430
-  _globals['_DELETEBLOCKREQUEST']._serialized_end=662
-  _globals['_DELETEBLOCKRESPONSE']._serialized_start=664
-  _globals['_DELETEBLOCKRESPONSE']._serialized_end=685
-  _globals['_LISTBLOCKSREQUEST']._serialized_start=688
-  _globals['_LISTBLOCKSREQUEST']._serialized_end=820
-  _globals['_LISTBLOCKSRESPONSE']._serialized_start=822
-  _globals['_LISTBLOCKSRESPONSE']._serialized_end=881
-  _globals['_WRITEBLOCKREQUEST']._serialized_start=884
-  _globals['_WRITEBLOCKREQUEST']._serialized_end=1132
-  _globals['_WRITEBLOCKRESPONSE']._serialized_start=1134
-  _globals['_WRITEBLOCKRESPONSE']._serialized_end=1192
-  _globals['_LISTBLOCKVERSIONSREQUEST']._serialized_start=1195
-  _globals['_LISTBLOCKVERSIONSREQUEST']._serialized_end=1404
-  _globals['_LISTBLOCKVERSIONSRESPONSE']._serialized_start=1406
-  _globals['_LISTBLOCKVERSIONSRESPONSE']._serialized_end=1506
-  _globals['_BLOCKSERVICE']._serialized_start=1509
-  _globals['_BLOCKSERVICE']._serialized_end=2380
+  _globals['_GETBLOCKREQUEST']._serialized_end=417
+  _globals['_GETBLOCKRESPONSE']._serialized_start=419
+  _globals['_GETBLOCKRESPONSE']._serialized_end=475
+  _globals['_DELETEBLOCKREQUEST']._serialized_start=478
+  _globals['_DELETEBLOCKREQUEST']._serialized_end=710
+  _globals['_DELETEBLOCKRESPONSE']._serialized_start=712
+  _globals['_DELETEBLOCKRESPONSE']._serialized_end=733
+  _globals['_LISTBLOCKSREQUEST']._serialized_start=736
+  _globals['_LISTBLOCKSREQUEST']._serialized_end=868
+  _globals['_LISTBLOCKSRESPONSE']._serialized_start=870
+  _globals['_LISTBLOCKSRESPONSE']._serialized_end=929
+  _globals['_WRITEBLOCKREQUEST']._serialized_start=932
+  _globals['_WRITEBLOCKREQUEST']._serialized_end=1180
+  _globals['_WRITEBLOCKRESPONSE']._serialized_start=1182
+  _globals['_WRITEBLOCKRESPONSE']._serialized_end=1240
+  _globals['_LISTBLOCKVERSIONSREQUEST']._serialized_start=1243
+  _globals['_LISTBLOCKVERSIONSREQUEST']._serialized_end=1452
+  _globals['_LISTBLOCKVERSIONSRESPONSE']._serialized_start=1454
+  _globals['_LISTBLOCKVERSIONSRESPONSE']._serialized_end=1554
+  _globals['_BLOCKSERVICE']._serialized_start=1557
+  _globals['_BLOCKSERVICE']._serialized_end=2428
 # @@protoc_insertion_point(module_scope)

@@ -14,18 +14,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class GetBlockRequest(_message.Message):
-    __slots__ = ("label", "scope", "agent_id", "user_id", "workspace_id")
+    __slots__ = ("label", "scope", "agent_id", "user_id", "workspace_id", "as_of_time")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_TIME_FIELD_NUMBER: _ClassVar[int]
     label: _block_pb2.BlockLabel
     scope: _memory_pb2.Scope
     agent_id: str
     user_id: str
     workspace_id: str
-    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
+    as_of_time: _timestamp_pb2.Timestamp
+    def __init__(self, label: _Optional[_Union[_block_pb2.BlockLabel, str]] = ..., scope: _Optional[_Union[_memory_pb2.Scope, str]] = ..., agent_id: _Optional[str] = ..., user_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., as_of_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetBlockResponse(_message.Message):
     __slots__ = ("block",)

@@ -349,20 +349,22 @@ class UsageRecord(_message.Message):
     def __init__(self, id: _Optional[str] = ..., synthetic_session_id: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_id: _Optional[str] = ..., outcome: _Optional[_Union[ExtractionOutcome, str]] = ...) -> None: ...
 
 class AgentRun(_message.Message):
-    __slots__ = ("run_id", "kind", "session_id_before", "session_id_after", "carried", "recorded_at")
+    __slots__ = ("run_id", "kind", "session_id_before", "session_id_after", "carried", "recorded_at", "render_time")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_BEFORE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_AFTER_FIELD_NUMBER: _ClassVar[int]
     CARRIED_FIELD_NUMBER: _ClassVar[int]
     RECORDED_AT_FIELD_NUMBER: _ClassVar[int]
+    RENDER_TIME_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     kind: RunKind
     session_id_before: str
     session_id_after: str
     carried: bool
     recorded_at: _timestamp_pb2.Timestamp
-    def __init__(self, run_id: _Optional[str] = ..., kind: _Optional[_Union[RunKind, str]] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ..., carried: _Optional[bool] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    render_time: _timestamp_pb2.Timestamp
+    def __init__(self, run_id: _Optional[str] = ..., kind: _Optional[_Union[RunKind, str]] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ..., carried: _Optional[bool] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., render_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ActiveSession(_message.Message):
     __slots__ = ("agent_id", "session_id", "status", "runs_since_reset", "session_age", "warning", "last_reset_at", "enabled", "updated_at", "warning_threshold")

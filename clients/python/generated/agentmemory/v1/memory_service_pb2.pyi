@@ -53,14 +53,16 @@ class UpsertMemoryResponse(_message.Message):
     def __init__(self, memory: _Optional[_Union[_memory_pb2.Memory, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
 
 class GetMemoryRequest(_message.Message):
-    __slots__ = ("id", "owner", "key")
+    __slots__ = ("id", "owner", "key", "as_of_time")
     ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_TIME_FIELD_NUMBER: _ClassVar[int]
     id: str
     owner: _memory_pb2.MemoryOwner
     key: str
-    def __init__(self, id: _Optional[str] = ..., owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ...) -> None: ...
+    as_of_time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., key: _Optional[str] = ..., as_of_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetMemoryResponse(_message.Message):
     __slots__ = ("memory",)
@@ -111,7 +113,7 @@ class DeleteMemoryResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListMemoriesRequest(_message.Message):
-    __slots__ = ("owner", "page_size", "page_token", "show_expired", "show_superseded", "filter", "order_by")
+    __slots__ = ("owner", "page_size", "page_token", "show_expired", "show_superseded", "filter", "order_by", "as_of_time")
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +121,7 @@ class ListMemoriesRequest(_message.Message):
     SHOW_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
     ORDER_BY_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_TIME_FIELD_NUMBER: _ClassVar[int]
     owner: _memory_pb2.MemoryOwner
     page_size: int
     page_token: str
@@ -126,7 +129,8 @@ class ListMemoriesRequest(_message.Message):
     show_superseded: bool
     filter: str
     order_by: str
-    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ..., show_superseded: _Optional[bool] = ..., filter: _Optional[str] = ..., order_by: _Optional[str] = ...) -> None: ...
+    as_of_time: _timestamp_pb2.Timestamp
+    def __init__(self, owner: _Optional[_Union[_memory_pb2.MemoryOwner, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., show_expired: _Optional[bool] = ..., show_superseded: _Optional[bool] = ..., filter: _Optional[str] = ..., order_by: _Optional[str] = ..., as_of_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token", "total_size")
@@ -321,18 +325,20 @@ class GetActiveSessionResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[_memory_pb2.ActiveSession, _Mapping]] = ...) -> None: ...
 
 class RecordRunSessionRequest(_message.Message):
-    __slots__ = ("agent_id", "run_id", "session_id_before", "session_id_after", "kind")
+    __slots__ = ("agent_id", "run_id", "session_id_before", "session_id_after", "kind", "render_time")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_BEFORE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_AFTER_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    RENDER_TIME_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     run_id: str
     session_id_before: str
     session_id_after: str
     kind: _memory_pb2.RunKind
-    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ..., kind: _Optional[_Union[_memory_pb2.RunKind, str]] = ...) -> None: ...
+    render_time: _timestamp_pb2.Timestamp
+    def __init__(self, agent_id: _Optional[str] = ..., run_id: _Optional[str] = ..., session_id_before: _Optional[str] = ..., session_id_after: _Optional[str] = ..., kind: _Optional[_Union[_memory_pb2.RunKind, str]] = ..., render_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RecordRunSessionResponse(_message.Message):
     __slots__ = ("session",)

@@ -27,9 +27,10 @@ from agentmemory.v1 import memory_pb2 as agentmemory_dot_v1_dot_memory__pb2
 from agentmemory.v1 import recall_pb2 as agentmemory_dot_v1_dot_recall__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#agentmemory/v1/recall_service.proto\x12\x0e\x61gentmemory.v1\x1a\x1a\x61gentmemory/v1/block.proto\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1b\x61gentmemory/v1/recall.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\"\xb7\x01\n\rRecallRequest\x12\x13\n\x05query\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x16\n\x08\x61gent_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x16\n\tmin_score\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x18\n\x10include_memories\x18\x05 \x01(\x08\x12\x19\n\x0cworkspace_id\x18\x06 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_min_scoreB\x0f\n\r_workspace_id\"\xd7\x01\n\x0eRecallResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12$\n\x05scope\x18\x03 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x04 \x01(\t\x12/\n\x0b\x62lock_label\x18\x05 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabel\x12\x13\n\x0bline_number\x18\x06 \x01(\x05\x12\x11\n\tmemory_id\x18\x07 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x08 \x01(\t\"\xcb\x01\n\x13RenderPromptRequest\x12\x16\n\x08\x61gent_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x19\n\x0cworkspace_id\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07persona\x18\x03 \x01(\t\x12\x14\n\x0cuser_message\x18\x04 \x01(\t\x12\x33\n\rmemory_policy\x18\x05 \x01(\x0b\x32\x1c.agentmemory.v1.MemoryPolicy\x12\x14\n\x0c\x63ount_tokens\x18\x06 \x01(\x08\x42\x0f\n\r_workspace_id\"\xd3\x01\n\x14RenderPromptResponse\x12\x15\n\rsystem_prompt\x18\x01 \x01(\t\x12/\n\x08sections\x18\x02 \x03(\x0b\x32\x1d.agentmemory.v1.PromptSection\x12\x18\n\x10system_reminders\x18\x03 \x03(\t\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x17\n\x0fmemory_markdown\x18\x05 \x01(\t\x12\x1e\n\x0btoken_count\x18\x06 \x01(\x05\x42\x04\xe2\x41\x01\x03H\x00\x88\x01\x01\x42\x0e\n\x0c_token_count\"\x18\n\x16GetRecallStatusRequest\"G\n\x17GetRecallStatusResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.agentmemory.v1.RecallStatus2\x83\x03\n\rRecallService\x12\x63\n\x06Recall\x12\x1d.agentmemory.v1.RecallRequest\x1a\x1e.agentmemory.v1.RecallResponse\"\x18\x90\x02\x01\x82\xd3\xe4\x93\x02\x0f\"\n/v1/recall:\x01*0\x01\x12\x7f\n\x0fGetRecallStatus\x12&.agentmemory.v1.GetRecallStatusRequest\x1a\'.agentmemory.v1.GetRecallStatusResponse\"\x1b\x90\x02\x01\x82\xd3\xe4\x93\x02\x12\x12\x10/v1/recallStatus\x12\x8b\x01\n\x0cRenderPrompt\x12#.agentmemory.v1.RenderPromptRequest\x1a$.agentmemory.v1.RenderPromptResponse\"0\x90\x02\x01\x82\xd3\xe4\x93\x02\'\"\"/v1/agents/{agent_id}:renderPrompt:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#agentmemory/v1/recall_service.proto\x12\x0e\x61gentmemory.v1\x1a\x1a\x61gentmemory/v1/block.proto\x1a\x1b\x61gentmemory/v1/memory.proto\x1a\x1b\x61gentmemory/v1/recall.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x01\n\rRecallRequest\x12\x13\n\x05query\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x16\n\x08\x61gent_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x16\n\tmin_score\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x18\n\x10include_memories\x18\x05 \x01(\x08\x12\x19\n\x0cworkspace_id\x18\x06 \x01(\tH\x01\x88\x01\x01\x12.\n\nas_of_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0c\n\n_min_scoreB\x0f\n\r_workspace_id\"\xd7\x01\n\x0eRecallResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12$\n\x05scope\x18\x03 \x01(\x0e\x32\x15.agentmemory.v1.Scope\x12\x10\n\x08\x61gent_id\x18\x04 \x01(\t\x12/\n\x0b\x62lock_label\x18\x05 \x01(\x0e\x32\x1a.agentmemory.v1.BlockLabel\x12\x13\n\x0bline_number\x18\x06 \x01(\x05\x12\x11\n\tmemory_id\x18\x07 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x08 \x01(\t\"\xfb\x01\n\x13RenderPromptRequest\x12\x16\n\x08\x61gent_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x19\n\x0cworkspace_id\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0f\n\x07persona\x18\x03 \x01(\t\x12\x14\n\x0cuser_message\x18\x04 \x01(\t\x12\x33\n\rmemory_policy\x18\x05 \x01(\x0b\x32\x1c.agentmemory.v1.MemoryPolicy\x12\x14\n\x0c\x63ount_tokens\x18\x06 \x01(\x08\x12.\n\nas_of_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0f\n\r_workspace_id\"\x8a\x02\n\x14RenderPromptResponse\x12\x15\n\rsystem_prompt\x18\x01 \x01(\t\x12/\n\x08sections\x18\x02 \x03(\x0b\x32\x1d.agentmemory.v1.PromptSection\x12\x18\n\x10system_reminders\x18\x03 \x03(\t\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x17\n\x0fmemory_markdown\x18\x05 \x01(\t\x12\x1e\n\x0btoken_count\x18\x06 \x01(\x05\x42\x04\xe2\x41\x01\x03H\x00\x88\x01\x01\x12\x35\n\x0brender_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x42\x0e\n\x0c_token_count\"\x18\n\x16GetRecallStatusRequest\"G\n\x17GetRecallStatusResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.agentmemory.v1.RecallStatus2\x83\x03\n\rRecallService\x12\x63\n\x06Recall\x12\x1d.agentmemory.v1.RecallRequest\x1a\x1e.agentmemory.v1.RecallResponse\"\x18\x90\x02\x01\x82\xd3\xe4\x93\x02\x0f\"\n/v1/recall:\x01*0\x01\x12\x7f\n\x0fGetRecallStatus\x12&.agentmemory.v1.GetRecallStatusRequest\x1a\'.agentmemory.v1.GetRecallStatusResponse\"\x1b\x90\x02\x01\x82\xd3\xe4\x93\x02\x12\x12\x10/v1/recallStatus\x12\x8b\x01\n\x0cRenderPrompt\x12#.agentmemory.v1.RenderPromptRequest\x1a$.agentmemory.v1.RenderPromptResponse\"0\x90\x02\x01\x82\xd3\xe4\x93\x02\'\"\"/v1/agents/{agent_id}:renderPrompt:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,24 +45,26 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RENDERPROMPTREQUEST'].fields_by_name['agent_id']._serialized_options = b'\342A\001\002'
   _globals['_RENDERPROMPTRESPONSE'].fields_by_name['token_count']._loaded_options = None
   _globals['_RENDERPROMPTRESPONSE'].fields_by_name['token_count']._serialized_options = b'\342A\001\003'
+  _globals['_RENDERPROMPTRESPONSE'].fields_by_name['render_time']._loaded_options = None
+  _globals['_RENDERPROMPTRESPONSE'].fields_by_name['render_time']._serialized_options = b'\342A\001\003'
   _globals['_RECALLSERVICE'].methods_by_name['Recall']._loaded_options = None
   _globals['_RECALLSERVICE'].methods_by_name['Recall']._serialized_options = b'\220\002\001\202\323\344\223\002\017\"\n/v1/recall:\001*'
   _globals['_RECALLSERVICE'].methods_by_name['GetRecallStatus']._loaded_options = None
   _globals['_RECALLSERVICE'].methods_by_name['GetRecallStatus']._serialized_options = b'\220\002\001\202\323\344\223\002\022\022\020/v1/recallStatus'
   _globals['_RECALLSERVICE'].methods_by_name['RenderPrompt']._loaded_options = None
   _globals['_RECALLSERVICE'].methods_by_name['RenderPrompt']._serialized_options = b'\220\002\001\202\323\344\223\002\'\"\"/v1/agents/{agent_id}:renderPrompt:\001*'
-  _globals['_RECALLREQUEST']._serialized_start=205
-  _globals['_RECALLREQUEST']._serialized_end=388
-  _globals['_RECALLRESPONSE']._serialized_start=391
-  _globals['_RECALLRESPONSE']._serialized_end=606
-  _globals['_RENDERPROMPTREQUEST']._serialized_start=609
-  _globals['_RENDERPROMPTREQUEST']._serialized_end=812
-  _globals['_RENDERPROMPTRESPONSE']._serialized_start=815
-  _globals['_RENDERPROMPTRESPONSE']._serialized_end=1026
-  _globals['_GETRECALLSTATUSREQUEST']._serialized_start=1028
-  _globals['_GETRECALLSTATUSREQUEST']._serialized_end=1052
-  _globals['_GETRECALLSTATUSRESPONSE']._serialized_start=1054
-  _globals['_GETRECALLSTATUSRESPONSE']._serialized_end=1125
-  _globals['_RECALLSERVICE']._serialized_start=1128
-  _globals['_RECALLSERVICE']._serialized_end=1515
+  _globals['_RECALLREQUEST']._serialized_start=238
+  _globals['_RECALLREQUEST']._serialized_end=469
+  _globals['_RECALLRESPONSE']._serialized_start=472
+  _globals['_RECALLRESPONSE']._serialized_end=687
+  _globals['_RENDERPROMPTREQUEST']._serialized_start=690
+  _globals['_RENDERPROMPTREQUEST']._serialized_end=941
+  _globals['_RENDERPROMPTRESPONSE']._serialized_start=944
+  _globals['_RENDERPROMPTRESPONSE']._serialized_end=1210
+  _globals['_GETRECALLSTATUSREQUEST']._serialized_start=1212
+  _globals['_GETRECALLSTATUSREQUEST']._serialized_end=1236
+  _globals['_GETRECALLSTATUSRESPONSE']._serialized_start=1238
+  _globals['_GETRECALLSTATUSRESPONSE']._serialized_end=1309
+  _globals['_RECALLSERVICE']._serialized_start=1312
+  _globals['_RECALLSERVICE']._serialized_end=1699
 # @@protoc_insertion_point(module_scope)

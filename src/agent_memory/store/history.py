@@ -1,0 +1,88 @@
+"""Reads of the state as it was at a past instant, rebuilt from what the store keeps.
+
+A memory's audit events hold the whole row after each change (``new_memory``), so the
+row as it was at ``as_of`` is its newest event at or before then, unless that event
+deleted it. Expiry and forgetting empty or delete a memory's events: what has since
+expired or been forgotten is gone from every past instant too. A block as it was is its
+newest version written by then.
+
+The memory statements of the other modules read as of an instant unchanged: their
+``memories AS m`` becomes the rows rebuilt from the events, and their ``now()`` the
+instant (:func:`at_instant`).
+"""
+
+from __future__ import annotations
+
+from typing import LiteralString
+
+# Which events a rebuilt listing reads: those of one memory, of one owner, or of the
+# two owners a render or a recall reads (each through an index of the events).
+BY_ID: LiteralString = "e.memory_id = %(id)s"
+_OWNER: LiteralString = "(coalesce(e.new_memory, e.old_memory) ->> 'owner_id')"
+BY_OWNER: LiteralString = f"{_OWNER} = %(owner_id)s"
+BY_AGENT_OR_WORKSPACE: LiteralString = (
+    f"{_OWNER} IN (%(agent_id)s, coalesce(%(workspace_id)s::text, %(agent_id)s))"
+)
+
+
+def memories_at(events: LiteralString) -> LiteralString:
+    """The memories rows as they were at ``%(as_of)s``, of the events ``events`` selects
+    (``e``): each memory's newest event by then, unless it deleted the memory, or the
+    memory has expired since (its row waits for the sweeper; its past goes with it)."""
+    return f"""(
+    SELECT (jsonb_populate_record(NULL::memories,
+            e.new_memory || jsonb_build_object('tenant_id', e.tenant_id))).*
+    FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.new_memory
+          FROM memory_events AS e
+          WHERE e.tenant_id = %(tenant_id)s AND {events} AND e.occurred_at <= %(as_of)s
+          ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
+    WHERE e.new_memory IS NOT NULL
+      AND NOT EXISTS (SELECT FROM memories AS x
+                      WHERE x.tenant_id = e.tenant_id AND x.id = (e.new_memory ->> 'id')::uuid
+                        AND x.expire_time <= statement_timestamp()))"""
+
+
+_TABLE: LiteralString = "FROM memories AS m"
+_NOW: LiteralString = "now()"
+_AS_OF: LiteralString = "%(as_of)s::timestamptz"
+
+
+def at_instant(statement: LiteralString, events: LiteralString) -> LiteralString:
+    """``statement``, a read of ``memories AS m`` as of now, read as of ``%(as_of)s``:
+    the rows rebuilt from ``events``, expiry and validity judged at that instant."""
+    if _TABLE not in statement:
+        raise ValueError("a statement read as of an instant reads memories AS m")
+    return statement.replace(_TABLE, f"FROM {memories_at(events)} AS m").replace(_NOW, _AS_OF)
+
+
+# The newest version by then of each block one of (user, scope, agent) names, of one
+# label: a block deleted since took its versions with it.
+def blocks_at(label: LiteralString, keys: LiteralString) -> LiteralString:
+    return f"""(
+    SELECT DISTINCT ON (v.user_id, v.scope, v.agent_id) v.scope, v.agent_id, v.content
+    FROM block_versions AS v
+    WHERE v.tenant_id = %(tenant_id)s AND v.label = {label}
+      AND (v.user_id, v.scope, v.agent_id) IN {keys}
+      AND v.written_at <= %(as_of)s
+    ORDER BY v.user_id, v.scope, v.agent_id, v.version DESC)"""
+
+
+# The core blocks a render shows, as of then (the keys as prompts.py names them).
+CORES_AT: LiteralString = f"""(
+    SELECT json_object_agg(c.scope, c.content) FROM {
+    blocks_at(
+        "'core'",
+        '''((%(user_core)s, 'user', ''), (%(agent_core)s, 'agent', %(agent_id)s),
+                (%(workspace_core)s, 'workspace', %(block_workspace_id)s))''',
+    )
+} AS c
+) AS cores"""
+
+_ARCHIVAL_KEYS: LiteralString = """((%(user_id)s, 'user', ''), (%(user_id)s, 'agent', %(agent_id)s),
+                ('', 'workspace', %(block_workspace_id)s))"""
+ARCHIVAL_AT: LiteralString = blocks_at("'archival'", _ARCHIVAL_KEYS)
+
+# Whether the caller had archival lines then.
+HAS_ARCHIVAL_AT: LiteralString = (
+    f"EXISTS (SELECT FROM {ARCHIVAL_AT} AS a WHERE btrim(a.content, E' \\t\\n') <> '')"
+)
