@@ -227,6 +227,11 @@ pruned AS (
     USING written AS w
     WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id
       AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s
+      AND v.written_at < statement_timestamp() - %(kept)s::interval
+      AND EXISTS (SELECT FROM block_versions AS n
+                  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = w.user_id
+      AND n.scope = w.scope AND n.agent_id = w.agent_id AND n.label = w.label AND n.version > v.version
+                    AND n.written_at < statement_timestamp() - %(kept)s::interval)
 ),
 
 -- blocks._SELECT
@@ -505,7 +510,10 @@ WITH current AS(
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s),
+  WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s AND v.written_at < statement_timestamp()- %(kept)s::interval AND EXISTS(
+  SELECT
+  FROM block_versions AS n
+  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = w.user_id AND n.scope = w.scope AND n.agent_id = w.agent_id AND n.label = w.label AND n.version > v.version AND n.written_at < statement_timestamp()- %(kept)s::interval)),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -654,7 +662,10 @@ WITH current AS(
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s),
+  WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s AND v.written_at < statement_timestamp()- %(kept)s::interval AND EXISTS(
+  SELECT
+  FROM block_versions AS n
+  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = w.user_id AND n.scope = w.scope AND n.agent_id = w.agent_id AND n.label = w.label AND n.version > v.version AND n.written_at < statement_timestamp()- %(kept)s::interval)),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -1257,6 +1268,31 @@ WITH gone AS (
 )
 SELECT count(*) AS n FROM gone
 
+-- history.HISTORY_TENANTS
+SELECT DISTINCT e.tenant_id FROM (
+    SELECT e.tenant_id FROM memory_events AS e
+    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
+    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+
+-- history.PRUNE_EVENTS
+WITH old AS (
+    SELECT e.tenant_id, e.id FROM memory_events AS e
+    WHERE e.tenant_id = %(tenant_id)s
+      AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+      AND EXISTS (
+          SELECT FROM memory_events AS n
+          WHERE n.tenant_id = e.tenant_id AND n.memory_id = e.memory_id
+            AND (n.occurred_at, n.id) > (e.occurred_at, e.id)
+            AND n.occurred_at < statement_timestamp() - %(kept)s::interval)
+    ORDER BY e.occurred_at LIMIT %(limit)s
+),
+gone AS (
+    DELETE FROM memory_events AS e USING old
+    WHERE e.tenant_id = old.tenant_id AND e.id = old.id
+    RETURNING 1
+)
+SELECT count(*) AS n FROM gone
+
 -- indexing.BEAT
 WITH gone AS (
     DELETE FROM index_workers WHERE seen_at < now() - interval '1 hour'
@@ -1440,6 +1476,31 @@ RETURNING tenant_id, id, user_id, secret_hash, name, created_at, revoked_at, rol
 
 -- memories.EXPIRED_TENANTS
 SELECT DISTINCT m.tenant_id FROM memories AS m WHERE m.expire_time <= now() LIMIT %(limit)s
+
+-- memories.HISTORY_TENANTS
+SELECT DISTINCT e.tenant_id FROM (
+    SELECT e.tenant_id FROM memory_events AS e
+    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
+    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+
+-- memories.PRUNE_EVENTS
+WITH old AS (
+    SELECT e.tenant_id, e.id FROM memory_events AS e
+    WHERE e.tenant_id = %(tenant_id)s
+      AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+      AND EXISTS (
+          SELECT FROM memory_events AS n
+          WHERE n.tenant_id = e.tenant_id AND n.memory_id = e.memory_id
+            AND (n.occurred_at, n.id) > (e.occurred_at, e.id)
+            AND n.occurred_at < statement_timestamp() - %(kept)s::interval)
+    ORDER BY e.occurred_at LIMIT %(limit)s
+),
+gone AS (
+    DELETE FROM memory_events AS e USING old
+    WHERE e.tenant_id = old.tenant_id AND e.id = old.id
+    RETURNING 1
+)
+SELECT count(*) AS n FROM gone
 
 -- memories.SWEEP_EXPIRED
 WITH old AS (

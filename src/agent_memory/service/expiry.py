@@ -10,6 +10,7 @@ never holds the database for long.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
@@ -61,4 +62,22 @@ class ExpirySweeper:
                 break
         if deleted:
             log.info("expiry: deleted %d expired memories", deleted)
+        await self.prune_round()
         return deleted
+
+    async def prune_round(self) -> int:
+        """Delete the memory events older than the history kept (each memory keeps its
+        state at that horizon), batch after batch, as :meth:`sweep_round` does."""
+        batch = self._settings.expiry_sweep_batch
+        kept = timedelta(days=self._settings.history_days)
+        pruned = 0
+        for _ in range(MAX_BATCHES_PER_ROUND):
+            with suppress_instrumentation():
+                async with self._store.admin() as admin:
+                    n = await admin.expiry.prune_history(kept, batch)
+            pruned += n
+            if n < batch:
+                break
+        if pruned:
+            log.info("history: pruned %d memory events older than %s", pruned, kept)
+        return pruned

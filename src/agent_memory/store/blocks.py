@@ -17,7 +17,7 @@ rollback.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, LiteralString
 
 from agent_memory.domain.blocks import (
@@ -143,6 +143,10 @@ pruned AS (
     DELETE FROM block_versions AS v
     USING written AS w
     WHERE {_same_block("v", "w")} AND v.version <= w.version - %(keep)s
+      AND v.written_at < statement_timestamp() - %(kept)s::interval
+      AND EXISTS (SELECT FROM block_versions AS n
+                  WHERE {_same_block("n", "w")} AND n.version > v.version
+                    AND n.written_at < statement_timestamp() - %(kept)s::interval)
 ),"""
 
 _KEEP_VERSION: LiteralString = """
@@ -341,10 +345,14 @@ class PgBlocks(BlockRepository):
         index_model: str | None,
         *,
         as_of: datetime | None = None,
+        kept: timedelta = timedelta(days=90),
     ) -> None:
-        """``as_of``: read blocks as they were then; such a repository only reads."""
+        """``as_of``: read blocks as they were then; such a repository only reads.
+        ``kept``: how long versions are kept for as-of reads beyond the newest ``keep``
+        of a write (with, of those older, the newest: the block's state then)."""
         self._conn = conn
         self._as_of = as_of
+        self._kept = kept
         self._user = {
             "tenant_id": principal.tenant_id,
             "user_id": principal.user_id,
@@ -404,6 +412,7 @@ class PgBlocks(BlockRepository):
             "char_count": len(content),
             "expected": expected,
             "keep": keep,
+            "kept": self._kept,
         }
         if key.label is BlockLabel.ARCHIVAL:
             lines = entries(content)

@@ -124,6 +124,7 @@ def _tx(
     indexed: IndexedRows,
     standby: bool = False,
     as_of: datetime | None = None,
+    history: timedelta = timedelta(days=90),
 ) -> Tx:
     """``indexed``: the database's count of each model's indexed rows, shared by every
     unit of work (a new one would ask the catalogue again). ``as_of``: memories, blocks
@@ -133,7 +134,7 @@ def _tx(
         events=PgEvents(conn, principal),
         conversations=PgConversations(conn, principal),
         agents=PgAgents(conn, principal),
-        blocks=PgBlocks(conn, principal, index_model, as_of=as_of),
+        blocks=PgBlocks(conn, principal, index_model, as_of=as_of, kept=history),
         sessions=PgSessions(conn, principal),
         decisions=PgDecisions(conn, principal),
         usage=PgUsage(conn, principal),
@@ -214,12 +215,16 @@ class Database(Store):
     @asynccontextmanager
     async def transaction(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn, conn.transaction():
-            yield _tx(conn, principal, self._index_model, indexed=self._indexed)
+            yield _tx(
+                conn, principal, self._index_model, indexed=self._indexed, history=self._history
+            )
 
     @asynccontextmanager
     async def connection(self, principal: Principal) -> AsyncIterator[Tx]:
         async with self._connection() as conn:
-            yield _tx(conn, principal, self._index_model, indexed=self._indexed)
+            yield _tx(
+                conn, principal, self._index_model, indexed=self._indexed, history=self._history
+            )
 
     def wrote(self, principal: Principal) -> None:
         if self._standby is None:
@@ -239,7 +244,14 @@ class Database(Store):
             check_as_of(as_of, now=datetime.now(UTC), kept=self._history)
             # The past is read where its history is whole: on the primary.
             async with self._connection() as primary:
-                yield _tx(primary, principal, self._index_model, indexed=self._indexed, as_of=as_of)
+                yield _tx(
+                    primary,
+                    principal,
+                    self._index_model,
+                    indexed=self._indexed,
+                    history=self._history,
+                    as_of=as_of,
+                )
             return
         standby = self._standby
         wrote = self._writes.get((principal.tenant_id, principal.user_id)) if standby else None
@@ -256,7 +268,14 @@ class Database(Store):
             return
         try:
             with database_errors():
-                yield _tx(conn, principal, self._index_model, standby=True, indexed=self._indexed)
+                yield _tx(
+                    conn,
+                    principal,
+                    self._index_model,
+                    standby=True,
+                    indexed=self._indexed,
+                    history=self._history,
+                )
         except Unavailable as exc:
             standby.failed(exc)
             raise

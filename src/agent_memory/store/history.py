@@ -67,6 +67,35 @@ def blocks_at(label: LiteralString, keys: LiteralString) -> LiteralString:
     ORDER BY v.user_id, v.scope, v.agent_id, v.version DESC)"""
 
 
+# The tenants holding memory events older than the history kept, the oldest first.
+HISTORY_TENANTS: LiteralString = """
+SELECT DISTINCT e.tenant_id FROM (
+    SELECT e.tenant_id FROM memory_events AS e
+    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
+    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+"""
+# One tenant's events older than the history kept, but for each memory's newest among
+# them (its state at the horizon, which as-of reads start from), a batch at a time.
+PRUNE_EVENTS: LiteralString = """
+WITH old AS (
+    SELECT e.tenant_id, e.id FROM memory_events AS e
+    WHERE e.tenant_id = %(tenant_id)s
+      AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+      AND EXISTS (
+          SELECT FROM memory_events AS n
+          WHERE n.tenant_id = e.tenant_id AND n.memory_id = e.memory_id
+            AND (n.occurred_at, n.id) > (e.occurred_at, e.id)
+            AND n.occurred_at < statement_timestamp() - %(kept)s::interval)
+    ORDER BY e.occurred_at LIMIT %(limit)s
+),
+gone AS (
+    DELETE FROM memory_events AS e USING old
+    WHERE e.tenant_id = old.tenant_id AND e.id = old.id
+    RETURNING 1
+)
+SELECT count(*) AS n FROM gone
+"""
+
 # The core blocks a render shows, as of then (the keys as prompts.py names them).
 CORES_AT: LiteralString = f"""(
     SELECT json_object_agg(c.scope, c.content) FROM {

@@ -64,7 +64,13 @@ from agent_memory.store.columns import (
     patched,
     stamps,
 )
-from agent_memory.store.history import BY_ID, BY_OWNER, at_instant
+from agent_memory.store.history import (
+    BY_ID,
+    BY_OWNER,
+    HISTORY_TENANTS,
+    PRUNE_EVENTS,
+    at_instant,
+)
 from agent_memory.store.models import MemoryRow
 from agent_memory.store.repositories import ExpirySweep, MemoryRepository
 from agent_memory.store.sql import (
@@ -961,6 +967,20 @@ class PgMemories(MemoryRepository):
 class PgExpirySweep(ExpirySweep):
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
+
+    async def prune_history(self, kept: timedelta, limit: int) -> int:
+        pruned = 0
+        params: dict[str, Any] = {"kept": kept, "limit": limit}
+        for tenant in await fetch_all(self._conn, HISTORY_TENANTS, params):
+            row = await fetch_one(
+                self._conn,
+                PRUNE_EVENTS,
+                {**params, "tenant_id": tenant["tenant_id"], "limit": limit - pruned},
+            )
+            pruned += int(row["n"]) if row else 0
+            if pruned >= limit:
+                break
+        return pruned
 
     async def sweep(self, limit: int) -> int:
         swept = 0

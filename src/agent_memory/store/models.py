@@ -320,6 +320,10 @@ class MemoryEventRow(Base):
 
     __table_args__ = (
         Index("ix_memory_events_memory", "tenant_id", "memory_id", "occurred_at", "id"),
+        # The sweeper prunes history older than it keeps: a tenant's oldest events, and
+        # the tenants holding any.
+        Index("ix_memory_events_time", "tenant_id", "occurred_at"),
+        Index("ix_memory_events_at", "occurred_at"),
         # Forgetting finds a subject's events by the owner their snapshots name.
         Index(
             "ix_memory_events_owner",

@@ -734,6 +734,12 @@ class ExpirySweep(ABC):
         """Delete up to ``limit`` expired memories, the longest expired first, each with
         a DELETED event; how many. Memories another sweeper holds are skipped."""
 
+    @abstractmethod
+    async def prune_history(self, kept: timedelta, limit: int) -> int:
+        """Delete up to ``limit`` memory events older than ``kept``, the oldest first,
+        but for each memory's newest of those (its state then, which as-of reads start
+        from); how many."""
+
 
 @dataclass(frozen=True)
 class AdminTx:
