@@ -1621,7 +1621,9 @@ created_event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT inserted.tenant_id, gen_random_uuid(), inserted.id, 'created', %(actor)s,
-           clock_timestamp(), NULL::jsonb, to_jsonb(inserted) - 'tenant_id'
+           clock_timestamp(),
+             NULL::jsonb,
+             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
     FROM inserted)
 SELECT n.id,
   n.scope,
@@ -1665,7 +1667,9 @@ event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT old.tenant_id, gen_random_uuid(), old.id, 'deleted', %(actor)s,
-           clock_timestamp(), to_jsonb(old) - 'tenant_id', NULL::jsonb
+           clock_timestamp(),
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+             NULL::jsonb
     FROM old WHERE EXISTS (SELECT FROM gone))
 SELECT old.id,
   old.scope,
@@ -2024,7 +2028,9 @@ event AS (
       changed.id,
       CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END,
       %(actor)s,
-           clock_timestamp(), to_jsonb(old) - 'tenant_id', to_jsonb(changed) - 'tenant_id'
+           clock_timestamp(),
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2113,7 +2119,9 @@ event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, 'superseded', %(actor)s,
-           clock_timestamp(), to_jsonb(old) - 'tenant_id', to_jsonb(changed) - 'tenant_id'
+           clock_timestamp(),
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2175,7 +2183,9 @@ event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, %(event)s, %(actor)s,
-           clock_timestamp(), to_jsonb(old) - 'tenant_id', to_jsonb(changed) - 'tenant_id'
+           clock_timestamp(),
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2294,7 +2304,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- 'tenant_id'
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2310,8 +2320,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- 'tenant_id',
-  to_jsonb(updated)- 'tenant_id'
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
   FROM updated
   JOIN current ON current.id = updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -2440,7 +2450,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- 'tenant_id'
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2456,8 +2466,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- 'tenant_id',
-  to_jsonb(updated)- 'tenant_id'
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
   FROM updated
   JOIN current ON current.id = updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -6415,7 +6425,7 @@ created AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT i.tenant_id, gen_random_uuid(), i.id, 'created', %(actor)s, clock_timestamp(),
-           NULL, to_jsonb(i) - 'tenant_id'
+           NULL, to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
     FROM inserted AS i
 )
 SELECT count(*) AS n FROM inserted

@@ -227,6 +227,12 @@ def named(row: type[DeclarativeBase], wanted: Policy) -> tuple[str, ...]:
     return tuple(c.name for c in _columns(row, wanted))
 
 
+def internal(row: type[DeclarativeBase]) -> tuple[str, ...]:
+    """The names of the record's columns no statement returns or takes from a write:
+    the service's own bookkeeping (vectors, leases)."""
+    return tuple(c.name for c in _table(row).columns if not (declared(c) or INTERNAL))
+
+
 def clearable(row: type[DeclarativeBase]) -> tuple[str, ...]:
     """The names of the columns an update mask may empty: patched, and nullable (each
     cleared by its ``%(clear_<column>)s`` flag)."""

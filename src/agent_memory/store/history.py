@@ -15,6 +15,19 @@ from __future__ import annotations
 
 from typing import LiteralString
 
+from agent_memory.store.columns import internal
+from agent_memory.store.models import MemoryRow
+
+# What an event keeps of a memory: the row but its tenant (the event's own) and the
+# service's bookkeeping (its vector is remade from the text, never read from the past).
+_LEFT_OUT: LiteralString = ",".join(("tenant_id", *internal(MemoryRow)))
+
+
+def snapshot(row: LiteralString) -> LiteralString:
+    """The snapshot an audit event keeps of the memory ``row``."""
+    return f"to_jsonb({row}) - '{{{_LEFT_OUT}}}'::text[]"
+
+
 # Which events a rebuilt listing reads: those of one memory, of one owner, or of the
 # two owners a render or a recall reads (each through an index of the events).
 BY_ID: LiteralString = "e.memory_id = %(id)s"

@@ -70,6 +70,7 @@ from agent_memory.store.history import (
     HISTORY_TENANTS,
     PRUNE_EVENTS,
     at_instant,
+    snapshot,
 )
 from agent_memory.store.models import MemoryRow
 from agent_memory.store.repositories import ExpirySweep, MemoryRepository
@@ -252,7 +253,7 @@ def _event(
 
 def _snapshot(name: LiteralString | None) -> LiteralString:
     """A row as the audit keeps it: the stored row itself, less the tenant."""
-    return "NULL::jsonb" if name is None else f"to_jsonb({name}) - 'tenant_id'"
+    return "NULL::jsonb" if name is None else snapshot(name)
 
 
 # A memory ``m``'s groundings, in order, as a JSON array of their rows.

@@ -36,6 +36,7 @@ from agent_memory.store.decisions import (
     decision_from_row,
     reexamination_from_row,
 )
+from agent_memory.store.history import snapshot
 from agent_memory.store.memories import GROUNDINGS, columns, live, memory_from_row, params_of
 from agent_memory.store.models import ConversationRow, MemoryRow
 from agent_memory.store.repositories import TransferRepository
@@ -123,7 +124,7 @@ created AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT i.tenant_id, gen_random_uuid(), i.id, 'created', %(actor)s, clock_timestamp(),
-           NULL, to_jsonb(i) - 'tenant_id'
+           NULL, {snapshot("i")}
     FROM inserted AS i
 )
 SELECT count(*) AS n FROM inserted
