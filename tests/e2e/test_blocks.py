@@ -610,15 +610,28 @@ def test_foreign_and_forged_version_page_tokens_are_invalid(
     }
 
 
-def test_only_the_newest_versions_are_kept(small_server: ServerThread, database_url: str) -> None:
+def test_versions_past_the_newest_are_kept_while_the_history_lasts(
+    small_server: ServerThread, database_url: str
+) -> None:
     with small_server.client() as client:
         block = write(client, "v1")
         for n in range(2, 7):
             block = write(client, f"v{n}", expected=block.updated_at)
+        # Younger than the history kept: every version stays, for reads as of then.
+        assert [v.version for v in versions(client).versions] == [6, 5, 4, 3, 2, 1]
+        # Once the first five are older than it, a write keeps the newest three and,
+        # of the old ones, the newest: the block as it was at the horizon.
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE block_versions SET written_at = written_at - interval '100 days'"
+                " WHERE tenant_id = %s AND version <= 5",
+                (client.tenant_id,),
+            )
+        write(client, "v7", expected=block.updated_at)
         assert [(v.version, v.content) for v in versions(client).versions] == [
+            (7, "v7"),
             (6, "v6"),
             (5, "v5"),
-            (4, "v4"),
         ]
         assert stored_rows(database_url, "block_versions", client.tenant_id) == 3
 

@@ -50,11 +50,13 @@ BEYOND_SCHEMA: dict[str, str] = {
     "CARD_TYPE_NOT_REGISTERED": "a decision names a card type registered before",
     "IF_MATCH_CONTRADICTS": "the If-Match header and the etag parameter must agree",
     "INVALID_PERIOD": "a period ends after it starts, also against the stored start",
+    "HISTORY_PRUNED": "an instant within the history kept, whose start moves with the clock",
 }
 # ... and by field and reason, where the reason also covers what the document states.
 BEYOND_SCHEMA_AT: dict[tuple[str, str], str] = {
     ("ttl", "OUT_OF_RANGE"): "a duration's range (more than 0, at most 3650 days)",
     ("expire_time", "OUT_OF_RANGE"): "an instant in the future: later than now",
+    ("as_of_time", "IN_THE_FUTURE"): "an instant that has passed: earlier than now",
     ("memory.expire_time", "OUT_OF_RANGE"): "an instant in the future: later than now",
     ("etag", "CONTRADICTS"): "an etag and expected_updated_at must name one write",
     ("session_id", "REQUIRED"): "one of session_id or chain_id: a choice between two fields",

@@ -592,9 +592,17 @@ def test_the_same_state_renders_the_same_bytes(client: Client) -> None:
     assert first.system_prompt.encode() == second.system_prompt.encode()
     assert first.memory_markdown.encode() == second.memory_markdown.encode()
     assert list(first.system_reminders) == list(second.system_reminders)
-    assert first.SerializeToString(deterministic=True) == second.SerializeToString(
-        deterministic=True
-    )
+    # The whole response too, but for the instant each read the memory at.
+    assert second.render_time.ToDatetime() >= first.render_time.ToDatetime()
+    assert timeless(first) == timeless(second)
+
+
+def timeless(response: pb.RenderPromptResponse) -> bytes:
+    """The response's bytes without its render time."""
+    copy = pb.RenderPromptResponse()
+    copy.CopyFrom(response)
+    copy.ClearField("render_time")
+    return copy.SerializeToString(deterministic=True)
 
 
 def test_memory_markdown_holds_the_memory_sections_without_the_persona(client: Client) -> None:
@@ -866,6 +874,4 @@ def test_renders_are_the_same_bytes_as_time_passes_and_dates_are_utc_days(
             conn.execute("UPDATE memories SET updated_at = '2026-11-26 23:59:58.9+00'")
             conn.execute("UPDATE decisions SET created_at = '2026-11-26 23:59:58.9+00'")
         second = render(client, **kwargs)
-        assert second.SerializeToString(deterministic=True) == first.SerializeToString(
-            deterministic=True
-        )
+        assert timeless(second) == timeless(first)

@@ -272,6 +272,7 @@ def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_n
         "showSuperseded",
         "filter",
         "orderBy",
+        "asOfTime",
     }
     # AIP-158: a negative page size is refused.
     assert query["pageSize"]["schema"] == {"type": "integer", "format": "int32", "minimum": 0}
@@ -283,6 +284,7 @@ def test_list_memories_takes_paging_filter_order_and_what_to_show_in_the_query_n
         "showSuperseded",
         "filter",
         "orderBy",
+        "asOfTime",
     }
     assert "requestBody" not in operation("get", "/v1/agents/{agent_id}/memories")
 

@@ -77,7 +77,7 @@ class Blocks:
         Raises: NotFound — the caller has no such block (had none then);
             InvalidArgument, FailedPrecondition — ``as_of`` is in the future, or before
             the history kept."""
-        async with self._store.state(principal, as_of) as tx:
+        async with self._store.read_at(principal, as_of) as tx:
             block = await tx.blocks.get(key)
         if block is None:
             raise _not_found(key)

@@ -276,7 +276,7 @@ class Memories:
         Raises: NotFound — no such memory in the caller's tenant (none then);
             InvalidArgument, FailedPrecondition — ``as_of`` is in the future, or before
             the history kept."""
-        async with self._store.state(principal, as_of) as tx:
+        async with self._store.read_at(principal, as_of) as tx:
             memory = await tx.memories.get(memory_id)
         if memory is None:
             raise _not_found(memory_id)
@@ -297,7 +297,7 @@ class Memories:
             at the key in the caller's tenant."""
         owner = validate_owner(owner)
         check(text_violations("key", key, max_chars=KEY_MAX_CHARS))
-        async with self._store.state(principal, as_of) as tx:
+        async with self._store.read_at(principal, as_of) as tx:
             memory = await tx.memories.find_by_key(owner, key, groundings=True)
         if memory is None:
             raise NotFound(

@@ -788,7 +788,7 @@ class Store(ABC):
             )
         return self.connection(principal)
 
-    def state(
+    def read_at(
         self, principal: Principal, as_of: datetime | None
     ) -> AbstractAsyncContextManager[Tx]:
         """For a read of one record: the state now, on the primary (which has every
