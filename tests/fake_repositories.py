@@ -860,7 +860,8 @@ class FakeForget(ForgetRepository):
                 and k[2].workspace_id == workspace_id
             ]
         )
-        return counts + ForgetCounts(extraction_jobs=jobs)
+        settings = self._state.workspaces.pop((self._tenant, workspace_id), None)
+        return counts + ForgetCounts(extraction_jobs=jobs, agent_state=int(settings is not None))
 
     async def user(self) -> ForgetCounts:
         mine = (self._tenant, self._principal.user_id)

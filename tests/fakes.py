@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory.domain.active_sessions import RecordedRun, StoredSession
-from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.agents import AgentSettings, WorkspaceSettings
 from agent_memory.domain.blocks import BlockKey
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition
@@ -76,6 +76,7 @@ from agent_memory.store.repositories import (
     Store,
     TransferRepository,
     Tx,
+    WorkspaceRepository,
 )
 from agent_memory.store.repositories import (
     Clock as ClockRepository,
@@ -94,6 +95,9 @@ from tests.fake_repositories import (
     reexamined,
 )
 
+# A use is written at most once a minute per memory (store.memories.STALE_USE).
+_USE_WRITTEN = timedelta(minutes=1)
+
 
 @dataclass
 class State:
@@ -105,6 +109,7 @@ class State:
         default_factory=dict
     )
     agents: dict[tuple[str, str], AgentSettings] = field(default_factory=dict)
+    workspaces: dict[tuple[str, str], WorkspaceSettings] = field(default_factory=dict)
     card_types: dict[tuple[str, str], CardType] = field(default_factory=dict)
     # Blocks by (tenant, user, key), with their kept versions.
     blocks: dict[tuple[str, str, BlockKey], StoredBlock] = field(default_factory=dict)
@@ -218,6 +223,7 @@ class FakeStore(Store):
             events=FakeEvents(self, principal),
             conversations=FakeConversations(self, principal),
             agents=FakeAgents(self, principal),
+            workspaces=FakeWorkspaces(self, principal),
             blocks=FakeBlocks(self, principal),
             sessions=FakeSessions(self, principal),
             decisions=FakeDecisions(self, principal),
@@ -500,8 +506,25 @@ class FakeMemories(MemoryRepository):
         now = self._store.clock()
         for memory_id in ids:
             found = self._rows.get((self._tenant, memory_id))
-            if found is not None:
-                self._rows[(self._tenant, memory_id)] = replace(found, last_used_time=now)
+            if found is None:
+                continue
+            if found.last_used_time is not None and found.last_used_time > now - _USE_WRITTEN:
+                continue
+            expire_time = found.expire_time
+            if expire_time is not None and expire_time > now:
+                expire_time = max(expire_time, now + self._slide(found.owner))
+            self._rows[(self._tenant, memory_id)] = replace(
+                found, last_used_time=now, expire_time=expire_time
+            )
+
+    def _slide(self, owner: Owner) -> timedelta:
+        """How far a use moves the expiry of the owner's memories (its settings')."""
+        state = self._store.state
+        if owner.scope is Scope.AGENT and (self._tenant, owner.id) in state.agents:
+            return state.agents[(self._tenant, owner.id)].expiry_slide
+        if owner.scope is Scope.WORKSPACE and (self._tenant, owner.id) in state.workspaces:
+            return state.workspaces[(self._tenant, owner.id)].expiry_slide
+        return timedelta(0)
 
     async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
         return len(
@@ -689,6 +712,25 @@ class FakeAgents(AgentRepository):
         exists = (self._tenant, settings.agent_id) in self._store.state.agents
         stored = replace(settings, updated_at=self._store.clock() if exists else self._store.now())
         self._store.state.agents[(self._tenant, settings.agent_id)] = stored
+        return stored
+
+
+class FakeWorkspaces(WorkspaceRepository):
+    def __init__(self, store: FakeStore, principal: Principal) -> None:
+        self._store = store
+        self._tenant = principal.tenant_id
+
+    async def get(self, workspace_id: str, *, lock: bool = False) -> WorkspaceSettings:
+        return self._store.state.workspaces.get(
+            (self._tenant, workspace_id), WorkspaceSettings(workspace_id)
+        )
+
+    async def put(self, settings: WorkspaceSettings) -> WorkspaceSettings:
+        # A new row takes now(); a change of one the wall clock.
+        key = (self._tenant, settings.workspace_id)
+        exists = key in self._store.state.workspaces
+        stored = replace(settings, updated_at=self._store.clock() if exists else self._store.now())
+        self._store.state.workspaces[key] = stored
         return stored
 
 

@@ -227,6 +227,12 @@ SCENARIO = [
     ),
     Step("get-settings", MEMORY + "GetAgentSettings", const({"agentId": "coder"})),
     Step(
+        "workspace-settings",
+        MEMORY + "UpdateWorkspaceSettings",
+        const({"settings": {"workspaceId": "acme", "expirySlide": "604800s"}}),
+    ),
+    Step("get-workspace-settings", MEMORY + "GetWorkspaceSettings", const({"workspaceId": "acme"})),
+    Step(
         "extract",
         MEMORY + "ExtractMemories",
         const({"agentId": "coder", "sessionId": "s-1", "transcript": "too short to read"}),

@@ -534,6 +534,25 @@ def test_learnings_settings_and_the_active_session(server: ServerThread, tenant:
         assert (reset.status, reset.session_id) == (ActiveSessionStatus.FRESH, "")
 
 
+def test_the_expiry_slides_of_an_agent_and_a_workspace(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        week = timedelta(days=7)
+        slid = memory.update_agent_settings("coder", expiry_slide=week)
+        assert (slid.expiry_slide, slid.memory_enabled) == (week, False)
+        assert memory.get_agent_settings("coder").expiry_slide == week
+        # Off reads as unset.
+        assert memory.update_agent_settings("coder", expiry_slide=timedelta(0)).expiry_slide is None
+
+        fresh = memory.get_workspace_settings("repo")
+        assert (fresh.workspace_id, fresh.expiry_slide, fresh.updated_at) == ("repo", None, None)
+        stored = memory.update_workspace_settings("repo", expiry_slide=timedelta(hours=36))
+        assert stored.expiry_slide == timedelta(hours=36)
+        assert aware(stored.updated_at) <= datetime.now(UTC)
+        assert memory.get_workspace_settings("repo").expiry_slide == timedelta(hours=36)
+        with pytest.raises(InvalidArgument, match="expiry_slide"):
+            memory.update_workspace_settings("repo", expiry_slide=-timedelta(seconds=1))
+
+
 def test_extraction_and_usage(server: ServerThread, tenant: str) -> None:
     with client_for(server, tenant) as memory:
         # Under the minimum length: answered at once, no model call, no usage.

@@ -29,6 +29,7 @@ READER_RPCS = {
     "MemoryService.ListLearnings",
     "MemoryService.ListMemoryEvents",
     "MemoryService.GetAgentSettings",
+    "MemoryService.GetWorkspaceSettings",
     "MemoryService.GetUsage",
     "MemoryService.GetActiveSession",
     "MemoryService.ListAgentRuns",

@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import grpc
@@ -38,6 +39,7 @@ from tests.support import Client, ServerThread, StreamingStandby
 pytestmark = pytest.mark.e2e
 
 AGENT = "reader-agent"
+SLIDE = timedelta(days=7)  # how far a use moves the agent's expiries
 LAG_BOUND = 1.0
 READ_YOUR_WRITES = 1.0
 
@@ -118,7 +120,8 @@ def prepare(client: Client) -> memory_pb2.Memory:
     enable = pb.UpdateAgentSettingsRequest(
         settings=memory_pb2.AgentSettings(agent_id=AGENT, memory_enabled=True)
     )
-    enable.update_mask.paths.append("memory_enabled")
+    enable.settings.expiry_slide.FromTimedelta(SLIDE)
+    enable.update_mask.paths.extend(["memory_enabled", "expiry_slide"])
     client.call(client.memory.UpdateAgentSettings, enable)
     lines = blocks_pb.WriteBlockRequest(
         label=block_pb2.BLOCK_LABEL_ARCHIVAL,
@@ -130,6 +133,7 @@ def prepare(client: Client) -> memory_pb2.Memory:
     upsert = pb.UpsertMemoryRequest(
         owner=memory_pb2.MemoryOwner(agent_id=AGENT), key="deploy-day", value="Tuesdays"
     )
+    upsert.ttl.FromTimedelta(timedelta(hours=1))
     memory: memory_pb2.Memory = client.call(client.memory.UpsertMemory, upsert).memory
     return memory
 
@@ -186,9 +190,11 @@ def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
         # the marking of the memories shown as used.
         assert any("last_used_time = clock_timestamp()" in q for q in on_primary), on_primary
         assert not any("FROM archival_lines" in q for q in on_primary)
-        # The use was recorded on the primary.
+        # The use was recorded on the primary, and the agent's slide moved the expiry.
         got = client.call(client.memory.GetMemory, pb.GetMemoryRequest(id=memory.id)).memory
         assert got.HasField("last_used_time")
+        moved = got.expire_time.ToDatetime() - got.last_used_time.ToDatetime()
+        assert abs(moved - SLIDE) < timedelta(seconds=1)
 
 
 def test_writes_cas_reads_and_reads_after_a_write_run_on_the_primary(

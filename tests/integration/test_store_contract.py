@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.agents import AgentSettings, WorkspaceSettings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.decisions import (
     CardType,
@@ -805,6 +805,76 @@ def test_agent_settings_default_until_written(
             stored = await tx.agents.put(AgentSettings("a", memory_enabled=True))
             assert stored.updated_at is not None
             assert (await tx.agents.get("a", lock=True)).memory_enabled
+
+    scenario(body)
+
+
+def test_workspace_settings_default_until_written(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            assert await tx.workspaces.get("w") == WorkspaceSettings("w")
+            stored = await tx.workspaces.put(WorkspaceSettings("w", timedelta(days=7)))
+            assert stored.updated_at is not None
+            assert (await tx.workspaces.get("w", lock=True)).expiry_slide == timedelta(days=7)
+
+    scenario(body)
+
+
+def near(a: datetime | None, b: datetime) -> bool:
+    """Within a second: the use's time and the slide's are each read from the clock."""
+    return a is not None and abs(a - b) <= timedelta(seconds=1)
+
+
+def test_a_use_moves_an_expiry_to_its_owners_slide_past_the_use(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    """Only an expiry the slide puts later, of an owner whose settings slide: a memory
+    that never expires keeps no expiry, and a use within the minute moves nothing."""
+    week, hour = timedelta(days=7), timedelta(hours=1)
+    workspace = Owner(Scope.WORKSPACE, "w")
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            await tx.agents.put(AgentSettings(AGENT.id, expiry_slide=week))
+            await tx.workspaces.put(WorkspaceSettings("w", expiry_slide=hour))
+            await tx.agents.put(AgentSettings("off"))
+            agents = await written(tx, write("a", expiration=hour))
+            far = await written(tx, write("far", expiration=timedelta(days=30)))
+            forever = await written(tx, write("forever"))
+            off = await written(tx, write("off", owner=Owner(Scope.AGENT, "off"), expiration=hour))
+            shared = await written(tx, write("w", owner=workspace, expiration=timedelta(minutes=5)))
+            unset = await written(
+                tx, write("u", owner=Owner(Scope.AGENT, "unset"), expiration=hour)
+            )
+        ids = [m.id for m in (agents, far, forever, off, shared, unset)]
+        async with store.transaction(caller) as tx:
+            await tx.memories.mark_used(ids)
+        async with store.transaction(caller) as tx:
+            after = {i: await tx.memories.get(i) for i in ids}
+        used = after[agents.id]
+        assert used is not None
+        assert used.last_used_time is not None
+        assert near(used.expire_time, used.last_used_time + week)
+        assert used.version == agents.version
+        assert used.updated_at == agents.updated_at
+        moved = after[shared.id]
+        assert moved is not None
+        assert moved.last_used_time is not None
+        assert near(moved.expire_time, moved.last_used_time + hour)
+        for kept in (far, forever, off, unset):
+            now = after[kept.id]
+            assert now is not None
+            assert now.last_used_time is not None
+            assert now.expire_time == kept.expire_time
+        # Within the minute, a use is not written again, nor is the expiry moved.
+        async with store.transaction(caller) as tx:
+            await tx.agents.put(AgentSettings(AGENT.id, expiry_slide=timedelta(days=30)))
+            await tx.memories.mark_used([agents.id])
+            again = await tx.memories.get(agents.id)
+        assert again is not None
+        assert again.expire_time == used.expire_time
 
     scenario(body)
 

@@ -57,14 +57,23 @@ WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND carried
   AND kind = 'scheduled' AND recorded_at > %(anchor)s
 
 -- agents._GET
-SELECT agent_id, memory_enabled, updated_at, active_memory_enabled, review_decisions
+SELECT agent_id, memory_enabled, updated_at, active_memory_enabled, review_decisions, expiry_slide
   FROM agent_settings
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
 
 -- agents._GET_LOCKED
-SELECT agent_id, memory_enabled, updated_at, active_memory_enabled, review_decisions
+SELECT agent_id, memory_enabled, updated_at, active_memory_enabled, review_decisions, expiry_slide
   FROM agent_settings
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+FOR UPDATE
+
+-- agents._GET_WORKSPACE
+SELECT workspace_id, expiry_slide, updated_at FROM workspace_settings
+WHERE tenant_id = %(tenant_id)s AND workspace_id = %(workspace_id)s
+
+-- agents._GET_WORKSPACE_LOCKED
+SELECT workspace_id, expiry_slide, updated_at FROM workspace_settings
+WHERE tenant_id = %(tenant_id)s AND workspace_id = %(workspace_id)s
 FOR UPDATE
 
 -- agents._PUT
@@ -73,20 +82,40 @@ INSERT INTO agent_settings (tenant_id,
   memory_enabled,
   updated_by,
   active_memory_enabled,
-  review_decisions)
+  review_decisions,
+  expiry_slide)
 VALUES (%(tenant_id)s::text,
   %(agent_id)s::text,
   coalesce(%(memory_enabled)s::BOOLEAN, false),
   %(actor)s,
   coalesce(%(active_memory_enabled)s::BOOLEAN, false),
-  coalesce(%(review_decisions)s::BOOLEAN, false))
+  coalesce(%(review_decisions)s::BOOLEAN, false),
+  coalesce(%(expiry_slide)s::INTERVAL, '0'))
 ON CONFLICT (tenant_id, agent_id) DO UPDATE
 SET memory_enabled = excluded.memory_enabled,
   active_memory_enabled = excluded.active_memory_enabled,
   review_decisions = excluded.review_decisions,
+  expiry_slide = excluded.expiry_slide,
   updated_by = excluded.updated_by,
   updated_at = clock_timestamp()
-RETURNING agent_id, memory_enabled, updated_at, active_memory_enabled, review_decisions
+RETURNING agent_id,
+  memory_enabled,
+  updated_at,
+  active_memory_enabled,
+  review_decisions,
+  expiry_slide
+
+-- agents._PUT_WORKSPACE
+INSERT INTO workspace_settings (tenant_id, workspace_id, expiry_slide, updated_by)
+VALUES (%(tenant_id)s::text,
+  %(workspace_id)s::text,
+  coalesce(%(expiry_slide)s::INTERVAL, '0'),
+  %(actor)s)
+ON CONFLICT (tenant_id, workspace_id) DO UPDATE
+SET expiry_slide = excluded.expiry_slide,
+  updated_by = excluded.updated_by,
+  updated_at = clock_timestamp()
+RETURNING workspace_id, expiry_slide, updated_at
 
 -- blocks._CREATE
 WITH written AS (
@@ -1898,7 +1927,8 @@ ORDER BY created_at DESC, key DESC
 LIMIT %(limit)s
 
 -- memories._MARK_USED
-    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    UPDATE memories AS used
+    SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN (SELECT unnest(%(ids)s::uuid[]))
@@ -3264,7 +3294,7 @@ WITH settings AS(
   m.expire_time)@> now()
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
   LIMIT %(workspace_cap)s),used AS(UPDATE memories AS used
-  SET last_used_time = clock_timestamp()
+  SET last_used_time = clock_timestamp(),expire_time = expiry_after_use(used)
   WHERE used.tenant_id = %(tenant_id)s AND used.id IN(
   SELECT x.id
   FROM memories AS x
@@ -3509,7 +3539,8 @@ workspace_rows AS (
     LIMIT %(workspace_cap)s
 ),
 used AS (
-    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    UPDATE memories AS used
+    SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
@@ -5284,7 +5315,8 @@ found AS (
     LIMIT %(rank_limit)s
 ),
 used AS (
-    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    UPDATE memories AS used
+    SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
@@ -5518,7 +5550,8 @@ found AS (
       ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
 ),
 used AS (
-    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    UPDATE memories AS used
+    SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
@@ -5759,7 +5792,8 @@ found AS (
       ON b.kind = 'memory' AND m.tenant_id = %(tenant_id)s AND m.id = b.memory_id
 ),
 used AS (
-    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    UPDATE memories AS used
+    SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN (

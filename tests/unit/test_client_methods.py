@@ -9,7 +9,7 @@ import asyncio
 import inspect
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import grpc
@@ -35,6 +35,7 @@ PLACEHOLDERS: dict[str, Any] = {
 BESIDES: dict[str, dict[str, Any]] = {
     "update_memory": {"value": "v"},
     "update_agent_settings": {"memory_enabled": True},
+    "update_workspace_settings": {"expiry_slide": timedelta(days=7)},
     "extract_memories": {"session_id": "s"},
     "upsert_memory": {"agent_id": "a"},
     "memorize": {"agent_id": "a"},
@@ -220,6 +221,8 @@ def test_choices_are_checked_before_sending() -> None:
         _ops.resolve_decision("d", "done")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least one field"):
         _ops.update_agent_settings("a")
+    with pytest.raises(ValueError, match="at least one field"):
+        _ops.update_workspace_settings("w")
 
 
 def test_a_page_is_the_first_request_with_its_token() -> None:
@@ -261,3 +264,13 @@ def test_a_block_conflict_time_is_timezone_aware(sent: str) -> None:
         metadata={"current_updated_at": sent},
     )
     assert conflict.current_updated_at == datetime(2026, 4, 30, 16, 20, 0, 123456, tzinfo=UTC)
+
+
+def test_a_slide_is_sent_as_a_duration_and_named_in_the_mask() -> None:
+    op = _ops.update_agent_settings("a", expiry_slide=timedelta(days=7))
+    assert op.request.settings.expiry_slide.ToTimedelta() == timedelta(days=7)
+    assert list(op.request.update_mask.paths) == ["expiry_slide"]
+    # Zero turns it off: named in the mask, so that it is changed.
+    off = _ops.update_workspace_settings("w", expiry_slide=timedelta(0))
+    assert off.request.settings.expiry_slide.ToTimedelta() == timedelta(0)
+    assert list(off.request.update_mask.paths) == ["expiry_slide"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import types
 import uuid
-from collections.abc import Callable, Container, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Collection, Container, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, get_type_hints
 
 from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
@@ -20,7 +20,7 @@ from agent_memory.domain.active_sessions import (
     RecordedRun,
     RunKind,
 )
-from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.agents import AgentSettings, WorkspaceSettings
 from agent_memory.domain.errors import FieldViolation, ResourceExhausted, check
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.forgetting import ForgetCounts
@@ -38,6 +38,7 @@ from agent_memory.domain.memory import (
     Scope,
 )
 from agent_memory.domain.paging import Page
+from agent_memory.proto_json import OUTPUT_ONLY, field_behaviors
 from agentmemory.v1 import memory_pb2, memory_service_pb2
 
 T = TypeVar("T")
@@ -182,15 +183,19 @@ def expiration_from_proto(
     if chosen == "expire_time":
         return datetime_from_proto(request.expire_time, "expire_time")
     if chosen == "ttl":
-        ttl = request.ttl
-        if not (
-            abs(ttl.seconds) <= _MAX_DURATION_SECONDS
-            and abs(ttl.nanos) < 1_000_000_000
-            and (ttl.seconds * ttl.nanos >= 0)
-        ):
-            check([FieldViolation("ttl", "must be a valid duration", "INVALID_DURATION")])
-        return ttl.ToTimedelta()
+        return duration_from_proto(request.ttl, "ttl")
     return None
+
+
+def duration_from_proto(duration: duration_pb2.Duration, path: str) -> timedelta:
+    """Raises: InvalidArgument — a Duration outside its documented range."""
+    if not (
+        abs(duration.seconds) <= _MAX_DURATION_SECONDS
+        and abs(duration.nanos) < 1_000_000_000
+        and (duration.seconds * duration.nanos >= 0)
+    ):
+        check([FieldViolation(path, "must be a valid duration", "INVALID_DURATION")])
+    return duration.ToTimedelta()
 
 
 def owner_from_proto(owner: memory_pb2.MemoryOwner, present: bool) -> Owner | None:
@@ -490,7 +495,74 @@ def settings_to_proto(settings: AgentSettings) -> memory_pb2.AgentSettings:
         updated_at=timestamp(settings.updated_at),
         active_memory_enabled=settings.active_memory_enabled,
         review_decisions=settings.review_decisions,
+        expiry_slide=_slide(settings.expiry_slide),
     )
+
+
+def workspace_settings_to_proto(settings: WorkspaceSettings) -> memory_pb2.WorkspaceSettings:
+    return memory_pb2.WorkspaceSettings(
+        workspace_id=settings.workspace_id,
+        expiry_slide=_slide(settings.expiry_slide),
+        updated_at=timestamp(settings.updated_at),
+    )
+
+
+def _slide(slide: timedelta) -> duration_pb2.Duration | None:
+    """Unset when off, as the contract says a slide of zero reads."""
+    if not slide:
+        return None
+    duration = duration_pb2.Duration()
+    duration.FromTimedelta(slide)
+    return duration
+
+
+def writable_settings(message: Any, key: str) -> frozenset[str]:
+    """The settings an update may change: the fields of the settings message (a
+    descriptor) but its key and those the contract marks output only."""
+    return frozenset(
+        f.name
+        for f in message.DESCRIPTOR.fields
+        if f.name != key and OUTPUT_ONLY not in field_behaviors(f)
+    )
+
+
+def settings_changes(
+    wanted: Message, mask: Sequence[str] | None, writable: Collection[str]
+) -> dict[str, bool | timedelta]:
+    """The new values of the settings an update changes: those its mask names, or
+    without one (AIP-134) those the request populates (a switch sent as true, a slide
+    that is set), each as the use cases take it.
+
+    Raises:
+        InvalidArgument: a path that is not a writable setting, or a bad duration.
+    """
+    fields = wanted.DESCRIPTOR.fields_by_name
+    paths = (
+        set(mask)
+        if mask is not None
+        else {
+            name
+            for name in writable
+            if (
+                wanted.HasField(name)
+                if fields[name].type == FieldDescriptor.TYPE_MESSAGE
+                else getattr(wanted, name)
+            )
+        }
+    )
+    check(
+        [
+            FieldViolation("update_mask", f"{p!r} cannot be updated", "INVALID_FIELD_MASK")
+            for p in sorted(paths - set(writable))
+        ]
+    )
+    changes: dict[str, bool | timedelta] = {}
+    for name in sorted(paths):
+        if fields[name].type == FieldDescriptor.TYPE_MESSAGE:  # the slide, a Duration
+            changes[name] = duration_from_proto(getattr(wanted, name), f"settings.{name}")
+        else:
+            changes[name] = bool(getattr(wanted, name))
+    return changes
 
 
 _RUN_KINDS = {

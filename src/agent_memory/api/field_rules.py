@@ -19,9 +19,10 @@ from typing import Any, Literal
 from google.protobuf.descriptor import FieldDescriptor
 
 from agent_memory.api.convert import UPDATABLE_MEMORY_FIELDS, source_value_name
-from agent_memory.api.memory_servicer import SETTINGS_SWITCHES
+from agent_memory.api.memory_servicer import SETTINGS_SWITCHES, WORKSPACE_SETTINGS
 from agent_memory.domain import (
     active_sessions,
+    agents,
     blocks,
     decisions,
     extraction,
@@ -140,6 +141,17 @@ class Mask:
 
 
 @dataclass(frozen=True)
+class Span:
+    """A duration (its JSON form: seconds and an ``s``) from zero to ``max_seconds``."""
+
+    max_seconds: int
+
+    def schema(self, *, given: bool, also: str = "") -> dict[str, Any]:
+        below = rf"{at_most(self.max_seconds - 1)}(?:\.[0-9]{{1,9}})?"
+        return {"pattern": rf"^(?:{below}|{self.max_seconds}(?:\.0{{1,9}})?)s$"}
+
+
+@dataclass(frozen=True)
 class Choice:
     """An enum field that takes only ``names`` of its values (its unset value too, when
     the field may be left out)."""
@@ -150,7 +162,23 @@ class Choice:
         return {"enum": list(self.names)}
 
 
-Rule = Text | Number | Items | Mask | Choice
+Rule = Text | Number | Items | Mask | Span | Choice
+
+
+def at_most(limit: int) -> str:
+    """A regular expression of the decimal numbers from 0 to ``limit``."""
+    digits = str(limit)
+    shorter = f"[0-9]{{1,{len(digits) - 1}}}" if len(digits) > 1 else ""
+    options = [shorter] if shorter else []
+    for i, digit in enumerate(digits):
+        rest = len(digits) - i - 1
+        if digit != "0":
+            low = "1" if i == 0 and len(digits) > 1 else "0"
+            if int(digit) - 1 >= int(low):
+                tail = f"[0-9]{{{rest}}}" if rest else ""
+                options.append(f"{digits[:i]}[{low}-{int(digit) - 1}]{tail}")
+    options.append(digits)
+    return "(?:" + "|".join(options) + ")"
 
 
 def _camel(name: str) -> str:
@@ -170,6 +198,7 @@ _ACTIONS = Items(decisions.MAX_ACTIONS, _ACTION, unique=True)
 _POSITION = Number(0)
 _SCORE = Number(0, 1)
 _PERCENT = Number(memory.IMPORTANCE_MIN, memory.IMPORTANCE_MAX)
+_SLIDE = Span(int(agents.EXPIRY_SLIDE_MAX.total_seconds()))
 _PAGE_TOKEN = Text(paging.MAX_TOKEN_CHARS, pattern="[A-Za-z0-9_-]*")
 # "*" (the resource as it is now) may come with spaces around it.
 _MEMORY_ETAG = Text(None, pattern=rf"[ \t]*\*[ \t]*|{memory.ETAG_PATTERN}")
@@ -250,6 +279,9 @@ _RULES: dict[str, Rule] = {
     "RenderPromptRequest.persona": Text(recall.PERSONA_MAX_CHARS, min_chars=0),
     "RenderPromptRequest.user_message": Text(recall.USER_MESSAGE_MAX_CHARS, min_chars=0),
     "UpdateAgentSettingsRequest.update_mask": Mask(tuple(sorted(SETTINGS_SWITCHES))),
+    "AgentSettings.expiry_slide": _SLIDE,
+    "UpdateWorkspaceSettingsRequest.update_mask": Mask(tuple(sorted(WORKSPACE_SETTINGS))),
+    "WorkspaceSettings.expiry_slide": _SLIDE,
     "MemoryPolicy.archival_limit": Number(0, recall.MAX_LIMIT),
     "MemoryPolicy.archival_min_score": _SCORE,
     "MemoryPolicy.recent_decisions_limit": Number(0),

@@ -8,9 +8,8 @@ from agent_memory.api import convert, evidence_convert, extraction_convert
 from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.memory import MemoryWrite, Scope, parse_memory_id
-from agent_memory.proto_json import OUTPUT_ONLY, field_behaviors
 from agent_memory.service.active_sessions import ActiveSessions
-from agent_memory.service.agents import Agents
+from agent_memory.service.agents import Agents, Workspaces
 from agent_memory.service.evidence import EvidenceReads
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.forgetting import Forgetting
@@ -18,13 +17,10 @@ from agent_memory.service.memories import Memories
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
 
-# The switches UpdateAgentSettings may change: the settings' fields a caller writes
-# (every field but the id and those the contract marks output only).
-SETTINGS_SWITCHES = frozenset(
-    f.name
-    for f in memory_pb2.AgentSettings.DESCRIPTOR.fields
-    if f.name != "agent_id" and OUTPUT_ONLY not in field_behaviors(f)
-)
+# The settings UpdateAgentSettings and UpdateWorkspaceSettings may change: the fields
+# a caller writes (every field but the id and those the contract marks output only).
+SETTINGS_SWITCHES = convert.writable_settings(memory_pb2.AgentSettings, "agent_id")
+WORKSPACE_SETTINGS = convert.writable_settings(memory_pb2.WorkspaceSettings, "workspace_id")
 
 
 class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
@@ -32,6 +28,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         self,
         memories: Memories,
         agents: Agents,
+        workspaces: Workspaces,
         extraction: Extraction,
         active_sessions: ActiveSessions,
         forgetting: Forgetting,
@@ -44,6 +41,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         self._forgetting = forgetting
         self._memories = memories
         self._agents = agents
+        self._workspaces = workspaces
         self._extraction = extraction
         self._active_sessions = active_sessions
 
@@ -254,27 +252,32 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def UpdateAgentSettings(
         self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
     ) -> pb.UpdateAgentSettingsResponse:
-        writable = SETTINGS_SWITCHES
-        wanted = request.settings
-        # AIP-134: without a mask, the fields the request populates; a switch sent as
-        # false is not populated, so turning one off names it in the mask.
-        paths = (
-            set(request.update_mask.paths)
-            if request.HasField("update_mask")
-            else {name for name in writable if getattr(wanted, name)}
-        )
-        check(
-            [
-                FieldViolation("update_mask", f"{p!r} cannot be updated", "INVALID_FIELD_MASK")
-                for p in sorted(paths - writable)
-            ]
-        )
+        mask = request.update_mask.paths if request.HasField("update_mask") else None
+        changes = convert.settings_changes(request.settings, mask, SETTINGS_SWITCHES)
         settings = await self._agents.update_settings(
-            current_principal(),
-            wanted.agent_id,
-            {name: bool(getattr(wanted, name)) for name in paths},
+            current_principal(), request.settings.agent_id, changes
         )
         return pb.UpdateAgentSettingsResponse(settings=convert.settings_to_proto(settings))
+
+    async def GetWorkspaceSettings(
+        self, request: pb.GetWorkspaceSettingsRequest, context: ServicerContext
+    ) -> pb.GetWorkspaceSettingsResponse:
+        settings = await self._workspaces.settings(current_principal(), request.workspace_id)
+        return pb.GetWorkspaceSettingsResponse(
+            settings=convert.workspace_settings_to_proto(settings)
+        )
+
+    async def UpdateWorkspaceSettings(
+        self, request: pb.UpdateWorkspaceSettingsRequest, context: ServicerContext
+    ) -> pb.UpdateWorkspaceSettingsResponse:
+        mask = request.update_mask.paths if request.HasField("update_mask") else None
+        changes = convert.settings_changes(request.settings, mask, WORKSPACE_SETTINGS)
+        settings = await self._workspaces.update_settings(
+            current_principal(), request.settings.workspace_id, changes
+        )
+        return pb.UpdateWorkspaceSettingsResponse(
+            settings=convert.workspace_settings_to_proto(settings)
+        )
 
     async def GetActiveSession(
         self, request: pb.GetActiveSessionRequest, context: ServicerContext

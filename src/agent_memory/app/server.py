@@ -42,7 +42,7 @@ from agent_memory.http.app import HttpServer, http_app, metrics_route
 from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.net import unbindable
 from agent_memory.service.active_sessions import ActiveSessions
-from agent_memory.service.agents import Agents
+from agent_memory.service.agents import Agents, Workspaces
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
 from agent_memory.service.evidence import EvidenceReads
@@ -201,6 +201,7 @@ async def start_server(
             MemoryServicer(
                 Memories(db),
                 Agents(db),
+                Workspaces(db),
                 extraction,
                 ActiveSessions(db, warning_runs=settings.active_memory_warning_runs),
                 Forgetting(db),

@@ -24,7 +24,16 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from agent_memory.api.field_rules import Choice, Items, Mask, Text, rule_of, without
+from agent_memory.api.field_rules import (
+    Choice,
+    Items,
+    Mask,
+    Span,
+    Text,
+    at_most,
+    rule_of,
+    without,
+)
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS, one_line, stores_request
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
@@ -72,22 +81,6 @@ _WRAPPERS: dict[str, int] = {
 }
 
 
-def _at_most(limit: int) -> str:
-    """A regular expression of the decimal numbers from 0 to ``limit``."""
-    digits = str(limit)
-    shorter = f"[0-9]{{1,{len(digits) - 1}}}" if len(digits) > 1 else ""
-    options = [shorter] if shorter else []
-    for i, digit in enumerate(digits):
-        rest = len(digits) - i - 1
-        if digit != "0":
-            low = "1" if i == 0 and len(digits) > 1 else "0"
-            if int(digit) - 1 >= int(low):
-                tail = f"[0-9]{{{rest}}}" if rest else ""
-                options.append(f"{digits[:i]}[{low}-{int(digit) - 1}]{tail}")
-    options.append(digits)
-    return "(?:" + "|".join(options) + ")"
-
-
 # Well-known messages with a JSON form of their own: one string each, so they
 # can also travel in a path or a query string.
 _TEXT_TYPES: dict[str, dict[str, Any]] = {
@@ -95,7 +88,7 @@ _TEXT_TYPES: dict[str, dict[str, Any]] = {
     "google.protobuf.Duration": {
         "type": "string",
         # Seconds within protobuf's range: at most 315,576,000,000 (10,000 years).
-        "pattern": rf"^-?{_at_most(315_576_000_000)}(\.[0-9]{{1,9}})?s$",
+        "pattern": rf"^-?{at_most(315_576_000_000)}(\.[0-9]{{1,9}})?s$",
         "description": "Seconds with up to nine fractional digits and an `s`, e.g. `1.5s`.",
     },
     "google.protobuf.FieldMask": {
@@ -367,7 +360,7 @@ class _Schemas:
             if required and schema.get("type") == "string":  # a field mask, a time
                 schema["minLength"] = 1
             mask = rule_of(field)
-            if isinstance(mask, Mask):
+            if isinstance(mask, Mask | Span):
                 schema.update(mask.schema(given=required))
             return schema
         schema = copy.deepcopy(_SCALARS[field.type])

@@ -1,41 +1,66 @@
-"""Agent settings: one row per agent that was ever configured."""
+"""Agent and workspace settings: one row per agent or workspace that was ever
+configured."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import fields
-from typing import LiteralString
+from dataclasses import dataclass, fields
+from typing import Any, LiteralString
 
-from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.agents import AgentSettings, WorkspaceSettings
 from agent_memory.domain.identity import Principal
 from agent_memory.store.columns import WRITTEN, insert_columns, insert_values, named, output
-from agent_memory.store.models import AgentSettingsRow
-from agent_memory.store.repositories import AgentRepository
+from agent_memory.store.models import AgentSettingsRow, Base, WorkspaceSettingsRow
+from agent_memory.store.repositories import AgentRepository, WorkspaceRepository
 from agent_memory.store.sql import Connection, Row, fetch_one
 
-_COLUMNS = output(AgentSettingsRow, "")
-_GET: LiteralString = f"""
-SELECT {_COLUMNS} FROM agent_settings
-WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+
+@dataclass(frozen=True)
+class _Statements:
+    get: LiteralString
+    get_locked: LiteralString
+    put: LiteralString
+
+
+def _statements(row: type[Base], table: LiteralString, key: LiteralString) -> _Statements:
+    """Reading and writing one owner's settings row, keyed by the tenant and ``key``."""
+    columns = output(row, "")
+    get: LiteralString = f"""
+SELECT {columns} FROM {table}
+WHERE tenant_id = %(tenant_id)s AND {key} = %({key})s
 """
-_GET_LOCKED: LiteralString = _GET + "FOR UPDATE"
-# The switches: every written column but the key and the writer.
-_SWITCHES = [
-    c for c in named(AgentSettingsRow, WRITTEN) if c not in ("tenant_id", "agent_id", "updated_by")
-]
-_SET: LiteralString = ", ".join(f"{c} = excluded.{c}" for c in _SWITCHES)
-_PUT: LiteralString = f"""
-INSERT INTO agent_settings ({insert_columns(AgentSettingsRow)})
-VALUES ({insert_values(AgentSettingsRow)})
-ON CONFLICT (tenant_id, agent_id) DO UPDATE
-SET {_SET}, updated_by = excluded.updated_by, updated_at = clock_timestamp()
-RETURNING {_COLUMNS}
+    # The settings: every written column but the key and the writer.
+    kept = ("tenant_id", key, "updated_by")
+    settings = [c for c in named(row, WRITTEN) if c not in kept]
+    assignments: LiteralString = ", ".join(f"{c} = excluded.{c}" for c in settings)
+    put: LiteralString = f"""
+INSERT INTO {table} ({insert_columns(row)})
+VALUES ({insert_values(row)})
+ON CONFLICT (tenant_id, {key}) DO UPDATE
+SET {assignments}, updated_by = excluded.updated_by, updated_at = clock_timestamp()
+RETURNING {columns}
 """
+    return _Statements(get, get + "FOR UPDATE", put)
+
+
+_AGENT = _statements(AgentSettingsRow, "agent_settings", "agent_id")
+_GET, _GET_LOCKED, _PUT = _AGENT.get, _AGENT.get_locked, _AGENT.put
+_WORKSPACE = _statements(WorkspaceSettingsRow, "workspace_settings", "workspace_id")
+_GET_WORKSPACE, _GET_WORKSPACE_LOCKED, _PUT_WORKSPACE = (
+    _WORKSPACE.get,
+    _WORKSPACE.get_locked,
+    _WORKSPACE.put,
+)
 
 
 def settings_from_row(row: Row) -> AgentSettings:
     """The settings as stored: each field of :class:`AgentSettings` from its column."""
     return AgentSettings(**{f.name: row[f.name] for f in fields(AgentSettings)})
+
+
+def workspace_settings_from_row(row: Row) -> WorkspaceSettings:
+    """As :func:`settings_from_row`, for a workspace."""
+    return WorkspaceSettings(**{f.name: row[f.name] for f in fields(WorkspaceSettings)})
 
 
 class PgAgents(AgentRepository):
@@ -49,11 +74,31 @@ class PgAgents(AgentRepository):
         return settings_from_row(row) if row else AgentSettings(agent_id=agent_id)
 
     async def put(self, settings: AgentSettings) -> AgentSettings:
-        params = {
-            **dataclasses.asdict(settings),
-            "tenant_id": self._principal.tenant_id,
-            "actor": self._principal.user_id,
-        }
-        row = await fetch_one(self._conn, _PUT, params)
+        row = await fetch_one(self._conn, _PUT, _params(settings, self._principal))
         assert row is not None  # an upsert always returns its row
         return settings_from_row(row)
+
+
+class PgWorkspaces(WorkspaceRepository):
+    def __init__(self, conn: Connection, principal: Principal) -> None:
+        self._conn = conn
+        self._principal = principal
+
+    async def get(self, workspace_id: str, *, lock: bool = False) -> WorkspaceSettings:
+        params = {"tenant_id": self._principal.tenant_id, "workspace_id": workspace_id}
+        sql = _GET_WORKSPACE_LOCKED if lock else _GET_WORKSPACE
+        row = await fetch_one(self._conn, sql, params)
+        return workspace_settings_from_row(row) if row else WorkspaceSettings(workspace_id)
+
+    async def put(self, settings: WorkspaceSettings) -> WorkspaceSettings:
+        row = await fetch_one(self._conn, _PUT_WORKSPACE, _params(settings, self._principal))
+        assert row is not None  # an upsert always returns its row
+        return workspace_settings_from_row(row)
+
+
+def _params(settings: AgentSettings | WorkspaceSettings, principal: Principal) -> dict[str, Any]:
+    return {
+        **dataclasses.asdict(settings),
+        "tenant_id": principal.tenant_id,
+        "actor": principal.user_id,
+    }

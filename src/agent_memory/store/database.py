@@ -29,7 +29,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.domain.indexing import WAITING_BOUND, IndexingStatus
 from agent_memory.domain.paging import PageKeyring
 from agent_memory.store.active_sessions import PgSessions
-from agent_memory.store.agents import PgAgents
+from agent_memory.store.agents import PgAgents, PgWorkspaces
 from agent_memory.store.blocks import PgBlocks
 from agent_memory.store.conversations import PgConversations
 from agent_memory.store.decisions import PgDecisions
@@ -134,6 +134,7 @@ def _tx(
         events=PgEvents(conn, principal),
         conversations=PgConversations(conn, principal),
         agents=PgAgents(conn, principal),
+        workspaces=PgWorkspaces(conn, principal),
         blocks=PgBlocks(conn, principal, index_model, as_of=as_of, kept=history),
         sessions=PgSessions(conn, principal),
         decisions=PgDecisions(conn, principal),

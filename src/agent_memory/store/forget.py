@@ -196,7 +196,10 @@ class PgForget(ForgetRepository):
         )
         counts = await self._memories_of("workspace", workspace_id)
         counts += await self._blocks(_OF_WORKSPACE, params)
-        return counts + ForgetCounts(extraction_jobs=jobs)
+        settings = await self._count(
+            _delete("workspace_settings", "workspace_id = %(workspace_id)s"), params
+        )
+        return counts + ForgetCounts(extraction_jobs=jobs, agent_state=settings)
 
     async def user(self) -> ForgetCounts:
         params = {"tenant_id": self._principal.tenant_id, "user_id": self._principal.user_id}

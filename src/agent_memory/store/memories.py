@@ -177,9 +177,12 @@ def mark_used(ids: LiteralString) -> LiteralString:
     A use is a hint, never worth a wait or a write a minute: rows another transaction
     holds are skipped (so no render waits on a write, and two never deadlock), and so
     are rows marked within the last minute. Neither the version nor ``updated_at``
-    changes."""
+    changes, and no event is written. A row that expires keeps at least its owner's
+    expiry slide past the use (``expiry_after_use``, a function of the schema: the
+    render's statement holds this one and stays short)."""
     return f"""
-    UPDATE memories AS used SET last_used_time = clock_timestamp()
+    UPDATE memories AS used
+    SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
     WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
         SELECT x.id FROM memories AS x
         WHERE x.tenant_id = %(tenant_id)s AND x.id IN ({ids})

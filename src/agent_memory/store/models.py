@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    Interval,
     LargeBinary,
     MetaData,
     Numeric,
@@ -437,6 +438,30 @@ class AgentSettingsRow(Base):
     review_decisions: Mapped[bool] = mapped_column(
         server_default=text("false"), info=policy(OUTPUT | WRITTEN)
     )
+    # How far a use (a render, a recall) moves the expiry of the agent's memories
+    # ahead of it; zero is off. See mark_used.
+    expiry_slide: Mapped[timedelta] = mapped_column(
+        Interval, server_default=text("'0'"), info=policy(OUTPUT | WRITTEN)
+    )
+
+
+class WorkspaceSettingsRow(Base):
+    """Per-workspace settings; a workspace without a row reads as the defaults."""
+
+    __tablename__ = "workspace_settings"
+
+    tenant_id: Mapped[str] = mapped_column(String(255), primary_key=True, info=policy(WRITTEN))
+    workspace_id: Mapped[str] = mapped_column(
+        String(255), primary_key=True, info=policy(OUTPUT | WRITTEN)
+    )
+    # As agent_settings.expiry_slide, for the workspace's memories.
+    expiry_slide: Mapped[timedelta] = mapped_column(
+        Interval, server_default=text("'0'"), info=policy(OUTPUT | WRITTEN)
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        Timestamp, server_default=func.now(), info=policy(OUTPUT)
+    )
+    updated_by: Mapped[str] = mapped_column(String(255), info=policy(WRITTEN, value="%(actor)s"))
 
 
 class BlockRow(Base):
@@ -812,4 +837,5 @@ __all__ = [
     "MemoryRow",
     "ReexaminationRow",
     "UsageRecordRow",
+    "WorkspaceSettingsRow",
 ]

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from agent_memory.domain.active_sessions import RecordedRun, RunSession, StoredSession
-from agent_memory.domain.agents import AgentSettings
+from agent_memory.domain.agents import AgentSettings, WorkspaceSettings
 from agent_memory.domain.blocks import Block, BlockKey, BlockVersion, BlockWrite, ScopeFilter
 from agent_memory.domain.decisions import (
     CardType,
@@ -201,7 +201,9 @@ class MemoryRepository(ABC):
     @abstractmethod
     async def mark_used(self, ids: Sequence[uuid.UUID]) -> None:
         """Record that the memories ``ids`` reached a model now (a hint: rows marked
-        within the last minute, or held by a writer, are passed by)."""
+        within the last minute, or held by a writer, are passed by), and move the
+        expiry of each that has one to no sooner than now plus its owner's
+        ``expiry_slide`` (an agent's or a workspace's settings)."""
 
     @abstractmethod
     async def count_matching(self, owner: Owner, query: MemoryQuery) -> int:
@@ -277,6 +279,17 @@ class AgentRepository(ABC):
 
     @abstractmethod
     async def put(self, settings: AgentSettings) -> AgentSettings:
+        """Store the settings, updated now."""
+
+
+class WorkspaceRepository(ABC):
+    @abstractmethod
+    async def get(self, workspace_id: str, *, lock: bool = False) -> WorkspaceSettings:
+        """The workspace's settings; a workspace never written reads as the defaults.
+        With ``lock`` a stored row stays locked until the transaction ends."""
+
+    @abstractmethod
+    async def put(self, settings: WorkspaceSettings) -> WorkspaceSettings:
         """Store the settings, updated now."""
 
 
@@ -585,6 +598,7 @@ class Tx:
     events: EventRepository
     conversations: ConversationRepository
     agents: AgentRepository
+    workspaces: WorkspaceRepository
     blocks: BlockRepository
     sessions: SessionRepository
     decisions: DecisionRepository

@@ -382,18 +382,40 @@ class MemoryMethods(SyncTransport):
         memory_enabled: bool | None = None,
         active_memory_enabled: bool | None = None,
         review_decisions: bool | None = None,
+        expiry_slide: timedelta | None = None,
         timeout: float | None = None,
     ) -> types.AgentSettings:
-        """Turn an agent's switches on or off: those given (not None) change, the others
-        stay as they are."""
+        """Turn an agent's switches on or off and set how far a use moves the expiry of
+        its memories (``expiry_slide``, ``timedelta(0)`` turns it off): those given (not
+        None) change, the others stay as they are."""
         return self._run(
             _ops.update_agent_settings(
                 agent_id,
                 memory_enabled=memory_enabled,
                 active_memory_enabled=active_memory_enabled,
                 review_decisions=review_decisions,
+                expiry_slide=expiry_slide,
             ),
             timeout,
+        )
+
+    def get_workspace_settings(
+        self, workspace_id: str, *, timeout: float | None = None
+    ) -> types.WorkspaceSettings:
+        """A workspace's memory settings; the defaults (all off) when never written."""
+        return self._run(_ops.get_workspace_settings(workspace_id), timeout)
+
+    def update_workspace_settings(
+        self,
+        workspace_id: str,
+        *,
+        expiry_slide: timedelta | None = None,
+        timeout: float | None = None,
+    ) -> types.WorkspaceSettings:
+        """Set how far a use moves the expiry of the workspace's memories
+        (``timedelta(0)`` turns it off); None leaves it as it is."""
+        return self._run(
+            _ops.update_workspace_settings(workspace_id, expiry_slide=expiry_slide), timeout
         )
 
     def extract_memories(
@@ -1276,18 +1298,40 @@ class AsyncMemoryMethods(AsyncTransport):
         memory_enabled: bool | None = None,
         active_memory_enabled: bool | None = None,
         review_decisions: bool | None = None,
+        expiry_slide: timedelta | None = None,
         timeout: float | None = None,
     ) -> types.AgentSettings:
-        """Turn an agent's switches on or off: those given (not None) change, the others
-        stay as they are."""
+        """Turn an agent's switches on or off and set how far a use moves the expiry of
+        its memories (``expiry_slide``, ``timedelta(0)`` turns it off): those given (not
+        None) change, the others stay as they are."""
         return await self._run(
             _ops.update_agent_settings(
                 agent_id,
                 memory_enabled=memory_enabled,
                 active_memory_enabled=active_memory_enabled,
                 review_decisions=review_decisions,
+                expiry_slide=expiry_slide,
             ),
             timeout,
+        )
+
+    async def get_workspace_settings(
+        self, workspace_id: str, *, timeout: float | None = None
+    ) -> types.WorkspaceSettings:
+        """A workspace's memory settings; the defaults (all off) when never written."""
+        return await self._run(_ops.get_workspace_settings(workspace_id), timeout)
+
+    async def update_workspace_settings(
+        self,
+        workspace_id: str,
+        *,
+        expiry_slide: timedelta | None = None,
+        timeout: float | None = None,
+    ) -> types.WorkspaceSettings:
+        """Set how far a use moves the expiry of the workspace's memories
+        (``timedelta(0)`` turns it off); None leaves it as it is."""
+        return await self._run(
+            _ops.update_workspace_settings(workspace_id, expiry_slide=expiry_slide), timeout
         )
 
     async def extract_memories(

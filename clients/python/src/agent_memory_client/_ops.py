@@ -598,22 +598,52 @@ def update_agent_settings(
     memory_enabled: bool | None = None,
     active_memory_enabled: bool | None = None,
     review_decisions: bool | None = None,
+    expiry_slide: timedelta | None = None,
 ) -> Op[types.AgentSettings]:
-    """Turn an agent's switches on or off: those given (not None) change, the others
-    stay as they are."""
+    """Turn an agent's switches on or off and set how far a use moves the expiry of
+    its memories (``expiry_slide``, ``timedelta(0)`` turns it off): those given (not
+    None) change, the others stay as they are."""
     given = {
         "memory_enabled": memory_enabled,
         "active_memory_enabled": active_memory_enabled,
         "review_decisions": review_decisions,
+        "expiry_slide": expiry_slide,
     }
     settings = memory_pb2.AgentSettings(agent_id=agent_id)
     for name, value in given.items():
-        if value is not None:
+        if isinstance(value, timedelta):
+            getattr(settings, name).FromTimedelta(value)
+        elif value is not None:
             setattr(settings, name, value)
     request = memory_service_pb2.UpdateAgentSettingsRequest(
         settings=settings, update_mask=_field_mask(given, None)
     )
     return Op("MemoryService", "UpdateAgentSettings", request, _settings)
+
+
+def _workspace_settings(response: Any) -> types.WorkspaceSettings:
+    return types.WorkspaceSettings.from_proto(response.settings)
+
+
+def get_workspace_settings(workspace_id: str) -> Op[types.WorkspaceSettings]:
+    """A workspace's memory settings; the defaults (all off) when never written."""
+    request = memory_service_pb2.GetWorkspaceSettingsRequest(workspace_id=workspace_id)
+    return Op("MemoryService", "GetWorkspaceSettings", request, _workspace_settings)
+
+
+def update_workspace_settings(
+    workspace_id: str, *, expiry_slide: timedelta | None = None
+) -> Op[types.WorkspaceSettings]:
+    """Set how far a use moves the expiry of the workspace's memories
+    (``timedelta(0)`` turns it off); None leaves it as it is."""
+    given = {"expiry_slide": expiry_slide}
+    settings = memory_pb2.WorkspaceSettings(workspace_id=workspace_id)
+    if expiry_slide is not None:
+        settings.expiry_slide.FromTimedelta(expiry_slide)
+    request = memory_service_pb2.UpdateWorkspaceSettingsRequest(
+        settings=settings, update_mask=_field_mask(given, None)
+    )
+    return Op("MemoryService", "UpdateWorkspaceSettings", request, _workspace_settings)
 
 
 def extract_memories(

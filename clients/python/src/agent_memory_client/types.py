@@ -1159,7 +1159,9 @@ class Memory(Record[memory_pb2.Memory]):
     """When the memory expires (AIP-214); unset when it never does. An expired
     memory is never listed (unless asked), read, rendered or recalled, and is
     deleted by the server within minutes. Set by UpsertMemory and Memorize,
-    changed or cleared by UpdateMemory."""
+    changed or cleared by UpdateMemory, and moved later by a use when its
+    owner's settings slide expiries (AgentSettings.expiry_slide,
+    WorkspaceSettings.expiry_slide)."""
 
     superseded_by: str = ""
     """Output only. Id of the memory that replaced this one because it updated
@@ -1354,6 +1356,18 @@ class AgentSettings(Record[memory_pb2.AgentSettings]):
     (memory_policy.include_recent_decisions unset). Independent of active
     memory. Default false."""
 
+    expiry_slide: timedelta | None = None
+    """Optional. Keeps what is used: when set above zero, a memory of the agent
+    that has an expire_time and is rendered by RenderPrompt or returned by
+    Recall gets expire_time = max(expire_time, the use's last_used_time +
+    expiry_slide). A memory without an expire_time keeps none. Marked as a
+    use is (at most once a minute per memory), the move writes no audit
+    event and changes neither the memory's etag nor its updated_at: a use is
+    not an edit, and an event per render would outgrow the memories. So a
+    read as of an earlier instant (as_of_time) judges expiry by the expiry
+    last written: a memory kept past it by use alone reads as expired there.
+    From 0 (unset: off, the default) to 3650 days."""
+
     @classmethod
     def from_proto(cls, message: memory_pb2.AgentSettings) -> Self:
         return cls(
@@ -1362,6 +1376,9 @@ class AgentSettings(Record[memory_pb2.AgentSettings]):
             updated_at=datetime_of(message.updated_at) if message.HasField("updated_at") else None,
             active_memory_enabled=message.active_memory_enabled,
             review_decisions=message.review_decisions,
+            expiry_slide=timedelta_of(message.expiry_slide)
+            if message.HasField("expiry_slide")
+            else None,
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.AgentSettings:
@@ -1371,6 +1388,41 @@ class AgentSettings(Record[memory_pb2.AgentSettings]):
             updated_at=timestamp_of(self.updated_at),
             active_memory_enabled=self.active_memory_enabled,
             review_decisions=self.review_decisions,
+            expiry_slide=duration_of(self.expiry_slide),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class WorkspaceSettings(Record[memory_pb2.WorkspaceSettings]):
+    """Per-workspace memory settings."""
+
+    MESSAGE = memory_pb2.WorkspaceSettings
+
+    workspace_id: str = ""
+    """Required. The workspace's id."""
+
+    expiry_slide: timedelta | None = None
+    """Optional. As AgentSettings.expiry_slide, for the workspace's memories.
+    From 0 (unset: off, the default) to 3650 days."""
+
+    updated_at: datetime | None = None
+    """Output only. When the settings last changed; unset if never written."""
+
+    @classmethod
+    def from_proto(cls, message: memory_pb2.WorkspaceSettings) -> Self:
+        return cls(
+            workspace_id=message.workspace_id,
+            expiry_slide=timedelta_of(message.expiry_slide)
+            if message.HasField("expiry_slide")
+            else None,
+            updated_at=datetime_of(message.updated_at) if message.HasField("updated_at") else None,
+        )._kept(message)
+
+    def _to_proto(self) -> memory_pb2.WorkspaceSettings:
+        return memory_pb2.WorkspaceSettings(
+            workspace_id=self.workspace_id,
+            expiry_slide=duration_of(self.expiry_slide),
+            updated_at=timestamp_of(self.updated_at),
         )
 
 
@@ -2029,6 +2081,52 @@ class UpdateAgentSettingsResponse(Record[memory_service_pb2.UpdateAgentSettingsR
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GetWorkspaceSettingsResponse(Record[memory_service_pb2.GetWorkspaceSettingsResponse]):
+    """Response for GetWorkspaceSettings."""
+
+    MESSAGE = memory_service_pb2.GetWorkspaceSettingsResponse
+
+    settings: WorkspaceSettings | None = None
+    """The workspace's settings."""
+
+    @classmethod
+    def from_proto(cls, message: memory_service_pb2.GetWorkspaceSettingsResponse) -> Self:
+        return cls(
+            settings=WorkspaceSettings.from_proto(message.settings)
+            if message.HasField("settings")
+            else None,
+        )._kept(message)
+
+    def _to_proto(self) -> memory_service_pb2.GetWorkspaceSettingsResponse:
+        return memory_service_pb2.GetWorkspaceSettingsResponse(
+            settings=None if self.settings is None else self.settings.proto,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class UpdateWorkspaceSettingsResponse(Record[memory_service_pb2.UpdateWorkspaceSettingsResponse]):
+    """Response for UpdateWorkspaceSettings."""
+
+    MESSAGE = memory_service_pb2.UpdateWorkspaceSettingsResponse
+
+    settings: WorkspaceSettings | None = None
+    """The settings as stored."""
+
+    @classmethod
+    def from_proto(cls, message: memory_service_pb2.UpdateWorkspaceSettingsResponse) -> Self:
+        return cls(
+            settings=WorkspaceSettings.from_proto(message.settings)
+            if message.HasField("settings")
+            else None,
+        )._kept(message)
+
+    def _to_proto(self) -> memory_service_pb2.UpdateWorkspaceSettingsResponse:
+        return memory_service_pb2.UpdateWorkspaceSettingsResponse(
+            settings=None if self.settings is None else self.settings.proto,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ExtractMemoriesResponse(Record[memory_service_pb2.ExtractMemoriesResponse]):
     """Response for ExtractMemories."""
 
@@ -2250,7 +2348,7 @@ class ForgetCounts(Record[memory_service_pb2.ForgetCounts]):
     """Queued or ended extraction passes with their transcripts."""
 
     agent_state: int = 0
-    """Agent settings, active sessions and recorded runs."""
+    """Agent or workspace settings, active sessions and recorded runs."""
 
     @classmethod
     def from_proto(cls, message: memory_service_pb2.ForgetCounts) -> Self:
@@ -2869,6 +2967,7 @@ RECORDS: dict[str, type[Record[Any]]] = {
     "agentmemory.v1.Memory": Memory,
     "agentmemory.v1.MemoryEvent": MemoryEvent,
     "agentmemory.v1.AgentSettings": AgentSettings,
+    "agentmemory.v1.WorkspaceSettings": WorkspaceSettings,
     "agentmemory.v1.ExtractionUsage": ExtractionUsage,
     "agentmemory.v1.DroppedFact": DroppedFact,
     "agentmemory.v1.ExtractionJob": ExtractionJob,
@@ -2887,6 +2986,8 @@ RECORDS: dict[str, type[Record[Any]]] = {
     "agentmemory.v1.ListMemoryEventsResponse": ListMemoryEventsResponse,
     "agentmemory.v1.GetAgentSettingsResponse": GetAgentSettingsResponse,
     "agentmemory.v1.UpdateAgentSettingsResponse": UpdateAgentSettingsResponse,
+    "agentmemory.v1.GetWorkspaceSettingsResponse": GetWorkspaceSettingsResponse,
+    "agentmemory.v1.UpdateWorkspaceSettingsResponse": UpdateWorkspaceSettingsResponse,
     "agentmemory.v1.ExtractMemoriesResponse": ExtractMemoriesResponse,
     "agentmemory.v1.GetUsageResponse": GetUsageResponse,
     "agentmemory.v1.GetActiveSessionResponse": GetActiveSessionResponse,

@@ -255,18 +255,30 @@ class MemoryEvent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., memory_id: _Optional[str] = ..., type: _Optional[_Union[MemoryEventType, str]] = ..., actor_user_id: _Optional[str] = ..., occurred_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., old_memory: _Optional[_Union[Memory, _Mapping]] = ..., new_memory: _Optional[_Union[Memory, _Mapping]] = ...) -> None: ...
 
 class AgentSettings(_message.Message):
-    __slots__ = ("agent_id", "memory_enabled", "updated_at", "active_memory_enabled", "review_decisions")
+    __slots__ = ("agent_id", "memory_enabled", "updated_at", "active_memory_enabled", "review_decisions", "expiry_slide")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
     REVIEW_DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRY_SLIDE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     memory_enabled: bool
     updated_at: _timestamp_pb2.Timestamp
     active_memory_enabled: bool
     review_decisions: bool
-    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., active_memory_enabled: _Optional[bool] = ..., review_decisions: _Optional[bool] = ...) -> None: ...
+    expiry_slide: _duration_pb2.Duration
+    def __init__(self, agent_id: _Optional[str] = ..., memory_enabled: _Optional[bool] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., active_memory_enabled: _Optional[bool] = ..., review_decisions: _Optional[bool] = ..., expiry_slide: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class WorkspaceSettings(_message.Message):
+    __slots__ = ("workspace_id", "expiry_slide", "updated_at")
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPIRY_SLIDE_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    workspace_id: str
+    expiry_slide: _duration_pb2.Duration
+    updated_at: _timestamp_pb2.Timestamp
+    def __init__(self, workspace_id: _Optional[str] = ..., expiry_slide: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ExtractionUsage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cost_usd")

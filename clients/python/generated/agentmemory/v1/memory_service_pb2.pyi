@@ -254,6 +254,32 @@ class UpdateAgentSettingsResponse(_message.Message):
     settings: _memory_pb2.AgentSettings
     def __init__(self, settings: _Optional[_Union[_memory_pb2.AgentSettings, _Mapping]] = ...) -> None: ...
 
+class GetWorkspaceSettingsRequest(_message.Message):
+    __slots__ = ("workspace_id",)
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    workspace_id: str
+    def __init__(self, workspace_id: _Optional[str] = ...) -> None: ...
+
+class GetWorkspaceSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: _memory_pb2.WorkspaceSettings
+    def __init__(self, settings: _Optional[_Union[_memory_pb2.WorkspaceSettings, _Mapping]] = ...) -> None: ...
+
+class UpdateWorkspaceSettingsRequest(_message.Message):
+    __slots__ = ("settings", "update_mask")
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    settings: _memory_pb2.WorkspaceSettings
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, settings: _Optional[_Union[_memory_pb2.WorkspaceSettings, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+
+class UpdateWorkspaceSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: _memory_pb2.WorkspaceSettings
+    def __init__(self, settings: _Optional[_Union[_memory_pb2.WorkspaceSettings, _Mapping]] = ...) -> None: ...
+
 class ExtractMemoriesRequest(_message.Message):
     __slots__ = ("agent_id", "workspace_id", "session_id", "chain_id", "transcript", "queued")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -26,8 +26,8 @@ if _version_not_supported:
 
 
 class MemoryServiceStub:
-    """Scoped key/value memories, director learnings, agent settings and
-    automatic extraction.
+    """Scoped key/value memories, director learnings, agent and workspace
+    settings and automatic extraction.
 
     Every call needs `authorization: Bearer <key>` metadata unless the server
     runs in unauthenticated local mode. Errors carry google.rpc.Status details:
@@ -117,6 +117,16 @@ class MemoryServiceStub:
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateAgentSettingsRequest.SerializeToString,
                 response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateAgentSettingsResponse.FromString,
                 _registered_method=True)
+        self.GetWorkspaceSettings = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/GetWorkspaceSettings',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetWorkspaceSettingsRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetWorkspaceSettingsResponse.FromString,
+                _registered_method=True)
+        self.UpdateWorkspaceSettings = channel.unary_unary(
+                '/agentmemory.v1.MemoryService/UpdateWorkspaceSettings',
+                request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateWorkspaceSettingsRequest.SerializeToString,
+                response_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateWorkspaceSettingsResponse.FromString,
+                _registered_method=True)
         self.ExtractMemories = channel.unary_unary(
                 '/agentmemory.v1.MemoryService/ExtractMemories',
                 request_serializer=agentmemory_dot_v1_dot_memory__service__pb2.ExtractMemoriesRequest.SerializeToString,
@@ -195,8 +205,8 @@ class MemoryServiceStub:
 
 
 class MemoryServiceServicer:
-    """Scoped key/value memories, director learnings, agent settings and
-    automatic extraction.
+    """Scoped key/value memories, director learnings, agent and workspace
+    settings and automatic extraction.
 
     Every call needs `authorization: Bearer <key>` metadata unless the server
     runs in unauthenticated local mode. Errors carry google.rpc.Status details:
@@ -320,6 +330,20 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetWorkspaceSettings(self, request, context):
+        """Gets a workspace's memory settings; defaults when never written.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateWorkspaceSettings(self, request, context):
+        """Partially updates a workspace's memory settings (AIP-134).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExtractMemories(self, request, context):
         """Runs (or queues) one automatic extraction pass over a finished run's
         transcript. Best-effort: model failures yield OK with an outcome that
@@ -400,8 +424,8 @@ class MemoryServiceServicer:
         """Forgets a workspace in the caller's tenant, as ForgetAgent forgets an
         agent: its memories, their audit snapshots (tombstones stay), its blocks
         with their versions and archival lines, the extraction passes that would
-        write to it (whichever agent's) with their transcripts, and the
-        conversation snapshots no remaining memory draws on.
+        write to it (whichever agent's) with their transcripts, its settings, and
+        the conversation snapshots no remaining memory draws on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -531,6 +555,16 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateAgentSettingsRequest.FromString,
                     response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateAgentSettingsResponse.SerializeToString,
             ),
+            'GetWorkspaceSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetWorkspaceSettings,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.GetWorkspaceSettingsRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.GetWorkspaceSettingsResponse.SerializeToString,
+            ),
+            'UpdateWorkspaceSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateWorkspaceSettings,
+                    request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateWorkspaceSettingsRequest.FromString,
+                    response_serializer=agentmemory_dot_v1_dot_memory__service__pb2.UpdateWorkspaceSettingsResponse.SerializeToString,
+            ),
             'ExtractMemories': grpc.unary_unary_rpc_method_handler(
                     servicer.ExtractMemories,
                     request_deserializer=agentmemory_dot_v1_dot_memory__service__pb2.ExtractMemoriesRequest.FromString,
@@ -615,8 +649,8 @@ def add_MemoryServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class MemoryService:
-    """Scoped key/value memories, director learnings, agent settings and
-    automatic extraction.
+    """Scoped key/value memories, director learnings, agent and workspace
+    settings and automatic extraction.
 
     Every call needs `authorization: Bearer <key>` metadata unless the server
     runs in unauthenticated local mode. Errors carry google.rpc.Status details:
@@ -954,6 +988,60 @@ class MemoryService:
             '/agentmemory.v1.MemoryService/UpdateAgentSettings',
             agentmemory_dot_v1_dot_memory__service__pb2.UpdateAgentSettingsRequest.SerializeToString,
             agentmemory_dot_v1_dot_memory__service__pb2.UpdateAgentSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetWorkspaceSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/GetWorkspaceSettings',
+            agentmemory_dot_v1_dot_memory__service__pb2.GetWorkspaceSettingsRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.GetWorkspaceSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateWorkspaceSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmemory.v1.MemoryService/UpdateWorkspaceSettings',
+            agentmemory_dot_v1_dot_memory__service__pb2.UpdateWorkspaceSettingsRequest.SerializeToString,
+            agentmemory_dot_v1_dot_memory__service__pb2.UpdateWorkspaceSettingsResponse.FromString,
             options,
             channel_credentials,
             insecure,
