@@ -238,3 +238,27 @@ def test_an_instant_in_the_future_or_before_the_history_kept_is_refused(
         else:
             assert details.reason == reason, details
             assert "oldest_kept" in details.metadata
+
+
+def test_a_memory_its_uses_kept_alive_is_shown_as_of_then(ana: Client) -> None:
+    """A use that slides an expiry writes no event; a replay still shows the memory
+    that uses kept past the expiry its last event holds."""
+    settings = memory_pb2.AgentSettings(
+        agent_id=AGENT, memory_enabled=True, expiry_slide=duration_pb2.Duration(seconds=3600)
+    )
+    ana.call(
+        ana.memory.UpdateAgentSettings,
+        memory_pb.UpdateAgentSettingsRequest(
+            settings=settings,
+            update_mask=field_mask_pb2.FieldMask(paths=["memory_enabled", "expiry_slide"]),
+        ),
+    )
+    brief = upsert(ana, "brief", "Room 9 for the retro", ttl=duration_pb2.Duration(seconds=2))
+    written = brief.expire_time.ToDatetime(tzinfo=UTC)
+    assert "Room 9" in render(ana).memory_markdown  # the use slides it an hour on
+    # Past the expiry the memory's event holds, the memory is still shown, and so is
+    # it when that render is read again.
+    assert wait_until(lambda: database_now(ana) > written, timeout=120)
+    later = render(ana)
+    assert "Room 9" in later.memory_markdown
+    assert render(ana, later.render_time).system_prompt == later.system_prompt

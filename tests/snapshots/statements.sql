@@ -3643,17 +3643,16 @@ WITH settings AS(
   m.valid_end_time
   FROM(
   SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
   FROM(
-  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
   WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
-  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
-  SELECT
-  FROM memories AS x
-  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m,
+  LEFT
+  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -3673,17 +3672,16 @@ WITH settings AS(
   m.valid_end_time
   FROM(
   SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
   FROM(
-  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
   WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
-  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
-  SELECT
-  FROM memories AS x
-  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m
+  LEFT
+  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
   m.expire_time)@> %(as_of)s::timestamptz
@@ -3710,17 +3708,16 @@ WITH settings AS(
   SELECT
   FROM(
   SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
   FROM(
-  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
   WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
-  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
-  SELECT
-  FROM memories AS x
-  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m
+  LEFT
+  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
   m.expire_time)@> %(as_of)s::timestamptz
@@ -3735,17 +3732,16 @@ WITH settings AS(
   SELECT
   FROM(
   SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id))).*
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
   FROM(
-  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.new_memory
+  SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
   WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
-  WHERE e.new_memory IS NOT NULL AND NOT EXISTS(
-  SELECT
-  FROM memories AS x
-  WHERE x.tenant_id = e.tenant_id AND x.id =(e.new_memory ->> 'id')::uuid AND x.expire_time <= statement_timestamp()))AS m
+  LEFT
+  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
   m.expire_time)@> %(as_of)s::timestamptz
@@ -6045,17 +6041,19 @@ found AS (
            CASE m.scope WHEN 'workspace' THEN m.owner_id END, 0, m.id,
            ts_rank_cd(to_tsvector('english', m.key || ' ' || m.value), terms.q, 32)
     FROM (
-    SELECT (jsonb_populate_record(NULL::memories,
-            e.new_memory || jsonb_build_object('tenant_id', e.tenant_id))).*
-    FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.new_memory
+    SELECT (jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
+                'tenant_id', e.tenant_id,
+                'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
+                                        CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
+                                             THEN x.expire_time END)))).*
+    FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.memory_id, e.new_memory
           FROM memory_events AS e
           WHERE e.tenant_id = %(tenant_id)s AND (coalesce(e.new_memory, e.old_memory) ->> 'owner_id') IN (%(agent_id)s,
             coalesce(%(workspace_id)s::text, %(agent_id)s)) AND e.occurred_at <= %(as_of)s
           ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
+    LEFT JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
     WHERE e.new_memory IS NOT NULL
-      AND NOT EXISTS (SELECT FROM memories AS x
-                      WHERE x.tenant_id = e.tenant_id AND x.id = (e.new_memory ->> 'id')::uuid
-                        AND x.expire_time <= statement_timestamp())) AS m, terms
+      AND (x.expire_time IS NULL OR x.expire_time > statement_timestamp())) AS m, terms
     WHERE %(include_memories)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text))

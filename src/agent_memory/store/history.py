@@ -41,18 +41,24 @@ BY_AGENT_OR_WORKSPACE: LiteralString = (
 def memories_at(events: LiteralString) -> LiteralString:
     """The memories rows as they were at ``%(as_of)s``, of the events ``events`` selects
     (``e``): each memory's newest event by then, unless it deleted the memory, or the
-    memory has expired since (its row waits for the sweeper; its past goes with it)."""
+    memory has expired since (its row waits for the sweeper; its past goes with it).
+
+    A use that slides a memory's expiry writes no event: a memory still stored and
+    live never expired, so its expiry then is read as the later of the one its event
+    holds and its expiry now (a memory with no expiry then had none to slide)."""
     return f"""(
-    SELECT (jsonb_populate_record(NULL::memories,
-            e.new_memory || jsonb_build_object('tenant_id', e.tenant_id))).*
-    FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.new_memory
+    SELECT (jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
+                'tenant_id', e.tenant_id,
+                'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
+                                        CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
+                                             THEN x.expire_time END)))).*
+    FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.memory_id, e.new_memory
           FROM memory_events AS e
           WHERE e.tenant_id = %(tenant_id)s AND {events} AND e.occurred_at <= %(as_of)s
           ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
+    LEFT JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
     WHERE e.new_memory IS NOT NULL
-      AND NOT EXISTS (SELECT FROM memories AS x
-                      WHERE x.tenant_id = e.tenant_id AND x.id = (e.new_memory ->> 'id')::uuid
-                        AND x.expire_time <= statement_timestamp()))"""
+      AND (x.expire_time IS NULL OR x.expire_time > statement_timestamp()))"""
 
 
 _TABLE: LiteralString = "FROM memories AS m"

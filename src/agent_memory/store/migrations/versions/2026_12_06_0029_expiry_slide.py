@@ -7,7 +7,7 @@ that marks a use (``store.memories.mark_used``) sets it in the same UPDATE, and 
 function keeps the render's statement, which holds that UPDATE, under the length
 psycopg parses once per connection.
 
-Revision ID: 0026
+Revision ID: 0029
 Revises: 0028
 Create Date: 2026-12-06 05:00:00
 """
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0026"
+revision: str = "0029"
 down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
