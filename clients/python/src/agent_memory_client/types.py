@@ -1363,9 +1363,9 @@ class AgentSettings(Record[memory_pb2.AgentSettings]):
     expiry_slide). A memory without an expire_time keeps none. Marked as a
     use is (at most once a minute per memory), the move writes no audit
     event and changes neither the memory's etag nor its updated_at: a use is
-    not an edit, and an event per render would outgrow the memories. So a
-    read as of an earlier instant (as_of_time) judges expiry by the expiry
-    last written: a memory kept past it by use alone reads as expired there.
+    not an edit, and an event per render would outgrow the memories. A read
+    as of an earlier instant (as_of_time) still finds a memory that uses
+    kept alive: one stored and live now never expired.
     From 0 (unset: off, the default) to 3650 days."""
 
     @classmethod
