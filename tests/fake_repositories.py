@@ -415,7 +415,13 @@ class FakeSessions(SessionRepository):
             raise ValueError("a carried run has the session id it ended with")  # a CHECK
         at = _later(self._store.clock(), after)
         self._store.state.runs[key] = RecordedRun(
-            RunSession(run.run_id, run.session_id_before, run.session_id_after, RunKind(run.kind)),
+            RunSession(
+                run.run_id,
+                run.session_id_before,
+                run.session_id_after,
+                RunKind(run.kind),
+                run.render_time,
+            ),
             carried=carried,
             recorded_at=at,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import grpc
 import psycopg
@@ -13,6 +13,7 @@ import pytest
 from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
+from agentmemory.v1 import recall_service_pb2 as rpb
 from tests.support import Client, ServerThread, error_details
 
 FRESH = memory_pb2.ACTIVE_SESSION_STATUS_FRESH
@@ -429,3 +430,44 @@ def test_each_run_s_session_ids_before_and_after_read_back_newest_first(client: 
     with pytest.raises(grpc.RpcError) as refused:
         runs_of(client, "bot", page_token="garbage")
     assert error_details(refused.value).code is grpc.StatusCode.INVALID_ARGUMENT
+
+
+# --- when a run's prompt was rendered -----------------------------------------------------
+
+
+def test_a_run_keeps_when_its_prompt_was_rendered(client: Client) -> None:
+    rendered = client.call(client.recall.RenderPrompt, rpb.RenderPromptRequest(agent_id="bot"))
+    assert rendered.HasField("render_time")
+    request = pb.RecordRunSessionRequest(
+        agent_id="bot", run_id="r1", session_id_after="s1", render_time=rendered.render_time
+    )
+    client.call(client.memory.RecordRunSession, request)
+    record(client, "bot", "r2")  # told nothing: none is kept
+    r2, r1 = runs_of(client, "bot").runs
+    assert r1.render_time == rendered.render_time
+    assert not r2.HasField("render_time")
+
+    # The same run again changes nothing; with another render time it is refused.
+    client.call(client.memory.RecordRunSession, request)
+    other = pb.RecordRunSessionRequest()
+    other.CopyFrom(request)
+    other.render_time.FromDatetime(rendered.render_time.ToDatetime() - timedelta(seconds=1))
+    with pytest.raises(grpc.RpcError) as refused:
+        client.call(client.memory.RecordRunSession, other)
+    assert error_details(refused.value).reason == "RUN_ALREADY_RECORDED"
+    assert runs_of(client, "bot").runs[1].render_time == rendered.render_time
+
+
+def test_a_render_time_in_the_future_is_refused_and_nothing_is_kept(client: Client) -> None:
+    request = pb.RecordRunSessionRequest(agent_id="bot", run_id="r1")
+    request.render_time.FromDatetime(datetime.now(UTC) + timedelta(hours=1))
+    with pytest.raises(grpc.RpcError) as refused:
+        client.call(client.memory.RecordRunSession, request)
+    details = error_details(refused.value)
+    assert details.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "render_time" in details.violations
+    assert list(runs_of(client, "bot").runs) == []
+    # A few seconds ahead is another clock's skew, not the future.
+    request.render_time.FromDatetime(datetime.now(UTC) + timedelta(seconds=2))
+    client.call(client.memory.RecordRunSession, request)
+    assert [r.run_id for r in runs_of(client, "bot").runs] == ["r1"]

@@ -224,3 +224,20 @@ def test_a_run_recorded_in_a_transaction_that_raises_is_not_kept(
             assert await tx.sessions.find_run("coder", "r1") is None
 
     scenario(body)
+
+
+def test_a_run_s_render_time_is_kept_to_the_microsecond(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    async def body(store: Store) -> None:
+        async with store.connection(caller) as tx:
+            rendered = await tx.clock.now() - timedelta(minutes=3, microseconds=7)
+            told = RunSession("r1", None, "s1", RunKind.CHAT, rendered)
+            await tx.sessions.insert_run("coder", told, carried=False, after=None)
+            await tx.sessions.insert_run("coder", run("r2"), carried=False, after=None)
+            found = await tx.sessions.find_run("coder", "r1")
+            listed = await tx.sessions.list_runs("coder", after=None, limit=10)
+        assert found == told
+        assert {r.run.run_id: r.run.render_time for r in listed} == {"r1": rendered, "r2": None}
+
+    scenario(body)

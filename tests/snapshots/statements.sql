@@ -13,7 +13,8 @@ VALUES (%(tenant_id)s, %(agent_id)s, clock_timestamp(), clock_timestamp())
 ON CONFLICT (tenant_id, agent_id) DO NOTHING
 
 -- active_sessions._FIND_RUN
-SELECT run_id, session_id_before, session_id_after, carried, recorded_at, kind FROM agent_runs
+SELECT run_id, session_id_before, session_id_after, carried, recorded_at, kind, render_time
+  FROM agent_runs
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND run_id = %(run_id)s
 
 -- active_sessions._GET
@@ -27,14 +28,16 @@ FOR UPDATE
 
 -- active_sessions._INSERT_RUN
 INSERT INTO agent_runs (tenant_id, agent_id, run_id, session_id_before, session_id_after,
-                        carried, kind, recorded_at)
+                        carried, kind, render_time, recorded_at)
 VALUES (%(tenant_id)s, %(agent_id)s, %(run_id)s, %(before)s, %(after)s, %(carried)s,
-        %(kind)s, greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
+        %(kind)s, %(render_time)s,
+        greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
 ON CONFLICT (tenant_id, agent_id, run_id) DO NOTHING
 RETURNING recorded_at
 
 -- active_sessions._LIST_RUNS
-SELECT run_id, session_id_before, session_id_after, carried, recorded_at, kind FROM agent_runs
+SELECT run_id, session_id_before, session_id_after, carried, recorded_at, kind, render_time
+  FROM agent_runs
 WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
   AND (%(at)s::timestamptz IS NULL OR (recorded_at, run_id) < (%(at)s, %(run_id)s::text))
 ORDER BY recorded_at DESC, run_id DESC

@@ -257,3 +257,63 @@ def test_another_tenant_sees_none_of_it(store: FakeStore, agents: Agents) -> Non
     assert run(sessions.runs(intruder, "coder", size=10, token="")).items == []
     run(sessions.reset(intruder, "coder"))
     assert offered(sessions).session_id == "s1"
+
+
+def test_a_run_keeps_its_render_time_unless_it_is_in_the_future(
+    store: FakeStore, sessions: ActiveSessions
+) -> None:
+    now = store.clock()
+    record = sessions.record_run
+    for render_time in (now + timedelta(minutes=1), now + timedelta(hours=1)):
+        with pytest.raises(InvalidArgument) as refused:
+            run(
+                record(
+                    ALICE,
+                    agent_id="coder",
+                    run_id="r1",
+                    session_id_before="",
+                    session_id_after="",
+                    render_time=render_time,
+                )
+            )
+        assert [v.field for v in refused.value.violations] == ["render_time"]
+    assert runs(sessions) == []
+    # Within another replica's clock skew, and in the past, it is kept.
+    for run_id, render_time in (
+        ("r1", now + timedelta(seconds=3)),
+        ("r2", now - timedelta(days=2)),
+    ):
+        run(
+            record(
+                ALICE,
+                agent_id="coder",
+                run_id=run_id,
+                session_id_before="",
+                session_id_after="",
+                render_time=render_time,
+            )
+        )
+        page = run(sessions.runs(ALICE, "coder", size=100, token=""))
+        assert page.items[0].run.render_time == render_time
+    # The same run again is the same run; with another render time it is another.
+    run(
+        record(
+            ALICE,
+            agent_id="coder",
+            run_id="r2",
+            session_id_before="",
+            session_id_after="",
+            render_time=now - timedelta(days=2),
+        )
+    )
+    with pytest.raises(AlreadyExists):
+        run(
+            record(
+                ALICE,
+                agent_id="coder",
+                run_id="r2",
+                session_id_before="",
+                session_id_after="",
+                render_time=now - timedelta(days=1),
+            )
+        )

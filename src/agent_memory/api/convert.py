@@ -593,6 +593,7 @@ def run_to_proto(recorded: RecordedRun) -> memory_pb2.AgentRun:
         session_id_after=run.session_id_after or "",
         carried=recorded.carried,
         recorded_at=timestamp(recorded.recorded_at),
+        render_time=timestamp(run.render_time),
     )
 
 

@@ -295,6 +295,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             session_id_before=request.session_id_before,
             session_id_after=request.session_id_after,
             kind=convert.run_kind_from_proto(request.kind),
+            render_time=convert.optional_time(request, "render_time"),
         )
         return pb.RecordRunSessionResponse(session=convert.active_session_to_proto(session))
 

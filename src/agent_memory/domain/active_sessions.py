@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.history import CLOCK_SKEW
 from agent_memory.domain.memory import owner_violations
 from agent_memory.domain.text_rules import CONTROL_CHARACTERS, text_violations
 
@@ -63,6 +64,9 @@ class RunSession:
     session_id_before: str | None
     session_id_after: str | None
     kind: RunKind = RunKind.SCHEDULED
+    # When its prompt was rendered (the render's render_time), so it can be rendered
+    # again as it was; None when the orchestrator did not say.
+    render_time: datetime | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -153,6 +157,7 @@ def run_session(
     session_id_before: str,
     session_id_after: str,
     kind: RunKind = RunKind.SCHEDULED,
+    render_time: datetime | None = None,
 ) -> RunSession:
     """Validate a finished run's report; empty session ids mean "none".
 
@@ -169,4 +174,25 @@ def run_session(
         session_id_before=session_id_before or None,
         session_id_after=session_id_after or None,
         kind=kind,
+        render_time=render_time,
     )
+
+
+def check_render_time(render_time: datetime | None, *, now: datetime) -> None:
+    """A run's prompt was rendered before it finished: not later than ``now``, give or
+    take another replica's clock.
+
+    Raises:
+        InvalidArgument: ``render_time`` is in the future (reason ``IN_THE_FUTURE``).
+    """
+    if render_time is not None and render_time > now + CLOCK_SKEW:
+        check(
+            [
+                FieldViolation(
+                    "render_time",
+                    f"{render_time.isoformat()} is in the future; a run's prompt is "
+                    "rendered before the run is recorded",
+                    "IN_THE_FUTURE",
+                )
+            ]
+        )

@@ -10,6 +10,7 @@ from agent_memory.domain.active_sessions import (
     RunKind,
     StoredSession,
     active_session,
+    check_render_time,
     run_session,
 )
 from agent_memory.domain.errors import AlreadyExists, check
@@ -47,6 +48,7 @@ class ActiveSessions:
         session_id_before: str,
         session_id_after: str,
         kind: RunKind = RunKind.SCHEDULED,
+        render_time: datetime | None = None,
     ) -> ActiveSession:
         """Record a finished run; while active memory is on, carry its session forward
         (a chat turn's too, though only scheduled runs count toward the warning).
@@ -54,13 +56,19 @@ class ActiveSessions:
         Runs of one agent finishing at once queue on the agent's session row, so each
         is counted and the last one to finish leaves its session id.
 
+        ``render_time`` (when the run's prompt was rendered) is kept with the run, so
+        its prompt can be rendered again as it was.
+
         Raises:
-            InvalidArgument: a bad agent id, run id or session id.
-            AlreadyExists: the run id was recorded with other session ids
-                (reason ``RUN_ALREADY_RECORDED``).
+            InvalidArgument: a bad agent id, run id or session id, or a render time
+                in the future.
+            AlreadyExists: the run id was recorded with other session ids, kind or
+                render time (reason ``RUN_ALREADY_RECORDED``).
         """
-        run = run_session(agent_id, run_id, session_id_before, session_id_after, kind)
+        run = run_session(agent_id, run_id, session_id_before, session_id_after, kind, render_time)
         async with self._store.transaction(principal) as tx:
+            if render_time is not None:
+                check_render_time(render_time, now=await tx.clock.now())
             stored = await tx.sessions.get(agent_id, lock=True)
             # Read after the lock: an enable that reset the session is seen by this run.
             settings = await tx.agents.get(agent_id)
@@ -79,7 +87,8 @@ class ActiveSessions:
                 if existing != run:
                     raise AlreadyExists(
                         f"run {run.run_id!r} of agent {agent_id!r} was already recorded "
-                        "with other session ids or as another kind of run",
+                        "with other session ids, as another kind of run or with another "
+                        "render time",
                         reason="RUN_ALREADY_RECORDED",
                         metadata={"agent_id": agent_id, "run_id": run.run_id},
                     )

@@ -48,9 +48,10 @@ WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s AND run_id = %(run_i
 """
 _INSERT_RUN: LiteralString = """
 INSERT INTO agent_runs (tenant_id, agent_id, run_id, session_id_before, session_id_after,
-                        carried, kind, recorded_at)
+                        carried, kind, render_time, recorded_at)
 VALUES (%(tenant_id)s, %(agent_id)s, %(run_id)s, %(before)s, %(after)s, %(carried)s,
-        %(kind)s, greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
+        %(kind)s, %(render_time)s,
+        greatest(clock_timestamp(), %(floor)s::timestamptz + interval '1 microsecond'))
 ON CONFLICT (tenant_id, agent_id, run_id) DO NOTHING
 RETURNING recorded_at
 """
@@ -81,6 +82,7 @@ def _recorded(row: Row) -> RecordedRun:
         session_id_before=row["session_id_before"],
         session_id_after=row["session_id_after"],
         kind=RunKind(row["kind"]),
+        render_time=row["render_time"],
     )
     return RecordedRun(run, carried=row["carried"], recorded_at=row["recorded_at"])
 
@@ -137,6 +139,7 @@ class PgSessions(SessionRepository):
                 "after": run.session_id_after,
                 "carried": carried,
                 "kind": run.kind.value,
+                "render_time": run.render_time,
                 "floor": after,
             },
         )

@@ -704,6 +704,8 @@ class AgentRunRow(Base):
     kind: Mapped[str] = mapped_column(
         String(16), server_default=text("'scheduled'"), info=policy(OUTPUT | WRITTEN)
     )
+    # When its prompt was rendered, as the orchestrator said: unset when it did not.
+    render_time: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(OUTPUT | WRITTEN))
 
     __table_args__ = (
         Index("ix_agent_runs_recorded", "tenant_id", "agent_id", "recorded_at"),
