@@ -309,6 +309,46 @@ def test_render_prompt_and_decisions(server: ServerThread, tenant: str) -> None:
         assert memory.list_recent_decisions("planner") == []
 
 
+def test_a_recorded_run_s_prompt_renders_again_as_it_was(server: ServerThread, tenant: str) -> None:
+    with client_for(server, tenant) as memory:
+        fact = memory.upsert_memory("editor", "vim", agent_id="planner")
+        memory.write_block("core", "Prefers short answers.", agent_id="planner")
+        memory.write_block("archival", "staging database runs on port 5432", agent_id="planner")
+        rendered = memory.render_prompt("planner")
+        then = aware(rendered.render_time)
+        memory.record_run_session("planner", run_id="run-1", render_time=then)
+        (run,) = memory.list_agent_runs("planner")
+        assert run.render_time == then
+
+        memory.upsert_memory("editor", "emacs", agent_id="planner")
+        memory.write_block("core", "Prefers long answers.", agent_id="planner", etag="*")
+        memory.write_block(
+            "archival", "staging database moved to port 6543", agent_id="planner", etag="*"
+        )
+        now = memory.render_prompt("planner")
+        assert now.system_prompt != rendered.system_prompt
+        past = memory.render_prompt("planner", as_of_time=run.render_time)
+        assert past.system_prompt.encode() == rendered.system_prompt.encode()
+        assert past.render_time == then
+
+        # The other reads of then, through the same keyword.
+        assert memory.get_memory(fact.id, as_of_time=then).value == "vim"
+        assert memory.get_memory(key="editor", agent_id="planner", as_of_time=then).value == "vim"
+        listed = memory.list_memories(agent_id="planner", as_of_time=then)
+        assert [m.value for m in listed] == ["vim"]
+        page = memory.list_memories_page(agent_id="planner", as_of_time=then)
+        assert [m.value for m in page.memories] == ["vim"]
+        block = memory.get_block("core", agent_id="planner", as_of_time=then)
+        assert block.content == "Prefers short answers."
+        with memory.recall("staging database port", agent_id="planner", as_of_time=then) as found:
+            assert [m.content for m in found] == ["staging database runs on port 5432"]
+        with pytest.raises(InvalidArgument) as refused:
+            memory.record_run_session(
+                "planner", run_id="run-2", render_time=datetime.now(UTC) + timedelta(hours=1)
+            )
+        assert "render_time" in {v.field for v in refused.value.field_violations}
+
+
 def test_the_async_client_does_the_same(server: ServerThread, tenant: str) -> None:
     key = server.new_key(tenant, "user-1", "orchestrator")
 

@@ -140,12 +140,20 @@ class MemoryMethods(SyncTransport):
         key: str | None = None,
         agent_id: str | None = None,
         workspace_id: str | None = None,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """A memory by id, or by its ``key`` and owner (``agent_id`` or
-        ``workspace_id``) instead; NotFound when absent."""
+        ``workspace_id``) instead; NotFound when absent. With ``as_of_time``, the
+        memory as it was then."""
         return self._run(
-            _ops.get_memory(memory_id, key=key, agent_id=agent_id, workspace_id=workspace_id),
+            _ops.get_memory(
+                memory_id,
+                key=key,
+                agent_id=agent_id,
+                workspace_id=workspace_id,
+                as_of_time=as_of_time,
+            ),
             timeout,
         )
 
@@ -212,6 +220,7 @@ class MemoryMethods(SyncTransport):
         show_superseded: bool = False,
         filter: str = "",
         order_by: str = "",
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> Iterator[types.Memory]:
         """Every memory of an agent or a workspace, fetching page after page; with
@@ -220,7 +229,8 @@ class MemoryMethods(SyncTransport):
         e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
         parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
         (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
-        by commas, each optionally followed by ``desc``) orders them."""
+        by commas, each optionally followed by ``desc``) orders them. With
+        ``as_of_time``, the memories as they were then."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,
@@ -230,6 +240,7 @@ class MemoryMethods(SyncTransport):
                 show_superseded=show_superseded,
                 filter=filter,
                 order_by=order_by,
+                as_of_time=as_of_time,
             ),
             timeout,
         )
@@ -245,6 +256,7 @@ class MemoryMethods(SyncTransport):
         show_superseded: bool = False,
         filter: str = "",
         order_by: str = "",
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.ListMemoriesResponse:
         """One page of :meth:`list_memories`, as the server answers it: the memories,
@@ -259,6 +271,7 @@ class MemoryMethods(SyncTransport):
                 show_superseded=show_superseded,
                 filter=filter,
                 order_by=order_by,
+                as_of_time=as_of_time,
             ),
             timeout,
         )
@@ -480,12 +493,15 @@ class MemoryMethods(SyncTransport):
         session_id_before: str = "",
         session_id_after: str = "",
         kind: RunKindName = "scheduled",
+        render_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.ActiveSession:
         """Record a finished run with the session id it resumed and the one it ended
         with (empty when it failed); the same run again changes nothing. ``kind`` says
-        what started it: only scheduled runs count toward the reset warning. Answers
-        the agent's active session after it."""
+        what started it: only scheduled runs count toward the reset warning.
+        ``render_time`` (its prompt's render's ``render_time``) is kept with the run, so
+        the prompt can be rendered again as it was. Answers the agent's active session
+        after it."""
         return self._run(
             _ops.record_run_session(
                 agent_id,
@@ -493,6 +509,7 @@ class MemoryMethods(SyncTransport):
                 session_id_before=session_id_before,
                 session_id_after=session_id_after,
                 kind=kind,
+                render_time=render_time,
             ),
             timeout,
         )
@@ -565,13 +582,21 @@ class MemoryMethods(SyncTransport):
         agent_id: str | None = None,
         user_id: str | None = None,
         workspace_id: str | None = None,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Block:
         """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
         workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
-        may read another user's with ``user_id``."""
+        may read another user's with ``user_id``. With ``as_of_time``, the block as it
+        was then."""
         return self._run(
-            _ops.get_block(label, agent_id=agent_id, user_id=user_id, workspace_id=workspace_id),
+            _ops.get_block(
+                label,
+                agent_id=agent_id,
+                user_id=user_id,
+                workspace_id=workspace_id,
+                as_of_time=as_of_time,
+            ),
             timeout,
         )
 
@@ -676,11 +701,13 @@ class MemoryMethods(SyncTransport):
         limit: int | None = None,
         min_score: float | None = None,
         include_memories: bool = False,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> RecallStream:
         """Archival lines (and with ``include_memories`` memories, of the agent and
         of ``workspace_id``) ranked for ``query``, streamed best first; matches
-        scoring under ``min_score`` are left out."""
+        scoring under ``min_score`` are left out. With ``as_of_time``, what there was
+        then, ranked by words."""
         return RecallStream(
             self._start_stream(
                 _ops.recall(
@@ -690,6 +717,7 @@ class MemoryMethods(SyncTransport):
                     limit=limit,
                     min_score=min_score,
                     include_memories=include_memories,
+                    as_of_time=as_of_time,
                 ),
                 timeout,
             )
@@ -712,12 +740,15 @@ class MemoryMethods(SyncTransport):
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
         include_workspace_core: bool | None = None,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
         None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
-        the workspace's core block unless ``include_workspace_core`` is False."""
+        the workspace's core block unless ``include_workspace_core`` is False. With
+        ``as_of_time`` (a past render's ``render_time``), the prompt as it was then:
+        the same bytes that render gave."""
         return self._run(
             _ops.render_prompt(
                 agent_id,
@@ -728,6 +759,7 @@ class MemoryMethods(SyncTransport):
                 archival_limit=archival_limit,
                 include_recent_decisions=include_recent_decisions,
                 include_workspace_core=include_workspace_core,
+                as_of_time=as_of_time,
             ),
             timeout,
         )
@@ -1052,12 +1084,20 @@ class AsyncMemoryMethods(AsyncTransport):
         key: str | None = None,
         agent_id: str | None = None,
         workspace_id: str | None = None,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """A memory by id, or by its ``key`` and owner (``agent_id`` or
-        ``workspace_id``) instead; NotFound when absent."""
+        ``workspace_id``) instead; NotFound when absent. With ``as_of_time``, the
+        memory as it was then."""
         return await self._run(
-            _ops.get_memory(memory_id, key=key, agent_id=agent_id, workspace_id=workspace_id),
+            _ops.get_memory(
+                memory_id,
+                key=key,
+                agent_id=agent_id,
+                workspace_id=workspace_id,
+                as_of_time=as_of_time,
+            ),
             timeout,
         )
 
@@ -1124,6 +1164,7 @@ class AsyncMemoryMethods(AsyncTransport):
         show_superseded: bool = False,
         filter: str = "",
         order_by: str = "",
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> AsyncGenerator[types.Memory, None]:
         """Every memory of an agent or a workspace, fetching page after page; with
@@ -1132,7 +1173,8 @@ class AsyncMemoryMethods(AsyncTransport):
         e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
         parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
         (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
-        by commas, each optionally followed by ``desc``) orders them."""
+        by commas, each optionally followed by ``desc``) orders them. With
+        ``as_of_time``, the memories as they were then."""
         return self._pages(
             _ops.list_memories(
                 agent_id=agent_id,
@@ -1142,6 +1184,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 show_superseded=show_superseded,
                 filter=filter,
                 order_by=order_by,
+                as_of_time=as_of_time,
             ),
             timeout,
         )
@@ -1157,6 +1200,7 @@ class AsyncMemoryMethods(AsyncTransport):
         show_superseded: bool = False,
         filter: str = "",
         order_by: str = "",
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.ListMemoriesResponse:
         """One page of :meth:`list_memories`, as the server answers it: the memories,
@@ -1171,6 +1215,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 show_superseded=show_superseded,
                 filter=filter,
                 order_by=order_by,
+                as_of_time=as_of_time,
             ),
             timeout,
         )
@@ -1396,12 +1441,15 @@ class AsyncMemoryMethods(AsyncTransport):
         session_id_before: str = "",
         session_id_after: str = "",
         kind: RunKindName = "scheduled",
+        render_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.ActiveSession:
         """Record a finished run with the session id it resumed and the one it ended
         with (empty when it failed); the same run again changes nothing. ``kind`` says
-        what started it: only scheduled runs count toward the reset warning. Answers
-        the agent's active session after it."""
+        what started it: only scheduled runs count toward the reset warning.
+        ``render_time`` (its prompt's render's ``render_time``) is kept with the run, so
+        the prompt can be rendered again as it was. Answers the agent's active session
+        after it."""
         return await self._run(
             _ops.record_run_session(
                 agent_id,
@@ -1409,6 +1457,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 session_id_before=session_id_before,
                 session_id_after=session_id_after,
                 kind=kind,
+                render_time=render_time,
             ),
             timeout,
         )
@@ -1483,13 +1532,21 @@ class AsyncMemoryMethods(AsyncTransport):
         agent_id: str | None = None,
         user_id: str | None = None,
         workspace_id: str | None = None,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.Block:
         """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
         workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
-        may read another user's with ``user_id``."""
+        may read another user's with ``user_id``. With ``as_of_time``, the block as it
+        was then."""
         return await self._run(
-            _ops.get_block(label, agent_id=agent_id, user_id=user_id, workspace_id=workspace_id),
+            _ops.get_block(
+                label,
+                agent_id=agent_id,
+                user_id=user_id,
+                workspace_id=workspace_id,
+                as_of_time=as_of_time,
+            ),
             timeout,
         )
 
@@ -1594,11 +1651,13 @@ class AsyncMemoryMethods(AsyncTransport):
         limit: int | None = None,
         min_score: float | None = None,
         include_memories: bool = False,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> AsyncRecallStream:
         """Archival lines (and with ``include_memories`` memories, of the agent and
         of ``workspace_id``) ranked for ``query``, streamed best first; matches
-        scoring under ``min_score`` are left out."""
+        scoring under ``min_score`` are left out. With ``as_of_time``, what there was
+        then, ranked by words."""
         return AsyncRecallStream(
             self._start_stream(
                 _ops.recall(
@@ -1608,6 +1667,7 @@ class AsyncMemoryMethods(AsyncTransport):
                     limit=limit,
                     min_score=min_score,
                     include_memories=include_memories,
+                    as_of_time=as_of_time,
                 ),
                 timeout,
             )
@@ -1630,12 +1690,15 @@ class AsyncMemoryMethods(AsyncTransport):
         archival_limit: int | None = None,
         include_recent_decisions: bool | None = None,
         include_workspace_core: bool | None = None,
+        as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
         None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
-        the workspace's core block unless ``include_workspace_core`` is False."""
+        the workspace's core block unless ``include_workspace_core`` is False. With
+        ``as_of_time`` (a past render's ``render_time``), the prompt as it was then:
+        the same bytes that render gave."""
         return await self._run(
             _ops.render_prompt(
                 agent_id,
@@ -1646,6 +1709,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 archival_limit=archival_limit,
                 include_recent_decisions=include_recent_decisions,
                 include_workspace_core=include_workspace_core,
+                as_of_time=as_of_time,
             ),
             timeout,
         )

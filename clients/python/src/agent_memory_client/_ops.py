@@ -363,15 +363,15 @@ def get_memory(
     key: str | None = None,
     agent_id: str | None = None,
     workspace_id: str | None = None,
+    as_of_time: Timestamp | None = None,
 ) -> Op[types.Memory]:
     """A memory by id, or by its ``key`` and owner (``agent_id`` or
-    ``workspace_id``) instead; NotFound when absent."""
-    if key is None:
-        request = memory_service_pb2.GetMemoryRequest(id=memory_id)
-    else:
-        request = memory_service_pb2.GetMemoryRequest(
-            id=memory_id, owner=owner(agent_id, workspace_id), key=key
-        )
+    ``workspace_id``) instead; NotFound when absent. With ``as_of_time``, the
+    memory as it was then."""
+    request = memory_service_pb2.GetMemoryRequest(id=memory_id, as_of_time=timestamp(as_of_time))
+    if key is not None:
+        request.owner.CopyFrom(owner(agent_id, workspace_id))
+        request.key = key
     return Op("MemoryService", "GetMemory", request, _memory)
 
 
@@ -455,6 +455,7 @@ def _list_memories_request(
     filter: str,
     order_by: str,
     page_token: str = "",
+    as_of_time: Timestamp | None = None,
 ) -> memory_service_pb2.ListMemoriesRequest:
     return memory_service_pb2.ListMemoriesRequest(
         owner=owner(agent_id, workspace_id),
@@ -464,6 +465,7 @@ def _list_memories_request(
         show_superseded=show_superseded,
         filter=filter,
         order_by=order_by,
+        as_of_time=timestamp(as_of_time),
     )
 
 
@@ -476,6 +478,7 @@ def list_memories(
     show_superseded: bool = False,
     filter: str = "",
     order_by: str = "",
+    as_of_time: Timestamp | None = None,
 ) -> Pages[types.Memory]:
     """Every memory of an agent or a workspace, fetching page after page; with
     ``show_expired`` also those that expired and are not deleted yet, with
@@ -483,9 +486,17 @@ def list_memories(
     e.g. ``'text:"deploy" (source = manual OR pinned = true)'``; AND, OR, NOT and
     parentheses, OR binding tighter than AND) keeps those that match; ``order_by``
     (fields of ``key``, ``importance``, ``created_at`` and ``updated_at`` separated
-    by commas, each optionally followed by ``desc``) orders them."""
+    by commas, each optionally followed by ``desc``) orders them. With
+    ``as_of_time``, the memories as they were then."""
     request = _list_memories_request(
-        agent_id, workspace_id, page_size, show_expired, show_superseded, filter, order_by
+        agent_id,
+        workspace_id,
+        page_size,
+        show_expired,
+        show_superseded,
+        filter,
+        order_by,
+        as_of_time=as_of_time,
     )
     return Pages("MemoryService", "ListMemories", request, lambda r: _memories(r.memories))
 
@@ -500,6 +511,7 @@ def list_memories_page(
     show_superseded: bool = False,
     filter: str = "",
     order_by: str = "",
+    as_of_time: Timestamp | None = None,
 ) -> Op[types.ListMemoriesResponse]:
     """One page of :meth:`list_memories`, as the server answers it: the memories,
     ``next_page_token`` and ``total_size`` (how many match across all pages)."""
@@ -512,6 +524,7 @@ def list_memories_page(
         filter,
         order_by,
         page_token,
+        as_of_time,
     )
     return Op("MemoryService", "ListMemories", request, types.ListMemoriesResponse.from_proto)
 
@@ -705,17 +718,21 @@ def record_run_session(
     session_id_before: str = "",
     session_id_after: str = "",
     kind: RunKindName = "scheduled",
+    render_time: Timestamp | None = None,
 ) -> Op[types.ActiveSession]:
     """Record a finished run with the session id it resumed and the one it ended
     with (empty when it failed); the same run again changes nothing. ``kind`` says
-    what started it: only scheduled runs count toward the reset warning. Answers
-    the agent's active session after it."""
+    what started it: only scheduled runs count toward the reset warning.
+    ``render_time`` (its prompt's render's ``render_time``) is kept with the run, so
+    the prompt can be rendered again as it was. Answers the agent's active session
+    after it."""
     request = memory_service_pb2.RecordRunSessionRequest(
         agent_id=agent_id,
         run_id=run_id,
         session_id_before=session_id_before,
         session_id_after=session_id_after,
         kind=_choice(_RUN_KINDS, kind, "kind"),
+        render_time=timestamp(render_time),
     )
     return Op("MemoryService", "RecordRunSession", request, _session)
 
@@ -811,12 +828,16 @@ def get_block(
     agent_id: str | None = None,
     user_id: str | None = None,
     workspace_id: str | None = None,
+    as_of_time: Timestamp | None = None,
 ) -> Op[types.Block]:
     """The user's block, with ``agent_id`` the agent's, or with ``workspace_id`` the
     workspace's (shared by the tenant's users); NotFound when absent. An orchestrator
-    may read another user's with ``user_id``."""
+    may read another user's with ``user_id``. With ``as_of_time``, the block as it
+    was then."""
     request = block_service_pb2.GetBlockRequest(
-        **_block_key(label, agent_id, workspace_id), user_id=user_id or ""
+        **_block_key(label, agent_id, workspace_id),
+        user_id=user_id or "",
+        as_of_time=timestamp(as_of_time),
     )
     return Op("BlockService", "GetBlock", request, _block)
 
@@ -924,15 +945,18 @@ def recall(
     limit: int | None = None,
     min_score: float | None = None,
     include_memories: bool = False,
+    as_of_time: Timestamp | None = None,
 ) -> Stream[types.RecallResponse]:
     """Archival lines (and with ``include_memories`` memories, of the agent and
     of ``workspace_id``) ranked for ``query``, streamed best first; matches
-    scoring under ``min_score`` are left out."""
+    scoring under ``min_score`` are left out. With ``as_of_time``, what there was
+    then, ranked by words."""
     request = recall_service_pb2.RecallRequest(
         query=query,
         agent_id=agent_id or "",
         limit=limit or 0,
         include_memories=include_memories,
+        as_of_time=timestamp(as_of_time),
     )
     if workspace_id is not None:
         request.workspace_id = workspace_id
@@ -964,11 +988,14 @@ def render_prompt(
     archival_limit: int | None = None,
     include_recent_decisions: bool | None = None,
     include_workspace_core: bool | None = None,
+    as_of_time: Timestamp | None = None,
 ) -> Op[types.RenderPromptResponse]:
     """The memory part of the agent's system prompt for this run. The recent
     decisions are included as ``include_recent_decisions`` says, or, when it is
     None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
-    the workspace's core block unless ``include_workspace_core`` is False."""
+    the workspace's core block unless ``include_workspace_core`` is False. With
+    ``as_of_time`` (a past render's ``render_time``), the prompt as it was then:
+    the same bytes that render gave."""
     policy = recall_pb2.MemoryPolicy(archival_limit=archival_limit or 0)
     if include_recent_decisions is not None:
         policy.include_recent_decisions = include_recent_decisions
@@ -977,7 +1004,11 @@ def render_prompt(
     if archival_mode is not None:
         policy.archival_mode = _choice(_ARCHIVAL_MODES, archival_mode, "archival_mode")
     request = recall_service_pb2.RenderPromptRequest(
-        agent_id=agent_id, user_message=user_message, persona=persona, memory_policy=policy
+        agent_id=agent_id,
+        user_message=user_message,
+        persona=persona,
+        memory_policy=policy,
+        as_of_time=timestamp(as_of_time),
     )
     if workspace_id is not None:
         request.workspace_id = workspace_id
