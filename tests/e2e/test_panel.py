@@ -681,6 +681,74 @@ def test_resets_the_active_session_after_confirmation(page: Page, tenant: Tenant
     expect(page.locator(".runs-table tbody tr")).to_have_count(3)  # past runs stay recorded
 
 
+def test_a_run_opens_on_its_prompt_as_it_was_and_what_changed_since(
+    page: Page, tenant: Tenant
+) -> None:
+    c = tenant.grpc
+    settings = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id=AGENT, memory_enabled=True)
+    )
+    settings.update_mask.paths.append("memory_enabled")
+    c.call(c.memory.UpdateAgentSettings, settings)
+    upsert(c, "editor", "vim <b>modal</b>", MANUAL)  # markup in a value is text
+    upsert(c, "timezone", "Europe/Lisbon", MANUAL)
+    rendered = c.call(c.recall.RenderPrompt, recall_pb.RenderPromptRequest(agent_id=AGENT))
+    then = pb.RecordRunSessionRequest(
+        agent_id=AGENT, run_id="run-then", render_time=rendered.render_time
+    )
+    c.call(c.memory.RecordRunSession, then)
+    c.call(c.memory.RecordRunSession, pb.RecordRunSessionRequest(agent_id=AGENT, run_id="untold"))
+    upsert(c, "editor", "emacs", MANUAL)
+
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Session & decisions").click()
+    expect(page.locator(".runs-table tbody tr")).to_have_count(2)
+    # Only a run that said when its prompt was rendered can show it.
+    untold = page.locator('.runs-table tr[data-run-id="untold"]')
+    expect(untold.get_by_role("button")).to_have_count(0)
+    opener = page.get_by_role("button", name="Prompt of run run-then")
+    expect(opener).to_have_attribute("aria-expanded", "false")
+    opener.click()
+    expect(opener).to_have_attribute("aria-expanded", "true")
+
+    shown = page.locator("#run-prompt")
+    expect(shown.get_by_role("heading", name="Run run-then")).to_be_focused()
+    past = shown.get_by_test_id("prompt-then")
+    expect(past).to_contain_text("vim <b>modal")
+    expect(past).to_contain_text("Europe/Lisbon")
+    expect(past).not_to_contain_text("emacs")
+    # The bytes the run was given, whatever the page did with them.
+    assert past.inner_text() == rendered.system_prompt
+    changes = shown.get_by_test_id("prompt-changes")
+    expect(changes.locator(".diff-removed")).to_have_count(1)
+    expect(changes.locator(".diff-removed")).to_contain_text("- ")
+    expect(changes.locator(".diff-removed")).to_contain_text("vim <b>modal")
+    expect(changes.locator(".diff-added")).to_have_count(1)
+    expect(changes.locator(".diff-added")).to_contain_text("+ ")
+    expect(changes.locator(".diff-added")).to_contain_text("emacs")
+    expect(shown.locator("b")).to_have_count(0)
+    expect(shown).to_contain_text("1 line gone (-), 1 line new (+)")
+
+    shown.get_by_role("button", name="Close").click()
+    expect(shown).to_be_hidden()
+    expect(opener).to_be_focused()
+    expect(opener).to_have_attribute("aria-expanded", "false")
+
+
+def test_a_run_whose_history_is_gone_says_so(page: Page, tenant: Tenant) -> None:
+    c = tenant.grpc
+    old = pb.RecordRunSessionRequest(agent_id=AGENT, run_id="long-ago")
+    old.render_time.FromDatetime(datetime.now(UTC) - timedelta(days=3650))
+    c.call(c.memory.RecordRunSession, old)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Session & decisions").click()
+    page.get_by_role("button", name="Prompt of run long-ago").click()
+    error = page.locator("#run-prompt .form-error")
+    expect(error).to_contain_text("before the history kept")
+
+
 # -- extraction cost -------------------------------------------------------------------------
 
 
@@ -1495,12 +1563,15 @@ def seed_every_view(tenant: Tenant, database_url: str) -> str:
         )
     )
     c.call(c.memory.UpdateAgentSettings, settings)
+    # The last run says when its prompt was rendered: the prompt changes after it.
+    rendered = c.call(c.recall.RenderPrompt, recall_pb.RenderPromptRequest(agent_id=AGENT))
     for n in range(3):
         run = pb.RecordRunSessionRequest(
             agent_id=AGENT,
             run_id=f"run-{1040 + n}",
             session_id_before="sess_01JD4Q8ZP3" if n else "",
             session_id_after="sess_01JD4Q8ZP3",
+            render_time=rendered.render_time if n == 2 else None,
         )
         c.call(c.memory.RecordRunSession, run)
     record_decision_with_reexamination(c)
@@ -1587,6 +1658,9 @@ def walk_every_view(
     expect(page.locator(".runs-table tbody tr")).to_have_count(3)
     expect(page.locator(".reexamination-list li")).to_have_count(1)
     check("session and decisions")
+    page.get_by_role("button", name="Prompt of run run-1042").click()
+    expect(page.locator("#run-prompt .diff-added").first).to_be_visible()
+    check("a run's prompt then and what changed since")
 
     page.get_by_role("tab", name="Extraction cost").click()
     expect(page.locator("#view-cost tbody tr")).to_have_count(2)

@@ -158,9 +158,13 @@ export class Api {
     return this.call("PATCH", path + mask, body);
   }
 
-  /** The system-prompt part an agent would get now, for a user message. */
-  renderPrompt(agentId, userMessage) {
-    const body = { userMessage, countTokens: true };
+  /**
+   * The system-prompt part an agent would get now, for a user message; with
+   * `asOfTime` (a run's renderTime), the one it got then.
+   */
+  renderPrompt(agentId, userMessage, { asOfTime = "", countTokens = true } = {}) {
+    const body = { userMessage, countTokens };
+    if (asOfTime) body.asOfTime = asOfTime;
     return this.call("POST", `/v1/agents/${segment(agentId)}:renderPrompt`, body);
   }
 
@@ -265,7 +269,10 @@ export class Api {
     return this.call("GET", `/v1/agents/${segment(agentId)}/activeSession`);
   }
 
-  /** The agent's recorded runs, newest first: kind and session ids before and after. */
+  /**
+   * The agent's recorded runs, newest first: kind, session ids before and after, and
+   * when its prompt was rendered (renderTime), when the orchestrator said.
+   */
   agentRuns(agentId, pageSize = 10) {
     return this.call("GET", `/v1/agents/${segment(agentId)}/runs` + query({ pageSize }));
   }

@@ -1,6 +1,10 @@
 // The Session & decisions tab: the agent's active session (with a reset behind
-// a confirmation) and its recent decisions with their re-examinations.
+// a confirmation), its recent runs, and its recent decisions with their
+// re-examinations. A run whose orchestrator said when its prompt was rendered
+// opens on that prompt as it was (RenderPrompt as of the run's render time) and
+// on what has changed in it since: a line diff against the prompt rendered now.
 
+import { lineDiff } from "./diff.js";
 import {
   el,
   fill,
@@ -49,6 +53,14 @@ export function mount(container, ctx) {
   });
   const decisionList = el("div", { class: "decision-list" });
   const runList = el("div", { class: "table-wrap" });
+  const runPrompt = el("section", {
+    class: "card run-prompt",
+    id: "run-prompt",
+    "aria-labelledby": "run-prompt-heading",
+    hidden: true,
+  });
+  // The run whose prompt is open, if any.
+  let opened = null;
   container.replaceChildren(
     viewHead(
       "Session & decisions",
@@ -61,6 +73,7 @@ export function mount(container, ctx) {
       { class: "runs", "aria-labelledby": "runs-heading" },
       el("h3", { id: "runs-heading", class: "section-title" }, "Recent runs"),
       runList,
+      runPrompt,
     ),
     el(
       "section",
@@ -90,6 +103,9 @@ export function mount(container, ctx) {
     }
     if (!ctx.current()) return;
     const runs = answer.runs || [];
+    const still = opened && runs.find((run) => run.runId === opened.runId);
+    if (still) openRun(still);
+    else closeRun();
     const session = (id) => (id ? el("code", {}, id) : el("span", { class: "muted" }, "none"));
     fill(
       runList,
@@ -106,7 +122,29 @@ export function mount(container, ctx) {
                 el(
                   "tr",
                   { dataset: { runId: run.runId } },
-                  el("td", {}, el("code", {}, run.runId)),
+                  el(
+                    "td",
+                    {},
+                    el("code", {}, run.runId),
+                    run.renderTime
+                      ? el(
+                          "div",
+                          {},
+                          el(
+                            "button",
+                            {
+                              type: "button",
+                              class: "button small run-open",
+                              "aria-label": `Prompt of run ${run.runId}`,
+                              "aria-controls": "run-prompt",
+                              "aria-expanded": String(opened?.runId === run.runId),
+                              onclick: () => openRun(run),
+                            },
+                            "Prompt",
+                          ),
+                        )
+                      : null,
+                  ),
                   el("td", {}, RUN_KINDS[run.kind] || "scheduled"),
                   el("td", {}, session(run.sessionIdBefore)),
                   el(
@@ -127,6 +165,101 @@ export function mount(container, ctx) {
               ),
         ),
       ),
+    );
+  }
+
+  // -- a run's prompt, then and now ------------------------------------------------------------
+
+  function runHead(run) {
+    return el(
+      "div",
+      { class: "run-prompt-head" },
+      el(
+        "div",
+        {},
+        el("h4", { id: "run-prompt-heading", tabindex: -1 }, "Run ", el("code", {}, run.runId)),
+        el(
+          "p",
+          { class: "muted small" },
+          "Its prompt as rendered ",
+          timeEl(run.renderTime),
+          ", and what has changed in it since. Both are rendered without a user message.",
+        ),
+      ),
+      el("button", { type: "button", class: "button subtle", onclick: closeRun }, "Close"),
+    );
+  }
+
+  function setExpanded() {
+    for (const button of runList.querySelectorAll(".run-open")) {
+      const row = button.closest("tr");
+      button.setAttribute("aria-expanded", String(opened?.runId === row.dataset.runId));
+    }
+  }
+
+  function closeRun() {
+    const was = opened;
+    opened = null;
+    runPrompt.hidden = true;
+    runPrompt.replaceChildren();
+    setExpanded();
+    if (was) {
+      const row = [...runList.querySelectorAll("tr")].find((r) => r.dataset.runId === was.runId);
+      row?.querySelector(".run-open")?.focus();
+    }
+  }
+
+  /** The run's prompt as rendered then, and a line diff of it against the prompt now. */
+  async function openRun(run) {
+    const moving = opened?.runId !== run.runId;
+    opened = run;
+    setExpanded();
+    runPrompt.hidden = false;
+    // The head stays while the body fills in, so the focus on it does too.
+    const body = el("div", { "aria-live": "polite" }, el("p", { class: "muted" }, "Rendering…"));
+    fill(runPrompt, runHead(run), body);
+    if (moving) runPrompt.querySelector("#run-prompt-heading").focus();
+    let then;
+    let now;
+    try {
+      [then, now] = await Promise.all([
+        api.renderPrompt(target.id, "", { asOfTime: run.renderTime, countTokens: false }),
+        api.renderPrompt(target.id, "", { countTokens: false }),
+      ]);
+    } catch (error) {
+      if (ctx.current() && opened === run) {
+        fill(body, el("div", { class: "form-error" }, ...ctx.describeError(error)));
+      }
+      return;
+    }
+    if (!ctx.current() || opened !== run) return;
+    const past = then.systemPrompt || "";
+    const changes = lineDiff(past, now.systemPrompt || "").filter(([kind]) => kind !== "same");
+    const count = (kind) => changes.filter(([k]) => k === kind).length;
+    const lines = (n) => `${n} ${n === 1 ? "line" : "lines"}`;
+    fill(
+      body,
+      el("h5", {}, "The prompt then"),
+      past
+        ? el("pre", { class: "prompt-text", tabindex: 0, "data-testid": "prompt-then" }, past)
+        : el("p", { class: "muted" }, "It was empty: memory was off for this agent, or held nothing."),
+      el("h5", {}, "What changed since"),
+      changes.length
+        ? [
+            el(
+              "p",
+              { class: "muted small" },
+              `${lines(count("removed"))} gone (-), ${lines(count("added"))} new (+) in the prompt now.`,
+            ),
+            el(
+              "pre",
+              { class: "block-content diff", tabindex: 0, "data-testid": "prompt-changes" },
+              ...changes.map(([kind, line]) =>
+                el("span", { class: `diff-${kind}` }, `${kind === "added" ? "+ " : "- "}${line}\n`),
+              ),
+            ),
+          ]
+        : el("p", { class: "muted", "data-testid": "prompt-changes" }, "Nothing: the prompt now is the same."),
     );
   }
 
