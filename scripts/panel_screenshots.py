@@ -297,14 +297,16 @@ def seed_blocks(c: Client) -> None:
 
 def seed_runs(c: Client) -> None:
     """Enough scheduled runs on one shared session to pass the reset warning, then a
-    chat turn."""
+    chat turn. The last scheduled run says when its prompt was rendered."""
     session = "sess_01JD4Q8ZP3"
+    rendered = c.call(c.recall.RenderPrompt, recall_pb.RenderPromptRequest(agent_id=AGENT))
     for n in range(23):
         request = memories_pb.RecordRunSessionRequest(
             agent_id=AGENT,
             run_id=f"run-{1025 + n}",
             session_id_before=session if n else "",
             session_id_after=session,
+            render_time=rendered.render_time if n == 22 else None,
         )
         c.call(c.memory.RecordRunSession, request)
     # A person chats with the agent between its runs: the same session, not counted.
@@ -567,6 +569,16 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.set_viewport_size({"width": 390, "height": 844})
         page.locator(".runs-table").scroll_into_view_if_needed()
         written.append(save(page, out / "panel-session-390.png"))
+        page.set_viewport_size(VIEWPORT)
+        # A run's prompt as it was, and what the edits above changed in it since.
+        page.get_by_role("button", name="Prompt of run run-1047").click()
+        run_prompt = page.locator("#run-prompt")
+        expect(run_prompt.locator(".diff-added").first).to_be_visible()
+        to_the_top(run_prompt)
+        written.append(save(page, out / "panel-run-prompt.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        to_the_top(run_prompt)
+        written.append(save(page, out / "panel-run-prompt-390.png"))
         page.set_viewport_size(VIEWPORT)
 
         page.get_by_role("tab", name="Extraction cost").click()

@@ -254,8 +254,14 @@ export function mount(container, ctx) {
             el(
               "pre",
               { class: "block-content diff", tabindex: 0, "data-testid": "prompt-changes" },
+              // The mark stands apart from the line, which may start with a "- " of its own.
               ...changes.map(([kind, line]) =>
-                el("span", { class: `diff-${kind}` }, `${kind === "added" ? "+ " : "- "}${line}\n`),
+                el(
+                  "span",
+                  { class: `diff-${kind}` },
+                  el("span", { class: "diff-mark" }, kind === "added" ? "+" : "-"),
+                  ` ${line}\n`,
+                ),
               ),
             ),
           ]
