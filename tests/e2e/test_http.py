@@ -261,6 +261,7 @@ SCENARIO = [
                 "runId": "run-1",
                 "sessionIdAfter": "claude-session-1",
                 "kind": "RUN_KIND_CHAT",
+                "renderTime": "2025-06-01T09:30:00.123456Z",
             }
         ),
     ),
@@ -357,6 +358,16 @@ SCENARIO = [
         "render",
         RECALL + "RenderPrompt",
         const({"agentId": "coder", "workspaceId": "acme", "persona": "You are a careful coder."}),
+    ),
+    Step(
+        "render-then",
+        RECALL + "RenderPrompt",
+        lambda ctx: {
+            "agentId": "coder",
+            "workspaceId": "acme",
+            "persona": "You are a careful coder.",
+            "asOfTime": ctx["render"]["renderTime"],
+        },
     ),
     Step(
         "card",
@@ -727,6 +738,13 @@ def test_every_rpc_answers_over_http_as_it_does_over_grpc(
     answers = dict(over_http_played)
     assert answers["forget-dry"].messages == answers["forget-agent"].messages
     assert int(answers["forget-agent"].messages[0]["removed"]["memories"]) > 0
+    (run,) = answers["runs"].messages[0]["runs"]
+    assert run["renderTime"] == "2025-06-01T09:30:00.123456Z"
+    render, then = answers["render"].first(), answers["render-then"].first()
+    assert (then["systemPrompt"], then["renderTime"]) == (
+        render["systemPrompt"],
+        render["renderTime"],
+    )
     recalled = answers["recall"].messages
     assert recalled
     assert any("deploy" in line["content"] for line in recalled)
