@@ -58,6 +58,7 @@ BEYOND_SCHEMA_AT: dict[tuple[str, str], str] = {
     ("expire_time", "OUT_OF_RANGE"): "an instant in the future: later than now",
     ("as_of_time", "IN_THE_FUTURE"): "an instant that has passed: earlier than now",
     ("memory.expire_time", "OUT_OF_RANGE"): "an instant in the future: later than now",
+    ("render_time", "IN_THE_FUTURE"): "an instant that has passed: not later than now",
     ("etag", "CONTRADICTS"): "an etag and expected_updated_at must name one write",
     ("session_id", "REQUIRED"): "one of session_id or chain_id: a choice between two fields",
     ("scope", "INVALID_SCOPE"): "a block's scope, or an agent id instead: two parameters",
