@@ -49,6 +49,7 @@ WRITES = frozenset(
         "MemoryService/Memorize",
         "MemoryService/RecordLearning",
         "MemoryService/UpdateAgentSettings",
+        "MemoryService/UpdateWorkspaceSettings",
         "MemoryService/ExtractMemories",
         "MemoryService/RecordRunSession",
         "MemoryService/ResetActiveSession",
