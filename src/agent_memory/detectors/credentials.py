@@ -153,6 +153,20 @@ def _terms(cls: str, bound: str, *entries: tuple[str, str]) -> list[_Term]:
     return [_Term(cls, pattern, fold(literal), bound) for pattern, literal in entries]
 
 
+# What Hebrew and Arabic write joined to the start of a word: "and", "that", "in", "to",
+# "from", "as", and "the" (``הסיסמה``, ``לדלת``; ``للبطاقة``, ``الباب``), as a pattern before
+# a word of the vocabulary, and as the forms a stem takes with them.
+_HE_CLITICS = r"(?:[ושכ]?[בלמ]?ה?)"
+_AR_CLITICS = r"(?:[وف]?(?:لل|[بكل]?(?:ال)?))"
+_HE_PREFIXES = ("", *"ובכלמשה", "וה", "שה", "מה", "כש", "וב", "ול", "ומ", "שב", "של", "שמ")
+_AR_PREFIXES = ("", "ال", "لل", "بال", "وال", "فال", "كال", *"لبوفك", "وب", "ول", "وبال", "ولل")
+
+
+def _with_clitics(stems: str, prefixes: tuple[str, ...]) -> str:
+    """``stems`` (words separated by spaces) with each of ``prefixes`` joined before."""
+    return " ".join(prefix + stem for stem in stems.split() for prefix in prefixes)
+
+
 # "for the", in the languages whose pronoun's verb gives a value before it (English,
 # French, German: see _GIVEN_BEFORE): what opens a purpose (``for the wifi``).
 _FOR = r"(?:for|pour|für|fürs)(?: (?:the|our|my|le|la|l['’]|die|das|den))? ?"
@@ -180,21 +194,27 @@ _VOCABULARY: list[_Term] = [
         (r"parola d['’]ordine", "parola d"),  # it
         (r"hasł(?:o|a|em)", "hasł"),  # pl
         (r"haśle", "haśle"),
-        (r"парол(?:ь|я|ем|ю|и)", "парол"),  # ru
+        (r"парол(?:ь|я|ем|ю|и|а|ата|ите)", "парол"),  # ru, uk, bg
         (r"şifre(?:si|niz|n|m|yi|miz)?", "şifre"),  # tr
         (r"parola(?:sı|nız|n|m)?", "parola"),  # tr, ro, it
         (r"parolă", "parolă"),  # ro
+        (r"parol(?:e|es|i)", "parol"),  # lv
+        (r"parool(?:i|iks|id)?", "parool"),  # et
+        (r"salasõna(?:t)?", "salasõna"),
+        (r"contraseny(?:a|es)", "contraseny"),  # ca
+        (r"lozink(?:a|u|e|om|i)", "lozink"),  # hr, bs, sr (Latin)
+        (r"slaptažod(?:is|į|žio|žiu|žiai|žius)", "slaptažod"),  # lt
         (r"salasana(?:ni|si|n)?", "salasana"),  # fi
         (r"hesl(?:o|a|em)", "hesl"),  # cs
         (r"jelszó|jelszava", "jelsz"),  # hu
         (r"κωδικ(?:ός|ό|ού)(?: πρόσβασ(?:ης|ής))?", "κωδικ"),  # el
         (r"kata sandi", "kata sandi"),  # id, ms
+        (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
         (r"كلمة (?:المرور|السر)", "كلمة"),  # ar
-        (r"סיסמ(?:ה|א)", "סיסמ"),  # he
+        (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
-        (r"รหัสผ่าน", "รหัสผ่าน"),  # th
     ),
     *_terms(
         _PASSWORD,
@@ -213,6 +233,7 @@ _VOCABULARY: list[_Term] = [
         *((word, word) for word in ("密码", "密碼", "口令", "暗码")),  # zh
         *((word, word) for word in ("パスワード", "暗証番号", "パスコード", "合言葉")),  # ja
         *((word, word) for word in ("비밀번호", "비번", "암호", "패스워드")),  # ko
+        ("รหัสผ่าน", "รหัสผ่าน"),  # th
     ),
     # -- codes: what they open must be named --------------------------------------------
     *_terms(
@@ -221,7 +242,11 @@ _VOCABULARY: list[_Term] = [
         (r"códigos?", "código"),  # pt, es
         (r"codigos?", "codigo"),
         (r"codic[ei]", "codic"),  # it
-        (r"kod(?:u|y|ów)?", "kod"),  # pl, tr
+        (r"kod(?:u|y|ów|a|om|as|ą|o|s)?", "kod"),  # pl, tr, hr, lt, lv
+        (r"codis?", "codi"),  # ca
+        (r"šifr(?:a|u|e|om)", "šifr"),  # hr, bs, sr (Latin): a code, or a password
+        (rf"{_HE_CLITICS}קוד(?:ים)?", "קוד"),  # he
+        *((rf"{_AR_CLITICS}{word}", word) for word in ("رمز", "كود")),  # ar
         (r"kode", "kode"),  # id
         (r"kód(?:u|em|ja|ot)?", "kód"),  # cs, sk, hu
         (r"mã", "mã"),  # vi
@@ -240,8 +265,9 @@ _VOCABULARY: list[_Term] = [
         (r"kod(?:en)?", "kod"),  # sv (portkoden)
         (r"kode(?:n)?", "kode"),  # da, no (dørkoden)
         (r"koodi(?:n|a)?", "koodi"),  # fi (ovikoodi)
+        (r"kood(?:i|id)?", "kood"),  # et (uksekood)
     ),
-    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼"))),
+    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼", "รหัส"))),
     # "number": a code only where a lock is named with it (``オートロックの番号``)
     *_terms(_CODE, _CJK, ("番号", "番号"), ("번호", "번호")),
     # -- PINs ----------------------------------------------------------------------------
@@ -249,7 +275,8 @@ _VOCABULARY: list[_Term] = [
         _PIN,
         _WORD,
         (
-            r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en)?|kód(?:ja|ot|u)?|код)"
+            r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en|as|ą|o|s|a)?|kood(?:i)?"
+            r"|kód(?:ja|ot|u)?|код)"
             r"|-ul(?:ui)?)?",
             "pin",
         ),
@@ -257,6 +284,9 @@ _VOCABULARY: list[_Term] = [
         (r"пин(?:-?код(?:а|у)?)?", "пин"),
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
         (r"पिन", "पिन"),  # hi
+        (rf"{_HE_CLITICS}קוד(?: ה)?סודי", "קוד"),  # he: a card's secret code
+        # ar: the secret number or code
+        *((rf"{_AR_CLITICS}{word} (?:ال)?سر[يّ]ي?", word) for word in ("رقم", "رمز")),
     ),
     *_terms(_PIN, _CJK, ("PIN码", "PIN码"), ("PIN碼", "PIN碼"), ("ＰＩＮ", "ＰＩＮ")),
     # -- a card's security code ------------------------------------------------------------
@@ -474,20 +504,38 @@ _LOCK_STEM_WORDS = (
     # el
     "πόρτ εξώπορτ συναγερμ χρηματοκιβώτ λουκέτ εισόδ είσοδ "
     # vi
-    "cửa cổng két khóa khoá"
+    "cửa cổng két khóa khoá "
+    # bg
+    "врат вход аларм катинар "
+    # ca
+    "pàrquing aparcament garatge cadenat edifici accés caixa "
+    # et
+    "uks ukse värav signalisats seif lukk garaaž trepikoj "
+    # hr, bs, sr (Latin)
+    "vrat ulaz kapij sef lokot zgrad "
+    # lt, lv
+    "laiptin vart signalizacij spyn garaž durv vārt kāpņ signalizācij slēdzen garāž "
+    # ms, tl
+    "penggera pinto pintuan kandado "
+    # he, ar: each with what is written joined before it
+    + _with_clitics("דלת שער כניסה אזעקה כספת מנעול בניין חני", _HE_PREFIXES)
+    + " "
+    + _with_clitics("باب بوابة خزنة خزين إنذار انذار عمارة مبنى مدخل قفل", _AR_PREFIXES)
 )
 _LOCK_STEMS = tuple(_LOCK_STEM_WORDS.split())
 _LOCK_WORDS = frozenset(
     """
     gate gates safe safes lock locks vault shed sim phone screen master otp 2fa porta
     portas caja portal porte portes boîte tür türe tor digi slot brama bramy bramie
-    bramki kasa port lås ovi oven
+    bramki kasa port lås ovi oven durys durų duris
     """.split()  # noqa: SIM905
 )
 _LOCK_CJK = (
     *("门", "門", "禁", "锁", "鎖", "保险", "保險", "车库", "警报", "報警"),
     *("玄関", "オートロック", "金庫", "鍵", "ロッカー", "ボックス", "ドア", "門"),
     *("현관", "도어락", "금고", "대문", "자물쇠"),
+    # Thai, written without spaces
+    *("ประตู", "เซฟ", "กุญแจ", "สัญญาณกันขโมย", "ล็อก", "ล็อค"),
     # Devanagari, whose vowel signs split its words for the patterns here
     *("गेट", "दरवाज", "ताला", "तिजोरी", "अलार्म"),
 )
@@ -498,11 +546,16 @@ _NUMBERED_THINGS = ("ロッカー", "鍵", "門", "部屋", "号室", "사물함
 # Words for a card, whose PIN or security code follows (``пин-код карты``, ``PIN do cartão``).
 _CARD_STEM_WORDS = (
     "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
-    "bancomat visa mastercard amex debit credit crédito débito"
+    "bancomat visa mastercard amex debit credit crédito débito target kartic kortel "
+    + _with_clitics("כרטיס אשראי", _HE_PREFIXES)
+    + " "
+    + _with_clitics("بطاق صراف", _AR_PREFIXES)
 )
 _CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
 # Words for a card too short to stand for their stem (``PIN ATM``).
-_CARD_WORDS_WHOLE = frozenset({"atm"})
+_CARD_WORDS_WHOLE = frozenset({"atm", "kad"})
+# Words for a card written without spaces (Thai).
+_CARD_INFIXES = ("บัตร",)
 # Codes that open nothing: what a code is when one of these words names it.
 _NOT_LOCKS = frozenset(
     """
@@ -532,6 +585,7 @@ _PREPOSITIONS = frozenset(
     του της των το τη την στο στη στην για από σε
     của cho ở
     pentru la al lui
+    para pra dels za за ku iz nuo iš no uz priekš ng sa ni kay untuk bagi של
     """.split()  # noqa: SIM905
 )
 # What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
@@ -551,13 +605,18 @@ _QUALIFIERS = frozenset(
     baru lama aku saya kamu anda kami kita
     σας μου σου νέος νέο προσωρινός προσωρινό
     tạm mới cũ bạn anh chị em tôi mình
+    ko mo niya namin natin nila yung ang mak ayah שלי שלנו שלך الخاص الخاصة
     """.split()  # noqa: SIM905
 )
 # What "pass" is short for a password of: an account or a network named before it
 # ("network BlueDoor, pass ...", "user ops pass ..."); else it is a ticket or a verb.
 _ACCOUNT_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot user login account admin email mail vpn "
-    "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk"
+    "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk "
+    + _with_clitics("וויפי ויפי וויי-פיי", _HE_PREFIXES)
+    + " "
+    + _with_clitics("واي", _AR_PREFIXES)
+    + " ไวไฟ"
 )
 _ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
 # What a key or a code is the password of when one of these is named with it: a network
@@ -565,12 +624,15 @@ _ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
 # word with its hyphens taken out ("Wi-Fi" is "wifi").
 _NETWORK_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot wpa wep réseau netz netwerk sieć sieci сеть "
-    "сети вайфа nätverk jaringan livebox freebox fritz"
+    "сети вайфа nätverk jaringan livebox freebox fritz "
+    + _with_clitics("וויפי ויפי", _HE_PREFIXES)
+    + " "
+    + _with_clitics("واي", _AR_PREFIXES)
 )
 _NETWORK_STEMS = tuple(_NETWORK_STEM_WORDS.split())
 # Words too short or too common to stand for their stem ("rede" of "redeploy").
 _NETWORK_WORDS = frozenset({"rede", "redes", "rete", "ağ", "ağı"})
-_NETWORK_CJK = ("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크")
+_NETWORK_CJK = ("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크", "ไวไฟ")
 # Any of those anywhere, in text lowercased and without hyphens: what must be there for a
 # network to be named (a test of one pass, for the many keys that open no network).
 _NETWORK_HINTS = (*_NETWORK_STEMS, *sorted(_NETWORK_WORDS), *_NETWORK_CJK)
@@ -597,6 +659,8 @@ _COPULAS = (
     r"|on|adalah|ialah|sekarang|kini|là|je"
     # el, hi, ro
     r"|είναι|है|este"
+    # bg, ca, lt, lv, tl, he, ar
+    r"|е|és|era|serà|yra|ir|ay|היא|הוא|זה|هي|هو"
 )
 _MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
 # A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
@@ -938,7 +1002,7 @@ def _code_named(text: str, start: int, between: list[str], end: int | None = Non
 def _opens(text: str) -> bool:
     """Whether ``text`` names what a code opens: a lock, or a card (whose code is its
     PIN: ``code de carte bleue``, ``card code``)."""
-    return _names_lock(text) or _has_stem(text, _CARD_STEMS)
+    return _names_lock(text) or _names_card(text)
 
 
 def _names_account(text: str) -> bool:
@@ -948,7 +1012,7 @@ def _names_account(text: str) -> bool:
 
 def _names_card(text: str) -> bool:
     """Whether ``text`` names a card, whose PIN or security code follows."""
-    if _has_stem(text, _CARD_STEMS):
+    if _has_stem(text, _CARD_STEMS) or any(s in text for s in _CARD_INFIXES):
         return True
     return any(w in _CARD_WORDS_WHOLE for w in _ALNUM_RUNS.findall(text.lower()))
 
