@@ -44,33 +44,43 @@ import ahocorasick
 from mnemonic import Mnemonic
 from stdnum import iban as _iban
 from stdnum import luhn
+from stdnum.bg import egn
 from stdnum.br import cpf
 from stdnum.ca import sin
+from stdnum.ch import ssn as ahv
 from stdnum.cl import rut
 from stdnum.cn import ric
 from stdnum.cz import rc
 from stdnum.de import idnr
 from stdnum.dk import cpr
+from stdnum.ee import ik
 from stdnum.es import nif as es_nif
 from stdnum.fi import hetu
 from stdnum.fr import nir
 from stdnum.gr import amka
+from stdnum.hr import oib
 from stdnum.id import nik
+from stdnum.il import idnr as il_idnr
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
 from stdnum.kr import rrn
+from stdnum.lt import asmens
+from stdnum.lv import pvn
 from stdnum.mx import curp
+from stdnum.my import nric
 from stdnum.nl import bsn
 from stdnum.no import fodselsnummer
 from stdnum.pl import pesel
 from stdnum.pt import nif as pt_nif
 from stdnum.ro import cnp
 from stdnum.se import personnummer
+from stdnum.th import pin as th_pin
 from stdnum.tr import tckimlik
 from stdnum.ua import rntrc
 from stdnum.us import ssn
 from stdnum.vn import mst
+from stdnum.za import idnr as za_idnr
 
 # Kinds of finding (what a refusal names).
 PAYMENT_CARD = "PAYMENT_CARD"
@@ -1682,8 +1692,12 @@ _ID_WORD_PATTERN = (
     r"|rodné[ \t]číslo|rodného[ \t]čísla|mã[ \t]số[ \t]thuế|αμκα"
     r"|cod[ \t]numeric[ \t]personal|adóazonosító(?:[ \t]jel)?|рнокпп|іпн|henkilötunnus"
     r"|cpr(?:-nr)?|fødselsnummer|nomor[ \t]induk"
+    r"|егн|isikukood\w{0,3}|oib|asmens[ \t]kod(?:as|o|ą)|personas[ \t]kod(?:s|a|u)"
+    r"|mykad|nric|kad[ \t]pengenalan|no\.?[ \t]?ic|nombor[ \t]ic|south[ \t]african[ \t]id"
+    r"|ahv(?:-?(?:nummer|nr))?"
+    rf"|{_HE_CLITICS}תעודת[ \t]זהות|ת[\"״]ז|ת\.ז\.?"
     r"|CASE_SENSITIVE)(?![^\W\d_])"
-    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार"
+    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार|บัตรประชาชน|ประจำตัวประชาชน"
 )
 # Short names that are words of other languages in lowercase (Spanish "sin", Polish "nie").
 _ID_ACRONYMS = "NIE|SIN|NIR|RUT|CNP|NIK|KTP"
@@ -1700,6 +1714,9 @@ ID_LITERALS: tuple[str, ...] = tuple(
         "rut", "身份", "マイナンバー", "個人番号", "주민", "rodn", "mã số", "αμκα",
         "numeric personal", "adóazonosító", "рнокпп", "іпн", "henkilötunnus", "cpr",
         "fødselsnummer", "nomor induk", "cnp", "nik", "ktp", "आधार",
+        "егн", "isikukood", "oib", "asmens", "personas", "mykad", "nric", "pengenalan",
+        "no. ic", "no.ic", "no ic", "noic", "nombor ic", "south african", "ahv", "זהות", 'ת"ז',
+        "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน",
     )
 )  # fmt: skip
 ID_BEFORE, ID_AFTER = 16, 40
@@ -1764,6 +1781,16 @@ _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     fodselsnummer.is_valid,
     nik.is_valid,
     _hu_tax_id,
+    egn.is_valid,
+    ik.is_valid,
+    il_idnr.is_valid,
+    oib.is_valid,
+    asmens.is_valid,
+    pvn.is_valid,
+    nric.is_valid,
+    th_pin.is_valid,
+    za_idnr.is_valid,
+    ahv.is_valid,
 )
 # Ids whose shape and checksum say what they are without a word naming them.
 _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
