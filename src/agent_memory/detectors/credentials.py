@@ -682,7 +682,7 @@ _SEPARATOR = re.compile(
     re.IGNORECASE,
 )
 _CJK_SEPARATOR = re.compile(
-    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、"
+    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、|คือ|เป็น"
     r"|(?:改成|改为|改為|换成|換成|设为|設為|设置为|設置為|变成|變成|更改为|更改為)了?)?[ \t]{0,4}"
 )
 # What a credential word and its value may have between them: a few words, none of
@@ -696,7 +696,11 @@ _MAX_BETWEEN = 8
 _MAX_LOOSE = 3
 # A value: quoted, or one run of characters that are neither spaces, quotes, nor Chinese,
 # Japanese or Korean (which close a value written among them: ``sakura2024です``).
-_CJK_CHARS = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_THAI = "\u0e00-\u0e7f"
+_CJK_CHARS = f"{_THAI}\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+# Thai, written without spaces: what a word is for runs on from it up to the copula, a
+# mark or a space ("รหัสผ่าน*ไวไฟ*คือ ...", "รหัส*ประตู* 8842").
+_THAI_BETWEEN = re.compile(rf"(?P<word>[{_THAI}]{{1,40}}?)(?=คือ|เป็น|[ \t:：=]|$)")
 _VALUE = re.compile(
     r"\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|[“«„「](?P<cq>[^”»“」\n]{1,128})[”»“」]"
     r"|\((?P<pq>[^()\s]{4,64})\)"
@@ -1114,6 +1118,8 @@ def _ends_clause(rest: str) -> bool:
     head = stripped[:1]
     if head in ("", "\n", "\r") or head in _TRAILING or "\u3000" <= head <= "\uffef":
         return True
+    if "\u0e00" <= head <= "\u0e7f":
+        return True
     return rest.startswith((" (", " -", " \u2014", " \u2013", " /")) or bool(_THEN.match(rest))
 
 
@@ -1228,8 +1234,9 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
     between: list[str] = []
     loose = False  # the words between say nothing of what the credential is for
     pin = cls == _PIN and word.text == "pin"  # the noun, or the verb ("pin the memory")
+    thai = False  # words between ran on from the word, as Thai writes them
     for _ in range(_MAX_BETWEEN + 1):
-        separator = _separator(text, pos, limit, cjk and not between)
+        separator = _separator(text, pos, limit, cjk and (not between or thai))
         label = (
             separator is not None
             and separator[2]
@@ -1263,6 +1270,9 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
                     return Found(start + 1, end - 1, kind)
                 return Found(start, start + len(value.group().rstrip(_TRAILING)), kind)
         step = _BETWEEN.match(text, pos, limit)
+        if step is None and cjk:
+            step = _THAI_BETWEEN.match(text, pos, limit)
+            thai = step is not None
         if step is None:
             return None
         if cls == _ENTER and between:
@@ -1455,7 +1465,7 @@ def _answered_below(text: str, cls: str, word: Word, judges: Judges) -> Found | 
 
 
 def _written_without_spaces(word: str) -> bool:
-    return any(c >= "\u3000" for c in word)
+    return any(c >= "\u3000" or "\u0e00" <= c <= "\u0e7f" for c in word)
 
 
 def word_value_spans(
