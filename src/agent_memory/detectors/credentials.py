@@ -1502,7 +1502,12 @@ LOGIN_PAIR = re.compile(
     r"|user(?:name)?[ \t]?/[ \t]?pass(?:word)?|usu[áa]rio[ \t]{1,4}e[ \t]{1,4}senha"
     r"|usuario[ \t]{1,4}y[ \t]{1,4}contraseña|identifiants|zugangsdaten|credenziali"
     r"|credenciais|credenciales|inloggegevens|dane[ \t]{1,4}logowania"
-    r"|учетные[ \t]{1,4}данные|login)(?![^\W\d_])"
+    r"|учетные[ \t]{1,4}данные|login|zugang"
+    # a user, in bg, ca, et, he, hr, lt, lv, ms, sk, th, ar
+    r"|потребител|usuari|kasutaja|משתמש|korisnik|vartotojas|lietotājs|pengguna|používateľ"
+    r"|ชื่อผู้ใช้|اسم[ \t]المستخدم)(?![^\W\d_])"
+    # what the login is for, before a mark: "Zugang Router: admin / ..."
+    r"(?:[ \t]{1,4}[^\W\d_][\w\-]{0,23}(?=[ \t]{0,4}[:=]))?"
     r"(?:[ \t]{0,4}(?::|=|\u2014)|[ \t]{1,4}(?:is|are|é|es|est|ist|è|with|com|con|avec|mit))?"
     r"[ \t]{1,4}(?P<user>[\w.@+\-]{1,64})[ \t]{0,4}[/:][ \t]{0,4}"
     r"(?P<value>[^\s\"'`]{1,128})"
@@ -1511,7 +1516,8 @@ LOGIN_PAIR = re.compile(
 ``user/pass = builder / ...``, ``Zugangsdaten: ...``)."""
 LOGIN_LITERALS: tuple[str, ...] = (
     "auth", "user", "usu", "identifiants", "zugangsdaten", "credenzi", "credenc", "inlog",
-    "logowania", "учетные", "login",
+    "logowania", "учетные", "login", "zugang", "потребител", "usuari", "kasutaja", "משתמש",
+    "korisnik", "vartotojas", "lietotājs", "pengguna", "používateľ", "ชื่อผู้ใช้", "المستخدم",
 )  # fmt: skip
 
 
