@@ -518,19 +518,19 @@ _LOCK_STEM_WORDS = (
     # bg
     "врат вход аларм катинар "
     # ca
-    "pàrquing aparcament garatge cadenat edifici accés caixa "
+    "garatge cadenat edifici accés "
     # et
-    "uks ukse värav signalisats seif lukk garaaž trepikoj "
+    "uks värav signalisats seif lukk garaaž "
     # hr, bs, sr (Latin)
     "vrat ulaz kapij sef lokot zgrad "
     # lt, lv
-    "laiptin vart signalizacij spyn garaž durv vārt kāpņ signalizācij slēdzen garāž "
+    "laiptin vart signalizacij spyn garaž durv vārt signalizācij slēdzen garāž "
     # ms, tl
     "penggera pinto pintuan kandado "
     # he, ar: each with what is written joined before it
-    + _with_clitics("דלת שער כניסה אזעקה כספת מנעול בניין חני", _HE_PREFIXES)
+    + _with_clitics("דלת שער כניסה אזעקה כספת מנעול", _HE_PREFIXES)
     + " "
-    + _with_clitics("باب بوابة خزنة خزين إنذار انذار عمارة مبنى مدخل قفل", _AR_PREFIXES)
+    + _with_clitics("باب بوابة خزنة خزين إنذار انذار مدخل قفل", _AR_PREFIXES)
 )
 _LOCK_STEMS = tuple(_LOCK_STEM_WORDS.split())
 _LOCK_WORDS = frozenset(
@@ -556,10 +556,10 @@ _NUMBERED_THINGS = ("ロッカー", "鍵", "門", "部屋", "号室", "사물함
 # Words for a card, whose PIN or security code follows (``пин-код карты``, ``PIN do cartão``).
 _CARD_STEM_WORDS = (
     "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
-    "bancomat visa mastercard amex debit credit crédito débito target kartic kortel "
+    "bancomat visa mastercard amex debit credit crédito débito targeta targetes kartic kortel "
     + _with_clitics("כרטיס אשראי", _HE_PREFIXES)
     + " "
-    + _with_clitics("بطاق صراف", _AR_PREFIXES)
+    + _with_clitics("بطاق", _AR_PREFIXES)
 )
 _CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
 # Words for a card too short to stand for their stem (``PIN ATM``).
@@ -615,7 +615,7 @@ _QUALIFIERS = frozenset(
     baru lama aku saya kamu anda kami kita
     σας μου σου νέος νέο προσωρινός προσωρινό
     tạm mới cũ bạn anh chị em tôi mình
-    ko mo niya namin natin nila yung ang mak ayah שלי שלנו שלך الخاص الخاصة
+    ko mo niya namin natin nila yung ang שלי שלנו שלך
     """.split()  # noqa: SIM905
 )
 # What "pass" is short for a password of: an account or a network named before it
