@@ -514,12 +514,23 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # rules found 45 of 49 credentials in the tuning languages (92%) and 25 of 53 in the
 # others (47%: twelve languages new to the corpus, whose words for passwords, codes and
 # ids the vocabulary lacks), and refused none of its 92 look-alikes; recall in the other
-# languages is short of the target. It stays held out until a new batch is written.
+# languages is short of the target. The fifth round tuned the rules on all of it, so it
+# is tuning data from then on. Batch "f" was written for the fifth round before any of
+# its rule changes, and held out from them: in twenty-four languages outside the tuning
+# set (batch e's twelve, seven met before only in tuning batches, five new to the
+# corpus) and a few texts in the tuning languages. Before the round the rules found 34
+# of its 98 credentials in the other languages (35%) and 13 of 14 in the tuning ones
+# (93%), and refused none of its 124 look-alikes; after it, 71 of 98 (72%: the five
+# languages new to the corpus and forms the vocabulary still lacks) and 13 of 14, and
+# refused none. Its author also wrote the round's words: nouns only where a tuning
+# batch used them, but each language's copulas and prepositions whole, without those
+# batch e did not use 66 of 98 (67%). Recall in the other languages is short of the
+# target. It stays held out until a new batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b", "c", "d"})
+TUNED_BATCHES = frozenset({"b", "c", "d", "e"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"

@@ -44,33 +44,43 @@ import ahocorasick
 from mnemonic import Mnemonic
 from stdnum import iban as _iban
 from stdnum import luhn
+from stdnum.bg import egn
 from stdnum.br import cpf
 from stdnum.ca import sin
+from stdnum.ch import ssn as ahv
 from stdnum.cl import rut
 from stdnum.cn import ric
 from stdnum.cz import rc
 from stdnum.de import idnr
 from stdnum.dk import cpr
+from stdnum.ee import ik
 from stdnum.es import nif as es_nif
 from stdnum.fi import hetu
 from stdnum.fr import nir
 from stdnum.gr import amka
+from stdnum.hr import oib
 from stdnum.id import nik
+from stdnum.il import idnr as il_idnr
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
 from stdnum.kr import rrn
+from stdnum.lt import asmens
+from stdnum.lv import pvn
 from stdnum.mx import curp
+from stdnum.my import nric
 from stdnum.nl import bsn
 from stdnum.no import fodselsnummer
 from stdnum.pl import pesel
 from stdnum.pt import nif as pt_nif
 from stdnum.ro import cnp
 from stdnum.se import personnummer
+from stdnum.th import pin as th_pin
 from stdnum.tr import tckimlik
 from stdnum.ua import rntrc
 from stdnum.us import ssn
 from stdnum.vn import mst
+from stdnum.za import idnr as za_idnr
 
 # Kinds of finding (what a refusal names).
 PAYMENT_CARD = "PAYMENT_CARD"
@@ -153,6 +163,20 @@ def _terms(cls: str, bound: str, *entries: tuple[str, str]) -> list[_Term]:
     return [_Term(cls, pattern, fold(literal), bound) for pattern, literal in entries]
 
 
+# What Hebrew and Arabic write joined to the start of a word: "and", "that", "in", "to",
+# "from", "as", and "the" (``הסיסמה``, ``לדלת``; ``للبطاقة``, ``الباب``), as a pattern before
+# a word of the vocabulary, and as the forms a stem takes with them.
+_HE_CLITICS = r"(?:[ושכ]?[בלמ]?ה?)"
+_AR_CLITICS = r"(?:[وف]?(?:لل|[بكل]?(?:ال)?))"
+_HE_PREFIXES = ("", *"ובכלמשה", "וה", "שה", "מה", "כש", "וב", "ול", "ומ", "שב", "של", "שמ")
+_AR_PREFIXES = ("", "ال", "لل", "بال", "وال", "فال", "كال", *"لبوفك", "وب", "ول", "وبال", "ولل")
+
+
+def _with_clitics(stems: str, prefixes: tuple[str, ...]) -> str:
+    """``stems`` (words separated by spaces) with each of ``prefixes`` joined before."""
+    return " ".join(prefix + stem for stem in stems.split() for prefix in prefixes)
+
+
 # "for the", in the languages whose pronoun's verb gives a value before it (English,
 # French, German: see _GIVEN_BEFORE): what opens a purpose (``for the wifi``).
 _FOR = r"(?:for|pour|für|fürs)(?: (?:the|our|my|le|la|l['’]|die|das|den))? ?"
@@ -180,21 +204,27 @@ _VOCABULARY: list[_Term] = [
         (r"parola d['’]ordine", "parola d"),  # it
         (r"hasł(?:o|a|em)", "hasł"),  # pl
         (r"haśle", "haśle"),
-        (r"парол(?:ь|я|ем|ю|и)", "парол"),  # ru
+        (r"парол(?:ь|я|ем|ю|и|а|ата|ите)", "парол"),  # ru, uk, bg
         (r"şifre(?:si|niz|n|m|yi|miz)?", "şifre"),  # tr
         (r"parola(?:sı|nız|n|m)?", "parola"),  # tr, ro, it
         (r"parolă", "parolă"),  # ro
+        (r"parol(?:e|es|i)", "parol"),  # lv
+        (r"parool(?:i|iks|id)?", "parool"),  # et
+        (r"salasõna(?:t)?", "salasõna"),
+        (r"contraseny(?:a|es)", "contraseny"),  # ca
+        (r"lozink(?:a|u|e|om|i)", "lozink"),  # hr, bs, sr (Latin)
+        (r"slaptažod(?:is|į|žio|žiu|žiai|žius)", "slaptažod"),  # lt
         (r"salasana(?:ni|si|n)?", "salasana"),  # fi
         (r"hesl(?:o|a|em)", "hesl"),  # cs
         (r"jelszó|jelszava", "jelsz"),  # hu
         (r"κωδικ(?:ός|ό|ού)(?: πρόσβασ(?:ης|ής))?", "κωδικ"),  # el
         (r"kata sandi", "kata sandi"),  # id, ms
+        (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
         (r"كلمة (?:المرور|السر)", "كلمة"),  # ar
-        (r"סיסמ(?:ה|א)", "סיסמ"),  # he
+        (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
-        (r"รหัสผ่าน", "รหัสผ่าน"),  # th
     ),
     *_terms(
         _PASSWORD,
@@ -213,6 +243,7 @@ _VOCABULARY: list[_Term] = [
         *((word, word) for word in ("密码", "密碼", "口令", "暗码")),  # zh
         *((word, word) for word in ("パスワード", "暗証番号", "パスコード", "合言葉")),  # ja
         *((word, word) for word in ("비밀번호", "비번", "암호", "패스워드")),  # ko
+        ("รหัสผ่าน", "รหัสผ่าน"),  # th
     ),
     # -- codes: what they open must be named --------------------------------------------
     *_terms(
@@ -221,7 +252,11 @@ _VOCABULARY: list[_Term] = [
         (r"códigos?", "código"),  # pt, es
         (r"codigos?", "codigo"),
         (r"codic[ei]", "codic"),  # it
-        (r"kod(?:u|y|ów)?", "kod"),  # pl, tr
+        (r"kod(?:u|y|ów|a|om|as|ą|o|s)?", "kod"),  # pl, tr, hr, lt, lv
+        (r"codis?", "codi"),  # ca
+        (r"šifr(?:a|u|e|om)", "šifr"),  # hr, bs, sr (Latin): a code, or a password
+        (rf"{_HE_CLITICS}קוד(?:ים)?", "קוד"),  # he
+        *((rf"{_AR_CLITICS}{word}", word) for word in ("رمز", "كود")),  # ar
         (r"kode", "kode"),  # id
         (r"kód(?:u|em|ja|ot)?", "kód"),  # cs, sk, hu
         (r"mã", "mã"),  # vi
@@ -240,8 +275,9 @@ _VOCABULARY: list[_Term] = [
         (r"kod(?:en)?", "kod"),  # sv (portkoden)
         (r"kode(?:n)?", "kode"),  # da, no (dørkoden)
         (r"koodi(?:n|a)?", "koodi"),  # fi (ovikoodi)
+        (r"kood(?:i|id)?", "kood"),  # et (uksekood)
     ),
-    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼"))),
+    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼", "รหัส"))),
     # "number": a code only where a lock is named with it (``オートロックの番号``)
     *_terms(_CODE, _CJK, ("番号", "番号"), ("번호", "번호")),
     # -- PINs ----------------------------------------------------------------------------
@@ -249,7 +285,8 @@ _VOCABULARY: list[_Term] = [
         _PIN,
         _WORD,
         (
-            r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en)?|kód(?:ja|ot|u)?|код)"
+            r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en|as|ą|o|s|a)?|kood(?:i)?"
+            r"|kód(?:ja|ot|u)?|код)"
             r"|-ul(?:ui)?)?",
             "pin",
         ),
@@ -257,6 +294,9 @@ _VOCABULARY: list[_Term] = [
         (r"пин(?:-?код(?:а|у)?)?", "пин"),
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
         (r"पिन", "पिन"),  # hi
+        (rf"{_HE_CLITICS}קוד(?: ה)?סודי", "קוד"),  # he: a card's secret code
+        # ar: the secret number or code
+        *((rf"{_AR_CLITICS}{word} (?:ال)?سر[يّ]ي?", word) for word in ("رقم", "رمز")),
     ),
     *_terms(_PIN, _CJK, ("PIN码", "PIN码"), ("PIN碼", "PIN碼"), ("ＰＩＮ", "ＰＩＮ")),
     # -- a card's security code ------------------------------------------------------------
@@ -474,20 +514,38 @@ _LOCK_STEM_WORDS = (
     # el
     "πόρτ εξώπορτ συναγερμ χρηματοκιβώτ λουκέτ εισόδ είσοδ "
     # vi
-    "cửa cổng két khóa khoá"
+    "cửa cổng két khóa khoá "
+    # bg
+    "врат вход аларм катинар "
+    # ca
+    "garatge cadenat edifici accés "
+    # et
+    "uks värav signalisats seif lukk garaaž "
+    # hr, bs, sr (Latin)
+    "vrat ulaz kapij sef lokot zgrad "
+    # lt, lv
+    "laiptin vart signalizacij spyn garaž durv vārt signalizācij slēdzen garāž "
+    # ms, tl
+    "penggera pinto pintuan kandado "
+    # he, ar: each with what is written joined before it
+    + _with_clitics("דלת שער כניסה אזעקה כספת מנעול", _HE_PREFIXES)
+    + " "
+    + _with_clitics("باب بوابة خزنة خزين إنذار انذار مدخل قفل", _AR_PREFIXES)
 )
 _LOCK_STEMS = tuple(_LOCK_STEM_WORDS.split())
 _LOCK_WORDS = frozenset(
     """
     gate gates safe safes lock locks vault shed sim phone screen master otp 2fa porta
     portas caja portal porte portes boîte tür türe tor digi slot brama bramy bramie
-    bramki kasa port lås ovi oven
+    bramki kasa port lås ovi oven durys durų duris
     """.split()  # noqa: SIM905
 )
 _LOCK_CJK = (
     *("门", "門", "禁", "锁", "鎖", "保险", "保險", "车库", "警报", "報警"),
     *("玄関", "オートロック", "金庫", "鍵", "ロッカー", "ボックス", "ドア", "門"),
     *("현관", "도어락", "금고", "대문", "자물쇠"),
+    # Thai, written without spaces
+    *("ประตู", "เซฟ", "กุญแจ", "สัญญาณกันขโมย", "ล็อก", "ล็อค"),
     # Devanagari, whose vowel signs split its words for the patterns here
     *("गेट", "दरवाज", "ताला", "तिजोरी", "अलार्म"),
 )
@@ -498,11 +556,16 @@ _NUMBERED_THINGS = ("ロッカー", "鍵", "門", "部屋", "号室", "사물함
 # Words for a card, whose PIN or security code follows (``пин-код карты``, ``PIN do cartão``).
 _CARD_STEM_WORDS = (
     "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
-    "bancomat visa mastercard amex debit credit crédito débito"
+    "bancomat visa mastercard amex debit credit crédito débito targeta targetes kartic kortel "
+    + _with_clitics("כרטיס אשראי", _HE_PREFIXES)
+    + " "
+    + _with_clitics("بطاق", _AR_PREFIXES)
 )
 _CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
 # Words for a card too short to stand for their stem (``PIN ATM``).
-_CARD_WORDS_WHOLE = frozenset({"atm"})
+_CARD_WORDS_WHOLE = frozenset({"atm", "kad"})
+# Words for a card written without spaces (Thai).
+_CARD_INFIXES = ("บัตร",)
 # Codes that open nothing: what a code is when one of these words names it.
 _NOT_LOCKS = frozenset(
     """
@@ -532,6 +595,7 @@ _PREPOSITIONS = frozenset(
     του της των το τη την στο στη στην για από σε
     của cho ở
     pentru la al lui
+    para pra dels za за ku iz nuo iš no uz priekš ng sa ni kay untuk bagi של
     """.split()  # noqa: SIM905
 )
 # What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
@@ -551,13 +615,18 @@ _QUALIFIERS = frozenset(
     baru lama aku saya kamu anda kami kita
     σας μου σου νέος νέο προσωρινός προσωρινό
     tạm mới cũ bạn anh chị em tôi mình
+    ko mo niya namin natin nila yung ang שלי שלנו שלך
     """.split()  # noqa: SIM905
 )
 # What "pass" is short for a password of: an account or a network named before it
 # ("network BlueDoor, pass ...", "user ops pass ..."); else it is a ticket or a verb.
 _ACCOUNT_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot user login account admin email mail vpn "
-    "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk"
+    "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk "
+    + _with_clitics("וויפי ויפי וויי-פיי", _HE_PREFIXES)
+    + " "
+    + _with_clitics("واي", _AR_PREFIXES)
+    + " ไวไฟ"
 )
 _ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
 # What a key or a code is the password of when one of these is named with it: a network
@@ -565,12 +634,15 @@ _ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
 # word with its hyphens taken out ("Wi-Fi" is "wifi").
 _NETWORK_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot wpa wep réseau netz netwerk sieć sieci сеть "
-    "сети вайфа nätverk jaringan livebox freebox fritz"
+    "сети вайфа nätverk jaringan livebox freebox fritz "
+    + _with_clitics("וויפי ויפי", _HE_PREFIXES)
+    + " "
+    + _with_clitics("واي", _AR_PREFIXES)
 )
 _NETWORK_STEMS = tuple(_NETWORK_STEM_WORDS.split())
 # Words too short or too common to stand for their stem ("rede" of "redeploy").
 _NETWORK_WORDS = frozenset({"rede", "redes", "rete", "ağ", "ağı"})
-_NETWORK_CJK = ("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크")
+_NETWORK_CJK = ("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크", "ไวไฟ")
 # Any of those anywhere, in text lowercased and without hyphens: what must be there for a
 # network to be named (a test of one pass, for the many keys that open no network).
 _NETWORK_HINTS = (*_NETWORK_STEMS, *sorted(_NETWORK_WORDS), *_NETWORK_CJK)
@@ -597,6 +669,8 @@ _COPULAS = (
     r"|on|adalah|ialah|sekarang|kini|là|je"
     # el, hi, ro
     r"|είναι|है|este"
+    # bg, ca, lt, lv, tl, he, ar
+    r"|е|és|era|serà|yra|ir|ay|היא|הוא|זה|هي|هو"
 )
 _MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
 # A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
@@ -608,7 +682,7 @@ _SEPARATOR = re.compile(
     re.IGNORECASE,
 )
 _CJK_SEPARATOR = re.compile(
-    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、"
+    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、|คือ|เป็น"
     r"|(?:改成|改为|改為|换成|換成|设为|設為|设置为|設置為|变成|變成|更改为|更改為)了?)?[ \t]{0,4}"
 )
 # What a credential word and its value may have between them: a few words, none of
@@ -622,7 +696,11 @@ _MAX_BETWEEN = 8
 _MAX_LOOSE = 3
 # A value: quoted, or one run of characters that are neither spaces, quotes, nor Chinese,
 # Japanese or Korean (which close a value written among them: ``sakura2024です``).
-_CJK_CHARS = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_THAI = "\u0e00-\u0e7f"
+_CJK_CHARS = f"{_THAI}\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+# Thai, written without spaces: what a word is for runs on from it up to the copula, a
+# mark or a space ("รหัสผ่าน*ไวไฟ*คือ ...", "รหัส*ประตู* 8842").
+_THAI_BETWEEN = re.compile(rf"(?P<word>[{_THAI}]{{1,40}}?)(?=คือ|เป็น|[ \t:：=]|$)")
 _VALUE = re.compile(
     r"\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|[“«„「](?P<cq>[^”»“」\n]{1,128})[”»“」]"
     r"|\((?P<pq>[^()\s]{4,64})\)"
@@ -938,7 +1016,7 @@ def _code_named(text: str, start: int, between: list[str], end: int | None = Non
 def _opens(text: str) -> bool:
     """Whether ``text`` names what a code opens: a lock, or a card (whose code is its
     PIN: ``code de carte bleue``, ``card code``)."""
-    return _names_lock(text) or _has_stem(text, _CARD_STEMS)
+    return _names_lock(text) or _names_card(text)
 
 
 def _names_account(text: str) -> bool:
@@ -948,7 +1026,7 @@ def _names_account(text: str) -> bool:
 
 def _names_card(text: str) -> bool:
     """Whether ``text`` names a card, whose PIN or security code follows."""
-    if _has_stem(text, _CARD_STEMS):
+    if _has_stem(text, _CARD_STEMS) or any(s in text for s in _CARD_INFIXES):
         return True
     return any(w in _CARD_WORDS_WHOLE for w in _ALNUM_RUNS.findall(text.lower()))
 
@@ -1039,6 +1117,8 @@ def _ends_clause(rest: str) -> bool:
     stripped = rest.lstrip(" \t")
     head = stripped[:1]
     if head in ("", "\n", "\r") or head in _TRAILING or "\u3000" <= head <= "\uffef":
+        return True
+    if "\u0e00" <= head <= "\u0e7f":
         return True
     return rest.startswith((" (", " -", " \u2014", " \u2013", " /")) or bool(_THEN.match(rest))
 
@@ -1154,8 +1234,9 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
     between: list[str] = []
     loose = False  # the words between say nothing of what the credential is for
     pin = cls == _PIN and word.text == "pin"  # the noun, or the verb ("pin the memory")
+    thai = False  # words between ran on from the word, as Thai writes them
     for _ in range(_MAX_BETWEEN + 1):
-        separator = _separator(text, pos, limit, cjk and not between)
+        separator = _separator(text, pos, limit, cjk and (not between or thai))
         label = (
             separator is not None
             and separator[2]
@@ -1189,6 +1270,9 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
                     return Found(start + 1, end - 1, kind)
                 return Found(start, start + len(value.group().rstrip(_TRAILING)), kind)
         step = _BETWEEN.match(text, pos, limit)
+        if step is None and cjk:
+            step = _THAI_BETWEEN.match(text, pos, limit)
+            thai = step is not None
         if step is None:
             return None
         if cls == _ENTER and between:
@@ -1381,7 +1465,7 @@ def _answered_below(text: str, cls: str, word: Word, judges: Judges) -> Found | 
 
 
 def _written_without_spaces(word: str) -> bool:
-    return any(c >= "\u3000" for c in word)
+    return any(c >= "\u3000" or "\u0e00" <= c <= "\u0e7f" for c in word)
 
 
 def word_value_spans(
@@ -1418,7 +1502,12 @@ LOGIN_PAIR = re.compile(
     r"|user(?:name)?[ \t]?/[ \t]?pass(?:word)?|usu[áa]rio[ \t]{1,4}e[ \t]{1,4}senha"
     r"|usuario[ \t]{1,4}y[ \t]{1,4}contraseña|identifiants|zugangsdaten|credenziali"
     r"|credenciais|credenciales|inloggegevens|dane[ \t]{1,4}logowania"
-    r"|учетные[ \t]{1,4}данные|login)(?![^\W\d_])"
+    r"|учетные[ \t]{1,4}данные|login|zugang"
+    # a user, in bg, ca, et, he, hr, lt, lv, ms, sk, th, ar
+    r"|потребител|usuari|kasutaja|משתמש|korisnik|vartotojas|lietotājs|pengguna|používateľ"
+    r"|ชื่อผู้ใช้|اسم[ \t]المستخدم)(?![^\W\d_])"
+    # what the login is for, before a mark: "Zugang Router: admin / ..."
+    r"(?:[ \t]{1,4}[^\W\d_][\w\-]{0,23}(?=[ \t]{0,4}[:=]))?"
     r"(?:[ \t]{0,4}(?::|=|\u2014)|[ \t]{1,4}(?:is|are|é|es|est|ist|è|with|com|con|avec|mit))?"
     r"[ \t]{1,4}(?P<user>[\w.@+\-]{1,64})[ \t]{0,4}[/:][ \t]{0,4}"
     r"(?P<value>[^\s\"'`]{1,128})"
@@ -1427,7 +1516,8 @@ LOGIN_PAIR = re.compile(
 ``user/pass = builder / ...``, ``Zugangsdaten: ...``)."""
 LOGIN_LITERALS: tuple[str, ...] = (
     "auth", "user", "usu", "identifiants", "zugangsdaten", "credenzi", "credenc", "inlog",
-    "logowania", "учетные", "login",
+    "logowania", "учетные", "login", "zugang", "потребител", "usuari", "kasutaja", "משתמש",
+    "korisnik", "vartotojas", "lietotājs", "pengguna", "používateľ", "ชื่อผู้ใช้", "المستخدم",
 )  # fmt: skip
 
 
@@ -1618,8 +1708,12 @@ _ID_WORD_PATTERN = (
     r"|rodné[ \t]číslo|rodného[ \t]čísla|mã[ \t]số[ \t]thuế|αμκα"
     r"|cod[ \t]numeric[ \t]personal|adóazonosító(?:[ \t]jel)?|рнокпп|іпн|henkilötunnus"
     r"|cpr(?:-nr)?|fødselsnummer|nomor[ \t]induk"
+    r"|егн|isikukood\w{0,3}|oib|asmens[ \t]kod(?:as|o|ą)|personas[ \t]kod(?:s|a|u)"
+    r"|mykad|nric|kad[ \t]pengenalan|no\.?[ \t]?ic|nombor[ \t]ic|south[ \t]african[ \t]id"
+    r"|ahv(?:-?(?:nummer|nr))?"
+    rf"|{_HE_CLITICS}תעודת[ \t]זהות|ת[\"״]ז|ת\.ז\.?"
     r"|CASE_SENSITIVE)(?![^\W\d_])"
-    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार"
+    r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार|บัตรประชาชน|ประจำตัวประชาชน"
 )
 # Short names that are words of other languages in lowercase (Spanish "sin", Polish "nie").
 _ID_ACRONYMS = "NIE|SIN|NIR|RUT|CNP|NIK|KTP"
@@ -1636,6 +1730,9 @@ ID_LITERALS: tuple[str, ...] = tuple(
         "rut", "身份", "マイナンバー", "個人番号", "주민", "rodn", "mã số", "αμκα",
         "numeric personal", "adóazonosító", "рнокпп", "іпн", "henkilötunnus", "cpr",
         "fødselsnummer", "nomor induk", "cnp", "nik", "ktp", "आधार",
+        "егн", "isikukood", "oib", "asmens", "personas", "mykad", "nric", "pengenalan",
+        "no. ic", "no.ic", "no ic", "noic", "nombor ic", "south african", "ahv", "זהות", 'ת"ז',
+        "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน",
     )
 )  # fmt: skip
 ID_BEFORE, ID_AFTER = 16, 40
@@ -1700,6 +1797,16 @@ _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     fodselsnummer.is_valid,
     nik.is_valid,
     _hu_tax_id,
+    egn.is_valid,
+    ik.is_valid,
+    il_idnr.is_valid,
+    oib.is_valid,
+    asmens.is_valid,
+    pvn.is_valid,
+    nric.is_valid,
+    th_pin.is_valid,
+    za_idnr.is_valid,
+    ahv.is_valid,
 )
 # Ids whose shape and checksum say what they are without a word naming them.
 _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
