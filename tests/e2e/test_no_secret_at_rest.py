@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 import psycopg
 import pytest
-from google.protobuf import field_mask_pb2, message_factory
+from google.protobuf import duration_pb2, field_mask_pb2, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 from psycopg import sql
@@ -346,6 +346,12 @@ BASES: dict[str, Callable[[Client], Message]] = {
     "UpdateAgentSettings": lambda c: memory_service_pb2.UpdateAgentSettingsRequest(
         settings=memory_pb2.AgentSettings(agent_id=AGENT, memory_enabled=True),
         update_mask=field_mask_pb2.FieldMask(paths=["memory_enabled"]),
+    ),
+    "UpdateWorkspaceSettings": lambda c: memory_service_pb2.UpdateWorkspaceSettingsRequest(
+        settings=memory_pb2.WorkspaceSettings(
+            workspace_id="ws-rest", expiry_slide=duration_pb2.Duration(seconds=3600)
+        ),
+        update_mask=field_mask_pb2.FieldMask(paths=["expiry_slide"]),
     ),
     # Under the minimum length: the pass is skipped, so no model is called.
     "ExtractMemories": lambda c: memory_service_pb2.ExtractMemoriesRequest(
