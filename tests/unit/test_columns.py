@@ -11,7 +11,7 @@ import pytest
 
 from agent_memory.api.convert import UPDATABLE_MEMORY_FIELDS
 from agent_memory.domain.memory import Memory
-from agent_memory.store import memories
+from agent_memory.store import memory_sql
 from agent_memory.store.columns import (
     FULL,
     OUTPUT,
@@ -77,11 +77,11 @@ def test_every_returned_column_of_a_memory_reaches_the_record() -> None:
     }
     returned = named(MemoryRow, OUTPUT)
     assert set(returned) == set(row), "give the new column a value here"
-    whole = memories.memory_from_row(row)
+    whole = memory_sql.memory_from_row(row)
     for column in returned:
         less = {k: v for k, v in row.items() if k != column}
         try:
-            partial = memories.memory_from_row(less)
+            partial = memory_sql.memory_from_row(less)
         except (KeyError, TypeError):  # a required column
             continue
         assert partial != whole, f"memory_from_row does not read {column!r}"
@@ -89,7 +89,7 @@ def test_every_returned_column_of_a_memory_reaches_the_record() -> None:
     # the groundings a table of their own, and whether it is embedded is read from its
     # vector's columns and the model recall runs).
     fields = {f.name for f in dataclasses.fields(Memory)} - {"owner", "groundings", "embedded"}
-    assert memories.memory_from_row({**row, "embedded": True}) != whole
+    assert memory_sql.memory_from_row({**row, "embedded": True}) != whole
     assert fields <= set(returned)
 
 

@@ -19,7 +19,7 @@ from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, ConversationMessage, StoredConversation
 from agent_memory.store.columns import insert_columns, insert_values, output
-from agent_memory.store.memories import live
+from agent_memory.store.memory_sql import live
 from agent_memory.store.models import ConversationRow
 from agent_memory.store.repositories import ConversationRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one

@@ -9,7 +9,7 @@ from typing import Any, LiteralString
 from agent_memory.domain.events import MemoryEvent, MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.store.columns import output
-from agent_memory.store.memories import memory_from_row
+from agent_memory.store.memory_sql import memory_from_row
 from agent_memory.store.models import MemoryEventRow
 from agent_memory.store.repositories import EventRepository
 from agent_memory.store.sql import Connection, Row, fetch_all

@@ -26,7 +26,7 @@ from agent_memory.domain.indexing import (
     Vector,
     WorkerBeat,
 )
-from agent_memory.store.memories import current
+from agent_memory.store.memory_sql import current
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
 from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array

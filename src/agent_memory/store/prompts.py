@@ -20,7 +20,7 @@ from agent_memory.store.history import (
     HAS_ARCHIVAL_AT,
     at_instant,
 )
-from agent_memory.store.memories import (
+from agent_memory.store.memory_sql import (
     STALE_USE,
     agent_order,
     mark_used,

@@ -88,7 +88,7 @@ from agent_memory.domain.recall import (
 )
 from agent_memory.store.history import ARCHIVAL_AT, BY_AGENT_OR_WORKSPACE, memories_at
 from agent_memory.store.indexing import INDEXING_STATUS, indexing_status, status_params
-from agent_memory.store.memories import current, mark_used, valid_now
+from agent_memory.store.memory_sql import current, mark_used, valid_now
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.search import memory_lexemes, memory_owner, memory_owner_key
 from agent_memory.store.sql import (

@@ -37,7 +37,7 @@ from agent_memory.store.decisions import (
     reexamination_from_row,
 )
 from agent_memory.store.history import snapshot
-from agent_memory.store.memories import GROUNDINGS, columns, live, memory_from_row, params_of
+from agent_memory.store.memory_sql import GROUNDINGS, columns, live, memory_from_row, params_of
 from agent_memory.store.models import ConversationRow, MemoryRow
 from agent_memory.store.repositories import TransferRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
