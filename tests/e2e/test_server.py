@@ -127,7 +127,7 @@ def test_an_unreachable_database_is_unavailable_not_internal() -> None:
 
 
 class _Exploding(MemoryServicer):
-    async def GetMemory(self, request, context):  # type: ignore[no-untyped-def,override]
+    async def GetMemory(self, caller, request):  # type: ignore[no-untyped-def,override]
         raise RuntimeError("disk path /secret/location leaked")
 
 

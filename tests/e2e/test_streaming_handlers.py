@@ -16,7 +16,7 @@ import grpc.aio
 import pytest
 from google.protobuf.wrappers_pb2 import StringValue
 
-from agent_memory.api.interceptors import ServiceInterceptor, current_principal
+from agent_memory.api.interceptors import ServiceInterceptor
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.domain.identity import Principal, Role
 
@@ -32,14 +32,16 @@ async def identify(metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
     return Principal(tenant_id="t", user_id="u", role=Role.ORCHESTRATOR)
 
 
-async def upload(requests: AsyncIterator[StringValue], context: object) -> StringValue:
+async def upload(caller: Principal, requests: AsyncIterator[StringValue]) -> StringValue:
     texts = [r.value async for r in requests]
-    return StringValue(value=f"{current_principal().user_id}:{'+'.join(texts)}")
+    return StringValue(value=f"{caller.user_id}:{'+'.join(texts)}")
 
 
-async def chat(requests: AsyncIterator[StringValue], context: object) -> AsyncIterator[StringValue]:
+async def chat(
+    caller: Principal, requests: AsyncIterator[StringValue]
+) -> AsyncIterator[StringValue]:
     async for r in requests:
-        yield StringValue(value=f"{current_principal().user_id}:{r.value}")
+        yield StringValue(value=f"{caller.user_id}:{r.value}")
 
 
 def handlers() -> grpc.GenericRpcHandler:

@@ -14,7 +14,7 @@ import grpc
 import httpx
 import pytest
 
-from agent_memory.api.interceptors import ServiceInterceptor, current_principal
+from agent_memory.api.interceptors import ServiceInterceptor
 from agent_memory.config import Settings
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.http.app import HttpServer, http_app
@@ -199,8 +199,8 @@ def test_a_caller_admitted_from_the_headers_is_not_identified_again() -> None:
         identified.append(metadata)
         return principal
 
-    async def behaviour(request: Any, context: Any) -> str:
-        return current_principal().tenant_id
+    async def behaviour(caller: Principal, request: Any) -> str:
+        return caller.tenant_id
 
     interceptor = ServiceInterceptor(identify)
     method = "/agentmemory.v1.MemoryService/GetMemory"

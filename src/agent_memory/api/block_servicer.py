@@ -2,40 +2,35 @@
 
 from __future__ import annotations
 
-from grpc.aio import ServicerContext
-
 from agent_memory.api import block_convert as convert
 from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, fitted_page, optional_time
-from agent_memory.api.interceptors import current_principal
+from agent_memory.domain.identity import Principal
 from agent_memory.service.blocks import Blocks, reading_for
 from agentmemory.v1 import block_service_pb2 as pb
-from agentmemory.v1 import block_service_pb2_grpc
 
 
-class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
+class BlockServicer:
     def __init__(self, blocks: Blocks, *, response_bytes: int = RESPONSE_MAX_BYTES) -> None:
         self._blocks = blocks
         self._budget = response_bytes
 
-    async def GetBlock(
-        self, request: pb.GetBlockRequest, context: ServicerContext
-    ) -> pb.GetBlockResponse:
+    async def GetBlock(self, caller: Principal, request: pb.GetBlockRequest) -> pb.GetBlockResponse:
         key = convert.request_key(request)
         block = await self._blocks.get(
-            reading_for(current_principal(), request.user_id),
+            reading_for(caller, request.user_id),
             key,
             as_of=optional_time(request, "as_of_time"),
         )
         return pb.GetBlockResponse(block=convert.block_to_proto(block))
 
     async def ListBlocks(
-        self, request: pb.ListBlocksRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListBlocksRequest
     ) -> pb.ListBlocksResponse:
         scope_filter = convert.filter_from_proto(
             request.scope_filter, request.agent_id, request.workspace_id
         )
         blocks = await self._blocks.list(
-            reading_for(current_principal(), request.user_id),
+            reading_for(caller, request.user_id),
             scope_filter=scope_filter,
             agent_id=request.agent_id,
             workspace_id=request.workspace_id,
@@ -51,29 +46,27 @@ class BlockServicer(block_service_pb2_grpc.BlockServiceServicer):
         )
 
     async def WriteBlock(
-        self, request: pb.WriteBlockRequest, context: ServicerContext
+        self, caller: Principal, request: pb.WriteBlockRequest
     ) -> pb.WriteBlockResponse:
         key = convert.request_key(request)
         expected = convert.precondition(request)
-        block = await self._blocks.write(
-            current_principal(), key, request.content, expected=expected
-        )
+        block = await self._blocks.write(caller, key, request.content, expected=expected)
         return pb.WriteBlockResponse(block=convert.block_to_proto(block))
 
     async def DeleteBlock(
-        self, request: pb.DeleteBlockRequest, context: ServicerContext
+        self, caller: Principal, request: pb.DeleteBlockRequest
     ) -> pb.DeleteBlockResponse:
         key = convert.request_key(request)
         expected = convert.precondition(request)
-        await self._blocks.delete(current_principal(), key, expected=expected)
+        await self._blocks.delete(caller, key, expected=expected)
         return pb.DeleteBlockResponse()
 
     async def ListBlockVersions(
-        self, request: pb.ListBlockVersionsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListBlockVersionsRequest
     ) -> pb.ListBlockVersionsResponse:
         key = convert.request_key(request)
         page = await self._blocks.versions(
-            reading_for(current_principal(), request.user_id),
+            reading_for(caller, request.user_id),
             key,
             size=request.page_size,
             token=request.page_token,

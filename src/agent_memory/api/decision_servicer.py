@@ -2,55 +2,52 @@
 
 from __future__ import annotations
 
-from grpc.aio import ServicerContext
-
 from agent_memory.api import decision_convert as convert
 from agent_memory.api.convert import RESPONSE_MAX_BYTES, fitted_all, timestamp
-from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.decisions import parse_decision_id
+from agent_memory.domain.identity import Principal
 from agent_memory.service.decisions import Decisions
 from agentmemory.v1 import decision_service_pb2 as pb
-from agentmemory.v1 import decision_service_pb2_grpc
 
 
-class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
+class DecisionServicer:
     def __init__(self, decisions: Decisions, *, response_bytes: int = RESPONSE_MAX_BYTES) -> None:
         self._decisions = decisions
         self._budget = response_bytes
 
     async def RegisterCardType(
-        self, request: pb.RegisterCardTypeRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RegisterCardTypeRequest
     ) -> pb.RegisterCardTypeResponse:
         card_type, created = await self._decisions.register_card_type(
-            current_principal(), convert.card_type_from_proto(request.card_type)
+            caller, convert.card_type_from_proto(request.card_type)
         )
         return pb.RegisterCardTypeResponse(
             card_type=convert.card_type_to_proto(card_type), created=created
         )
 
     async def RecordDecision(
-        self, request: pb.RecordDecisionRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RecordDecisionRequest
     ) -> pb.RecordDecisionResponse:
         decision, created = await self._decisions.record(
-            current_principal(), convert.new_decision(request.decision)
+            caller, convert.new_decision(request.decision)
         )
         return pb.RecordDecisionResponse(
             decision=convert.decision_to_proto(decision), created=created
         )
 
     async def GetDecision(
-        self, request: pb.GetDecisionRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetDecisionRequest
     ) -> pb.GetDecisionResponse:
         decision = await self._decisions.get(
-            current_principal(), parse_decision_id("decision_id", request.decision_id)
+            caller, parse_decision_id("decision_id", request.decision_id)
         )
         return pb.GetDecisionResponse(decision=convert.decision_to_proto(decision))
 
     async def ListRecentDecisions(
-        self, request: pb.ListRecentDecisionsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListRecentDecisionsRequest
     ) -> pb.ListRecentDecisionsResponse:
         review = await self._decisions.recent(
-            current_principal(),
+            caller,
             agent_id=request.agent_id,
             limit=request.limit,
             include_result=request.include_result,
@@ -68,30 +65,28 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
         )
 
     async def ResolveDecision(
-        self, request: pb.ResolveDecisionRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ResolveDecisionRequest
     ) -> pb.ResolveDecisionResponse:
         decision = await self._decisions.resolve(
-            current_principal(),
+            caller,
             parse_decision_id("decision_id", request.decision_id),
             convert.resolution_status_from_proto(request.resolution_status),
         )
         return pb.ResolveDecisionResponse(decision=convert.decision_to_proto(decision))
 
     async def RecordReexamination(
-        self, request: pb.RecordReexaminationRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RecordReexaminationRequest
     ) -> pb.RecordReexaminationResponse:
-        item, created = await self._decisions.reexamine(
-            current_principal(), convert.new_reexamination(request)
-        )
+        item, created = await self._decisions.reexamine(caller, convert.new_reexamination(request))
         return pb.RecordReexaminationResponse(
             reexamination=convert.reexamination_to_proto(item), created=created
         )
 
     async def ListReexaminations(
-        self, request: pb.ListReexaminationsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListReexaminationsRequest
     ) -> pb.ListReexaminationsResponse:
         items = await self._decisions.reexaminations(
-            current_principal(), parse_decision_id("parent_decision_id", request.parent_decision_id)
+            caller, parse_decision_id("parent_decision_id", request.parent_decision_id)
         )
         return pb.ListReexaminationsResponse(
             reexaminations=fitted_all(
@@ -104,10 +99,10 @@ class DecisionServicer(decision_service_pb2_grpc.DecisionServiceServicer):
         )
 
     async def RenderReexaminationPrompt(
-        self, request: pb.RenderReexaminationPromptRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RenderReexaminationPromptRequest
     ) -> pb.RenderReexaminationPromptResponse:
         rendered = await self._decisions.reexamination_prompt(
-            current_principal(), parse_decision_id("decision_id", request.decision_id)
+            caller, parse_decision_id("decision_id", request.decision_id)
         )
         return pb.RenderReexaminationPromptResponse(
             prompt=rendered.prompt,

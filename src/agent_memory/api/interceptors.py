@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import functools
 import inspect
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -19,6 +18,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from opentelemetry import trace
 
+from agent_memory.api.handlers import Behaviour
 from agent_memory.api.request_checks import checked, decoded, decoding
 from agent_memory.api.roles import authorize
 from agent_memory.api.stored_text import refuse_line_breaks, refuse_stored_secrets
@@ -34,8 +34,6 @@ log = logging.getLogger(__name__)
 SERVICE_PREFIX = "/agentmemory.v1."
 DEFAULT_LOCAL_IDENTITY = "default"
 
-_principal: contextvars.ContextVar[Principal] = contextvars.ContextVar("principal")
-
 
 @functools.cache
 def reads_only(method: str) -> bool:
@@ -49,11 +47,6 @@ def reads_only(method: str) -> bool:
     return bool(
         found.GetOptions().idempotency_level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS
     )
-
-
-def current_principal() -> Principal:
-    """The caller of the RPC being served; set before any servicer code runs."""
-    return _principal.get()
 
 
 class Authenticator(Protocol):
@@ -101,8 +94,9 @@ IdentifyCaller = Callable[[Sequence[tuple[str, str | bytes]]], Awaitable[Princip
 
 class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Identifies the caller, checks its role against the method's (see
-    :mod:`agent_memory.api.roles`), then runs the servicer; every error leaves
-    through here.
+    :mod:`agent_memory.api.roles`), then runs the servicer's method with the caller
+    and the request (:mod:`agent_memory.api.handlers`); every error leaves through
+    here.
 
     Every handler kind is wrapped (unary or streaming requests and responses), so no
     agentmemory RPC, present or future, runs without an identified caller. Domain
@@ -163,20 +157,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             self._stream(method, handler.stream_stream), **codecs
         )
 
-    def _marks(self, method: str) -> None:
-        """A call with side effects: its caller's reads go where its writes went."""
-        if self._wrote is not None and not reads_only(method):
-            self._wrote(current_principal())
-
-    @contextlib.contextmanager
-    def _writing(self, method: str) -> Iterator[None]:
-        """As the call ends, its caller wrote (when the method writes)."""
-        try:
-            yield
-        finally:
-            principal = _principal.get(None)
-            if self._wrote is not None and principal is not None and not reads_only(method):
-                self._wrote(principal)
+    def _marks(self, method: str, caller: Principal | None) -> None:
+        """A call with side effects: its caller's reads go where its writes went (told
+        as the call starts, and as it ends)."""
+        if self._wrote is not None and caller is not None and not reads_only(method):
+            self._wrote(caller)
 
     async def admit(self, method: str, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
         """The caller ``metadata`` names, once its role allows ``method``: what every
@@ -192,81 +177,83 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         authorize(principal, method)
         return principal
 
-    async def _caller(self, method: str, context: grpc.aio.ServicerContext) -> None:
+    async def _caller(self, method: str, context: grpc.aio.ServicerContext) -> Principal:
         # A transport that admits the caller before it builds the request (HTTP, to
         # read no body of an unknown caller) hands the principal on with the call.
         admitted = getattr(context, "admitted", None)
         if isinstance(admitted, Principal):
-            _principal.set(admitted)
-            return
-        _principal.set(await self.admit(method, context.invocation_metadata() or ()))
+            return admitted
+        return await self.admit(method, context.invocation_metadata() or ())
 
     def _answer(
-        self, method: str, behaviour: Callable[..., Any]
+        self, method: str, behaviour: Behaviour
     ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
         """One response, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            with self._writing(method):
-                try:
-                    await self._caller(method, context)
-                    self._marks(method)
-                    request = decoded(request)
-                    _describe_call(request)
-                    # A secret first, whatever else the text breaks: refused as the
-                    # secret it is (a credential pasted as an id is not "not a UUID").
-                    request = checked(await _scanned(method, request))
-                    result = behaviour(request, context)
-                    if inspect.isawaitable(result):
-                        result = await result
-                    return result
-                except asyncio.CancelledError:
-                    set_cancelled(trace.get_current_span())
-                    raise
-                except Exception as exc:
-                    await _abort(context, method, exc)
+            caller = None
+            try:
+                caller = await self._caller(method, context)
+                self._marks(method, caller)
+                request = decoded(request)
+                _describe_call(caller, request)
+                # A secret first, whatever else the text breaks: refused as the
+                # secret it is (a credential pasted as an id is not "not a UUID").
+                request = checked(await _scanned(method, request))
+                result = behaviour(caller, request)
+                if inspect.isawaitable(result):
+                    result = await result
+                return result
+            except asyncio.CancelledError:
+                set_cancelled(trace.get_current_span())
+                raise
+            except Exception as exc:
+                await _abort(context, method, exc)
+            finally:
+                self._marks(method, caller)
 
         return run
 
     def _stream(
-        self, method: str, behaviour: Callable[..., Any]
+        self, method: str, behaviour: Behaviour
     ) -> Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]:
         """A stream of responses, for one request or a stream of them."""
 
         async def run(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            with self._writing(method):
-                try:
-                    await self._caller(method, context)
-                    self._marks(method)
-                    request = decoded(request)
-                    _describe_call(request)
-                    # A secret first, whatever else the text breaks: refused as the
-                    # secret it is (a credential pasted as an id is not "not a UUID").
-                    request = checked(await _scanned(method, request))
-                    async with contextlib.aclosing(behaviour(request, context)) as items:
-                        async for item in items:
-                            yield item
-                except asyncio.CancelledError:
-                    set_cancelled(trace.get_current_span())
-                    raise
-                except Exception as exc:
-                    await _abort(context, method, exc)
+            caller = None
+            try:
+                caller = await self._caller(method, context)
+                self._marks(method, caller)
+                request = decoded(request)
+                _describe_call(caller, request)
+                # A secret first, whatever else the text breaks: refused as the
+                # secret it is (a credential pasted as an id is not "not a UUID").
+                request = checked(await _scanned(method, request))
+                async with contextlib.aclosing(behaviour(caller, request)) as items:
+                    async for item in items:
+                        yield item
+            except asyncio.CancelledError:
+                set_cancelled(trace.get_current_span())
+                raise
+            except Exception as exc:
+                await _abort(context, method, exc)
+            finally:
+                self._marks(method, caller)
 
         return run
 
 
-def _describe_call(request: Any) -> None:
+def _describe_call(caller: Principal, request: Any) -> None:
     """The caller, and the workspace and chain the request names, on the call's span
     (every call passes here once its caller is known)."""
     span = trace.get_current_span()
     if not span.is_recording():
         return
-    principal = current_principal()
     workspace = chain = None
     if isinstance(request, Message):  # a stream of requests names them request by request
         workspaces, chains = _scope_paths(request.DESCRIPTOR)
         workspace, chain = _first_set(request, workspaces), _first_set(request, chains)
-    set_caller(span, principal.tenant_id, principal.user_id, workspace=workspace, chain=chain)
+    set_caller(span, caller.tenant_id, caller.user_id, workspace=workspace, chain=chain)
 
 
 # Where a request names its workspace, and its run or chain of runs (a chain first):
@@ -480,8 +467,8 @@ async def _abort(context: grpc.aio.ServicerContext, method: str, exc: Exception)
     if isinstance(exc, ServiceError):
         status = to_status(exc)
     elif isinstance(exc, NotImplementedError):
-        # The generated base servicer's answer for an RPC of the contract that has no
-        # method yet (tests/e2e/test_server.py covers it).
+        # The answer for an RPC of the contract that its servicer has no method for
+        # yet (api/handlers.py; tests/e2e/test_server.py covers it).
         name = method.rsplit("/", 1)[-1]
         status = plain_status(
             grpc.StatusCode.UNIMPLEMENTED, f"{name} is not implemented yet", "NOT_IMPLEMENTED"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from grpc.aio import ServicerContext
-
 from agent_memory.api import convert, evidence_convert, extraction_convert
-from agent_memory.api.interceptors import current_principal
 from agent_memory.domain.errors import FieldViolation, check
+from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryWrite, Scope, parse_memory_id
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents, Workspaces
@@ -14,7 +12,7 @@ from agent_memory.service.evidence import EvidenceReads
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.forgetting import Forgetting
 from agent_memory.service.memories import Memories
-from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
+from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 
 # The settings UpdateAgentSettings and UpdateWorkspaceSettings may change: the fields
@@ -23,7 +21,7 @@ SETTINGS_SWITCHES = convert.writable_settings(memory_pb2.AgentSettings, "agent_i
 WORKSPACE_SETTINGS = convert.writable_settings(memory_pb2.WorkspaceSettings, "workspace_id")
 
 
-class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
+class MemoryServicer:
     def __init__(
         self,
         memories: Memories,
@@ -46,10 +44,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         self._active_sessions = active_sessions
 
     async def UpsertMemory(
-        self, request: pb.UpsertMemoryRequest, context: ServicerContext
+        self, caller: Principal, request: pb.UpsertMemoryRequest
     ) -> pb.UpsertMemoryResponse:
         memory, created = await self._memories.upsert(
-            current_principal(),
+            caller,
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
             source=convert.source_from_proto(request.source),
             expiration=convert.expiration_from_proto(request),
@@ -59,29 +57,31 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
 
     async def ListAgents(
-        self, request: pb.ListAgentsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListAgentsRequest
     ) -> pb.ListAgentsResponse:
-        owners, token = await self._owners(Scope.AGENT, request)
+        owners, token = await self._owners(caller, Scope.AGENT, request)
         return pb.ListAgentsResponse(agents=owners, next_page_token=token)
 
     async def ListWorkspaces(
-        self, request: pb.ListWorkspacesRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListWorkspacesRequest
     ) -> pb.ListWorkspacesResponse:
-        owners, token = await self._owners(Scope.WORKSPACE, request)
+        owners, token = await self._owners(caller, Scope.WORKSPACE, request)
         return pb.ListWorkspacesResponse(workspaces=owners, next_page_token=token)
 
     async def _owners(
-        self, scope: Scope, request: pb.ListAgentsRequest | pb.ListWorkspacesRequest
+        self,
+        caller: Principal,
+        scope: Scope,
+        request: pb.ListAgentsRequest | pb.ListWorkspacesRequest,
     ) -> tuple[list[pb.OwnerSummary], str]:
         page = await self._memories.owners(
-            current_principal(), scope, size=request.page_size, token=request.page_token
+            caller, scope, size=request.page_size, token=request.page_token
         )
         return [convert.owner_summary_to_proto(o) for o in page.items], page.next_page_token
 
     async def GetCaller(
-        self, request: pb.GetCallerRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetCallerRequest
     ) -> pb.GetCallerResponse:
-        caller = current_principal()
         return pb.GetCallerResponse(
             caller=pb.Caller(
                 tenant_id=caller.tenant_id,
@@ -92,7 +92,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
 
     async def GetMemory(
-        self, request: pb.GetMemoryRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetMemoryRequest
     ) -> pb.GetMemoryResponse:
         as_of = convert.optional_time(request, "as_of_time")
         by_key = request.HasField("owner") or bool(request.key)
@@ -100,21 +100,21 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             check([FieldViolation("id", "give id, or owner and key, not both", "NOT_ALLOWED")])
         if by_key:
             memory = await self._memories.get_by_key(
-                current_principal(),
+                caller,
                 convert.owner_from_proto(request.owner, request.HasField("owner")),
                 request.key,
                 as_of=as_of,
             )
         else:
             memory_id = parse_memory_id("id", request.id)
-            memory = await self._memories.get(current_principal(), memory_id, as_of=as_of)
+            memory = await self._memories.get(caller, memory_id, as_of=as_of)
         return pb.GetMemoryResponse(memory=convert.memory_to_proto(memory))
 
     async def ListMemories(
-        self, request: pb.ListMemoriesRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListMemoriesRequest
     ) -> pb.ListMemoriesResponse:
         page = await self._memories.list(
-            current_principal(),
+            caller,
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
             size=request.page_size,
             token=request.page_token,
@@ -132,12 +132,12 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
 
     async def UpdateMemory(
-        self, request: pb.UpdateMemoryRequest, context: ServicerContext
+        self, caller: Principal, request: pb.UpdateMemoryRequest
     ) -> pb.UpdateMemoryResponse:
         memory_id = parse_memory_id("memory.id", request.memory.id)
         paths = list(request.update_mask.paths) if request.HasField("update_mask") else None
         memory = await self._memories.update(
-            current_principal(),
+            caller,
             memory_id,
             convert.memory_patch(request.memory, paths),
             etag=request.etag if request.HasField("etag") else None,
@@ -145,28 +145,24 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         return pb.UpdateMemoryResponse(memory=convert.memory_to_proto(memory))
 
     async def PinMemory(
-        self, request: pb.PinMemoryRequest, context: ServicerContext
+        self, caller: Principal, request: pb.PinMemoryRequest
     ) -> pb.PinMemoryResponse:
-        memory = await self._memories.pin(
-            current_principal(), parse_memory_id("id", request.id), request.pinned
-        )
+        memory = await self._memories.pin(caller, parse_memory_id("id", request.id), request.pinned)
         return pb.PinMemoryResponse(memory=convert.memory_to_proto(memory))
 
     async def DeleteMemory(
-        self, request: pb.DeleteMemoryRequest, context: ServicerContext
+        self, caller: Principal, request: pb.DeleteMemoryRequest
     ) -> pb.DeleteMemoryResponse:
         await self._memories.delete(
-            current_principal(),
+            caller,
             parse_memory_id("id", request.id),
             etag=request.etag if request.HasField("etag") else None,
         )
         return pb.DeleteMemoryResponse()
 
-    async def Memorize(
-        self, request: pb.MemorizeRequest, context: ServicerContext
-    ) -> pb.MemorizeResponse:
+    async def Memorize(self, caller: Principal, request: pb.MemorizeRequest) -> pb.MemorizeResponse:
         memory, created, superseded = await self._memories.memorize(
-            current_principal(),
+            caller,
             owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
             item=convert.memorize_input(request),
         )
@@ -177,20 +173,20 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
 
     async def RecordLearning(
-        self, request: pb.RecordLearningRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RecordLearningRequest
     ) -> pb.RecordLearningResponse:
         memory = await self._memories.record_learning(
-            current_principal(),
+            caller,
             chain_agent_ids=list(request.chain_agent_ids),
             content=request.content,
         )
         return pb.RecordLearningResponse(memory=convert.memory_to_proto(memory))
 
     async def ListLearnings(
-        self, request: pb.ListLearningsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListLearningsRequest
     ) -> pb.ListLearningsResponse:
         memories = await self._memories.learnings(
-            current_principal(),
+            caller,
             chain_agent_ids=list(request.chain_agent_ids),
             limit=request.limit,
         )
@@ -205,10 +201,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
 
     async def ListMemoryEvents(
-        self, request: pb.ListMemoryEventsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListMemoryEventsRequest
     ) -> pb.ListMemoryEventsResponse:
         page = await self._memories.events(
-            current_principal(),
+            caller,
             parse_memory_id("memory_id", request.memory_id),
             size=request.page_size,
             token=request.page_token,
@@ -219,20 +215,18 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         return pb.ListMemoryEventsResponse(events=events, next_page_token=next_page_token)
 
     async def ExtractMemories(
-        self, request: pb.ExtractMemoriesRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ExtractMemoriesRequest
     ) -> pb.ExtractMemoriesResponse:
         result = await self._extraction.extract(
-            current_principal(),
+            caller,
             extraction_convert.request_from_proto(request),
             queued=request.queued,
         )
         return extraction_convert.result_to_proto(result)
 
-    async def GetUsage(
-        self, request: pb.GetUsageRequest, context: ServicerContext
-    ) -> pb.GetUsageResponse:
+    async def GetUsage(self, caller: Principal, request: pb.GetUsageRequest) -> pb.GetUsageResponse:
         report = await self._extraction.usage_report(
-            current_principal(),
+            caller,
             prefix=request.synthetic_session_id_prefix,
             start=convert.datetime_from_proto(request.start_time, "start_time")
             if request.HasField("start_time")
@@ -244,52 +238,50 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         return extraction_convert.report_to_proto(report)
 
     async def GetAgentSettings(
-        self, request: pb.GetAgentSettingsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetAgentSettingsRequest
     ) -> pb.GetAgentSettingsResponse:
-        settings = await self._agents.settings(current_principal(), request.agent_id)
+        settings = await self._agents.settings(caller, request.agent_id)
         return pb.GetAgentSettingsResponse(settings=convert.settings_to_proto(settings))
 
     async def UpdateAgentSettings(
-        self, request: pb.UpdateAgentSettingsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.UpdateAgentSettingsRequest
     ) -> pb.UpdateAgentSettingsResponse:
         mask = request.update_mask.paths if request.HasField("update_mask") else None
         changes = convert.settings_changes(request.settings, mask, SETTINGS_SWITCHES)
-        settings = await self._agents.update_settings(
-            current_principal(), request.settings.agent_id, changes
-        )
+        settings = await self._agents.update_settings(caller, request.settings.agent_id, changes)
         return pb.UpdateAgentSettingsResponse(settings=convert.settings_to_proto(settings))
 
     async def GetWorkspaceSettings(
-        self, request: pb.GetWorkspaceSettingsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetWorkspaceSettingsRequest
     ) -> pb.GetWorkspaceSettingsResponse:
-        settings = await self._workspaces.settings(current_principal(), request.workspace_id)
+        settings = await self._workspaces.settings(caller, request.workspace_id)
         return pb.GetWorkspaceSettingsResponse(
             settings=convert.workspace_settings_to_proto(settings)
         )
 
     async def UpdateWorkspaceSettings(
-        self, request: pb.UpdateWorkspaceSettingsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.UpdateWorkspaceSettingsRequest
     ) -> pb.UpdateWorkspaceSettingsResponse:
         mask = request.update_mask.paths if request.HasField("update_mask") else None
         changes = convert.settings_changes(request.settings, mask, WORKSPACE_SETTINGS)
         settings = await self._workspaces.update_settings(
-            current_principal(), request.settings.workspace_id, changes
+            caller, request.settings.workspace_id, changes
         )
         return pb.UpdateWorkspaceSettingsResponse(
             settings=convert.workspace_settings_to_proto(settings)
         )
 
     async def GetActiveSession(
-        self, request: pb.GetActiveSessionRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetActiveSessionRequest
     ) -> pb.GetActiveSessionResponse:
-        session = await self._active_sessions.get(current_principal(), request.agent_id)
+        session = await self._active_sessions.get(caller, request.agent_id)
         return pb.GetActiveSessionResponse(session=convert.active_session_to_proto(session))
 
     async def RecordRunSession(
-        self, request: pb.RecordRunSessionRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RecordRunSessionRequest
     ) -> pb.RecordRunSessionResponse:
         session = await self._active_sessions.record_run(
-            current_principal(),
+            caller,
             agent_id=request.agent_id,
             run_id=request.run_id,
             session_id_before=request.session_id_before,
@@ -300,49 +292,47 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         return pb.RecordRunSessionResponse(session=convert.active_session_to_proto(session))
 
     async def ListAgentRuns(
-        self, request: pb.ListAgentRunsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListAgentRunsRequest
     ) -> pb.ListAgentRunsResponse:
         page = await self._active_sessions.runs(
-            current_principal(), request.agent_id, size=request.page_size, token=request.page_token
+            caller, request.agent_id, size=request.page_size, token=request.page_token
         )
         runs, next_page_token = convert.fitted_page(page, convert.run_to_proto, budget=self._budget)
         return pb.ListAgentRunsResponse(runs=runs, next_page_token=next_page_token)
 
     async def ResetActiveSession(
-        self, request: pb.ResetActiveSessionRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ResetActiveSessionRequest
     ) -> pb.ResetActiveSessionResponse:
-        session = await self._active_sessions.reset(current_principal(), request.agent_id)
+        session = await self._active_sessions.reset(caller, request.agent_id)
         return pb.ResetActiveSessionResponse(session=convert.active_session_to_proto(session))
 
     async def ForgetAgent(
-        self, request: pb.ForgetAgentRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ForgetAgentRequest
     ) -> pb.ForgetAgentResponse:
         counts = await self._forgetting.agent(
-            current_principal(), request.agent_id, validate_only=request.validate_only
+            caller, request.agent_id, validate_only=request.validate_only
         )
         return pb.ForgetAgentResponse(removed=convert.forget_counts_to_proto(counts))
 
     async def ForgetWorkspace(
-        self, request: pb.ForgetWorkspaceRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ForgetWorkspaceRequest
     ) -> pb.ForgetWorkspaceResponse:
         counts = await self._forgetting.workspace(
-            current_principal(), request.workspace_id, validate_only=request.validate_only
+            caller, request.workspace_id, validate_only=request.validate_only
         )
         return pb.ForgetWorkspaceResponse(removed=convert.forget_counts_to_proto(counts))
 
     async def ForgetUser(
-        self, request: pb.ForgetUserRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ForgetUserRequest
     ) -> pb.ForgetUserResponse:
-        counts = await self._forgetting.user(
-            current_principal(), validate_only=request.validate_only
-        )
+        counts = await self._forgetting.user(caller, validate_only=request.validate_only)
         return pb.ForgetUserResponse(removed=convert.forget_counts_to_proto(counts))
 
     async def GetConversation(
-        self, request: pb.GetConversationRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetConversationRequest
     ) -> pb.GetConversationResponse:
         stored = await self._evidence.conversation(
-            current_principal(), provider=request.provider, conversation_id=request.conversation_id
+            caller, provider=request.provider, conversation_id=request.conversation_id
         )
         (conversation,) = convert.fitted_all(
             [stored],
@@ -354,10 +344,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         return pb.GetConversationResponse(conversation=conversation)
 
     async def ListConversations(
-        self, request: pb.ListConversationsRequest, context: ServicerContext
+        self, caller: Principal, request: pb.ListConversationsRequest
     ) -> pb.ListConversationsResponse:
         page = await self._evidence.conversations(
-            current_principal(),
+            caller,
             size=request.page_size,
             token=request.page_token,
             full=evidence_convert.wants_full(request.view),
@@ -370,7 +360,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
 
     async def GetExtractionJob(
-        self, request: pb.GetExtractionJobRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetExtractionJobRequest
     ) -> pb.GetExtractionJobResponse:
-        job = await self._evidence.extraction_job(current_principal(), request.job_id)
+        job = await self._evidence.extraction_job(caller, request.job_id)
         return pb.GetExtractionJobResponse(job=evidence_convert.job_to_proto(job))

@@ -5,10 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from grpc.aio import ServicerContext
-
 from agent_memory.api.convert import SCOPES_OUT, optional_time
-from agent_memory.api.interceptors import current_principal
+from agent_memory.domain.identity import Principal
 from agent_memory.domain.recall import (
     ArchivalMode,
     MemoryPolicy,
@@ -19,7 +17,7 @@ from agent_memory.domain.recall import (
 )
 from agent_memory.embed import EmbeddingError
 from agent_memory.service.recall import Recall
-from agentmemory.v1 import block_pb2, recall_pb2, recall_service_pb2_grpc
+from agentmemory.v1 import block_pb2, recall_pb2
 from agentmemory.v1 import recall_service_pb2 as pb
 
 _log = logging.getLogger(__name__)
@@ -80,7 +78,7 @@ def _policy(policy: recall_pb2.MemoryPolicy) -> MemoryPolicy:
 CountTokens = Callable[[Sequence[str]], Awaitable[list[int]]]
 
 
-class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
+class RecallServicer:
     def __init__(self, recall: Recall, *, count_tokens: CountTokens | None = None) -> None:
         """``count_tokens``: how a rendered prompt's sections are counted; None leaves
         the counts unset."""
@@ -88,7 +86,7 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
         self._count_tokens = count_tokens
 
     async def Recall(
-        self, request: pb.RecallRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RecallRequest
     ) -> AsyncIterator[pb.RecallResponse]:
         query = RecallQuery(
             query=request.query,
@@ -99,13 +97,13 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
             workspace_id=request.workspace_id if request.HasField("workspace_id") else None,
             as_of=optional_time(request, "as_of_time"),
         )
-        async for match in self._recall.recall(current_principal(), query):
+        async for match in self._recall.recall(caller, query):
             yield _match(match)
 
     async def GetRecallStatus(
-        self, request: pb.GetRecallStatusRequest, context: ServicerContext
+        self, caller: Principal, request: pb.GetRecallStatusRequest
     ) -> pb.GetRecallStatusResponse:
-        status = await self._recall.status(current_principal())
+        status = await self._recall.status(caller)
         indexing = status.indexing
         return pb.GetRecallStatusResponse(
             status=recall_pb2.RecallStatus(
@@ -127,10 +125,10 @@ class RecallServicer(recall_service_pb2_grpc.RecallServiceServicer):
         )
 
     async def RenderPrompt(
-        self, request: pb.RenderPromptRequest, context: ServicerContext
+        self, caller: Principal, request: pb.RenderPromptRequest
     ) -> pb.RenderPromptResponse:
         rendered, warnings, render_time = await self._recall.render(
-            current_principal(),
+            caller,
             RenderRequest(
                 agent_id=request.agent_id,
                 workspace_id=request.workspace_id if request.HasField("workspace_id") else None,

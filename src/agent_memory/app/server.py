@@ -10,9 +10,9 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 import grpc
+from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from agent_memory.api.block_servicer import BlockServicer
 from agent_memory.api.convert import response_budget
 from agent_memory.api.decision_servicer import DecisionServicer
+from agent_memory.api.handlers import add_servicer
 from agent_memory.api.interceptors import (
     BearerAuth,
     CallTelemetry,
@@ -59,22 +60,19 @@ from agent_memory.telemetry.metrics import Metrics, metrics_for
 from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
     block_service_pb2,
-    block_service_pb2_grpc,
     decision_service_pb2,
-    decision_service_pb2_grpc,
     memory_service_pb2,
-    memory_service_pb2_grpc,
     recall_service_pb2,
-    recall_service_pb2_grpc,
 )
 
 log = logging.getLogger(__name__)
 
-SERVICE_NAMES = (
-    memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
-    block_service_pb2.DESCRIPTOR.services_by_name["BlockService"].full_name,
-    recall_service_pb2.DESCRIPTOR.services_by_name["RecallService"].full_name,
-    decision_service_pb2.DESCRIPTOR.services_by_name["DecisionService"].full_name,
+MEMORY_SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
+BLOCK_SERVICE = block_service_pb2.DESCRIPTOR.services_by_name["BlockService"]
+RECALL_SERVICE = recall_service_pb2.DESCRIPTOR.services_by_name["RecallService"]
+DECISION_SERVICE = decision_service_pb2.DESCRIPTOR.services_by_name["DecisionService"]
+SERVICE_NAMES = tuple(
+    s.full_name for s in (MEMORY_SERVICE, BLOCK_SERVICE, RECALL_SERVICE, DECISION_SERVICE)
 )
 
 
@@ -195,9 +193,9 @@ async def start_server(
         if embedder is not None and index_here
         else None
     )
-    servicers: list[tuple[Callable[[Any, Any], None], object]] = [
+    servicers: list[tuple[ServiceDescriptor, object]] = [
         (
-            memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
+            MEMORY_SERVICE,
             MemoryServicer(
                 Memories(db),
                 Agents(db),
@@ -210,11 +208,11 @@ async def start_server(
             ),
         ),
         (
-            decision_service_pb2_grpc.add_DecisionServiceServicer_to_server,
+            DECISION_SERVICE,
             DecisionServicer(Decisions(db), response_bytes=response_bytes),
         ),
         (
-            block_service_pb2_grpc.add_BlockServiceServicer_to_server,
+            BLOCK_SERVICE,
             BlockServicer(
                 Blocks(
                     db,
@@ -225,15 +223,15 @@ async def start_server(
             ),
         ),
         (
-            recall_service_pb2_grpc.add_RecallServiceServicer_to_server,
+            RECALL_SERVICE,
             RecallServicer(recall, count_tokens=token_counts),
         ),
     ]
     # The same servicers answer gRPC and, through this table, HTTP.
     table = HandlerTable()
-    for add, servicer in servicers:
-        add(servicer, server)
-        add(servicer, table)
+    for service, servicer in servicers:
+        add_servicer(servicer, service, server)
+        add_servicer(servicer, service, table)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     reflection.enable_server_reflection(

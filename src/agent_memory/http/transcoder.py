@@ -96,9 +96,9 @@ class Aborted(grpc.aio.AbortError):  # type: ignore[misc]
 
 
 class HttpCallContext:
-    """The part of ``grpc.aio.ServicerContext`` the service code uses, for a call
-    that arrived over HTTP: the caller's metadata, ``abort``, and the caller already
-    admitted from the headers (so the handler does not identify it again)."""
+    """The part of ``grpc.aio.ServicerContext`` the service interceptor uses, for a
+    call that arrived over HTTP: the caller's metadata, ``abort``, and the caller
+    already admitted from the headers (so the handler does not identify it again)."""
 
     def __init__(self, metadata: Sequence[tuple[str, str]], admitted: Principal) -> None:
         self._metadata = tuple(metadata)
