@@ -8,17 +8,15 @@ by id and in the audit trail.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
 
-from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2, recall_pb2, recall_service_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
-from tests.support import Client, ServerThread, error_details
+from tests.fake_anthropic import FakeAnthropic, fact
+from tests.support import Client, error_details
 
 PARIS_RUN = (
     "user: I just signed the lease on a flat in Paris, so that is home now.\n"
@@ -28,45 +26,6 @@ NEW_YORK_RUN = (
     "user: Big news, I moved from Paris to New York last week.\n"
     "assistant: Congratulations! I will use New York time for your reminders from now on.\n"
 ) * 2
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeAnthropic]:
-    with model_on_loopback() as f:
-        yield f
-
-
-@pytest.fixture(autouse=True)
-def clean_fake(fake: FakeAnthropic) -> Iterator[None]:
-    fake.replies.clear()
-    fake.requests.clear()
-    yield
-    fake.replies.clear()
-
-
-@pytest.fixture(scope="module")
-def srv(fake: FakeAnthropic, database_url: str) -> Iterator[ServerThread]:
-    with ServerThread(database_url, settings=Settings(extraction_sdk_retries=0)) as running:
-        yield running
-
-
-@pytest.fixture
-def c(srv: ServerThread) -> Iterator[Client]:
-    with srv.client() as client:
-        yield client
-
-
-@pytest.fixture
-def agent(c: Client) -> str:
-    """A fresh agent with memory on, so each test sees only its own memories."""
-    agent_id = f"assistant-{uuid.uuid4().hex[:8]}"
-    c.call(
-        c.memory.UpdateAgentSettings,
-        pb.UpdateAgentSettingsRequest(
-            settings=memory_pb2.AgentSettings(agent_id=agent_id, memory_enabled=True)
-        ),
-    )
-    return agent_id
 
 
 def extract(c: Client, agent_id: str, transcript: str) -> pb.ExtractMemoriesResponse:

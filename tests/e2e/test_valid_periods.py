@@ -7,7 +7,7 @@ filter on it; extraction dates a fact when the (scripted) model says so.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,11 +15,10 @@ import grpc
 import pytest
 from google.protobuf import timestamp_pb2
 
-from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2, recall_pb2, recall_service_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
-from tests.support import Client, ErrorDetails, ServerThread, error_details
+from tests.fake_anthropic import FakeAnthropic, fact
+from tests.support import Client, ErrorDetails, error_details
 
 NOW = datetime.now(UTC)
 PAST = datetime(2020, 3, 12, tzinfo=UTC)
@@ -30,45 +29,6 @@ RUN = (
     "user: Ana leads the platform team until the end of March; after that Ben does.\n"
     "assistant: Noted: Ana leads platform until March 31.\n"
 ) * 3
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeAnthropic]:
-    with model_on_loopback() as f:
-        yield f
-
-
-@pytest.fixture(autouse=True)
-def clean_fake(fake: FakeAnthropic) -> Iterator[None]:
-    fake.replies.clear()
-    fake.requests.clear()
-    yield
-    fake.replies.clear()
-
-
-@pytest.fixture(scope="module")
-def srv(fake: FakeAnthropic, database_url: str) -> Iterator[ServerThread]:
-    with ServerThread(database_url, settings=Settings(extraction_sdk_retries=0)) as running:
-        yield running
-
-
-@pytest.fixture
-def c(srv: ServerThread) -> Iterator[Client]:
-    with srv.client() as client:
-        yield client
-
-
-@pytest.fixture
-def agent(c: Client) -> str:
-    """A fresh agent with memory on, so each test sees only its own memories."""
-    agent_id = f"records-{uuid.uuid4().hex[:8]}"
-    c.call(
-        c.memory.UpdateAgentSettings,
-        pb.UpdateAgentSettingsRequest(
-            settings=memory_pb2.AgentSettings(agent_id=agent_id, memory_enabled=True)
-        ),
-    )
-    return agent_id
 
 
 def stamp(when: datetime) -> timestamp_pb2.Timestamp:
