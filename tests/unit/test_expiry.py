@@ -18,6 +18,7 @@ from agent_memory.domain.memory import (
     TTL_MAX,
     MemoryPatch,
     MemorySource,
+    MemoryWrite,
     Owner,
     Scope,
     checked_expiration,
@@ -65,15 +66,10 @@ def test_an_expired_memory_is_gone_for_reads_and_its_key_is_free() -> None:
     memories = Memories(store)
     brief, _ = run(
         memories.upsert(
-            ALICE,
-            owner=AGENT,
-            key="room",
-            value="4",
-            source=MemorySource.AUTO,
-            expiration=timedelta(hours=1),
+            ALICE, MemoryWrite(AGENT, "room", MemorySource.AUTO, "4", expiration=timedelta(hours=1))
         )
     )
-    lasting, _ = run(memories.upsert(ALICE, owner=AGENT, key="desk", value="B12"))
+    lasting, _ = run(memories.upsert(ALICE, MemoryWrite(AGENT, "desk", MemorySource.MANUAL, "B12")))
     assert brief.expire_time is not None
     assert run(memories.get(ALICE, brief.id)) == brief
 
@@ -101,13 +97,18 @@ def test_an_upsert_of_an_expired_key_creates_a_new_memory() -> None:
     store = FakeStore()
     memories = Memories(store)
     old, _ = run(
-        memories.upsert(ALICE, owner=AGENT, key="room", value="4", expiration=timedelta(hours=1))
+        memories.upsert(
+            ALICE,
+            MemoryWrite(AGENT, "room", MemorySource.MANUAL, "4", expiration=timedelta(hours=1)),
+        )
     )
-    kept, created = run(memories.upsert(ALICE, owner=AGENT, key="room", value="5"))
+    kept, created = run(
+        memories.upsert(ALICE, MemoryWrite(AGENT, "room", MemorySource.MANUAL, "5"))
+    )
     assert (kept.id, created, kept.expire_time) == (old.id, False, old.expire_time)
 
     store.clock.advance(timedelta(hours=2))
-    new, created = run(memories.upsert(ALICE, owner=AGENT, key="room", value="6"))
+    new, created = run(memories.upsert(ALICE, MemoryWrite(AGENT, "room", MemorySource.MANUAL, "6")))
     assert created
     assert new.id != old.id
     assert new.expire_time is None
@@ -116,9 +117,7 @@ def test_an_upsert_of_an_expired_key_creates_a_new_memory() -> None:
 def test_an_update_sets_or_clears_the_expiry_even_of_a_read_only_memory() -> None:
     store = FakeStore()
     memories = Memories(store)
-    auto, _ = run(
-        memories.upsert(ALICE, owner=AGENT, key="seen", value="tea", source=MemorySource.AUTO)
-    )
+    auto, _ = run(memories.upsert(ALICE, MemoryWrite(AGENT, "seen", MemorySource.AUTO, "tea")))
     when = datetime.now(UTC) + timedelta(days=1)
     dated = run(memories.update(ALICE, auto.id, MemoryPatch(expire_time=when)))
     assert dated.expire_time == when
@@ -140,9 +139,17 @@ def test_an_instant_the_database_clock_has_passed_is_refused_though_the_replicas
     store.clock.advance(datetime.now(UTC) - store.clock() + timedelta(hours=1))
     soon = datetime.now(UTC) + timedelta(minutes=30)
     with pytest.raises(InvalidArgument) as refused:
-        run(memories.upsert(ALICE, owner=AGENT, key="room", value="4", expiration=soon))
+        run(
+            memories.upsert(
+                ALICE, MemoryWrite(AGENT, "room", MemorySource.MANUAL, "4", expiration=soon)
+            )
+        )
     assert [v.field for v in refused.value.violations] == ["expire_time"]
     assert run(memories.list(ALICE, owner=AGENT, size=10, token="", show_expired=True)).items == []
     later = datetime.now(UTC) + timedelta(hours=2)
-    kept, _ = run(memories.upsert(ALICE, owner=AGENT, key="room", value="4", expiration=later))
+    kept, _ = run(
+        memories.upsert(
+            ALICE, MemoryWrite(AGENT, "room", MemorySource.MANUAL, "4", expiration=later)
+        )
+    )
     assert kept.expire_time == later

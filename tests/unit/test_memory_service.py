@@ -117,7 +117,7 @@ def test_a_key_held_by_a_read_only_memory_is_refused_as_read_only(
 ) -> None:
     held = seed(store, held_by, "deploy", "from the run")
     with pytest.raises(FailedPrecondition) as info:
-        run(memories.upsert(ALICE, owner=AGENT, key="deploy", value="by hand"))
+        run(memories.upsert(ALICE, MemoryWrite(AGENT, "deploy", MemorySource.MANUAL, "by hand")))
     assert info.value.reason == "READ_ONLY_MEMORY"
     assert info.value.metadata["memory_id"] == str(held.id)
     assert run(memories.get(ALICE, held.id)).value == "from the run"
@@ -129,7 +129,7 @@ def test_a_manual_key_is_not_overwritten_by_an_automatic_write(
 ) -> None:
     seed(store, MemorySource.MANUAL, "deploy")
     with pytest.raises(FailedPrecondition) as info:
-        run(memories.upsert(ALICE, owner=AGENT, key="deploy", value="x", source=MemorySource.AUTO))
+        run(memories.upsert(ALICE, MemoryWrite(AGENT, "deploy", MemorySource.AUTO, "x")))
     assert info.value.reason == "SOURCE_MISMATCH"
 
 
@@ -137,10 +137,14 @@ def test_upsert_creates_then_updates_in_place_keeping_pin_and_importance(
     store: FakeStore, memories: Memories
 ) -> None:
     first, created = run(
-        memories.upsert(ALICE, owner=AGENT, key="k", value="one", pinned=True, importance=70)
+        memories.upsert(
+            ALICE, MemoryWrite(AGENT, "k", MemorySource.MANUAL, "one", pinned=True, importance=70)
+        )
     )
     assert created
-    second, created = run(memories.upsert(ALICE, owner=AGENT, key="k", value="two"))
+    second, created = run(
+        memories.upsert(ALICE, MemoryWrite(AGENT, "k", MemorySource.MANUAL, "two"))
+    )
     assert not created
     assert (second.id, second.value, second.pinned, second.importance) == (
         first.id,
@@ -165,7 +169,7 @@ def test_a_refused_upsert_writes_nothing(
     store: FakeStore, memories: Memories, kwargs: dict[str, Any]
 ) -> None:
     with pytest.raises(InvalidArgument):
-        run(memories.upsert(ALICE, owner=AGENT, **kwargs))
+        run(memories.upsert(ALICE, MemoryWrite(AGENT, **{"source": MemorySource.MANUAL, **kwargs})))
     assert store.state.memories == {}
     assert store.state.events == []
 

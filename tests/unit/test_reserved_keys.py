@@ -21,6 +21,7 @@ from agent_memory.domain.memory import (
     Memory,
     MemoryPatch,
     MemorySource,
+    MemoryWrite,
     Owner,
     Scope,
     key_as_seen,
@@ -132,7 +133,7 @@ def test_a_manual_upsert_of_a_look_alike_is_refused_and_writes_nothing(key: str)
     store = FakeStore()
     memories = Memories(store)
     with pytest.raises(InvalidArgument) as error:
-        asyncio.run(memories.upsert(CALLER, owner=AGENT, key=key, value="v"))
+        asyncio.run(memories.upsert(CALLER, MemoryWrite(AGENT, key, MemorySource.MANUAL, "v")))
     assert refused(error, "key") == PLAIN[0]
     assert store.state.memories == {}
 
@@ -142,7 +143,9 @@ def test_renaming_a_manual_memory_to_a_look_alike_is_refused() -> None:
     memories = Memories(store)
 
     async def go() -> None:
-        memory, _ = await memories.upsert(CALLER, owner=AGENT, key="stack", value="v")
+        memory, _ = await memories.upsert(
+            CALLER, MemoryWrite(AGENT, "stack", MemorySource.MANUAL, "v")
+        )
         for key in ("AUTO:x1", " auto:x1", "auto\uff1ax1", "\u200bauto:x1"):
             with pytest.raises(InvalidArgument) as error:
                 await memories.update(CALLER, memory.id, MemoryPatch(key=key))

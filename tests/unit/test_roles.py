@@ -70,9 +70,7 @@ def test_a_remembered_key_keeps_its_role() -> None:
 
 
 def upsert(memories: Memories, role: Role, source: MemorySource, key: str = "k") -> object:
-    return asyncio.run(
-        memories.upsert(caller(role), owner=AGENT, key=key, value="v", source=source)
-    )
+    return asyncio.run(memories.upsert(caller(role), MemoryWrite(AGENT, key, source, "v")))
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from agent_memory.service.agents import Agents, Workspaces
 from agent_memory.service.evidence import EvidenceReads
 from agent_memory.service.extraction import Extraction
 from agent_memory.service.forgetting import Forgetting
-from agent_memory.service.memories import Memories
+from agent_memory.service.memories import Memories, validate_owner
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 
@@ -46,13 +46,16 @@ class MemoryServicer:
     async def UpsertMemory(
         self, caller: Principal, request: pb.UpsertMemoryRequest
     ) -> pb.UpsertMemoryResponse:
-        memory, created = await self._memories.upsert(
-            caller,
-            owner=convert.owner_from_proto(request.owner, request.HasField("owner")),
+        write = MemoryWrite(
+            owner=validate_owner(
+                convert.owner_from_proto(request.owner, request.HasField("owner"))
+            ),
             source=convert.source_from_proto(request.source),
             expiration=convert.expiration_from_proto(request),
-            create_only=request.create_only,
             **convert.fields_from_proto(request, MemoryWrite, skip=("owner", "source")),
+        )
+        memory, created = await self._memories.upsert(
+            caller, write, create_only=request.create_only
         )
         return pb.UpsertMemoryResponse(memory=convert.memory_to_proto(memory), created=created)
 

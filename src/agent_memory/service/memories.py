@@ -105,26 +105,12 @@ class Memories:
         self._store = store
 
     async def upsert(
-        self,
-        principal: Principal,
-        *,
-        owner: Owner | None,
-        key: str,
-        value: str,
-        pinned: bool | None = None,
-        importance: int | None = None,
-        source: MemorySource = MemorySource.MANUAL,
-        expiration: Expiration | None = None,
-        create_only: bool = False,
-        valid_start_time: datetime | None = None,
-        valid_end_time: datetime | None = None,
-        **fields: Any,
+        self, principal: Principal, write: MemoryWrite, *, create_only: bool = False
     ) -> tuple[Memory, bool]:
-        """Create or update the memory at (owner, key); ``expiration`` (an instant or a
-        time to live) sets when it expires, None keeps the stored expiry;
-        ``valid_start_time`` and ``valid_end_time`` when the fact holds, each None
-        keeping the stored one; ``fields``, any other field of :class:`MemoryWrite` by
-        name, each None keeping the stored one.
+        """Create or update the memory at the write's owner and key, as
+        :class:`MemoryWrite` says: its expiration (an instant or a time to live) sets
+        when it expires, its period when the fact holds, and each of its fields None
+        keeps the stored one.
 
         Raises:
             InvalidArgument: a field breaks its limit.
@@ -135,13 +121,15 @@ class Memories:
             AlreadyExists: with ``create_only``, the key holds a memory (reason
                 ``KEY_TAKEN``); nothing changed.
         """
-        if source is not MemorySource.MANUAL:
-            require_role(principal, Role.ORCHESTRATOR, f"UpsertMemory with source {source}")
-        owner = validate_owner(owner)
-        validate_new_memory(key=key, value=value, importance=importance, source=source)
-        check(period_violations(valid_start_time, valid_end_time))
-        check(optional_text_violations(fields))
-        if source not in UPSERT_SOURCES:
+        if write.source is not MemorySource.MANUAL:
+            require_role(principal, Role.ORCHESTRATOR, f"UpsertMemory with source {write.source}")
+        validate_owner(write.owner)
+        validate_new_memory(
+            key=write.key, value=write.value, importance=write.importance, source=write.source
+        )
+        check(period_violations(write.valid_start_time, write.valid_end_time))
+        check(optional_text_violations(vars(write)))
+        if write.source not in UPSERT_SOURCES:
             check(
                 [
                     FieldViolation(
@@ -151,18 +139,7 @@ class Memories:
                     )
                 ]
             )
-        write = MemoryWrite(
-            owner,
-            key,
-            source,
-            value,
-            pinned=pinned,
-            importance=importance,
-            expiration=checked_expiration(expiration, datetime.now(UTC)),
-            valid_start_time=valid_start_time,
-            valid_end_time=valid_end_time,
-            **fields,
-        )
+        write = replace(write, expiration=checked_expiration(write.expiration, datetime.now(UTC)))
         async with self._store.connection(principal) as tx:
             await _not_past(tx, write.expiration)
             if create_only:
