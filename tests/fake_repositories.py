@@ -55,6 +55,7 @@ from agent_memory.domain.extraction import (
     UsageReport,
 )
 from agent_memory.domain.forgetting import ForgetCounts
+from agent_memory.domain.history import DEFAULT_HISTORY
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import Memory, Owner, Scope
 from agent_memory.store.jobs import _dropped as dropped_from_json
@@ -184,7 +185,17 @@ class FakeBlocks(BlockRepository):
             version=current.version + 1,
             updated_at=_later(self._store.clock(), current.updated_at),
         )
-        kept = [v for v in stored.versions if v.version > block.version - keep]
+        # Past the newest ``keep``, versions younger than the history stay, and of the
+        # older ones the newest: the block's state at the horizon.
+        horizon = block.updated_at - DEFAULT_HISTORY
+        old = [v.version for v in stored.versions if v.written_at < horizon]
+        kept = [
+            v
+            for v in stored.versions
+            if v.version > block.version - keep
+            or v.written_at >= horizon
+            or v.version == max(old, default=None)
+        ]
         self._rows[at] = StoredBlock(block, [*kept, self._version(block)])
         return BlockWrite(written=block, current=block)
 

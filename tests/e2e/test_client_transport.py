@@ -233,6 +233,8 @@ RETRIED = {
         "ListMemoryEvents",
         "GetAgentSettings",
         "UpdateAgentSettings",
+        "GetWorkspaceSettings",
+        "UpdateWorkspaceSettings",
         "GetUsage",
         "GetActiveSession",
         "ListAgentRuns",

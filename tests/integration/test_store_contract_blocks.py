@@ -105,7 +105,7 @@ def test_every_accepted_write_is_strictly_later_and_one_version_up(
     scenario(body)
 
 
-def test_versions_are_kept_newest_first_and_only_the_newest_few(
+def test_versions_are_kept_newest_first_while_the_history_lasts(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:
     async def body(store: Store) -> None:
@@ -125,17 +125,18 @@ def test_versions_are_kept_newest_first_and_only_the_newest_few(
             second_page = await tx.blocks.versions(USER_CORE, before=5, limit=2)
             none_older = await tx.blocks.versions(USER_CORE, before=4, limit=2)
         assert every is not None
-        assert [v.version for v in every] == [6, 5, 4]
+        # Past the newest three, younger than the history kept: every version stays.
+        assert [v.version for v in every] == [6, 5, 4, 3, 2, 1]
         newest = every[0]
         assert (newest.content, newest.char_count) == ("v6 🙂", 4)
         assert newest.writer_user_id == caller.user_id
         assert newest.written_at == written[-1].updated_at
-        assert [v.written_at for v in every] == [b.updated_at for b in reversed(written[-3:])]
+        assert [v.written_at for v in every] == [b.updated_at for b in reversed(written)]
         assert first_page is not None
         assert [v.version for v in first_page] == [6, 5]
         assert second_page is not None
-        assert [v.version for v in second_page] == [4]
-        assert none_older == []
+        assert [v.version for v in second_page] == [4, 3]
+        assert [v.version for v in none_older or []] == [3, 2]
 
     scenario(body)
 

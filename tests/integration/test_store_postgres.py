@@ -125,7 +125,7 @@ def test_of_concurrent_writers_holding_the_same_time_exactly_one_wins(
     on_database(store_url, body, pool_size=12)
 
 
-def test_only_the_newest_versions_are_kept(store_url: str, caller: Principal) -> None:
+def test_versions_younger_than_the_history_are_kept(store_url: str, caller: Principal) -> None:
     async def body(db: Database) -> None:
         async with db.connection(caller) as tx:
             found = await put_block(tx, CORE, "- v1", keep=3)
@@ -136,8 +136,8 @@ def test_only_the_newest_versions_are_kept(store_url: str, caller: Principal) ->
                 )
             versions = await tx.blocks.versions(CORE, before=None, limit=10)
             older = await tx.blocks.versions(CORE, before=5, limit=10)
-        assert [v.version for v in versions or []] == [6, 5, 4]
-        assert [v.version for v in older or []] == [4]
+        assert [v.version for v in versions or []] == [6, 5, 4, 3, 2, 1]
+        assert [v.version for v in older or []] == [4, 3, 2, 1]
 
     on_database(store_url, body)
 

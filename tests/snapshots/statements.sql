@@ -1191,6 +1191,12 @@ LIMIT %(tenants)s
 -- distribution.EXPIRED_TENANTS
 SELECT DISTINCT m.tenant_id FROM memories AS m WHERE m.expire_time <= now() LIMIT %(limit)s
 
+-- distribution.HISTORY_TENANTS
+SELECT DISTINCT e.tenant_id FROM (
+    SELECT e.tenant_id FROM memory_events AS e
+    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
+    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+
 -- distribution.INDEXING_OVERVIEW
 SELECT (SELECT count(*) FROM (
             SELECT FROM archival_lines AS l
@@ -3654,7 +3660,7 @@ WITH settings AS(
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
@@ -3683,7 +3689,7 @@ WITH settings AS(
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -3719,7 +3725,7 @@ WITH settings AS(
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -3743,7 +3749,7 @@ WITH settings AS(
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -6054,7 +6060,7 @@ found AS (
           WHERE e.tenant_id = %(tenant_id)s AND (coalesce(e.new_memory, e.old_memory) ->> 'owner_id') IN (%(agent_id)s,
             coalesce(%(workspace_id)s::text, %(agent_id)s)) AND e.occurred_at <= %(as_of)s
           ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
-    LEFT JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+    LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
     WHERE e.new_memory IS NOT NULL
       AND (x.expire_time IS NULL OR x.expire_time > statement_timestamp())) AS m, terms
     WHERE %(include_memories)s

@@ -6,6 +6,8 @@ from datetime import datetime, timedelta
 
 from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
 
+# How long the history behind as-of reads is kept unless the settings say otherwise.
+DEFAULT_HISTORY = timedelta(days=90)
 # The field every as-of read is asked through.
 AS_OF_FIELD = "as_of_time"
 # A clock of another replica may run a little ahead: an instant this far past ours is

@@ -31,6 +31,7 @@ from agent_memory.domain.blocks import (
     entries,
 )
 from agent_memory.domain.errors import FailedPrecondition
+from agent_memory.domain.history import DEFAULT_HISTORY
 from agent_memory.domain.identity import Principal
 from agent_memory.store.columns import compact, insert_columns, insert_values, output
 from agent_memory.store.models import BlockRow, BlockVersionRow
@@ -345,7 +346,7 @@ class PgBlocks(BlockRepository):
         index_model: str | None,
         *,
         as_of: datetime | None = None,
-        kept: timedelta = timedelta(days=90),
+        kept: timedelta = DEFAULT_HISTORY,
     ) -> None:
         """``as_of``: read blocks as they were then; such a repository only reads.
         ``kept``: how long versions are kept for as-of reads beyond the newest ``keep``

@@ -24,7 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from sqlalchemy.engine import make_url
 
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.history import check_as_of
+from agent_memory.domain.history import DEFAULT_HISTORY, check_as_of
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.indexing import WAITING_BOUND, IndexingStatus
 from agent_memory.domain.paging import PageKeyring
@@ -124,7 +124,7 @@ def _tx(
     indexed: IndexedRows,
     standby: bool = False,
     as_of: datetime | None = None,
-    history: timedelta = timedelta(days=90),
+    history: timedelta = DEFAULT_HISTORY,
 ) -> Tx:
     """``indexed``: the database's count of each model's indexed rows, shared by every
     unit of work (a new one would ask the catalogue again). ``as_of``: memories, blocks
@@ -169,7 +169,7 @@ class Database(Store):
         read_url: str | None = None,
         standby_max_lag_seconds: float = 5.0,
         read_your_writes_seconds: float = 5.0,
-        history: timedelta = timedelta(days=90),
+        history: timedelta = DEFAULT_HISTORY,
     ) -> None:
         """``history``: how far back as-of reads reach (what is older is pruned).
         ``index_model``: the model recall runs (the embedder's), whose vectors count

@@ -20,6 +20,7 @@ from typing import LiteralString
 import psycopg
 from psycopg import sql
 
+from agent_memory.store.history import HISTORY_TENANTS
 from agent_memory.store.indexing import INDEX_DISCOVERY, INDEXING_OVERVIEW
 from agent_memory.store.jobs import DUE_TENANTS
 from agent_memory.store.memories import EXPIRED_TENANTS
@@ -36,6 +37,7 @@ REFERENCE_TABLES = ("api_keys", "index_workers", "page_token_keys")
 # what waits); every other statement on a distributed table names its tenant.
 CROSS_TENANT_READS: tuple[LiteralString, ...] = (
     EXPIRED_TENANTS,
+    HISTORY_TENANTS,
     DUE_TENANTS,
     *INDEX_DISCOVERY,
     INDEXING_OVERVIEW,

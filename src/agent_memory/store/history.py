@@ -56,7 +56,7 @@ def memories_at(events: LiteralString) -> LiteralString:
           FROM memory_events AS e
           WHERE e.tenant_id = %(tenant_id)s AND {events} AND e.occurred_at <= %(as_of)s
           ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
-    LEFT JOIN memories AS x ON x.tenant_id = e.tenant_id AND x.id = e.memory_id
+    LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
     WHERE e.new_memory IS NOT NULL
       AND (x.expire_time IS NULL OR x.expire_time > statement_timestamp()))"""
 
