@@ -244,3 +244,31 @@ def test_memorize_refuses_what_it_cannot_supersede_and_writes_nothing(
     details = refused(lambda: memorize(c, agent, "Uses tabs.", mine.id))
     assert details.code is grpc.StatusCode.INVALID_ARGUMENT
     assert "supersedes[0]" in details.violations
+
+
+def test_a_run_before_a_supersession_is_replayed_with_the_fact_it_saw(
+    c: Client, fake: FakeAnthropic, agent: str
+) -> None:
+    fake.facts(fact("user-home-city", "The user lives in Paris."))
+    extract(c, agent, PARIS_RUN)
+    request = recall_service_pb2.RenderPromptRequest(
+        agent_id=agent,
+        memory_policy=recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_OFF),
+    )
+    run = c.call(c.recall.RenderPrompt, request)
+    assert "The user lives in Paris." in run.system_prompt
+
+    fake.facts(decision("user-city", "The user lives in New York.", "supersede", "m1"))
+    assert len(extract(c, agent, NEW_YORK_RUN).superseded) == 1
+    assert "Paris" not in c.call(c.recall.RenderPrompt, request).system_prompt
+
+    request.as_of_time.CopyFrom(run.render_time)
+    replayed = c.call(c.recall.RenderPrompt, request)
+    assert replayed.system_prompt == run.system_prompt
+    # Recall as of the run finds the fact it could find then, and not its successor.
+    asked = recall_service_pb2.RecallRequest(
+        query="where does the user live", agent_id=agent, include_memories=True
+    )
+    asked.as_of_time.CopyFrom(run.render_time)
+    found = [m.content for m in c.call(c.recall.Recall, asked)]
+    assert found == ["The user lives in Paris."]
