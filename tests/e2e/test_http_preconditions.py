@@ -98,6 +98,13 @@ def test_if_match_is_refused_where_nothing_compares_it(api: httpx.Client) -> Non
     )
     assert both.status_code == 400
     assert reason(both) == "IF_MATCH_CONTRADICTS"
+    # An empty etag the request states is an etag too, and not the header's.
+    empty = api.delete(
+        f"/memories/{memory['id']}", params={"etag": ""}, headers={"if-match": memory["etag"]}
+    )
+    assert empty.status_code == 400
+    assert reason(empty) == "IF_MATCH_CONTRADICTS"
+    assert api.get(f"/memories/{memory['id']}").status_code == 200
 
 
 def test_an_update_mask_takes_the_paths_its_error_lists(api: httpx.Client) -> None:

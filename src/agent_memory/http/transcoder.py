@@ -761,7 +761,11 @@ def _apply_if_match(route: Route, request: Request, message: Message) -> Respons
             400,
         )
     current = getattr(message, "etag", "")
-    if current and current != given and given != "*":
+    # An etag the request states, empty too where the field tells empty from absent.
+    stated = (
+        message.HasField("etag") if route.request.fields_by_name["etag"].has_presence else current
+    )
+    if stated and current != given and given != "*":
         return plain_response(
             grpc.StatusCode.INVALID_ARGUMENT,
             "If-Match and the request's etag differ; send one of them",
