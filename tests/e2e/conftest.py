@@ -32,6 +32,8 @@ def fake(scripted_model: FakeAnthropic) -> Iterator[FakeAnthropic]:
     seen before this one."""
     scripted_model.replies.clear()
     scripted_model.requests.clear()
+    scripted_model.count_requests.clear()
+    scripted_model.counted_tokens = None
     yield scripted_model
     scripted_model.replies.clear()
 

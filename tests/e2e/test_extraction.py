@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +23,7 @@ from agent_memory.config import Settings
 from agent_memory.extract import budget
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
+from tests.fake_anthropic import FakeAnthropic, fact
 from tests.support import Client, ServerThread, error_details
 
 MODEL = "claude-haiku-4-5-20251001"
@@ -43,36 +42,9 @@ OUT = memory_pb2  # outcome and scope enums live here
 
 # -- fixtures and helpers -----------------------------------------------------------------
 
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeAnthropic]:
-    """One fake Messages API for the module; the SDK finds it through the environment."""
-    with model_on_loopback() as f:
-        yield f
-
-
-@pytest.fixture(autouse=True)
-def clean_fake(fake: FakeAnthropic) -> Iterator[None]:
-    fake.replies.clear()
-    fake.requests.clear()
-    fake.count_requests.clear()
-    fake.counted_tokens = None
-    yield
-    fake.replies.clear()
-
-
-@pytest.fixture(scope="module")
-def srv(fake: FakeAnthropic, database_url: str) -> Iterator[ServerThread]:
-    """A server with default guardrails; no SDK retries, so one scripted reply is one call."""
-    running = ServerThread(database_url, settings=Settings(extraction_sdk_retries=0))
-    with running:
-        yield running
-
-
-@pytest.fixture
-def c(srv: ServerThread) -> Iterator[Client]:
-    with srv.client() as client:
-        yield client
+# Every test runs beside the module's scripted model (tests/e2e/conftest.py), cleared
+# around it: a server a test starts finds that model through the environment.
+pytestmark = pytest.mark.usefixtures("fake")
 
 
 def started(database_url: str, **settings: Any) -> ServerThread:

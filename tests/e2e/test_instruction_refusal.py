@@ -7,7 +7,7 @@ ordinary facts of the same pass. The text is never echoed and never stored."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -18,10 +18,12 @@ from agent_memory.store import migrate
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.e2e.test_forget import holding
-from tests.fake_anthropic import FakeAnthropic, fact, model_on_loopback
+from tests.fake_anthropic import FakeAnthropic, fact
 from tests.support import Client, ErrorDetails, ServerThread, error_details, wait_until
 
-pytestmark = pytest.mark.e2e
+# Every test runs beside the module's scripted model (tests/e2e/conftest.py), cleared
+# around it.
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("fake")]
 
 TRANSCRIPT = (
     "user: how do we format the weekly summary for Ana?\n"
@@ -111,27 +113,6 @@ def test_record_learning_refuses_an_override(client: Client) -> None:
 
 
 # -- extraction, inline ---------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeAnthropic]:
-    """One fake Messages API for the module; the SDK finds it through the environment."""
-    with model_on_loopback() as f:
-        yield f
-
-
-@pytest.fixture(autouse=True)
-def clean_fake(fake: FakeAnthropic) -> Iterator[None]:
-    fake.replies.clear()
-    yield
-    fake.replies.clear()
-
-
-@pytest.fixture(scope="module")
-def srv(fake: FakeAnthropic, database_url: str) -> Iterator[ServerThread]:
-    running = ServerThread(database_url, settings=Settings(extraction_sdk_retries=0))
-    with running:
-        yield running
 
 
 def test_extraction_drops_an_instruction_and_writes_the_facts_beside_it(
