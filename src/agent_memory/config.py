@@ -66,6 +66,8 @@ class Settings:
     # that horizon); as_of_time may reach back this far.
     history_days: int = 90
     shutdown_grace_seconds: float = 10.0
+    # How long the index worker `serve` started may take to stop before it is killed.
+    index_stop_seconds: float = 15.0
     # How long `serve --workers N` waits for every worker to serve before it gives up
     # (each opens its pool and loads the query model: slow on a loaded machine).
     worker_start_seconds: float = 180.0
@@ -238,6 +240,8 @@ class Settings:
             raise SettingsError("MEMORY_EMBEDDER_THREADS must not be negative")
         if self.shutdown_grace_seconds < 0:
             raise SettingsError("MEMORY_SHUTDOWN_GRACE_SECONDS must not be negative")
+        if self.index_stop_seconds < 0:
+            raise SettingsError("MEMORY_INDEX_STOP_SECONDS must not be negative")
         if self.worker_start_seconds <= 0:
             raise SettingsError("MEMORY_WORKER_START_SECONDS must be positive")
         _check_address("--listen", "MEMORY_LISTEN", self.listen)
@@ -432,6 +436,10 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
         None,
     ),
     "shutdown_grace_seconds": ("how long in-flight calls may finish after SIGTERM", None),
+    "index_stop_seconds": (
+        "how long the index worker `serve` started may take to stop before it is killed",
+        None,
+    ),
     "worker_start_seconds": (
         "how long `serve --workers N` waits for every worker to serve before it exits 1",
         None,

@@ -164,7 +164,13 @@ def sigterm_pending(pid: int) -> bool:
 def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
     vectors: str,
 ) -> None:
-    served = ServeProcess("--database-url", vectors, "--insecure-local")
+    # The server waits for its stopped worker long enough for the second stop to come.
+    served = ServeProcess(
+        "--database-url",
+        vectors,
+        "--insecure-local",
+        env={"MEMORY_INDEX_STOP_SECONDS": str(IDLE)},
+    )
     worker: psutil.Process | None = None
     try:
         served._wait_for("index worker embedding with")
@@ -173,7 +179,7 @@ def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
         # loop (and its signal handlers) are gone, and a second stop arrives then.
         os.kill(worker.pid, signal.SIGSTOP)
         served.proc.terminate()
-        assert wait_until(lambda: sigterm_pending(worker.pid), timeout=60)
+        assert wait_until(lambda: sigterm_pending(worker.pid), timeout=IDLE)
         served.proc.terminate()
         os.kill(worker.pid, signal.SIGCONT)
         code = served.proc.wait(60)
@@ -231,7 +237,7 @@ def test_with_indexer_none_workers_started_apart_embed_and_say_so(
         assert wait_until(lambda: indexing(channel).worker_count == 1, timeout=IDLE)
         assert os.sched_getscheduler(worker.pid) == os.SCHED_IDLE
         worker.send_signal(signal.SIGTERM)
-        out, _ = worker.communicate(timeout=30)
+        out, _ = worker.communicate(timeout=IDLE)
         assert worker.returncode == 0, out
         assert "index worker stopping" in out
         assert indexing(channel).worker_count == 0  # it said goodbye

@@ -46,8 +46,6 @@ log = logging.getLogger(__name__)
 RESTART_FIRST_SECONDS = 1.0
 RESTART_MOST_SECONDS = 30.0
 RESTART_STEADY_SECONDS = 60.0
-# How long a child that is told to stop may take before it is killed.
-STOP_SECONDS = 15.0
 
 
 def worker_name() -> str:
@@ -233,10 +231,10 @@ class IndexerChild:
             return
         if process.is_alive():
             process.terminate()
-            process.join(STOP_SECONDS)
+            process.join(self._settings.index_stop_seconds)
             if process.is_alive():
                 log.error("the index worker did not stop in time; killing it")
                 process.kill()
                 process.join()
         with contextlib.suppress(RuntimeError):  # never started
-            self._monitor.join(STOP_SECONDS)
+            self._monitor.join(self._settings.index_stop_seconds)
