@@ -128,7 +128,7 @@ def test_serve_runs_an_index_worker_at_the_lowest_priority_and_restarts_it(
     served = ServeProcess("--database-url", vectors, "--insecure-local")
     try:
         channel = channel_to(served.address)
-        started = served._wait_for("index worker embedding with")
+        started = served._wait_for("index worker embedding with", timeout=IDLE)
         assert "at SCHED_IDLE" in started
         worker = the_worker(served)
         assert os.sched_getscheduler(worker.pid) == os.SCHED_IDLE
@@ -140,13 +140,13 @@ def test_serve_runs_an_index_worker_at_the_lowest_priority_and_restarts_it(
         # Killed, it is started again, and goes on where it was.
         worker.kill()
         served._wait_for("the index worker exited with status -9")
-        assert "at SCHED_IDLE" in served._wait_for("index worker embedding with")
+        assert "at SCHED_IDLE" in served._wait_for("index worker embedding with", timeout=IDLE)
         again = the_worker(served, but=worker.pid)
         assert os.sched_getscheduler(again.pid) == os.SCHED_IDLE
         write(channel, "second", LINES)
         assert wait_until(lambda: indexed(channel, "second") == len(LINES), timeout=IDLE)
     finally:
-        code = served.terminate()
+        code = served.terminate(timeout=IDLE)
     assert code == 0, served.log()
     assert not worker.is_running() or worker.status() == "zombie"
     assert wait_until(
@@ -173,7 +173,7 @@ def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
     )
     worker: psutil.Process | None = None
     try:
-        served._wait_for("index worker embedding with")
+        served._wait_for("index worker embedding with", timeout=IDLE)
         worker = the_worker(served)
         # Held stopped, the worker cannot exit: the server waits on it after its event
         # loop (and its signal handlers) are gone, and a second stop arrives then.
@@ -182,7 +182,7 @@ def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
         assert wait_until(lambda: sigterm_pending(worker.pid), timeout=IDLE)
         served.proc.terminate()
         os.kill(worker.pid, signal.SIGCONT)
-        code = served.proc.wait(60)
+        code = served.proc.wait(IDLE + 60)
     finally:
         if worker is not None and worker.is_running():
             os.kill(worker.pid, signal.SIGCONT)
@@ -194,7 +194,7 @@ def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
 def test_an_index_worker_stops_when_its_server_is_killed(vectors: str) -> None:
     served = ServeProcess("--database-url", vectors, "--insecure-local")
     try:
-        served._wait_for("index worker embedding with")
+        served._wait_for("index worker embedding with", timeout=IDLE)
         worker = the_worker(served)
     finally:
         served.proc.kill()
@@ -244,7 +244,7 @@ def test_with_indexer_none_workers_started_apart_embed_and_say_so(
     finally:
         if worker is not None and worker.poll() is None:
             worker.kill()
-        assert served.terminate() == 0, served.log()
+        assert served.terminate(timeout=IDLE) == 0, served.log()
 
 
 def test_an_index_worker_needs_a_model(url: str) -> None:
