@@ -185,6 +185,16 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return admitted
         return await self.admit(method, context.invocation_metadata() or ())
 
+    async def _prepared(self, method: str, caller: Principal, request: Any) -> Any:
+        """What every call does with its request once its caller is known: marks the
+        caller's writes, decodes it, says it on the span and checks it."""
+        self._marks(method, caller)
+        request = decoded(request)
+        _describe_call(caller, request)
+        # A secret first, whatever else the text breaks: refused as the secret it is
+        # (a credential pasted as an id is not "not a UUID").
+        return checked(await _scanned(method, request))
+
     def _answer(
         self, method: str, behaviour: Behaviour
     ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
@@ -194,12 +204,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             caller = None
             try:
                 caller = await self._caller(method, context)
-                self._marks(method, caller)
-                request = decoded(request)
-                _describe_call(caller, request)
-                # A secret first, whatever else the text breaks: refused as the
-                # secret it is (a credential pasted as an id is not "not a UUID").
-                request = checked(await _scanned(method, request))
+                request = await self._prepared(method, caller, request)
                 result = behaviour(caller, request)
                 if inspect.isawaitable(result):
                     result = await result
@@ -223,12 +228,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             caller = None
             try:
                 caller = await self._caller(method, context)
-                self._marks(method, caller)
-                request = decoded(request)
-                _describe_call(caller, request)
-                # A secret first, whatever else the text breaks: refused as the
-                # secret it is (a credential pasted as an id is not "not a UUID").
-                request = checked(await _scanned(method, request))
+                request = await self._prepared(method, caller, request)
                 async with contextlib.aclosing(behaviour(caller, request)) as items:
                     async for item in items:
                         yield item
