@@ -3651,8 +3651,7 @@ WITH settings AS(
   m.valid_start_time,
   m.valid_end_time
   FROM(
-  SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
+  SELECT r.*
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
@@ -3661,6 +3660,9 @@ WITH settings AS(
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
   JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  CROSS
+  JOIN LATERAL jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
@@ -3680,8 +3682,7 @@ WITH settings AS(
   m.valid_start_time,
   m.valid_end_time
   FROM(
-  SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
+  SELECT r.*
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
@@ -3690,6 +3691,9 @@ WITH settings AS(
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
   JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  CROSS
+  JOIN LATERAL jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -3716,8 +3720,7 @@ WITH settings AS(
   FROM(
   SELECT
   FROM(
-  SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
+  SELECT r.*
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
@@ -3726,6 +3729,9 @@ WITH settings AS(
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
   JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  CROSS
+  JOIN LATERAL jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -3740,8 +3746,7 @@ WITH settings AS(
   FROM(
   SELECT
   FROM(
-  SELECT(jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))).*
+  SELECT r.*
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
@@ -3750,6 +3755,9 @@ WITH settings AS(
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
   JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  CROSS
+  JOIN LATERAL jsonb_populate_record(NULL::memories,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
   WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
   m.valid_end_time)* tstzrange(NULL,
@@ -3792,14 +3800,9 @@ WITH settings AS(
   (%(user_id)s,'agent',%(agent_id)s),
   ('','workspace',%(block_workspace_id)s))AND v.written_at <= %(as_of)s
   ORDER BY v.user_id,v.scope,v.agent_id,v.version DESC)AS a
-  WHERE btrim(a.content,E' \t\n')<> '')AS has_archival,%(as_of)s::timestamptz AS read_at,ARRAY(
-  SELECT id
-  FROM agent_rows
-  WHERE(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute')
-  UNION ALL
-  SELECT id
-  FROM workspace_rows
-  WHERE(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute'))AS unmarked
+  WHERE btrim(a.content,E' \t\n')<> '')AS has_archival,
+  %(as_of)s::timestamptz AS read_at,
+  '{}'::uuid[] AS unmarked
   FROM settings
 
 -- prompts._SHOWN
@@ -6050,17 +6053,18 @@ found AS (
            CASE m.scope WHEN 'workspace' THEN m.owner_id END, 0, m.id,
            ts_rank_cd(to_tsvector('english', m.key || ' ' || m.value), terms.q, 32)
     FROM (
-    SELECT (jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
-                'tenant_id', e.tenant_id,
-                'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
-                                        CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
-                                             THEN x.expire_time END)))).*
+    SELECT r.*
     FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.memory_id, e.new_memory
           FROM memory_events AS e
           WHERE e.tenant_id = %(tenant_id)s AND (coalesce(e.new_memory, e.old_memory) ->> 'owner_id') IN (%(agent_id)s,
             coalesce(%(workspace_id)s::text, %(agent_id)s)) AND e.occurred_at <= %(as_of)s
           ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
     LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+    CROSS JOIN LATERAL jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
+        'tenant_id', e.tenant_id,
+        'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
+                                CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
+                                     THEN x.expire_time END))) AS r
     WHERE e.new_memory IS NOT NULL
       AND (x.expire_time IS NULL OR x.expire_time > statement_timestamp())) AS m, terms
     WHERE %(include_memories)s

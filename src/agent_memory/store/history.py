@@ -45,18 +45,22 @@ def memories_at(events: LiteralString) -> LiteralString:
 
     A use that slides a memory's expiry writes no event: a memory still stored and
     live never expired, so its expiry then is read as the later of the one its event
-    holds and its expiry now (a memory with no expiry then had none to slide)."""
+    holds and its expiry now (a memory with no expiry then had none to slide).
+
+    The row is made in FROM, where it is made once: in a select list, ``(f(x)).*`` calls
+    ``f`` once for each column."""
     return f"""(
-    SELECT (jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
-                'tenant_id', e.tenant_id,
-                'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
-                                        CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
-                                             THEN x.expire_time END)))).*
+    SELECT r.*
     FROM (SELECT DISTINCT ON (e.memory_id) e.tenant_id, e.memory_id, e.new_memory
           FROM memory_events AS e
           WHERE e.tenant_id = %(tenant_id)s AND {events} AND e.occurred_at <= %(as_of)s
           ORDER BY e.memory_id, e.occurred_at DESC, e.id DESC) AS e
     LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+    CROSS JOIN LATERAL jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
+        'tenant_id', e.tenant_id,
+        'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
+                                CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
+                                     THEN x.expire_time END))) AS r
     WHERE e.new_memory IS NOT NULL
       AND (x.expire_time IS NULL OR x.expire_time > statement_timestamp()))"""
 

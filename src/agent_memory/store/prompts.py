@@ -95,10 +95,17 @@ workspace_rows AS (
     ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
 )"""
-_BODY: LiteralString = f"""
+
+
+def _body(
+    cores: LiteralString, decided: LiteralString, has_archival: LiteralString
+) -> LiteralString:
+    """What a render returns, its core blocks, decisions and archival hint read as
+    ``cores``, ``decided`` (which of the agent's decisions) and ``has_archival`` say."""
+    return f"""
 SELECT
     settings.memory_enabled,
-    {_CORES},
+    {cores},
     (SELECT json_agg(r ORDER BY {agent_order("r")}) FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM (
@@ -114,12 +121,15 @@ SELECT
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
         FROM (SELECT {DECISION_COLUMNS}
               FROM decisions AS d
-              WHERE {_DECIDED}
+              WHERE {decided}
               ORDER BY d.created_at DESC, d.id DESC
               LIMIT %(decisions_limit)s) AS x)
     END AS decisions,
-    %(archival_hint)s AND {HAS_ARCHIVAL} AS has_archival,
+    %(archival_hint)s AND {has_archival} AS has_archival,
     now() AS read_at"""
+
+
+_BODY = _body(_CORES, _DECIDED, HAS_ARCHIVAL)
 # On the primary the render marks what it shows as used, in the same statement; on a
 # read-only standby it returns their ids for the caller to mark on the primary.
 _READ: dict[bool, LiteralString] = {
@@ -143,10 +153,13 @@ _PLAIN: dict[bool, LiteralString] = {marks: compact(_READ[marks] + _FROM) for ma
 # blocks' versions of then, the decisions recorded by then and whether the caller had
 # archival lines then; nothing is marked as used.
 _READ_AT: LiteralString = compact(
-    at_instant(_READ[False] + _FROM, BY_AGENT_OR_WORKSPACE)
-    .replace(_CORES, CORES_AT)
-    .replace(HAS_ARCHIVAL, HAS_ARCHIVAL_AT)
-    .replace(_DECIDED, _DECIDED + " AND d.created_at <= %(as_of)s")
+    at_instant(
+        _HEAD
+        + _body(CORES_AT, _DECIDED + " AND d.created_at <= %(as_of)s", HAS_ARCHIVAL_AT)
+        + ",\n'{}'::uuid[] AS unmarked"
+        + _FROM,
+        BY_AGENT_OR_WORKSPACE,
+    )
 )
 
 _SOURCES = {source.value: source for source in MemorySource}
