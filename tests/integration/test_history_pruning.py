@@ -7,14 +7,17 @@ history kept still reads what it did before pruning."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 import psycopg
+import pytest
 
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryPatch, MemorySource, MemoryWrite, Owner, Scope
+from agent_memory.store import migrate
 from agent_memory.store.database import Database
 from tests.integration.conftest import on_database
 
@@ -27,9 +30,24 @@ def _age(url: str, sql: str, params: dict[str, object]) -> None:
         conn.execute(sql, params)  # type: ignore[arg-type]
 
 
+@pytest.fixture
+def history_url(create_database: Callable[[], str]) -> str:
+    """A database of the test's own: the sweep's progress is the database's, and these
+    tests move history back in time, which real writes never do."""
+    url = create_database()
+    migrate.upgrade(url)
+    return url
+
+
+async def prune(db: Database, limit: int = 100) -> int:
+    async with db.admin() as admin:
+        return await admin.expiry.prune_history(KEPT, limit)
+
+
 def test_old_events_are_pruned_but_each_memory_keeps_its_state_at_the_horizon(
-    store_url: str,
+    history_url: str,
 ) -> None:
+    store_url = history_url
     caller = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
     owner = Owner(Scope.AGENT, "planner")
 
@@ -57,11 +75,7 @@ def test_old_events_are_pruned_but_each_memory_keeps_its_state_at_the_horizon(
         {"t": caller.tenant_id},
     )
 
-    async def prune(db: Database) -> int:
-        async with db.admin() as admin:
-            return await admin.expiry.prune_history(KEPT, 100)
-
-    assert on_database(store_url, prune) >= 1
+    assert on_database(store_url, prune) == 2  # vim and emacs crossed the horizon
     with psycopg.connect(store_url) as conn:
         values = [
             r[0]
@@ -120,3 +134,61 @@ def test_a_block_keeps_its_versions_while_the_history_lasts(store_url: str) -> N
     )
     on_database(store_url, lambda db: write(db, 1))
     assert versions() == [3, 4, 5]
+
+
+def test_each_event_is_taken_once_in_the_order_it_aged_whatever_the_tenant(
+    history_url: str,
+) -> None:
+    """Events that stay as their memory's state at the horizon are not read again, so
+    another tenant's history behind them is pruned in its turn; a deleted memory's
+    events all go."""
+    first = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
+    second = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "bo")
+    owner = Owner(Scope.AGENT, "planner")
+
+    async def write(db: Database) -> tuple[uuid.UUID, uuid.UUID]:
+        async with db.transaction(first) as tx:
+            for n in range(3):
+                await tx.memories.write(MemoryWrite(owner, f"k{n}", MemorySource.MANUAL, "v"))
+        async with db.transaction(second) as tx:
+            written = await tx.memories.write(
+                MemoryWrite(owner, "editor", MemorySource.MANUAL, "vim")
+            )
+            gone = await tx.memories.write(MemoryWrite(owner, "desk", MemorySource.MANUAL, "C4"))
+            assert written is not None
+            assert gone is not None
+            await tx.memories.update(
+                written.memory.id, MemoryPatch(value="helix"), MemoryEventType.UPDATED
+            )
+            await tx.memories.delete(gone.memory.id)
+        return written.memory.id, gone.memory.id
+
+    kept_id, gone_id = on_database(history_url, write)
+    # The first tenant's three creations aged first; then the second tenant's history.
+    _age(
+        history_url,
+        """UPDATE memory_events SET occurred_at = occurred_at - CASE
+               WHEN tenant_id = %(first)s THEN interval '50 days' ELSE interval '45 days' END""",
+        {"first": first.tenant_id},
+    )
+
+    taken = []
+    for _ in range(10):
+        n = on_database(history_url, lambda db: prune(db, 2))
+        taken.append(n)
+        if n < 2:
+            break
+    assert sum(taken) == 3 + 4  # every aged event, each once
+    assert on_database(history_url, prune) == 0  # nothing is taken twice
+
+    def values(tenant: str) -> list[tuple[object, ...]]:
+        with psycopg.connect(history_url) as conn:
+            return conn.execute(
+                "SELECT memory_id, new_memory ->> 'value' FROM memory_events"
+                " WHERE tenant_id = %s ORDER BY occurred_at",
+                (tenant,),
+            ).fetchall()
+
+    assert len(values(first.tenant_id)) == 3  # each the state at the horizon
+    assert values(second.tenant_id) == [(kept_id, "helix")]
+    assert gone_id not in {m for m, _ in values(second.tenant_id)}

@@ -16,6 +16,7 @@ from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
 from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database, sqlalchemy_url
+from agent_memory.store.distribution import REFERENCE_TABLES
 from agent_memory.store.models import Base
 from tests.support import has_pgvector
 
@@ -77,8 +78,8 @@ def test_vectors_are_kept_at_half_precision_where_the_server_has_pgvector(
 
 
 def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:
-    """But the service's own tables (index workers, page token keys), which hold no
-    tenant's rows."""
+    """But the service's own tables (index workers, page token keys, the history
+    sweep's progress), which hold no tenant's rows."""
     migrate.upgrade(fresh_url)
     with psycopg.connect(fresh_url) as conn:
         rows = conn.execute(
@@ -101,7 +102,7 @@ def test_every_table_leads_with_tenant_id(fresh_url: str) -> None:
         ).fetchall()
     assert rows
     assert keys
-    own = {"index_workers", "page_token_keys"}
+    own = {t for t in REFERENCE_TABLES if "tenant_id" not in Base.metadata.tables[t].columns}
     assert all(column == "tenant_id" for table, column in rows if table not in own), rows
     assert all(column == "tenant_id" for table, column in keys if table not in own), keys
     assert own <= {table for table, _ in rows}

@@ -1191,11 +1191,13 @@ LIMIT %(tenants)s
 -- distribution.EXPIRED_TENANTS
 SELECT DISTINCT m.tenant_id FROM memories AS m WHERE m.expire_time <= now() LIMIT %(limit)s
 
--- distribution.HISTORY_TENANTS
-SELECT DISTINCT e.tenant_id FROM (
-    SELECT e.tenant_id FROM memory_events AS e
-    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
-    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+-- distribution.HISTORY_CROSSED
+SELECT e.tenant_id, e.memory_id, e.occurred_at, e.id, e.new_memory IS NULL AS gone
+FROM memory_events AS e
+WHERE (e.occurred_at, e.id) > (%(after_at)s, %(after_id)s)
+  AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+ORDER BY e.occurred_at, e.id
+LIMIT %(limit)s
 
 -- distribution.INDEXING_OVERVIEW
 SELECT (SELECT count(*) FROM (
@@ -1306,30 +1308,34 @@ WITH gone AS (
 )
 SELECT count(*) AS n FROM gone
 
--- history.HISTORY_TENANTS
-SELECT DISTINCT e.tenant_id FROM (
-    SELECT e.tenant_id FROM memory_events AS e
-    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
-    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+-- history.HISTORY_CROSSED
+SELECT e.tenant_id, e.memory_id, e.occurred_at, e.id, e.new_memory IS NULL AS gone
+FROM memory_events AS e
+WHERE (e.occurred_at, e.id) > (%(after_at)s, %(after_id)s)
+  AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+ORDER BY e.occurred_at, e.id
+LIMIT %(limit)s
+
+-- history.HISTORY_SWEEP_REACHED
+INSERT INTO history_sweep AS h (swept_at, swept_id) VALUES (%(at)s, %(id)s)
+ON CONFLICT (one) DO UPDATE SET swept_at = excluded.swept_at, swept_id = excluded.swept_id
+WHERE (h.swept_at, h.swept_id) < (excluded.swept_at, excluded.swept_id)
+
+-- history.HISTORY_SWEPT
+SELECT swept_at, swept_id FROM history_sweep
 
 -- history.PRUNE_EVENTS
-WITH old AS (
-    SELECT e.tenant_id, e.id FROM memory_events AS e
-    WHERE e.tenant_id = %(tenant_id)s
-      AND e.occurred_at < statement_timestamp() - %(kept)s::interval
-      AND EXISTS (
-          SELECT FROM memory_events AS n
-          WHERE n.tenant_id = e.tenant_id AND n.memory_id = e.memory_id
-            AND (n.occurred_at, n.id) > (e.occurred_at, e.id)
-            AND n.occurred_at < statement_timestamp() - %(kept)s::interval)
-    ORDER BY e.occurred_at LIMIT %(limit)s
+WITH crossed AS (
+    SELECT * FROM unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
+                         %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
 ),
-gone AS (
-    DELETE FROM memory_events AS e USING old
-    WHERE e.tenant_id = old.tenant_id AND e.id = old.id
+pruned AS (
+    DELETE FROM memory_events AS e USING crossed AS c
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
+      AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
     RETURNING 1
 )
-SELECT count(*) AS n FROM gone
+SELECT count(*) AS n FROM pruned
 
 -- indexing.BEAT
 WITH gone AS (
@@ -1515,30 +1521,34 @@ RETURNING tenant_id, id, user_id, secret_hash, name, created_at, revoked_at, rol
 -- memories.EXPIRED_TENANTS
 SELECT DISTINCT m.tenant_id FROM memories AS m WHERE m.expire_time <= now() LIMIT %(limit)s
 
--- memories.HISTORY_TENANTS
-SELECT DISTINCT e.tenant_id FROM (
-    SELECT e.tenant_id FROM memory_events AS e
-    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
-    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+-- memories.HISTORY_CROSSED
+SELECT e.tenant_id, e.memory_id, e.occurred_at, e.id, e.new_memory IS NULL AS gone
+FROM memory_events AS e
+WHERE (e.occurred_at, e.id) > (%(after_at)s, %(after_id)s)
+  AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+ORDER BY e.occurred_at, e.id
+LIMIT %(limit)s
+
+-- memories.HISTORY_SWEEP_REACHED
+INSERT INTO history_sweep AS h (swept_at, swept_id) VALUES (%(at)s, %(id)s)
+ON CONFLICT (one) DO UPDATE SET swept_at = excluded.swept_at, swept_id = excluded.swept_id
+WHERE (h.swept_at, h.swept_id) < (excluded.swept_at, excluded.swept_id)
+
+-- memories.HISTORY_SWEPT
+SELECT swept_at, swept_id FROM history_sweep
 
 -- memories.PRUNE_EVENTS
-WITH old AS (
-    SELECT e.tenant_id, e.id FROM memory_events AS e
-    WHERE e.tenant_id = %(tenant_id)s
-      AND e.occurred_at < statement_timestamp() - %(kept)s::interval
-      AND EXISTS (
-          SELECT FROM memory_events AS n
-          WHERE n.tenant_id = e.tenant_id AND n.memory_id = e.memory_id
-            AND (n.occurred_at, n.id) > (e.occurred_at, e.id)
-            AND n.occurred_at < statement_timestamp() - %(kept)s::interval)
-    ORDER BY e.occurred_at LIMIT %(limit)s
+WITH crossed AS (
+    SELECT * FROM unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
+                         %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
 ),
-gone AS (
-    DELETE FROM memory_events AS e USING old
-    WHERE e.tenant_id = old.tenant_id AND e.id = old.id
+pruned AS (
+    DELETE FROM memory_events AS e USING crossed AS c
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
+      AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
     RETURNING 1
 )
-SELECT count(*) AS n FROM gone
+SELECT count(*) AS n FROM pruned
 
 -- memories.SWEEP_EXPIRED
 WITH old AS (

@@ -66,18 +66,19 @@ class ExpirySweeper:
         return deleted
 
     async def prune_round(self) -> int:
-        """Delete the memory events older than the history kept (each memory keeps its
-        state at that horizon), batch after batch, as :meth:`sweep_round` does."""
+        """Prune the memory events that grew older than the history kept (each memory
+        keeps its state at that horizon), batch after batch, as :meth:`sweep_round`
+        does; how many events crossed the horizon."""
         batch = self._settings.expiry_sweep_batch
         kept = timedelta(days=self._settings.history_days)
-        pruned = 0
+        crossed = 0
         for _ in range(MAX_BATCHES_PER_ROUND):
             with suppress_instrumentation():
                 async with self._store.admin() as admin:
                     n = await admin.expiry.prune_history(kept, batch)
-            pruned += n
+            crossed += n
             if n < batch:
                 break
-        if pruned:
-            log.info("history: pruned %d memory events older than %s", pruned, kept)
-        return pruned
+        if crossed:
+            log.info("history: %d memory events grew older than %s", crossed, kept)
+        return crossed

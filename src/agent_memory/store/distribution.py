@@ -20,7 +20,7 @@ from typing import LiteralString
 import psycopg
 from psycopg import sql
 
-from agent_memory.store.history import HISTORY_TENANTS
+from agent_memory.store.history import HISTORY_CROSSED
 from agent_memory.store.indexing import INDEX_DISCOVERY, INDEXING_OVERVIEW
 from agent_memory.store.jobs import DUE_TENANTS
 from agent_memory.store.memories import EXPIRED_TENANTS
@@ -30,14 +30,14 @@ DISTRIBUTION_COLUMN = "tenant_id"
 # The table the others are colocated with.
 ANCHOR = "memories"
 # Read by key id to learn the caller's tenant: small, written rarely, on every worker;
-# and the service's own tables of index workers and of page token keys, which hold no
-# tenant's rows.
-REFERENCE_TABLES = ("api_keys", "index_workers", "page_token_keys")
+# and the service's own tables of index workers, of page token keys and of how far the
+# history sweep went, which hold no tenant's rows.
+REFERENCE_TABLES = ("api_keys", "index_workers", "page_token_keys", "history_sweep")
 # Reads across tenants that lock and change nothing (and the indexing gauges' count of
 # what waits); every other statement on a distributed table names its tenant.
 CROSS_TENANT_READS: tuple[LiteralString, ...] = (
     EXPIRED_TENANTS,
-    HISTORY_TENANTS,
+    HISTORY_CROSSED,
     DUE_TENANTS,
     *INDEX_DISCOVERY,
     INDEXING_OVERVIEW,

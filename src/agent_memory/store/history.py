@@ -90,33 +90,39 @@ def blocks_at(label: LiteralString, keys: LiteralString) -> LiteralString:
     ORDER BY v.user_id, v.scope, v.agent_id, v.version DESC)"""
 
 
-# The tenants holding memory events older than the history kept, the oldest first.
-HISTORY_TENANTS: LiteralString = """
-SELECT DISTINCT e.tenant_id FROM (
-    SELECT e.tenant_id FROM memory_events AS e
-    WHERE e.occurred_at < statement_timestamp() - %(kept)s::interval
-    ORDER BY e.occurred_at LIMIT %(limit)s) AS e
+# Where the last sweep of the history stopped (no row: nowhere yet).
+HISTORY_SWEPT: LiteralString = "SELECT swept_at, swept_id FROM history_sweep"
+# The events that crossed the horizon of the history kept since then, in the order they
+# did (across tenants: a read that locks nothing).
+HISTORY_CROSSED: LiteralString = """
+SELECT e.tenant_id, e.memory_id, e.occurred_at, e.id, e.new_memory IS NULL AS gone
+FROM memory_events AS e
+WHERE (e.occurred_at, e.id) > (%(after_at)s, %(after_id)s)
+  AND e.occurred_at < statement_timestamp() - %(kept)s::interval
+ORDER BY e.occurred_at, e.id
+LIMIT %(limit)s
 """
-# One tenant's events older than the history kept, but for each memory's newest among
-# them (its state at the horizon, which as-of reads start from), a batch at a time.
+# Of one tenant's crossed events, each is now its memory's state at the horizon: the
+# memory's older events go, and so does the event itself where it left no memory (a
+# deletion, or a tombstone of expiry or forgetting).
 PRUNE_EVENTS: LiteralString = """
-WITH old AS (
-    SELECT e.tenant_id, e.id FROM memory_events AS e
-    WHERE e.tenant_id = %(tenant_id)s
-      AND e.occurred_at < statement_timestamp() - %(kept)s::interval
-      AND EXISTS (
-          SELECT FROM memory_events AS n
-          WHERE n.tenant_id = e.tenant_id AND n.memory_id = e.memory_id
-            AND (n.occurred_at, n.id) > (e.occurred_at, e.id)
-            AND n.occurred_at < statement_timestamp() - %(kept)s::interval)
-    ORDER BY e.occurred_at LIMIT %(limit)s
+WITH crossed AS (
+    SELECT * FROM unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
+                         %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
 ),
-gone AS (
-    DELETE FROM memory_events AS e USING old
-    WHERE e.tenant_id = old.tenant_id AND e.id = old.id
+pruned AS (
+    DELETE FROM memory_events AS e USING crossed AS c
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
+      AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
     RETURNING 1
 )
-SELECT count(*) AS n FROM gone
+SELECT count(*) AS n FROM pruned
+"""
+# The sweep has gone as far as this event (never back: sweeps may overlap).
+HISTORY_SWEEP_REACHED: LiteralString = """
+INSERT INTO history_sweep AS h (swept_at, swept_id) VALUES (%(at)s, %(id)s)
+ON CONFLICT (one) DO UPDATE SET swept_at = excluded.swept_at, swept_id = excluded.swept_id
+WHERE (h.swept_at, h.swept_id) < (excluded.swept_at, excluded.swept_id)
 """
 
 # The core blocks a render shows, as of then (the keys as prompts.py names them).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, LiteralString
 
 import psycopg
@@ -63,7 +63,9 @@ from agent_memory.store.columns import (
 from agent_memory.store.history import (
     BY_ID,
     BY_OWNER,
-    HISTORY_TENANTS,
+    HISTORY_CROSSED,
+    HISTORY_SWEEP_REACHED,
+    HISTORY_SWEPT,
     PRUNE_EVENTS,
     at_instant,
     snapshot,
@@ -85,6 +87,7 @@ from agent_memory.store.models import MemoryRow
 from agent_memory.store.repositories import ExpirySweep, MemoryRepository
 from agent_memory.store.sql import (
     Connection,
+    Row,
     execute,
     fetch_all,
     fetch_one,
@@ -821,23 +824,45 @@ class PgMemories(MemoryRepository):
         ]
 
 
+# Where a sweep of the history starts when none has run: before every event.
+_DAWN = datetime.min.replace(tzinfo=UTC)
+_NO_ID = uuid.UUID(int=0)
+# A crossed event's columns, as the arrays the pruning statement takes.
+_CROSSED_COLUMNS = {"memory_ids": "memory_id", "ats": "occurred_at", "ids": "id", "gone": "gone"}
+
+
 class PgExpirySweep(ExpirySweep):
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     async def prune_history(self, kept: timedelta, limit: int) -> int:
-        pruned = 0
-        params: dict[str, Any] = {"kept": kept, "limit": limit}
-        for tenant in await fetch_all(self._conn, HISTORY_TENANTS, params):
-            row = await fetch_one(
+        swept = await fetch_one(self._conn, HISTORY_SWEPT, {})
+        after = (swept["swept_at"], swept["swept_id"]) if swept else (_DAWN, _NO_ID)
+        crossed = await fetch_all(
+            self._conn,
+            HISTORY_CROSSED,
+            {"after_at": after[0], "after_id": after[1], "kept": kept, "limit": limit},
+        )
+        by_tenant: dict[str, list[Row]] = {}
+        for event in crossed:
+            by_tenant.setdefault(event["tenant_id"], []).append(event)
+        for tenant, events in by_tenant.items():
+            await execute(
                 self._conn,
                 PRUNE_EVENTS,
-                {**params, "tenant_id": tenant["tenant_id"], "limit": limit - pruned},
+                {
+                    "tenant_id": tenant,
+                    **{
+                        name: [e[column] for e in events]
+                        for name, column in _CROSSED_COLUMNS.items()
+                    },
+                },
             )
-            pruned += int(row["n"]) if row else 0
-            if pruned >= limit:
-                break
-        return pruned
+        if crossed:
+            last = crossed[-1]
+            reached = {"at": last["occurred_at"], "id": last["id"]}
+            await execute(self._conn, HISTORY_SWEEP_REACHED, reached)
+        return len(crossed)
 
     async def sweep(self, limit: int) -> int:
         swept = 0

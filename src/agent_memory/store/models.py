@@ -321,10 +321,9 @@ class MemoryEventRow(Base):
 
     __table_args__ = (
         Index("ix_memory_events_memory", "tenant_id", "memory_id", "occurred_at", "id"),
-        # The sweeper prunes history older than it keeps: a tenant's oldest events, and
-        # the tenants holding any.
-        Index("ix_memory_events_time", "tenant_id", "occurred_at"),
-        Index("ix_memory_events_at", "occurred_at"),
+        # The sweeper reads the events that crossed the horizon of the history kept, in
+        # the order they did, after the point its last sweep reached.
+        Index("ix_memory_events_at", "occurred_at", "id"),
         # Forgetting finds a subject's events by the owner their snapshots name.
         Index(
             "ix_memory_events_owner",
@@ -632,6 +631,23 @@ class IndexWorkerRow(Base):
     seen_at: Mapped[datetime] = mapped_column(
         Timestamp, server_default=func.now(), info=policy(OUTPUT)
     )
+
+
+class HistorySweepRow(Base):
+    """How far the history sweep has gone: the service's own, no tenant's row, and only
+    one. Events at or before (``swept_at``, ``swept_id``) have crossed the horizon of the
+    history kept and been pruned against; events are written at the time they record,
+    so none arrives behind this point later."""
+
+    __tablename__ = "history_sweep"
+
+    one: Mapped[bool] = mapped_column(
+        primary_key=True, server_default=text("true"), info=policy(WRITTEN)
+    )
+    swept_at: Mapped[datetime] = mapped_column(Timestamp, info=policy(WRITTEN))
+    swept_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), info=policy(WRITTEN))
+
+    __table_args__ = (CheckConstraint("one", name="one"),)
 
 
 class PageTokenKeyRow(Base):

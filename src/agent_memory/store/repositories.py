@@ -750,9 +750,11 @@ class ExpirySweep(ABC):
 
     @abstractmethod
     async def prune_history(self, kept: timedelta, limit: int) -> int:
-        """Delete up to ``limit`` memory events older than ``kept``, the oldest first,
-        but for each memory's newest of those (its state then, which as-of reads start
-        from); how many."""
+        """Take up to ``limit`` memory events that have grown older than ``kept`` since
+        the last sweep, in the order they did: each becomes its memory's state at that
+        horizon (which as-of reads start from), and its memory's older events are
+        deleted, the event too where it left no memory. How many events were taken: each
+        is taken once, whatever other sweeps run beside this one."""
 
 
 @dataclass(frozen=True)

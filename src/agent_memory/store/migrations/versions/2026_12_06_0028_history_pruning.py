@@ -1,5 +1,6 @@
-"""Memory events by time: the sweeper finds those older than the history kept through
-an index, per tenant and across tenants, instead of reading every event.
+"""Memory events by time, and how far the sweeper has pruned them: each event that
+crosses the horizon of the history kept is read once, in time order through an index,
+after the point the last sweep reached (``history_sweep``, one row).
 
 Revision ID: 0028
 Revises: 0025
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0028"
@@ -19,10 +21,17 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_index("ix_memory_events_time", "memory_events", ["tenant_id", "occurred_at"])
-    op.create_index("ix_memory_events_at", "memory_events", ["occurred_at"])
+    op.create_index("ix_memory_events_at", "memory_events", ["occurred_at", "id"])
+    op.create_table(
+        "history_sweep",
+        sa.Column("one", sa.Boolean(), server_default=sa.text("true"), nullable=False),
+        sa.Column("swept_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("swept_id", sa.Uuid(), nullable=False),
+        sa.CheckConstraint("one", name=op.f("ck_history_sweep_one")),
+        sa.PrimaryKeyConstraint("one", name=op.f("pk_history_sweep")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("history_sweep")
     op.drop_index("ix_memory_events_at", table_name="memory_events")
-    op.drop_index("ix_memory_events_time", table_name="memory_events")
