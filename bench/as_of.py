@@ -4,13 +4,15 @@ and a render as of a past run's render time beside a render of now, on the same 
 
 The service runs as in production (``agent-memory serve``, API keys on, the local
 model) on an embedded PostgreSQL in a scratch folder. One user's agent goes through a
-"day": ``--memories`` memories written, each changed ``--changes`` times (value, pin or
-expiry), and its core block rewritten ``--block-writes`` times; the storage of that
+"day": ``--memories`` memories written, each changed ``--changes`` times (its value or
+its pin), and its core block rewritten ``--block-writes`` times; the storage of that
 day's history (the user's memory events and block versions, as PostgreSQL stores them)
 is set beside the memories and blocks themselves. A run renders at mid-day, then
 RenderPrompt is timed ``--renders`` times one after another, as of now and as of that
-run's render time, with the bytes of the past render checked against the run's; the
-baseline is the minimal SQL of the current render's memory listing through psycopg.
+run's render time, with the bytes of the past render checked against the run's. Each is
+set beside its limit: the lower of its minimal SQL through psycopg (the listing of now;
+for the past, each memory's newest event by then) and a null gRPC server answering the
+same client.
 
 Run (about a minute on two cores):
 
@@ -22,16 +24,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC
 
 import grpc
 import psycopg
 from google.protobuf import field_mask_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 from loadkit.harness import Run, create_keys, run_main
-from loadkit.processes import EmbeddedDatabase, start_service
+from loadkit.processes import (
+    Child,
+    EmbeddedDatabase,
+    ProcessSampler,
+    start_null_server,
+    start_service,
+)
 from loadkit.workloads import TENANT, Stubs
 
 from agentmemory.v1 import block_pb2, memory_pb2
@@ -55,12 +63,20 @@ SELECT
   (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM blocks AS b
    WHERE b.tenant_id = %(t)s) AS blocks
 """
-# The memory listing a render reads, as plainly as SQL says it.
-_MINIMAL = """
+# The memory listing a render of now reads, as plainly as SQL says it.
+_MINIMAL_NOW = """
 SELECT key, value, source, pinned, importance, updated_at FROM memories
 WHERE tenant_id = %(t)s AND scope = 'agent' AND owner_id = %(a)s
   AND superseded_by IS NULL AND (expire_time IS NULL OR expire_time > now())
 ORDER BY pinned DESC, importance DESC, key LIMIT 50
+"""
+# What a render as of an instant must read at least: each of the agent's memories'
+# newest event by then, through the events' index by owner.
+_MINIMAL_AS_OF = """
+SELECT DISTINCT ON (memory_id) new_memory FROM memory_events
+WHERE tenant_id = %(t)s AND (coalesce(new_memory, old_memory) ->> 'owner_id') = %(a)s
+  AND occurred_at <= %(at)s
+ORDER BY memory_id, occurred_at DESC, id DESC
 """
 
 
@@ -69,8 +85,12 @@ def _ms(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+def _rate(samples: list[float]) -> float:
+    return len(samples) / sum(samples)
+
+
 def _row(name: str, samples: list[float]) -> str:
-    rate = len(samples) / sum(samples)
+    rate = _rate(samples)
     return (
         f"| {name:<34} | {rate:>8.0f} | {_ms(samples, 0.5):>6.2f} | {_ms(samples, 0.95):>6.2f}"
         f" | {_ms(samples, 0.99):>6.2f} |"
@@ -145,6 +165,7 @@ async def _day(
 
 async def _bench(run: Run, args: argparse.Namespace) -> None:
     service = start_service(run.scratch, workers=1, pool_size=4, archival_chars=8000)
+    null: Child | None = None
     db: EmbeddedDatabase | None = None
     try:
         address = service.wait_ready(300)
@@ -165,21 +186,37 @@ async def _bench(run: Run, args: argparse.Namespace) -> None:
             )
             replayed = await stubs.recall.RenderPrompt(past_request, metadata=auth)
             same = replayed.system_prompt == run_prompt.system_prompt
-            now = await _timed(
-                args.renders, lambda: stubs.recall.RenderPrompt(now_request, metadata=auth)
-            )
-            past = await _timed(
-                args.renders, lambda: stubs.recall.RenderPrompt(past_request, metadata=auth)
-            )
-        with psycopg.connect(db.url, autocommit=True) as conn:
-            size = conn.execute(_STORAGE, {"t": TENANT}).fetchone()
+            with ProcessSampler(service.pids()) as sampler:
+                now = await _timed(
+                    args.renders, lambda: stubs.recall.RenderPrompt(now_request, metadata=auth)
+                )
+                past = await _timed(
+                    args.renders, lambda: stubs.recall.RenderPrompt(past_request, metadata=auth)
+                )
+        at = run_prompt.render_time.ToDatetime(tzinfo=UTC)
+        async with await psycopg.AsyncConnection.connect(db.url, autocommit=True) as conn:
+            size = await (await conn.execute(_STORAGE, {"t": TENANT})).fetchone()
             assert size is not None
 
-            async def minimal() -> None:
-                conn.execute(_MINIMAL, {"t": TENANT, "a": AGENT}).fetchall()
+            async def minimal(sql: str, params: dict[str, object]) -> None:
+                await (await conn.execute(sql, params)).fetchall()  # type: ignore[arg-type]
 
-            baseline = await _timed(args.renders, minimal)
+            sql_now = await _timed(
+                args.renders, lambda: minimal(_MINIMAL_NOW, {"t": TENANT, "a": AGENT})
+            )
+            sql_as_of = await _timed(
+                args.renders, lambda: minimal(_MINIMAL_AS_OF, {"t": TENANT, "a": AGENT, "at": at})
+            )
+        # The same client against a server that answers at once: gRPC's own limit.
+        null = start_null_server(1)
+        async with grpc.aio.insecure_channel(null.wait_ready(120)) as channel:
+            stubs = Stubs.of(channel)
+            nothing = await _timed(
+                args.renders, lambda: stubs.recall.RenderPrompt(past_request, metadata=auth)
+            )
     finally:
+        if null is not None:
+            null.stop()
         service.stop()
         if db is not None:
             db.close()
@@ -204,14 +241,30 @@ async def _bench(run: Run, args: argparse.Namespace) -> None:
         f" Kept 90 days (MEMORY_HISTORY_DAYS' default), such days hold about "
         f"{(events + versions) * 90 / 2**20:,.0f} MiB of history for this agent.\n"
     )
-    print(f"## RenderPrompt as of a past run (sequential, {args.renders} calls each)\n")
+    print(f"## RenderPrompt, now and as of a past run ({args.renders} calls one after another)\n")
+    print(
+        "Limit: the lower of the read's minimal SQL through psycopg and a null gRPC server "
+        "with the same client.\n"
+    )
     print("| read | calls/s | p50 ms | p95 ms | p99 ms |")
     print("|---|---:|---:|---:|---:|")
-    print(_row("render now", now))
-    print(_row("render as of the run's render_time", past))
-    print(_row("minimal SQL: the listing (psycopg)", baseline))
+    for name, samples in (
+        ("render now", now),
+        ("render as of the run's render_time", past),
+        ("minimal SQL of now (psycopg)", sql_now),
+        ("minimal SQL as of then (psycopg)", sql_as_of),
+        ("null gRPC server", nothing),
+    ):
+        print(_row(name, samples))
+    print()
+    for name, service_samples, sql_samples in (
+        ("now", now, sql_now),
+        ("as of then", past, sql_as_of),
+    ):
+        limit = min(_rate(sql_samples), _rate(nothing))
+        print(f"- Render {name} / limit: {_rate(service_samples) / limit:.2f}")
     print(
-        f"\nAs of / now, p50: {statistics.median(past) / statistics.median(now):.2f}x. "
+        f"- Peak RSS of the service: {sampler.peak_per_process / 2**20:,.0f} MB. "
         f"The replay gave the run's bytes: {'yes' if same else 'NO'}."
     )
     print(run.machine(f"psycopg {psycopg.__version__}"))
