@@ -1948,11 +1948,11 @@ LIMIT %(limit)s
 -- memories._MARK_USED
     UPDATE memories AS used
     SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
-    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+    WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
         SELECT x.id FROM memories AS x
-        WHERE x.tenant_id = %(tenant_id)s AND x.id IN (SELECT unnest(%(ids)s::uuid[]))
-          AND (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
-        FOR UPDATE SKIP LOCKED)
+        WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(SELECT unnest(%(ids)s::uuid[])))
+          AND coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
+        FOR UPDATE SKIP LOCKED))
 
 -- memories._MATCHING
 SELECT count(*) AS n FROM memories AS m
@@ -3263,11 +3263,11 @@ WITH settings AS(
   ARRAY(
   SELECT id
   FROM agent_rows
-  WHERE(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute')
+  WHERE coalesce(last_used_time,'-infinity')< clock_timestamp()- interval '60s'
   UNION ALL
   SELECT id
   FROM workspace_rows
-  WHERE(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute'))AS unmarked
+  WHERE coalesce(last_used_time,'-infinity')< clock_timestamp()- interval '60s')AS unmarked
   FROM settings
 
 -- prompts._PLAIN[True]
@@ -3314,15 +3314,16 @@ WITH settings AS(
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
   LIMIT %(workspace_cap)s),used AS(UPDATE memories AS used
   SET last_used_time = clock_timestamp(),expire_time = expiry_after_use(used)
-  WHERE used.tenant_id = %(tenant_id)s AND used.id IN(
+  WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
   SELECT x.id
   FROM memories AS x
-  WHERE x.tenant_id = %(tenant_id)s AND x.id IN(
+  WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(
   SELECT id
   FROM agent_rows
   UNION ALL
   SELECT id
-  FROM workspace_rows)AND(last_used_time IS NULL OR last_used_time < clock_timestamp()- interval '1 minute')FOR UPDATE SKIP LOCKED))
+  FROM workspace_rows))AND coalesce(last_used_time,
+  '-infinity')< clock_timestamp()- interval '60s' FOR UPDATE SKIP LOCKED)))
   SELECT settings.memory_enabled,(
   SELECT json_object_agg(scope,content)
   FROM blocks
@@ -3505,11 +3506,11 @@ SELECT
 ARRAY(
   SELECT id
   FROM agent_rows
-  WHERE (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
+  WHERE coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
   UNION ALL
   SELECT id
   FROM workspace_rows
-  WHERE (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')) AS unmarked
+  WHERE coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s') AS unmarked
 
 -- prompts._READ[True]
 WITH settings AS (
@@ -3560,16 +3561,16 @@ workspace_rows AS (
 used AS (
     UPDATE memories AS used
     SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
-    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+    WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
         SELECT x.id FROM memories AS x
-        WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
+        WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(
           SELECT id
           FROM agent_rows
           UNION ALL
           SELECT id
-          FROM workspace_rows)
-          AND (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
-        FOR UPDATE SKIP LOCKED))
+          FROM workspace_rows))
+          AND coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
+        FOR UPDATE SKIP LOCKED)))
 SELECT
     settings.memory_enabled,
     (
@@ -3821,11 +3822,11 @@ SELECT id FROM agent_rows UNION ALL SELECT id FROM workspace_rows
 -- prompts._SHOWN_STALE
 SELECT id
   FROM agent_rows
-  WHERE (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
+  WHERE coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
   UNION ALL
   SELECT id
   FROM workspace_rows
-  WHERE (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
+  WHERE coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
 
 -- recall.FUSE
 WITH lexical AS (
@@ -5335,14 +5336,14 @@ found AS (
 used AS (
     UPDATE memories AS used
     SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
-    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+    WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
         SELECT x.id FROM memories AS x
-        WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
+        WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(
           SELECT memory_id
           FROM found
-          WHERE memory_id IS NOT NULL)
-          AND (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
-        FOR UPDATE SKIP LOCKED))
+          WHERE memory_id IS NOT NULL))
+          AND coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
+        FOR UPDATE SKIP LOCKED)))
 SELECT * FROM found ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
 
 -- recall.RECALL_RANK
@@ -5570,14 +5571,14 @@ found AS (
 used AS (
     UPDATE memories AS used
     SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
-    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+    WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
         SELECT x.id FROM memories AS x
-        WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
+        WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(
           SELECT memory_id
           FROM found
-          WHERE memory_id IS NOT NULL)
-          AND (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
-        FOR UPDATE SKIP LOCKED))
+          WHERE memory_id IS NOT NULL))
+          AND coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
+        FOR UPDATE SKIP LOCKED)))
 SELECT (SELECT memories FROM scanned) AS memories_scanned,
        (SELECT lines FROM scanned) AS lines_scanned,
        (SELECT lines FROM sizes)::bigint AS line_count,
@@ -5812,14 +5813,14 @@ found AS (
 used AS (
     UPDATE memories AS used
     SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
-    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+    WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
         SELECT x.id FROM memories AS x
-        WHERE x.tenant_id = %(tenant_id)s AND x.id IN (
+        WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(
           SELECT memory_id
           FROM found
-          WHERE memory_id IS NOT NULL)
-          AND (last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')
-        FOR UPDATE SKIP LOCKED))
+          WHERE memory_id IS NOT NULL))
+          AND coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'
+        FOR UPDATE SKIP LOCKED)))
 SELECT (SELECT memories FROM scanned) AS memories_scanned,
        (SELECT lines FROM scanned) AS lines_scanned,
        (SELECT lines FROM sizes)::bigint AS line_count,

@@ -153,7 +153,7 @@ def workspace_order(a: LiteralString) -> LiteralString:
 
 # A row whose use is worth writing: never marked, or not within the last minute.
 STALE_USE: LiteralString = (
-    "(last_used_time IS NULL OR last_used_time < clock_timestamp() - interval '1 minute')"
+    "coalesce(last_used_time, '-infinity') < clock_timestamp() - interval '60s'"
 )
 
 
@@ -166,12 +166,16 @@ def mark_used(ids: LiteralString) -> LiteralString:
     are rows marked within the last minute. Neither the version nor ``updated_at``
     changes, and no event is written. A row that expires keeps at least its owner's
     expiry slide past the use (``expiry_after_use``, a function of the schema: the
-    render's statement holds this one and stays short)."""
+    render's statement holds this one and stays short).
+
+    The ids go in as arrays, each made once: every row is then reached by its key,
+    whatever the planner guesses of the rows' numbers (with no statistics yet, it took
+    ``IN (subquery)`` for one row and read the tenant's memories once per shown row)."""
     return f"""
     UPDATE memories AS used
     SET last_used_time = clock_timestamp(), expire_time = expiry_after_use(used)
-    WHERE used.tenant_id = %(tenant_id)s AND used.id IN (
+    WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
         SELECT x.id FROM memories AS x
-        WHERE x.tenant_id = %(tenant_id)s AND x.id IN ({ids})
+        WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY({ids}))
           AND {STALE_USE}
-        FOR UPDATE SKIP LOCKED)"""
+        FOR UPDATE SKIP LOCKED))"""
