@@ -47,7 +47,7 @@ from agent_memory.domain.memory import (
 from agent_memory.domain.recall import Meaning, PromptRead, RankQuery
 from agent_memory.domain.transfer import UserBlock
 from agent_memory.service.memories import write_by_key
-from agent_memory.store import migrate
+from agent_memory.store import memory_sql, migrate
 from agent_memory.store.database import Database
 from agent_memory.store.repositories import Lock, Tx
 from tests.integration.conftest import on_database
@@ -758,3 +758,46 @@ def test_statements_already_prepared_survive_a_migration_that_adds_columns(
         await every_repository(db, 2)
 
     on_database(url, body, pool_size=1)
+
+
+def test_marking_what_was_shown_reads_each_row_by_its_key_without_statistics(
+    create_database: Callable[[], str], caller: Principal
+) -> None:
+    """In a database never analyzed, marking 40 of an agent's 200 memories as used
+    reads the memories once, not once per marked memory: the plan does not hang on
+    the planner's guess that there is one row of each."""
+    url = create_database()
+    migrate.upgrade(url)
+    owner = Owner(Scope.AGENT, "planner")
+
+    async def body(db: Database) -> list[uuid.UUID]:
+        async with db.transaction(caller) as tx:
+            ids = []
+            for n in range(200):
+                written = await tx.memories.write(
+                    MemoryWrite(owner, f"k{n:03d}", MemorySource.MANUAL, "v")
+                )
+                assert written is not None
+                ids.append(written.memory.id)
+        return ids[::5]
+
+    shown = on_database(url, body)
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = psycopg.ClientCursor(conn)
+        statement = cursor.mogrify(
+            memory_sql.mark_used("SELECT unnest(%(ids)s::uuid[])"),
+            {"tenant_id": caller.tenant_id, "ids": shown},
+        )
+        row = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement).fetchone()
+    assert row is not None
+
+    def nodes(plan: dict[str, object]) -> list[dict[str, object]]:
+        children = plan.get("Plans", [])
+        assert isinstance(children, list)
+        return [plan, *(n for child in children for n in nodes(child))]
+
+    scans = [n for n in nodes(row[0][0]["Plan"]) if n.get("Relation Name") == "memories"]
+    # Each read of the memories runs once: none again for every shown row.
+    assert scans
+    assert all(n["Actual Loops"] == 1 for n in scans), scans
+    assert rows(url, "SELECT count(*) FROM memories WHERE last_used_time IS NOT NULL") == [(40,)]
