@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, fields
-from typing import Any, LiteralString
+from typing import Any, LiteralString, TypeVar
 
 from agent_memory.domain.agents import AgentSettings, WorkspaceSettings
 from agent_memory.domain.identity import Principal
@@ -53,14 +53,12 @@ _GET_WORKSPACE, _GET_WORKSPACE_LOCKED, _PUT_WORKSPACE = (
 )
 
 
-def settings_from_row(row: Row) -> AgentSettings:
-    """The settings as stored: each field of :class:`AgentSettings` from its column."""
-    return AgentSettings(**{f.name: row[f.name] for f in fields(AgentSettings)})
+Settings = TypeVar("Settings", AgentSettings, WorkspaceSettings)
 
 
-def workspace_settings_from_row(row: Row) -> WorkspaceSettings:
-    """As :func:`settings_from_row`, for a workspace."""
-    return WorkspaceSettings(**{f.name: row[f.name] for f in fields(WorkspaceSettings)})
+def settings_from_row(kind: type[Settings], row: Row) -> Settings:
+    """The settings as stored: each field of ``kind`` from its column."""
+    return kind(**{f.name: row[f.name] for f in fields(kind)})
 
 
 class PgAgents(AgentRepository):
@@ -71,12 +69,12 @@ class PgAgents(AgentRepository):
     async def get(self, agent_id: str, *, lock: bool = False) -> AgentSettings:
         params = {"tenant_id": self._principal.tenant_id, "agent_id": agent_id}
         row = await fetch_one(self._conn, _GET_LOCKED if lock else _GET, params)
-        return settings_from_row(row) if row else AgentSettings(agent_id=agent_id)
+        return settings_from_row(AgentSettings, row) if row else AgentSettings(agent_id)
 
     async def put(self, settings: AgentSettings) -> AgentSettings:
         row = await fetch_one(self._conn, _PUT, _params(settings, self._principal))
         assert row is not None  # an upsert always returns its row
-        return settings_from_row(row)
+        return settings_from_row(AgentSettings, row)
 
 
 class PgWorkspaces(WorkspaceRepository):
@@ -88,12 +86,12 @@ class PgWorkspaces(WorkspaceRepository):
         params = {"tenant_id": self._principal.tenant_id, "workspace_id": workspace_id}
         sql = _GET_WORKSPACE_LOCKED if lock else _GET_WORKSPACE
         row = await fetch_one(self._conn, sql, params)
-        return workspace_settings_from_row(row) if row else WorkspaceSettings(workspace_id)
+        return settings_from_row(WorkspaceSettings, row) if row else WorkspaceSettings(workspace_id)
 
     async def put(self, settings: WorkspaceSettings) -> WorkspaceSettings:
         row = await fetch_one(self._conn, _PUT_WORKSPACE, _params(settings, self._principal))
         assert row is not None  # an upsert always returns its row
-        return workspace_settings_from_row(row)
+        return settings_from_row(WorkspaceSettings, row)
 
 
 def _params(settings: AgentSettings | WorkspaceSettings, principal: Principal) -> dict[str, Any]:
