@@ -525,12 +525,20 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # refused none. Its author also wrote the round's words: nouns only where a tuning
 # batch used them, but each language's copulas and prepositions whole, without those
 # batch e did not use 66 of 98 (67%). Recall in the other languages is short of the
-# target. It stays held out until a new batch is written.
+# target. The sixth round tuned the rules on all of it, so it is tuning data from then
+# on. Batch "g" was written for the sixth round before any of its rule changes, and held
+# out from them, by an author who had read neither the rules nor any earlier batch: in
+# thirty-five languages, nine of them new to the corpus. Before the round the rules found
+# 113 of its 161 credentials (70%); after it, 116 (72%): 24 of 26 in the tuning
+# languages, 80 of 99 in languages an earlier batch has, 12 of 36 in the nine new ones
+# (whose words for passwords, codes and ids the vocabulary lacks). They refused none of
+# its 161 look-alikes. Recall is short of the target. It stays held out until a new
+# batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b", "c", "d", "e"})
+TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"

@@ -71,6 +71,7 @@ from stdnum.mx import curp
 from stdnum.my import nric
 from stdnum.nl import bsn
 from stdnum.no import fodselsnummer
+from stdnum.pk import cnic
 from stdnum.pl import pesel
 from stdnum.pt import nif as pt_nif
 from stdnum.ro import cnp
@@ -225,6 +226,12 @@ _VOCABULARY: list[_Term] = [
         (r"كلمة (?:المرور|السر)", "كلمة"),  # ar
         (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
+        (r"лозинк(?:а|у|е|ом|и)", "лозинк"),  # sr (Cyrillic)
+        (r"nenosiri", "nenosiri"),  # sw
+        (r"পাসওয়ার্ড", "পাসওয়ার্ড"),  # bn
+        (r"(?:رمز|کلمه)[ \t\u200c]عبور", "عبور"),  # fa
+        (r"پسورد", "پسورد"),
+        (r"پاس[ \t]?ورڈ", "پاس"),  # ur
     ),
     *_terms(
         _PASSWORD,
@@ -261,7 +268,11 @@ _VOCABULARY: list[_Term] = [
         (r"kód(?:u|em|ja|ot)?", "kód"),  # cs, sk, hu
         (r"mã", "mã"),  # vi
         (r"कोड", "कोड"),  # hi
-        (r"код(?:а|у|ом)?", "код"),  # ru
+        (r"код(?:а|у|ом|ът)?", "код"),  # ru, bg
+        (r"cod(?:ul|ului)", "cod"),  # ro
+        (r"کد", "کد"),  # fa
+        (r"কোড", "কোড"),  # bn
+        (r"namba[ \t]ya[ \t]siri", "namba"),  # sw
         (r"combinations?", "combination"),  # en
         (r"combos?", "combo"),
         (r"combinaç(?:ão|ões)|combinación|combinaison|combinazione|combinatie", "combina"),
@@ -276,6 +287,7 @@ _VOCABULARY: list[_Term] = [
         (r"kode(?:n)?", "kode"),  # da, no (dørkoden)
         (r"koodi(?:n|a)?", "koodi"),  # fi (ovikoodi)
         (r"kood(?:i|id)?", "kood"),  # et (uksekood)
+        (r"kód(?:ja|ját|ot)?", "kód"),  # hu (kapukódja)
     ),
     *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼", "รหัส"))),
     # "number": a code only where a lock is named with it (``オートロックの番号``)
@@ -291,7 +303,11 @@ _VOCABULARY: list[_Term] = [
             "pin",
         ),
         (r"pincode|pinkod(?:en)?", "pin"),
-        (r"пин(?:-?код(?:а|у)?)?", "пин"),
+        (r"пин(?:[ \-]?код(?:ът|а|у|ом)?)?", "пин"),  # ru, bg
+        (r"пін(?:[ \-]?код(?:у|ом)?)?", "пін"),  # uk
+        (r"m-?pin", "pin"),  # a mobile wallet's PIN
+        (r"পিন", "পিন"),  # bn
+        (r"پن", "پن"),  # ur
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
         (r"पिन", "पिन"),  # hi
         (rf"{_HE_CLITICS}קוד(?: ה)?סודי", "קוד"),  # he: a card's secret code
@@ -504,7 +520,7 @@ _LOCK_STEM_WORDS = (
     # sv, da, no
     "dörr larm kassaskåp hänglås dør pengeskab "
     # id
-    "pintu gerbang pagar brankas gembok "
+    "pintu gerbang pagar brankas gembok akses "
     # cs, sk
     "vchod dveř dveře brán branka trezor zámek zámku domovní "
     # fi
@@ -527,6 +543,10 @@ _LOCK_STEM_WORDS = (
     "laiptin vart signalizacij spyn garaž durv vārt signalizācij slēdzen garāž "
     # ms, tl
     "penggera pinto pintuan kandado "
+    # sw, bn, fa, ur
+    "geti mlango kufuli "
+    "پارکینگ درب قفل گاوصندوق دزدگیر "
+    "گیٹ دروازہ تالا "
     # he, ar: each with what is written joined before it
     + _with_clitics("דלת שער כניסה אזעקה כספת מנעול", _HE_PREFIXES)
     + " "
@@ -548,6 +568,8 @@ _LOCK_CJK = (
     *("ประตู", "เซฟ", "กุญแจ", "สัญญาณกันขโมย", "ล็อก", "ล็อค"),
     # Devanagari, whose vowel signs split its words for the patterns here
     *("गेट", "दरवाज", "ताला", "तिजोरी", "अलार्म"),
+    # Bengali, the same
+    *("গেট", "দরজা", "তালা", "লকার", "অ্যালার্ম"),
 )
 # "Number" words, a code only with a lock that opens with one; and what else a lock word
 # near them numbers: a locker, a key, a gate or a room (``ロッカーの番号``: which locker).
@@ -557,6 +579,7 @@ _NUMBERED_THINGS = ("ロッカー", "鍵", "門", "部屋", "号室", "사물함
 _CARD_STEM_WORDS = (
     "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
     "bancomat visa mastercard amex debit credit crédito débito targeta targetes kartic kortel "
+    "kadi thẻ کارت کارڈ "
     + _with_clitics("כרטיס אשראי", _HE_PREFIXES)
     + " "
     + _with_clitics("بطاق", _AR_PREFIXES)
@@ -565,7 +588,7 @@ _CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
 # Words for a card too short to stand for their stem (``PIN ATM``).
 _CARD_WORDS_WHOLE = frozenset({"atm", "kad"})
 # Words for a card written without spaces (Thai).
-_CARD_INFIXES = ("บัตร",)
+_CARD_INFIXES = ("บัตร", "কার্ড")
 # Codes that open nothing: what a code is when one of these words names it.
 _NOT_LOCKS = frozenset(
     """
@@ -596,6 +619,7 @@ _PREPOSITIONS = frozenset(
     của cho ở
     pentru la al lui
     para pra dels za за ku iz nuo iš no uz priekš ng sa ni kay untuk bagi של
+    im am beim ins на від ya wa kwa cha در برای
     """.split()  # noqa: SIM905
 )
 # What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
@@ -616,6 +640,7 @@ _QUALIFIERS = frozenset(
     σας μου σου νέος νέο προσωρινός προσωρινό
     tạm mới cũ bạn anh chị em tôi mình
     ko mo niya namin natin nila yung ang שלי שלנו שלך
+    mājās اول جدید قدیمی
     """.split()  # noqa: SIM905
 )
 # What "pass" is short for a password of: an account or a network named before it
@@ -623,6 +648,7 @@ _QUALIFIERS = frozenset(
 _ACCOUNT_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot user login account admin email mail vpn "
     "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk "
+    "وای وائی banking mbanking ebanking netbanking homebanking "
     + _with_clitics("וויפי ויפי וויי-פיי", _HE_PREFIXES)
     + " "
     + _with_clitics("واي", _AR_PREFIXES)
@@ -634,7 +660,7 @@ _ACCOUNT_STEMS = tuple(_ACCOUNT_STEM_WORDS.split())
 # word with its hyphens taken out ("Wi-Fi" is "wifi").
 _NETWORK_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot wpa wep réseau netz netwerk sieć sieci сеть "
-    "сети вайфа nätverk jaringan livebox freebox fritz "
+    "сети вайфа nätverk jaringan livebox freebox fritz وای وائی "
     + _with_clitics("וויפי ויפי", _HE_PREFIXES)
     + " "
     + _with_clitics("واي", _AR_PREFIXES)
@@ -642,7 +668,10 @@ _NETWORK_STEM_WORDS = (
 _NETWORK_STEMS = tuple(_NETWORK_STEM_WORDS.split())
 # Words too short or too common to stand for their stem ("rede" of "redeploy").
 _NETWORK_WORDS = frozenset({"rede", "redes", "rete", "ağ", "ağı"})
-_NETWORK_CJK = ("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크", "ไวไฟ")
+_NETWORK_CJK = (
+    *("ネットワーク", "网络", "網路", "无线", "無線", "와이파이", "네트워크", "ไวไฟ"),
+    "ওয়াইফাই",  # bn, whose vowel signs split its words
+)
 # Any of those anywhere, in text lowercased and without hyphens: what must be there for a
 # network to be named (a test of one pass, for the many keys that open no network).
 _NETWORK_HINTS = (*_NETWORK_STEMS, *sorted(_NETWORK_WORDS), *_NETWORK_CJK)
@@ -671,6 +700,8 @@ _COPULAS = (
     r"|είναι|है|este"
     # bg, ca, lt, lv, tl, he, ar
     r"|е|és|era|serà|yra|ir|ay|היא|הוא|זה|هي|هو"
+    # sw, bn
+    r"|ni|হলো|হল"
 )
 _MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
 # A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
@@ -1111,9 +1142,16 @@ def _followed_by_unit(rest: str) -> bool:
     return word is not None and word.group().lower().rstrip(".,") in _UNITS
 
 
+# The verb that closes a clause in languages that put it last ("... 6315 *است*", "...
+# 8051 *ہے*"): what comes before it is what the clause gives.
+_CLOSING_VERB = re.compile(r"[ \t]{1,4}(?:است|هست|ہے|ہیں|है|हैं|ছিল)(?![^\W\d_])")
+
+
 def _ends_clause(rest: str) -> bool:
     """The text after a value ends its clause: nothing, a line break, punctuation, an
-    aside, or Chinese, Japanese or Korean going on."""
+    aside, a verb that closes it, or Chinese, Japanese or Korean going on."""
+    if _CLOSING_VERB.match(rest):
+        return True
     stripped = rest.lstrip(" \t")
     head = stripped[:1]
     if head in ("", "\n", "\r") or head in _TRAILING or "\u3000" <= head <= "\uffef":
@@ -1706,12 +1744,13 @@ _ID_WORD_PATTERN = (
     r"|aadhaa?r|personnummer|personnr|tc[ \t]kimlik|kimlik[ \t]no|tckn|curp|contribuinte"
     r"|cart[ãa]o[ \t]de[ \t]cidad[ãa]o"
     r"|rodné[ \t]číslo|rodného[ \t]čísla|mã[ \t]số[ \t]thuế|αμκα"
-    r"|cod[ \t]numeric[ \t]personal|adóazonosító(?:[ \t]jel)?|рнокпп|іпн|henkilötunnus"
+    r"|cod[ \t]numeric[ \t]personal|adóazonosító(?:[ \t]jel)?|рнокпп|іпн"
+    r"|henkilötunnu(?:s|ks\w{0,6})"
     r"|cpr(?:-nr)?|fødselsnummer|nomor[ \t]induk"
     r"|егн|isikukood\w{0,3}|oib|asmens[ \t]kod(?:as|o|ą)|personas[ \t]kod(?:s|a|u)"
     r"|mykad|nric|kad[ \t]pengenalan|no\.?[ \t]?ic|nombor[ \t]ic|south[ \t]african[ \t]id"
     r"|ahv(?:-?(?:nummer|nr))?"
-    rf"|{_HE_CLITICS}תעודת[ \t]זהות|ת[\"״]ז|ת\.ז\.?"
+    rf"|{_HE_CLITICS}תעודת[ \t]ה?זהות|ת[\"״]ז|ת\.ז\.?|cnic|شناختی[ \t]کارڈ(?:[ \t]نمبر)?"
     r"|CASE_SENSITIVE)(?![^\W\d_])"
     r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार|บัตรประชาชน|ประจำตัวประชาชน"
 )
@@ -1728,11 +1767,11 @@ ID_LITERALS: tuple[str, ...] = tuple(
         "identifikationsnummer", "codice", "bsn", "burgerservicenummer", "pesel", "aadha",
         "personn", "kimlik", "tckn", "curp", "contribuinte", "cidad", "nie", "sin", "nir",
         "rut", "身份", "マイナンバー", "個人番号", "주민", "rodn", "mã số", "αμκα",
-        "numeric personal", "adóazonosító", "рнокпп", "іпн", "henkilötunnus", "cpr",
+        "numeric personal", "adóazonosító", "рнокпп", "іпн", "henkilötunnu", "cpr",
         "fødselsnummer", "nomor induk", "cnp", "nik", "ktp", "आधार",
         "егн", "isikukood", "oib", "asmens", "personas", "mykad", "nric", "pengenalan",
         "no. ic", "no.ic", "no ic", "noic", "nombor ic", "south african", "ahv", "זהות", 'ת"ז',
-        "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน",
+        "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน", "cnic", "شناختی",
     )
 )  # fmt: skip
 ID_BEFORE, ID_AFTER = 16, 40
@@ -1807,6 +1846,7 @@ _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     th_pin.is_valid,
     za_idnr.is_valid,
     ahv.is_valid,
+    cnic.is_valid,
 )
 # Ids whose shape and checksum say what they are without a word naming them.
 _SHAPED_IDS: dict[str, Callable[[str], bool]] = {

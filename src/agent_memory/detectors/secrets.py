@@ -303,6 +303,9 @@ _REFERENCE = re.compile(
 )
 _CODE_EXPRESSION = re.compile(r"[A-Za-z_][\w.]{0,127}[ \t]?[\[(]")
 _DOTTED_ATTRIBUTE = re.compile(r"[A-Za-z_]\w{0,63}(?:\.[A-Za-z_]\w{0,63}){1,8}")
+# Capitalised words joined by dots, with digits: a password as people make them
+# (``Lavanda.Otok21``), not an attribute path (``settings.db_password``).
+_DOTTED_WORDS = re.compile(r"(?=.*\d)[A-Z][a-z]{2,20}\d*(?:\.[A-Z][a-z]{2,20}\d*){1,3}")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]{0,63}(?:_[A-Z0-9]{1,63}){1,12}")
 _VERSION = re.compile(r"v?\d{1,6}(?:\.\d{1,6}){1,4}(?:[\-+][\w.\-]{1,32})?")
 _NUMBER = re.compile(r"[\d.,_:]{1,16}")
@@ -661,7 +664,9 @@ def _reference(value: str) -> bool:
         return True
     if "://" in v or v.startswith(("/", "~/", "./", "../")):
         return True
-    if _ENV_NAME.fullmatch(v) or _DOTTED_ATTRIBUTE.fullmatch(v):
+    if _ENV_NAME.fullmatch(v):
+        return True
+    if _DOTTED_ATTRIBUTE.fullmatch(v) and not _DOTTED_WORDS.fullmatch(v):
         return True
     # snake_case or CamelCase made of words, no digits: a variable, not a value. Words
     # joined by dashes are not a variable name (``Correct-Horse-Battery-Staple``).
