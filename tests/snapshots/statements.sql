@@ -1325,17 +1325,11 @@ WHERE (h.swept_at, h.swept_id) < (excluded.swept_at, excluded.swept_id)
 SELECT swept_at, swept_id FROM history_sweep
 
 -- history.PRUNE_EVENTS
-WITH crossed AS (
-    SELECT * FROM unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
-                         %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
-),
-pruned AS (
-    DELETE FROM memory_events AS e USING crossed AS c
-    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
-      AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
-    RETURNING 1
-)
-SELECT count(*) AS n FROM pruned
+DELETE FROM memory_events AS e
+USING unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
+             %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
+WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
+  AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
 
 -- indexing.BEAT
 WITH gone AS (
@@ -1538,17 +1532,11 @@ WHERE (h.swept_at, h.swept_id) < (excluded.swept_at, excluded.swept_id)
 SELECT swept_at, swept_id FROM history_sweep
 
 -- memories.PRUNE_EVENTS
-WITH crossed AS (
-    SELECT * FROM unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
-                         %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
-),
-pruned AS (
-    DELETE FROM memory_events AS e USING crossed AS c
-    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
-      AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
-    RETURNING 1
-)
-SELECT count(*) AS n FROM pruned
+DELETE FROM memory_events AS e
+USING unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
+             %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
+WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
+  AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
 
 -- memories.SWEEP_EXPIRED
 WITH old AS (

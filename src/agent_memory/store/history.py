@@ -106,17 +106,11 @@ LIMIT %(limit)s
 # memory's older events go, and so does the event itself where it left no memory (a
 # deletion, or a tombstone of expiry or forgetting).
 PRUNE_EVENTS: LiteralString = """
-WITH crossed AS (
-    SELECT * FROM unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
-                         %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
-),
-pruned AS (
-    DELETE FROM memory_events AS e USING crossed AS c
-    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
-      AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
-    RETURNING 1
-)
-SELECT count(*) AS n FROM pruned
+DELETE FROM memory_events AS e
+USING unnest(%(memory_ids)s::uuid[], %(ats)s::timestamptz[], %(ids)s::uuid[],
+             %(gone)s::boolean[]) AS c(memory_id, occurred_at, id, gone)
+WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = c.memory_id
+  AND ((e.occurred_at, e.id) < (c.occurred_at, c.id) OR (c.gone AND e.id = c.id))
 """
 # The sweep has gone as far as this event (never back: sweeps may overlap).
 HISTORY_SWEEP_REACHED: LiteralString = """
