@@ -4,6 +4,7 @@ may be waiting, and now when woken."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from agent_memory.service.background import Rounds
@@ -53,5 +54,32 @@ def test_a_round_not_at_start_waits_for_its_interval_or_a_wake() -> None:
         rounds.wake()
         await asyncio.wait_for(ran.wait(), 10)
         await rounds.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_stop_whose_cancel_a_round_swallowed_still_stops_the_rounds() -> None:
+    """A library's wait can return the result that came with the cancel instead of the
+    cancel (``asyncio.wait_for`` on Python 3.11 does, and psycopg_pool waits for a free
+    connection with it): the rounds stop all the same, or a server's stop waits on
+    them forever."""
+
+    async def scenario() -> None:
+        entered = asyncio.Event()
+
+        async def round_() -> bool:
+            entered.set()
+            # What such a wait does when the cancel and its result come together: the
+            # CancelledError never leaves it, the request stays counted.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(3600)
+            return False  # and the rounds would wait an hour for the next
+
+        rounds = Rounds("test", round_, every=3600, log=log, failed="failed")
+        rounds.start()
+        await asyncio.wait_for(entered.wait(), 10)
+        stopping = asyncio.ensure_future(rounds.stop())
+        stopped, _ = await asyncio.wait({stopping}, timeout=30)
+        assert stopped, "the rounds were still running 30 s after the stop"
 
     asyncio.run(scenario())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import signal
@@ -44,6 +43,7 @@ from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.net import unbindable
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents, Workspaces
+from agent_memory.service.background import obey_cancel
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
 from agent_memory.service.evidence import EvidenceReads
@@ -103,8 +103,7 @@ class RunningServer:
         """
         if self.watcher is not None:
             self.watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.watcher
+            await asyncio.gather(self.watcher, return_exceptions=True)
         await self.health.enter_graceful_shutdown()
         stopping = [self.server.stop(grace)]
         if self.http is not None:
@@ -352,6 +351,7 @@ async def _watch_database(db: Database, health: HealthServicer, every: float) ->
     it does again. Every call would fail meanwhile, so a balancer should look elsewhere."""
     serving = not db.outage.down
     while True:
+        obey_cancel()
         await asyncio.sleep(every)
         answered = await db.probe()
         if answered != serving:

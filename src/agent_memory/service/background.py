@@ -21,6 +21,20 @@ from agent_memory.telemetry.tracing import log_failure
 FAILURE_LOG_SECONDS = 60.0
 
 
+def obey_cancel() -> None:
+    """Raise CancelledError if the current task was asked to stop and is still running.
+
+    On Python 3.11 a library's wait can swallow a cancel: ``asyncio.wait_for`` returns
+    the result that arrived in the same turn as the cancel (psycopg_pool's wait for a
+    free connection is one). The request still counts in ``Task.cancelling()``; a loop
+    that runs until it is cancelled calls this at each turn, or it would run on and
+    keep whoever stops it waiting forever.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class Rounds:
     def __init__(
         self,
@@ -59,9 +73,8 @@ class Rounds:
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        # Their cancels are theirs to end with; a cancel of this stop is not swallowed.
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
 
     async def _loop(self) -> None:
@@ -75,7 +88,8 @@ class Rounds:
             self._wake.clear()
             with contextlib.suppress(Unavailable):  # told by the outage log
                 while await self._guarded():
-                    pass
+                    obey_cancel()
+            obey_cancel()
 
     async def _guarded(self) -> bool:
         try:

@@ -30,7 +30,7 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 from agent_memory.config import Settings
 from agent_memory.domain.indexing import Claimed, CpuTimes, Vector, WorkerBeat
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
-from agent_memory.service.background import Rounds
+from agent_memory.service.background import Rounds, obey_cancel
 from agent_memory.service.pace import Pace
 from agent_memory.store.repositories import Store
 
@@ -85,8 +85,7 @@ class Indexer:
         await self._rounds.stop()
         if self._indexes is not None and not self._indexes.done():
             self._indexes.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._indexes
+            await asyncio.gather(self._indexes, return_exceptions=True)
 
     async def _round(self) -> bool:
         await self.index_round()
@@ -118,6 +117,7 @@ class Indexer:
             stored += await self._embed(claimed)
             if len(claimed) < size:
                 break
+            obey_cancel()
             await self.pace.rest(time.monotonic() - began)
         if stored:
             elapsed = time.monotonic() - started

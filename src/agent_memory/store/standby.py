@@ -139,6 +139,5 @@ class Standby:
     async def close(self) -> None:
         if self._checking is not None:
             self._checking.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._checking
+            await asyncio.gather(self._checking, return_exceptions=True)
         await self._pool.close()
