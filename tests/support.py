@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import subprocess
 import threading
@@ -179,7 +180,33 @@ class ServerThread:
         self.http_address = ""  # HOST:PORT when settings.http_listen is set
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"{coro.__qualname__} did not end within {timeout:g} s; the server's "
+                f"tasks:\n{self._tasks()}"
+            ) from None
+
+    def _tasks(self) -> str:
+        """Where each task of the server's loop waits (what a hung call waits on)."""
+
+        async def where() -> str:
+            out = io.StringIO()
+            for task in asyncio.all_tasks():
+                if task is asyncio.current_task():
+                    continue
+                try:
+                    task.print_stack(limit=8, file=out)
+                except TypeError:  # a frame without a line number (compiled code)
+                    print(task, file=out)
+            return out.getvalue()
+
+        try:
+            return asyncio.run_coroutine_threadsafe(where(), self._loop).result(10)
+        except TimeoutError:
+            return "(the loop itself is blocked)"
 
     def start(self) -> None:
         self._thread.start()
