@@ -532,13 +532,21 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # 113 of its 161 credentials (70%); after it, 116 (72%): 24 of 26 in the tuning
 # languages, 80 of 99 in languages an earlier batch has, 12 of 36 in the nine new ones
 # (whose words for passwords, codes and ids the vocabulary lacks). They refused none of
-# its 161 look-alikes. Recall is short of the target. It stays held out until a new
-# batch is written.
+# its 161 look-alikes. Recall is short of the target. The seventh round tuned the rules
+# on all of it (words for passwords, codes and PINs in its nine new languages, ids named
+# with an article or followed by a clause before their number, digits with the copula
+# written on them, more card issuers), so it is tuning data from then on: 150 of 161
+# after the round, none of its look-alikes refused. Batch "h" was written for the
+# seventh round before any of its rule changes, and held out from them, by another
+# author who had read neither the rules nor any earlier batch: in sixty languages,
+# twenty-five of them new to the corpus. Before the round the rules found 107 of its 161
+# credentials (66%); after it, 113 (70%). They refused none of its 161 look-alikes.
+# Recall is short of the target. It stays held out until a new batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f"})
+TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"

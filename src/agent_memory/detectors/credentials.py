@@ -75,7 +75,9 @@ from stdnum.pk import cnic
 from stdnum.pl import pesel
 from stdnum.pt import nif as pt_nif
 from stdnum.ro import cnp
+from stdnum.ru import inn as ru_inn
 from stdnum.se import personnummer
+from stdnum.si import emso
 from stdnum.th import pin as th_pin
 from stdnum.tr import tckimlik
 from stdnum.ua import rntrc
@@ -189,6 +191,7 @@ _VOCABULARY: list[_Term] = [
         _PASSWORD,
         _WORD,
         (r"pass(?:words?|wd|codes?|phrases?)", "pass"),  # en
+        (r"paswords?", "paswor"),  # a common misspelling (en, it)
         (r"pass[ \-]code", "pass"),
         (r"pwd?", "pw"),
         (r"wi-?fi[ \-]?key", "wi"),
@@ -207,9 +210,10 @@ _VOCABULARY: list[_Term] = [
         (r"haśle", "haśle"),
         (r"парол(?:ь|я|ем|ю|и|а|ата|ите)", "парол"),  # ru, uk, bg
         (r"şifre(?:si|niz|n|m|yi|miz)?", "şifre"),  # tr
+        (r"şifrə(?:si|niz|n|m|ni|miz)?", "şifrə"),  # az
         (r"parola(?:sı|nız|n|m)?", "parola"),  # tr, ro, it
         (r"parolă", "parolă"),  # ro
-        (r"parol(?:e|es|i)", "parol"),  # lv
+        (r"parol(?:e|es|i|ni|ingiz|im)?", "parol"),  # lv, uz
         (r"parool(?:i|iks|id)?", "parool"),  # et
         (r"salasõna(?:t)?", "salasõna"),
         (r"contraseny(?:a|es)", "contraseny"),  # ca
@@ -217,13 +221,14 @@ _VOCABULARY: list[_Term] = [
         (r"slaptažod(?:is|į|žio|žiu|žiai|žius)", "slaptažod"),  # lt
         (r"salasana(?:ni|si|n)?", "salasana"),  # fi
         (r"hesl(?:o|a|em)", "hesl"),  # cs
+        (r"gesl(?:o|a|om)", "gesl"),  # sl
         (r"jelszó|jelszava", "jelsz"),  # hu
         (r"κωδικ(?:ός|ό|ού)(?: πρόσβασ(?:ης|ής))?", "κωδικ"),  # el
         (r"kata sandi", "kata sandi"),  # id, ms
         (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
-        (r"كلمة (?:المرور|السر)", "كلمة"),  # ar
+        (rf"{_AR_CLITICS}كلمة (?:المرور|ال?سر)", "كلمة"),  # ar
         (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
         (r"лозинк(?:а|у|е|ом|и)", "лозинк"),  # sr (Cyrillic)
@@ -232,6 +237,11 @@ _VOCABULARY: list[_Term] = [
         (r"(?:رمز|کلمه)[ \t\u200c]عبور", "عبور"),  # fa
         (r"پسورد", "پسورد"),
         (r"پاس[ \t]?ورڈ", "پاس"),  # ur
+        (r"գաղտնաբառ(?:ը|ի|ս|դ)?", "գաղտնաբառ"),  # hy
+        (r"პაროლ(?:ი|ს|ით)?", "პაროლ"),  # ka
+        (r"құпия[ \t]сөз(?:і|ім|ді)?", "құпия"),  # kk
+        (r"нууц[ \t]үг(?:ийг|ийн|ээ)?", "нууц"),  # mn
+        (r"கடவுச்சொல்(?:லை|லு)?", "கடவுச்சொல்"),  # ta
     ),
     *_terms(
         _PASSWORD,
@@ -268,7 +278,9 @@ _VOCABULARY: list[_Term] = [
         (r"kód(?:u|em|ja|ot)?", "kód"),  # cs, sk, hu
         (r"mã", "mã"),  # vi
         (r"कोड", "कोड"),  # hi
-        (r"код(?:а|у|ом|ът)?", "код"),  # ru, bg
+        (r"код(?:а|у|ом|ът|ы|ын|ты)?", "код"),  # ru, bg, kk, mn
+        (r"კოდ(?:ი|ს|ით)?", "კოდ"),  # ka
+        (r"կոդ(?:ը|ի|ն|ով)?", "կոդ"),  # hy
         (r"cod(?:ul|ului)", "cod"),  # ro
         (r"کد", "کد"),  # fa
         (r"কোড", "কোড"),  # bn
@@ -298,8 +310,8 @@ _VOCABULARY: list[_Term] = [
         _WORD,
         (
             r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en|as|ą|o|s|a)?|kood(?:i)?"
-            r"|kód(?:ja|ot|u)?|код)"
-            r"|-ul(?:ui)?)?",
+            r"|kód(?:ja|ot|u)?|код|kodi)"
+            r"|-ul(?:ui)?|-(?:i|ı|u|ü|ը|ն))?",
             "pin",
         ),
         (r"pincode|pinkod(?:en)?", "pin"),
@@ -307,6 +319,7 @@ _VOCABULARY: list[_Term] = [
         (r"пін(?:[ \-]?код(?:у|ом)?)?", "пін"),  # uk
         (r"m-?pin", "pin"),  # a mobile wallet's PIN
         (r"পিন", "পিন"),  # bn
+        (r"პინ(?:ი|ს)?(?:[ \t]კოდ(?:ი|ს)?)?", "პინ"),  # ka
         (r"پن", "پن"),  # ur
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
         (r"पिन", "पिन"),  # hi
@@ -436,6 +449,8 @@ _VOCABULARY: list[_Term] = [
         (r"type(?: in)?", "type"),
         (r"key in", "key in"),
         (r"digit(?:a|e|ar)", "digit"),  # pt, it
+        (r"apert(?:a|e|ar)", "apert"),  # pt: press
+        (r"premi", "premi"),  # it
         (r"tecl(?:a|e|ar)", "tecl"),
         (r"marc(?:a|ar)", "marc"),  # es
         (r"marque", "marque"),
@@ -522,7 +537,7 @@ _LOCK_STEM_WORDS = (
     # id
     "pintu gerbang pagar brankas gembok akses "
     # cs, sk
-    "vchod dveř dveře brán branka trezor zámek zámku domovní "
+    "vchod dveř dveře brán branka trezor zámek zámku domovní klíč "
     # fi
     "portti rappu hälyt lukko kassakaap "
     # hu, ro
@@ -545,6 +560,11 @@ _LOCK_STEM_WORDS = (
     "penggera pinto pintuan kandado "
     # sw, bn, fa, ur
     "geti mlango kufuli "
+    # ka, hy, kk, mn, az, uz, sl
+    "სადარბაზო ჭიშკარ სეიფ მუტք մուտք դուռ դռան դարպաս "
+    "есік кіреберіс сейф орц хаалг "
+    "qapı giriş podyezd eshik darvoza "
+    "vrata vhod alarm sef "
     "پارکینگ درب قفل گاوصندوق دزدگیر "
     "گیٹ دروازہ تالا "
     # he, ar: each with what is written joined before it
@@ -579,7 +599,7 @@ _NUMBERED_THINGS = ("ロッカー", "鍵", "門", "部屋", "号室", "사물함
 _CARD_STEM_WORDS = (
     "card cartão cartao tarjeta carte karte carta kaart karty kart карт kort bankpas "
     "bancomat visa mastercard amex debit credit crédito débito targeta targetes kartic kortel "
-    "kadi thẻ کارت کارڈ "
+    "kadi thẻ کارت کارڈ bankkort "
     + _with_clitics("כרטיס אשראי", _HE_PREFIXES)
     + " "
     + _with_clitics("بطاق", _AR_PREFIXES)
@@ -619,7 +639,7 @@ _PREPOSITIONS = frozenset(
     của cho ở
     pentru la al lui
     para pra dels za за ku iz nuo iš no uz priekš ng sa ni kay untuk bagi של
-    im am beim ins на від ya wa kwa cha در برای
+    im am beim ins на від ya wa kwa cha در برای في i до
     """.split()  # noqa: SIM905
 )
 # What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
@@ -703,7 +723,7 @@ _COPULAS = (
     # sw, bn
     r"|ni|হলো|হল"
 )
-_MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-)[ \t]{0,4}"
+_MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-|\u055d)[ \t]{0,4}"  # hy "՝" too
 # A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
 # said of the credential ("la senha mudou, agora é ...", "le code a changé, c'est ...").
 _SEPARATOR = re.compile(
@@ -1144,7 +1164,7 @@ def _followed_by_unit(rest: str) -> bool:
 
 # The verb that closes a clause in languages that put it last ("... 6315 *است*", "...
 # 8051 *ہے*"): what comes before it is what the clause gives.
-_CLOSING_VERB = re.compile(r"[ \t]{1,4}(?:است|هست|ہے|ہیں|है|हैं|ছিল)(?![^\W\d_])")
+_CLOSING_VERB = re.compile(r"[ \t]{1,4}(?:است|هست|ہے|ہیں|है|हैं|ছিল|է)(?![^\W\d_])")
 
 
 def _ends_clause(rest: str) -> bool:
@@ -1204,6 +1224,9 @@ def _value_kind(
         return PASSWORD if cls == _PASSWORD else ACCESS_CODE
     raw = match.group("code") or match.group("bare") or ""
     value = raw.rstrip(_TRAILING)
+    suffixed = _COPULA_SUFFIX.fullmatch(value)
+    if suffixed is not None:  # "5917-dir": the digits, and the verb that closes the clause
+        raw, value, rest = suffixed.group(1), suffixed.group(1), ""
     rest = raw[len(value) :] + rest
     if not value or _followed_by_unit(rest):
         return None
@@ -1244,6 +1267,8 @@ def _value_kind(
 
 # Digits only, longer than a code, after a password word: a password all the same.
 _LONG_DIGITS = (13, 64)
+# Digits with the copula written on them, as Azerbaijani and Turkish do ("5917-dir").
+_COPULA_SUFFIX = re.compile(r"(\d{3,12})-?(?:d|t)(?:ir|ır|ur|ür)")
 _LABEL_MARKS = frozenset(":：=")
 # Classes whose value is a code that opens a lock, which must be named.
 _LOCK_CLASSES = (_CODE, _UNLOCK, _ENTER)
@@ -1290,8 +1315,10 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
             value = _VALUE.match(text, at, limit)
         else:
             value = None
-        if value is not None and pin and not explicit and not between:
-            value = None  # "pin 1234": a pin of a board, unless written PIN or given
+        # "pin 1234": a pin of a board, unless written PIN, given, or a card's.
+        bare_pin = value is not None and pin and not explicit and not between
+        if bare_pin and not _names_card(_clause_before(text, word.start)):
+            value = None
         if value is not None:
             rest = text[value.end() : value.end() + 16]
             judged = _judged_class(text, cls, word, between)
@@ -1674,6 +1701,12 @@ _CARD_ISSUERS: tuple[tuple[int, int, frozenset[int]], ...] = (
     (6304, 6304, frozenset(range(12, 20))),
     (6759, 6759, frozenset(range(12, 20))),
     (6761, 6763, frozenset(range(12, 20))),
+    (60, 60, frozenset({16})),  # RuPay
+    (81, 82, frozenset({16})),
+    (508, 508, frozenset({16})),
+    (8600, 8600, frozenset({16})),  # Uzcard
+    (9860, 9860, frozenset({16})),  # Humo
+    (9792, 9792, frozenset({16})),  # Troy
 )
 # Words right before a number that say it is not a card: an order's, a parcel's, a phone's.
 _NOT_CARD_BEFORE = re.compile(
@@ -1746,11 +1779,12 @@ _ID_WORD_PATTERN = (
     r"|rodné[ \t]číslo|rodného[ \t]čísla|mã[ \t]số[ \t]thuế|αμκα"
     r"|cod[ \t]numeric[ \t]personal|adóazonosító(?:[ \t]jel)?|рнокпп|іпн"
     r"|henkilötunnu(?:s|ks\w{0,6})"
-    r"|cpr(?:-nr)?|fødselsnummer|nomor[ \t]induk"
+    r"|cpr(?:-nr|-nummer\w{0,4})?|fødselsnummer\w{0,4}|nomor[ \t]induk"
     r"|егн|isikukood\w{0,3}|oib|asmens[ \t]kod(?:as|o|ą)|personas[ \t]kod(?:s|a|u)"
     r"|mykad|nric|kad[ \t]pengenalan|no\.?[ \t]?ic|nombor[ \t]ic|south[ \t]african[ \t]id"
     r"|ahv(?:-?(?:nummer|nr))?"
     rf"|{_HE_CLITICS}תעודת[ \t]ה?זהות|ת[\"״]ז|ת\.ז\.?|cnic|شناختی[ \t]کارڈ(?:[ \t]نمبر)?"
+    r"|инн|иин|жсн|emšo|emso|ஆதார்"
     r"|CASE_SENSITIVE)(?![^\W\d_])"
     r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार|บัตรประชาชน|ประจำตัวประชาชน"
 )
@@ -1771,10 +1805,11 @@ ID_LITERALS: tuple[str, ...] = tuple(
         "fødselsnummer", "nomor induk", "cnp", "nik", "ktp", "आधार",
         "егн", "isikukood", "oib", "asmens", "personas", "mykad", "nric", "pengenalan",
         "no. ic", "no.ic", "no ic", "noic", "nombor ic", "south african", "ahv", "זהות", 'ת"ז',
-        "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน", "cnic", "شناختی",
+        "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน", "cnic", "شناختی", "инн", "иин",
+        "жсн", "emšo", "emso", "ஆதார்",
     )
 )  # fmt: skip
-ID_BEFORE, ID_AFTER = 16, 40
+ID_BEFORE, ID_AFTER = 16, 64
 
 
 def id_words(
@@ -1847,6 +1882,8 @@ _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     za_idnr.is_valid,
     ahv.is_valid,
     cnic.is_valid,
+    ru_inn.is_valid,
+    emso.is_valid,
 )
 # Ids whose shape and checksum say what they are without a word naming them.
 _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
@@ -1857,9 +1894,9 @@ _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
     "rrn": rrn.is_valid,
     "ric": ric.is_valid,
 }
-_ID_AFTER = 40
+_ID_AFTER = 64
 # Words before an id in the same run of letters and digits: a verb or a mark's words.
-_ID_LEADING_WORDS = re.compile(r"(?:[^\W\d_]{1,12}[ .\-/])+")
+_ID_LEADING_WORDS = re.compile(r"(?:[^\W\d_]{1,24}[ .\-/])+")
 
 
 def _named_id(text: str, end: int) -> tuple[int, int] | None:
@@ -1876,7 +1913,10 @@ def _named_id(text: str, end: int) -> tuple[int, int] | None:
             continue
         lead = _ID_LEADING_WORDS.match(candidate)
         skip = lead.end() if lead is not None and _digit_count(candidate[lead.end() :]) else 0
-        candidate = candidate[skip:]
+        if skip:
+            # The words took part of the run's length: the id is read again from its start.
+            again = _ID_VALUE.match(text, value.start() + skip, window_end)
+            candidate = again.group() if again is not None else candidate[skip:]
         for cut in _cuts(candidate, " "):
             if any(check(candidate[:cut]) for check in _ID_CHECKS):
                 return value.start() + skip, value.start() + skip + cut
