@@ -228,7 +228,7 @@ _VOCABULARY: list[_Term] = [
         (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
-        (rf"{_AR_CLITICS}كلمة (?:المرور|ال?سر)", "كلمة"),  # ar
+        (rf"{_AR_CLITICS}كلمة (?:المرور|(?:ال)?سر)", "كلمة"),  # ar
         (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
         (r"лозинк(?:а|у|е|ом|и)", "лозинк"),  # sr (Cyrillic)
@@ -319,6 +319,7 @@ _VOCABULARY: list[_Term] = [
         (r"пін(?:[ \-]?код(?:у|ом)?)?", "пін"),  # uk
         (r"m-?pin", "pin"),  # a mobile wallet's PIN
         (r"পিন", "পিন"),  # bn
+        (r"பின்", "பின்"),  # ta: also "after", so a bare one is a card's only
         (r"პინ(?:ი|ს)?(?:[ \t]კოდ(?:ი|ს)?)?", "პინ"),  # ka
         (r"پن", "پن"),  # ur
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
@@ -1296,7 +1297,8 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
     limit = min(len(text), pos + 240)
     between: list[str] = []
     loose = False  # the words between say nothing of what the credential is for
-    pin = cls == _PIN and word.text == "pin"  # the noun, or the verb ("pin the memory")
+    # The noun, or a word spelt the same ("pin the memory", Tamil's "after").
+    pin = cls == _PIN and word.text in _PIN_HOMOGRAPHS
     thai = False  # words between ran on from the word, as Thai writes them
     for _ in range(_MAX_BETWEEN + 1):
         separator = _separator(text, pos, limit, cjk and (not between or thai))
@@ -1380,6 +1382,11 @@ def _names_what_it_opens(
         named = between[:1] and _is_prepositional(between[0])
         return bool(named) and explicit and any(map(_names_account, between[1:_SHORT_AFTER]))
     return True
+
+
+# PIN words that are other words too: a value right after one is a PIN only where a
+# card is named before it, or a mark or verb gives it.
+_PIN_HOMOGRAPHS = frozenset({"pin", "பின்"})
 
 
 # The words after "pass" that may name its account: a preposition, then two words.
