@@ -181,7 +181,10 @@ def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
         # machine that replay may take past the bound, and a read the service then
         # sends to the primary is right: the reads are tried again, the standby caught
         # up, until all three ran while it was within the bound.
+        # The use is marked once (a try again finds it marked): what every try sent to
+        # the primary is kept.
         deadline = time.monotonic() + 120
+        sent_to_primary: list[str] = []
         while True:
             caught_up(replicated)
             statements.clear()
@@ -189,7 +192,9 @@ def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
             assert "The staging database listens on port 5433." in [r.content for r in found]
             assert "Tuesdays" in render(client)
             assert listed(client) == ["deploy-day"]
+            assert writes(statements.on(standby_host)) == []
             on_primary = [q for h, q in statements.sent if h != standby_host]
+            sent_to_primary += on_primary
             if not any("FROM archival_lines" in q for q in on_primary):
                 break
             assert time.monotonic() < deadline, "reads never all ran on the standby"
@@ -197,11 +202,10 @@ def test_reads_that_may_lag_run_on_the_standby_and_mark_use_on_the_primary(
         on_standby = statements.on(standby_host)
         assert any("FROM archival_lines" in q for q in on_standby), on_standby
         assert any("agent_rows" in q for q in on_standby)  # the render
-        assert writes(on_standby) == []
-        # On the primary: only the key check of the call (none, when cached) and
-        # the marking of the memories shown as used.
-        assert any("last_used_time = clock_timestamp()" in q for q in on_primary), on_primary
-        assert not any("FROM archival_lines" in q for q in on_primary)
+        # On the primary: only the key check of the call (none, when cached) and the
+        # marking of the memories shown as used.
+        marked = [q for q in sent_to_primary if "last_used_time = clock_timestamp()" in q]
+        assert marked, sent_to_primary
         # The use was recorded on the primary, and the agent's slide moved the expiry.
         got = client.call(client.memory.GetMemory, pb.GetMemoryRequest(id=memory.id)).memory
         assert got.HasField("last_used_time")
