@@ -75,6 +75,16 @@ def database_url(create_database: object) -> str:
     return url
 
 
+@pytest.fixture(scope="module")
+def module_database(create_database: object) -> str:
+    """A migrated database of the module's own: an index worker over it embeds what the
+    module wrote, not first the lines every earlier test of the process left behind
+    (the claims go round the tenants, and each test writes as a tenant of its own)."""
+    url: str = create_database()  # type: ignore[operator]
+    migrate.upgrade(url)
+    return url
+
+
 @pytest.fixture(scope="session")
 def server(database_url: str) -> Iterator[ServerThread]:
     """The production server (interceptors, health, reflection) on a free loopback port,

@@ -60,10 +60,11 @@ CONVERSATION = [
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[ServerThread]:
-    """The default settings: the local model. The indexer looks for work often."""
+def server(module_database: str) -> Iterator[ServerThread]:
+    """The default settings: the local model. The indexer looks for work often, in a
+    database of the module's own."""
     settings = Settings(index_poll_seconds=0.2, http_listen="127.0.0.1:0")
-    running = ServerThread(database_url, settings=settings)
+    running = ServerThread(module_database, settings=settings)
     with running:
         yield running
 

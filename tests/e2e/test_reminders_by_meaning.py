@@ -49,9 +49,10 @@ FACTS = [BICYCLE, "He keeps a sourdough starter called Bubbles.", "His sister li
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[ServerThread]:
-    """The default settings: the local model. The indexer looks for work often."""
-    running = ServerThread(database_url, settings=Settings(index_poll_seconds=0.2))
+def server(module_database: str) -> Iterator[ServerThread]:
+    """The default settings: the local model. The indexer looks for work often, in a
+    database of the module's own."""
+    running = ServerThread(module_database, settings=Settings(index_poll_seconds=0.2))
     with running:
         yield running
 

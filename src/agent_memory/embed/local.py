@@ -79,30 +79,26 @@ class _Loaded:
 
 @functools.cache
 def _loaded(threads: int) -> _Loaded:
-    """The process's model: loaded on first use (in about 20 ms: the weights are
-    mapped, not read), then shared by every embedder of the process."""
-    global _first
-    loaded = _Loaded(threads)
-    _first = _first or loaded
-    return loaded
-
-
-_first: _Loaded | None = None  # the model the process loaded first
+    """The process's model for ``threads`` threads: loaded on first use (in about 20 ms:
+    the weights are mapped, not read), then shared by every embedder of the process
+    that runs on as many."""
+    return _Loaded(threads)
 
 
 async def token_counts(texts: Sequence[str]) -> list[int]:
     """How many tokens of the local model each text is, without the prefix and the
     special tokens the model adds around a text: the tokenizer of
     multilingual-e5-small as a proxy for a reading model's, to estimate a text's
-    share of a context window. Runs on the model's thread (the tokenizer shares its
-    buffers with the model), as a query does; loads the model when the process has
-    none yet, for one thread, as a serving process does.
+    share of a context window. Runs on the thread of the model the process's queries
+    use (the tokenizer shares its buffers with the model), as a query does, never
+    behind the batches of an index worker the process runs beside them; loads that
+    model, for one thread, when no query has yet.
 
     Raises:
         EmbeddingError: the model cannot be loaded.
     """
     try:
-        model = _first or _loaded(1)
+        model = _loaded(1)
     except (ImportError, OSError, RuntimeError) as exc:
         raise EmbeddingError(f"the local model cannot be loaded: {exc}") from exc
     e5 = model.e5
