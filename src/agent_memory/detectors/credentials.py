@@ -561,11 +561,11 @@ _LOCK_STEM_WORDS = (
     "penggera pinto pintuan kandado "
     # sw, bn, fa, ur
     "geti mlango kufuli "
-    # ka, hy, kk, mn, az, uz, sl
-    "სადარბაზო ჭიშკარ სეიფ მუტք մուտք դուռ դռան դարպաս "
-    "есік кіреберіс сейф орц хаалг "
-    "qapı giriş podyezd eshik darvoza "
-    "vrata vhod alarm sef "
+    # ka, hy, kk, mn, az, uz, sl (the words they share with a language above are there)
+    "სადარბაზო ჭიშკარ სეიფ մուտք դուռ դռան դարպաս "
+    "есік кіреберіс орц хаалг "
+    "qapı podyezd eshik darvoza "
+    "vhod "
     "پارکینگ درب قفل گاوصندوق دزدگیر "
     "گیٹ دروازہ تالا "
     # he, ar: each with what is written joined before it
@@ -1225,10 +1225,10 @@ def _value_kind(
         return PASSWORD if cls == _PASSWORD else ACCESS_CODE
     raw = match.group("code") or match.group("bare") or ""
     value = raw.rstrip(_TRAILING)
-    suffixed = _COPULA_SUFFIX.fullmatch(value)
-    if suffixed is not None:  # "5917-dir": the digits, and the verb that closes the clause
-        raw, value, rest = suffixed.group(1), suffixed.group(1), ""
     rest = raw[len(value) :] + rest
+    suffixed = _COPULA_SUFFIX.fullmatch(value)
+    if suffixed is not None:  # "5917-dir": the digits, then the verb that closes the clause
+        value, rest = suffixed.group(1), ""
     if not value or _followed_by_unit(rest):
         return None
     # Words between the credential's name and a value given without a mark or verb: the
