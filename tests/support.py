@@ -327,7 +327,6 @@ def cli_in_process(
     runs ``main`` (``env`` added to the environment while it runs): for a command's
     behaviour where the process is not the point, since a subprocess costs seconds of
     interpreter start. The logging set up for the command is put back as it was."""
-    import io
     import logging
     from unittest import mock
 
@@ -342,7 +341,11 @@ def cli_in_process(
             contextlib.redirect_stdout(stdout),
             contextlib.redirect_stderr(stderr),
         ):
-            status = main(list(args))
+            try:
+                status = main(list(args))
+            except SystemExit as exited:  # the parser's refusal of a flag, or --help
+                code = exited.code
+                status = code if isinstance(code, int) else (0 if code is None else 1)
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)

@@ -8,6 +8,7 @@ import contextlib
 import logging
 
 from agent_memory.service.background import Rounds
+from agent_memory.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -83,3 +84,26 @@ def test_a_stop_whose_cancel_a_round_swallowed_still_stops_the_rounds() -> None:
         assert stopped, "the rounds were still running 30 s after the stop"
 
     asyncio.run(scenario())
+
+
+def test_a_stop_that_is_itself_cancelled_ends_cancelled() -> None:
+    """Waiting for a task to end does not swallow a cancel of the waiter: whoever stops
+    the stop learns it was stopped."""
+
+    async def scenario() -> bool:
+        async def slow_to_end() -> None:
+            try:
+                await asyncio.sleep(3600)
+            finally:
+                await asyncio.sleep(0.05)  # its cleanup takes a moment
+
+        task = asyncio.create_task(slow_to_end())
+        await asyncio.sleep(0)
+        stopping = asyncio.create_task(cancel_and_wait(task))
+        await asyncio.sleep(0)
+        stopping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await stopping
+        return stopping.cancelled()
+
+    assert asyncio.run(scenario())

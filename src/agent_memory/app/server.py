@@ -43,7 +43,6 @@ from agent_memory.http.transcoder import HandlerTable, Transcoder
 from agent_memory.net import unbindable
 from agent_memory.service.active_sessions import ActiveSessions
 from agent_memory.service.agents import Agents, Workspaces
-from agent_memory.service.background import obey_cancel
 from agent_memory.service.blocks import Blocks, block_limits
 from agent_memory.service.decisions import Decisions
 from agent_memory.service.evidence import EvidenceReads
@@ -56,6 +55,7 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall, recall_status
 from agent_memory.store.database import Database
+from agent_memory.tasks import cancel_and_wait, obey_cancel
 from agent_memory.telemetry.metrics import Metrics, metrics_for
 from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
@@ -102,8 +102,7 @@ class RunningServer:
         Queued extraction passes that were running resume on the next start.
         """
         if self.watcher is not None:
-            self.watcher.cancel()
-            await asyncio.gather(self.watcher, return_exceptions=True)
+            await cancel_and_wait(self.watcher)
         await self.health.enter_graceful_shutdown()
         stopping = [self.server.stop(grace)]
         if self.http is not None:

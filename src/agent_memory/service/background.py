@@ -16,23 +16,10 @@ import time
 from collections.abc import Awaitable, Callable
 
 from agent_memory.domain.errors import Unavailable
+from agent_memory.tasks import cancel_and_wait, obey_cancel
 from agent_memory.telemetry.tracing import log_failure
 
 FAILURE_LOG_SECONDS = 60.0
-
-
-def obey_cancel() -> None:
-    """Raise CancelledError if the current task was asked to stop and is still running.
-
-    On Python 3.11 a library's wait can swallow a cancel: ``asyncio.wait_for`` returns
-    the result that arrived in the same turn as the cancel (psycopg_pool's wait for a
-    free connection is one). The request still counts in ``Task.cancelling()``; a loop
-    that runs until it is cancelled calls this at each turn, or it would run on and
-    keep whoever stops it waiting forever.
-    """
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
 
 
 class Rounds:
@@ -71,10 +58,7 @@ class Rounds:
         self._wake.set()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        # Their cancels are theirs to end with; a cancel of this stop is not swallowed.
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
 
     async def _loop(self) -> None:

@@ -30,9 +30,10 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 from agent_memory.config import Settings
 from agent_memory.domain.indexing import Claimed, CpuTimes, Vector, WorkerBeat
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
-from agent_memory.service.background import Rounds, obey_cancel
+from agent_memory.service.background import Rounds
 from agent_memory.service.pace import Pace
 from agent_memory.store.repositories import Store
+from agent_memory.tasks import cancel_and_wait, obey_cancel
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,7 @@ class Indexer:
     async def stop(self) -> None:
         await self._rounds.stop()
         if self._indexes is not None and not self._indexes.done():
-            self._indexes.cancel()
-            await asyncio.gather(self._indexes, return_exceptions=True)
+            await cancel_and_wait(self._indexes)
 
     async def _round(self) -> bool:
         await self.index_round()

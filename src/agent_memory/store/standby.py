@@ -23,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent_memory.domain.errors import Unavailable
 from agent_memory.store.sql import Connection, database_errors
+from agent_memory.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,5 @@ class Standby:
 
     async def close(self) -> None:
         if self._checking is not None:
-            self._checking.cancel()
-            await asyncio.gather(self._checking, return_exceptions=True)
+            await cancel_and_wait(self._checking)
         await self._pool.close()
