@@ -181,7 +181,7 @@ def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
         # loop (and its signal handlers) are gone, and a second stop arrives then.
         os.kill(worker.pid, signal.SIGSTOP)
         served.proc.terminate()
-        assert wait_until(lambda: sigterm_pending(worker.pid), timeout=IDLE)
+        assert wait_until(lambda: sigterm_pending(worker.pid), timeout=IDLE), served.log()
         served.proc.terminate()
         os.kill(worker.pid, signal.SIGCONT)
         code = served.proc.wait(IDLE + 60)
