@@ -27,6 +27,7 @@ from agent_memory.domain.identity import Role
 from agent_memory.service.keys import ApiKeys
 from agent_memory.store.database import Database
 from agent_memory.store.embedded import DATABASE_NAME, PORT, EmbeddedPostgres, postgres_bin_dir
+from agent_memory.tasks import where_tasks_wait
 from agentmemory.v1 import (
     block_pb2,
     block_service_pb2,
@@ -193,15 +194,7 @@ class ServerThread:
         """Where each task of the server's loop waits (what a hung call waits on)."""
 
         async def where() -> str:
-            out = io.StringIO()
-            for task in asyncio.all_tasks():
-                if task is asyncio.current_task():
-                    continue
-                try:
-                    task.print_stack(limit=8, file=out)
-                except TypeError:  # a frame without a line number (compiled code)
-                    print(task, file=out)
-            return out.getvalue()
+            return where_tasks_wait()
 
         try:
             return asyncio.run_coroutine_threadsafe(where(), self._loop).result(10)
@@ -369,7 +362,9 @@ def executable(name: str) -> str:
 
 
 class ServeProcess:
-    """``agent-memory serve`` as a child process, as an operator runs it."""
+    """``agent-memory serve`` as a child process, as an operator runs it. Its log (its
+    index worker's too) is read as it comes, all of it: a test that stops reading can
+    neither block the server on a full pipe nor miss what it said last."""
 
     SERVING = "serving on "
 
@@ -380,11 +375,8 @@ class ServeProcess:
         until: str = SERVING,
         own_group: bool = False,
     ) -> None:
-        """Start it and read its log until ``until`` (by default: until it serves).
+        """Start it and wait for ``until`` in its log (by default: until it serves).
         ``own_group``: in a process group of its own, as a terminal's foreground job is."""
-        import os
-        import subprocess
-
         self.proc = subprocess.Popen(
             [executable("agent-memory"), "serve", "--listen", "127.0.0.1:0", *args],
             stdout=subprocess.PIPE,
@@ -394,37 +386,63 @@ class ServeProcess:
             start_new_session=own_group,
         )
         self.output: list[str] = []
+        self._seen = 0  # lines _wait_for has looked at
+        self._ended = False
+        self._said = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name="serve-log", daemon=True)
+        self._reader.start()
         line = self._wait_for(until)
         self.address = line.rsplit(" on ", 1)[1].split()[0] if until == self.SERVING else ""
 
-    def _wait_for(self, needle: str, timeout: float = 60) -> str:
-        import time
-
+    def _read(self) -> None:
         assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._said:
+                self.output.append(line)
+                self._said.notify_all()
+        with self._said:
+            self._ended = True
+            self._said.notify_all()
+
+    def _wait_for(self, needle: str, timeout: float = 60) -> str:
+        """The next line of the log holding ``needle``; the server is killed (and the
+        test fails with its log) when none comes within ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.output.append(line)
-            if needle in line:
-                return line.strip()
+        with self._said:
+            while True:
+                for index in range(self._seen, len(self.output)):
+                    if needle in self.output[index]:
+                        self._seen = index + 1
+                        return self.output[index].strip()
+                self._seen = len(self.output)
+                left = deadline - time.monotonic()
+                if self._ended or left <= 0:
+                    break
+                self._said.wait(left)
         self.proc.kill()
-        raise AssertionError(f"server never logged {needle!r}:\n{''.join(self.output)}")
+        raise AssertionError(f"server never logged {needle!r}:\n{self.log()}")
+
+    def wait(self, timeout: float) -> int:
+        """Its exit code once it has exited and all it logged is read (the index worker's
+        last lines too); killed when it does not exit within ``timeout`` seconds."""
+        try:
+            self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(timeout)
+        return self.proc.returncode
 
     def terminate(self, timeout: float = 30) -> int:
         """SIGTERM, then wait for a clean exit; returns the exit code."""
         self.proc.terminate()
-        try:
-            out, _ = self.proc.communicate(timeout=timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-        self.output.append(out or "")
-        return self.proc.returncode
+        return self.wait(timeout)
 
     def log(self) -> str:
-        return "".join(self.output)
+        """All it has logged so far."""
+        with self._said:
+            return "".join(self.output)
 
 
 class StreamingStandby:

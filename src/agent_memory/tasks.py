@@ -7,11 +7,13 @@ result that arrived in the same turn as the cancel, and psycopg_pool waits for a
 connection with it. The request still counts in ``Task.cancelling()``, so a loop that
 runs until it is cancelled calls :func:`obey_cancel` at each turn; and a stop waits for
 its tasks without swallowing a cancel of the stop itself (:func:`cancel_and_wait`).
+A stop that does not end says where its tasks wait (:func:`where_tasks_wait`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 
 
 def obey_cancel() -> None:
@@ -29,3 +31,17 @@ async def cancel_and_wait(*tasks: asyncio.Task[object]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def where_tasks_wait(limit: int = 8) -> str:
+    """Where each task of the running loop but the caller waits, its stack each (up to
+    ``limit`` frames): what a stop, or a call, that does not end is waiting on."""
+    out = io.StringIO()
+    for task in asyncio.all_tasks():
+        if task is asyncio.current_task():
+            continue
+        try:
+            task.print_stack(limit=limit, file=out)
+        except TypeError:  # a frame without a line number (compiled code)
+            print(task, file=out)
+    return out.getvalue()
