@@ -7,6 +7,9 @@ import asyncio
 import contextlib
 import logging
 
+import pytest
+
+from agent_memory.app.server import say_where_a_stop_waits
 from agent_memory.service.background import Rounds
 from agent_memory.tasks import cancel_and_wait
 
@@ -107,3 +110,26 @@ def test_a_stop_that_is_itself_cancelled_ends_cancelled() -> None:
         return stopping.cancelled()
 
     assert asyncio.run(scenario())
+
+
+def test_a_stop_that_outlasts_its_bound_says_where_each_task_waits(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The log names the wait a hung stop is stuck in, down to the line."""
+
+    async def scenario() -> None:
+        never = asyncio.Event()
+
+        async def handing_back_a_connection() -> None:
+            await never.wait()
+
+        task = asyncio.create_task(handing_back_a_connection())
+        await asyncio.sleep(0)
+        with caplog.at_level(logging.WARNING, logger="agent_memory.app.server"):
+            await say_where_a_stop_waits(0)
+        await cancel_and_wait(task)
+
+    asyncio.run(scenario())
+    (record,) = [r for r in caplog.records if "still shutting down" in r.getMessage()]
+    assert "handing_back_a_connection" in record.getMessage()
+    assert "await never.wait()" in record.getMessage()

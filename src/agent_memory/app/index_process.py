@@ -145,6 +145,7 @@ class IndexerChild:
         self._process: BaseProcess | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # a start and a stop never cross
+        self._told = False  # SIGTERM sent: once, as a second could end its clean stop
         self._monitor = threading.Thread(target=self._watch, name="indexer-watch", daemon=True)
         self.starts = 0
 
@@ -222,15 +223,28 @@ class IndexerChild:
             wait = min(wait * 2, RESTART_MOST_SECONDS)
             self._spawn()
 
-    def stop(self) -> None:
-        """SIGTERM to the child; killed when it takes too long."""
+    def begin_stop(self) -> None:
+        """SIGTERM to the child now, not waiting for it: it winds down while its server
+        lets the calls in flight finish (:meth:`stop` then waits for it)."""
         with self._lock:
             self._stopping.set()
             process = self._process
+            told, self._told = self._told, True
+        if process is not None and not told and process.is_alive():
+            process.terminate()
+
+    def stop(self) -> None:
+        """SIGTERM to the child (unless :meth:`begin_stop` sent it); killed when it takes
+        too long."""
+        self.begin_stop()
+        process = self._process
         if process is None:
             return
         if process.is_alive():
-            process.terminate()
+            log.info(
+                "waiting up to %.0f s for the index worker to stop",
+                self._settings.index_stop_seconds,
+            )
             process.join(self._settings.index_stop_seconds)
             if process.is_alive():
                 log.error("the index worker did not stop in time; killing it")

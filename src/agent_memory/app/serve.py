@@ -4,11 +4,13 @@ share the port."""
 from __future__ import annotations
 
 import asyncio
+import faulthandler
+import functools
 import logging
 import signal
 
 from agent_memory.app.index_process import IndexerChild
-from agent_memory.app.server import serve_on
+from agent_memory.app.server import STOP_SLACK_SECONDS, serve_on
 from agent_memory.app.workers import serve_workers
 from agent_memory.config import Settings
 from agent_memory.embed import usable_embedder
@@ -40,15 +42,28 @@ def serve(settings: Settings) -> int:
     try:
         if indexer is not None:
             indexer.start()
-        asyncio.run(serve_on(settings, url))
+        asyncio.run(
+            serve_on(settings, url, stopping=functools.partial(_stop_begun, settings, indexer))
+        )
     finally:
         _stopping_for_good()
         if indexer is not None:
             indexer.stop()
         if embedded is not None:
             embedded.stop()
+        faulthandler.cancel_dump_traceback_later()
     log.info("agent-memory stopped")
     return 1 if embedded is not None and embedded.gave_up else 0
+
+
+def _stop_begun(settings: Settings, indexer: IndexerChild | None) -> None:
+    """A stop was asked for: the index worker stops beside the server, and a stop that
+    outlasts every bound it has writes each thread's stack to the log (standard error),
+    wherever it waits, the event loop's teardown included."""
+    bound = settings.shutdown_grace_seconds + settings.index_stop_seconds + STOP_SLACK_SECONDS
+    faulthandler.dump_traceback_later(bound + STOP_SLACK_SECONDS, exit=False)
+    if indexer is not None:
+        indexer.begin_stop()
 
 
 def _stopping_for_good() -> None:

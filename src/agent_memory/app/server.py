@@ -55,7 +55,7 @@ from agent_memory.service.keys import ApiKeys
 from agent_memory.service.memories import Memories
 from agent_memory.service.recall import Recall, recall_status
 from agent_memory.store.database import Database
-from agent_memory.tasks import cancel_and_wait, obey_cancel
+from agent_memory.tasks import cancel_and_wait, obey_cancel, where_tasks_wait
 from agent_memory.telemetry.metrics import Metrics, metrics_for
 from agent_memory.telemetry.tracing import log_failure, tracer_provider_from_env
 from agentmemory.v1 import (
@@ -399,12 +399,15 @@ async def serve_on(
     reuse_port: bool = False,
     serving: Callable[[str], None] | None = None,
     describe_recall: bool = True,
+    stopping: Callable[[], None] | None = None,
 ) -> None:
     """Serve on ``url``'s database until SIGTERM or SIGINT, then shut down gracefully.
 
     ``serving`` is told the bound address once the server accepts calls; without it
     the serving line operators and scripts wait for is logged. ``describe_recall``:
     log how recall ranks on this database (one worker of several says it for all).
+    ``stopping`` is told at once when a stop is asked for, before calls in flight are
+    let finish: what stops beside the server (its index worker) starts to then.
     """
     # From the first moment: a stop requested while starting drains what was started.
     stop = asyncio.Event()
@@ -413,6 +416,7 @@ async def serve_on(
         loop.add_signal_handler(sig, stop.set)
     tracer_provider = tracer_provider_from_env()
     db = database_for(settings, url, tracer_provider)
+    watch: asyncio.Task[None] | None = None
     try:
         if describe_recall:
             await log_recall_mode(db, settings)
@@ -439,9 +443,15 @@ async def serve_on(
         # Shutdown is bounded by the grace period: a repeated signal changes nothing.
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, log.info, "already shutting down")
+        if stopping is not None:
+            stopping()
         log.info(
             "shutting down: finishing in-flight calls (up to %ss)",
             settings.shutdown_grace_seconds,
+        )
+        watch = asyncio.create_task(
+            say_where_a_stop_waits(settings.shutdown_grace_seconds + STOP_SLACK_SECONDS),
+            name="stop-watch",
         )
         await running.stop(settings.shutdown_grace_seconds)
     finally:
@@ -450,3 +460,16 @@ async def serve_on(
         await db.close()
         if tracer_provider is not None:
             tracer_provider.shutdown()
+        if watch is not None:
+            await cancel_and_wait(watch)
+
+
+# How long a stop may take beyond the grace period of calls in flight (the rounds, the
+# pools and the exporters let go) before the log says where it waits.
+STOP_SLACK_SECONDS = 30.0
+
+
+async def say_where_a_stop_waits(after: float) -> None:
+    """A stop that has not ended ``after`` seconds on says in the log where it waits."""
+    await asyncio.sleep(after)
+    log.warning("still shutting down after %.0f s; waiting in:\n%s", after, where_tasks_wait())
