@@ -156,6 +156,15 @@ def test_serve_runs_an_index_worker_at_the_lowest_priority_and_restarts_it(
     )
 
 
+def all_stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` is stopped by a signal (state T)."""
+    states = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/stat") as stat:
+            states.append(stat.read().rsplit(")", 1)[1].split()[0])
+    return all(state == "T" for state in states)
+
+
 def sigterm_pending(pid: int) -> bool:
     """Whether a SIGTERM waits to be delivered to ``pid`` (a stopped process)."""
     with open(f"/proc/{pid}/status") as status:
@@ -180,17 +189,24 @@ def test_a_second_sigterm_while_the_index_worker_stops_still_exits_cleanly(
         # Held stopped, the worker cannot exit: the server waits on it after its event
         # loop (and its signal handlers) are gone, and a second stop arrives then.
         os.kill(worker.pid, signal.SIGSTOP)
+        # Until every thread of it has stopped, one that still runs (its lowest priority
+        # makes that a while on a busy machine) takes the SIGTERM in for Python to see
+        # later, and it is no longer pending.
+        assert wait_until(lambda: all_stopped(worker.pid), timeout=IDLE)
         served.proc.terminate()
-        assert wait_until(lambda: sigterm_pending(worker.pid), timeout=IDLE), served.log()
+        served._wait_for("waiting up to 300 s for the index worker to stop", timeout=IDLE)
+        # Told as soon as the server was, not once the server's own stop had ended.
+        assert sigterm_pending(worker.pid), served.log()
         served.proc.terminate()
         os.kill(worker.pid, signal.SIGCONT)
-        code = served.proc.wait(IDLE + 60)
+        code = served.wait(IDLE + 60)
     finally:
         if worker is not None and worker.is_running():
             os.kill(worker.pid, signal.SIGCONT)
         if served.proc.poll() is None:
             served.proc.kill()
     assert code == 0, served.log()
+    assert "index worker stopping" in served.log()
 
 
 def test_an_index_worker_stops_when_its_server_is_killed(vectors: str) -> None:
@@ -222,7 +238,7 @@ def test_with_indexer_none_workers_started_apart_embed_and_say_so(
             [executable("agent-memory"), "health", "--verbose", "--address", served.address],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=IDLE,
             env={**os.environ, "MEMORY_API_KEY": ""},
         )
         assert "indexing: no index worker is running; 3 lines and 0 memories wait" in (
@@ -254,7 +270,7 @@ def test_an_index_worker_needs_a_model(url: str) -> None:
         [executable("agent-memory"), "index", "--embedder", "none", "--database-url", url],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=IDLE,  # an interpreter that starts, refuses and exits, on a busy machine
     )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
@@ -270,7 +286,7 @@ def test_an_index_worker_needs_pgvector(url: str) -> None:
         [executable("agent-memory"), "index", "--database-url", url],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=IDLE,
     )
     assert done.returncode == 2
     said = [line for line in done.stderr.splitlines() if line.startswith("agent-memory:")]
