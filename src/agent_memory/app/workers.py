@@ -135,13 +135,13 @@ def serve_workers(settings: Settings) -> int:
                 signal.signal(signal.SIGINT, interrupt)
             log.info("started %d workers; waiting until each serves", len(processes))
             if not _all_serving(processes, ready, stopping, settings.worker_start_seconds):
-                return _stop(processes, settings, failed=not stopping.is_set())
+                return _stop(processes, settings, indexer, failed=not stopping.is_set())
         if http_listen is not None:
             log.info("agent-memory http on %s", http_listen)
         log.info(
             "agent-memory serving on %s (%s, %d workers)", listen, mode(settings), len(processes)
         )
-        status = _supervise(processes, settings, stopping)
+        status = _supervise(processes, settings, stopping, indexer)
         return 1 if embedded is not None and embedded.gave_up else status
     except SettingsError:
         log_stop = False  # the operator's mistake is the one line they see
@@ -187,20 +187,34 @@ def _all_serving(
     return True
 
 
-def _supervise(processes: list[BaseProcess], settings: Settings, stopping: threading.Event) -> int:
+def _supervise(
+    processes: list[BaseProcess],
+    settings: Settings,
+    stopping: threading.Event,
+    indexer: IndexerChild | None,
+) -> int:
     while not stopping.is_set():
         wait([p.sentinel for p in processes], timeout=0.2)
         dead = [p for p in processes if not p.is_alive()]
         if dead and not stopping.is_set():
             for p in dead:
                 log.error("%s exited with status %s; stopping the others", p.name, p.exitcode)
-            return _stop(processes, settings, failed=True)
-    return _stop(processes, settings, failed=False)
+            return _stop(processes, settings, indexer, failed=True)
+    return _stop(processes, settings, indexer, failed=False)
 
 
-def _stop(processes: list[BaseProcess], settings: Settings, *, failed: bool) -> int:
-    """SIGTERM to every worker still running; wait for them to drain and exit."""
+def _stop(
+    processes: list[BaseProcess],
+    settings: Settings,
+    indexer: IndexerChild | None,
+    *,
+    failed: bool,
+) -> int:
+    """SIGTERM to every worker still running, and to the index worker (which winds down
+    beside them); wait for the workers to drain and exit."""
     log.info("stopping %d workers", sum(p.is_alive() for p in processes))
+    if indexer is not None:
+        indexer.begin_stop()
     for p in processes:
         if p.is_alive() and p.pid is not None:
             p.terminate()
