@@ -541,12 +541,22 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # author who had read neither the rules nor any earlier batch: in sixty languages,
 # twenty-five of them new to the corpus. Before the round the rules found 107 of its 161
 # credentials (66%); after it, 113 (70%). They refused none of its 161 look-alikes.
-# Recall is short of the target. It stays held out until a new batch is written.
+# Recall was short of the target. The eighth round tuned the rules on all of it (words
+# for passwords, codes, PINs and locks in its new languages, Lao, Burmese and Khmer read
+# as Thai is, an aside between a word and its value, a word naming the lock after one
+# that said nothing of it, the Icelandic and South African ids), so it is tuning data
+# from then on: 159 of 161 after the round, none of its look-alikes refused. Batch "i"
+# was written for the eighth round before any of its rule changes, and held out from
+# them, by another author who had read neither the rules nor any earlier batch: in
+# seventy-four languages. Before the round the rules found 114 of its 160 credentials
+# (71%: 12 of 15 in the tuning languages, 102 of 145 in the others); after it, 128 (80%:
+# 12 of 15 and 116 of 145). They refused none of its 160 look-alikes. Recall is short
+# of the target. It stays held out until a new batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g"})
+TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g", "h"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"

@@ -62,6 +62,7 @@ from stdnum.hr import oib
 from stdnum.id import nik
 from stdnum.il import idnr as il_idnr
 from stdnum.in_ import aadhaar
+from stdnum.is_ import kennitala
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
 from stdnum.kr import rrn
@@ -242,6 +243,20 @@ _VOCABULARY: list[_Term] = [
         (r"құпия[ \t]сөз(?:і|ім|ді)?", "құпия"),  # kk
         (r"нууц[ \t]үг(?:ийг|ийн|ээ)?", "нууц"),  # mn
         (r"கடவுச்சொல்(?:லை|லு)?", "கடவுச்சொல்"),  # ta
+        (r"contrasinal(?:es)?", "contrasinal"),  # gl
+        (r"pasahitz(?:a|ak|aren)?", "pasahitz"),  # eu
+        (r"fjalëkalim(?:i|in|et|e)?", "fjalëkalim"),  # sq
+        (r"(?:የ)?ይለፍ[ \t]ቃል", "ይለፍ"),  # am
+        (r"kalmar[ \t]sirri", "kalmar"),  # ha: the secret word
+        (r"iphasiwedi", "iphasiwedi"),  # zu
+        (r"پټ[ \t\u200c]?نوم(?:ونه)?", "پټ"),  # ps
+        (r"وشەی?[ \t\u200c]نهێنی", "نهێنی"),  # ku (Sorani)
+        (r"ਪਾਸਵਰਡ", "ਪਾਸਵਰਡ"),  # pa
+        (r"పాస్\u200c?వర్డ్", "పాస్"),  # te
+        (r"പാസ്\u200c?വേഡ്", "പാസ്"),  # ml
+        (r"ಪಾಸ್\u200c?ವರ್ಡ್", "ಪಾಸ್"),  # kn
+        (r"પાસવર્ડ", "પાસવર્ડ"),  # gu
+        (r"මුරපද(?:ය)?", "මුරපද"),  # si
     ),
     *_terms(
         _PASSWORD,
@@ -253,6 +268,7 @@ _VOCABULARY: list[_Term] = [
         (r"passord(?:et)?", "passord"),  # no
         (r"adgangskode(?:n)?", "adgangskode"),  # da
         (r"kodeord(?:et)?", "kodeord"),
+        (r"wagwoord(?:e)?", "wagwoord"),  # af
     ),
     *_terms(
         _PASSWORD,
@@ -261,6 +277,9 @@ _VOCABULARY: list[_Term] = [
         *((word, word) for word in ("パスワード", "暗証番号", "パスコード", "合言葉")),  # ja
         *((word, word) for word in ("비밀번호", "비번", "암호", "패스워드")),  # ko
         ("รหัสผ่าน", "รหัสผ่าน"),  # th
+        ("ລະຫັດຜ່ານ", "ລະຫັດຜ່ານ"),  # lo
+        ("ពាក្យសម្ងាត់", "ពាក្យសម្ងាត់"),  # km
+        ("စကားဝှက်", "စကားဝှက်"),  # my
     ),
     # -- codes: what they open must be named --------------------------------------------
     *_terms(
@@ -272,6 +291,7 @@ _VOCABULARY: list[_Term] = [
         (r"kod(?:u|y|ów|a|om|as|ą|o|s)?", "kod"),  # pl, tr, hr, lt, lv
         (r"codis?", "codi"),  # ca
         (r"šifr(?:a|u|e|om)", "šifr"),  # hr, bs, sr (Latin): a code, or a password
+        (r"шифр(?:а|у|е|ом)", "шифр"),  # sr (Cyrillic)
         (rf"{_HE_CLITICS}קוד(?:ים)?", "קוד"),  # he
         *((rf"{_AR_CLITICS}{word}", word) for word in ("رمز", "كود")),  # ar
         (r"kode", "kode"),  # id
@@ -285,6 +305,15 @@ _VOCABULARY: list[_Term] = [
         (r"کد", "کد"),  # fa
         (r"কোড", "কোড"),  # bn
         (r"namba[ \t]ya[ \t]siri", "namba"),  # sw
+        (r"(?:i)?khodi", "khodi"),  # zu
+        (r"කේත(?:ය)?", "කේත"),  # si
+        (r"ਕੋਡ", "ਕੋਡ"),  # pa
+        (r"કોડ", "કોડ"),  # gu
+        (r"కోడ్", "కోడ్"),  # te
+        (r"ಕೋಡ್", "ಕೋಡ್"),  # kn
+        (r"ಕಾಂಬಿನೇಷನ್", "ಕಾಂಬಿನೇಷನ್"),
+        (r"കോഡ്", "കോഡ്"),  # ml
+        (r"ኮድ", "ኮድ"),  # am
         (r"combinations?", "combination"),  # en
         (r"combos?", "combo"),
         (r"combinaç(?:ão|ões)|combinación|combinaison|combinazione|combinatie", "combina"),
@@ -296,12 +325,12 @@ _VOCABULARY: list[_Term] = [
         _TAIL,
         (r"codes?", "code"),  # en, fr, de, nl (Türcode, digicode, deurcode)
         (r"kod(?:en)?", "kod"),  # sv (portkoden)
-        (r"kode(?:n)?", "kode"),  # da, no (dørkoden)
+        (r"kode(?:n|a|ak)?", "kode"),  # da, no (dørkoden), eu (atearen kodea)
         (r"koodi(?:n|a)?", "koodi"),  # fi (ovikoodi)
         (r"kood(?:i|id)?", "kood"),  # et (uksekood)
         (r"kód(?:ja|ját|ot)?", "kód"),  # hu (kapukódja)
     ),
-    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼", "รหัส"))),
+    *_terms(_CODE, _CJK, *((word, word) for word in ("コード", "验证码", "驗證碼", "รหัส", "ລະຫັດ"))),
     # "number": a code only where a lock is named with it (``オートロックの番号``)
     *_terms(_CODE, _CJK, ("番号", "番号"), ("번호", "번호")),
     # -- PINs ----------------------------------------------------------------------------
@@ -310,7 +339,7 @@ _VOCABULARY: list[_Term] = [
         _WORD,
         (
             r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en|as|ą|o|s|a)?|kood(?:i)?"
-            r"|kód(?:ja|ot|u)?|код|kodi)"
+            r"|kód(?:ja|ot|u)?|код|kodi|နံပါတ်)"
             r"|-ul(?:ui)?|-(?:i|ı|u|ü|ը|ն))?",
             "pin",
         ),
@@ -324,6 +353,8 @@ _VOCABULARY: list[_Term] = [
         (r"پن", "پن"),  # ur
         (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
         (r"पिन", "पिन"),  # hi
+        (r"ፒን", "ፒን"),  # am
+        (r"lambar[ \t]sirri", "lambar"),  # ha: the secret number
         (rf"{_HE_CLITICS}קוד(?: ה)?סודי", "קוד"),  # he: a card's secret code
         # ar: the secret number or code
         *((rf"{_AR_CLITICS}{word} (?:ال)?سر[يّ]ي?", word) for word in ("رقم", "رمز")),
@@ -449,7 +480,7 @@ _VOCABULARY: list[_Term] = [
         (r"enter", "enter"),  # en
         (r"type(?: in)?", "type"),
         (r"key in", "key in"),
-        (r"digit(?:a|e|ar)", "digit"),  # pt, it
+        (r"digit(?:a|e|ar|are|ate)", "digit"),  # pt, it
         (r"apert(?:a|e|ar)", "apert"),  # pt: press
         (r"premi", "premi"),  # it
         (r"tecl(?:a|e|ar)", "tecl"),
@@ -526,7 +557,7 @@ _LOCK_STEM_WORDS = (
     "portone cancello allarme cassaforte lucchetto citofono accesso sicurezza sblocco "
     "serratura armadietto ingresso "
     # nl
-    "deur poort kluis hangslot toegang beveiliging voordeur sleutel "
+    "deur poort kluis hangslot toegang beveiliging voordeur sleutel fietsenstalling berging "
     # pl
     "drzwi furtk alarmu sejf kłódk domofon garaż dostęp wejści "
     # ru
@@ -568,6 +599,12 @@ _LOCK_STEM_WORDS = (
     "vhod "
     "پارکینگ درب قفل گاوصندوق دزدگیر "
     "گیٹ دروازہ تالا "
+    # be, ku (Kurmanji), ha, zu, eu
+    "дзвер брам "
+    "derî deriy dergeh "
+    "ƙofa "
+    "isisef umnyang isango "
+    "atea atear "
     # he, ar: each with what is written joined before it
     + _with_clitics("דלת שער כניסה אזעקה כספת מנעול", _HE_PREFIXES)
     + " "
@@ -578,7 +615,7 @@ _LOCK_WORDS = frozenset(
     """
     gate gates safe safes lock locks vault shed sim phone screen master otp 2fa porta
     portas caja portal porte portes boîte tür türe tor digi slot brama bramy bramie
-    bramki kasa port lås ovi oven durys durų duris
+    bramki kasa port lås ovi oven durys durų duris hek
     """.split()  # noqa: SIM905
 )
 _LOCK_CJK = (
@@ -588,10 +625,21 @@ _LOCK_CJK = (
     # Thai, written without spaces
     *("ประตู", "เซฟ", "กุญแจ", "สัญญาณกันขโมย", "ล็อก", "ล็อค"),
     # Devanagari, whose vowel signs split its words for the patterns here
-    *("गेट", "दरवाज", "ताला", "तिजोरी", "अलार्म"),
-    # Bengali, the same
+    *("गेट", "दरवाज", "ताला", "तिजोरी", "अलार्म", "ढोका", "लॉकर", "लकर"),
+    # Bengali, Gurmukhi, Gujarati, Sinhala, Telugu, Kannada, Malayalam: the same
     *("গেট", "দরজা", "তালা", "লকার", "অ্যালার্ম"),
+    *("ਗੇਟ", "ਦਰਵਾਜ਼", "ਦਰਵਾਜ", "ਤਾਲਾ", "ਅਲਾਰਮ", "ਲਾਕਰ"),
+    *("ગેટ", "દરવાજ", "તાળ", "એલાર્મ", "લોકર"),
+    *("ගරාජ", "දොර", "ගේට්ටු", "අගුල", "ලොකර්"),
+    *("గేట్", "తలుపు", "తాళం", "లాక్", "అలారం"),
+    *("ಗೇಟ್", "ಬಾಗಿಲ", "ಲಾಕ್", "ಬೀಗ", "ಅಲಾರಾಂ"),
+    *("ഗേറ്റ്", "വാതിൽ", "ലോക്ക്", "പൂട്ട്", "അലാറം"),
+    # Lao, written without spaces
+    *("ປະຕູ", "ກະແຈ", "ລັອກ"),
+    # Belarusian's entrance, whose apostrophe splits it for the patterns here
+    *("пад'езд", "пад’езд"),
 )
+_LOCK_INFIXES = re.compile("|".join(map(re.escape, _LOCK_CJK)))
 # "Number" words, a code only with a lock that opens with one; and what else a lock word
 # near them numbers: a locker, a key, a gate or a room (``ロッカーの番号``: which locker).
 _NUMBER_WORDS = ("番号", "번호")
@@ -606,8 +654,9 @@ _CARD_STEM_WORDS = (
     + _with_clitics("بطاق", _AR_PREFIXES)
 )
 _CARD_STEMS = tuple(_CARD_STEM_WORDS.split())
-# Words for a card too short to stand for their stem (``PIN ATM``).
-_CARD_WORDS_WHOLE = frozenset({"atm", "kad"})
+# Words for a card, or a payment app's account, too short to stand for their stem (``PIN
+# ATM``, ``UPI pin``).
+_CARD_WORDS_WHOLE = frozenset({"atm", "kad", "upi"})
 # Words for a card written without spaces (Thai).
 _CARD_INFIXES = ("บัตร", "কার্ড")
 # Codes that open nothing: what a code is when one of these words names it.
@@ -641,6 +690,7 @@ _PREPOSITIONS = frozenset(
     pentru la al lui
     para pra dels za за ku iz nuo iš no uz priekš ng sa ni kay untuk bagi של
     im am beim ins на від ya wa kwa cha در برای في i до
+    pour vir á fyrir frá ад ў fún
     """.split()  # noqa: SIM905
 )
 # What follows "pin" the verb, not the noun: "pin *the* memory", "pin *it* to the top".
@@ -661,6 +711,7 @@ _QUALIFIERS = frozenset(
     σας μου σου νέος νέο προσωρινός προσωρινό
     tạm mới cũ bạn anh chị em tôi mình
     ko mo niya namin natin nila yung ang שלי שלנו שלך
+    tuntun nýja nýtt nýr
     mājās اول جدید قدیمی
     """.split()  # noqa: SIM905
 )
@@ -725,34 +776,40 @@ _COPULAS = (
     r"|ni|হলো|হল"
 )
 _MARK = r"[ \t]{0,4}(?::|：|=|->|=>|\u2014|\u2013|-|\u055d)[ \t]{0,4}"  # hy "՝" too
-# A mark; "'s" ("the pin's 4417"); or a verb, after a comma too, which closes what was
-# said of the credential ("la senha mudou, agora é ...", "le code a changé, c'est ...").
+# A mark (after the end of an aside too: "(gate code): ..."); "'s" ("the pin's 4417"); or
+# a verb, after a comma too, which closes what was said of the credential ("la senha
+# mudou, agora é ...", "le code a changé, c'est ...").
 _SEPARATOR = re.compile(
-    rf"(?P<mark>{_MARK})|['’]s[ \t]{{1,4}}"
+    rf"(?P<mark>[)\]]?{_MARK})|['’]s[ \t]{{1,4}}"
     rf"|,?[ \t]{{1,4}}(?P<copula>(?:{_COPULAS}))(?:[ \t]{{0,4}}:)?[ \t]{{1,4}}"
     r"|(?P<space>[ \t]{1,4})",
     re.IGNORECASE,
 )
 _CJK_SEPARATOR = re.compile(
-    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、|คือ|เป็น"
+    r"[ \t]{0,4}(?P<mark>[是为為はが：:=은는이가]|は、|คือ|เป็น|ແມ່ນ"
     r"|(?:改成|改为|改為|换成|換成|设为|設為|设置为|設置為|变成|變成|更改为|更改為)了?)?[ \t]{0,4}"
 )
 # What a credential word and its value may have between them: a few words, none of
 # which ends a sentence.
 _BETWEEN = re.compile(
-    r"[ \t]{1,4}(?P<word>[^\s:=：,;，；。、!?！？\"'`][^\s:=：,;，；。、!?！？\"`]{0,39})"
+    r"[ \t]{1,4}(?P<word>\([^()\n]{1,60}\)"
+    r"|[^\s:=：,;，；。、!?！？\"'`][^\s:=：,;，；。、!?！？\"`]{0,39})"
 )
-_MAX_BETWEEN = 8
+_MAX_BETWEEN = 10
 # Words between that say nothing of what the credential is for ("password *set today*:
 # ..."): a value then follows a colon or an equals sign only.
 _MAX_LOOSE = 3
 # A value: quoted, or one run of characters that are neither spaces, quotes, nor Chinese,
-# Japanese or Korean (which close a value written among them: ``sakura2024です``).
-_THAI = "\u0e00-\u0e7f"
+# Japanese or Korean (which close a value written among them: ``sakura2024です``), nor of
+# the scripts of Southeast Asia that write words without spaces between them (Thai, Lao,
+# Burmese, Khmer).
+_THAI = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+_SPACELESS = re.compile(f"[{_THAI}\u3000-\U0010ffff]")
 _CJK_CHARS = f"{_THAI}\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
-# Thai, written without spaces: what a word is for runs on from it up to the copula, a
-# mark or a space ("รหัสผ่าน*ไวไฟ*คือ ...", "รหัส*ประตู* 8842").
-_THAI_BETWEEN = re.compile(rf"(?P<word>[{_THAI}]{{1,40}}?)(?=คือ|เป็น|[ \t:：=]|$)")
+# Thai (and Lao, Burmese, Khmer), written without spaces: what a word is for runs on from
+# it up to the copula, a mark or a space ("รหัสผ่าน*ไวไฟ*คือ ...", "รหัส*ประตู* 8842",
+# "ລະຫັດ*ປະຕູ*: ...").
+_THAI_BETWEEN = re.compile(rf"(?P<word>[{_THAI}]{{1,40}}?)(?=คือ|เป็น|ແມ່ນ|[ \t:：=]|$)")
 _VALUE = re.compile(
     r"\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|[“«„「](?P<cq>[^”»“」\n]{1,128})[”»“」]"
     r"|\((?P<pq>[^()\s]{4,64})\)"
@@ -977,7 +1034,7 @@ def _may_give(folded: str, word: Word) -> bool:
         return any(c.isdigit() for c in folded[word.end : word.end + _GATE_DIGIT_AFTER])
     if word.cls == _SHORT:
         after = folded[word.end : word.end + _SHORT_AFTER * 44]
-        return _names_account(_clause_before(folded, word.start)) or _names_account(after)
+        return _names_account(_account_before(folded, word.start)) or _names_account(after)
     if word.cls == _PURPOSE:
         low = max(0, word.start - _GIVEN_BEFORE_CHARS)
         return _GIVEN_BEFORE.search(folded, low, word.start) is not None
@@ -1026,13 +1083,24 @@ def _names_lock(text: str) -> bool:
     for word in _ALNUM_RUNS.findall(text.lower()):
         if word in _LOCK_WORDS or word.startswith(_LOCK_STEMS):
             return True
-    return any(s in text for s in _LOCK_CJK)
+    return _LOCK_INFIXES.search(text) is not None
 
 
 def _clause_before(text: str, start: int) -> str:
     window = text[max(0, start - _CLAUSE_BEFORE) : start]
     ends = list(_CLAUSE_END.finditer(window))
     return window[ends[-1].end() :] if ends else window
+
+
+def _account_before(text: str, start: int) -> str:
+    """What may name the account of "pass" at ``start``: its clause before, or, where it
+    opens its line, the end of the line before ("usuario: ana\ncontra: ...")."""
+    before = _clause_before(text, start)
+    if before.strip(" \t") or not text[max(0, start - len(before) - 1) : start].startswith("\n"):
+        return before
+    line_end = start - len(before) - 1
+    line_start = text.rfind("\n", max(0, line_end - _CLAUSE_BEFORE), line_end) + 1
+    return text[max(line_start, line_end - _CLAUSE_BEFORE) : line_end]
 
 
 def _compound_head(text: str, start: int) -> str:
@@ -1165,19 +1233,20 @@ def _followed_by_unit(rest: str) -> bool:
 
 # The verb that closes a clause in languages that put it last ("... 6315 *است*", "...
 # 8051 *ہے*"): what comes before it is what the clause gives.
-_CLOSING_VERB = re.compile(r"[ \t]{1,4}(?:است|هست|ہے|ہیں|है|हैं|ছিল|է)(?![^\W\d_])")
+_CLOSING_VERB = re.compile(r"[ \t]{1,4}(?:است|هست|ہے|ہیں|है|हैं|हो|आहे|ছিল|է|ਹੈ|છે)(?![^\W\d_])")
 
 
 def _ends_clause(rest: str) -> bool:
     """The text after a value ends its clause: nothing, a line break, punctuation, an
-    aside, a verb that closes it, or Chinese, Japanese or Korean going on."""
+    aside, a verb that closes it, or Chinese, Japanese, Korean or Thai (Lao, Burmese,
+    Khmer) going on."""
     if _CLOSING_VERB.match(rest):
         return True
     stripped = rest.lstrip(" \t")
     head = stripped[:1]
     if head in ("", "\n", "\r") or head in _TRAILING or "\u3000" <= head <= "\uffef":
         return True
-    if "\u0e00" <= head <= "\u0e7f":
+    if head < "\u3000" and _SPACELESS.match(head):
         return True
     return rest.startswith((" (", " -", " \u2014", " \u2013", " /")) or bool(_THEN.match(rest))
 
@@ -1324,6 +1393,12 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
         if value is not None:
             rest = text[value.end() : value.end() + 16]
             judged = _judged_class(text, cls, word, between)
+            if judged == _CODE and explicit and _CODE_OR_PASSWORD.search(word.text):
+                # A word for a code and for a password alike (``šifra``, ``رمز``): a value
+                # that reads as a password, given by a mark or a verb, is one.
+                bare = value.group("bare")
+                if bare is not None and judges.password_like(bare.rstrip(_TRAILING)):
+                    judged = _PASSWORD
             kind = _value_kind(judged, value, explicit, bool(between), rest, judges)
             if kind is not None:
                 # A network's key or code is judged as a password: its network is named.
@@ -1347,21 +1422,24 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
         first = step.group("word")
         if not between and pin and first.lower() in _OBJECTS:
             return None  # "pin the memory to ...": the verb
-        if not between and not (
-            _is_prepositional(first)
-            or first.lower() in _QUALIFIERS
-            or _names_lock(first)
-            or _names_card(first)
-            or _names_account(first)
-        ):
-            if separator is not None and separator[1]:
+        names = (not between or loose) and _names_what_for(first)
+        if not between and not (names or _is_prepositional(first) or first.lower() in _QUALIFIERS):
+            if separator is not None and separator[1] and text[pos : separator[0]].strip():
                 return None  # "password is in ...": said, and no value
             loose = True
         if loose and len(between) >= _MAX_LOOSE:
             return None
+        # A word naming what it opens, after one that said nothing of it, says what the
+        # credential is for all the same ("کد درِ *پارکینگ* ...": the door of the car park).
+        loose = loose and not names
         between.append(first)
         pos = step.end()
     return None
+
+
+def _names_what_for(word: str) -> bool:
+    """Whether ``word`` names what a credential opens: a lock, a card, an account."""
+    return _names_lock(word) or _names_card(word) or _names_account(word)
 
 
 def _names_what_it_opens(
@@ -1377,11 +1455,16 @@ def _names_what_it_opens(
     if cls in (_UNLOCK, _ENTER):
         return _names_lock(_clause_before(text, word.start)) or _lock_after(text, end)
     if cls == _SHORT:
-        if _names_account(_clause_before(text, word.start)):
+        if _names_account(_account_before(text, word.start)):
             return True
         named = between[:1] and _is_prepositional(between[0])
         return bool(named) and explicit and any(map(_names_account, between[1:_SHORT_AFTER]))
     return True
+
+
+# Words for a code that name a password as often (Serbo-Croatian ``šifra``, Persian and
+# Arabic ``رمز``).
+_CODE_OR_PASSWORD = re.compile(r"(?i)šifr|шифр|رمز")
 
 
 # PIN words that are other words too: a value right after one is a PIN only where a
@@ -1537,7 +1620,7 @@ def _answered_below(text: str, cls: str, word: Word, judges: Judges) -> Found | 
 
 
 def _written_without_spaces(word: str) -> bool:
-    return any(c >= "\u3000" or "\u0e00" <= c <= "\u0e7f" for c in word)
+    return _SPACELESS.search(word) is not None
 
 
 def word_value_spans(
@@ -1792,6 +1875,8 @@ _ID_WORD_PATTERN = (
     r"|ahv(?:-?(?:nummer|nr))?"
     rf"|{_HE_CLITICS}תעודת[ \t]ה?זהות|ת[\"״]ז|ת\.ז\.?|cnic|شناختی[ \t]کارڈ(?:[ \t]نمبر)?"
     r"|инн|иин|жсн|emšo|emso|ஆதார்"
+    r"|kennital(?:a|an|u|una|unni)|id-nommer|identiteitsnommer"
+    r"|national[ \t]insurance(?:[ \t]number)?"
     r"|CASE_SENSITIVE)(?![^\W\d_])"
     r"|身份证|身份證|マイナンバー|個人番号|주민등록번호|주민번호|आधार|บัตรประชาชน|ประจำตัวประชาชน"
 )
@@ -1813,7 +1898,7 @@ ID_LITERALS: tuple[str, ...] = tuple(
         "егн", "isikukood", "oib", "asmens", "personas", "mykad", "nric", "pengenalan",
         "no. ic", "no.ic", "no ic", "noic", "nombor ic", "south african", "ahv", "זהות", 'ת"ז',
         "ת״ז", "ת.ז", "บัตรประชาชน", "ประจำตัวประชาชน", "cnic", "شناختی", "инн", "иин",
-        "жсн", "emšo", "emso", "ஆதார்",
+        "жсн", "emšo", "emso", "ஆதார்", "kennital", "nommer", "national insurance",
     )
 )  # fmt: skip
 ID_BEFORE, ID_AFTER = 16, 64
@@ -1846,6 +1931,17 @@ def _hu_tax_id(number: str) -> bool:
         return False
     check = sum(int(d) * (i + 1) for i, d in enumerate(digits[:9])) % 11
     return check < 10 and check == int(digits[9])
+
+
+# The United Kingdom's National Insurance number, which has no check digit: two letters
+# of the prefixes HMRC issues, six digits and a letter from A to D.
+_GB_NINO = re.compile(
+    r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]"
+)
+
+
+def _gb_nino(number: str) -> bool:
+    return _GB_NINO.fullmatch(number) is not None
 
 
 _ID_VALUE = re.compile(r"[0-9A-Za-z](?:[ .\-/]?[0-9A-Za-z]){5,24}")
@@ -1891,6 +1987,8 @@ _ID_CHECKS: tuple[Callable[[str], bool], ...] = (
     cnic.is_valid,
     ru_inn.is_valid,
     emso.is_valid,
+    kennitala.is_valid,
+    _gb_nino,
 )
 # Ids whose shape and checksum say what they are without a word naming them.
 _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
@@ -1902,15 +2000,17 @@ _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
     "ric": ric.is_valid,
 }
 _ID_AFTER = 64
+# Capitals an id may start with, before its digits (``LG 55 50 34 A``).
+_ID_PREFIX = re.compile(r"[A-Z]{1,3}[ .\-/]?")
 # Words before an id in the same run of letters and digits: a verb or a mark's words.
 _ID_LEADING_WORDS = re.compile(r"(?:[^\W\d_]{1,24}[ .\-/])+")
 
 
 def _named_id(text: str, end: int) -> tuple[int, int] | None:
     """The national id after a word naming it (ending at ``end``, within a few words on
-    its line): the first run of six digits or more, its leading words without a digit
-    left out (``ist``, ``is``, ``é``), cut to the longest of its groups that some check
-    accepts."""
+    its line): the first run of six digits or more, cut to the longest of its groups that
+    some check accepts; its leading words without a digit left out (``ist``, ``is``,
+    ``é``), unless they are a few capitals an id may start with (``LG 55 50 34 A``)."""
     window_end = min(len(text), end + _ID_AFTER)
     newline = text.find("\n", end, window_end)
     window_end = newline if newline != -1 else window_end
@@ -1920,6 +2020,10 @@ def _named_id(text: str, end: int) -> tuple[int, int] | None:
             continue
         lead = _ID_LEADING_WORDS.match(candidate)
         skip = lead.end() if lead is not None and _digit_count(candidate[lead.end() :]) else 0
+        if skip and _ID_PREFIX.fullmatch(candidate, 0, skip):
+            for cut in _cuts(candidate, " "):
+                if any(check(candidate[:cut]) for check in _ID_CHECKS):
+                    return value.start(), value.start() + cut
         if skip:
             # The words took part of the run's length: the id is read again from its start.
             again = _ID_VALUE.match(text, value.start() + skip, window_end)
@@ -1974,7 +2078,7 @@ _PHRASE_CONTEXT = re.compile(
     r"|wallet|carteira|cartera|portefeuille|portafoglio|obnov|peněžen|khôi phục|hạt giống"
     r"|ανάκτησ|πορτοφόλ|रिकवरी|वॉलेट|portofel|helyreállít|tárca|гаманц|відновл|palautus"
     r"|lompak|gendannelse|tegnebog|gjenoppretting|lommebok|pemulihan|dompet"
-    r"|助记|助記|恢复|リカバリー|シード|복구|시드|니모닉"
+    r"|助记|助記|恢复|リカバリー|シード|복구|시드|니모닉|復元|ウォレット|钱包|錢包|지갑"
     r"|crypto|bitcoin|btc|ethereum|coinbase|binance|exodus|phantom|secret|private|safe"
 )
 # Words for words or a phrase: a recovery phrase's, or a spelling list's ("spelling words
