@@ -8,7 +8,7 @@ Two generations of texts:
   from which the first rules were written, and ``HELD_BACK_INSTRUCTIONS`` and
   ``HELD_BACK_ORDINARY``, written with them and kept back at first. Both have been read
   by now: they are parts the rules are fitted to (``first``, ``first-held-back``).
-- ``instruction_corpus.tsv``: instructions and look-alikes in thirteen languages, each
+- ``instruction_corpus.tsv``: instructions and look-alikes in thirty-one languages, each
   with its language and its author (the file's header says who wrote what). They were
   written before the rules that read them, and are split so that the rules are tuned
   on one part and measured on parts they never saw:
@@ -16,7 +16,13 @@ Two generations of texts:
   ``tune``: the outside trial's probes, and author ``a`` in the tuning languages
   (:data:`TUNING_LANGUAGES`); ``unseen-language``: author ``a`` in every other
   language; ``unseen-author``: author ``b`` in the tuning languages; ``unseen-both``:
-  author ``b`` in every other language.
+  author ``b`` (and ``d``) in every other language. Batches in :data:`TUNED_BATCHES`
+  were held out when written and have been tuned on since: all their texts, in any
+  language, are ``tune``. Batch ``c`` was: before the rules were tuned on it they
+  caught 41 of its 75 instructions (55%) and flagged 1 of its 75 look-alikes. Batch
+  ``d``, by another author who had read neither the rules nor any batch, was written
+  before that tuning and held out from it: the rules caught 35 of its 75 instructions
+  (47%) before it and 39 (52%) after, and flagged none of its 75 look-alikes.
 
 The kind of an instruction is the reason the detector gives for it; the kind of an
 ordinary text says why it could be mistaken for one.
@@ -333,6 +339,10 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 TUNING_LANGUAGES = frozenset({"en", "pt", "fr", "zh", "ru"})
 """The languages the rules are tuned on; the others are only measured."""
 
+TUNED_BATCHES = frozenset({"c"})
+"""Batches held out when written and tuned on since: every item, in any language, is
+tuning data."""
+
 UNSEEN_PARTS = ("unseen-language", "unseen-author", "unseen-both")
 PARTS = ("first", "first-held-back", "tune", *UNSEEN_PARTS)
 
@@ -351,7 +361,7 @@ class Text:
     def part(self) -> str:
         if self.author in ("first", "first-held-back"):
             return self.author
-        if self.author == "probe":
+        if self.author == "probe" or self.author in TUNED_BATCHES:
             return "tune"
         tuned_language = self.language in TUNING_LANGUAGES
         if self.author == "a":

@@ -4,9 +4,12 @@ word or phrase, regular-expression fragments by language, matched on normalised 
 
 Languages: English (en), Portuguese (pt), Spanish (es), French (fr), German (de),
 Italian (it), Dutch (nl), Polish (pl), Turkish (tr), Russian (ru), Chinese (zh),
-Japanese (ja), Korean (ko). A fragment of a language written without spaces (zh, ja,
-ko) is matched anywhere; any other is matched as whole words (a Latin or Cyrillic
-letter or a digit on either side stops it, a Chinese one does not: "的ai").
+Japanese (ja), Korean (ko); for the addresses, orders and claims of the rules that
+read them, also Swedish (sv), Czech (cs), Indonesian (id), Vietnamese (vi), Arabic
+(ar), Hebrew (he), Hindi (hi), Persian (fa) and Thai (th). A fragment of a language
+written without spaces (zh, ja, ko, th) is matched anywhere; any other is matched as
+whole words (a Latin or Cyrillic letter or a digit on either side stops it, a Chinese
+one does not: "的ai").
 
 A fragment may use ``{model}``: any word for the model (:data:`MODEL`), in any
 language, so that "if you are a language model" and "se você é uma IA" are the same
@@ -82,7 +85,12 @@ MODEL: Lexicon = {
         r"modell[oi](?:\s+(?:linguistic[oi]|di\s+linguaggio))?",
         r"agent[ei]",
     ],
-    "nl": [r"kunstmatige\s+intelligentie", r"assistent(?:en)?", r"taalmodel(?:len)?"],
+    "nl": [
+        r"kunstmatige\s+intelligentie",
+        r"assistent(?:en)?",
+        r"taalmodel(?:len)?",
+        r"agent(?:en)?",
+    ],
     "pl": [r"sztuczn\w+\s+inteligencj\w+", r"asystent\w*", r"model\w*\s+językow\w+", r"modelem"],
     "tr": [r"yapay\s+zek[aâ]\w*", r"asistan\w*", r"dil\s+model\w*", r"sohbet\s+robot\w*"],
     "ru": [
@@ -119,6 +127,14 @@ MODEL: Lexicon = {
         r"エージェント",
     ],
     "ko": [r"인공지능", r"어시스턴트", r"비서", r"언어\s*모델", r"모델", r"챗봇", r"에이전트"],
+    "sv": [r"assistent(?:en|er|erna)?", r"språkmodell\w*", r"ai-?assistent\w*"],
+    "cs": [r"asistent\w*", r"umělá\s+inteligence", r"jazykov\w+\s+model\w*"],
+    "id": [r"asisten", r"kecerdasan\s+buatan", r"model\s+bahasa", r"bot"],
+    "vi": [r"trợ\s+lý(?:\s+ảo)?", r"mô\s+hình\s+ngôn\s+ngữ", r"trí\s+tuệ\s+nhân\s+tạo"],
+    "ar": [r"(?:ال)?مساعد(?:\s+(?:ال)?ذكي)?", r"(?:ال)?نموذج", r"(?:ال)?ذكاء\s+(?:ال)?اصطناعي"],
+    "he": [r"(?:ה)?עוזר(?:\s+(?:ה)?וירטואלי)?", r"(?:ה)?מודל", r"(?:ה)?בינה\s+(?:ה)?מלאכותית"],
+    "hi": [r"सहायक", r"एआई", r"मॉडल", r"बॉट"],
+    "fa": [r"دستیار", r"هوش\s+مصنوعی", r"مدل\s+زبانی"],
 }
 
 # The model as a machine: the words for it that never name a person (not "assistant",
@@ -184,6 +200,14 @@ MACHINE: Lexicon = {
     "zh": [r"人工智能", r"语言模型", r"大模型", r"智能体", r"机器人"],
     "ja": [r"人工知能", r"言語モデル", r"チャットボット", r"ボット"],
     "ko": [r"인공지능", r"언어\s*모델", r"챗봇"],
+    "sv": [r"språkmodell\w*", r"ai-?assistent\w*"],
+    "cs": [r"umělá\s+inteligence", r"jazykov\w+\s+model\w*"],
+    "id": [r"kecerdasan\s+buatan", r"model\s+bahasa"],
+    "vi": [r"mô\s+hình\s+ngôn\s+ngữ", r"trí\s+tuệ\s+nhân\s+tạo"],
+    "ar": [r"(?:ال)?ذكاء\s+(?:ال)?اصطناعي"],
+    "he": [r"(?:ה)?בינה\s+(?:ה)?מלאכותית"],
+    "hi": [r"एआई"],
+    "fa": [r"هوش\s+مصنوعی", r"مدل\s+زبانی"],
 }
 
 # -- the reader addressed as a model: "if you are an AI", "any LLM reading this" ------------
@@ -242,8 +266,8 @@ READER: Lexicon = {
     "it": [
         r"se\s+(?:tu\s+)?(?:sei|fossi)\s+(?:\w+\s+|\w+'){0,2}?{machine}",
         r"in\s+quanto\s+{machine}\s*,?\s+(?:tu|devi)",
-        r"{model}\s+(?:che\s+)?(?:sta\s+)?(?:legge|leggerà|leggendo|leggi|elabora|elaborando"
-        r"|riassume)\s+(?:questo|questa|questi|queste|il\s+presente|la\s+presente|ciò)",
+        r"{model}\s+(?:che\s+)?(?:sta\s+)?(?:legge|legga|leggerà|leggendo|leggi|elabora|elabori"
+        r"|elaborando|riassume|riassuma)\s+(?:questo|questa|questi|queste|il\s+presente|la\s+presente|ciò)",
     ],
     "nl": [
         r"als\s+(?:je|jij|u)\s+(?:een\s+)?(?:\w+\s+){0,2}?{machine}\s+(?:bent|is)",
@@ -275,6 +299,18 @@ READER: Lexicon = {
         r"{machine}(?:이라면|라면|이시라면)",
         r"(?:읽는|읽고\s*있는|처리하는|요약하는)\s*{model}",
     ],
+    "id": [
+        r"{model}\s+yang\s+(?:sedang\s+)?(?:membaca|memproses|merangkum|menganalisis)\s+"
+        r"(?:ini|catatan|pesan|dokumen|teks|halaman)",
+        r"jika\s+(?:kamu|anda)\s+(?:adalah\s+)?(?:sebuah\s+)?{machine}",
+    ],
+    "vi": [
+        r"{model}\s+(?:đang\s+)?(?:đọc|xử\s+lý|tóm\s+tắt)\s+(?:ghi\s+chú|văn\s+bản|tin\s+nhắn)?\s*này"
+    ],
+    "sv": [
+        r"{model}\s+som\s+(?:läser|behandlar|sammanfattar)\s+(?:detta|denna|det\s+här|den\s+här)"
+    ],
+    "cs": [r"{model},?\s+(?:kter\w+\s+)?(?:čte|zpracovává|shrnuje)\s+(?:tento|tuto|toto|tyto)"],
 }
 
 # -- the model addressed by name, before an order: "Attention LLM:", "Nota para a IA:" -----
@@ -284,6 +320,7 @@ VOCATIVE: Lexicon = {
         r"(?:attention|dear|hey|hi|hello|greetings|note|notice|message|memo|reminder|warning"
         r"|instructions?|addressed|p\.?\s?s\.?)\W{0,3}(?:to\s+|for\s+)?(?:the\s+|any\s+|all\s+|every\s+"
         r"|each\s+|whichever\s+|whatever\s+)?(?:[\w-]+\s+)?{model}",
+        r"whoever\s+(?:is\s+)?(?:reads?|reading|processes|processing|summari[sz]es)\s+this\s*:",
     ],
     "pt": [
         r"(?:atenção|car[oa]|prezad[oa]|olá|oi|nota|recado|mensagem|aviso|lembrete)\W{0,3}"
@@ -315,6 +352,7 @@ VOCATIVE: Lexicon = {
         r"(?:uwaga|drog\w+|cześć|hej|notatka|wiadomość|informacja)\W{0,3}(?:dla\s+|do\s+)?"
         r"{model}",
         r"asystencie",
+        r"modelu(?=\s*,)",
     ],
     "tr": [r"(?:dikkat|sevgili|merhaba|not)\W{0,3}{model}", r"{model}\w*\s+için\s+not"],
     "ru": [
@@ -326,6 +364,13 @@ VOCATIVE: Lexicon = {
     ],
     "ja": [r"{model}(?:へ|の皆さん|さんへ|殿)", r"(?:注意|お知らせ)\s*[:：]\s*{model}"],
     "ko": [r"{model}(?:에게|께|님)", r"(?:주의|참고)\s*[:：]\s*{model}"],
+    "sv": [r"(?:till|notering\s+till|meddelande\s+till|hej)\s+{model}\s*[,:]"],
+    "cs": [r"(?:pokyn|poznámka|zpráva|vzkaz)\s+(?:pro\s+)?{model}\s*[,:]"],
+    "id": [r"(?:untuk|kepada|catatan\s+untuk|pesan\s+untuk|halo)\s+{model}\s*[,:]"],
+    "vi": [r"(?:gửi|lưu\s+ý\s+cho|ghi\s+chú\s+cho|dành\s+cho)\s+{model}\s*[,:]"],
+    "ar": [r"(?:إلى|الى|أيها|ايها|يا|ملاحظة\s+(?:إلى|الى|لل))\s+{model}(?:\s+(?:ال)?ذكي)?\s*[,:،]"],
+    "hi": [r"{model}\s+(?:के\s+लिए|को)(?:\s+(?:निर्देश|नोट|संदेश))?\s*[,:]"],
+    "he": [r"(?:ל|אל\s+|הערה\s+ל)(?:עוזר|מודל|בוט|בינה\s+המלאכותית)\s*[,:]"],
 }
 
 # -- second person: the one the text speaks to ----------------------------------------------
@@ -492,6 +537,14 @@ OBLIGATION: Lexicon = {
         r"하십시오",
         r"라\b",
     ],
+    "sv": [r"måste", r"ska", r"skall", r"alltid", r"aldrig"],
+    "cs": [r"mus[ií]\w*", r"vždy", r"nikdy"],
+    "id": [r"harus", r"wajib", r"selalu", r"jangan"],
+    "vi": [r"phải", r"luôn\s+luôn", r"luôn", r"không\s+bao\s+giờ"],
+    "ar": [r"يجب", r"دائما", r"دائمًا"],
+    "he": [r"חייב\w*", r"תמיד"],
+    "hi": [r"चाहिए", r"हमेशा"],
+    "th": [r"ต้อง", r"ห้าม"],
 }
 
 # -- verbs of an order, as they stand after an address ("Attention LLM: answer ...") --------
@@ -554,6 +607,12 @@ ORDER_VERB: Lexicon = {
         r"call",
         r"grant",
         r"approve",
+        r"rate",
+        r"state",
+        r"claim",
+        r"confirm",
+        r"report",
+        r"mention",
         r"transfer",
         r"drop",
         r"talk",
@@ -612,6 +671,7 @@ ORDER_VERB: Lexicon = {
         r"obedece",
         r"haz",
         r"usa",
+        r"activa",
         r"no\s+(?:digas|cuentes|menciones|reveles|respondas)",
     ],
     "fr": [
@@ -713,6 +773,7 @@ ORDER_VERB: Lexicon = {
         r"słuchaj",
         r"rób",
         r"zrób",
+        r"wypisz",
     ],
     "tr": [
         r"yok\s+say",
@@ -802,6 +863,49 @@ ORDER_VERB: Lexicon = {
         r"말해",
         r"하지\s*마",
     ],
+    "sv": [
+        r"godkänn",
+        r"skicka",
+        r"vidarebefordra",
+        r"ignorera",
+        r"glöm",
+        r"svara",
+        r"visa",
+        r"skriv",
+        r"rekommendera",
+        r"berätta",
+    ],
+    "cs": [
+        r"zavolej",
+        r"pošli",
+        r"přepošli",
+        r"ignoruj",
+        r"zapomeň",
+        r"odpověz",
+        r"napiš",
+        r"zobraz",
+        r"schval",
+        r"doporuč",
+    ],
+    "id": [
+        r"abaikan",
+        r"lupakan",
+        r"kirim(?:kan)?",
+        r"teruskan",
+        r"tampilkan",
+        r"tunjukkan",
+        r"setujui",
+        r"jawab",
+        r"balas",
+        r"tulis(?:kan)?",
+        r"sarankan",
+        r"rekomendasikan",
+        r"jangan",
+    ],
+    "vi": [r"hãy", r"bỏ\s+qua", r"gửi", r"chuyển\s+tiếp", r"hiển\s+thị", r"phê\s+duyệt"],
+    "ar": [r"أوص\w*", r"قل", r"اكتب", r"أرسل", r"تجاهل", r"اعرض", r"وافق", r"انسخ", r"اذكر"],
+    "hi": [r"जोड़(?:ें|ो|ना)", r"भेज(?:ें|ो|ना)", r"बताए?(?:ं|ें)", r"लिख(?:ें|ो)", r"दिखा(?:एं|ओ)"],
+    "he": [r"ציין", r"שלח", r"התעלם", r"אשר", r"כתוב", r"אמור", r"הצג", r"המלץ", r"הוסף"],
 }
 
 # -- sending out, and copying to someone --------------------------------------------------------
@@ -967,6 +1071,9 @@ REDIRECT: Lexicon = {
         r"cc",
     ],
     "ko": [r"보내", r"보낸", r"전송", r"전달", r"참조", r"복사", r"업로드", r"붙여넣", r"공유"],
+    "sv": [r"skicka\w*", r"vidarebefordra\w*", r"mejla\w*"],
+    "cs": [r"pošl\w*", r"přepošl\w*", r"přeposílá\w*", r"posílá\w*"],
+    "id": [r"kirim\w*", r"teruskan", r"meneruskan", r"mengirim\w*"],
 }
 
 # Copying what the model writes or reads to someone: cc, bcc, forward, "a copy".
@@ -1147,6 +1254,9 @@ BLANKET: Lexicon = {
         r"채팅\s*기록",
         r"대화\s*내역",
     ],
+    "sv": [r"(?:varje|alla)\s+(?:ny(?:a|tt)?\s+)?(?:meddelanden?|mejl|svar|konversation(?:er)?)"],
+    "cs": [r"(?:každ\w+|všechn\w+)\s+(?:nov\w+\s+)?(?:zpráv\w*|konverzac\w+|odpověd\w*)"],
+    "id": [r"(?:setiap|semua)\s+(?:pesan|percakapan|balasan|jawaban)"],
 }
 
 # What must not leave, beyond the English list of the rules module.
@@ -1226,9 +1336,12 @@ RULES: Lexicon = {
         r"|constraints|orders|training|principles|safeguards|filters?)",
         r"(?:system|developer|operator|hidden|initial|original)\s+(?:prompt|message|instructions?"
         r"|rules|guidelines)",
-        r"(?:instructions?|rules|guidance|guidelines|directions)\s+(?:that\s+)?you\s+(?:were|have\s+been"
+        r"(?:instructions?|rules|guidance|guidelines|directions|persona|role|character|identity)"
+        r"\s+(?:that\s+)?you\s+(?:were|have\s+been"
         r"|got|received|'ve\s+been|are)\s*(?:given|told|started|initiali[sz]ed|configured|provided)?",
         r"(?:content|safety|usage)\s+polic(?:y|ies)",
+        r"(?:everything|anything|whatever)\s+(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+"
+        r"(?:told|taught|instructed)",
         r"pre-?prompt",
         r"initiali[sz]ation\s+(?:text|prompt|instructions)",
     ],
@@ -1249,6 +1362,7 @@ RULES: Lexicon = {
         r"|développeur)",
         r"(?:ton|votre)\s+(?:prompt|invite)(?:\s+système)?",
         r"prompt\s+système",
+        r"(?:consignes|instructions|règles)\s+(?:du\s+)?système",
     ],
     "de": [
         r"(?:deine|ihre)\s+(?:\w+\s+)?(?:anweisungen|regeln|richtlinien|vorgaben|einschränkungen"
@@ -1280,6 +1394,7 @@ RULES: Lexicon = {
     "ru": [
         r"(?:твои|ваши|свои)\s+(?:\w+\s+)?(?:инструкци\w+|правил\w+|указани\w+|директив\w+|ограничени\w+)",
         r"системн\w+\s+(?:инструкци\w+|промпт\w*|подсказк\w+|сообщени\w+)",
+        r"(?:всё|все|то),?\s+что\s+(?:тебе|вам)\s+(?:\w+\s+)?(?:говорили|сказали|велели|приказали)",
     ],
     "zh": [
         r"系统提示词?",
@@ -1889,19 +2004,28 @@ NO_LIMITS: Lexicon = {
         r"(?:content|safety|usage)\s+polic(?:y|ies)\s+(?:does|do)\s+not\s+apply",
     ],
     "pt": [r"sem\s+(?:nenhuma\s+|qualquer\s+)?(?:restriç\w+|limites|regras|filtros|censura)"],
-    "es": [r"sin\s+(?:ninguna\s+)?(?:restricci\w+|límites|reglas|filtros|censura)"],
+    "es": [
+        r"sin\s+(?:ninguna\s+)?(?:restricci\w+|límites|reglas|filtros|censura)",
+        r"no\s+tienes\s+(?:ninguna\s+)?(?:restricci\w+|límites|reglas|filtros)",
+    ],
     "fr": [r"sans\s+(?:aucune?\s+)?(?:restrictions?|limites?|règles?|filtres?|censure)"],
     "de": [
-        r"ohne\s+(?:jegliche\s+)?(?:einschränkungen|beschränkungen|regeln|filter|zensur|grenzen)"
+        r"ohne\s+(?:jegliche\s+)?(?:einschränkungen|beschränkungen|regeln|richtlinien|filter|zensur"
+        r"|grenzen)"
     ],
     "it": [r"senza\s+(?:alcuna\s+)?(?:restrizion\w+|limit\w+|regol\w+|filtr\w+|censura)"],
     "nl": [r"zonder\s+(?:enige\s+)?(?:beperkingen|regels|filters|censuur)"],
     "pl": [r"bez\s+(?:żadnych\s+)?(?:ograniczeń|zasad|filtrów|cenzury)"],
     "tr": [r"(?:kısıtlama|sınır|kural|filtre|sansür)\w*\s*(?:olmadan|yok)"],
     "ru": [r"без\s+(?:каких-либо\s+|всяких\s+)?(?:ограничений|правил|фильтров|цензуры)"],
-    "zh": [r"没有(?:任何)?(?:限制|规则|约束|过滤|审查)", r"不受(?:任何)?(?:限制|约束)"],
+    "zh": [
+        r"没有(?:任何)?(?:限制|规则|约束|过滤|审查)",
+        r"不再?受[^，。,.!！?？；;\n]{0,8}?(?:限制|约束)",
+    ],
     "ja": [r"(?:制限|ルール|制約|フィルター|検閲)(?:なし|なく|のない|を受けない)"],
     "ko": [r"(?:제한|규칙|필터|검열)\s*(?:없이|없는)"],
+    "vi": [r"không\s+(?:bị\s+)?giới\s+hạn", r"không\s+có\s+(?:bộ\s+lọc|giới\s+hạn|hạn\s+chế)"],
+    "id": [r"tanpa\s+(?:batasan|filter|aturan|sensor)"],
 }
 
 
@@ -1991,8 +2115,10 @@ STEALTH: Lexicon = {
     "es": [r"en\s+secreto", r"secretamente", r"silenciosamente", r"a\s+escondidas"],
     "fr": [r"secrètement", r"silencieusement", r"discrètement", r"en\s+douce"],
     "de": [r"heimlich", r"unbemerkt", r"stillschweigend"],
-    "it": [r"segretamente", r"di\s+nascosto", r"silenziosamente"],
+    "it": [r"segretamente", r"di\s+nascosto", r"silenziosamente", r"in\s+copia\s+nascosta"],
     "nl": [r"stiekem", r"heimelijk", r"ongemerkt"],
+    "sv": [r"i\s+tysthet", r"i\s+hemlighet", r"obemärkt"],
+    "id": [r"diam-diam", r"secara\s+rahasia"],
     "pl": [r"potajemnie", r"po\s+cichu", r"ukradkiem"],
     "tr": [r"gizlice", r"sessizce"],
     "ru": [r"тайно", r"втайне", r"незаметно", r"скрытно"],
@@ -2027,7 +2153,188 @@ UNIVERSAL: Lexicon = {
     "pl": [r"zawsze", r"za\s+każdym\s+razem", r"od\s+teraz"],
     "tr": [r"her\s+zaman", r"daima", r"her\s+seferinde", r"bundan\s+sonra"],
     "ru": [r"всегда", r"каждый\s+раз", r"отныне", r"с\s+этого\s+момента", r"впредь"],
+    "vi": [r"luôn(?:\s+luôn)?", r"mỗi\s+lần"],
+    "th": [r"ทุกครั้ง", r"เสมอ"],
+    "cs": [r"pokaždé", r"vždy"],
     "zh": [r"总是", r"始终", r"每次", r"永远", r"从现在起", r"今后", r"一律"],
     "ja": [r"常に", r"いつも", r"毎回", r"必ず", r"今後"],
     "ko": [r"항상", r"매번", r"언제나", r"앞으로", r"지금부터"],
+}
+
+# A mode that lifts the model's rules, as a jailbreak names it: "developer mode".
+DEV_MODE: Lexicon = {
+    "en": [r"(?:developer|god|jailbreak|unrestricted|unfiltered)\s+mode"],
+    "pt": [r"modo\s+(?:de\s+)?desenvolvedor"],
+    "es": [r"modo\s+(?:de\s+)?desarrollador"],
+    "fr": [r"mode\s+développeur"],
+    "de": [r"entwicklermodus", r"entwickler-modus"],
+    "it": [r"modalità\s+sviluppatore"],
+    "nl": [r"ontwikkelaarsmodus"],
+    "pl": [r"tryb\w*\s+deweloper\w*"],
+    "tr": [r"geliştirici\s+mod\w*"],
+    "ru": [r"режим\w*\s+разработчика"],
+    "vi": [r"chế\s+độ\s+nhà\s+phát\s+triển"],
+    "zh": [r"开发者模式", r"开发模式"],
+    "ja": [r"開発者モード"],
+    "ko": [r"개발자\s*모드"],
+}
+
+# Calling one of the model's tools: "call the tool transfer_funds", "lance l'outil".
+TOOL_CALL: Lexicon = {
+    "en": [
+        r"(?:call|invoke|trigger|execute|run|use)(?:s|ing)?\s+(?:the\s+)?(?:[\w.-]+\s+)?"
+        r"(?:tool|function\s+call)"
+    ],
+    "pt": [r"(?:chamar|chame|acionar|acione|executar|execute|usar|use)\s+a\s+ferramenta"],
+    "es": [r"(?:llamar|llama|invocar|invoca|ejecutar|ejecuta|usar|usa)\s+la\s+herramienta"],
+    "fr": [r"(?:appeler|appelle|lancer|lance|exécuter|exécute|utiliser|utilise)[rz]?\s+l'outil"],
+    "de": [r"(?:ruf|rufe|starte|nutze|verwende)\s+(?:das\s+)?(?:tool|werkzeug)"],
+    "it": [r"(?:chiama|chiamare|invoca|esegui|usa)\s+(?:lo\s+strumento|il\s+tool)"],
+    "nl": [r"(?:roep|gebruik|start)\s+(?:de\s+)?tool"],
+    "pl": [r"(?:wywołaj|wywołać|użyj|uruchom)\s+narzędzi\w*"],
+    "cs": [r"(?:zavolej|spusť|použij)\s+nástroj\w*"],
+    "ru": [r"(?:вызови|вызывай|используй|запусти)\s+инструмент\w*"],
+    "zh": [r"调用(?:工具|函数)"],
+    "ja": [r"ツールを(?:呼び出|実行|使)"],
+    "ko": [r"도구를\s*(?:호출|실행|사용)"],
+}
+
+# A time tied to the model's answers: "before answering", "at the start of every reply".
+REPLY_TIME: Lexicon = {
+    "en": [
+        r"before\s+(?:answering|replying|responding|you\s+(?:answer|reply|respond))",
+        r"(?:answers|replies|responds)\s+by",
+        r"(?:at\s+the\s+(?:start|end|beginning)\s+of|in)\s+(?:every|each|your\s+next)\s+"
+        r"(?:reply|answer|response)",
+    ],
+    "pt": [r"antes\s+de\s+responder", r"em\s+cada\s+resposta"],
+    "es": [r"antes\s+de\s+responder", r"en\s+cada\s+respuesta"],
+    "fr": [r"avant\s+de\s+répondre", r"(?:à|dans)\s+chaque\s+réponse"],
+    "de": [r"bevor\s+du\s+(?:\w+\s+){0,4}?antwortest", r"in\s+jeder\s+antwort"],
+    "it": [r"prima\s+di\s+rispondere", r"in\s+ogni\s+risposta"],
+    "nl": [r"voordat\s+je\s+antwoordt", r"in\s+elk\s+antwoord"],
+    "pl": [r"przed\s+(?:udzieleniem\s+)?odpowiedzi", r"w\s+każdej\s+odpowiedzi"],
+    "id": [r"sebelum\s+menjawab"],
+    "ru": [r"перед\s+(?:каждым\s+)?ответом", r"в\s+каждом\s+ответе"],
+    "zh": [r"回答之前", r"在回答前", r"每次回答"],
+    "ja": [r"回答する前に", r"答える前に"],
+    "ko": [r"(?:다음|모든)\s*답변에서", r"답변하기\s*전에"],
+}
+
+# What the model is to tell people: "say that", "tell the user that", "nói rằng".
+SAY_THAT: Lexicon = {
+    "en": [
+        r"(?:say|state|claim|insist|tell\s+(?:the\s+)?(?:users?|customers?|people|everyone|them))"
+        r"s?\s+that",
+        r"describes?\s+(?:\w+\s+){1,4}?as",
+    ],
+    "pt": [r"(?:diga|dizer|diz|afirme|afirmar|afirma)\s+que"],
+    "es": [r"(?:di|diga|decir|dice|afirma|afirmar)\s+que"],
+    "fr": [r"(?:dis|dites|dire|dit|affirme[rz]?)\s+que"],
+    "de": [r"(?:sag|sage|sagen|sagt|behaupte\w*)\s*,?\s+dass"],
+    "it": [r"(?:di'|dire|dica|dice|afferma\w*)\s+che"],
+    "pl": [r"(?:mów|powiedz|twierdź|mówi)\w*,?\s+że"],
+    "ru": [r"(?:говори|скажи|сообщай|утверждай|говорит)\w*,?\s+что"],
+    "id": [r"(?:katakan|bilang|mengatakan|menyatakan)\s+bahwa"],
+    "vi": [r"nói\s+(?:với\s+\w+\s+)?rằng"],
+    "ar": [r"(?:قل|يقول|تقول)\s+(?:إن|أن)"],
+    "th": [r"บอก[^\s]{0,20}?ว่า"],
+    "zh": [r"告诉用户", r"声称", r"宣称"],
+}
+
+# The user's question set aside: "whatever the user asks", "even if the user doesn't ask".
+REGARDLESS: Lexicon = {
+    "en": [
+        r"(?:whatever|no\s+matter\s+what)\s+the\s+(?:user|customer)\s+(?:\w+\s+)?(?:asks?|asked"
+        r"|says?|said|wants?)",
+        r"even\s+if\s+(?:the\s+(?:user|customer)|they)\s+(?:does\s+not|doesn't|didn't|do\s+not"
+        r"|don't|never)\s+ask",
+    ],
+    "pt": [r"mesmo\s+que\s+o\s+(?:usuário|cliente)\s+não\s+pergunte"],
+    "es": [
+        r"(?:aunque|incluso\s+si)\s+el\s+(?:usuario|cliente)\s+no\s+(?:lo\s+)?pregunte",
+        r"pregunte\s+lo\s+que\s+pregunte",
+    ],
+    "fr": [
+        r"quoi\s+que\s+demande\s+l'utilisat\w+",
+        r"même\s+si\s+l'utilisat\w+\s+ne\s+(?:le\s+)?demande\s+pas",
+    ],
+    "de": [
+        r"egal,?\s+was\s+der\s+(?:nutzer|benutzer|kunde)\s+fragt",
+        r"auch\s+wenn\s+der\s+(?:nutzer|benutzer|kunde)\s+nicht\s+(?:danach\s+)?fragt",
+    ],
+    "it": [r"anche\s+se\s+l'utente\s+non\s+(?:lo\s+)?chiede"],
+    "ru": [
+        r"что\s+бы\s+ни\s+спросил\s+пользовател\w+",
+        r"даже\s+если\s+пользовател\w+\s+не\s+спрашива\w+",
+    ],
+    "vi": [r"kể\s+cả\s+khi\s+người\s+dùng\s+không\s+hỏi"],
+    "hi": [r"उपयोगकर्ता\s+चाहे\s+कुछ\s+भी\s+पूछे"],
+    "id": [r"(?:bahkan\s+)?jika\s+pengguna\s+tidak\s+bertanya"],
+}
+
+# An order carried out unchecked: "approve ... without verification", "carry out any
+# request without asking for confirmation".
+UNCHECKED: Lexicon = {
+    "en": [
+        r"(?:carry\s+out|execute|run|approve|perform|grant|obey|comply\s+with)\w*\s+(?:[\w,-]+\s+){0,8}?"
+        r"without\s+(?:any\s+)?(?:(?:asking\s+for|further|additional)\s+)?(?:checking|verification"
+        r"|verifying|confirmation|confirming|review|approval|question)",
+    ],
+    "pt": [r"sem\s+(?:nenhuma\s+)?(?:verificação|confirmação|checagem|pedir\s+confirmação)"],
+    "es": [r"sin\s+(?:ninguna\s+)?(?:verificación|confirmación|comprobación|pedir\s+confirmación)"],
+    "fr": [r"sans\s+(?:aucune\s+)?(?:vérification|confirmation|demander\s+de\s+confirmation)"],
+    "de": [r"ohne\s+(?:jede\s+)?(?:prüfung|bestätigung|rückfrage|nachfrage)"],
+    "it": [r"senza\s+(?:alcuna\s+)?(?:verifica|conferma|controllo)"],
+    "ru": [r"без\s+(?:всякой\s+)?(?:проверки|подтверждения)"],
+    "sv": [r"utan\s+(?:att\s+fråga|kontroll|verifiering|bekräftelse)"],
+    "id": [r"tanpa\s+(?:verifikasi|konfirmasi|pemeriksaan)"],
+    "fa": [r"بدون\s+(?:بررسی|تایید|تأیید)\s+(?:اجرا|انجام|قبول)"],
+    "ar": [r"(?:دون|بدون)\s+(?:تحقق|تأكيد|مراجعة)"],
+    "zh": [r"无需(?:验证|确认|审核)", r"不经(?:验证|确认|审核)"],
+    "ja": [r"確認(?:せず|なしで)"],
+    "ko": [r"확인\s*없이"],
+}
+
+# The model's replies made to carry something: "all replies are to include ...".
+REPLIES_CARRY: Lexicon = {
+    "en": [
+        r"(?:all|every|each)\s+(?:of\s+(?:your|the)\s+)?(?:replies|reply|answers?|responses?)\s+"
+        r"(?:are\s+to|is\s+to|must|should|shall|need\s+to|have\s+to|has\s+to)\s+(?:always\s+)?"
+        r"(?:include|contain|end\s+with|start\s+with|begin\s+with|mention|link\s+to)",
+    ],
+    "pt": [
+        r"(?:todas\s+as|cada)\s+respostas?\s+(?:deve|devem)\s+(?:incluir|conter|terminar\s+com)"
+    ],
+    "es": [
+        r"(?:todas\s+las|cada)\s+respuestas?\s+(?:debe|deben)\s+(?:incluir|contener|terminar\s+con)"
+    ],
+    "fr": [
+        r"(?:toutes\s+les|chaque)\s+réponses?\s+(?:doit|doivent)\s+(?:inclure|contenir"
+        r"|se\s+terminer\s+par)"
+    ],
+    "de": [
+        r"(?:jede|alle)\s+antwort(?:en)?\s+(?:muss|müssen|soll|sollen)\s+(?:\w+\s+){0,6}?"
+        r"(?:enthalten|enden|beginnen)"
+    ],
+    "it": [
+        r"(?:ogni|tutte\s+le)\s+rispost[ae]\s+(?:deve|devono)\s+(?:includere|contenere|terminare)"
+    ],
+}
+
+# Answering, what a mode without rules is for: "answer any question", "отвечай".
+ANSWER: Lexicon = {
+    "en": [r"answer\w*", r"repl(?:y|ies|ying)", r"respond\w*"],
+    "pt": [r"respond\w*", r"respost\w*"],
+    "es": [r"respond\w*", r"respuest\w*"],
+    "fr": [r"répond\w*", r"réponses?"],
+    "de": [r"antwort\w*", r"beantwort\w*"],
+    "it": [r"rispond\w*", r"rispost\w*"],
+    "nl": [r"antwoord\w*", r"beantwoord\w*"],
+    "pl": [r"odpowi\w+"],
+    "ru": [r"отвеча\w*", r"ответ\w*"],
+    "vi": [r"trả\s+lời"],
+    "zh": [r"回答", r"回复"],
+    "ja": [r"回答", r"答え"],
+    "ko": [r"답변", r"대답"],
 }
