@@ -33,6 +33,7 @@ from agentmemory.v1 import (
     block_service_pb2,
     block_service_pb2_grpc,
     memory_pb2,
+    memory_service_pb2,
     memory_service_pb2_grpc,
     recall_service_pb2_grpc,
 )
@@ -106,6 +107,26 @@ def wait_indexed(
         timeout=WAIT_INDEXED_SECONDS,
         step=0.5,
     ), block()
+
+
+def wait_embedded(client: Client, *memory_ids: str, vectors: bool) -> None:
+    """Wait until the indexer has stored each memory's vector, where the database stores
+    vectors (``vectors``: it has pgvector): from then on its write of the row cannot
+    hold the row when a use marks it (a use is a hint, skipped rather than waited for
+    while a write holds the row)."""
+    if not vectors:
+        return  # nothing is embedded, and no write of a vector races the use
+
+    def embedded() -> bool:
+        for memory_id in memory_ids:
+            got = client.call(
+                client.memory.GetMemory, memory_service_pb2.GetMemoryRequest(id=memory_id)
+            )
+            if got.memory.HasField("embedded") and not got.memory.embedded:
+                return False
+        return True
+
+    assert wait_until(embedded, timeout=WAIT_INDEXED_SECONDS, step=0.5)
 
 
 def drop_pgvector(url: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 from agentmemory.v1 import memory_pb2, recall_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
-from tests.support import Client
+from tests.support import Client, wait_embedded
 
 pytestmark = pytest.mark.e2e
 
@@ -36,10 +36,13 @@ def enable(client: Client, agent_id: str) -> None:
     client.call(client.memory.UpdateAgentSettings, request)
 
 
-def test_a_rendered_memory_is_marked_used_without_a_new_version(client: Client) -> None:
+def test_a_rendered_memory_is_marked_used_without_a_new_version(
+    client: Client, pgvector: bool
+) -> None:
     enable(client, "used")
     shown = upsert(client, "tone", "warm and brief")
     other = upsert(client, "tone", "formal", memory_pb2.MemoryOwner(agent_id="elsewhere"))
+    wait_embedded(client, shown, other, vectors=pgvector)
     before = get(client, shown)
     assert not before.HasField("last_used_time")
 
@@ -57,9 +60,12 @@ def test_a_rendered_memory_is_marked_used_without_a_new_version(client: Client) 
     assert get(client, shown).last_used_time == after.last_used_time
 
 
-def test_a_memory_a_recall_returns_is_marked_and_one_it_does_not_is_left(client: Client) -> None:
+def test_a_memory_a_recall_returns_is_marked_and_one_it_does_not_is_left(
+    client: Client, pgvector: bool
+) -> None:
     found = upsert(client, "harbor", "The harbor opens at nine")
     missed = upsert(client, "weather", "Sunny all week")
+    wait_embedded(client, found, missed, vectors=pgvector)
     request = recall_pb.RecallRequest(
         query="when does the harbor open", agent_id="used", include_memories=True
     )

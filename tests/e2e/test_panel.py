@@ -35,7 +35,14 @@ from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 from agentmemory.v1.decision_service_pb2_grpc import DecisionServiceStub
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, has_pgvector, wait_until
+from tests.support import (
+    WAIT_INDEXED_SECONDS,
+    Client,
+    ServerThread,
+    has_pgvector,
+    wait_embedded,
+    wait_until,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -236,9 +243,14 @@ def test_a_refused_write_shows_the_servers_message_and_reason(page: Page, tenant
     assert memories_of(tenant.grpc) == {}
 
 
-def test_a_row_says_when_it_last_reached_a_model(page: Page, tenant: Tenant) -> None:
-    upsert(tenant.grpc, "harbor", "The harbor opens at nine", memory_pb2.MEMORY_SOURCE_MANUAL)
-    upsert(tenant.grpc, "unused", "Nothing asks for this", memory_pb2.MEMORY_SOURCE_MANUAL)
+def test_a_row_says_when_it_last_reached_a_model(
+    page: Page, tenant: Tenant, pgvector: bool
+) -> None:
+    harbor = upsert(
+        tenant.grpc, "harbor", "The harbor opens at nine", memory_pb2.MEMORY_SOURCE_MANUAL
+    )
+    unused = upsert(tenant.grpc, "unused", "Nothing asks for this", memory_pb2.MEMORY_SOURCE_MANUAL)
+    wait_embedded(tenant.grpc, harbor.id, unused.id, vectors=pgvector)
     request = recall_pb.RecallRequest(
         query="when does the harbor open", agent_id=AGENT, include_memories=True, min_score=0.6
     )
