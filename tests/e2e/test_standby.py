@@ -35,7 +35,7 @@ from agentmemory.v1 import block_pb2, memory_pb2, recall_pb2
 from agentmemory.v1 import block_service_pb2 as blocks_pb
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
-from tests.support import Client, ServerThread, StreamingStandby
+from tests.support import Client, ServerThread, StreamingStandby, wait_embedded
 
 pytestmark = pytest.mark.e2e
 
@@ -136,6 +136,8 @@ def prepare(client: Client) -> memory_pb2.Memory:
     )
     upsert.ttl.FromTimedelta(timedelta(hours=1))
     memory: memory_pb2.Memory = client.call(client.memory.UpsertMemory, upsert).memory
+    # A streaming standby is of the embedded PostgreSQL, which has pgvector.
+    wait_embedded(client, memory.id, vectors=True)
     return memory
 
 
