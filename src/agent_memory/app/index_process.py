@@ -145,7 +145,6 @@ class IndexerChild:
         self._process: BaseProcess | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # a start and a stop never cross
-        self._told = False  # SIGTERM sent: once, as a second could end its clean stop
         self._monitor = threading.Thread(target=self._watch, name="indexer-watch", daemon=True)
         self.starts = 0
 
@@ -227,9 +226,10 @@ class IndexerChild:
         """SIGTERM to the child now, not waiting for it: it winds down while its server
         lets the calls in flight finish (:meth:`stop` then waits for it)."""
         with self._lock:
+            # Once: a second SIGTERM could end its clean stop (its handlers are gone then).
+            told = self._stopping.is_set()
             self._stopping.set()
             process = self._process
-            told, self._told = self._told, True
         if process is not None and not told and process.is_alive():
             process.terminate()
 

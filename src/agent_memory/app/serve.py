@@ -60,8 +60,8 @@ def _stop_begun(settings: Settings, indexer: IndexerChild | None) -> None:
     """A stop was asked for: the index worker stops beside the server, and a stop that
     outlasts every bound it has writes each thread's stack to the log (standard error),
     wherever it waits, the event loop's teardown included."""
-    bound = settings.shutdown_grace_seconds + settings.index_stop_seconds + STOP_SLACK_SECONDS
-    faulthandler.dump_traceback_later(bound + STOP_SLACK_SECONDS, exit=False)
+    bounds = settings.shutdown_grace_seconds + settings.index_stop_seconds
+    faulthandler.dump_traceback_later(bounds + 2 * STOP_SLACK_SECONDS, exit=False)
     if indexer is not None:
         indexer.begin_stop()
 
