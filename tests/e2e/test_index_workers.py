@@ -160,8 +160,11 @@ def all_stopped(pid: int) -> bool:
     """Whether every thread of ``pid`` is stopped by a signal (state T)."""
     states = []
     for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/stat") as stat:
-            states.append(stat.read().rsplit(")", 1)[1].split()[0])
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as stat:
+                states.append(stat.read().rsplit(")", 1)[1].split()[0])
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
     return all(state == "T" for state in states)
 
 
