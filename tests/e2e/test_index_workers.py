@@ -150,6 +150,8 @@ def test_serve_runs_an_index_worker_at_the_lowest_priority_and_restarts_it(
     finally:
         code = served.terminate(timeout=IDLE)
     assert code == 0, served.log()
+    # The worker stopped when told: it was not killed for a stop it had made.
+    assert "did not stop in time" not in served.log()
     assert not worker.is_running() or worker.status() == "zombie"
     assert wait_until(
         lambda: not again.is_running() or again.status() == "zombie", timeout=IDLE, step=0.2

@@ -17,7 +17,6 @@ serving processes embed queries only.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import multiprocessing
 import os
@@ -25,6 +24,7 @@ import signal
 import socket
 import threading
 import time
+from multiprocessing.connection import wait as wait_for_ready
 from multiprocessing.process import BaseProcess
 
 import psycopg
@@ -170,7 +170,7 @@ class IndexerChild:
     @property
     def pid(self) -> int | None:
         process = self._process
-        return process.pid if process is not None and process.is_alive() else None
+        return process.pid if process is not None and not _ended(process, 0) else None
 
     def start(self) -> None:
         self._spawn()
@@ -240,15 +240,21 @@ class IndexerChild:
         process = self._process
         if process is None:
             return
-        if process.is_alive():
+        if not _ended(process, 0):
             log.info(
                 "waiting up to %.0f s for the index worker to stop",
                 self._settings.index_stop_seconds,
             )
-            process.join(self._settings.index_stop_seconds)
-            if process.is_alive():
+            if not _ended(process, self._settings.index_stop_seconds):
                 log.error("the index worker did not stop in time; killing it")
                 process.kill()
-                process.join()
-        with contextlib.suppress(RuntimeError):  # never started
-            self._monitor.join(self._settings.index_stop_seconds)
+        if self._monitor.is_alive():
+            self._monitor.join()  # it reaps the child, which has ended or been killed
+        process.join()  # at once when reaped; reaps it where nothing watched it
+
+
+def _ended(process: BaseProcess, timeout: float) -> bool:
+    """Whether the child has exited (within ``timeout`` seconds), by its sentinel, which
+    reaps nothing: the watching thread waits on the same child, and one of two waits
+    that reaps it leaves the other believing it is still running."""
+    return bool(wait_for_ready([process.sentinel], timeout))
