@@ -35,6 +35,9 @@ PASSWORD_URL = "postgres://admin:" + "hunter22@db:5432/prod"
 RANDOM_TOKEN = "Xk9mQ2vLp7RtZ4wN" + "8bYc3HfJ6sDg"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzQ3kLm"
 BASE64_TOKEN = "Zm9vYmFyQmF6UXV4" + "MTIzNDU2Nzg5MA=="
+# base64 of settings lines: printer=HP-3F;tray=2;..., and one with a password in it
+BASE64_SETTINGS = "cHJpbnRlcj1IUC0zRjt0cmF5PTI7ZHVwbGV4PW9uO2NvbG9yPWZhbHNlO3BhcGVyPUE0"
+BASE64_LOGIN = "dXNlcj1hbmE7cGFzcz1QYTU1" + "dzByZCEyMDI0O2hvc3Q9ZGIx"
 
 SECRETS = [
     pytest.param(PEM_KEY, "PRIVATE_KEY", "MIIEowIBAAKCAQEA7Zq3vQx9", id="pem-rsa"),
@@ -51,6 +54,12 @@ SECRETS = [
         f"aws_secret_access_key = {AWS_SECRET}", "HIGH_ENTROPY_TOKEN", AWS_SECRET, id="aws-secret"
     ),
     pytest.param(f"cookie {BASE64_TOKEN}", "HIGH_ENTROPY_TOKEN", BASE64_TOKEN, id="base64-token"),
+    pytest.param(
+        f"the kiosk profile is {BASE64_LOGIN}",
+        "HIGH_ENTROPY_TOKEN",
+        BASE64_LOGIN,
+        id="base64-settings-with-a-password",
+    ),
 ]
 
 BENIGN = [
@@ -87,6 +96,7 @@ BENIGN = [
     ),
     pytest.param("config in /etc/myapp/config.yaml and ~/.aws/credentials", id="file-paths"),
     pytest.param("Deploy with npm run deploy from the repo root", id="plain-fact"),
+    pytest.param(f"the printer profile is {BASE64_SETTINGS}", id="base64-settings-line"),
 ]
 
 

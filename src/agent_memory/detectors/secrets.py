@@ -877,16 +877,24 @@ def _path_of_words(token: str) -> bool:
     )
 
 
+# Two or more ``name=value`` fields, as a settings line or a query string has them.
+_SETTINGS_FIELD = r"[A-Za-z_][\w.-]*=[^;&,=\s]*"
+_SETTINGS_FIELDS = re.compile(rf"{_SETTINGS_FIELD}(?:[;&,]{_SETTINGS_FIELD})+[;&,]?")
+
+
 def _encodes_text(token: str) -> bool:
-    """Base64 of ordinary text (words with spaces), e.g. an encoded fixture."""
+    """Base64 of readable text that holds no secret of its own, e.g. an encoded fixture
+    or settings line: the text it encodes is judged, not how random the encoding looks.
+    Readable is words with spaces, or ``name=value`` fields; a bare printable run (an
+    encoded password) is not."""
     padded = token + "=" * (-len(token) % 4)
     for decode in (base64.b64decode, base64.urlsafe_b64decode):
         try:
             text = decode(padded.encode("ascii")).decode("utf-8")
         except (binascii.Error, ValueError, UnicodeDecodeError):
             continue
-        if " " in text and text.isprintable():
-            return True
+        if text.isprintable() and (" " in text or _SETTINGS_FIELDS.fullmatch(text)):
+            return not _spans(text)  # shorter than the token: the judging ends
     return False
 
 
