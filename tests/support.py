@@ -190,8 +190,15 @@ class ServerThread:
         *,
         settings: Settings | None = None,
         tracer_provider: TracerProvider | None = None,
+        index: bool = False,
     ) -> None:
+        """``index``: run an index worker in the process too, as the one ``serve`` starts
+        beside it would. Without one, as in a serving process, only queries are
+        embedded: what a test writes is not, so a server that indexes is for the tests
+        that look at vectors (on a database of their own where they can, so that the
+        worker embeds what they wrote, not every earlier test's lines)."""
         self.database_url = database_url
+        self.index = index
         self.settings = (settings or Settings()).with_overrides(listen="127.0.0.1:0")
         self.tracer_provider = tracer_provider
         self._loop = asyncio.new_event_loop()
@@ -229,7 +236,7 @@ class ServerThread:
             self.db = database_for(self.settings, self.database_url, self.tracer_provider)
             # The index worker `serve` starts as a process of its own runs here, beside it.
             return await start_server(
-                self.settings, self.db, tracer_provider=self.tracer_provider, index_here=True
+                self.settings, self.db, tracer_provider=self.tracer_provider, index_here=self.index
             )
 
         self._running = self.run(boot())

@@ -2,7 +2,8 @@
 workspace's ``expiry_slide`` set, a render or a recall that shows a memory which
 expires moves its expiry to the slide past the use, in the statement that marks the
 use; a memory that never expires keeps no expiry, and an owner without a slide keeps
-its expiries where they are."""
+its expiries where they are. (As in ``test_last_used``, no index worker holds a row at
+the use: the server here embeds only queries.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from google.protobuf import duration_pb2
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
-from tests.support import Client, error_details, wait_embedded
+from tests.support import Client, error_details
 
 pytestmark = pytest.mark.e2e
 
@@ -90,7 +91,7 @@ def slid_by(memory: memory_pb2.Memory) -> timedelta:
 
 
 def test_a_render_moves_the_expiry_to_the_agents_slide_past_the_use(
-    client: Client, pgvector: bool
+    client: Client,
 ) -> None:
     agent_settings(client, "slider", WEEK)
     owner = memory_pb2.MemoryOwner(agent_id="slider")
@@ -98,7 +99,6 @@ def test_a_render_moves_the_expiry_to_the_agents_slide_past_the_use(
     forever = upsert(client, owner, "timezone", "Europe/Lisbon", None)
     # An expiry already later than the slide stays where it is.
     later = upsert(client, owner, "lease", "The lease runs to spring", timedelta(days=30))
-    wait_embedded(client, soon.id, forever.id, later.id, vectors=pgvector)
 
     prompt = render(client, "slider")
     assert "Room 4 until noon" in prompt
@@ -119,17 +119,16 @@ def test_a_render_moves_the_expiry_to_the_agents_slide_past_the_use(
     assert len(events) == 1
 
 
-def test_without_a_slide_a_render_leaves_the_expiry(client: Client, pgvector: bool) -> None:
+def test_without_a_slide_a_render_leaves_the_expiry(client: Client) -> None:
     agent_settings(client, "still", timedelta(0))
     soon = upsert(client, memory_pb2.MemoryOwner(agent_id="still"), "standup", "Room 4", HOUR)
-    wait_embedded(client, soon.id, vectors=pgvector)
     assert "Room 4" in render(client, "still")
     used = get(client, soon.id)
     assert used.HasField("last_used_time")
     assert used.expire_time == soon.expire_time
 
 
-def test_a_workspace_memory_slides_by_the_workspaces_slide(client: Client, pgvector: bool) -> None:
+def test_a_workspace_memory_slides_by_the_workspaces_slide(client: Client) -> None:
     # The agent's slide is the agent's memories': the workspace's own applies to its.
     agent_settings(client, "visitor", WEEK)
     stored = workspace_settings(client, "repo", timedelta(days=2))
@@ -140,7 +139,6 @@ def test_a_workspace_memory_slides_by_the_workspaces_slide(client: Client, pgvec
     elsewhere = upsert(
         client, memory_pb2.MemoryOwner(workspace_id="other"), "ci", "CI runs nightly", HOUR
     )
-    wait_embedded(client, shared.id, elsewhere.id, vectors=pgvector)
 
     assert "CI runs on merge" in render(client, "visitor", workspace_id="repo")
     assert abs(slid_by(get(client, shared.id)) - timedelta(days=2)) < SAME
@@ -150,11 +148,10 @@ def test_a_workspace_memory_slides_by_the_workspaces_slide(client: Client, pgvec
     assert unmoved.expire_time == elsewhere.expire_time
 
 
-def test_a_recall_moves_the_expiry_of_what_it_returns(client: Client, pgvector: bool) -> None:
+def test_a_recall_moves_the_expiry_of_what_it_returns(client: Client) -> None:
     agent_settings(client, "finder", WEEK)
     owner = memory_pb2.MemoryOwner(agent_id="finder")
     harbor = upsert(client, owner, "harbor", "The harbor opens at nine", HOUR)
-    wait_embedded(client, harbor.id, vectors=pgvector)
     request = recall_pb.RecallRequest(
         query="when does the harbor open", agent_id="finder", include_memories=True
     )

@@ -37,15 +37,16 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 @pytest.fixture(scope="module")
-def metered(fake: FakeAnthropic, database_url: str) -> Iterator[ServerThread]:
-    """A server with /metrics on, behind API keys, and a model to extract with."""
+def metered(fake: FakeAnthropic, module_database: str) -> Iterator[ServerThread]:
+    """A server with /metrics on, behind API keys, a model to extract with, and an index
+    worker beside it (in a database of the module's own)."""
     settings = Settings(
         http_listen="127.0.0.1:0",
         metrics_endpoint="on",
         extraction_sdk_retries=0,
         expiry_sweep_seconds=3600,
     )
-    with ServerThread(database_url, settings=settings) as srv:
+    with ServerThread(module_database, settings=settings, index=True) as srv:
         yield srv
 
 

@@ -28,6 +28,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from agent_memory.config import Settings
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as blocks_pb
 from agentmemory.v1 import decision_service_pb2 as decisions_pb
@@ -54,6 +55,16 @@ KEY_STORAGE = "agent-memory.panel.key"
 
 
 # -- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(module_database: str) -> Iterator[ServerThread]:
+    """The panel's server: HTTP beside gRPC, and an index worker, as ``serve`` runs one
+    (a block says whether its lines are found by meaning yet), over a database of the
+    module's own."""
+    settings = Settings(http_listen="127.0.0.1:0", expiry_sweep_seconds=3600)
+    with ServerThread(module_database, settings=settings, index=True) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

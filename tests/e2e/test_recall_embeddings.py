@@ -58,7 +58,7 @@ def database_url(create_database: Callable[[], str]) -> str:
 
 @pytest.fixture(scope="module")
 def embedding_server(database_url: str, fake: FakeEmbeddings) -> Iterator[ServerThread]:
-    running = ServerThread(database_url, settings=http_settings(fake))
+    running = ServerThread(database_url, settings=http_settings(fake), index=True)
     with running:
         yield running
 

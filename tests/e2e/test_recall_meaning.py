@@ -64,7 +64,7 @@ def server(module_database: str) -> Iterator[ServerThread]:
     """The default settings: the local model. The indexer looks for work often, in a
     database of the module's own."""
     settings = Settings(index_poll_seconds=0.2, http_listen="127.0.0.1:0")
-    running = ServerThread(module_database, settings=settings)
+    running = ServerThread(module_database, settings=settings, index=True)
     with running:
         yield running
 
@@ -211,7 +211,7 @@ def test_a_database_without_pgvector_ranks_by_words_without_an_error(
     drop_pgvector(url)
     with (
         caplog.at_level(logging.WARNING, logger="agent_memory"),
-        ServerThread(url, settings=Settings(index_poll_seconds=0.2)) as plain,
+        ServerThread(url, settings=Settings(index_poll_seconds=0.2), index=True) as plain,
         plain.client() as client,
     ):
         write(client, "\n".join(CONVERSATION))

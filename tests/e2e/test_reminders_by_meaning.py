@@ -52,7 +52,7 @@ FACTS = [BICYCLE, "He keeps a sourdough starter called Bubbles.", "His sister li
 def server(module_database: str) -> Iterator[ServerThread]:
     """The default settings: the local model. The indexer looks for work often, in a
     database of the module's own."""
-    running = ServerThread(module_database, settings=Settings(index_poll_seconds=0.2))
+    running = ServerThread(module_database, settings=Settings(index_poll_seconds=0.2), index=True)
     with running:
         yield running
 

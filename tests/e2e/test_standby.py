@@ -96,7 +96,7 @@ def server(replicated: StreamingStandby, statements: Statements) -> Iterator[Ser
         read_your_writes_seconds=READ_YOUR_WRITES,
         expiry_sweep_seconds=3600,
     )
-    with ServerThread(replicated.primary_url, settings=settings) as running:
+    with ServerThread(replicated.primary_url, settings=settings, index=True) as running:
         yield running
 
 

@@ -40,13 +40,29 @@ UNSET = memory_pb2.SCOPE_UNSPECIFIED
 PLAN = "- Release 4.2 ships on Thursday\n- Freeze starts Tuesday at noon"
 
 
-@pytest.fixture
-def team(server: ServerThread) -> Iterator[tuple[Client, Client]]:
+def team_of(server: ServerThread) -> Iterator[tuple[Client, Client]]:
     """Two users of one tenant, each with an editor's key."""
     ana = server.client(user_id="ana", role="editor")
     bo = server.client(ana.tenant_id, user_id="bo", role="editor")
     with ana, bo:
         yield ana, bo
+
+
+@pytest.fixture
+def team(server: ServerThread) -> Iterator[tuple[Client, Client]]:
+    yield from team_of(server)
+
+
+@pytest.fixture(scope="module")
+def indexing_server(module_database: str) -> Iterator[ServerThread]:
+    """A server with an index worker beside it, over a database of the module's own."""
+    with ServerThread(module_database, index=True) as running:
+        yield running
+
+
+@pytest.fixture
+def indexed_team(indexing_server: ServerThread) -> Iterator[tuple[Client, Client]]:
+    yield from team_of(indexing_server)
 
 
 def write(
@@ -287,15 +303,15 @@ MEANING_ONLY = "Which teammate handles emergencies during Saturday and Sunday?"
 )
 @pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)
 def test_recall_naming_the_workspace_finds_its_archival_lines(
-    team: tuple[Client, Client], server: ServerThread
+    indexed_team: tuple[Client, Client], indexing_server: ServerThread
 ) -> None:
-    ana, bo = team
+    ana, bo = indexed_team
     rota = "On-call rota: Dana covers the pager this weekend.\nBackups run nightly at 02:00."
     write(ana, rota, label=ARCHIVAL)
     # Where PostgreSQL has pgvector, its lines are embedded like any block's and found by
     # meaning too; without it no line of any block is embedded (nothing there could
     # compare vectors), and they are found by their words.
-    vectors = has_pgvector(server.database_url)
+    vectors = has_pgvector(indexing_server.database_url)
     if vectors:
         wait_indexed(bo, scope=WORKSPACE, workspace="release")
 
