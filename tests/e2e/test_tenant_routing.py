@@ -47,6 +47,13 @@ def _strip(statement: str) -> str:
 
 
 @pytest.fixture(scope="module")
+def database_url(module_database: str) -> str:
+    """A database of the module's own: its index worker embeds the module's lines, not
+    every earlier test's."""
+    return module_database
+
+
+@pytest.fixture(scope="module")
 def captured(database_url: str) -> Captured:
     statements: Captured = {}
     original = psycopg.AsyncConnection.execute
@@ -73,7 +80,10 @@ def captured(database_url: str) -> Captured:
     )
     psycopg.AsyncConnection.execute = spy  # type: ignore[method-assign]
     try:
-        with ServerThread(database_url, settings=settings) as server, server.client() as client:
+        with (
+            ServerThread(database_url, settings=settings, index=True) as server,
+            server.client() as client,
+        ):
             test_http.play(lambda method, request: test_http.call_grpc(client, method, request))
             # A memory that expires, for the sweeper to delete.
             brief = pb.UpsertMemoryRequest(
