@@ -8,15 +8,15 @@ import faulthandler
 import functools
 import logging
 import signal
+from typing import TYPE_CHECKING
 
-from agent_memory.app.index_process import IndexerChild
-from agent_memory.app.server import STOP_SLACK_SECONDS, serve_on
-from agent_memory.app.workers import serve_workers
 from agent_memory.config import Settings
 from agent_memory.embed import usable_embedder
 from agent_memory.net import refuse_busy_port
-from agent_memory.store.opening import open_database
 from agent_memory.telemetry.logging import configure_logging
+
+if TYPE_CHECKING:
+    from agent_memory.app.index_process import IndexerChild
 
 log = logging.getLogger("agent_memory.app.server")
 
@@ -25,14 +25,23 @@ def serve(settings: Settings) -> int:
     """Run the service: in this process, or (``workers`` > 1) in worker processes that
     share the port. Returns the exit status."""
     configure_logging(settings.log_level)
+    if settings.workers == 1:
+        # A port in use is the operator's to fix, said before the server's code loads
+        # (seconds of imports) and before a database is made.
+        refuse_busy_port(settings.listen)
+        if settings.http_listen is not None:
+            refuse_busy_port(settings.http_listen, flag="--http-listen")
     usable_embedder(settings)  # an embedder that cannot be had is the operator's to fix
     if settings.workers > 1:
+        from agent_memory.app.workers import serve_workers
+
         status = serve_workers(settings)
         _stopping_for_good()
         return status
-    refuse_busy_port(settings.listen)
-    if settings.http_listen is not None:
-        refuse_busy_port(settings.http_listen, flag="--http-listen")
+    from agent_memory.app.index_process import IndexerChild
+    from agent_memory.app.server import serve_on
+    from agent_memory.store.opening import open_database
+
     url, embedded, _ = open_database(settings)
     if embedded is not None:
         # Its postmaster dying is an outage this process ends by starting it again; one
@@ -60,6 +69,8 @@ def _stop_begun(settings: Settings, indexer: IndexerChild | None) -> None:
     """A stop was asked for: the index worker stops beside the server, and a stop that
     outlasts every bound it has writes each thread's stack to the log (standard error),
     wherever it waits, the event loop's teardown included."""
+    from agent_memory.app.server import STOP_SLACK_SECONDS
+
     bounds = settings.shutdown_grace_seconds + settings.index_stop_seconds
     faulthandler.dump_traceback_later(bounds + 2 * STOP_SLACK_SECONDS, exit=False)
     if indexer is not None:
