@@ -25,12 +25,11 @@ def serve(settings: Settings) -> int:
     """Run the service: in this process, or (``workers`` > 1) in worker processes that
     share the port. Returns the exit status."""
     configure_logging(settings.log_level)
-    if settings.workers == 1:
-        # A port in use is the operator's to fix, said before the server's code loads
-        # (seconds of imports) and before a database is made.
-        refuse_busy_port(settings.listen)
-        if settings.http_listen is not None:
-            refuse_busy_port(settings.http_listen, flag="--http-listen")
+    # A port in use is the operator's to fix, said before the server's code loads
+    # (seconds of imports) and before a database is made.
+    refuse_busy_port(settings.listen)
+    if settings.http_listen is not None:
+        refuse_busy_port(settings.http_listen, flag="--http-listen")
     usable_embedder(settings)  # an embedder that cannot be had is the operator's to fix
     if settings.workers > 1:
         from agent_memory.app.workers import serve_workers
