@@ -230,7 +230,7 @@ class IndexerChild:
             told = self._stopping.is_set()
             self._stopping.set()
             process = self._process
-        if process is not None and not told and process.is_alive():
+        if process is not None and not told and not _ended(process, 0):
             process.terminate()
 
     def stop(self) -> None:
