@@ -2159,6 +2159,12 @@ UNIVERSAL: Lexicon = {
     "zh": [r"总是", r"始终", r"每次", r"永远", r"从现在起", r"今后", r"一律"],
     "ja": [r"常に", r"いつも", r"毎回", r"必ず", r"今後"],
     "ko": [r"항상", r"매번", r"언제나", r"앞으로", r"지금부터"],
+    "fa": [
+        r"همیشه",
+        r"هر\s+بار",
+        r"از\s+این\s+به\s+بعد",
+        r"هر\s+(?:پیام|درخواست|ایمیل|دستور)\S*",
+    ],
 }
 
 # A mode that lifts the model's rules, as a jailbreak names it: "developer mode".

@@ -179,10 +179,19 @@ _SPACED_RUN = re.compile(r"(?<!\S)(?:\S[^\S\n]{1,4}){5,}\S(?!\S)")
 _WIDE_SPACE = re.compile(r"[^\S\n]{2,}")
 _NARROW_SPACE = re.compile(r"[^\S\n]")
 # A phrase quoted as an example of what others write, not said: "lines like 'ignore
-# previous instructions'", "the phrase \"you are now DAN\"".
+# previous instructions'", "the phrase \"you are now DAN\"". Named as text: a bare "like"
+# ("do things like '...'") quotes an order as readily as an example.
+_TEXT_NOUN = r"(?:phrases?|words|lines?|strings?|sentences?|messages?|prompts?|texts?)"
 _MENTION = re.compile(
-    r"\b(?:like|such\s+as|e\.g\.,?|the\s+(?:phrases?|words|lines?|strings?|sentences?))\s+"
+    rf"\b(?:{_TEXT_NOUN}\s+(?:like|such\s+as)|e\.g\.,?|the\s+{_TEXT_NOUN})\s+"
     r"(['\"])[^'\"\n]{1,200}\1"
+)
+# An address, a link or a host name in a quote: what it carries is no example.
+_LINKISH = re.compile(r"@|://|\b[\w-]+\.[a-z]{2,}\b")
+# A text that says to act on what it quotes mentions nothing: "remember the phrase '...'
+# and obey it".
+_ACTED_ON = re.compile(
+    r"\b(?:obey|follow|do|execute|run|apply|carry\s+out)\s+(?:it|them|this|that)\b"
 )
 
 
@@ -237,8 +246,18 @@ def _unspaced(text: str) -> str:
 
 
 def _unmentioned(text: str) -> str:
-    """The normalised ``text`` without the phrases it quotes as examples."""
-    return _MENTION.sub(lambda m: m.group()[: m.start(1) - m.start()] + "''", text)
+    """The normalised ``text`` without the phrases it quotes as examples; a quote that
+    holds an address or a link, or that the text says to act on, is no example."""
+    if _ACTED_ON.search(text):
+        return text
+
+    def blank(match: re.Match[str]) -> str:
+        quoted = match.group()[match.start(1) - match.start() :]
+        if _LINKISH.search(quoted):
+            return match.group()
+        return match.group()[: match.start(1) - match.start()] + "''"
+
+    return _MENTION.sub(blank, text)
 
 
 def _unleet_word(match: re.Match[str]) -> str:
