@@ -1189,11 +1189,29 @@ def _network_named(text: str, word: Word, between: list[str]) -> bool:
     return _names_network(_clause_before(text, word.start))
 
 
-def _judged_class(text: str, cls: str, word: Word, between: list[str]) -> str:
+def _judged_class(
+    text: str,
+    cls: str,
+    word: Word,
+    between: list[str],
+    *,
+    given: str | None = None,
+    judges: Judges | None = None,
+) -> str:
     """The class a value after ``word`` is judged as: a network's key or code as a
-    password (it opens the network as a password does); a key of nothing named as
-    nothing (its class, which no value satisfies)."""
+    password (it opens the network as a password does); a code after a word for a code
+    and a password alike (``šifra``, ``رمز``) as a password where the value ``given`` by
+    a mark or a verb reads as one; a key of nothing named as nothing (its class, which
+    no value satisfies)."""
     if cls in (_KEY, _CODE) and _network_named(text, word, between):
+        return _PASSWORD
+    if (
+        cls == _CODE
+        and given is not None
+        and judges is not None
+        and _CODE_OR_PASSWORD.search(word.text)
+        and judges.password_like(given.rstrip(_TRAILING))
+    ):
         return _PASSWORD
     return cls
 
@@ -1392,13 +1410,8 @@ def _after_word(text: str, cls: str, word: Word, judges: Judges, cjk: bool) -> F
             value = None
         if value is not None:
             rest = text[value.end() : value.end() + 16]
-            judged = _judged_class(text, cls, word, between)
-            if judged == _CODE and explicit and _CODE_OR_PASSWORD.search(word.text):
-                # A word for a code and for a password alike (``šifra``, ``رمز``): a value
-                # that reads as a password, given by a mark or a verb, is one.
-                bare = value.group("bare")
-                if bare is not None and judges.password_like(bare.rstrip(_TRAILING)):
-                    judged = _PASSWORD
+            given = value.group("bare") if explicit else None
+            judged = _judged_class(text, cls, word, between, given=given, judges=judges)
             kind = _value_kind(judged, value, explicit, bool(between), rest, judges)
             if kind is not None:
                 # A network's key or code is judged as a password: its network is named.
