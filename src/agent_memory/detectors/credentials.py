@@ -2014,7 +2014,7 @@ _SHAPED_IDS: dict[str, Callable[[str], bool]] = {
 }
 _ID_AFTER = 64
 # Capitals an id may start with, before its digits (``LG 55 50 34 A``).
-_ID_PREFIX = re.compile(r"[A-Z]{1,3}[ .\-/]?")
+_ID_LETTERS = re.compile(r"[A-Z]{1,3}[ .\-/]?")
 # Words before an id in the same run of letters and digits: a verb or a mark's words.
 _ID_LEADING_WORDS = re.compile(r"(?:[^\W\d_]{1,24}[ .\-/])+")
 
@@ -2033,18 +2033,24 @@ def _named_id(text: str, end: int) -> tuple[int, int] | None:
             continue
         lead = _ID_LEADING_WORDS.match(candidate)
         skip = lead.end() if lead is not None and _digit_count(candidate[lead.end() :]) else 0
-        if skip and _ID_PREFIX.fullmatch(candidate, 0, skip):
-            for cut in _cuts(candidate, " "):
-                if any(check(candidate[:cut]) for check in _ID_CHECKS):
-                    return value.start(), value.start() + cut
+        if skip and _ID_LETTERS.fullmatch(candidate, 0, skip):
+            cut = _checked_cut(candidate)
+            if cut is not None:
+                return value.start(), value.start() + cut
         if skip:
             # The words took part of the run's length: the id is read again from its start.
             again = _ID_VALUE.match(text, value.start() + skip, window_end)
             candidate = again.group() if again is not None else candidate[skip:]
-        for cut in _cuts(candidate, " "):
-            if any(check(candidate[:cut]) for check in _ID_CHECKS):
-                return value.start() + skip, value.start() + skip + cut
-        return None
+        cut = _checked_cut(candidate)
+        return None if cut is None else (value.start() + skip, value.start() + skip + cut)
+    return None
+
+
+def _checked_cut(candidate: str) -> int | None:
+    """The longest cut of ``candidate`` at its groups that some id check accepts."""
+    for cut in _cuts(candidate, " "):
+        if any(check(candidate[:cut]) for check in _ID_CHECKS):
+            return cut
     return None
 
 
