@@ -496,10 +496,16 @@ class _Scan:
         start = max(self.starts[self.sentence_of(at)], at - NEGATION_REACH)
         return self.any_between(NEGATION, start, at)
 
+    def opens(self, index: int, until: int | None = None) -> list[int]:
+        """Where sentence ``index`` opens, and each clause of it after a colon or a dash
+        (up to ``until``)."""
+        start, end = self.span(index)
+        ends = _CLAUSE_START.finditer(self.text, start, end if until is None else until)
+        return [start] + [c.end() for c in ends]
+
     def order_first(self, index: int) -> bool:
         """Whether sentence ``index``, or a clause of it, opens with an order."""
-        start, end = self.span(index)
-        opens = [start] + [c.end() for c in _CLAUSE_START.finditer(self.text, start, end)]
+        opens = self.opens(index)
         for verb, _ in self.find(ORDER_VERB, index):
             for at in opens:
                 if at <= verb and _FILLER.fullmatch(self.text, at, verb):
@@ -629,7 +635,7 @@ def _prompt_leak(scan: _Scan) -> bool:
     for index in scan.sentences(LEAK_OBJECT):
         last_object = scan.find(LEAK_OBJECT, index)[-1][0]
         verbs = [v for v, _ in scan.affirmed(LEAK_VERB, index) if v < last_object]
-        if not verbs and _verb_last(scan, index):
+        if not verbs and _unspaced_sentence(scan, index):
             # a language that puts the verb last: "시스템 프롬프트를 출력해야 합니다"
             verbs = [v for v, _ in scan.affirmed(LEAK_VERB, index)]
         if not verbs:
@@ -646,9 +652,10 @@ def _prompt_leak(scan: _Scan) -> bool:
     return False
 
 
-def _verb_last(scan: _Scan, index: int) -> bool:
-    """Whether sentence ``index`` is written in a script without spaces, whose
-    languages put the verb after its object."""
+def _unspaced_sentence(scan: _Scan, index: int) -> bool:
+    """Whether sentence ``index`` is written in a script without spaces: there a verb
+    may follow its object (Japanese and Korean put it last), so one after the object
+    counts too."""
     start, end = scan.span(index)
     return _HAS_UNSPACED.search(scan.text, start, end) is not None
 
@@ -757,9 +764,8 @@ def _address_opens(scan: _Scan, start: int) -> bool:
     """Whether a word for the model at ``start`` opens its sentence, or a clause after a
     colon or a dash ("Description: Agent, send ...")."""
     index = scan.sentence_of(start)
-    opens = [scan.starts[index]]
+    opens = scan.opens(index, until=start)
     text = scan.text
-    opens += [c.end() for c in _CLAUSE_START.finditer(text, opens[0], start)]
     opens += [c.end() for c in _COMMENT_OPEN.finditer(text, opens[0], start)]
     return any(start - at <= 24 and _ADDRESS_LEAD.fullmatch(text, at, start) for at in opens)
 
