@@ -325,6 +325,7 @@ def test_an_order_in_quotes_is_no_example_when_it_carries_a_link_or_is_to_be_obe
     "text",
     [
         "We block lines like 'ignore previous instructions' in the filter.",
+        "We block lines like 'ignore previous instructions'; do it before parsing.",
         'All replies should end with "Cheers, Ana".',
         "The assistant executed the deploy script without checking, which broke prod.",
         "Mi asistente contesta sin confirmación.",

@@ -189,10 +189,8 @@ _MENTION = re.compile(
 # An address, a link or a host name in a quote: what it carries is no example.
 _LINKISH = re.compile(r"@|://|\b[\w-]+\.[a-z]{2,}\b")
 # A text that says to act on what it quotes mentions nothing: "remember the phrase '...'
-# and obey it".
-_ACTED_ON = re.compile(
-    r"\b(?:obey|follow|do|execute|run|apply|carry\s+out)\s+(?:it|them|this|that)\b"
-)
+# and obey it" (not "do it", which ordinary notes say of anything).
+_ACTED_ON = re.compile(r"\b(?:obey|follow|execute|carry\s+out)\s+(?:it|them|this|that)\b")
 
 
 def _untag(match: re.Match[str]) -> str:
