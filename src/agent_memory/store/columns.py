@@ -198,6 +198,9 @@ def patched(row: type[DeclarativeBase], alias: LiteralString) -> LiteralString:
 # can do without. Applied between string literals only.
 _SPACE = re.compile(r"\s+")
 _AROUND_PUNCTUATION = re.compile(r" ?([(),]) ?")
+# An operator of =, @> or * standing alone between operands (an = that is part of <=,
+# >=, <>, != or => stays as it is): a literal's quote may stand right beside it.
+_AROUND_OPERATOR = re.compile(r"(?:(?<=[\w)\]])|^) ?(=|@>|<|>|\*) ?(?=[\w(%]|$)")
 # What the split on quotes cannot see: a comment (a line's would take in the rest of
 # the statement once its lines are joined) or a dollar-quoted string.
 _NOT_COMPACTED = re.compile(r"--|/\*|\$\w*\$")
@@ -218,7 +221,8 @@ def compact(statement: LiteralString) -> LiteralString:
     if len(parts) % 2 == 0 or any(_NOT_COMPACTED.search(parts[i]) for i in outside):
         raise ValueError("a statement with a comment, a dollar quote or an unclosed literal")
     for i in outside:
-        parts[i] = _AROUND_PUNCTUATION.sub(r"\1", _SPACE.sub(" ", parts[i]))
+        spaced = _SPACE.sub(" ", parts[i])
+        parts[i] = _AROUND_OPERATOR.sub(r"\1", _AROUND_PUNCTUATION.sub(r"\1", spaced))
     return _closed("'".join(parts).strip())
 
 

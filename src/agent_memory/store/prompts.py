@@ -77,8 +77,8 @@ _SHOWN_STALE: LiteralString = (
 _DECIDED: LiteralString = "d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s"
 _HEAD: LiteralString = f"""
 WITH settings AS (
-    SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
-           coalesce(s.review_decisions, false) AS review_decisions
+    SELECT s.memory_enabled IS TRUE AS memory_enabled,
+           s.review_decisions IS TRUE AS review_decisions
     FROM (SELECT) AS one
     LEFT JOIN agent_settings AS s
       ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s
