@@ -320,9 +320,8 @@ WITH written AS(
   statement_timestamp())
   ON CONFLICT(tenant_id,user_id,scope,agent_id,label)DO NOTHING
   RETURNING *),current AS(
-  SELECT *
-  FROM blocks AS b
-  WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s),
+  SELECT*FROM blocks AS b
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -347,13 +346,13 @@ WITH written AS(
   FROM written),embedded AS(
   SELECT DISTINCT ON(o.content)o.content,o.embedding,o.embedding_model,o.embedded_hash
   FROM archival_lines AS o
-  WHERE o.tenant_id = %(tenant_id)s AND o.user_id = %(user_id)s AND o.scope = %(scope)s AND o.agent_id = %(agent_id)s AND o.embedding IS NOT NULL AND o.embedded_hash = hashtextextended(o.content,
+  WHERE o.tenant_id=%(tenant_id)s AND o.user_id=%(user_id)s AND o.scope=%(scope)s AND o.agent_id=%(agent_id)s AND o.embedding IS NOT NULL AND o.embedded_hash=hashtextextended(o.content,
   0)
   ORDER BY o.content,o.embedding_model IS NOT DISTINCT
   FROM %(index_model)s DESC),lines_gone AS(
   DELETE
   FROM archival_lines AS l USING written AS w
-  WHERE l.tenant_id = %(tenant_id)s AND l.user_id = w.user_id AND l.scope = w.scope AND l.agent_id = w.agent_id AND l.line_number <> ALL(%(line_numbers)s::integer[])),
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=w.user_id AND l.scope=w.scope AND l.agent_id=w.agent_id AND l.line_number <> ALL(%(line_numbers)s::integer[])),
   lines_put AS(
   INSERT INTO archival_lines AS l(tenant_id,
   user_id,
@@ -382,14 +381,14 @@ WITH written AS(
   content,
   ordinal)
   LEFT
-  JOIN embedded AS e ON e.content = x.content
+  JOIN embedded AS e ON e.content=x.content
   ON CONFLICT(tenant_id,user_id,scope,agent_id,line_number)DO UPDATE
-  SET content = excluded.content,
-  ordinal = excluded.ordinal,
-  embedding = excluded.embedding,
-  embedding_model = excluded.embedding_model,
-  embedded_hash = excluded.embedded_hash,
-  index_lease_until = NULL
+  SET content=excluded.content,
+  ordinal=excluded.ordinal,
+  embedding=excluded.embedding,
+  embedding_model=excluded.embedding_model,
+  embedded_hash=excluded.embedded_hash,
+  index_lease_until=NULL
   WHERE l.content IS DISTINCT
   FROM excluded.content OR l.ordinal <> excluded.ordinal),analysed AS(
   SELECT t.line,t.ordinal,to_tsvector('english',t.line)AS lexemes
@@ -412,7 +411,7 @@ WITH written AS(
   FROM speaking),'{}')
   FROM written AS w
   ON CONFLICT(tenant_id,user_id,scope,agent_id)DO UPDATE
-  SET line_count = excluded.line_count,lexeme_total = excluded.lexeme_total,speakers = excluded.speakers),
+  SET line_count=excluded.line_count,lexeme_total=excluded.lexeme_total,speakers=excluded.speakers),
   terms AS(
   SELECT u.lexeme,count(*)AS lines,array_agg(a.ordinal
   ORDER BY a.ordinal)AS ordinals
@@ -420,20 +419,20 @@ WITH written AS(
   GROUP BY u.lexeme),terms_gone AS(
   DELETE
   FROM archival_terms AS t USING written AS w
-  WHERE t.tenant_id = %(tenant_id)s AND t.user_id = w.user_id AND t.scope = w.scope AND t.agent_id = w.agent_id AND t.lexeme NOT IN(
+  WHERE t.tenant_id=%(tenant_id)s AND t.user_id=w.user_id AND t.scope=w.scope AND t.agent_id=w.agent_id AND t.lexeme NOT IN(
   SELECT lexeme
   FROM terms)),terms_put AS(
   INSERT INTO archival_terms AS t(tenant_id,user_id,scope,agent_id,lexeme,lines,ordinals)
   SELECT w.tenant_id,w.user_id,w.scope,w.agent_id,x.lexeme,x.lines,x.ordinals
   FROM written AS w,terms AS x
   ON CONFLICT(tenant_id,user_id,scope,agent_id,lexeme)DO UPDATE
-  SET lines = excluded.lines,ordinals = excluded.ordinals
+  SET lines=excluded.lines,ordinals=excluded.ordinals
   WHERE t.ordinals <> excluded.ordinals)
   SELECT true AS written,w.scope,w.agent_id,w.label,w.content,w.version,w.created_at,w.updated_at,(
   SELECT count(*)
   FROM unnest(%(line_contents)s::text[])AS t(line)
-  JOIN embedded AS e ON e.content = t.line
-  WHERE e.embedding_model = %(index_model)s)AS indexed_line_count
+  JOIN embedded AS e ON e.content=t.line
+  WHERE e.embedding_model=%(index_model)s)AS indexed_line_count
   FROM written AS w
   UNION ALL
   SELECT false,
@@ -444,12 +443,12 @@ WITH written AS(
   c.version,
   c.created_at,
   c.updated_at,
-  CASE WHEN c.label = 'archival' THEN(
+  CASE WHEN c.label='archival' THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM archival_lines AS l
-  WHERE l.tenant_id = %(tenant_id)s AND l.user_id = c.user_id AND l.scope = c.scope AND l.agent_id = c.agent_id AND l.embedding_model = %(index_model)s AND l.embedded_hash = hashtextextended(l.content,
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=c.user_id AND l.scope=c.scope AND l.agent_id=c.agent_id AND l.embedding_model=%(index_model)s AND l.embedded_hash=hashtextextended(l.content,
   0)AND l.embedding IS NOT NULL
   LIMIT 100000)AS x)ELSE 0 END AS indexed_line_count
   FROM current AS c
@@ -471,9 +470,8 @@ WITH written AS(
   statement_timestamp())
   ON CONFLICT(tenant_id,user_id,scope,agent_id,label)DO NOTHING
   RETURNING *),current AS(
-  SELECT *
-  FROM blocks AS b
-  WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s),
+  SELECT*FROM blocks AS b
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -515,12 +513,12 @@ WITH written AS(
   c.version,
   c.created_at,
   c.updated_at,
-  CASE WHEN c.label = 'archival' THEN(
+  CASE WHEN c.label='archival' THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM archival_lines AS l
-  WHERE l.tenant_id = %(tenant_id)s AND l.user_id = c.user_id AND l.scope = c.scope AND l.agent_id = c.agent_id AND l.embedding_model = %(index_model)s AND l.embedded_hash = hashtextextended(l.content,
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=c.user_id AND l.scope=c.scope AND l.agent_id=c.agent_id AND l.embedding_model=%(index_model)s AND l.embedded_hash=hashtextextended(l.content,
   0)AND l.embedding IS NOT NULL
   LIMIT 100000)AS x)ELSE 0 END AS indexed_line_count
   FROM current AS c
@@ -530,22 +528,21 @@ WITH written AS(
 
 -- blocks._WRITES[True, BlockLabel.ARCHIVAL]
 WITH current AS(
-  SELECT *
-  FROM blocks AS b
-  WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s FOR UPDATE),
+  SELECT*FROM blocks AS b
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s FOR UPDATE),
   written AS(UPDATE blocks AS b
-  SET content = %(content)s,
-  version = c.version + 1,
-  updated_at = greatest(clock_timestamp(),c.updated_at + interval '1 microsecond')
+  SET content=%(content)s,
+  version=c.version + 1,
+  updated_at=greatest(clock_timestamp(),c.updated_at + interval '1 microsecond')
   FROM current AS c
-  WHERE b.tenant_id = %(tenant_id)s AND b.user_id = c.user_id AND b.scope = c.scope AND b.agent_id = c.agent_id AND b.label = c.label AND c.updated_at = %(expected)s
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=c.user_id AND b.scope=c.scope AND b.agent_id=c.agent_id AND b.label=c.label AND c.updated_at=%(expected)s
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s AND v.written_at < statement_timestamp()- %(kept)s::interval AND EXISTS(
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=w.user_id AND v.scope=w.scope AND v.agent_id=w.agent_id AND v.label=w.label AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
   SELECT
   FROM block_versions AS n
-  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = w.user_id AND n.scope = w.scope AND n.agent_id = w.agent_id AND n.label = w.label AND n.version > v.version AND n.written_at < statement_timestamp()- %(kept)s::interval)),
+  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=w.user_id AND n.scope=w.scope AND n.agent_id=w.agent_id AND n.label=w.label AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -570,13 +567,13 @@ WITH current AS(
   FROM written),embedded AS(
   SELECT DISTINCT ON(o.content)o.content,o.embedding,o.embedding_model,o.embedded_hash
   FROM archival_lines AS o
-  WHERE o.tenant_id = %(tenant_id)s AND o.user_id = %(user_id)s AND o.scope = %(scope)s AND o.agent_id = %(agent_id)s AND o.embedding IS NOT NULL AND o.embedded_hash = hashtextextended(o.content,
+  WHERE o.tenant_id=%(tenant_id)s AND o.user_id=%(user_id)s AND o.scope=%(scope)s AND o.agent_id=%(agent_id)s AND o.embedding IS NOT NULL AND o.embedded_hash=hashtextextended(o.content,
   0)
   ORDER BY o.content,o.embedding_model IS NOT DISTINCT
   FROM %(index_model)s DESC),lines_gone AS(
   DELETE
   FROM archival_lines AS l USING written AS w
-  WHERE l.tenant_id = %(tenant_id)s AND l.user_id = w.user_id AND l.scope = w.scope AND l.agent_id = w.agent_id AND l.line_number <> ALL(%(line_numbers)s::integer[])),
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=w.user_id AND l.scope=w.scope AND l.agent_id=w.agent_id AND l.line_number <> ALL(%(line_numbers)s::integer[])),
   lines_put AS(
   INSERT INTO archival_lines AS l(tenant_id,
   user_id,
@@ -605,14 +602,14 @@ WITH current AS(
   content,
   ordinal)
   LEFT
-  JOIN embedded AS e ON e.content = x.content
+  JOIN embedded AS e ON e.content=x.content
   ON CONFLICT(tenant_id,user_id,scope,agent_id,line_number)DO UPDATE
-  SET content = excluded.content,
-  ordinal = excluded.ordinal,
-  embedding = excluded.embedding,
-  embedding_model = excluded.embedding_model,
-  embedded_hash = excluded.embedded_hash,
-  index_lease_until = NULL
+  SET content=excluded.content,
+  ordinal=excluded.ordinal,
+  embedding=excluded.embedding,
+  embedding_model=excluded.embedding_model,
+  embedded_hash=excluded.embedded_hash,
+  index_lease_until=NULL
   WHERE l.content IS DISTINCT
   FROM excluded.content OR l.ordinal <> excluded.ordinal),analysed AS(
   SELECT t.line,t.ordinal,to_tsvector('english',t.line)AS lexemes
@@ -635,7 +632,7 @@ WITH current AS(
   FROM speaking),'{}')
   FROM written AS w
   ON CONFLICT(tenant_id,user_id,scope,agent_id)DO UPDATE
-  SET line_count = excluded.line_count,lexeme_total = excluded.lexeme_total,speakers = excluded.speakers),
+  SET line_count=excluded.line_count,lexeme_total=excluded.lexeme_total,speakers=excluded.speakers),
   terms AS(
   SELECT u.lexeme,count(*)AS lines,array_agg(a.ordinal
   ORDER BY a.ordinal)AS ordinals
@@ -643,20 +640,20 @@ WITH current AS(
   GROUP BY u.lexeme),terms_gone AS(
   DELETE
   FROM archival_terms AS t USING written AS w
-  WHERE t.tenant_id = %(tenant_id)s AND t.user_id = w.user_id AND t.scope = w.scope AND t.agent_id = w.agent_id AND t.lexeme NOT IN(
+  WHERE t.tenant_id=%(tenant_id)s AND t.user_id=w.user_id AND t.scope=w.scope AND t.agent_id=w.agent_id AND t.lexeme NOT IN(
   SELECT lexeme
   FROM terms)),terms_put AS(
   INSERT INTO archival_terms AS t(tenant_id,user_id,scope,agent_id,lexeme,lines,ordinals)
   SELECT w.tenant_id,w.user_id,w.scope,w.agent_id,x.lexeme,x.lines,x.ordinals
   FROM written AS w,terms AS x
   ON CONFLICT(tenant_id,user_id,scope,agent_id,lexeme)DO UPDATE
-  SET lines = excluded.lines,ordinals = excluded.ordinals
+  SET lines=excluded.lines,ordinals=excluded.ordinals
   WHERE t.ordinals <> excluded.ordinals)
   SELECT true AS written,w.scope,w.agent_id,w.label,w.content,w.version,w.created_at,w.updated_at,(
   SELECT count(*)
   FROM unnest(%(line_contents)s::text[])AS t(line)
-  JOIN embedded AS e ON e.content = t.line
-  WHERE e.embedding_model = %(index_model)s)AS indexed_line_count
+  JOIN embedded AS e ON e.content=t.line
+  WHERE e.embedding_model=%(index_model)s)AS indexed_line_count
   FROM written AS w
   UNION ALL
   SELECT false,
@@ -667,12 +664,12 @@ WITH current AS(
   c.version,
   c.created_at,
   c.updated_at,
-  CASE WHEN c.label = 'archival' THEN(
+  CASE WHEN c.label='archival' THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM archival_lines AS l
-  WHERE l.tenant_id = %(tenant_id)s AND l.user_id = c.user_id AND l.scope = c.scope AND l.agent_id = c.agent_id AND l.embedding_model = %(index_model)s AND l.embedded_hash = hashtextextended(l.content,
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=c.user_id AND l.scope=c.scope AND l.agent_id=c.agent_id AND l.embedding_model=%(index_model)s AND l.embedded_hash=hashtextextended(l.content,
   0)AND l.embedding IS NOT NULL
   LIMIT 100000)AS x)ELSE 0 END AS indexed_line_count
   FROM current AS c
@@ -682,22 +679,21 @@ WITH current AS(
 
 -- blocks._WRITES[True, BlockLabel.CORE]
 WITH current AS(
-  SELECT *
-  FROM blocks AS b
-  WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s FOR UPDATE),
+  SELECT*FROM blocks AS b
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s FOR UPDATE),
   written AS(UPDATE blocks AS b
-  SET content = %(content)s,
-  version = c.version + 1,
-  updated_at = greatest(clock_timestamp(),c.updated_at + interval '1 microsecond')
+  SET content=%(content)s,
+  version=c.version + 1,
+  updated_at=greatest(clock_timestamp(),c.updated_at + interval '1 microsecond')
   FROM current AS c
-  WHERE b.tenant_id = %(tenant_id)s AND b.user_id = c.user_id AND b.scope = c.scope AND b.agent_id = c.agent_id AND b.label = c.label AND c.updated_at = %(expected)s
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=c.user_id AND b.scope=c.scope AND b.agent_id=c.agent_id AND b.label=c.label AND c.updated_at=%(expected)s
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s AND v.written_at < statement_timestamp()- %(kept)s::interval AND EXISTS(
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=w.user_id AND v.scope=w.scope AND v.agent_id=w.agent_id AND v.label=w.label AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
   SELECT
   FROM block_versions AS n
-  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = w.user_id AND n.scope = w.scope AND n.agent_id = w.agent_id AND n.label = w.label AND n.version > v.version AND n.written_at < statement_timestamp()- %(kept)s::interval)),
+  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=w.user_id AND n.scope=w.scope AND n.agent_id=w.agent_id AND n.label=w.label AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -739,12 +735,12 @@ WITH current AS(
   c.version,
   c.created_at,
   c.updated_at,
-  CASE WHEN c.label = 'archival' THEN(
+  CASE WHEN c.label='archival' THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM archival_lines AS l
-  WHERE l.tenant_id = %(tenant_id)s AND l.user_id = c.user_id AND l.scope = c.scope AND l.agent_id = c.agent_id AND l.embedding_model = %(index_model)s AND l.embedded_hash = hashtextextended(l.content,
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=c.user_id AND l.scope=c.scope AND l.agent_id=c.agent_id AND l.embedding_model=%(index_model)s AND l.embedded_hash=hashtextextended(l.content,
   0)AND l.embedding IS NOT NULL
   LIMIT 100000)AS x)ELSE 0 END AS indexed_line_count
   FROM current AS c
@@ -1588,6 +1584,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1683,6 +1680,7 @@ SELECT n.id,
   n.valid_start_time,
   n.valid_end_time,
   n.note,
+  n.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model = %(index_model)s::text AND n.embedded_hash = hashtextextended(n.key || E'\n' || n.value, 0) AND n.embedding IS NOT NULL, false) END AS embedded
   FROM inserted AS n
 
@@ -1729,6 +1727,7 @@ SELECT old.id,
   old.valid_start_time,
   old.valid_end_time,
   old.note,
+  old.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(old.embedding_model = %(index_model)s::text AND old.embedded_hash = hashtextextended(old.key || E'\n' || old.value, 0) AND old.embedding IS NOT NULL, false) END AS embedded,
   EXISTS (
   SELECT
@@ -1786,6 +1785,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded
   FROM memories AS m
   WHERE
@@ -1815,6 +1815,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1847,6 +1848,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1879,6 +1881,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1925,6 +1928,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded
   FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
@@ -2011,6 +2015,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2092,6 +2097,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2124,6 +2130,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded
   FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
@@ -2183,6 +2190,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2209,6 +2217,7 @@ changed AS (
       valid_start_time = CASE WHEN %(clear_valid_start_time)s THEN NULL ELSE coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE, m.valid_start_time) END,
       valid_end_time = CASE WHEN %(clear_valid_end_time)s THEN NULL ELSE coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE, m.valid_end_time) END,
       note = coalesce(%(note)s::text, m.note),
+      held_for_review = coalesce(%(held_for_review)s::BOOLEAN, m.held_for_review),
       version = m.version + 1,
       updated_at = clock_timestamp(),
       updated_by = %(actor)s
@@ -2247,6 +2256,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2258,28 +2268,27 @@ FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT
 
 -- memories._WRITE
 WITH current AS(
-  SELECT *
-  FROM memories AS m
-  WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s AND key = %(key)s AND(m.expire_time IS NULL OR m.expire_time > now())),
+  SELECT*FROM memories AS m
+  WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND(m.expire_time IS NULL OR m.expire_time>now())),
   updated AS(UPDATE memories AS m
-  SET value = coalesce(%(value)s::text,m.value),
-  pinned = coalesce(%(pinned)s::BOOLEAN,m.pinned),
-  importance = coalesce(%(importance)s::SMALLINT,m.importance),
-  tags = CASE WHEN %(evidence)s THEN %(tags)s::TEXT[] ELSE m.tags END,
-  confidence = CASE WHEN %(evidence)s THEN %(confidence)s::DOUBLE PRECISION ELSE m.confidence END,
-  metadata = CASE WHEN %(evidence)s THEN %(metadata)s::JSONB ELSE m.metadata END,
-  conversation_provider = CASE WHEN %(evidence)s THEN %(conversation_provider)s::text ELSE m.conversation_provider END,
-  conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s::text ELSE m.conversation_id END,
-  expire_time = coalesce(coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),m.expire_time),
-  superseded_by = NULL,
-  valid_start_time = coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE,m.valid_start_time),
-  valid_end_time = coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE,m.valid_end_time),
-  note = coalesce(%(note)s::text,m.note),
-  version = m.version + 1,
-  updated_at = clock_timestamp(),
-  updated_by = %(actor)s
+  SET value=coalesce(%(value)s::text,m.value),
+  pinned=coalesce(%(pinned)s::BOOLEAN,m.pinned),
+  importance=coalesce(%(importance)s::SMALLINT,m.importance),
+  tags=CASE WHEN %(evidence)s THEN %(tags)s::TEXT[] ELSE m.tags END,
+  confidence=CASE WHEN %(evidence)s THEN %(confidence)s::DOUBLE PRECISION ELSE m.confidence END,
+  metadata=CASE WHEN %(evidence)s THEN %(metadata)s::JSONB ELSE m.metadata END,
+  conversation_provider=CASE WHEN %(evidence)s THEN %(conversation_provider)s::text ELSE m.conversation_provider END,
+  conversation_id=CASE WHEN %(evidence)s THEN %(conversation_id)s::text ELSE m.conversation_id END,
+  expire_time=coalesce(coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),m.expire_time),
+  superseded_by=NULL,
+  valid_start_time=coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE,m.valid_start_time),
+  valid_end_time=coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE,m.valid_end_time),
+  note=coalesce(%(note)s::text,m.note),
+  version=m.version + 1,
+  updated_at=clock_timestamp(),
+  updated_by=%(actor)s
   FROM current AS c
-  WHERE m.tenant_id = %(tenant_id)s AND m.id = c.id AND m.version = c.version AND c.source = %(source)s
+  WHERE m.tenant_id=%(tenant_id)s AND m.id=c.id AND m.version=c.version AND c.source=%(source)s
   RETURNING m.*),inserted AS(
   INSERT INTO memories(tenant_id,
   id,
@@ -2360,7 +2369,7 @@ WITH current AS(
   to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
   to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
   FROM updated
-  JOIN current ON current.id = updated.id),outcomes AS(
+  JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
   FROM inserted AS n
   UNION ALL
@@ -2373,7 +2382,7 @@ WITH current AS(
   UNION ALL
   SELECT 'moved',c.*
   FROM current AS c
-  WHERE c.source = %(source)s AND NOT EXISTS(
+  WHERE c.source=%(source)s AND NOT EXISTS(
   SELECT
   FROM updated))
   SELECT n.outcome,
@@ -2399,33 +2408,33 @@ WITH current AS(
   n.valid_start_time,
   n.valid_end_time,
   n.note,
-  CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model = %(index_model)s::text AND n.embedded_hash = hashtextextended(n.key || E'\n' || n.value,0)AND n.embedding IS NOT NULL,false)END AS embedded
+  n.held_for_review,
+  CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model=%(index_model)s::text AND n.embedded_hash=hashtextextended(n.key || E'\n' || n.value,0)AND n.embedding IS NOT NULL,false)END AS embedded
   FROM outcomes AS n
 
 -- memories._WRITE_LOCKED
 WITH current AS(
-  SELECT *
-  FROM memories AS m
-  WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s AND key = %(key)s AND(m.expire_time IS NULL OR m.expire_time > now())FOR UPDATE),
+  SELECT*FROM memories AS m
+  WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND(m.expire_time IS NULL OR m.expire_time>now())FOR UPDATE),
   updated AS(UPDATE memories AS m
-  SET value = coalesce(%(value)s::text,m.value),
-  pinned = coalesce(%(pinned)s::BOOLEAN,m.pinned),
-  importance = coalesce(%(importance)s::SMALLINT,m.importance),
-  tags = CASE WHEN %(evidence)s THEN %(tags)s::TEXT[] ELSE m.tags END,
-  confidence = CASE WHEN %(evidence)s THEN %(confidence)s::DOUBLE PRECISION ELSE m.confidence END,
-  metadata = CASE WHEN %(evidence)s THEN %(metadata)s::JSONB ELSE m.metadata END,
-  conversation_provider = CASE WHEN %(evidence)s THEN %(conversation_provider)s::text ELSE m.conversation_provider END,
-  conversation_id = CASE WHEN %(evidence)s THEN %(conversation_id)s::text ELSE m.conversation_id END,
-  expire_time = coalesce(coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),m.expire_time),
-  superseded_by = NULL,
-  valid_start_time = coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE,m.valid_start_time),
-  valid_end_time = coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE,m.valid_end_time),
-  note = coalesce(%(note)s::text,m.note),
-  version = m.version + 1,
-  updated_at = clock_timestamp(),
-  updated_by = %(actor)s
+  SET value=coalesce(%(value)s::text,m.value),
+  pinned=coalesce(%(pinned)s::BOOLEAN,m.pinned),
+  importance=coalesce(%(importance)s::SMALLINT,m.importance),
+  tags=CASE WHEN %(evidence)s THEN %(tags)s::TEXT[] ELSE m.tags END,
+  confidence=CASE WHEN %(evidence)s THEN %(confidence)s::DOUBLE PRECISION ELSE m.confidence END,
+  metadata=CASE WHEN %(evidence)s THEN %(metadata)s::JSONB ELSE m.metadata END,
+  conversation_provider=CASE WHEN %(evidence)s THEN %(conversation_provider)s::text ELSE m.conversation_provider END,
+  conversation_id=CASE WHEN %(evidence)s THEN %(conversation_id)s::text ELSE m.conversation_id END,
+  expire_time=coalesce(coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),m.expire_time),
+  superseded_by=NULL,
+  valid_start_time=coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE,m.valid_start_time),
+  valid_end_time=coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE,m.valid_end_time),
+  note=coalesce(%(note)s::text,m.note),
+  version=m.version + 1,
+  updated_at=clock_timestamp(),
+  updated_by=%(actor)s
   FROM current AS c
-  WHERE m.tenant_id = %(tenant_id)s AND m.id = c.id AND m.version = c.version AND c.source = %(source)s
+  WHERE m.tenant_id=%(tenant_id)s AND m.id=c.id AND m.version=c.version AND c.source=%(source)s
   RETURNING m.*),inserted AS(
   INSERT INTO memories(tenant_id,
   id,
@@ -2506,7 +2515,7 @@ WITH current AS(
   to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
   to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
   FROM updated
-  JOIN current ON current.id = updated.id),outcomes AS(
+  JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
   FROM inserted AS n
   UNION ALL
@@ -2519,7 +2528,7 @@ WITH current AS(
   UNION ALL
   SELECT 'moved',c.*
   FROM current AS c
-  WHERE c.source = %(source)s AND NOT EXISTS(
+  WHERE c.source=%(source)s AND NOT EXISTS(
   SELECT
   FROM updated))
   SELECT n.outcome,
@@ -2545,7 +2554,8 @@ WITH current AS(
   n.valid_start_time,
   n.valid_end_time,
   n.note,
-  CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model = %(index_model)s::text AND n.embedded_hash = hashtextextended(n.key || E'\n' || n.value,0)AND n.embedding IS NOT NULL,false)END AS embedded
+  n.held_for_review,
+  CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model=%(index_model)s::text AND n.embedded_hash=hashtextextended(n.key || E'\n' || n.value,0)AND n.embedding IS NOT NULL,false)END AS embedded
   FROM outcomes AS n
 
 -- page_keys._FIRST
@@ -2599,7 +2609,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -2620,7 +2630,7 @@ memory_docs AS (
       FROM scanned) AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -2820,7 +2830,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -2841,7 +2851,7 @@ memory_docs AS (
       FROM scanned) AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -3044,7 +3054,7 @@ SELECT
         SELECT count(*) FROM (
             SELECT
               FROM memories AS m
-              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
               LIMIT %(count_bound)s) AS c)
@@ -3058,7 +3068,7 @@ SELECT
         SELECT count(*) FROM (
             SELECT
               FROM memories AS m
-              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
               LIMIT %(count_bound)s) AS c)
@@ -3098,8 +3108,8 @@ SELECT
 
 -- prompts._HEAD
 WITH settings AS (
-    SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
-           coalesce(s.review_decisions, false) AS review_decisions
+    SELECT s.memory_enabled IS TRUE AS memory_enabled,
+           s.review_decisions IS TRUE AS review_decisions
     FROM (SELECT) AS one
     LEFT JOIN agent_settings AS s
       ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s
@@ -3117,7 +3127,7 @@ agent_rows AS (
       m.valid_start_time,
       m.valid_end_time
       FROM memories AS m, settings
-    WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+    WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.key
@@ -3136,7 +3146,7 @@ workspace_rows AS (
       m.valid_start_time,
       m.valid_end_time
       FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
@@ -3145,13 +3155,11 @@ workspace_rows AS (
 
 -- prompts._PLAIN[False]
 WITH settings AS(
-  SELECT coalesce(s.memory_enabled,false)AS memory_enabled,
-  coalesce(s.review_decisions,false)AS review_decisions
+  SELECT s.memory_enabled IS TRUE AS memory_enabled,s.review_decisions IS TRUE AS review_decisions
   FROM(
   SELECT)AS one
   LEFT
-  JOIN agent_settings AS s ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s),
-  agent_rows AS(
+  JOIN agent_settings AS s ON s.tenant_id=%(tenant_id)s AND s.agent_id=%(agent_id)s),agent_rows AS(
   SELECT m.key,
   m.value,
   m.source,
@@ -3164,9 +3172,9 @@ WITH settings AS(
   m.valid_start_time,
   m.valid_end_time
   FROM memories AS m,settings
-  WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   ORDER BY m.pinned DESC,m.importance DESC,m.key
   LIMIT %(agent_cap)s),workspace_rows AS(
   SELECT m.key,
@@ -3181,41 +3189,41 @@ WITH settings AS(
   m.valid_start_time,
   m.valid_end_time
   FROM memories AS m
-  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
   LIMIT %(workspace_cap)s)
   SELECT settings.memory_enabled,(
   SELECT json_object_agg(scope,content)
   FROM blocks
-  WHERE tenant_id = %(tenant_id)s AND label = 'core' AND(user_id,scope,agent_id)IN((%(user_core)s,'user',''),(%(agent_core)s,'agent',%(agent_id)s),(%(workspace_core)s,'workspace',%(block_workspace_id)s)))AS cores,
+  WHERE tenant_id=%(tenant_id)s AND label='core' AND(user_id,scope,agent_id)IN((%(user_core)s,'user',''),(%(agent_core)s,'agent',%(agent_id)s),(%(workspace_core)s,'workspace',%(block_workspace_id)s)))AS cores,
   (
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.key)
   FROM agent_rows AS r)AS agent_rows,CASE WHEN(
   SELECT count(*)
-  FROM agent_rows)= %(agent_cap)s THEN(
+  FROM agent_rows)=%(agent_cap)s THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM memories AS m
-  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   LIMIT %(count_bound)s)AS c)END AS agent_total,(
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
   FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
   SELECT count(*)
-  FROM workspace_rows)= %(workspace_cap)s THEN(
+  FROM workspace_rows)=%(workspace_cap)s THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM memories AS m
-  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   LIMIT %(count_bound)s)AS c)END AS workspace_total,
   CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
   SELECT coalesce(json_agg(x
@@ -3234,39 +3242,37 @@ WITH settings AS(
   (
   SELECT r.conviction_score
   FROM reexaminations AS r
-  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id
+  WHERE r.tenant_id=%(tenant_id)s AND r.parent_decision_id=d.id
   ORDER BY r.created_at DESC,r.id DESC
   LIMIT 1)AS latest_conviction_score,(
   SELECT count(*)
   FROM reexaminations AS r
-  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id)AS reexamination_count
+  WHERE r.tenant_id=%(tenant_id)s AND r.parent_decision_id=d.id)AS reexamination_count
   FROM decisions AS d
-  WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s
+  WHERE d.tenant_id=%(tenant_id)s AND d.agent_id=%(agent_id)s
   ORDER BY d.created_at DESC,d.id DESC
   LIMIT %(decisions_limit)s)AS x)END AS decisions,%(archival_hint)s AND EXISTS(
   SELECT
   FROM archival_vocabulary AS v
-  WHERE v.tenant_id = %(tenant_id)s AND((v.user_id = %(user_id)s AND((v.scope = 'user' AND v.agent_id = '')OR(v.scope = 'agent' AND v.agent_id = %(agent_id)s)))OR(v.user_id = '' AND v.scope = 'workspace' AND v.agent_id = %(block_workspace_id)s))AND v.line_count > 0)AS has_archival,
+  WHERE v.tenant_id=%(tenant_id)s AND((v.user_id=%(user_id)s AND((v.scope='user' AND v.agent_id='')OR(v.scope='agent' AND v.agent_id=%(agent_id)s)))OR(v.user_id='' AND v.scope='workspace' AND v.agent_id=%(block_workspace_id)s))AND v.line_count>0)AS has_archival,
   now()AS read_at,
   ARRAY(
   SELECT id
   FROM agent_rows
-  WHERE coalesce(last_used_time,'-infinity')< clock_timestamp()- interval '60s'
+  WHERE coalesce(last_used_time,'-infinity')<clock_timestamp()- interval '60s'
   UNION ALL
   SELECT id
   FROM workspace_rows
-  WHERE coalesce(last_used_time,'-infinity')< clock_timestamp()- interval '60s')AS unmarked
+  WHERE coalesce(last_used_time,'-infinity')<clock_timestamp()- interval '60s')AS unmarked
   FROM settings
 
 -- prompts._PLAIN[True]
 WITH settings AS(
-  SELECT coalesce(s.memory_enabled,false)AS memory_enabled,
-  coalesce(s.review_decisions,false)AS review_decisions
+  SELECT s.memory_enabled IS TRUE AS memory_enabled,s.review_decisions IS TRUE AS review_decisions
   FROM(
   SELECT)AS one
   LEFT
-  JOIN agent_settings AS s ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s),
-  agent_rows AS(
+  JOIN agent_settings AS s ON s.tenant_id=%(tenant_id)s AND s.agent_id=%(agent_id)s),agent_rows AS(
   SELECT m.key,
   m.value,
   m.source,
@@ -3279,9 +3285,9 @@ WITH settings AS(
   m.valid_start_time,
   m.valid_end_time
   FROM memories AS m,settings
-  WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   ORDER BY m.pinned DESC,m.importance DESC,m.key
   LIMIT %(agent_cap)s),workspace_rows AS(
   SELECT m.key,
@@ -3296,52 +3302,52 @@ WITH settings AS(
   m.valid_start_time,
   m.valid_end_time
   FROM memories AS m
-  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
   LIMIT %(workspace_cap)s),used AS(UPDATE memories AS used
-  SET last_used_time = clock_timestamp(),expire_time = expiry_after_use(used)
-  WHERE used.tenant_id = %(tenant_id)s AND used.id = ANY(ARRAY(
+  SET last_used_time=clock_timestamp(),expire_time=expiry_after_use(used)
+  WHERE used.tenant_id=%(tenant_id)s AND used.id=ANY(ARRAY(
   SELECT x.id
   FROM memories AS x
-  WHERE x.tenant_id = %(tenant_id)s AND x.id = ANY(ARRAY(
+  WHERE x.tenant_id=%(tenant_id)s AND x.id=ANY(ARRAY(
   SELECT id
   FROM agent_rows
   UNION ALL
   SELECT id
   FROM workspace_rows))AND coalesce(last_used_time,
-  '-infinity')< clock_timestamp()- interval '60s' FOR UPDATE SKIP LOCKED)))
+  '-infinity')<clock_timestamp()- interval '60s' FOR UPDATE SKIP LOCKED)))
   SELECT settings.memory_enabled,(
   SELECT json_object_agg(scope,content)
   FROM blocks
-  WHERE tenant_id = %(tenant_id)s AND label = 'core' AND(user_id,scope,agent_id)IN((%(user_core)s,'user',''),(%(agent_core)s,'agent',%(agent_id)s),(%(workspace_core)s,'workspace',%(block_workspace_id)s)))AS cores,
+  WHERE tenant_id=%(tenant_id)s AND label='core' AND(user_id,scope,agent_id)IN((%(user_core)s,'user',''),(%(agent_core)s,'agent',%(agent_id)s),(%(workspace_core)s,'workspace',%(block_workspace_id)s)))AS cores,
   (
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.key)
   FROM agent_rows AS r)AS agent_rows,CASE WHEN(
   SELECT count(*)
-  FROM agent_rows)= %(agent_cap)s THEN(
+  FROM agent_rows)=%(agent_cap)s THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM memories AS m
-  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   LIMIT %(count_bound)s)AS c)END AS agent_total,(
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
   FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
   SELECT count(*)
-  FROM workspace_rows)= %(workspace_cap)s THEN(
+  FROM workspace_rows)=%(workspace_cap)s THEN(
   SELECT count(*)
   FROM(
   SELECT
   FROM memories AS m
-  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> now()
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>now()
   LIMIT %(count_bound)s)AS c)END AS workspace_total,
   CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
   SELECT coalesce(json_agg(x
@@ -3360,27 +3366,27 @@ WITH settings AS(
   (
   SELECT r.conviction_score
   FROM reexaminations AS r
-  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id
+  WHERE r.tenant_id=%(tenant_id)s AND r.parent_decision_id=d.id
   ORDER BY r.created_at DESC,r.id DESC
   LIMIT 1)AS latest_conviction_score,(
   SELECT count(*)
   FROM reexaminations AS r
-  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id)AS reexamination_count
+  WHERE r.tenant_id=%(tenant_id)s AND r.parent_decision_id=d.id)AS reexamination_count
   FROM decisions AS d
-  WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s
+  WHERE d.tenant_id=%(tenant_id)s AND d.agent_id=%(agent_id)s
   ORDER BY d.created_at DESC,d.id DESC
   LIMIT %(decisions_limit)s)AS x)END AS decisions,%(archival_hint)s AND EXISTS(
   SELECT
   FROM archival_vocabulary AS v
-  WHERE v.tenant_id = %(tenant_id)s AND((v.user_id = %(user_id)s AND((v.scope = 'user' AND v.agent_id = '')OR(v.scope = 'agent' AND v.agent_id = %(agent_id)s)))OR(v.user_id = '' AND v.scope = 'workspace' AND v.agent_id = %(block_workspace_id)s))AND v.line_count > 0)AS has_archival,
+  WHERE v.tenant_id=%(tenant_id)s AND((v.user_id=%(user_id)s AND((v.scope='user' AND v.agent_id='')OR(v.scope='agent' AND v.agent_id=%(agent_id)s)))OR(v.user_id='' AND v.scope='workspace' AND v.agent_id=%(block_workspace_id)s))AND v.line_count>0)AS has_archival,
   now()AS read_at,
   '{}'::uuid[] AS unmarked
   FROM settings
 
 -- prompts._READ[False]
 WITH settings AS (
-    SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
-           coalesce(s.review_decisions, false) AS review_decisions
+    SELECT s.memory_enabled IS TRUE AS memory_enabled,
+           s.review_decisions IS TRUE AS review_decisions
     FROM (SELECT) AS one
     LEFT JOIN agent_settings AS s
       ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s
@@ -3398,7 +3404,7 @@ agent_rows AS (
       m.valid_start_time,
       m.valid_end_time
       FROM memories AS m, settings
-    WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+    WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.key
@@ -3417,7 +3423,7 @@ workspace_rows AS (
       m.valid_start_time,
       m.valid_end_time
       FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
@@ -3440,7 +3446,7 @@ SELECT
         SELECT count(*) FROM (
             SELECT
               FROM memories AS m
-              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
               LIMIT %(count_bound)s) AS c)
@@ -3454,7 +3460,7 @@ SELECT
         SELECT count(*) FROM (
             SELECT
               FROM memories AS m
-              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
               LIMIT %(count_bound)s) AS c)
@@ -3502,8 +3508,8 @@ ARRAY(
 
 -- prompts._READ[True]
 WITH settings AS (
-    SELECT coalesce(s.memory_enabled, false) AS memory_enabled,
-           coalesce(s.review_decisions, false) AS review_decisions
+    SELECT s.memory_enabled IS TRUE AS memory_enabled,
+           s.review_decisions IS TRUE AS review_decisions
     FROM (SELECT) AS one
     LEFT JOIN agent_settings AS s
       ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s
@@ -3521,7 +3527,7 @@ agent_rows AS (
       m.valid_start_time,
       m.valid_end_time
       FROM memories AS m, settings
-    WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+    WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.key
@@ -3540,7 +3546,7 @@ workspace_rows AS (
       m.valid_start_time,
       m.valid_end_time
       FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
@@ -3576,7 +3582,7 @@ SELECT
         SELECT count(*) FROM (
             SELECT
               FROM memories AS m
-              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
               LIMIT %(count_bound)s) AS c)
@@ -3590,7 +3596,7 @@ SELECT
         SELECT count(*) FROM (
             SELECT
               FROM memories AS m
-              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+              WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
               LIMIT %(count_bound)s) AS c)
@@ -3631,13 +3637,11 @@ SELECT
 
 -- prompts._READ_AT
 WITH settings AS(
-  SELECT coalesce(s.memory_enabled,false)AS memory_enabled,
-  coalesce(s.review_decisions,false)AS review_decisions
+  SELECT s.memory_enabled IS TRUE AS memory_enabled,s.review_decisions IS TRUE AS review_decisions
   FROM(
   SELECT)AS one
   LEFT
-  JOIN agent_settings AS s ON s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s),
-  agent_rows AS(
+  JOIN agent_settings AS s ON s.tenant_id=%(tenant_id)s AND s.agent_id=%(agent_id)s),agent_rows AS(
   SELECT m.key,
   m.value,
   m.source,
@@ -3654,19 +3658,19 @@ WITH settings AS(
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
-  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  WHERE e.tenant_id=%(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
-  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m,
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m,
   settings
-  WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> %(as_of)s::timestamptz
+  WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>%(as_of)s::timestamptz
   ORDER BY m.pinned DESC,m.importance DESC,m.key
   LIMIT %(agent_cap)s),workspace_rows AS(
   SELECT m.key,
@@ -3685,18 +3689,18 @@ WITH settings AS(
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
-  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  WHERE e.tenant_id=%(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
-  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
-  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> %(as_of)s::timestamptz
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
+  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>%(as_of)s::timestamptz
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
   LIMIT %(workspace_cap)s)
   SELECT settings.memory_enabled,(
@@ -3704,7 +3708,7 @@ WITH settings AS(
   FROM(
   SELECT DISTINCT ON(v.user_id,v.scope,v.agent_id)v.scope,v.agent_id,v.content
   FROM block_versions AS v
-  WHERE v.tenant_id = %(tenant_id)s AND v.label = 'core' AND(v.user_id,
+  WHERE v.tenant_id=%(tenant_id)s AND v.label='core' AND(v.user_id,
   v.scope,
   v.agent_id)IN((%(user_core)s,'user',''),
   (%(agent_core)s,'agent',%(agent_id)s),
@@ -3714,7 +3718,7 @@ WITH settings AS(
   ORDER BY r.pinned DESC,r.importance DESC,r.key)
   FROM agent_rows AS r)AS agent_rows,CASE WHEN(
   SELECT count(*)
-  FROM agent_rows)= %(agent_cap)s THEN(
+  FROM agent_rows)=%(agent_cap)s THEN(
   SELECT count(*)
   FROM(
   SELECT
@@ -3723,24 +3727,24 @@ WITH settings AS(
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
-  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  WHERE e.tenant_id=%(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
-  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
-  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> %(as_of)s::timestamptz
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>%(as_of)s::timestamptz
   LIMIT %(count_bound)s)AS c)END AS agent_total,(
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
   FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
   SELECT count(*)
-  FROM workspace_rows)= %(workspace_cap)s THEN(
+  FROM workspace_rows)=%(workspace_cap)s THEN(
   SELECT count(*)
   FROM(
   SELECT
@@ -3749,18 +3753,18 @@ WITH settings AS(
   FROM(
   SELECT DISTINCT ON(e.memory_id)e.tenant_id,e.memory_id,e.new_memory
   FROM memory_events AS e
-  WHERE e.tenant_id = %(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
+  WHERE e.tenant_id=%(tenant_id)s AND(coalesce(e.new_memory,e.old_memory)->> 'owner_id')IN(%(agent_id)s,
   coalesce(%(workspace_id)s::text,%(agent_id)s))AND e.occurred_at <= %(as_of)s
   ORDER BY e.memory_id,e.occurred_at DESC,e.id DESC)AS e
   LEFT
-  JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
+  JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
-  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time > statement_timestamp()))AS m
-  WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
-  m.valid_end_time)* tstzrange(NULL,
-  m.expire_time)@> %(as_of)s::timestamptz
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  m.valid_end_time)*tstzrange(NULL,
+  m.expire_time)@>%(as_of)s::timestamptz
   LIMIT %(count_bound)s)AS c)END AS workspace_total,
   CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
   SELECT coalesce(json_agg(x
@@ -3779,21 +3783,21 @@ WITH settings AS(
   (
   SELECT r.conviction_score
   FROM reexaminations AS r
-  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id
+  WHERE r.tenant_id=%(tenant_id)s AND r.parent_decision_id=d.id
   ORDER BY r.created_at DESC,r.id DESC
   LIMIT 1)AS latest_conviction_score,(
   SELECT count(*)
   FROM reexaminations AS r
-  WHERE r.tenant_id = %(tenant_id)s AND r.parent_decision_id = d.id)AS reexamination_count
+  WHERE r.tenant_id=%(tenant_id)s AND r.parent_decision_id=d.id)AS reexamination_count
   FROM decisions AS d
-  WHERE d.tenant_id = %(tenant_id)s AND d.agent_id = %(agent_id)s AND d.created_at <= %(as_of)s
+  WHERE d.tenant_id=%(tenant_id)s AND d.agent_id=%(agent_id)s AND d.created_at <= %(as_of)s
   ORDER BY d.created_at DESC,d.id DESC
   LIMIT %(decisions_limit)s)AS x)END AS decisions,%(archival_hint)s AND EXISTS(
   SELECT
   FROM(
   SELECT DISTINCT ON(v.user_id,v.scope,v.agent_id)v.scope,v.agent_id,v.content
   FROM block_versions AS v
-  WHERE v.tenant_id = %(tenant_id)s AND v.label = 'archival' AND(v.user_id,
+  WHERE v.tenant_id=%(tenant_id)s AND v.label='archival' AND(v.user_id,
   v.scope,
   v.agent_id)IN((%(user_id)s,'user',''),
   (%(user_id)s,'agent',%(agent_id)s),
@@ -3853,7 +3857,7 @@ near_memories AS (
     WHERE %(rank_memories_read)s AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
       AND m.embedding_model = %(rank_model)s AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
         0) AND m.embedding IS NOT NULL
@@ -3928,7 +3932,7 @@ memory_meaning AS (
     WHERE c.memory_id <> '00000000-0000-0000-0000-000000000000'::uuid AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
       AND m.embedding_model = %(rank_model)s AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
         0) AND m.embedding IS NOT NULL
@@ -4041,7 +4045,7 @@ near_memories AS (
     WHERE %(rank_memories_read)s AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
       AND m.embedding_model = %(rank_model)s AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
         0) AND m.embedding IS NOT NULL
@@ -4116,7 +4120,7 @@ memory_meaning AS (
     WHERE c.memory_id <> '00000000-0000-0000-0000-000000000000'::uuid AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
       AND m.embedding_model = %(rank_model)s AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
         0) AND m.embedding IS NOT NULL
@@ -4239,7 +4243,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -4260,7 +4264,7 @@ memory_docs AS (
       FROM scanned) AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -4460,7 +4464,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -4480,7 +4484,7 @@ memory_docs AS (
       AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -4662,7 +4666,7 @@ WHERE m.tenant_id = %(tenant_id)s
   AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
   AND to_tsvector('english'::regconfig,
     (m.key::text || ' ') || m.value) @@ %(rank_memory_query)s::tsquery
@@ -4697,7 +4701,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -4718,7 +4722,7 @@ memory_docs AS (
       FROM scanned) AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -4929,7 +4933,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -4949,7 +4953,7 @@ memory_docs AS (
       AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -5171,7 +5175,7 @@ near_memories AS (
     WHERE %(rank_memories_read)s AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
       AND m.embedding_model = %(rank_model)s AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
         0) AND m.embedding IS NOT NULL
@@ -5246,7 +5250,7 @@ memory_meaning AS (
     WHERE c.memory_id <> '00000000-0000-0000-0000-000000000000'::uuid AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
       AND m.embedding_model = %(rank_model)s AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
         0) AND m.embedding IS NOT NULL
@@ -5360,7 +5364,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -5381,7 +5385,7 @@ memory_docs AS (
       FROM scanned) AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -5603,7 +5607,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -5623,7 +5627,7 @@ memory_docs AS (
       AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -5845,7 +5849,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -5865,7 +5869,7 @@ memory_docs AS (
       AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -6061,6 +6065,7 @@ found AS (
     LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
     CROSS JOIN LATERAL jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
         'tenant_id', e.tenant_id,
+        'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false),
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r
@@ -6069,7 +6074,7 @@ found AS (
     WHERE %(include_memories)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text))
-      AND m.superseded_by IS NULL
+      AND m.superseded_by IS NULL AND NOT m.held_for_review
       AND tstzrange(m.valid_start_time, m.valid_end_time)
           * tstzrange(NULL, m.expire_time) @> %(as_of)s::timestamptz
       AND to_tsvector('english', m.key || ' ' || m.value) @@ terms.q
@@ -6105,7 +6110,7 @@ sizes AS (
                   WHERE %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
                 LIMIT %(rank_memory_bound)s) AS c)::float8 AS memories
 ),
@@ -6126,7 +6131,7 @@ memory_docs AS (
       FROM scanned) AND %(rank_include_memories)s AND m.tenant_id = %(tenant_id)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(rank_workspace_id)s))
-      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND tstzrange(m.valid_start_time,
+      AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
         m.valid_end_time) @> now()
 ),
 term_lines AS (
@@ -6350,6 +6355,7 @@ SELECT m.id,
   m.valid_start_time,
   m.valid_end_time,
   m.note,
+  m.held_for_review,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
     FROM memory_groundings AS g
@@ -6424,7 +6430,8 @@ WITH inserted AS (
       note,
       created_at,
       updated_at,
-      superseded_by)
+      superseded_by,
+      held_for_review)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
@@ -6447,7 +6454,8 @@ WITH inserted AS (
       coalesce(%(note)s::text, ''),
       %(created_at)s::timestamptz,
       %(updated_at)s::timestamptz,
-      %(superseded_by)s::uuid
+      %(superseded_by)s::uuid,
+      %(held_for_review)s::boolean
     ON CONFLICT DO NOTHING
     RETURNING *
 ),

@@ -110,6 +110,9 @@ class Memory:
     valid_start_time: datetime | None = None
     valid_end_time: datetime | None = None
     note: str = ""  # for the people who read it, never shown to a model
+    # Kept out of prompts and recall until a person clears it (the learned screen read a
+    # model-written memory as an instruction to the assistant, or a person held it).
+    held_for_review: bool = False
 
     def valid_at(self, when: datetime) -> bool:
         """Whether the fact holds at ``when``: its period has started and not ended."""
@@ -239,6 +242,7 @@ class MemoryPatch:
     valid_end_time: datetime | None = None
     clear_valid_end: bool = False  # the fact's period is open at its end
     note: str | None = None
+    held_for_review: bool | None = None  # False: a person approves the memory
 
     @property
     def touches_content(self) -> bool:

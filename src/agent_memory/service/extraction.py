@@ -223,7 +223,9 @@ class Extraction:
             )
 
         capped = prompt.cap_transcript(request.transcript, s.extraction_max_chars)
-        known = prompt.known_memories(existing, capped.text, s.extraction_hint_count)
+        # A memory held for review is never shown to a model, this one included.
+        shown = [m for m in existing if not m.held_for_review]
+        known = prompt.known_memories(shown, capped.text, s.extraction_hint_count)
         call = ModelCall(
             model=s.extraction_model,
             system=prompt.SYSTEM,

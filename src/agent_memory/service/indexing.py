@@ -12,6 +12,12 @@ few seconds a worker says how it goes (see :class:`IndexWorker`).
 
 After a change of model every vector of the old one is due again; recall keeps
 serving meanwhile, by words for what is not embedded yet.
+
+The vector of a memory a model wrote is also read by the learned instruction screen
+(:mod:`agent_memory.detectors.instruction_classifier`) whenever its text is new: a
+memory it reads as an instruction to the assistant is held for review, out of prompts
+and recall until a person approves it. The rules that refuse such text at the write
+stay first; the screen is a second opinion at no cost to the write.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -28,7 +35,8 @@ from typing import TypeVar
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.domain.indexing import Claimed, CpuTimes, Vector, WorkerBeat
+from agent_memory.detectors.instruction_classifier import is_instruction
+from agent_memory.domain.indexing import Claimed, CpuTimes, MemoryToIndex, Vector, WorkerBeat
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
 from agent_memory.service.background import Rounds
 from agent_memory.service.pace import Pace
@@ -157,11 +165,13 @@ class Indexer:
             raise
         n = len(claimed.lines)
         self._make_indexes(vectors)
+        memories = _embedded(claimed.memories, vectors[n:])
         async with self._store.admin() as admin:
             kept = await admin.index.store(
                 model=self._embedder.model,
                 lines=_embedded(claimed.lines, vectors[:n]),
-                memories=_embedded(claimed.memories, vectors[n:]),
+                memories=memories,
+                holds=holds(memories, self._embedder.model),
             )
         self.embedded += kept
         return kept
@@ -277,6 +287,21 @@ class IndexWorker:
 
 
 T = TypeVar("T")
+
+
+def holds(memories: Sequence[tuple[MemoryToIndex, Vector]], model: str) -> set[uuid.UUID]:
+    """The memories the learned screen holds for review: of those it judges (see
+    :class:`MemoryToIndex`), the ones not held yet whose text it reads as an instruction
+    to the assistant. It only ever holds: a person lets a memory go. Nothing for vectors
+    of a model the screen was not trained on."""
+    held = {
+        memory.memory_id
+        for memory, vector in memories
+        if memory.judged and not memory.held and is_instruction(vector, model)
+    }
+    if held:
+        log.info("the instruction screen holds %d memories for review", len(held))
+    return held
 
 
 def _embedded(items: Sequence[T], vectors: Sequence[Vector | None]) -> list[tuple[T, Vector]]:

@@ -58,6 +58,7 @@ def memories_at(events: LiteralString) -> LiteralString:
     LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
     CROSS JOIN LATERAL jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
         'tenant_id', e.tenant_id,
+        'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false),
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r

@@ -11,7 +11,8 @@ meanwhile is claimed again for its new text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, LiteralString, TypeVar
@@ -26,6 +27,7 @@ from agent_memory.domain.indexing import (
     Vector,
     WorkerBeat,
 )
+from agent_memory.store.history import snapshot
 from agent_memory.store.memory_sql import current
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
@@ -57,6 +59,10 @@ _WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
 # Each way in turn; the stale one twice: the tenants after the last claim's, then the
 # others (up to that one).
 _TURNS = [("stale", True), ("stale", False), ("older", False), ("newer", False)]
+# Who the audit trail says held a memory for review, or let it go when its new text no
+# longer reads as an instruction.
+SCREEN_ACTOR = "agent-memory:screen"
+
 # Of a claim, the share kept for memories when lines are waiting too.
 MEMORY_SHARE = 4
 
@@ -74,6 +80,9 @@ class _Embedded:
     hashed: LiteralString
     reads: LiteralString
     only: LiteralString = "true"
+    # Memories only: the store also holds for review those the learned screen flags,
+    # with an audit event for each.
+    screened: bool = False
 
     def due(self, way: str) -> LiteralString:
         """The rows due in ``way`` (the table's alias is ``a``)."""
@@ -151,12 +160,37 @@ RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
     @property
     def store(self) -> LiteralString:
         """A vector is kept only where the text is still the one it was made from."""
-        return f"""
+        if not self.screened:
+            return f"""
 UPDATE {self.table} AS {self.a}
 SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash = x.text_hash,
     index_lease_until = NULL
 {self._matching(("text_hash", "bigint"), ("embedding", "text"))}
   AND {self.hashed} = x.text_hash
+"""
+        a = self.a
+        # x.held: true where the screen holds the memory (it only ever holds). The
+        # audit's snapshot before the hold is the row after it, not held.
+        return f"""
+WITH stored AS (
+    UPDATE {self.table} AS {a}
+    SET embedding = x.embedding::real[], embedding_model = %(model)s,
+        embedded_hash = x.text_hash, index_lease_until = NULL,
+        held_for_review = {a}.held_for_review OR x.held
+    {self._matching(("text_hash", "bigint"), ("embedding", "text"), ("held", "boolean"))}
+      AND {self.hashed} = x.text_hash
+    RETURNING {a}.*, x.held AS judged
+),
+held AS (
+    INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
+                               occurred_at, old_memory, new_memory)
+    SELECT s.tenant_id, gen_random_uuid(), s.id, 'updated', %(actor)s, clock_timestamp(),
+           {snapshot("s")} - 'judged' || jsonb_build_object('held_for_review', false),
+           {snapshot("s")} - 'judged'
+    FROM stored AS s
+    WHERE s.judged
+)
+SELECT count(*) AS n FROM stored
 """
 
     @property
@@ -187,8 +221,13 @@ _MEMORIES = _Embedded(
     a="m",
     key=(("tenant_id", "text", "tenant_id"), ("id", "uuid", "memory_id")),
     hashed=memory_hash("m"),
-    reads="m.key, m.value",
+    reads=(
+        "m.key, m.value, m.held_for_review AS held,"
+        f" (m.source <> 'manual' AND m.embedded_hash IS DISTINCT FROM {memory_hash('m')})"
+        " AS judged"
+    ),
     only=current("m"),
+    screened=True,
 )
 _Turn = tuple[LiteralString, LiteralString, bool]
 _CLAIM_LINES: list[_Turn] = [
@@ -275,13 +314,18 @@ def _stored(
     table: _Embedded,
     model: str,
     done: Sequence[tuple[Any, Vector]],
+    holds: Collection[Any],
 ) -> dict[str, Any]:
-    return {
+    params = {
         **table.keys([x for x, _ in done]),
         "text_hash": [x.text_hash for x, _ in done],
         "embedding": [real_array(v) for _, v in done],
         "model": model,
     }
+    if table.screened:
+        params["held"] = [x.memory_id in holds for x, _ in done]
+        params["actor"] = SCREEN_ACTOR
+    return params
 
 
 class PgIndexQueue(IndexQueue):
@@ -341,6 +385,7 @@ class PgIndexQueue(IndexQueue):
         model: str,
         lines: Sequence[tuple[LineToIndex, Vector]],
         memories: Sequence[tuple[MemoryToIndex, Vector]],
+        holds: Collection[uuid.UUID] = (),
     ) -> int:
         kept = 0
         tables: list[tuple[_Embedded, Sequence[tuple[Any, Vector]]]] = [
@@ -349,7 +394,12 @@ class PgIndexQueue(IndexQueue):
         ]
         for table, done in tables:
             for group in _by_tenant(done, lambda pair: str(pair[0].tenant_id)):
-                kept += await execute(self._conn, table.store, _stored(table, model, group))
+                params = _stored(table, model, group, holds)
+                if table.screened:
+                    row = await fetch_one(self._conn, table.store, params)
+                    kept += int(row["n"]) if row else 0
+                else:
+                    kept += await execute(self._conn, table.store, params)
         return kept
 
     async def beat(self, beat: WorkerBeat) -> None:

@@ -125,12 +125,20 @@ def valid_now(a: LiteralString) -> LiteralString:
     return f"tstzrange({a}.valid_start_time, {a}.valid_end_time) @> now()"
 
 
+def unheld(a: LiteralString) -> LiteralString:
+    """The rows of ``a`` not held for review: what a model may be shown (a row rebuilt
+    from an audit snapshot older than the column reads it as false)."""
+    return f"NOT {a}.held_for_review"
+
+
 def shown_now(a: LiteralString) -> LiteralString:
-    """The rows of ``a`` a prompt shows now: current (live, not superseded) and valid
-    now, its expiry and its period read as one range, for a statement that must stay
-    short (:func:`live` and :func:`valid_now` say the same at more length)."""
+    """The rows of ``a`` a prompt shows now: current (live, not superseded), not held
+    for review and valid now, its expiry and its period read as one range, for a
+    statement that must stay short (:func:`live` and :func:`valid_now` say the same at
+    more length)."""
     return (
-        f"{a}.superseded_by IS NULL AND tstzrange({a}.valid_start_time, {a}.valid_end_time)"
+        f"{a}.superseded_by IS NULL AND {unheld(a)}"
+        f" AND tstzrange({a}.valid_start_time, {a}.valid_end_time)"
         f" * tstzrange(NULL, {a}.expire_time) @> now()"
     )
 

@@ -184,6 +184,12 @@ class MemoryRow(Base):
     note: Mapped[str] = mapped_column(
         Text, server_default=text("''"), info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
     )
+    # Kept out of prompts and recall until a person clears it: set by the index worker
+    # when the learned screen reads a model-written memory as an instruction to the
+    # assistant (detectors/instruction_classifier.py), or by a person.
+    held_for_review: Mapped[bool] = mapped_column(
+        server_default=text("false"), info=policy(OUTPUT | PATCHED)
+    )
     # Recall by meaning, as for archival lines.
     embedding: Mapped[list[float] | None] = mapped_column(
         ARRAY(REAL), nullable=True, info=policy(INTERNAL)

@@ -88,7 +88,7 @@ from agent_memory.domain.recall import (
 )
 from agent_memory.store.history import ARCHIVAL_AT, BY_AGENT_OR_WORKSPACE, memories_at
 from agent_memory.store.indexing import INDEXING_STATUS, indexing_status, status_params
-from agent_memory.store.memory_sql import current, mark_used, valid_now
+from agent_memory.store.memory_sql import current, mark_used, unheld, valid_now
 from agent_memory.store.repositories import RecallRepository
 from agent_memory.store.search import memory_lexemes, memory_owner, memory_owner_key
 from agent_memory.store.sql import (
@@ -176,12 +176,12 @@ HAS_ARCHIVAL: LiteralString = (
 
 
 def _searched_memories(a: LiteralString) -> LiteralString:
-    """Current memories of the agent and of the workspace whose facts are valid now,
-    when memories are searched."""
+    """Current memories of the agent and of the workspace whose facts are valid now and
+    that are not held for review, when memories are searched."""
     return f"""%(rank_include_memories)s AND {a}.tenant_id = %(tenant_id)s
       AND (({a}.scope = 'agent' AND {a}.owner_id = %(agent_id)s)
            OR ({a}.scope = 'workspace' AND {a}.owner_id = %(rank_workspace_id)s))
-      AND {current(a)} AND {valid_now(a)}"""
+      AND {current(a)} AND {unheld(a)} AND {valid_now(a)}"""
 
 
 def _memory_doc(a: LiteralString) -> LiteralString:
@@ -982,7 +982,7 @@ found AS (
     WHERE %(include_memories)s
       AND ((m.scope = 'agent' AND m.owner_id = %(agent_id)s)
            OR (m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text))
-      AND m.superseded_by IS NULL
+      AND m.superseded_by IS NULL AND {unheld("m")}
       AND tstzrange(m.valid_start_time, m.valid_end_time)
           * tstzrange(NULL, m.expire_time) @> %(as_of)s::timestamptz
       AND to_tsvector('english', m.key || ' ' || m.value) @@ terms.q

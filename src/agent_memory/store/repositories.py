@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -720,9 +720,11 @@ class IndexQueue(ABC):
         model: str,
         lines: Sequence[tuple[LineToIndex, Vector]],
         memories: Sequence[tuple[MemoryToIndex, Vector]],
+        holds: Collection[uuid.UUID] = (),
     ) -> int:
         """Keep each vector where the text is still the one claimed, and end the
-        leases; how many were kept."""
+        leases; how many were kept. ``holds``: the memories held for review with their
+        vector (each hold audited)."""
 
     @abstractmethod
     async def release(

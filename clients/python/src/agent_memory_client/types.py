@@ -1201,6 +1201,16 @@ class Memory(Record[memory_pb2.Memory]):
     """Optional. A note about the memory for the people who read it, one line of
     at most 2000 characters. Set by UpsertMemory, changed by UpdateMemory."""
 
+    held_for_review: bool = False
+    """Optional. True while the memory is held for review: it is stored, listed
+    and readable, but not rendered into a prompt, recalled, nor shown to an
+    extraction pass. The service's index worker holds a memory written by a
+    model (any source but MEMORY_SOURCE_MANUAL) whose text its learned screen
+    reads as an instruction to the assistant rather than a fact, once the
+    text is embedded and again whenever the text changes; it never lets one
+    go. A person approves a held memory by setting it false with
+    UpdateMemory, or holds any memory by setting it true. An import keeps it."""
+
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
         return cls(
@@ -1238,6 +1248,7 @@ class Memory(Record[memory_pb2.Memory]):
             if message.HasField("valid_end_time")
             else None,
             note=message.note,
+            held_for_review=message.held_for_review,
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.Memory:
@@ -1268,6 +1279,7 @@ class Memory(Record[memory_pb2.Memory]):
             valid_start_time=timestamp_of(self.valid_start_time),
             valid_end_time=timestamp_of(self.valid_end_time),
             note=self.note,
+            held_for_review=self.held_for_review,
         )
 
 

@@ -181,7 +181,7 @@ class Conversation(_message.Message):
     def __init__(self, provider: _Optional[str] = ..., conversation_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[ConversationMessage, _Mapping]]] = ..., raw_events: _Optional[_Iterable[str]] = ..., message_count: _Optional[int] = ..., raw_event_count: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "scope", "agent_id", "workspace_id", "key", "value", "pinned", "importance", "source", "read_only", "tags", "confidence", "metadata", "groundings", "created_at", "updated_at", "etag", "conversation_id", "conversation_provider", "expire_time", "superseded_by", "last_used_time", "embedded", "valid_start_time", "valid_end_time", "note")
+    __slots__ = ("id", "scope", "agent_id", "workspace_id", "key", "value", "pinned", "importance", "source", "read_only", "tags", "confidence", "metadata", "groundings", "created_at", "updated_at", "etag", "conversation_id", "conversation_provider", "expire_time", "superseded_by", "last_used_time", "embedded", "valid_start_time", "valid_end_time", "note", "held_for_review")
     ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +208,7 @@ class Memory(_message.Message):
     VALID_START_TIME_FIELD_NUMBER: _ClassVar[int]
     VALID_END_TIME_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    HELD_FOR_REVIEW_FIELD_NUMBER: _ClassVar[int]
     id: str
     scope: Scope
     agent_id: str
@@ -234,7 +235,8 @@ class Memory(_message.Message):
     valid_start_time: _timestamp_pb2.Timestamp
     valid_end_time: _timestamp_pb2.Timestamp
     note: str
-    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[MemorySource, str]] = ..., read_only: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[Grounding, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., conversation_id: _Optional[str] = ..., conversation_provider: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedded: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., note: _Optional[str] = ...) -> None: ...
+    held_for_review: bool
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[MemorySource, str]] = ..., read_only: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[Grounding, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., conversation_id: _Optional[str] = ..., conversation_provider: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedded: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., note: _Optional[str] = ..., held_for_review: _Optional[bool] = ...) -> None: ...
 
 class MemoryEvent(_message.Message):
     __slots__ = ("id", "memory_id", "type", "actor_user_id", "occurred_at", "old_memory", "new_memory")
