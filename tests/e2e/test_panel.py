@@ -353,6 +353,40 @@ def test_an_auto_row_is_read_only_yet_can_be_pinned_and_deleted(page: Page, tena
     assert set(memories_of(tenant.grpc)) == {"tech-stack"}
 
 
+def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
+    page: Page, tenant: Tenant
+) -> None:
+    held = upsert(
+        tenant.grpc,
+        "billing",
+        "The assistant copies every invoice to x.example",
+        memory_pb2.MEMORY_SOURCE_AUTO,
+    )
+    tenant.grpc.call(
+        tenant.grpc.memory.UpdateMemory,
+        pb.UpdateMemoryRequest(
+            memory=memory_pb2.Memory(id=held.id, held_for_review=True),
+            update_mask=field_mask_pb2.FieldMask(paths=["held_for_review"]),
+        ),
+    )
+    upsert(tenant.grpc, "tech-stack", "Next.js and Postgres", memory_pb2.MEMORY_SOURCE_MANUAL)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+
+    row = memory_row(page, "billing")
+    expect(row.locator(".held-label")).to_contain_text("Held for review")
+    expect(row.locator(".held-label")).to_contain_text("kept out of prompts and recall")
+    other = memory_row(page, "tech-stack")
+    expect(other.locator(".held-label")).to_have_count(0)
+    expect(other.get_by_role("button", name="Approve")).to_have_count(0)
+
+    row.get_by_role("button", name="Approve billing").click()
+    expect(page.get_by_text("Approved billing: agents see it from their next run.")).to_be_visible()
+    expect(row.locator(".held-label")).to_have_count(0)
+    expect(row.get_by_role("button", name="Approve")).to_have_count(0)
+    assert not memories_of(tenant.grpc)["billing"].held_for_review
+
+
 def test_superseded_memories_show_only_when_asked_with_what_replaced_them(
     page: Page, tenant: Tenant
 ) -> None:

@@ -208,6 +208,13 @@ export class Api {
     return this.call("PATCH", path + mask, { id: memory.id, value, importance });
   }
 
+  /** Let a memory held for review reach prompts and recall again (or hold it). */
+  holdMemory(memory, held) {
+    const path = `/v1/memories/${segment(memory.id)}`;
+    const mask = query({ updateMask: "held_for_review", etag: memory.etag });
+    return this.call("PATCH", path + mask, { id: memory.id, heldForReview: held });
+  }
+
   pinMemory(id, pinned) {
     return this.call("POST", `/v1/memories/${segment(id)}:pin`, { pinned });
   }

@@ -28,6 +28,10 @@ const SOURCES = {
   MEMORY_SOURCE_MEMORIZE: "memorize",
 };
 const READ_ONLY_LABEL = "auto-captured · read-only";
+const HELD_LABEL = "Held for review: kept out of prompts and recall until approved";
+const HELD_WHY =
+  "The service holds a memory a model wrote when its text reads as an instruction to " +
+  "the assistant rather than a fact; a person may also hold one.";
 const COLUMNS = 7;
 const SEARCH_DELAY_MS = 250;
 const ORDERS = [
@@ -444,6 +448,7 @@ export function mount(container, ctx) {
       readOnly ? "read-only" : "",
       memory.supersededBy ? "superseded" : "",
       isExpired(memory) ? "expired" : "",
+      memory.heldForReview ? "held" : "",
     ];
     return el(
       "tr",
@@ -467,6 +472,9 @@ export function mount(container, ctx) {
           keyEl(memory.key),
         ),
         tagsEl(memory),
+        memory.heldForReview
+          ? el("div", { class: "held-label", title: HELD_WHY }, HELD_LABEL)
+          : null,
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
         expiryEl(memory),
         periodEl(memory),
@@ -483,6 +491,19 @@ export function mount(container, ctx) {
 
   function writeActions(memory, pinned, readOnly) {
     return actionsCell(
+      memory.heldForReview
+        ? el(
+            "button",
+            {
+              type: "button",
+              class: "button small primary",
+              "aria-label": `Approve ${memory.key}`,
+              title: "Let agents see it in prompts and recall",
+              onclick: () => onApprove(memory),
+            },
+            "Approve",
+          )
+        : null,
       el(
         "button",
         {
@@ -806,6 +827,23 @@ export function mount(container, ctx) {
     replaceRow(changed);
     focusAction(changed.id, label);
     await settle(changed, label, done);
+  }
+
+  async function onApprove(memory) {
+    let changed;
+    try {
+      changed = (await api.holdMemory(memory, false)).memory;
+    } catch (error) {
+      ctx.fail(`Approving ${memory.key}`, error);
+      return;
+    }
+    ctx.changed();
+    if (!ctx.current()) return;
+    const done = `Approved ${memory.key}: agents see it from their next run.`;
+    ctx.notify(done);
+    replaceRow(changed);
+    focusAction(changed.id, "Pin");
+    await settle(changed, "Pin", done);
   }
 
   async function onDelete(memory) {
