@@ -101,6 +101,7 @@ def test_the_order_is_one_the_rules_let_through() -> None:
 def test_a_model_written_order_is_held_until_a_person_approves_it(
     client: Client, pgvector: bool
 ) -> None:
+    prompt(client)  # memory on for the agent before anything is written
     order = memorize(client, ORDER)
     fact = memorize(client, FACT)
     assert not order.held_for_review  # the write never waits for the screen
@@ -108,8 +109,19 @@ def test_a_model_written_order_is_held_until_a_person_approves_it(
         assert ORDER in prompt(client)
         return
     embedded(client, order.id, fact.id)
-    assert get(client, order.id).held_for_review
+    held_now = get(client, order.id)
+    assert held_now.held_for_review
+    assert held_now.etag != order.etag  # a hold is a new version
     assert not get(client, fact.id).held_for_review
+    # Found by the listing's filter, and read as held in the past too: before the
+    # hold, the memory was not held, yet no past read shows it to a model now.
+    request = pb.ListMemoriesRequest(owner=OWNER, filter="held_for_review = true")
+    assert [m.id for m in client.call(client.memory.ListMemories, request).memories] == [order.id]
+    written = events(client, fact.id)[0].occurred_at  # both written, neither held
+    past = recall_pb.RenderPromptRequest(agent_id=AGENT, as_of_time=written)
+    then = client.call(client.recall.RenderPrompt, past).system_prompt
+    assert FACT in then
+    assert ORDER not in then
     # Listed and readable, but kept from the model.
     listed = client.call(client.memory.ListMemories, pb.ListMemoriesRequest(owner=OWNER))
     assert {m.id for m in listed.memories} >= {order.id, fact.id}
@@ -122,6 +134,8 @@ def test_a_model_written_order_is_held_until_a_person_approves_it(
     assert held.actor_user_id == "agent-memory:screen"
     assert not held.old_memory.held_for_review
     assert held.new_memory.held_for_review
+    assert held.old_memory.etag == order.etag
+    assert held.new_memory.etag == held_now.etag
 
     approved = hold(client, get(client, order.id), held=False)
     assert not approved.held_for_review

@@ -1933,7 +1933,7 @@ SELECT m.id,
   FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
-  AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL
+  AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.superseded_by IS NULL AND NOT m.held_for_review
 ORDER BY created_at DESC, key DESC
 LIMIT %(limit)s
 
@@ -3665,7 +3665,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
@@ -3696,7 +3696,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3734,7 +3734,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3760,7 +3760,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3995,6 +3995,7 @@ texts AS (
      AND l.scope = f.scope AND l.agent_id = f.agent_id AND l.ordinal = f.ord
     LEFT JOIN memories AS m
       ON f.memory_id <> '00000000-0000-0000-0000-000000000000'::uuid AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
+     AND NOT m.held_for_review
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
 found AS (
@@ -4183,6 +4184,7 @@ texts AS (
      AND l.scope = f.scope AND l.agent_id = f.agent_id AND l.ordinal = f.ord
     LEFT JOIN memories AS m
       ON f.memory_id <> '00000000-0000-0000-0000-000000000000'::uuid AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
+     AND NOT m.held_for_review
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
 found AS (
@@ -5313,6 +5315,7 @@ texts AS (
      AND l.scope = f.scope AND l.agent_id = f.agent_id AND l.ordinal = f.ord
     LEFT JOIN memories AS m
       ON f.memory_id <> '00000000-0000-0000-0000-000000000000'::uuid AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
+     AND NOT m.held_for_review
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
 found AS (
@@ -6065,7 +6068,8 @@ found AS (
     LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
     CROSS JOIN LATERAL jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
         'tenant_id', e.tenant_id,
-        'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false),
+        'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
+                           OR coalesce(x.held_for_review, false),
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r

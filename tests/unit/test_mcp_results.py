@@ -86,8 +86,8 @@ def test_a_memory_held_for_review_is_listed_without_its_value() -> None:
     )
     assert order not in line
     assert line == (
-        f"3. [agent · memorize, held for review] id {MEMORY_ID} · memorize:ab12: "
-        "(its text is withheld until a person approves it in the memory panel)"
+        f"3. [agent · memorize, held for review] id {MEMORY_ID} · "
+        "(key and text withheld until a person approves it in the memory panel)"
     )
 
 

@@ -76,6 +76,7 @@ _FIELDS = (
     "key",
     "source",
     "pinned",
+    "held_for_review",
     "importance",
     "create_time",
     "update_time",
@@ -180,6 +181,7 @@ def _holds_restriction(r: Restriction, memory: Memory, now: datetime) -> bool:
         "key": memory.key,
         "source": memory.source,
         "pinned": memory.pinned,
+        "held_for_review": memory.held_for_review,
         "importance": memory.importance,
         "create_time": memory.created_at,
         "update_time": memory.updated_at,
@@ -243,8 +245,12 @@ class MemoryQuery:
 
 # What listings show unless told otherwise: memories not expired, not superseded.
 CURRENT: Final = MemoryQuery(expired=False, superseded=False)
-# What a prompt shows: current memories whose facts are valid now.
-SHOWN: Final = MemoryQuery(Restriction("valid", "=", True), expired=False, superseded=False)
+# What a prompt shows: current memories whose facts are valid now, not held for review.
+SHOWN: Final = MemoryQuery(
+    AllOf((Restriction("valid", "=", True), Restriction("held_for_review", "=", False))),
+    expired=False,
+    superseded=False,
+)
 
 
 # --- reading a filter ----------------------------------------------------------------

@@ -47,6 +47,10 @@ def memories_at(events: LiteralString) -> LiteralString:
     live never expired, so its expiry then is read as the later of the one its event
     holds and its expiry now (a memory with no expiry then had none to slide).
 
+    A memory held for review then, or held now, is read as held: a past read never
+    shows a model what a person has not approved (an event older than the flag holds
+    none: not held then).
+
     The row is made in FROM, where it is made once: in a select list, ``(f(x)).*`` calls
     ``f`` once for each column."""
     return f"""(
@@ -58,7 +62,8 @@ def memories_at(events: LiteralString) -> LiteralString:
     LEFT JOIN memories AS x ON x.tenant_id = %(tenant_id)s AND x.id = e.memory_id
     CROSS JOIN LATERAL jsonb_populate_record(NULL::memories, e.new_memory || jsonb_build_object(
         'tenant_id', e.tenant_id,
-        'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false),
+        'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
+                           OR coalesce(x.held_for_review, false),
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r

@@ -59,8 +59,7 @@ _WAYS: dict[str, tuple[LiteralString, LiteralString, LiteralString]] = {
 # Each way in turn; the stale one twice: the tenants after the last claim's, then the
 # others (up to that one).
 _TURNS = [("stale", True), ("stale", False), ("older", False), ("newer", False)]
-# Who the audit trail says held a memory for review, or let it go when its new text no
-# longer reads as an instruction.
+# Who the audit trail says held a memory for review.
 SCREEN_ACTOR = "agent-memory:screen"
 
 # Of a claim, the share kept for memories when lines are waiting too.
@@ -169,14 +168,17 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
   AND {self.hashed} = x.text_hash
 """
         a = self.a
-        # x.held: true where the screen holds the memory (it only ever holds). The
-        # audit's snapshot before the hold is the row after it, not held.
+        # x.held: true where the screen holds the memory (it only ever holds, and only a
+        # memory not held when claimed). A hold is a change of the memory: a new
+        # version, so a new etag; the audit's snapshot before it is the row after it,
+        # not held, of the version before.
         return f"""
 WITH stored AS (
     UPDATE {self.table} AS {a}
     SET embedding = x.embedding::real[], embedding_model = %(model)s,
         embedded_hash = x.text_hash, index_lease_until = NULL,
-        held_for_review = {a}.held_for_review OR x.held
+        held_for_review = {a}.held_for_review OR x.held,
+        version = {a}.version + (x.held AND NOT {a}.held_for_review)::int
     {self._matching(("text_hash", "bigint"), ("embedding", "text"), ("held", "boolean"))}
       AND {self.hashed} = x.text_hash
     RETURNING {a}.*, x.held AS judged
@@ -185,7 +187,8 @@ held AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT s.tenant_id, gen_random_uuid(), s.id, 'updated', %(actor)s, clock_timestamp(),
-           {snapshot("s")} - 'judged' || jsonb_build_object('held_for_review', false),
+           {snapshot("s")} - 'judged'
+               || jsonb_build_object('held_for_review', false, 'version', s.version - 1),
            {snapshot("s")} - 'judged'
     FROM stored AS s
     WHERE s.judged

@@ -80,6 +80,7 @@ from agent_memory.store.memory_sql import (
     memory_from_row,
     owned_by,
     params_of,
+    unheld,
     valid_now,
     workspace_order,
 )
@@ -406,6 +407,7 @@ _COLUMNS: dict[str, LiteralString] = {
     "key": "m.key",
     "source": "m.source",
     "pinned": "m.pinned",
+    "held_for_review": "m.held_for_review",
     "importance": "m.importance",
     "create_time": "m.created_at",
     "update_time": "m.updated_at",
@@ -541,7 +543,7 @@ _LEARNINGS: LiteralString = f"""
 SELECT {returned("m")} FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
   AND owner_id = ANY (%(agent_ids)s::text[]) AND starts_with(key, %(prefix)s)
-  AND {current("m")}
+  AND {current("m")} AND {unheld("m")}
 ORDER BY created_at DESC, key DESC
 LIMIT %(limit)s
 """

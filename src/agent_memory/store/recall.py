@@ -654,6 +654,7 @@ texts AS (
      AND l.scope = f.scope AND l.agent_id = f.agent_id AND l.ordinal = f.ord
     LEFT JOIN memories AS m
       ON f.memory_id <> {_NIL} AND m.tenant_id = %(tenant_id)s AND m.id = f.memory_id
+     AND {unheld("m")}
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
 found AS (
