@@ -379,6 +379,12 @@ def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
     other = memory_row(page, "tech-stack")
     expect(other.locator(".held-label")).to_have_count(0)
     expect(other.get_by_role("button", name="Approve")).to_have_count(0)
+    # The find bar lists the held ones alone.
+    page.get_by_label("Review").select_option("true")
+    expect(other).to_have_count(0)
+    expect(row).to_have_count(1)
+    page.get_by_label("Review").select_option("")
+    expect(other).to_have_count(1)
 
     row.get_by_role("button", name="Approve billing").click()
     expect(page.get_by_text("Approved billing: agents see it from their next run.")).to_be_visible()

@@ -48,11 +48,12 @@ function literal(text) {
 }
 
 /** The filter the find bar's choices make, in the service's filter language. */
-export function filterOf({ text, source, pinned }) {
+export function filterOf({ text, source, pinned, held }) {
   const parts = [];
   if (text.trim()) parts.push(`text:${literal(text.trim())}`);
   if (source) parts.push(`source = ${source}`);
   if (pinned) parts.push(`pinned = ${pinned}`);
+  if (held) parts.push(`held_for_review = ${held}`);
   return parts.join(" AND ");
 }
 
@@ -150,7 +151,7 @@ export function mount(container, ctx) {
   let generation = 0; // bumped by every listing, so an overtaken answer is dropped
   let showSuperseded = false;
   let showExpired = false;
-  const find = { text: "", source: "", pinned: "", orderBy: "" };
+  const find = { text: "", source: "", pinned: "", held: "", orderBy: "" };
   let total = null; // how many match, as the service counted them
   let searchTimer = 0;
 
@@ -214,6 +215,7 @@ export function mount(container, ctx) {
     }),
     choice("source", "Source", [["", "Any source"], ...Object.values(SOURCES).map((n) => [n, n])]),
     choice("pinned", "Pinned", [["", "Pinned or not"], ["true", "Pinned"], ["false", "Not pinned"]]),
+    choice("held", "Review", [["", "Held or not"], ["true", "Held for review"], ["false", "Not held"]]),
     choice("orderBy", "Order", ORDERS),
   );
 
