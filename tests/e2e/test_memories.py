@@ -561,6 +561,24 @@ def test_update_with_invalid_value_is_refused(client: Client) -> None:
     assert get(client, before.id) == before
 
 
+def test_a_value_out_of_bounds_outside_the_mask_is_refused_before_any_precondition(
+    client: Client,
+) -> None:
+    """A field the mask leaves out is ignored, but the memory sent must still be a valid
+    one: a malformed request is INVALID_ARGUMENT, even on a read-only memory whose
+    named fields would fail their precondition."""
+    auto = upsert(client, "auto:x", "seen", source=memory_pb2.MEMORY_SOURCE_AUTO).memory
+    for body, field in [
+        (memory_pb2.Memory(id=auto.id, value="changed", confidence=-1), "memory.confidence"),
+        (memory_pb2.Memory(id=auto.id, value="changed", key="k" * 256), "memory.key"),
+        (memory_pb2.Memory(id=auto.id, value="changed", importance=101), "memory.importance"),
+    ]:
+        details = failure(lambda body=body: update(client, body, ["value", "pinned"]))
+        assert details.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert set(details.violations) == {field}
+    assert get(client, auto.id) == auto
+
+
 def test_update_of_unknown_memory_is_not_found(client: Client) -> None:
     patch = memory_pb2.Memory(id=str(uuid.uuid4()), value="v")
     assert failure(lambda: update(client, patch, ["value"])).code is grpc.StatusCode.NOT_FOUND

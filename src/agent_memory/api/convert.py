@@ -36,6 +36,7 @@ from agent_memory.domain.memory import (
     Owner,
     OwnerSummary,
     Scope,
+    validate_patch,
 )
 from agent_memory.domain.paging import Page
 from agent_memory.proto_json import OUTPUT_ONLY, field_behaviors
@@ -462,9 +463,31 @@ def _populated(message: Message, name: str) -> bool:
 def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPatch:
     """The AIP-134 patch: named paths, or every populated updatable field without a mask.
     A path named but not set clears a field that may be empty (AIP-214 for the expiry;
-    an open end for the fact's period)."""
+    an open end for the fact's period).
+
+    A field the mask leaves out is ignored, but a value out of its bounds is refused
+    wherever it stands in the memory sent: the request is malformed, whatever the
+    memory stored is.
+
+    Raises:
+        InvalidArgument: a malformed mask, or a value of the memory out of its bounds.
+    """
+    given = [name for name in UPDATABLE_MEMORY_FIELDS if _populated(memory, name)]
+    validate_patch(
+        MemoryPatch(**fields_from_proto(memory, MemoryPatch, prefix="memory.", only=given))
+    )
+    if memory.HasField("confidence") and not 0.0 <= memory.confidence <= 1.0:
+        check(
+            [
+                FieldViolation(
+                    "memory.confidence",
+                    f"must be between 0 and 1 (got {memory.confidence})",
+                    "OUT_OF_RANGE",
+                )
+            ]
+        )
     if paths is None:
-        paths = [name for name in UPDATABLE_MEMORY_FIELDS if _populated(memory, name)]
+        paths = given
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
     check(
         [
