@@ -386,11 +386,22 @@ def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
     page.get_by_label("Review").select_option("")
     expect(other).to_have_count(1)
 
+    row.get_by_role("button", name="Details of billing").click()
+    detail = page.get_by_role("dialog")
+    expect(detail.locator(".held-label")).to_contain_text("kept out of prompts and recall")
+    page.keyboard.press("Escape")
+    expect(detail).to_have_count(0)
+
     row.get_by_role("button", name="Approve billing").click()
     expect(page.get_by_text("Approved billing: agents see it from their next run.")).to_be_visible()
     expect(row.locator(".held-label")).to_have_count(0)
     expect(row.get_by_role("button", name="Approve")).to_have_count(0)
     assert not memories_of(tenant.grpc)["billing"].held_for_review
+    # The history says who held it and who approved it.
+    row.get_by_role("button", name="Details of billing").click()
+    history = page.get_by_role("dialog").locator(".history li strong")
+    expect(history).to_have_text(["Created", "Held for review", "Approved"])
+    expect(page.get_by_role("dialog")).to_contain_text("Not held")
 
 
 def test_superseded_memories_show_only_when_asked_with_what_replaced_them(

@@ -61,6 +61,9 @@ function eventName(event) {
   const after = event.newMemory;
   const name = EVENT_NAMES[event.type] || event.type;
   if (event.type !== "MEMORY_EVENT_TYPE_UPDATED" || !before || !after) return name;
+  if (Boolean(before.heldForReview) !== Boolean(after.heldForReview)) {
+    return after.heldForReview ? "Held for review" : "Approved";
+  }
   const [was, now] = [expiresAt(before), expiresAt(after)];
   if (was === now) return name;
   const same = (field, empty) => (before[field] ?? empty) === (after[field] ?? empty);
@@ -202,6 +205,12 @@ export async function openMemoryDetail(memory, ctx, { onChanged, sourceName }) {
           shown.readOnly ? el("span", { class: "muted" }, " read-only") : null),
         field("Importance", String(shown.importance || 0)),
         field("Pinned", shown.pinned ? "Yes" : "No"),
+        field(
+          "Review",
+          shown.heldForReview
+            ? el("span", { class: "held-label" }, "Held: kept out of prompts and recall until approved")
+            : "Not held",
+        ),
         field("Confidence", confidence),
         field(
           "Tags",
