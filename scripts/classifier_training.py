@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,73 @@ def recall_at(scores: Floats, y: Floats, threshold: float) -> tuple[float, float
 def probability(score: float) -> float:
     """A score through the logistic function: what a classifier's threshold is."""
     return float(1.0 / (1.0 + np.exp(-score)))
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The strength whose out-of-fold recall was best, its threshold (a score), and the
+    fit on every text with that strength."""
+
+    strength: float
+    threshold: float
+    recall: float
+    weights: Floats
+    bias: float
+
+    def record(self, trained_on: str, **more: Any) -> dict[str, Any]:
+        """The weights' JSON record (``more``: what else the layer says of itself)."""
+        return {
+            "model": MODEL,
+            "prefix": "passage: ",
+            "trained_on": trained_on,
+            **more,
+            "regularisation": self.strength,
+            # The classifier reads a probability: the threshold on the score, through
+            # the logistic function.
+            "threshold": probability(self.threshold),
+            "out_of_fold_recall": round(self.recall, 4),
+            "bias": float(np.float32(self.bias)),
+            "weights": [float(v) for v in self.weights.astype(np.float32)],
+        }
+
+
+def choose(
+    x: Matrix,
+    y: Floats,
+    groups: Sequence[str],
+    strengths: Sequence[float],
+    threshold_of: Callable[[Floats], float],
+    *,
+    judged: npt.NDArray[np.bool_] | None = None,
+) -> Chosen:
+    """The strength with the best out-of-fold recall, the threshold ``threshold_of``
+    gives for its out-of-fold scores, and the fit on every text. Recall and false
+    positives are counted over the ``judged`` texts (every one when None); each
+    strength's figures go to stderr."""
+    best: tuple[float, float, float] | None = None  # recall, strength, threshold
+    judged = np.ones(len(y), dtype=bool) if judged is None else judged
+    for strength in strengths:
+        scores = out_of_fold(x, y, groups, strength)
+        threshold = threshold_of(scores)
+        recall, fp = recall_at(scores[judged], y[judged], threshold)
+        print(
+            f"C={strength:g}: out-of-fold recall {recall:.1%} at {fp:.1%} false positives "
+            f"(threshold {threshold:.3f})",
+            file=sys.stderr,
+        )
+        if best is None or recall > best[0]:
+            best = (recall, strength, threshold)
+    assert best is not None
+    recall, strength, threshold = best
+    w, b = fit(x, y, strength)
+    fitted_recall, fitted_fp = recall_at(x @ w + b, y, threshold)
+    print(
+        f"chosen C={strength:g}, threshold {threshold:.3f} (probability "
+        f"{probability(threshold):.3f}); on the training texts themselves: recall "
+        f"{fitted_recall:.1%}, false positives {fitted_fp:.1%}",
+        file=sys.stderr,
+    )
+    return Chosen(strength, threshold, recall, w, b)
 
 
 def render(trained: dict[str, Any]) -> str:

@@ -48,16 +48,12 @@ import classifier_training  # noqa: E402
 from classifier_training import (  # noqa: E402
     TARGET_FP,
     Matrix,
-    fit,
-    out_of_fold,
-    probability,
-    recall_at,
+    choose,
     run,
     threshold_for,
 )
 
 from agent_memory.detectors.instruction_classifier import WEIGHTS  # noqa: E402
-from agent_memory.embed.local import MODEL  # noqa: E402
 from tests.instruction_corpus import CORPUS, UNSEEN_PARTS, Text  # noqa: E402
 
 CACHE = ROOT / "bench" / "data" / "instruction_corpus_vectors.npz"
@@ -138,48 +134,22 @@ def train() -> dict[str, Any]:
     x = corpus_vectors(texts)
     y = np.array([1.0 if t.instruction else 0.0 for t in corpus] + [0.0] * len(drawn))
     chat = np.arange(len(texts)) >= len(corpus)
-    best: tuple[float, float, float] | None = None  # recall, strength, threshold
-    for strength in STRENGTHS:
-        scores = out_of_fold(x, y, groups, strength)
-        threshold = max(
+
+    def threshold(scores: Matrix) -> float:
+        """At most TARGET_FP of the look-alikes flagged, and of the LoCoMo turns."""
+        return max(
             threshold_for(scores[(y == 0) & ~chat], TARGET_FP),
             threshold_for(scores[chat], TARGET_FP),
         )
-        recall, fp = recall_at(scores[~chat], y[~chat], threshold)
-        chat_fp = float((scores[chat] >= threshold).mean())
-        print(
-            f"C={strength:g}: out-of-fold recall {recall:.1%} at {fp:.1%} false positives "
-            f"on the look-alikes, {chat_fp:.1%} on the LoCoMo turns (threshold {threshold:.3f})",
-            file=sys.stderr,
-        )
-        if best is None or recall > best[0]:
-            best = (recall, strength, threshold)
-    assert best is not None
-    recall, strength, threshold = best
-    w, b = fit(x, y, strength)
-    tuned_recall, tuned_fp = recall_at(x @ w + b, y, threshold)
-    print(
-        f"chosen C={strength:g}, threshold {threshold:.3f} (probability "
-        f"{probability(threshold):.3f}); on the training texts themselves: recall "
-        f"{tuned_recall:.1%}, false positives {tuned_fp:.1%}",
-        file=sys.stderr,
-    )
+
+    chosen = choose(x, y, groups, STRENGTHS, threshold, judged=~chat)
     instructions = int(y.sum())
-    return {
-        "model": MODEL,
-        "prefix": "passage: ",
-        "trained_on": (
-            f"tests/instruction_corpus.py, parts {', '.join(sorted({t.part for t in corpus}))}: "
-            f"{instructions} instructions, {len(corpus) - instructions} look-alikes; "
-            f"{len(drawn)} LoCoMo conversation turns"
-        ),
-        "locomo_samples": [str(s["sample_id"]) for s in samples],
-        "regularisation": strength,
-        "threshold": probability(threshold),
-        "out_of_fold_recall": round(recall, 4),
-        "bias": float(np.float32(b)),
-        "weights": [float(v) for v in w.astype(np.float32)],
-    }
+    return chosen.record(
+        f"tests/instruction_corpus.py, parts {', '.join(sorted({t.part for t in corpus}))}: "
+        f"{instructions} instructions, {len(corpus) - instructions} look-alikes; "
+        f"{len(drawn)} LoCoMo conversation turns",
+        locomo_samples=[str(s["sample_id"]) for s in samples],
+    )
 
 
 if __name__ == "__main__":

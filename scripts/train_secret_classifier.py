@@ -40,16 +40,12 @@ import classifier_training  # noqa: E402
 from classifier_training import (  # noqa: E402
     TARGET_FP,
     Matrix,
-    fit,
-    out_of_fold,
-    probability,
-    recall_at,
+    choose,
     run,
     threshold_for,
 )
 
 from agent_memory.detectors.secret_classifier import WEIGHTS  # noqa: E402
-from agent_memory.embed.local import MODEL  # noqa: E402
 from tests.secret_corpus import BY_CLASS, TUNING, Labelled  # noqa: E402
 
 CACHE = ROOT / "bench" / "data" / "secret_corpus_vectors.npz"
@@ -71,43 +67,13 @@ def train() -> dict[str, Any]:
     x = features(tuning)
     y = np.array([1.0 if i.secret else 0.0 for i in tuning])
     languages = [i.language for i in tuning]
-    best: tuple[float, float, float] | None = None  # recall, strength, threshold
-    for strength in STRENGTHS:
-        scores = out_of_fold(x, y, languages, strength)
-        threshold = threshold_for(scores[y == 0], TARGET_FP)
-        recall, fp = recall_at(scores, y, threshold)
-        print(
-            f"C={strength:g}: out-of-fold recall {recall:.1%} at {fp:.1%} false positives "
-            f"(threshold {threshold:.3f})",
-            file=sys.stderr,
-        )
-        if best is None or recall > best[0]:
-            best = (recall, strength, threshold)
-    assert best is not None
-    recall, strength, threshold = best
-    w, b = fit(x, y, strength)
-    fitted = x @ w + b
-    tuned_recall, tuned_fp = recall_at(fitted, y, threshold)
-    print(
-        f"chosen C={strength:g}, threshold {threshold:.3f}; on the tuning part itself: "
-        f"recall {tuned_recall:.1%}, false positives {tuned_fp:.1%}",
-        file=sys.stderr,
+    chosen = choose(
+        x, y, languages, STRENGTHS, lambda scores: threshold_for(scores[y == 0], TARGET_FP)
     )
-    return {
-        "model": MODEL,
-        "prefix": "passage: ",
-        "trained_on": (
-            f"tests/secret_corpus_classes.tsv, tuning part: {int(y.sum())} credentials, "
-            f"{int(len(y) - y.sum())} look-alikes"
-        ),
-        "regularisation": strength,
-        # The classifier reads a probability: the threshold on the score, through the
-        # logistic function.
-        "threshold": probability(threshold),
-        "out_of_fold_recall": round(recall, 4),
-        "bias": float(np.float32(b)),
-        "weights": [float(v) for v in w.astype(np.float32)],
-    }
+    return chosen.record(
+        f"tests/secret_corpus_classes.tsv, tuning part: {int(y.sum())} credentials, "
+        f"{int(len(y) - y.sum())} look-alikes"
+    )
 
 
 if __name__ == "__main__":
