@@ -475,6 +475,23 @@ def test_a_memorys_note_is_written_changed_and_cleared_through_the_client(
             memory.update_memory(made.id, note="x" * 2001)
 
 
+def test_a_person_holds_and_approves_a_memory_through_the_client(
+    server: ServerThread, tenant: str
+) -> None:
+    with client_for(server, tenant) as memory:
+        memory.update_agent_settings("planner", memory_enabled=True)
+        made = memory.upsert_memory("deploy-day", "Deploys go out on Tuesdays", agent_id="planner")
+        held = memory.update_memory(made.id, held_for_review=True)
+        assert held.held_for_review
+        assert held.etag != made.etag
+        assert "Tuesdays" not in memory.render_prompt("planner").system_prompt
+        listed = memory.list_memories(agent_id="planner", filter="held_for_review = true")
+        assert [m.id for m in listed] == [made.id]
+        approved = memory.update_memory(made.id, held_for_review=False)
+        assert not approved.held_for_review
+        assert "Tuesdays" in memory.render_prompt("planner").system_prompt
+
+
 def test_update_memory_changes_what_it_is_given_guarded_by_the_etag(
     server: ServerThread, tenant: str
 ) -> None:

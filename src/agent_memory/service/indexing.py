@@ -300,7 +300,11 @@ def holds(memories: Sequence[tuple[MemoryToIndex, Vector]], model: str) -> set[u
         if memory.judged and not memory.held and is_instruction(vector, model)
     }
     if held:
-        log.info("the instruction screen holds %d memories for review", len(held))
+        log.info(
+            "the instruction screen holds %d %s for review",
+            len(held),
+            "memory" if len(held) == 1 else "memories",
+        )
     return held
 
 

@@ -172,14 +172,17 @@ class MemoryMethods(SyncTransport):
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
         note: str | None = None,
+        held_for_review: bool | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
         (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
         or ``valid_end_time``: the fact's period is open at that end; ``note``: none).
-        Only manual memories change key, value or importance (else ReadOnlyMemory). With
-        ``etag``, only if the memory has not changed since (else EtagMismatch)."""
+        ``held_for_review=False`` approves a memory held for review (it reaches prompts and
+        recall again); True holds one. Only manual memories change key, value or importance
+        (else ReadOnlyMemory). With ``etag``, only if the memory has not changed since
+        (else EtagMismatch)."""
         return self._run(
             _ops.update_memory(
                 memory_id,
@@ -194,6 +197,7 @@ class MemoryMethods(SyncTransport):
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
                 note=note,
+                held_for_review=held_for_review,
             ),
             timeout,
         )
@@ -1116,14 +1120,17 @@ class AsyncMemoryMethods(AsyncTransport):
         valid_start_time: Timestamp | None = None,
         valid_end_time: Timestamp | None = None,
         note: str | None = None,
+        held_for_review: bool | None = None,
         timeout: float | None = None,
     ) -> types.Memory:
         """Change some fields of a memory: those given (not None), or those
         ``update_mask`` names, where a field named but not given is cleared
         (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
         or ``valid_end_time``: the fact's period is open at that end; ``note``: none).
-        Only manual memories change key, value or importance (else ReadOnlyMemory). With
-        ``etag``, only if the memory has not changed since (else EtagMismatch)."""
+        ``held_for_review=False`` approves a memory held for review (it reaches prompts and
+        recall again); True holds one. Only manual memories change key, value or importance
+        (else ReadOnlyMemory). With ``etag``, only if the memory has not changed since
+        (else EtagMismatch)."""
         return await self._run(
             _ops.update_memory(
                 memory_id,
@@ -1138,6 +1145,7 @@ class AsyncMemoryMethods(AsyncTransport):
                 valid_start_time=valid_start_time,
                 valid_end_time=valid_end_time,
                 note=note,
+                held_for_review=held_for_review,
             ),
             timeout,
         )

@@ -389,13 +389,16 @@ def update_memory(
     valid_start_time: Timestamp | None = None,
     valid_end_time: Timestamp | None = None,
     note: str | None = None,
+    held_for_review: bool | None = None,
 ) -> Op[types.Memory]:
     """Change some fields of a memory: those given (not None), or those
     ``update_mask`` names, where a field named but not given is cleared
     (``expire_time``: it stops expiring; ``tags``: none left; ``valid_start_time``
     or ``valid_end_time``: the fact's period is open at that end; ``note``: none).
-    Only manual memories change key, value or importance (else ReadOnlyMemory). With
-    ``etag``, only if the memory has not changed since (else EtagMismatch)."""
+    ``held_for_review=False`` approves a memory held for review (it reaches prompts and
+    recall again); True holds one. Only manual memories change key, value or importance
+    (else ReadOnlyMemory). With ``etag``, only if the memory has not changed since
+    (else EtagMismatch)."""
     memory = memory_pb2.Memory(id=memory_id)
     if key is not None:
         memory.key = key
@@ -412,6 +415,8 @@ def update_memory(
         memory.tags.extend(_strings(tags, "tags"))
     if note is not None:
         memory.note = note
+    if held_for_review is not None:
+        memory.held_for_review = held_for_review
     set_period(memory, valid_start_time, valid_end_time)
     given = {
         "key": key,
@@ -423,6 +428,7 @@ def update_memory(
         "valid_start_time": valid_start_time,
         "valid_end_time": valid_end_time,
         "note": note,
+        "held_for_review": held_for_review,
     }
     request = memory_service_pb2.UpdateMemoryRequest(
         memory=memory, update_mask=_field_mask(given, update_mask)
