@@ -418,6 +418,14 @@ def _memory_fields(memory: Memory) -> str:
 HELD_TEXT = "(key and text withheld until a person approves it in the memory panel)"
 
 
+def _key_said(memory: Memory) -> str:
+    """A confirmation's last words: the memory's key, or that it is withheld while the
+    memory is held for review."""
+    if memory.held_for_review:
+        return "key withheld until a person approves it in the memory panel"
+    return f"key: {inline(memory.key)}"
+
+
 def _memory_line(number: int, memory: Memory) -> str:
     """One listed memory: its number, the fields the service set, then its key and
     value, last and on this line (a held one's withheld)."""
@@ -789,7 +797,7 @@ class MemoryTools:
             source="manual",
             ttl=_ttl(ttl_hours),
         )
-        return f"Saved {_memory_fields(memory)} · key: {inline(memory.key)}"
+        return f"Saved {_memory_fields(memory)} · {_key_said(memory)}"
 
     async def memorize(
         self,
@@ -847,7 +855,7 @@ class MemoryTools:
             ],
         )
         superseded = f" · supersedes {inline(', '.join(supersedes))}" if supersedes else ""
-        return f"Memorized {_memory_fields(memory)}{superseded} · key: {inline(memory.key)}"
+        return f"Memorized {_memory_fields(memory)}{superseded} · {_key_said(memory)}"
 
     async def get_my_decisions(
         self,
@@ -872,7 +880,7 @@ class MemoryTools:
         Its history keeps that it was deleted, and by whom."""
         memory = await self.client.get_memory(memory_id)
         await self.client.delete_memory(memory_id, etag=memory.etag)
-        return f"Deleted {_memory_fields(memory)} · key: {inline(memory.key)}"
+        return f"Deleted {_memory_fields(memory)} · {_key_said(memory)}"
 
     async def memory_pin(
         self,
@@ -905,7 +913,7 @@ class MemoryTools:
         changed = await self.client.update_memory(
             memory_id, expire_time=when, update_mask=["expire_time"]
         )
-        return f"Expiry set: {_memory_fields(changed)} · key: {inline(changed.key)}"
+        return f"Expiry set: {_memory_fields(changed)} · {_key_said(changed)}"
 
     async def forget(
         self,
