@@ -379,10 +379,14 @@ def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
     other = memory_row(page, "tech-stack")
     expect(other.locator(".held-label")).to_have_count(0)
     expect(other.get_by_role("button", name="Approve")).to_have_count(0)
-    # The find bar lists the held ones alone.
-    page.get_by_label("Review").select_option("true")
+    # A note says how many are held, and lists them alone; so does the find bar.
+    note = page.locator(".held-note")
+    expect(note).to_contain_text("1 memory is held for review.")
+    expect(note).to_contain_text("Agents don't see it until a person approves it.")
+    note.get_by_role("button", name="Show it").click()
     expect(other).to_have_count(0)
     expect(row).to_have_count(1)
+    expect(page.get_by_label("Review")).to_have_value("true")
     page.get_by_label("Review").select_option("")
     expect(other).to_have_count(1)
 
@@ -396,6 +400,7 @@ def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
     expect(page.get_by_text("Approved billing: agents see it from their next run.")).to_be_visible()
     expect(row.locator(".held-label")).to_have_count(0)
     expect(row.get_by_role("button", name="Approve")).to_have_count(0)
+    expect(note).to_be_hidden()
     assert not memories_of(tenant.grpc)["billing"].held_for_review
     # The history says who held it and who approved it.
     row.get_by_role("button", name="Details of billing").click()

@@ -198,6 +198,8 @@ export function mount(container, ctx) {
   );
 
   const count = el("p", { class: "muted small find-count", "aria-live": "polite" });
+  // How many of the owner's memories are held for review, whatever the find bar shows.
+  const heldNote = el("div", { class: "notice warning inline held-note", role: "note", hidden: true });
   const findBar = el(
     "form",
     { class: "find-bar", role: "search", onsubmit: (event) => event.preventDefault() },
@@ -247,6 +249,7 @@ export function mount(container, ctx) {
       ),
     ),
     findBar,
+    heldNote,
     count,
     editForm,
     createForm,
@@ -284,8 +287,46 @@ export function mount(container, ctx) {
     return Boolean(filterOf(find));
   }
 
+  /** Says how many of the owner's memories are held for review, with a way to list them. */
+  async function countHeld() {
+    let answer;
+    try {
+      answer = await api.listMemories(target, "", 1, { filter: "held_for_review = true" });
+    } catch {
+      return; // the list says what failed; the note stays as it was
+    }
+    if (!ctx.current()) return;
+    const held = answer.totalSize || 0;
+    heldNote.hidden = held === 0 || find.held === "true";
+    if (heldNote.hidden) return;
+    const [noun, them] = held === 1 ? ["memory is", "it"] : ["memories are", "them"];
+    heldNote.replaceChildren(
+      el(
+        "div",
+        { class: "notice-body" },
+        el("strong", {}, `${held} ${noun} held for review.`),
+        ` Agents don't see ${them} until a person approves ${them}. `,
+        el(
+          "button",
+          {
+            type: "button",
+            class: "link-button",
+            onclick: () => {
+              const select = findBar.querySelector('select[name="held"]');
+              select.value = "true";
+              find.held = "true";
+              load();
+            },
+          },
+          `Show ${them}`,
+        ),
+      ),
+    );
+  }
+
   /** The first page, or with a token the next one after the rows shown. */
   async function load(pageToken = "") {
+    if (!pageToken) countHeld();
     const mine = ++generation;
     try {
       const answer = await api.listMemories(target, pageToken, MEMORY_PAGE_SIZE, asked());
@@ -307,6 +348,7 @@ export function mount(container, ctx) {
    * failed or was overtaken, and the rows were left as they were.
    */
   async function reload(count) {
+    countHeld();
     const mine = ++generation;
     const wanted = Math.max(count, MEMORY_PAGE_SIZE);
     let fetched = [];
