@@ -36,6 +36,7 @@ from agent_memory.domain.memory import (
     Owner,
     OwnerSummary,
     Scope,
+    confidence_violations,
     validate_patch,
 )
 from agent_memory.domain.paging import Page
@@ -473,20 +474,13 @@ def memory_patch(memory: memory_pb2.Memory, paths: list[str] | None) -> MemoryPa
         InvalidArgument: a malformed mask, or a value of the memory out of its bounds.
     """
     given = [name for name in UPDATABLE_MEMORY_FIELDS if _populated(memory, name)]
-    validate_patch(
-        MemoryPatch(**fields_from_proto(memory, MemoryPatch, prefix="memory.", only=given))
-    )
-    if memory.HasField("confidence") and not 0.0 <= memory.confidence <= 1.0:
-        check(
-            [
-                FieldViolation(
-                    "memory.confidence",
-                    f"must be between 0 and 1 (got {memory.confidence})",
-                    "OUT_OF_RANGE",
-                )
-            ]
-        )
+    body = MemoryPatch(**fields_from_proto(memory, MemoryPatch, prefix="memory.", only=given))
+    validate_patch(body)
+    confidence = memory.confidence if memory.HasField("confidence") else None
+    check(confidence_violations("memory.confidence", confidence))
     if paths is None:
+        if given:
+            return body  # without a mask: the fields given, none of them cleared
         paths = given
     unknown = [p for p in paths if p not in UPDATABLE_MEMORY_FIELDS]
     check(

@@ -19,6 +19,7 @@ from agent_memory.domain.memory import (
     Expiration,
     Grounding,
     MemorySource,
+    confidence_violations,
     period_violations,
     reserved_key_violations,
 )
@@ -139,12 +140,7 @@ def prepare(raw: MemorizeInput) -> MemorizeInput:
     if raw.memory_key:
         violations += identifier_violations("memory_key", raw.memory_key, max_chars=KEY_MAX_CHARS)
         violations += reserved_key_violations("memory_key", raw.memory_key, MemorySource.MEMORIZE)
-    if raw.confidence is not None and not 0.0 <= raw.confidence <= 1.0:
-        violations.append(
-            FieldViolation(
-                "confidence", f"must be between 0 and 1 (got {raw.confidence})", "OUT_OF_RANGE"
-            )
-        )
+    violations += confidence_violations("confidence", raw.confidence)
     if len(raw.tags) > MAX_TAGS:
         violations.append(FieldViolation("tags", f"at most {MAX_TAGS} tags", "TOO_MANY"))
     for i, tag in enumerate(raw.tags):

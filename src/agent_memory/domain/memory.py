@@ -399,6 +399,13 @@ def importance_violations(path: str, importance: int) -> list[FieldViolation]:
     return []
 
 
+def confidence_violations(path: str, confidence: float | None) -> list[FieldViolation]:
+    """A confidence, when given, is a probability: from 0 to 1."""
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
+        return [FieldViolation(path, f"must be between 0 and 1 (got {confidence})", "OUT_OF_RANGE")]
+    return []
+
+
 def reserved_key_violations(path: str, key: str, source: MemorySource) -> list[FieldViolation]:
     """The key prefixes of the memories the service names itself belong to their
     source: a memory of another source under one would pass for extraction's, a

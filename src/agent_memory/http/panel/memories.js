@@ -199,6 +199,7 @@ export function mount(container, ctx) {
 
   const count = el("p", { class: "muted small find-count", "aria-live": "polite" });
   // How many of the owner's memories are held for review, whatever the find bar shows.
+  let heldAsked = 0;
   const heldNote = el("div", { class: "notice warning inline held-note", role: "note", hidden: true });
   const findBar = el(
     "form",
@@ -230,6 +231,7 @@ export function mount(container, ctx) {
         onchange: (event) => {
           find[name] = event.target.value;
           load();
+          if (name === "held") countHeld();
         },
       },
       ...options.map(([value, text]) => el("option", { value }, text)),
@@ -277,6 +279,7 @@ export function mount(container, ctx) {
   );
 
   load();
+  countHeld(); // again after each change (reload), not at every search
 
   /** What the list asks the service for: the find bar's filter and order. */
   function asked() {
@@ -289,13 +292,14 @@ export function mount(container, ctx) {
 
   /** Says how many of the owner's memories are held for review, with a way to list them. */
   async function countHeld() {
+    const mine = ++heldAsked;
     let answer;
     try {
       answer = await api.listMemories(target, "", 1, { filter: "held_for_review = true" });
     } catch {
       return; // the list says what failed; the note stays as it was
     }
-    if (!ctx.current()) return;
+    if (!ctx.current() || mine !== heldAsked) return; // a later count answers
     const held = answer.totalSize || 0;
     heldNote.hidden = held === 0 || find.held === "true";
     if (heldNote.hidden) return;
@@ -316,6 +320,7 @@ export function mount(container, ctx) {
               select.value = "true";
               find.held = "true";
               load();
+              countHeld();
             },
           },
           `Show ${them}`,
@@ -326,7 +331,6 @@ export function mount(container, ctx) {
 
   /** The first page, or with a token the next one after the rows shown. */
   async function load(pageToken = "") {
-    if (!pageToken) countHeld();
     const mine = ++generation;
     try {
       const answer = await api.listMemories(target, pageToken, MEMORY_PAGE_SIZE, asked());
