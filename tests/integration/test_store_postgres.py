@@ -8,9 +8,11 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import psycopg.sql
+import pytest
 
 from agent_memory.domain.active_sessions import RunSession
 from agent_memory.domain.agents import AgentSettings
@@ -47,6 +49,8 @@ from agent_memory.domain.memory import (
 from agent_memory.domain.recall import Meaning, PromptRead, RankQuery
 from agent_memory.domain.transfer import UserBlock
 from agent_memory.service.memories import write_by_key
+from agent_memory.store import blocks as blocks_store
+from agent_memory.store import memories as memories_store
 from agent_memory.store import memory_sql, migrate
 from agent_memory.store.database import Database
 from agent_memory.store.repositories import Lock, Tx
@@ -801,3 +805,91 @@ def test_marking_what_was_shown_reads_each_row_by_its_key_without_statistics(
     assert scans
     assert all(n["Actual Loops"] == 1 for n in scans), scans
     assert rows(url, "SELECT count(*) FROM memories WHERE last_used_time IS NOT NULL") == [(40,)]
+
+
+def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    children = plan.get("Plans", [])
+    return [plan, *(n for child in children for n in _plan_nodes(child))]
+
+
+# Tables whose rows belong to one owner (a memory's, a block's).
+_OWNED_TABLES = {
+    "memories",
+    "blocks",
+    "block_versions",
+    "archival_lines",
+    "archival_terms",
+    "archival_vocabulary",
+}
+
+
+def test_changing_one_memory_or_block_reads_its_own_rows_without_statistics(
+    create_database: Callable[[], str],
+    caller: Principal,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a database never analyzed, where the tenant already holds a thousand memories
+    of other owners and their blocks, each change of one memory (an upsert of its key,
+    an update, a pin, a supersession, a deletion) and each compare-and-set of a block
+    reads the rows it changes by their keys: no scan reads a table's rows of the whole
+    tenant, whatever the planner guesses of its size.
+
+    Every statement the store sends is planned and run once more under EXPLAIN ANALYZE,
+    in a savepoint rolled back, just before it runs."""
+    url = create_database()
+    migrate.upgrade(url)
+    owner = Owner(Scope.AGENT, "planner")
+    others = 1000
+    plans: list[tuple[str, list[dict[str, Any]]]] = []
+
+    def explaining(fetch: Any) -> Any:
+        async def fetch_explained(conn: Any, statement: str, params: Any) -> Any:
+            async with conn.transaction(force_rollback=True):
+                cursor = await conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, params)
+                (plan,) = (await cursor.fetchone()).values()
+            plans.append((statement, _plan_nodes(plan[0]["Plan"])))
+            return await fetch(conn, statement, params)
+
+        return fetch_explained
+
+    async def fill(db: Database) -> None:
+        async with db.transaction(caller) as tx:
+            for n in range(others):
+                other = Owner(Scope.AGENT, f"other-{n % 20}")
+                await tx.memories.write(MemoryWrite(other, f"k{n}", MemorySource.MANUAL, "v"))
+            for n in range(40):
+                for label in BlockLabel:
+                    agent = BlockKey(label, BlockScope.AGENT, f"agent-{n}")
+                    await put_block(tx, agent, f"line {n}\nanother line {n}")
+            first = await tx.memories.write(MemoryWrite(owner, "first", MemorySource.MANUAL, "v"))
+            second = await tx.memories.write(MemoryWrite(owner, "second", MemorySource.MANUAL, "v"))
+            await put_block(tx, AGENT_CORE, "line")
+            await put_block(tx, ARCHIVAL, "a line\nanother line")
+        assert isinstance(first, Written)
+        assert isinstance(second, Written)
+        for module in (memories_store, blocks_store):
+            monkeypatch.setattr(module, "fetch_one", explaining(module.fetch_one))
+        async with db.transaction(caller) as tx:
+            assert await tx.memories.write(MemoryWrite(owner, "first", MemorySource.MANUAL, "v2"))
+            memory = first.memory
+            await tx.memories.update(memory.id, MemoryPatch(value="v3"), MemoryEventType.UPDATED)
+            assert await tx.memories.pin(memory.id, True)
+            assert await tx.memories.supersede(memory.id, second.memory)
+            block = await tx.blocks.get(AGENT_CORE)
+            assert block is not None
+            await put_block(tx, AGENT_CORE, "line 2", expected=block.updated_at)
+            archival = await tx.blocks.get(ARCHIVAL)
+            assert archival is not None
+            await put_block(tx, ARCHIVAL, "a new line\nanother line", expected=archival.updated_at)
+            await tx.memories.delete(memory.id)
+            assert await tx.blocks.delete(ARCHIVAL, expected=None)
+
+    on_database(url, lambda db: fill(db))
+    assert len(plans) >= 9
+    for statement, nodes in plans:
+        for node in nodes:
+            if node.get("Relation Name") in _OWNED_TABLES:
+                # The owner holds a few rows of each table, the tenant 80 blocks, their
+                # lines and terms, and a thousand memories.
+                assert node.get("Actual Rows", 0) <= 8, (node, statement)
+                assert node.get("Actual Loops", 1) <= 2, (node, statement)

@@ -157,28 +157,28 @@ WITH current AS (
 gone AS (
     DELETE FROM blocks AS b
     USING current AS c
-    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = c.user_id
-      AND b.scope = c.scope AND b.agent_id = c.agent_id AND b.label = c.label
+    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
+      AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s
       AND (%(expected)s::timestamptz IS NULL OR c.updated_at = %(expected)s::timestamptz)
     RETURNING b.*
 ),
 lines_gone AS (
     DELETE FROM archival_lines AS l
     USING gone AS g
-    WHERE l.tenant_id = %(tenant_id)s AND l.user_id = g.user_id
-      AND l.scope = g.scope AND l.agent_id = g.agent_id AND g.label = 'archival'
+    WHERE l.tenant_id = %(tenant_id)s AND l.user_id = %(user_id)s
+      AND l.scope = %(scope)s AND l.agent_id = %(agent_id)s AND g.label = 'archival'
 ),
 vocabulary_gone AS (
     DELETE FROM archival_vocabulary AS v
     USING gone AS g
-    WHERE v.tenant_id = %(tenant_id)s AND v.user_id = g.user_id
-      AND v.scope = g.scope AND v.agent_id = g.agent_id AND g.label = 'archival'
+    WHERE v.tenant_id = %(tenant_id)s AND v.user_id = %(user_id)s
+      AND v.scope = %(scope)s AND v.agent_id = %(agent_id)s AND g.label = 'archival'
 ),
 terms_gone AS (
     DELETE FROM archival_terms AS t
     USING gone AS g
-    WHERE t.tenant_id = %(tenant_id)s AND t.user_id = g.user_id
-      AND t.scope = g.scope AND t.agent_id = g.agent_id AND g.label = 'archival'
+    WHERE t.tenant_id = %(tenant_id)s AND t.user_id = %(user_id)s
+      AND t.scope = %(scope)s AND t.agent_id = %(agent_id)s AND g.label = 'archival'
 )
 SELECT EXISTS (
   SELECT
@@ -250,19 +250,19 @@ written AS (
     SET content = %(content)s, version = c.version + 1,
         updated_at = greatest(clock_timestamp(), c.updated_at + interval '1 microsecond')
     FROM current AS c
-    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = c.user_id
-      AND b.scope = c.scope AND b.agent_id = c.agent_id AND b.label = c.label AND c.updated_at = %(expected)s
+    WHERE b.tenant_id = %(tenant_id)s AND b.user_id = %(user_id)s
+      AND b.scope = %(scope)s AND b.agent_id = %(agent_id)s AND b.label = %(label)s AND c.updated_at = %(expected)s
     RETURNING b.*
 ),
 pruned AS (
     DELETE FROM block_versions AS v
     USING written AS w
-    WHERE v.tenant_id = %(tenant_id)s AND v.user_id = w.user_id
-      AND v.scope = w.scope AND v.agent_id = w.agent_id AND v.label = w.label AND v.version <= w.version - %(keep)s
+    WHERE v.tenant_id = %(tenant_id)s AND v.user_id = %(user_id)s
+      AND v.scope = %(scope)s AND v.agent_id = %(agent_id)s AND v.label = %(label)s AND v.version <= w.version - %(keep)s
       AND v.written_at < statement_timestamp() - %(kept)s::interval
       AND EXISTS (SELECT FROM block_versions AS n
-                  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = w.user_id
-      AND n.scope = w.scope AND n.agent_id = w.agent_id AND n.label = w.label AND n.version > v.version
+                  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = %(user_id)s
+      AND n.scope = %(scope)s AND n.agent_id = %(agent_id)s AND n.label = %(label)s AND n.version > v.version
                     AND n.written_at < statement_timestamp() - %(kept)s::interval)
 ),
 
@@ -352,7 +352,7 @@ WITH written AS(
   FROM %(index_model)s DESC),lines_gone AS(
   DELETE
   FROM archival_lines AS l USING written AS w
-  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=w.user_id AND l.scope=w.scope AND l.agent_id=w.agent_id AND l.line_number <> ALL(%(line_numbers)s::integer[])),
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=%(user_id)s AND l.scope=%(scope)s AND l.agent_id=%(agent_id)s AND l.line_number <> ALL(%(line_numbers)s::integer[])),
   lines_put AS(
   INSERT INTO archival_lines AS l(tenant_id,
   user_id,
@@ -419,7 +419,7 @@ WITH written AS(
   GROUP BY u.lexeme),terms_gone AS(
   DELETE
   FROM archival_terms AS t USING written AS w
-  WHERE t.tenant_id=%(tenant_id)s AND t.user_id=w.user_id AND t.scope=w.scope AND t.agent_id=w.agent_id AND t.lexeme NOT IN(
+  WHERE t.tenant_id=%(tenant_id)s AND t.user_id=%(user_id)s AND t.scope=%(scope)s AND t.agent_id=%(agent_id)s AND t.lexeme NOT IN(
   SELECT lexeme
   FROM terms)),terms_put AS(
   INSERT INTO archival_terms AS t(tenant_id,user_id,scope,agent_id,lexeme,lines,ordinals)
@@ -535,14 +535,14 @@ WITH current AS(
   version=c.version + 1,
   updated_at=greatest(clock_timestamp(),c.updated_at + interval '1 microsecond')
   FROM current AS c
-  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=c.user_id AND b.scope=c.scope AND b.agent_id=c.agent_id AND b.label=c.label AND c.updated_at=%(expected)s
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s AND c.updated_at=%(expected)s
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=w.user_id AND v.scope=w.scope AND v.agent_id=w.agent_id AND v.label=w.label AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
   SELECT
   FROM block_versions AS n
-  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=w.user_id AND n.scope=w.scope AND n.agent_id=w.agent_id AND n.label=w.label AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
+  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -573,7 +573,7 @@ WITH current AS(
   FROM %(index_model)s DESC),lines_gone AS(
   DELETE
   FROM archival_lines AS l USING written AS w
-  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=w.user_id AND l.scope=w.scope AND l.agent_id=w.agent_id AND l.line_number <> ALL(%(line_numbers)s::integer[])),
+  WHERE l.tenant_id=%(tenant_id)s AND l.user_id=%(user_id)s AND l.scope=%(scope)s AND l.agent_id=%(agent_id)s AND l.line_number <> ALL(%(line_numbers)s::integer[])),
   lines_put AS(
   INSERT INTO archival_lines AS l(tenant_id,
   user_id,
@@ -640,7 +640,7 @@ WITH current AS(
   GROUP BY u.lexeme),terms_gone AS(
   DELETE
   FROM archival_terms AS t USING written AS w
-  WHERE t.tenant_id=%(tenant_id)s AND t.user_id=w.user_id AND t.scope=w.scope AND t.agent_id=w.agent_id AND t.lexeme NOT IN(
+  WHERE t.tenant_id=%(tenant_id)s AND t.user_id=%(user_id)s AND t.scope=%(scope)s AND t.agent_id=%(agent_id)s AND t.lexeme NOT IN(
   SELECT lexeme
   FROM terms)),terms_put AS(
   INSERT INTO archival_terms AS t(tenant_id,user_id,scope,agent_id,lexeme,lines,ordinals)
@@ -686,14 +686,14 @@ WITH current AS(
   version=c.version + 1,
   updated_at=greatest(clock_timestamp(),c.updated_at + interval '1 microsecond')
   FROM current AS c
-  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=c.user_id AND b.scope=c.scope AND b.agent_id=c.agent_id AND b.label=c.label AND c.updated_at=%(expected)s
+  WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s AND c.updated_at=%(expected)s
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=w.user_id AND v.scope=w.scope AND v.agent_id=w.agent_id AND v.label=w.label AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
   SELECT
   FROM block_versions AS n
-  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=w.user_id AND n.scope=w.scope AND n.agent_id=w.agent_id AND n.label=w.label AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
+  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
   kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
@@ -1542,14 +1542,12 @@ WITH old AS (
     ORDER BY m.expire_time LIMIT %(limit)s FOR UPDATE SKIP LOCKED),
 gone AS (
     DELETE FROM memories AS m
-    USING old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY (ARRAY(SELECT id FROM old))
     RETURNING m.tenant_id, m.id
 ),
 emptied AS (
     UPDATE memory_events AS e SET old_memory = NULL, new_memory = NULL
-    FROM gone
-    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = gone.id
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = ANY (ARRAY(SELECT id FROM gone))
       AND (e.old_memory IS NOT NULL OR e.new_memory IS NOT NULL)
 ),
 event AS (
@@ -1693,7 +1691,7 @@ WITH old AS (
 gone AS (
     DELETE FROM memories AS m
     USING old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
       AND (%(version)s::bigint IS NULL OR old.version = %(version)s::bigint)
     RETURNING m.id
 ),
@@ -1740,14 +1738,12 @@ WITH old AS (SELECT * FROM memories AS m WHERE
     AND key = %(key)s AND m.expire_time <= now() FOR UPDATE),
 gone AS (
     DELETE FROM memories AS m
-    USING old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY (ARRAY(SELECT id FROM old))
     RETURNING m.tenant_id, m.id
 ),
 emptied AS (
     UPDATE memory_events AS e SET old_memory = NULL, new_memory = NULL
-    FROM gone
-    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = gone.id
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = ANY (ARRAY(SELECT id FROM gone))
       AND (e.old_memory IS NOT NULL OR e.new_memory IS NOT NULL)
 ),
 event AS (
@@ -2059,7 +2055,7 @@ changed AS (
       updated_at = clock_timestamp(),
       updated_by = %(actor)s
     FROM old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id AND old.pinned <> %(pinned)s
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND old.pinned <> %(pinned)s
     RETURNING m.*
 ),
 event AS (
@@ -2154,7 +2150,7 @@ changed AS (
             ELSE old.valid_end_time END,
         version = m.version + 1, updated_at = clock_timestamp(), updated_by = %(actor)s
     FROM old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
       AND old.scope = %(scope)s AND old.owner_id = %(owner_id)s AND old.id <> %(by)s
       AND old.superseded_by IS DISTINCT FROM %(by)s
     RETURNING m.*
@@ -2222,7 +2218,7 @@ changed AS (
       updated_at = clock_timestamp(),
       updated_by = %(actor)s
     FROM old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
 ),
 event AS (
@@ -2288,7 +2284,9 @@ WITH current AS(
   updated_at=clock_timestamp(),
   updated_by=%(actor)s
   FROM current AS c
-  WHERE m.tenant_id=%(tenant_id)s AND m.id=c.id AND m.version=c.version AND c.source=%(source)s
+  WHERE m.tenant_id=%(tenant_id)s AND m.id=(
+  SELECT id
+  FROM current)AND m.version=c.version AND c.source=%(source)s
   RETURNING m.*),inserted AS(
   INSERT INTO memories(tenant_id,
   id,
@@ -2434,7 +2432,9 @@ WITH current AS(
   updated_at=clock_timestamp(),
   updated_by=%(actor)s
   FROM current AS c
-  WHERE m.tenant_id=%(tenant_id)s AND m.id=c.id AND m.version=c.version AND c.source=%(source)s
+  WHERE m.tenant_id=%(tenant_id)s AND m.id=(
+  SELECT id
+  FROM current)AND m.version=c.version AND c.source=%(source)s
   RETURNING m.*),inserted AS(
   INSERT INTO memories(tenant_id,
   id,

@@ -40,10 +40,20 @@ from agent_memory.store.sql import Connection, Row, fetch_all, fetch_one
 from agent_memory.store.vectors import SPEAKER, indexed, line_hash
 
 
+def _is_owner(a: LiteralString) -> LiteralString:
+    """The (user, scope, agent) the parameters name: its blocks, and the lines,
+    vocabulary and terms of its archival block.
+
+    A statement that changes one block names its rows by these parameters, not by a
+    join to the block it read: the planner then reads them through the key's index,
+    whatever it guesses of the sizes (a join may scan every row of the tenant)."""
+    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
+      AND {a}.scope = %(scope)s AND {a}.agent_id = %(agent_id)s"""
+
+
 def _is_block(a: LiteralString) -> LiteralString:
     """The block the parameters name."""
-    return f"""{a}.tenant_id = %(tenant_id)s AND {a}.user_id = %(user_id)s
-      AND {a}.scope = %(scope)s AND {a}.agent_id = %(agent_id)s AND {a}.label = %(label)s"""
+    return f"""{_is_owner(a)} AND {a}.label = %(label)s"""
 
 
 def _same_block(a: LiteralString, b: LiteralString) -> LiteralString:
@@ -137,16 +147,16 @@ written AS (
     SET content = %(content)s, version = c.version + 1,
         updated_at = greatest(clock_timestamp(), c.updated_at + interval '1 microsecond')
     FROM current AS c
-    WHERE {_same_block("b", "c")} AND c.updated_at = %(expected)s
+    WHERE {_is_block("b")} AND c.updated_at = %(expected)s
     RETURNING b.*
 ),
 pruned AS (
     DELETE FROM block_versions AS v
     USING written AS w
-    WHERE {_same_block("v", "w")} AND v.version <= w.version - %(keep)s
+    WHERE {_is_block("v")} AND v.version <= w.version - %(keep)s
       AND v.written_at < statement_timestamp() - %(kept)s::interval
       AND EXISTS (SELECT FROM block_versions AS n
-                  WHERE {_same_block("n", "w")} AND n.version > v.version
+                  WHERE {_is_block("n")} AND n.version > v.version
                     AND n.written_at < statement_timestamp() - %(kept)s::interval)
 ),"""
 
@@ -176,7 +186,7 @@ embedded AS (
 lines_gone AS (
     DELETE FROM archival_lines AS l
     USING written AS w
-    WHERE {_same_owner("l", "w")} AND l.line_number <> ALL (%(line_numbers)s::integer[])
+    WHERE {_is_owner("l")} AND l.line_number <> ALL (%(line_numbers)s::integer[])
 ),
 lines_put AS (
     INSERT INTO archival_lines AS l (tenant_id, user_id, scope, agent_id, line_number,
@@ -225,7 +235,7 @@ terms AS (
 terms_gone AS (
     DELETE FROM archival_terms AS t
     USING written AS w
-    WHERE {_same_owner("t", "w")} AND t.lexeme NOT IN (SELECT lexeme FROM terms)
+    WHERE {_is_owner("t")} AND t.lexeme NOT IN (SELECT lexeme FROM terms)
 ),
 terms_put AS (
     INSERT INTO archival_terms AS t (tenant_id, user_id, scope, agent_id, lexeme, lines,
@@ -279,24 +289,24 @@ WITH current AS (
 gone AS (
     DELETE FROM blocks AS b
     USING current AS c
-    WHERE {_same_block("b", "c")}
+    WHERE {_is_block("b")}
       AND (%(expected)s::timestamptz IS NULL OR c.updated_at = %(expected)s::timestamptz)
     RETURNING b.*
 ),
 lines_gone AS (
     DELETE FROM archival_lines AS l
     USING gone AS g
-    WHERE {_same_owner("l", "g")} AND g.label = 'archival'
+    WHERE {_is_owner("l")} AND g.label = 'archival'
 ),
 vocabulary_gone AS (
     DELETE FROM archival_vocabulary AS v
     USING gone AS g
-    WHERE {_same_owner("v", "g")} AND g.label = 'archival'
+    WHERE {_is_owner("v")} AND g.label = 'archival'
 ),
 terms_gone AS (
     DELETE FROM archival_terms AS t
     USING gone AS g
-    WHERE {_same_owner("t", "g")} AND g.label = 'archival'
+    WHERE {_is_owner("t")} AND g.label = 'archival'
 )
 SELECT EXISTS (SELECT FROM gone) AS deleted, {_columns("c")}, 0 AS indexed_line_count
 FROM current AS c

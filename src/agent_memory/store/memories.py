@@ -165,8 +165,8 @@ updated AS (
     UPDATE memories AS m
     SET {merged(MemoryRow, "m")}
     FROM current AS c
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = c.id AND m.version = c.version
-      AND c.source = %(source)s
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = (SELECT id FROM current)
+      AND m.version = c.version AND c.source = %(source)s
     RETURNING m.*
 ),
 inserted AS ({_NEW_ROW}
@@ -235,7 +235,7 @@ changed AS (
     UPDATE memories AS m
     SET {patched(MemoryRow, "m")}
     FROM old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
 ),
 event AS ({_event("%(event)s", "old", "changed")})
@@ -250,7 +250,7 @@ changed AS (
     UPDATE memories AS m
     SET pinned = %(pinned)s, {stamps(MemoryRow, "m")}
     FROM old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id AND old.pinned <> %(pinned)s
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s AND old.pinned <> %(pinned)s
     RETURNING m.*
 ),
 event AS ({_event("CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END", "old", "changed")})
@@ -275,7 +275,7 @@ changed AS (
             ELSE old.valid_end_time END,
         {stamps(MemoryRow, "m")}
     FROM old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
       AND old.scope = %(scope)s AND old.owner_id = %(owner_id)s AND old.id <> %(by)s
       AND old.superseded_by IS DISTINCT FROM %(by)s
     RETURNING m.*
@@ -291,7 +291,7 @@ _DELETE: LiteralString = (
 gone AS (
     DELETE FROM memories AS m
     USING old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
       AND (%(version)s::bigint IS NULL OR old.version = %(version)s::bigint)
     RETURNING m.id
 ),
@@ -314,14 +314,12 @@ def _expired_deletion(rows: LiteralString) -> LiteralString:
 WITH old AS ({rows}),
 gone AS (
     DELETE FROM memories AS m
-    USING old
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = old.id
+    WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY (ARRAY(SELECT id FROM old))
     RETURNING m.tenant_id, m.id
 ),
 emptied AS (
     UPDATE memory_events AS e SET old_memory = NULL, new_memory = NULL
-    FROM gone
-    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = gone.id
+    WHERE e.tenant_id = %(tenant_id)s AND e.memory_id = ANY (ARRAY(SELECT id FROM gone))
       AND (e.old_memory IS NOT NULL OR e.new_memory IS NOT NULL)
 ),
 event AS (
