@@ -18,6 +18,7 @@ from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import MemoryPatch, MemorySource, MemoryWrite, Owner, Scope
 from agent_memory.store import migrate
+from agent_memory.store.blocks import PRUNED_PER_WRITE
 from agent_memory.store.database import Database
 from tests.integration.conftest import on_database
 
@@ -134,6 +135,48 @@ def test_a_block_keeps_its_versions_while_the_history_lasts(store_url: str) -> N
     )
     on_database(store_url, lambda db: write(db, 1))
     assert versions() == [3, 4, 5]
+
+
+def test_a_write_prunes_a_bounded_number_of_old_versions_and_the_rest_drain_later(
+    store_url: str,
+) -> None:
+    """A write reads no more than a few of its block's oldest versions, however long
+    the history it keeps: a backlog of aged versions goes a few at each write."""
+    caller = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
+    key = BlockKey(BlockLabel.CORE, BlockScope.AGENT, "planner")
+
+    async def write(db: Database, n: int) -> None:
+        for i in range(n):
+            async with db.transaction(caller) as tx:
+                current = await tx.blocks.get(key)
+                await tx.blocks.write(
+                    key, f"v{i}", expected=current.updated_at if current else None, keep=2
+                )
+
+    def versions() -> list[int]:
+        with psycopg.connect(store_url) as conn:
+            return [
+                r[0]
+                for r in conn.execute(
+                    "SELECT version FROM block_versions WHERE tenant_id = %s ORDER BY version",
+                    (caller.tenant_id,),
+                )
+            ]
+
+    on_database(store_url, lambda db: write(db, 30))
+    assert versions() == list(range(1, 31))
+    _age(
+        store_url,
+        "UPDATE block_versions SET written_at = written_at - interval '100 days'"
+        " WHERE tenant_id = %(t)s AND version <= 28",
+        {"t": caller.tenant_id},
+    )
+    on_database(store_url, lambda db: write(db, 1))
+    # The oldest PRUNED_PER_WRITE went; the rest of the backlog waits for later writes.
+    assert versions() == list(range(PRUNED_PER_WRITE + 1, 32))
+    on_database(store_url, lambda db: write(db, 4))
+    # Drained down to version 28, the state at the horizon; the younger ones stay.
+    assert versions() == list(range(28, 36))
 
 
 def test_each_event_is_taken_once_in_the_order_it_aged_whatever_the_tenant(

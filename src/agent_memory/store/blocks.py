@@ -135,8 +135,15 @@ current AS (
     SELECT * FROM blocks AS b WHERE {_is_block("b")}
 ),"""
 
+# A write prunes at most this many of the block's oldest versions: it reads no more of
+# them, however many the history keeps, and a longer backlog drains a few at each write.
+PRUNED_PER_WRITE = 8
+
 # Strictly later than the previous write even when the clock stands still or steps back,
-# so a writer holding the old updated_at can never match the new one.
+# so a writer holding the old updated_at can never match the new one. A version goes
+# once the newest ``keep`` are newer and the version after it was written before the
+# history's horizon, so a read as of any instant within it still finds its version
+# (versions are written in order of time: the next one is the oldest newer one).
 _REPLACE: LiteralString = f"""
 WITH current AS (
     SELECT * FROM blocks AS b WHERE {_is_block("b")}
@@ -152,12 +159,15 @@ written AS (
 ),
 pruned AS (
     DELETE FROM block_versions AS v
-    USING written AS w
-    WHERE {_is_block("v")} AND v.version <= w.version - %(keep)s
+    WHERE {_is_block("v")}
+      AND v.version = ANY (ARRAY(
+          SELECT o.version FROM block_versions AS o
+          WHERE {_is_block("o")} AND o.version <= (SELECT version FROM written) - %(keep)s
+          ORDER BY o.version LIMIT {PRUNED_PER_WRITE}))
       AND v.written_at < statement_timestamp() - %(kept)s::interval
-      AND EXISTS (SELECT FROM block_versions AS n
-                  WHERE {_is_block("n")} AND n.version > v.version
-                    AND n.written_at < statement_timestamp() - %(kept)s::interval)
+      AND (SELECT n.written_at FROM block_versions AS n
+           WHERE {_is_block("n")} AND n.version > v.version
+           ORDER BY n.version LIMIT 1) < statement_timestamp() - %(kept)s::interval
 ),"""
 
 _KEEP_VERSION: LiteralString = """
