@@ -256,14 +256,20 @@ written AS (
 ),
 pruned AS (
     DELETE FROM block_versions AS v
-    USING written AS w
     WHERE v.tenant_id = %(tenant_id)s AND v.user_id = %(user_id)s
-      AND v.scope = %(scope)s AND v.agent_id = %(agent_id)s AND v.label = %(label)s AND v.version <= w.version - %(keep)s
+      AND v.scope = %(scope)s AND v.agent_id = %(agent_id)s AND v.label = %(label)s
+      AND v.version = ANY (ARRAY(
+          SELECT o.version FROM block_versions AS o
+          WHERE o.tenant_id = %(tenant_id)s AND o.user_id = %(user_id)s
+      AND o.scope = %(scope)s AND o.agent_id = %(agent_id)s AND o.label = %(label)s AND o.version <= (
+        SELECT version
+        FROM written) - %(keep)s
+          ORDER BY o.version LIMIT 8))
       AND v.written_at < statement_timestamp() - %(kept)s::interval
-      AND EXISTS (SELECT FROM block_versions AS n
-                  WHERE n.tenant_id = %(tenant_id)s AND n.user_id = %(user_id)s
+      AND (SELECT n.written_at FROM block_versions AS n
+           WHERE n.tenant_id = %(tenant_id)s AND n.user_id = %(user_id)s
       AND n.scope = %(scope)s AND n.agent_id = %(agent_id)s AND n.label = %(label)s AND n.version > v.version
-                    AND n.written_at < statement_timestamp() - %(kept)s::interval)
+           ORDER BY n.version LIMIT 1) < statement_timestamp() - %(kept)s::interval
 ),
 
 -- blocks._SELECT
@@ -538,12 +544,20 @@ WITH current AS(
   WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s AND c.updated_at=%(expected)s
   RETURNING b.*),pruned AS(
   DELETE
-  FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
-  SELECT
+  FROM block_versions AS v
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version=ANY(ARRAY(
+  SELECT o.version
+  FROM block_versions AS o
+  WHERE o.tenant_id=%(tenant_id)s AND o.user_id=%(user_id)s AND o.scope=%(scope)s AND o.agent_id=%(agent_id)s AND o.label=%(label)s AND o.version <=(
+  SELECT version
+  FROM written)- %(keep)s
+  ORDER BY o.version
+  LIMIT 8))AND v.written_at<statement_timestamp()- %(kept)s::interval AND(
+  SELECT n.written_at
   FROM block_versions AS n
-  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
-  kept AS(
+  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version
+  ORDER BY n.version
+  LIMIT 1)<statement_timestamp()- %(kept)s::interval),kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
   scope,
@@ -689,12 +703,20 @@ WITH current AS(
   WHERE b.tenant_id=%(tenant_id)s AND b.user_id=%(user_id)s AND b.scope=%(scope)s AND b.agent_id=%(agent_id)s AND b.label=%(label)s AND c.updated_at=%(expected)s
   RETURNING b.*),pruned AS(
   DELETE
-  FROM block_versions AS v USING written AS w
-  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version <= w.version - %(keep)s AND v.written_at<statement_timestamp()- %(kept)s::interval AND EXISTS(
-  SELECT
+  FROM block_versions AS v
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version=ANY(ARRAY(
+  SELECT o.version
+  FROM block_versions AS o
+  WHERE o.tenant_id=%(tenant_id)s AND o.user_id=%(user_id)s AND o.scope=%(scope)s AND o.agent_id=%(agent_id)s AND o.label=%(label)s AND o.version <=(
+  SELECT version
+  FROM written)- %(keep)s
+  ORDER BY o.version
+  LIMIT 8))AND v.written_at<statement_timestamp()- %(kept)s::interval AND(
+  SELECT n.written_at
   FROM block_versions AS n
-  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version AND n.written_at<statement_timestamp()- %(kept)s::interval)),
-  kept AS(
+  WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version
+  ORDER BY n.version
+  LIMIT 1)<statement_timestamp()- %(kept)s::interval),kept AS(
   INSERT INTO block_versions(tenant_id,
   user_id,
   scope,
@@ -2283,10 +2305,13 @@ WITH current AS(
   version=m.version + 1,
   updated_at=clock_timestamp(),
   updated_by=%(actor)s
-  FROM current AS c
-  WHERE m.tenant_id=%(tenant_id)s AND m.id=(
+  WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND m.id=(
   SELECT id
-  FROM current)AND m.version=c.version AND c.source=%(source)s
+  FROM current)AND m.version=(
+  SELECT version
+  FROM current)AND(
+  SELECT source
+  FROM current)=%(source)s
   RETURNING m.*),inserted AS(
   INSERT INTO memories(tenant_id,
   id,
@@ -2431,10 +2456,13 @@ WITH current AS(
   version=m.version + 1,
   updated_at=clock_timestamp(),
   updated_by=%(actor)s
-  FROM current AS c
-  WHERE m.tenant_id=%(tenant_id)s AND m.id=(
+  WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND m.id=(
   SELECT id
-  FROM current)AND m.version=c.version AND c.source=%(source)s
+  FROM current)AND m.version=(
+  SELECT version
+  FROM current)AND(
+  SELECT source
+  FROM current)=%(source)s
   RETURNING m.*),inserted AS(
   INSERT INTO memories(tenant_id,
   id,

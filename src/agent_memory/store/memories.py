@@ -164,9 +164,9 @@ WITH current AS (
 updated AS (
     UPDATE memories AS m
     SET {merged(MemoryRow, "m")}
-    FROM current AS c
-    WHERE m.tenant_id = %(tenant_id)s AND m.id = (SELECT id FROM current)
-      AND m.version = c.version AND c.source = %(source)s
+    WHERE {_AT_KEY} AND m.id = (SELECT id FROM current)
+      AND m.version = (SELECT version FROM current)
+      AND (SELECT source FROM current) = %(source)s
     RETURNING m.*
 ),
 inserted AS ({_NEW_ROW}
