@@ -210,24 +210,3 @@ def test_every_key_of_a_distributed_table_leads_with_the_tenant(database_url: st
         ).fetchall()
     assert targets
     assert all(source in distributed and target in distributed for source, target in targets)
-
-
-def test_the_planner_keeps_no_statistics_of_any_tenant_column(database_url: str) -> None:
-    """A tenant the statistics have not seen is not guessed to hold one row (a guess
-    that lets a lookup by id read every row of the tenant through an index it leads):
-    no distributed table keeps statistics of its tenant column (migration 0032)."""
-    with psycopg.connect(database_url) as conn:
-        targets = dict(
-            conn.execute(
-                """
-                SELECT c.relname, a.attstattarget FROM pg_attribute AS a
-                JOIN pg_class AS c ON c.oid = a.attrelid
-                WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
-                  AND a.attname = %s
-                """,
-                (DISTRIBUTION_COLUMN,),
-            ).fetchall()
-        )
-    assert {t: targets.get(t) for t in distributed_tables()} == dict.fromkeys(
-        distributed_tables(), 0
-    )
