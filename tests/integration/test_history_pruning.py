@@ -99,42 +99,52 @@ def test_old_events_are_pruned_but_each_memory_keeps_its_state_at_the_horizon(
     assert on_database(store_url, read_back) == "emacs"
 
 
+_PLANNER = BlockKey(BlockLabel.CORE, BlockScope.AGENT, "planner")
+
+
+def _write_block(url: str, caller: Principal, times: int) -> None:
+    """Write the caller's planner block ``times`` times, keeping the newest two."""
+
+    async def write(db: Database) -> None:
+        for i in range(times):
+            async with db.transaction(caller) as tx:
+                current = await tx.blocks.get(_PLANNER)
+                expected = current.updated_at if current else None
+                await tx.blocks.write(_PLANNER, f"v{i}", expected=expected, keep=2)
+
+    on_database(url, write)
+
+
+def _versions(url: str, caller: Principal) -> list[int]:
+    with psycopg.connect(url) as conn:
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT version FROM block_versions WHERE tenant_id = %s ORDER BY version",
+                (caller.tenant_id,),
+            )
+        ]
+
+
+def _age_versions(url: str, caller: Principal, through: int) -> None:
+    _age(
+        url,
+        "UPDATE block_versions SET written_at = written_at - interval '100 days'"
+        " WHERE tenant_id = %(t)s AND version <= %(v)s",
+        {"t": caller.tenant_id, "v": through},
+    )
+
+
 def test_a_block_keeps_its_versions_while_the_history_lasts(store_url: str) -> None:
     caller = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
-    key = BlockKey(BlockLabel.CORE, BlockScope.AGENT, "planner")
-
-    async def write(db: Database, n: int) -> None:
-        for i in range(n):
-            async with db.transaction(caller) as tx:
-                current = await tx.blocks.get(key)
-                await tx.blocks.write(
-                    key, f"v{i}", expected=current.updated_at if current else None, keep=2
-                )
-
-    on_database(store_url, lambda db: write(db, 4))
-
-    def versions() -> list[int]:
-        with psycopg.connect(store_url) as conn:
-            return [
-                r[0]
-                for r in conn.execute(
-                    "SELECT version FROM block_versions WHERE tenant_id = %s ORDER BY version",
-                    (caller.tenant_id,),
-                )
-            ]
-
+    _write_block(store_url, caller, 4)
     # Past the two kept by count, the younger versions stay: as-of reads need them.
-    assert versions() == [1, 2, 3, 4]
+    assert _versions(store_url, caller) == [1, 2, 3, 4]
     # Versions 1 to 3 grow old; the next write drops 1 and 2, and keeps 3, the state
     # at the horizon, and the newest two.
-    _age(
-        store_url,
-        "UPDATE block_versions SET written_at = written_at - interval '100 days'"
-        " WHERE tenant_id = %(t)s AND version <= 3",
-        {"t": caller.tenant_id},
-    )
-    on_database(store_url, lambda db: write(db, 1))
-    assert versions() == [3, 4, 5]
+    _age_versions(store_url, caller, 3)
+    _write_block(store_url, caller, 1)
+    assert _versions(store_url, caller) == [3, 4, 5]
 
 
 def test_a_write_prunes_a_bounded_number_of_old_versions_and_the_rest_drain_later(
@@ -143,40 +153,15 @@ def test_a_write_prunes_a_bounded_number_of_old_versions_and_the_rest_drain_late
     """A write reads no more than a few of its block's oldest versions, however long
     the history it keeps: a backlog of aged versions goes a few at each write."""
     caller = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "alice")
-    key = BlockKey(BlockLabel.CORE, BlockScope.AGENT, "planner")
-
-    async def write(db: Database, n: int) -> None:
-        for i in range(n):
-            async with db.transaction(caller) as tx:
-                current = await tx.blocks.get(key)
-                await tx.blocks.write(
-                    key, f"v{i}", expected=current.updated_at if current else None, keep=2
-                )
-
-    def versions() -> list[int]:
-        with psycopg.connect(store_url) as conn:
-            return [
-                r[0]
-                for r in conn.execute(
-                    "SELECT version FROM block_versions WHERE tenant_id = %s ORDER BY version",
-                    (caller.tenant_id,),
-                )
-            ]
-
-    on_database(store_url, lambda db: write(db, 30))
-    assert versions() == list(range(1, 31))
-    _age(
-        store_url,
-        "UPDATE block_versions SET written_at = written_at - interval '100 days'"
-        " WHERE tenant_id = %(t)s AND version <= 28",
-        {"t": caller.tenant_id},
-    )
-    on_database(store_url, lambda db: write(db, 1))
+    _write_block(store_url, caller, 30)
+    assert _versions(store_url, caller) == list(range(1, 31))
+    _age_versions(store_url, caller, 28)
+    _write_block(store_url, caller, 1)
     # The oldest PRUNED_PER_WRITE went; the rest of the backlog waits for later writes.
-    assert versions() == list(range(PRUNED_PER_WRITE + 1, 32))
-    on_database(store_url, lambda db: write(db, 4))
+    assert _versions(store_url, caller) == list(range(PRUNED_PER_WRITE + 1, 32))
+    _write_block(store_url, caller, 4)
     # Drained down to version 28, the state at the horizon; the younger ones stay.
-    assert versions() == list(range(28, 36))
+    assert _versions(store_url, caller) == list(range(28, 36))
 
 
 def test_each_event_is_taken_once_in_the_order_it_aged_whatever_the_tenant(
