@@ -551,7 +551,15 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # seventy-four languages. Before the round the rules found 114 of its 160 credentials
 # (71%: 12 of 15 in the tuning languages, 102 of 145 in the others); after it, 128 (80%:
 # 12 of 15 and 116 of 145). They refused none of its 160 look-alikes. Recall is short
-# of the target. It stays held out until a new batch is written.
+# of the target. It stays held out until a new batch is written. The ninth round took
+# nothing from any batch: the words for passwords, PINs, codes and what codes open in
+# the 95 languages the local model reads, written by class and language by an author who
+# had read neither the rules nor any batch (detectors/credential_words.json, each word
+# added only where the tables lacked it), and postal words as codes that open nothing
+# (a tuning look-alike, an address's postal code, read as a door code once "daire" named
+# a lock). The round was asked for after batch i's misses by language were seen, but for
+# every language alike. On batch i the rules then found 126 of the 145 (87%) and still
+# refused none of its look-alikes: short of the target.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})

@@ -19,6 +19,9 @@ by its word list.
   keypad (``digita 4490 no interfone``), "pass" after the network or account it opens,
   a value given before what it opens (``it's hunter2 for the wifi``), or given first and
   then named (``Rosemary55 is the new guest wifi password``, ``2741 is the alarm code``).
+  Beside the tables written here, ``credential_words.json`` lists the words for
+  passwords, PINs, codes and what codes open in each of the 95 languages the local
+  model reads, so that no language is without them.
 - A key or a code is a network's password where a network is named with it (``network
   BTHub, key ...``, ``le code wifi``, ``WLAN-Schlüssel``); what opens with a code and
   nothing else (a key safe, a lockbox, a padlock, a ``Tresor``) takes the digits given
@@ -33,11 +36,13 @@ look for first.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import ahocorasick
@@ -532,6 +537,61 @@ _VOCABULARY: list[_Term] = [
     ),
 ]
 
+# The words for passwords, PINs and codes, and for what a code opens, in every language
+# the local model reads (``credential_words.json``): written apart from the corpus and
+# the rules, by class and language, so a language no batch has met is not left without
+# them. Each adds to the tables here only what they lack.
+_WORDS_BY_LANGUAGE: dict[str, dict[str, list[str]]] = json.loads(
+    Path(__file__).with_name("credential_words.json").read_text(encoding="utf-8")
+)
+# Scripts written without spaces between words (Thai, Lao, Burmese, Khmer, Chinese,
+# Japanese), and the Indic scripts whose vowel signs split a word for the patterns
+# here: their words are found wherever they stand.
+_INFIX_SCRIPTS = re.compile(r"[\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u9fff]")
+_LISTED_CLASSES = {"password": _PASSWORD, "pin": _PIN, "code": _CODE}
+
+
+def _listed_terms() -> list[_Term]:
+    """The listed words that no word of the tables above reads (as any class: the
+    tables say what a word they know stands for), and that no other class lists too."""
+    known = re.compile("(?i)" + "|".join(_bounded(t) for t in _VOCABULARY))
+    classes: dict[str, set[str]] = {}
+    for words in _WORDS_BY_LANGUAGE.values():
+        for name, cls in _LISTED_CLASSES.items():
+            for word in words.get(name, []):
+                classes.setdefault(word.strip().lower(), set()).add(cls)
+    added: dict[tuple[str, str], _Term] = {}
+    for words in _WORDS_BY_LANGUAGE.values():
+        for name, cls in _LISTED_CLASSES.items():
+            for word in words.get(name, []):
+                word = word.strip().lower()
+                if len(word) < 3 or len(classes[word]) > 1 or known.search(word):
+                    continue
+                bound = _CJK if _INFIX_SCRIPTS.search(word) else _WORD
+                pattern = re.escape(word).replace("\\ ", "[ \t]")
+                # A word of several: its first holds the literal (a tab may stand
+                # for a space between them).
+                literal = fold(word.split(" ")[0])
+                added.setdefault((cls, word), _Term(cls, pattern, literal, bound))
+    return list(added.values())
+
+
+def _listed_locks() -> tuple[list[str], list[str]]:
+    """The listed words for what a code opens: stems for spaced scripts, and infixes for
+    the scripts of :data:`_INFIX_SCRIPTS`."""
+    stems: set[str] = set()
+    infixes: set[str] = set()
+    for words in _WORDS_BY_LANGUAGE.values():
+        for word in words.get("locks", []):
+            word = word.strip().lower()
+            if " " in word or len(word) < 3:
+                continue
+            (infixes if _INFIX_SCRIPTS.search(word) else stems).add(word)
+    return sorted(stems), sorted(infixes)
+
+
+_LISTED_LOCK_STEMS, _LISTED_LOCK_INFIXES = _listed_locks()
+
 # Words that say what a code opens: a credential's code, not an error's, a parcel's or a
 # discount's. Stems match the start of a word (``alarme``, ``Alarmanlage``, ``домофона``);
 # the words of _LOCK_WORDS, too short or too common to stand for their stem, match whole.
@@ -610,7 +670,7 @@ _LOCK_STEM_WORDS = (
     + " "
     + _with_clitics("باب بوابة خزنة خزين إنذار انذار مدخل قفل", _AR_PREFIXES)
 )
-_LOCK_STEMS = tuple(_LOCK_STEM_WORDS.split())
+_LOCK_STEMS = tuple(dict.fromkeys((*_LOCK_STEM_WORDS.split(), *_LISTED_LOCK_STEMS)))
 _LOCK_WORDS = frozenset(
     """
     gate gates safe safes lock locks vault shed sim phone screen master otp 2fa porta
@@ -639,7 +699,7 @@ _LOCK_CJK = (
     # Belarusian's entrance, whose apostrophe splits it for the patterns here
     *("пад'езд", "пад’езд"),
 )
-_LOCK_INFIXES = re.compile("|".join(map(re.escape, _LOCK_CJK)))
+_LOCK_INFIXES = re.compile("|".join(map(re.escape, (*_LOCK_CJK, *_LISTED_LOCK_INFIXES))))
 # "Number" words, a code only with a lock that opens with one; and what else a lock word
 # near them numbers: a locker, a key, a gate or a room (``ロッカーの番号``: which locker).
 _NUMBER_WORDS = ("番号", "번호")
@@ -670,7 +730,8 @@ _NOT_LOCKS = frozenset(
     barras rastreio rastreamento produto promocional desconto erro pedido fiscal
     seguimiento producto descuento reserva barre barres réduction erreur suivi
     réservation postleitzahl fehler gutschein rabatt sendungs postale sconto errore
-    tracciamento prenotazione fiscale
+    tracciamento prenotazione fiscale posta postai poștal poștale poštovní poštové
+    poštanski pocztowy почтовый поштовий пощенски
     """.split()  # noqa: SIM905
 )
 # Words that may open what comes between a credential word and its value: "the password
@@ -875,6 +936,7 @@ def _noun_pattern() -> str:
     return "(?i)" + "|".join(groups)
 
 
+_VOCABULARY += _listed_terms()
 CREDENTIAL_WORD = re.compile(_noun_pattern())
 """A word that names a credential whose value may follow, in any language of the
 vocabulary; the group that matched (``lastgroup``) is its class."""
