@@ -559,12 +559,17 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # (a tuning look-alike, an address's postal code, read as a door code once "daire" named
 # a lock). The round was asked for after batch i's misses by language were seen, but for
 # every language alike. On batch i the rules then found 126 of the 145 (87%) and still
-# refused none of its look-alikes: short of the target.
+# refused none of its look-alikes: short of the target. Batch i is tuning data from
+# then on. Batch "j" was written after the ninth round, by another author who had read
+# neither the rules nor any batch: in thirty-four languages, the five tuning ones among
+# them. The rules found 14 of its 14 credentials in the tuning languages and 63 of 74 in
+# the others (85%), and refused none of its 101 look-alikes; the ninth round's words
+# changed none of these. Recall in the other languages is short of the target.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g", "h"})
+TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g", "h", "i"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"
