@@ -564,7 +564,13 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # neither the rules nor any batch: in thirty-four languages, the five tuning ones among
 # them. The rules found 14 of its 14 credentials in the tuning languages and 63 of 74 in
 # the others (85%), and refused none of its 101 look-alikes; the ninth round's words
-# changed none of these. Recall in the other languages is short of the target.
+# changed none of these. The tenth round tuned the rules on batch i (an app password
+# given after an aside on its line, or split by hyphens; four short words after a
+# password word are none; Armenian's and Burmese's words for a PIN; a value given first
+# before Norwegian's, Danish's, Finnish's, Czech's, the South Slavic languages' and
+# Romanian's "is", and Tagalog's marker of what is spoken of). After it the rules found
+# 64 of batch j's 74 (86%) and refused none of its look-alikes. Recall in the other
+# languages is short of the target. Batch j stays held out until a new batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})

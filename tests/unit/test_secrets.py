@@ -304,6 +304,18 @@ NAMED_SECRETS = [
     pytest.param(
         f"HEROKU_API_KEY={HEROKU_KEY}", "SECRET_ASSIGNMENT", HEROKU_KEY, id="uuid-api-key"
     ),
+    pytest.param(
+        "Hasło aplikacji do Gmaila (dla Outlooka w pracy): vhsn qpla tmwc ryex — zwykłe nie",
+        "PASSWORD",
+        "vhsn qpla tmwc ryex",
+        id="app-password-after-an-aside",
+    ),
+    pytest.param(
+        "Alkalmazásspecifikus jelszó az iCloud naptárhoz: mhkr-twpz-dfqa-xeno",
+        "PASSWORD",
+        "mhkr-twpz-dfqa-xeno",
+        id="app-password-in-hyphenated-groups",
+    ),
 ]
 
 
@@ -352,6 +364,9 @@ NAMED_ORDINARY = [
     pytest.param("bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi", id="ipfs-cid-v1"),
     pytest.param("kTq3bXz9WZNq2v0cP8hYdR1sLmF2", id="firebase-uid"),
     pytest.param("user_2NNEqL2nrIRdJ194ndJqAHwEfxC", id="clerk-user-id"),
+    # Four short words after a password word are no app password.
+    pytest.param("password reset instructions: send them your mail", id="four-short-words"),
+    pytest.param("App password notes: this will work fine", id="four-short-words-after-app"),
 ]
 
 

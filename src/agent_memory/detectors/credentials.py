@@ -344,7 +344,7 @@ _VOCABULARY: list[_Term] = [
         _WORD,
         (
             r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en|as|ą|o|s|a)?|kood(?:i)?"
-            r"|kód(?:ja|ot|u)?|код|kodi|နံပါတ်)"
+            r"|kód(?:ja|ot|u)?|код|kodi|နံပါတ်|կոդ(?:ը|ի|ն)?)"
             r"|-ul(?:ui)?|-(?:i|ı|u|ü|ը|ն))?",
             "pin",
         ),
@@ -364,7 +364,14 @@ _VOCABULARY: list[_Term] = [
         # ar: the secret number or code
         *((rf"{_AR_CLITICS}{word} (?:ال)?سر[يّ]ي?", word) for word in ("رقم", "رمز")),
     ),
-    *_terms(_PIN, _CJK, ("PIN码", "PIN码"), ("PIN碼", "PIN碼"), ("ＰＩＮ", "ＰＩＮ")),
+    *_terms(
+        _PIN,
+        _CJK,
+        ("PIN码", "PIN码"),
+        ("PIN碼", "PIN碼"),
+        ("ＰＩＮ", "ＰＩＮ"),
+        ("ပင်နံပါတ်", "ပင်နံပါတ်"),
+    ),
     # -- a card's security code ------------------------------------------------------------
     *_terms(
         _CVV,
@@ -1363,7 +1370,8 @@ def _value_kind(
         ok = cls == _PASSWORD and judges.password_like(bracketed)
         return PASSWORD if ok else None
     if match.group("apppw") is not None:
-        return PASSWORD if cls in (_PASSWORD, _SHORT) else None
+        ok = cls in (_PASSWORD, _SHORT) and _drawn_at_random(match.group("apppw"))
+        return PASSWORD if ok else None
     if match.group("spaced") is not None:
         # Digits spaced out as they are read aloud or keyed in ("code is 8 1 9 4"): a code,
         # when a mark or verb gives them or they close the clause.
@@ -1587,6 +1595,10 @@ def _given_before(text: str, word: Word, judges: Judges) -> Found | None:
 _FIRST_COPULAS = (
     r"is|was|will[ \t]{1,4}be|é|era|será|es|est|était|sera|ist|war|wird|è|sarà|wordt"
     r"|jest|to|это|är|blir|adalah|ialah"
+    # no and da, fi and et, cs, sk and the South Slavic languages, ro; and Tagalog's
+    # marker of what a sentence is about, which follows what is said of it ("8063 yung
+    # PIN ng ATM ko": the PIN of my card is 8063)
+    r"|er|on|je|este|ang|yung|ung"
 )
 _DETERMINERS = (
     r"the|a|an|my|our|your|his|her|their|this|o|os|as|um|uma|meu|minha|nosso|nossa|seu|sua"
@@ -1698,6 +1710,35 @@ def _written_without_spaces(word: str) -> bool:
     return _SPACELESS.search(word) is not None
 
 
+# An app password as accounts issue them (four groups of four lowercase letters), given
+# after a colon later on the line of a password word, whatever is said between them
+# ("Hasło aplikacji do Gmaila (dla Outlooka w pracy): vhsn qpla tmwc ryex").
+_APP_PASSWORD_LATER = re.compile(
+    r"[^\n:]{0,120}:[ \t]{0,4}"
+    r"(?P<value>[a-z]{4}(?:-[a-z]{4}){3}|[a-z]{4}(?: [a-z]{4}){3})(?![\w\-])"
+)
+_VOWELS = frozenset("aeiouy")
+
+
+_THREE_CONSONANTS = re.compile(r"[^aeiouy]{3}")
+
+
+def _drawn_at_random(groups: str) -> bool:
+    """Whether four groups of four letters read as an app password rather than four
+    short words ("send them your mail"): split by hyphens, or one group no word would
+    be (no vowel, or three consonants in a row)."""
+    return " " not in groups or any(
+        not _VOWELS & set(g) or _THREE_CONSONANTS.search(g) for g in groups.split(" ")
+    )
+
+
+def _app_password_later(text: str, word: Word) -> Found | None:
+    match = _APP_PASSWORD_LATER.match(text, word.end)
+    if match is None or not _drawn_at_random(match.group("value")):
+        return None
+    return Found(match.start("value"), match.end("value"), PASSWORD)
+
+
 def word_value_spans(
     text: str,
     judges: Judges,
@@ -1721,6 +1762,8 @@ def word_value_spans(
                 found = _given_first(text, word.cls, word, judges)
             if found is None and word.cls in _GIVEN_FIRST_CLASSES:
                 found = _answered_below(text, word.cls, word, judges)
+            if found is None and word.cls == _PASSWORD:
+                found = _app_password_later(text, word)
         if found is not None:
             yield found
 
