@@ -258,13 +258,14 @@ pruned AS (
     DELETE FROM block_versions AS v
     WHERE v.tenant_id = %(tenant_id)s AND v.user_id = %(user_id)s
       AND v.scope = %(scope)s AND v.agent_id = %(agent_id)s AND v.label = %(label)s
-      AND v.version = ANY (ARRAY(
-          SELECT o.version FROM block_versions AS o
-          WHERE o.tenant_id = %(tenant_id)s AND o.user_id = %(user_id)s
+      AND v.version <= (
+          SELECT max(o.version) FROM (
+              SELECT o.version FROM block_versions AS o
+              WHERE o.tenant_id = %(tenant_id)s AND o.user_id = %(user_id)s
       AND o.scope = %(scope)s AND o.agent_id = %(agent_id)s AND o.label = %(label)s AND o.version <= (
         SELECT version
         FROM written) - %(keep)s
-          ORDER BY o.version LIMIT 8))
+              ORDER BY o.version LIMIT 8) AS o)
       AND v.written_at < statement_timestamp() - %(kept)s::interval
       AND (SELECT n.written_at FROM block_versions AS n
            WHERE n.tenant_id = %(tenant_id)s AND n.user_id = %(user_id)s
@@ -545,14 +546,16 @@ WITH current AS(
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v
-  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version=ANY(ARRAY(
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version <=(
+  SELECT max(o.version)
+  FROM(
   SELECT o.version
   FROM block_versions AS o
   WHERE o.tenant_id=%(tenant_id)s AND o.user_id=%(user_id)s AND o.scope=%(scope)s AND o.agent_id=%(agent_id)s AND o.label=%(label)s AND o.version <=(
   SELECT version
   FROM written)- %(keep)s
   ORDER BY o.version
-  LIMIT 8))AND v.written_at<statement_timestamp()- %(kept)s::interval AND(
+  LIMIT 8)AS o)AND v.written_at<statement_timestamp()- %(kept)s::interval AND(
   SELECT n.written_at
   FROM block_versions AS n
   WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version
@@ -704,14 +707,16 @@ WITH current AS(
   RETURNING b.*),pruned AS(
   DELETE
   FROM block_versions AS v
-  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version=ANY(ARRAY(
+  WHERE v.tenant_id=%(tenant_id)s AND v.user_id=%(user_id)s AND v.scope=%(scope)s AND v.agent_id=%(agent_id)s AND v.label=%(label)s AND v.version <=(
+  SELECT max(o.version)
+  FROM(
   SELECT o.version
   FROM block_versions AS o
   WHERE o.tenant_id=%(tenant_id)s AND o.user_id=%(user_id)s AND o.scope=%(scope)s AND o.agent_id=%(agent_id)s AND o.label=%(label)s AND o.version <=(
   SELECT version
   FROM written)- %(keep)s
   ORDER BY o.version
-  LIMIT 8))AND v.written_at<statement_timestamp()- %(kept)s::interval AND(
+  LIMIT 8)AS o)AND v.written_at<statement_timestamp()- %(kept)s::interval AND(
   SELECT n.written_at
   FROM block_versions AS n
   WHERE n.tenant_id=%(tenant_id)s AND n.user_id=%(user_id)s AND n.scope=%(scope)s AND n.agent_id=%(agent_id)s AND n.label=%(label)s AND n.version>v.version

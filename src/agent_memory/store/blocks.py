@@ -160,10 +160,11 @@ written AS (
 pruned AS (
     DELETE FROM block_versions AS v
     WHERE {_is_block("v")}
-      AND v.version = ANY (ARRAY(
-          SELECT o.version FROM block_versions AS o
-          WHERE {_is_block("o")} AND o.version <= (SELECT version FROM written) - %(keep)s
-          ORDER BY o.version LIMIT {PRUNED_PER_WRITE}))
+      AND v.version <= (
+          SELECT max(o.version) FROM (
+              SELECT o.version FROM block_versions AS o
+              WHERE {_is_block("o")} AND o.version <= (SELECT version FROM written) - %(keep)s
+              ORDER BY o.version LIMIT {PRUNED_PER_WRITE}) AS o)
       AND v.written_at < statement_timestamp() - %(kept)s::interval
       AND (SELECT n.written_at FROM block_versions AS n
            WHERE {_is_block("n")} AND n.version > v.version
