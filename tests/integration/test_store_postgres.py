@@ -810,6 +810,7 @@ def test_marking_what_was_shown_reads_each_row_by_its_key_without_statistics(
 # Tables whose rows belong to one owner (a memory's, a block's).
 _OWNED_TABLES = [
     "memories",
+    "memory_events",
     "blocks",
     "block_versions",
     "archival_lines",
@@ -833,7 +834,8 @@ def test_changing_one_memory_or_block_reads_its_own_rows_in_a_tenant_of_many(
     """Where the statistics say a tenant holds a few rows (forty tenants of twenty
     memories each, then ANALYZE) and the tenant has since written a thousand memories
     of other owners and their blocks, each change of one memory (an upsert of its key,
-    an update, a pin, a supersession, a deletion) and each compare-and-set of a block
+    an update, a pin, a supersession, a deletion, the deletion of an expired one with
+    its history) and each compare-and-set of a block
     reads the rows it changes by their keys: no statement reads a table's rows of the
     whole tenant, nor a block's whole history.
 
@@ -891,6 +893,11 @@ def test_changing_one_memory_or_block_reads_its_own_rows_in_a_tenant_of_many(
         async with db.transaction(caller) as tx:
             first = await tx.memories.write(MemoryWrite(owner, "first", MemorySource.MANUAL, "v"))
             second = await tx.memories.write(MemoryWrite(owner, "second", MemorySource.MANUAL, "v"))
+            # A memory that has expired, for the expiry to delete (with its history).
+            gone = datetime.now(UTC) - timedelta(minutes=1)
+            await tx.memories.write(
+                MemoryWrite(owner, "brief", MemorySource.MANUAL, "v", expiration=gone)
+            )
             # A block with a long history, all of it younger than the horizon.
             written = await put_block(tx, AGENT_CORE, "line")
             for n in range(30):
@@ -915,10 +922,11 @@ def test_changing_one_memory_or_block_reads_its_own_rows_in_a_tenant_of_many(
             assert archival is not None
             await put_block(tx, ARCHIVAL, "a new line\nanother line", expected=archival.updated_at)
             await tx.memories.delete(memory.id)
+            assert await tx.memories.delete_expired(owner, "brief")
             assert await tx.blocks.delete(ARCHIVAL, expected=None)
 
     on_database(url, change)
-    assert len(reads) >= 9
+    assert len(reads) >= 10
     for statement, read in reads:
         # The owner holds a few rows of each table (and its block a few versions past
         # the newest two); the tenant a thousand memories and 80 blocks with their
