@@ -561,26 +561,34 @@ _LISTED_CLASSES = {"password": _PASSWORD, "pin": _PIN, "code": _CODE}
 def _listed_terms() -> list[_Term]:
     """The listed words that no word of the tables above reads (as any class: the
     tables say what a word they know stands for), and that no other class lists too."""
-    known = re.compile("(?i)" + "|".join(_bounded(t) for t in _VOCABULARY))
     classes: dict[str, set[str]] = {}
     for words in _WORDS_BY_LANGUAGE.values():
         for name, cls in _LISTED_CLASSES.items():
             for word in words.get(name, []):
                 classes.setdefault(word.strip().lower(), set()).add(cls)
-    added: dict[tuple[str, str], _Term] = {}
-    for words in _WORDS_BY_LANGUAGE.values():
-        for name, cls in _LISTED_CLASSES.items():
-            for word in words.get(name, []):
-                word = word.strip().lower()
-                if len(word) < 3 or len(classes[word]) > 1 or known.search(word):
-                    continue
-                bound = _CJK if _INFIX_SCRIPTS.search(word) else _WORD
-                pattern = re.escape(word).replace("\\ ", "[ \t]")
-                # A word of several: its first holds the literal (a tab may stand
-                # for a space between them).
-                literal = fold(word.split(" ")[0])
-                added.setdefault((cls, word), _Term(cls, pattern, literal, bound))
-    return list(added.values())
+    tables = tuple(_VOCABULARY)
+    added: list[_Term] = []
+    for word, (cls, *others) in classes.items():
+        if len(word) < 3 or others or _read_by(tables, word):
+            continue
+        bound = _CJK if _INFIX_SCRIPTS.search(word) else _WORD
+        pattern = re.escape(word).replace("\\ ", "[ \t]")
+        # A word of several: its first holds the literal (a tab may stand for a space
+        # between them).
+        added.append(_Term(cls, pattern, fold(word.split(" ")[0]), bound))
+    return added
+
+
+def _read_by(terms: tuple[_Term, ...], word: str) -> bool:
+    """Whether a word of ``terms`` reads in ``word``: only those whose literal it holds
+    are tried (every match holds its word's literal)."""
+    folded = fold(word)
+    return any(t.literal in folded and _matcher(t).search(word) for t in terms)
+
+
+@cache
+def _matcher(term: _Term) -> re.Pattern[str]:
+    return re.compile("(?i)" + _bounded(term))
 
 
 def _listed_locks() -> tuple[list[str], list[str]]:
@@ -1717,19 +1725,16 @@ _APP_PASSWORD_LATER = re.compile(
     r"[^\n:]{0,120}:[ \t]{0,4}"
     r"(?P<value>[a-z]{4}(?:-[a-z]{4}){3}|[a-z]{4}(?: [a-z]{4}){3})(?![\w\-])"
 )
-_VOWELS = frozenset("aeiouy")
-
-
+# Three letters in a row that are not vowels: in none of four letters of a word, and in
+# most groups drawn at random (a group with no vowel at all among them).
 _THREE_CONSONANTS = re.compile(r"[^aeiouy]{3}")
 
 
 def _drawn_at_random(groups: str) -> bool:
     """Whether four groups of four letters read as an app password rather than four
     short words ("send them your mail"): split by hyphens, or one group no word would
-    be (no vowel, or three consonants in a row)."""
-    return " " not in groups or any(
-        not _VOWELS & set(g) or _THREE_CONSONANTS.search(g) for g in groups.split(" ")
-    )
+    be."""
+    return " " not in groups or any(_THREE_CONSONANTS.search(g) for g in groups.split(" "))
 
 
 def _app_password_later(text: str, word: Word) -> Found | None:
