@@ -482,10 +482,13 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         memories.locator("tr.expired").evaluate("e => e.scrollIntoView({ block: 'center' })")
         written.append(save(page, out / "panel-expired.png"))
         memories.get_by_label("Show expired").uncheck()
-        # Held for review by the learned screen, with the button that approves it.
+        # Held for review by the learned screen, with the button that approves it: once
+        # the list without the expired rows is in (its re-rendering scrolls back up).
+        expect(memories.locator("tr.expired")).to_have_count(0)
         held = memories.locator('tbody tr[data-key="vendor-faq"]')
         expect(held.locator(".held-label")).to_be_visible()
         held.evaluate("e => e.scrollIntoView({ block: 'center' })")
+        expect(held).to_be_in_viewport()
         page.mouse.move(0, 0)
         written.append(save(page, out / "panel-held.png"))
         page.evaluate("window.scrollTo(0, 0)")
