@@ -570,12 +570,23 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # before Norwegian's, Danish's, Finnish's, Czech's, the South Slavic languages' and
 # Romanian's "is", and Tagalog's marker of what is spoken of). After it the rules found
 # 64 of batch j's 74 (86%) and refused none of its look-alikes. Recall in the other
-# languages is short of the target. Batch j stays held out until a new batch is written.
+# languages was short of the target. Batch "k" was written after the tenth round, by
+# another author who had read neither the rules nor any batch: in thirty-nine
+# languages, the five tuning ones among them. The rules found 30 of its 34 credentials
+# in the tuning languages and 46 of 53 in the others (87%), and refused none of its 103
+# look-alikes. The eleventh round tuned the rules on batch j, so it is tuning data from
+# then on: a value that can only be a password (lowercase letters and digits with a
+# mark no name is written with, or with capitals and an underscore, or sixteen letters
+# drawn at random) in the clause of a password word, wherever the clause puts it,
+# unless a word for a network or a user names it; Vietnamese chat's "mk"; verbs that
+# open a lock with a code in six more languages. After it the rules found 85 of batch
+# j's 88, and 32 of batch k's 34 (94%) and 50 of its 53 (94%), refusing none of its
+# look-alikes. Batch k stays held out until a new batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})
 # Batches held out in an earlier round and tuned on since: every item, in any language.
-TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g", "h", "i"})
+TUNED_BATCHES = frozenset({"b", "c", "d", "e", "f", "g", "h", "i", "j"})
 # Held-out items that guided a change of the rules: tuning data from then on.
 MOVED = "moved"
 TUNING = "tuning"

@@ -156,6 +156,35 @@ CAUGHT = [
         "chave de segurança da rede: Tq8mWz4kb", PASSWORD, "Tq8mWz4kb", id="network-key-pt"
     ),
     pytest.param("le code wifi c'est pommeverte31", PASSWORD, "pommeverte31", id="wifi-code-fr"),
+    # -- a value that can only be a password, in a password word's clause, however given
+    pytest.param(
+        "mi cambiaron la contraseña del banco a ver si me acuerdo: Limonero#2291",
+        PASSWORD,
+        "Limonero#2291",
+        id="clause-colon-far",
+    ),
+    pytest.param(
+        "hasło do skrzynki zmieniłem wczoraj na Wisla&Krakow7 bo stare wyciekło",
+        PASSWORD,
+        "Wisla&Krakow7",
+        id="clause-changed-to-pl",
+    ),
+    pytest.param(
+        "비번 바꿨어 → sunflower77!! 잊지마", PASSWORD, "sunflower77!!", id="clause-arrow-ko"
+    ),
+    pytest.param(
+        "Gravel_Path42 — это пароль от роутера на даче",
+        PASSWORD,
+        "Gravel_Path42",
+        id="clause-first",
+    ),
+    pytest.param(
+        "the app password they gave me for the mail client is qzvtrmkpwlxdhnbf",
+        PASSWORD,
+        "qzvtrmkpwlxdhnbf",
+        id="clause-app-password",
+    ),
+    pytest.param("mk zalo mới: Thuy#0812 nha", PASSWORD, "Thuy#0812", id="mk-vi"),
     # -- what opens with a code and nothing else
     pytest.param(
         "the lockbox behind the shed is 7720, leave the keys in it",
@@ -381,6 +410,21 @@ LOOK_ALIKES = [
     pytest.param("the price is 1200 for the door and 300 for fitting", id="price-for-door"),
     pytest.param("the password changed, it's in the vault now", id="resumed-no-value"),
     pytest.param("random seed 20240501 for the benchmark runs", id="random-seed"),
+    # -- names and ids in a password word's clause
+    pytest.param("the wifi password for OakLane-5G is on the router sticker", id="ssid-clause"),
+    pytest.param("password reset for user JSmith1990 failed twice", id="user-clause"),
+    pytest.param("password reset for jsmith_1990 failed, ticket INC-2024-7781", id="ids-clause"),
+    pytest.param("password manager: 1Password, laptop: Windows11", id="products-clause"),
+    pytest.param("changed the password after upgrading to v2.3.1-rc1", id="version-clause"),
+    pytest.param(
+        "password reset mail for anna.kowalska@example.pl never arrived", id="address-clause"
+    ),
+    pytest.param(
+        "password change logged under a475b3c6-a41a-4836-937d-b7d032058254", id="uuid-clause"
+    ),
+    pytest.param(
+        "the password policy needs characters like ! or # and a digit", id="policy-clause"
+    ),
     # -- words of the BIP-39 list that are no phrase
     pytest.param(
         "packing list: tent stove lantern rope knife map water filter blanket pillow towel soap",

@@ -234,6 +234,7 @@ _VOCABULARY: list[_Term] = [
         (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
+        (r"mk", "mk"),  # vi: short for "mật khẩu" in chat
         (rf"{_AR_CLITICS}كلمة (?:المرور|(?:ال)?سر)", "كلمة"),  # ar
         (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
@@ -484,6 +485,11 @@ _VOCABULARY: list[_Term] = [
         (r"si sblocca con", "si sblocca"),
         (r"opent met", "opent"),  # nl
         (r"gaat open met", "gaat open"),
+        (r"(?:se )?deschide cu", "deschide"),  # ro
+        (r"s['’]obre amb", "obre amb"),  # ca
+        (r"otwiera(?: się)?", "otwiera"),  # pl
+        (r"öppnas med", "öppnas"),  # sv
+        (r"(?:åbnes|åpnes) med", "nes med"),  # da, no
     ),
     # -- verbs that enter a code on a keypad ---------------------------------------------------
     *_terms(
@@ -1744,6 +1750,87 @@ def _app_password_later(text: str, word: Word) -> Found | None:
     return Found(match.start("value"), match.end("value"), PASSWORD)
 
 
+# -- a value that can only be a password, in the clause of a password word ----------------
+# However the clause gives it ("hasło zmieniłam na ...", "비번 바꿨어 → ...", "... — ეს
+# არის wifi-ის პაროლი"), a token no word, name, number or id is written as, in the clause
+# that names a password, is that password: lowercase letters and digits with a mark no
+# name is written with, or with capitals and an underscore, or sixteen letters drawn at
+# random as accounts issue them.
+_CLAUSE_BOUND = re.compile(r"[.!?;](?=\s|$)|\n|[。！？；]")
+_CLAUSE_SPAN = 120
+_TOKEN = re.compile(r"[^\s\"'`«»“”„()\[\]{}<>]+")
+_STRONG_MIN, _STRONG_MAX = 8, 64
+_NOT_STRONG = re.compile(r"@[^\s]*\.|://|^www\.|[/\\]|^[0-9a-fA-F]+(?:[\-:][0-9a-fA-F]+)+$")
+_CLAUSE_PUNCTUATION = ".,;:，。、；："
+_RANDOM_LETTERS = re.compile(r"[a-z]{16}")
+_VOWELS = re.compile(r"[aeiouy]")
+_CONSONANT_RUN = re.compile(r"[^aeiouy]{4}")
+_MARKS = re.compile(r"[^\w.\-]")
+_BAND = re.compile(r"(?i)[\-_ ]?(?:2[.,]4|5|6)[ \-]?g(?:hz)?$")
+_WORDS_BEFORE = re.compile(r"([^\W\d_][\w\-]*)[ \t:]{1,3}$")
+_PLACEHOLDER = "[REDACTED:"
+_USER_WORDS = frozenset(
+    {
+        *("user", "username", "login", "account", "id", "handle", "nick", "usuario"),
+        *("usuário", "utilisateur", "benutzer", "nutzer", "benutzername", "utente"),
+        *("gebruiker", "użytkownik", "пользователь", "логин", "користувач", "kullanıcı"),
+        "tk",  # vi: short for "tài khoản", an account
+    }
+)
+
+
+def _reads_only_as_password(token: str, judges: Judges) -> bool:
+    """Whether ``token`` reads as a password and as nothing else: no id (``ORD-2024-881``:
+    no lowercase), version, address, path or placeholder."""
+    if _RANDOM_LETTERS.fullmatch(token):
+        return len(_VOWELS.findall(token)) <= 4 and _CONSONANT_RUN.search(token) is not None
+    if not _STRONG_MIN <= len(token) <= _STRONG_MAX or _NOT_STRONG.search(token):
+        return False
+    if not any(c.islower() for c in token) or not any(c.isdigit() for c in token):
+        return False
+    # A mark no name is written with ("Windows11", "jsmith_1990" and "OakLane-5G" are
+    # names), or capitals and an underscore ("Tortellino_88").
+    if not (_MARKS.search(token) or ("_" in token and any(c.isupper() for c in token))):
+        return False
+    return judges.password_like(token)
+
+
+def _names_something_else(text: str, token: re.Match[str]) -> bool:
+    """Whether ``token`` is the name of a network or a user: after a word for one ("wifi
+    OakLane-5G", "user JSmith1990"), or ending in a network's band ("Casa_Rossi-5G")."""
+    if _BAND.search(token.group()):
+        return True
+    before = _WORDS_BEFORE.search(text, max(0, token.start() - 24), token.start())
+    if before is None:
+        return False
+    word = before.group(1)
+    return _names_network(word) or word.lower() in _USER_WORDS
+
+
+def _password_in_clause(text: str, word: Word, judges: Judges) -> Found | None:
+    """A value that reads only as a password, before or after the password word ``word``
+    in its clause; never a network's name, and never where the word is a placeholder's
+    (``[REDACTED:PASSWORD]``)."""
+    if text.startswith(_PLACEHOLDER, max(0, word.start - len(_PLACEHOLDER))):
+        return None
+    start = max(0, word.start - _CLAUSE_SPAN)
+    bounds = list(_CLAUSE_BOUND.finditer(text, start, word.start))
+    start = bounds[-1].end() if bounds else start
+    limit = min(len(text), word.end + _CLAUSE_SPAN)
+    after = _CLAUSE_BOUND.search(text, word.end, limit)
+    end = after.start() if after else limit
+    for token in _TOKEN.finditer(text, start, limit):
+        if token.start() >= end:
+            break
+        if token.start() < word.end and token.end() > word.start:
+            continue  # the word itself
+        value = token.group().rstrip(_CLAUSE_PUNCTUATION)  # "Abc-2580!!" keeps its marks
+        ok = value and _reads_only_as_password(value, judges)
+        if ok and not _names_something_else(text, token):
+            return Found(token.start(), token.start() + len(value), PASSWORD)
+    return None
+
+
 def word_value_spans(
     text: str,
     judges: Judges,
@@ -1768,7 +1855,7 @@ def word_value_spans(
             if found is None and word.cls in _GIVEN_FIRST_CLASSES:
                 found = _answered_below(text, word.cls, word, judges)
             if found is None and word.cls == _PASSWORD:
-                found = _app_password_later(text, word)
+                found = _app_password_later(text, word) or _password_in_clause(text, word, judges)
         if found is not None:
             yield found
 
