@@ -4,7 +4,8 @@ of ``tests/instruction_corpus.py`` and ``tests/instruction_corpus.tsv``.
 
 Parts (``tests/instruction_corpus.py`` says which is which): the first English corpus
 and its held-back half (both read while the rules were written), the part the rules
-are tuned on, and three parts they never saw: other languages, another author, both.
+are tuned on, the batches held out once and tuned on since (not held to completeness),
+and three parts they never saw: other languages, another author, both.
 Printed for each part: recall on the instructions and false positives on the ordinary
 texts, by kind; for the unseen parts, by language too, then pooled. Then the cost:
 texts per second over the corpus, and milliseconds per kilobyte over a long ordinary
@@ -366,7 +367,8 @@ def main() -> int:
             print(f"- {r.name}: flagged ({t.language}, {t.kind}): {t.text[:110]!r}")
     flagged = print_cost(long_ordinary_text(), args.seconds)
 
-    fitted = [r for r in runs if r.name not in (*UNSEEN_PARTS, "unseen, pooled")]
+    # Batches tuned on since they were held out are reported, not held to completeness.
+    fitted = [r for r in runs if r.name not in (*UNSEEN_PARTS, "unseen, pooled", "tuned-since")]
     pooled = [r for r in runs if r.name == "unseen, pooled"]
     judged = RULES
     unseen_met = all(

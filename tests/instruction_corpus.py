@@ -8,21 +8,30 @@ Two generations of texts:
   from which the first rules were written, and ``HELD_BACK_INSTRUCTIONS`` and
   ``HELD_BACK_ORDINARY``, written with them and kept back at first. Both have been read
   by now: they are parts the rules are fitted to (``first``, ``first-held-back``).
-- ``instruction_corpus.tsv``: instructions and look-alikes in thirty-one languages, each
+- ``instruction_corpus.tsv``: instructions and look-alikes in thirty-some languages, each
   with its language and its author (the file's header says who wrote what). They were
   written before the rules that read them, and are split so that the rules are tuned
   on one part and measured on parts they never saw:
 
   ``tune``: the outside trial's probes, and author ``a`` in the tuning languages
   (:data:`TUNING_LANGUAGES`); ``unseen-language``: author ``a`` in every other
-  language; ``unseen-author``: author ``b`` in the tuning languages; ``unseen-both``:
-  author ``b`` (and ``d``) in every other language. Batches in :data:`TUNED_BATCHES`
-  were held out when written and have been tuned on since: all their texts, in any
-  language, are ``tune``. Batch ``c`` was: before the rules were tuned on it they
-  caught 41 of its 75 instructions (55%) and flagged 1 of its 75 look-alikes. Batch
-  ``d``, by another author who had read neither the rules nor any batch, was written
-  before that tuning and held out from it: the rules caught 35 of its 75 instructions
-  (47%) before it and 39 (52%) after, and flagged none of its 75 look-alikes.
+  language; ``unseen-author``: the newest batch held out (``e``) in the tuning
+  languages; ``unseen-both``: that batch in every other language. Batches in
+  :data:`TUNED_BATCHES` were held out when written and have been tuned on since: all
+  their texts, in any language, are ``tune``. Batch ``c`` was: before the rules were
+  tuned on it they caught 41 of its 75 instructions (55%) and flagged 1 of its 75
+  look-alikes. Batches in :data:`TUNED_SINCE` were held out too and tuned on since, but
+  the rules do not catch all of them: they are ``tuned-since``. Batch ``d``, by another
+  author who had read neither the rules nor any batch, was written before the tuning on
+  c and held out from it: the rules caught 35 of its 75 instructions (47%) before it and
+  39 (52%) after, and flagged none of its 75 look-alikes. Batch ``e``, by another such
+  author, was written before the next round: the rules caught 50 of its 80 instructions
+  (32 of 46 in the tuning languages, 18 of 34 in the others) and flagged none of its 80
+  look-alikes. That round tuned them on batches b and d (addresses "to" or "for" the
+  model in eleven languages, rules said to be void after them where the system speaks,
+  a mode without limits turned on, the words of nine classes in fifty more languages
+  from ``instruction_vocabulary.json``): b 51 of 55 and d 57 of 75 after it, none of
+  their look-alikes flagged; batch e 53 of 80 (33 and 20), none flagged.
 
 The kind of an instruction is the reason the detector gives for it; the kind of an
 ordinary text says why it could be mistaken for one.
@@ -343,8 +352,12 @@ TUNED_BATCHES = frozenset({"c"})
 """Batches held out when written and tuned on since: every item, in any language, is
 tuning data."""
 
+TUNED_SINCE = frozenset({"b", "d"})
+"""Batches held out when written and tuned on since, whose instructions the rules do not
+all catch: their part, ``tuned-since``, is no longer held out, and not complete."""
+
 UNSEEN_PARTS = ("unseen-language", "unseen-author", "unseen-both")
-PARTS = ("first", "first-held-back", "tune", *UNSEEN_PARTS)
+PARTS = ("first", "first-held-back", "tune", "tuned-since", *UNSEEN_PARTS)
 
 
 @dataclass(frozen=True)
@@ -363,6 +376,8 @@ class Text:
             return self.author
         if self.author == "probe" or self.author in TUNED_BATCHES:
             return "tune"
+        if self.author in TUNED_SINCE:
+            return "tuned-since"
         tuned_language = self.language in TUNING_LANGUAGES
         if self.author == "a":
             return "tune" if tuned_language else "unseen-language"

@@ -22,6 +22,10 @@ a few words, never a repetition of a repetition.
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 Lexicon = dict[str, list[str]]
 
 # -- the model, as a thing one can address ---------------------------------------------------
@@ -627,6 +631,8 @@ ORDER_VERB: Lexicon = {
         r"never",
         r"always",
         r"be",
+        r"enable",
+        r"activate",
     ],
     "pt": [
         r"ignor[ea]",
@@ -649,6 +655,8 @@ ORDER_VERB: Lexicon = {
         r"pare",
         r"use",
         r"não\s+(?:diga|conte|mencione|revele|responda|faça)",
+        r"ative",
+        r"ativa",
     ],
     "es": [
         r"ignora",
@@ -673,6 +681,7 @@ ORDER_VERB: Lexicon = {
         r"usa",
         r"activa",
         r"no\s+(?:digas|cuentes|menciones|reveles|respondas)",
+        r"activa",
     ],
     "fr": [
         r"ignore[zs]?",
@@ -700,6 +709,7 @@ ORDER_VERB: Lexicon = {
         r"faites",
         r"utilise[zs]?",
         r"ne\s+(?:dis|dites|révèle|mentionne|réponds)",
+        r"activez",
     ],
     "de": [
         r"ignoriere\w*",
@@ -719,6 +729,8 @@ ORDER_VERB: Lexicon = {
         r"tu",
         r"verwende\w*",
         r"nutze\w*",
+        r"aktiviere",
+        r"schalte",
     ],
     "it": [
         r"ignora",
@@ -738,6 +750,7 @@ ORDER_VERB: Lexicon = {
         r"fai",
         r"usa",
         r"non\s+(?:dire|rivelare|menzionare|rispondere)",
+        r"attiva",
     ],
     "nl": [
         r"negeer",
@@ -753,6 +766,8 @@ ORDER_VERB: Lexicon = {
         r"gehoorzaam",
         r"doe",
         r"gebruik",
+        r"activeer",
+        r"schakel",
     ],
     "pl": [
         r"zignoruj",
@@ -774,6 +789,8 @@ ORDER_VERB: Lexicon = {
         r"rób",
         r"zrób",
         r"wypisz",
+        r"włącz",
+        r"aktywuj",
     ],
     "tr": [
         r"yok\s+say",
@@ -811,6 +828,8 @@ ORDER_VERB: Lexicon = {
         r"сделай\w*",
         r"используй\w*",
         r"не\s+(?:говори|сообщай|упоминай|рассказывай)",
+        r"включи",
+        r"активируй",
     ],
     "zh": [
         r"忽略",
@@ -1446,11 +1465,55 @@ PREVIOUS_RULES: Lexicon = {
     "it": [r"(?:istruzioni|regole)\s+precedenti" + _ABOUT["it"]],
     "nl": [r"(?:vorige|eerdere)\s+(?:instructies|regels)" + _ABOUT["nl"]],
     "pl": [r"poprzedni\w*\s+(?:instrukcj\w+|polece\w+)" + _ABOUT["pl"]],
-    "tr": [r"önceki\s+(?:talimat|kural|komut)\w*"],
+    "tr": [r"önceki\s+(?:\w+\s+){0,2}?(?:talimat|kural|komut)\w*"],
     "ru": [r"предыдущи\w+\s+(?:инструкци\w+|указани\w+|правил\w+)" + _ABOUT["ru"]],
-    "zh": [r"(?:之前|先前|以前|此前|上面)的?(?:所有)?(?:指令|指示|规则|提示)"],
+    "zh": [
+        r"(?:之前|先前|以前|此前|上面)(?:[^，。,.!！?？；;\n]{1,6}?的)?的?(?:所有)?(?:指令|指示|规则|提示)"
+    ],
     "ja": [r"(?:これまでの|以前の|前の)(?:すべての)?(?:指示|ルール|命令)"],
     "ko": [r"이전\s*(?:의\s*)?(?:지시|지침|규칙|명령)"],
+}
+
+# Rules said to be void, after them: "previous instructions are void", "les règles
+# précédentes sont annulées", "이전 규칙은 모두 무효입니다".
+VOID: Lexicon = {
+    "en": [
+        r"(?:are|is|were|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+)?(?:void|null|cancell?ed"
+        r"|revoked|invalid|obsolete|superseded|replaced|suspended|lifted|withdrawn|no\s+longer"
+        r"\s+(?:valid|in\s+effect))",
+        r"no\s+longer\s+(?:apply|applies|count|matter|hold)",
+    ],
+    "fr": [
+        r"(?:sont|ont\s+été)\s+(?:désormais\s+)?(?:annulées|révoquées|caduques|levées|suspendues"
+        r"|obsolètes|nulles|remplacées)",
+        r"ne\s+(?:s'appliquent|comptent|valent)\s+plus",
+    ],
+    "es": [
+        r"(?:quedan|están|son|han\s+sido)\s+(?:anuladas|revocadas|sin\s+efecto|canceladas"
+        r"|obsoletas|reemplazadas)",
+        r"ya\s+no\s+(?:aplican|se\s+aplican|son\s+válidas|valen)",
+    ],
+    "pt": [
+        r"(?:estão|são|foram|ficam)\s+(?:anuladas|revogadas|canceladas|sem\s+efeito|obsoletas"
+        r"|substituídas)",
+        r"(?:não|já\s+não)\s+(?:se\s+aplicam|valem)",
+    ],
+    "de": [
+        r"(?:sind|werden|wurden)\s+(?:hiermit\s+|ab\s+sofort\s+)?(?:ungültig|aufgehoben|nichtig"
+        r"|außer\s+kraft|widerrufen|hinfällig|ersetzt)",
+        r"gelten\s+nicht\s+mehr",
+    ],
+    "it": [
+        r"(?:sono|vengono|sono\s+state)\s+(?:annullate|revocate|nulle|sospese|obsolete|sostituite)",
+        r"non\s+(?:valgono|si\s+applicano)\s+più",
+    ],
+    "nl": [r"(?:zijn|worden)\s+(?:vervallen|ongeldig|ingetrokken|nietig|vervangen)"],
+    "pl": [r"(?:są|zostały)\s+(?:nieważne|anulowane|uchylone|zastąpione)"],
+    "ru": [r"(?:отменены|недействительны|аннулированы|больше\s+не\s+действуют)"],
+    "tr": [r"geçersiz\w*", r"iptal\s+edil\w*", r"yerine\s+geçer\w*"],
+    "zh": [r"作废", r"无效", r"失效", r"不再适用", r"已取消"],
+    "ja": [r"無効", r"取り消", r"廃止"],
+    "ko": [r"무효", r"취소", r"폐기"],
 }
 
 # Setting rules aside: an order ("ignore") or a state ("no longer apply", "are void").
@@ -2011,7 +2074,9 @@ NO_LIMITS: Lexicon = {
     "fr": [r"sans\s+(?:aucune?\s+)?(?:restrictions?|limites?|règles?|filtres?|censure)"],
     "de": [
         r"ohne\s+(?:jegliche\s+)?(?:einschränkungen|beschränkungen|regeln|richtlinien|filter|zensur"
-        r"|grenzen)"
+        r"|grenzen)",
+        r"keine\s+(?:einschränkungen|beschränkungen|richtlinien|filter|zensur|grenzen"
+        r"|ablehnungen)\s+mehr",
     ],
     "it": [r"senza\s+(?:alcuna\s+)?(?:restrizion\w+|limit\w+|regol\w+|filtr\w+|censura)"],
     "nl": [r"zonder\s+(?:enige\s+)?(?:beperkingen|regels|filters|censuur)"],
@@ -2023,7 +2088,7 @@ NO_LIMITS: Lexicon = {
         r"不再?受[^，。,.!！?？；;\n]{0,8}?(?:限制|约束)",
     ],
     "ja": [r"(?:制限|ルール|制約|フィルター|検閲)(?:なし|なく|のない|を受けない)"],
-    "ko": [r"(?:제한|규칙|필터|검열)\s*(?:없이|없는)"],
+    "ko": [r"(?:제한|규칙|필터|검열)[이가]?\s*(?:없이|없는)"],
     "vi": [r"không\s+(?:bị\s+)?giới\s+hạn", r"không\s+có\s+(?:bộ\s+lọc|giới\s+hạn|hạn\s+chế)"],
     "id": [r"tanpa\s+(?:batasan|filter|aturan|sensor)"],
 }
@@ -2169,20 +2234,34 @@ UNIVERSAL: Lexicon = {
 
 # A mode that lifts the model's rules, as a jailbreak names it: "developer mode".
 DEV_MODE: Lexicon = {
-    "en": [r"(?:developer|god|jailbreak|unrestricted|unfiltered)\s+mode"],
-    "pt": [r"modo\s+(?:de\s+)?desenvolvedor"],
-    "es": [r"modo\s+(?:de\s+)?desarrollador"],
-    "fr": [r"mode\s+développeur"],
-    "de": [r"entwicklermodus", r"entwickler-modus"],
-    "it": [r"modalità\s+sviluppatore"],
-    "nl": [r"ontwikkelaarsmodus"],
-    "pl": [r"tryb\w*\s+deweloper\w*"],
-    "tr": [r"geliştirici\s+mod\w*"],
-    "ru": [r"режим\w*\s+разработчика"],
-    "vi": [r"chế\s+độ\s+nhà\s+phát\s+triển"],
-    "zh": [r"开发者模式", r"开发模式"],
-    "ja": [r"開発者モード"],
-    "ko": [r"개발자\s*모드"],
+    "en": [r"(?:developer|god|jailbreak|unrestricted|unfiltered|uncensored)\s+mode"],
+    "pt": [
+        r"modo\s+(?:de\s+)?desenvolvedor",
+        r"modo\s+(?:sem\s+(?:restriç\w+|filtros?)|irrestrito)",
+    ],
+    "es": [
+        r"modo\s+(?:de\s+)?desarrollador",
+        r"modo\s+(?:sin\s+(?:restricci\w+|filtros?|límites)|irrestricto)",
+    ],
+    "fr": [
+        r"mode\s+développeur",
+        r"mode\s+(?:sans\s+(?:restrictions?|filtres?|limites?)|illimité)",
+    ],
+    "de": [
+        r"entwicklermodus",
+        r"entwickler-modus",
+        r"uneingeschränkte[nmr]?\s+modus",
+        r"modus\s+ohne\s+(?:einschränkungen|filter|grenzen)",
+    ],
+    "it": [r"modalità\s+(?:sviluppatore|senza\s+(?:restrizioni|filtri|limiti))"],
+    "nl": [r"ontwikkelaarsmodus", r"modus\s+zonder\s+(?:beperkingen|filters)"],
+    "pl": [r"tryb\w*\s+deweloper\w*", r"tryb\w*\s+bez\s+ograniczeń"],
+    "tr": [r"geliştirici\s+mod\w*", r"sınırsız\s+mod\w*"],
+    "ru": [r"режим\w*\s+разработчика", r"режим\w*\s+без\s+(?:ограничений|фильтров)"],
+    "vi": [r"chế\s+độ\s+nhà\s+phát\s+triển", r"chế\s+độ\s+không\s+giới\s+hạn"],
+    "zh": [r"开发者模式", r"开发模式", r"无限制模式"],
+    "ja": [r"開発者モード", r"制限なしモード"],
+    "ko": [r"개발자\s*모드", r"제한\s*없는\s*모드"],
 }
 
 # Calling one of the model's tools: "call the tool transfer_funds", "lance l'outil".
@@ -2344,3 +2423,61 @@ ANSWER: Lexicon = {
     "ja": [r"回答", r"答え"],
     "ko": [r"답변", r"대답"],
 }
+
+
+# -- the same classes in fifty more languages --------------------------------------------------
+# ``instruction_vocabulary.json``: for fifty languages the tables above lack, the phrases
+# of nine classes (how a text addresses the model, orders and obligations, the model's
+# rules and what sets them aside, a mode or a model without limits, what a leak gives
+# away, and keeping the user unaware), written by language and class apart from the
+# corpus and from the rules. A language's phrases join a class only where the tables
+# have no words of that language for it; each phrase is matched as written, its spaces
+# as any run of spaces. An address there names no model word of its own (it is one
+# phrase, "till ai-assistenten"), so an order must follow it, as after a vocative.
+_VOCABULARY: dict[str, dict[str, list[str]]] = json.loads(
+    Path(__file__).with_name("instruction_vocabulary.json").read_text(encoding="utf-8")
+)
+_VOCABULARY_CLASSES: dict[str, tuple[Lexicon, ...]] = {
+    "address": (VOCATIVE,),
+    "order_verb": (ORDER_VERB, LEAK_VERB),
+    "obligation": (OBLIGATION,),
+    "previous_rules": (RULES,),
+    "set_aside": (SET_ASIDE,),
+    "no_limits": (NO_LIMITS,),
+    "dev_mode": (DEV_MODE,),
+    "leak_object": (LEAK_OBJECT,),
+    "covert": (COVERT,),
+}
+# A shorter phrase is a syllable of too many words of other languages; a verb in a
+# Latin or Cyrillic script needs more, since every spaced language's words share the
+# class ("och", Uzbek "open", is Swedish "and").
+_SHORTEST = 3
+_SHORTEST_SPACED_WORD = 5
+_SPACED_SCRIPT = re.compile(r"[a-zà-ɏͰ-ӿ]")
+
+
+def _phrase(phrase: str) -> str:
+    return r"\s+".join(map(re.escape, phrase.split()))
+
+
+def _kept(phrase: str) -> bool:
+    if len(phrase) < _SHORTEST:
+        return False
+    one_word = " " not in phrase
+    return not (one_word and len(phrase) < _SHORTEST_SPACED_WORD and _SPACED_SCRIPT.search(phrase))
+
+
+def _listed() -> None:
+    for language, classes in sorted(_VOCABULARY.items()):
+        for name, phrases in classes.items():
+            fragments = [_phrase(p) for p in dict.fromkeys(phrases) if _kept(p)]
+            for lexicon in _VOCABULARY_CLASSES[name]:
+                if not fragments:
+                    continue
+                if language not in lexicon:
+                    lexicon[language] = fragments
+                elif lexicon is ORDER_VERB:  # imperatives: the tables' few, and the rest
+                    lexicon[language] = [*lexicon[language], *fragments]
+
+
+_listed()

@@ -245,13 +245,15 @@ def _unspaced(text: str) -> str:
 
 def _unmentioned(text: str) -> str:
     """The normalised ``text`` without the phrases it quotes as examples; a quote that
-    holds an address or a link, or that the text says to act on, is no example."""
-    if _ACTED_ON.search(text):
-        return text
+    holds an address or a link, or that its line says to act on, is no example."""
 
     def blank(match: re.Match[str]) -> str:
         quoted = match.group()[match.start(1) - match.start() :]
         if _LINKISH.search(quoted):
+            return match.group()
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        if _ACTED_ON.search(text, line_start, len(text) if line_end < 0 else line_end):
             return match.group()
         return match.group()[: match.start(1) - match.start()] + "''"
 
@@ -706,10 +708,10 @@ def _changed_sentences(normal: str, other: str) -> str:
 def _variants(unhidden: str, normal: str) -> Iterator[str]:
     """``normal``, then the texts hidden in it: digits read as letters (the lines that
     hold such words), rot13, and what base64, hex, percent-encoding and HTML entities
-    hide."""
+    hide; each without the phrases it quotes as examples, as ``normal`` is."""
     yield normal
     if _SPACED_RUN.search(unhidden):
-        yield _fold(_unspaced(unhidden))
+        yield _unmentioned(_fold(_unspaced(unhidden)))
     if (unleet := _unleet(normal)) != normal:
         yield _changed_sentences(normal, unleet)
     plain = len(_COMMON.findall(normal))
@@ -720,6 +722,8 @@ def _variants(unhidden: str, normal: str) -> Iterator[str]:
             yield rotated
     for decoded in _decoded(unhidden):
         inner = _fold(decoded)
+        if "'" in inner or '"' in inner:  # a whole text decoded quotes as it did
+            inner = _unmentioned(inner)
         yield inner
         yield _unleet(inner)
 
