@@ -413,6 +413,7 @@ LOOK_ALIKES = [
     # -- names and ids in a password word's clause
     pytest.param("the wifi password for OakLane-5G is on the router sticker", id="ssid-clause"),
     pytest.param("password reset for user JSmith1990 failed twice", id="user-clause"),
+    pytest.param("memory key mk-3f2a9c1b7e0d4e21 was written twice", id="mk-id"),
     pytest.param("password reset for jsmith_1990 failed, ticket INC-2024-7781", id="ids-clause"),
     pytest.param("password manager: 1Password, laptop: Windows11", id="products-clause"),
     pytest.param("changed the password after upgrading to v2.3.1-rc1", id="version-clause"),

@@ -234,7 +234,7 @@ _VOCABULARY: list[_Term] = [
         (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
-        (r"mk", "mk"),  # vi: short for "mật khẩu" in chat
+        (r"mk(?![\-_./])", "mk"),  # vi: short for "mật khẩu" in chat; "mk-3f2a" is an id
         (rf"{_AR_CLITICS}كلمة (?:المرور|(?:ال)?سر)", "كلمة"),  # ar
         (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
