@@ -307,7 +307,7 @@ def print_locomo(learned: Callable[[list[str]], list[bool]]) -> None:
     """False positives on ordinary LoCoMo text from the samples the classifier was not
     trained on."""
     from agent_memory.detectors.instruction_classifier import WEIGHTS
-    from scripts.train_instruction_classifier import locomo_observations, locomo_turns
+    from scripts.classifier_training import locomo_observations, locomo_turns
 
     print("\n### False positives on LoCoMo\n")
     if LOCOMO is None or not LOCOMO.exists():

@@ -36,6 +36,8 @@ the write path).
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -51,7 +53,7 @@ from detect_secrets.settings import default_settings
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadkit.corpus import long_document  # noqa: E402
+from loadkit.corpus import LOCOMO, long_document  # noqa: E402
 
 from agent_memory.detectors.secrets import find_secrets, redact_secrets  # noqa: E402
 from tests.secret_corpus import (  # noqa: E402
@@ -343,6 +345,7 @@ def learned_flags() -> dict[str, bool] | None:
     except ImportError:
         return None
     from agent_memory.detectors.secret_classifier import is_credential
+    from agent_memory.embed.local import MODEL
 
     texts = list(dict.fromkeys(item.text for item in BY_CLASS))
     try:
@@ -350,8 +353,54 @@ def learned_flags() -> dict[str, bool] | None:
     except ImportError:
         return None
     return {
-        text: is_credential(vector.tolist()) for text, vector in zip(texts, vectors, strict=True)
+        text: is_credential(vector.tolist(), MODEL)
+        for text, vector in zip(texts, vectors, strict=True)
     }
+
+
+LOCOMO_SAMPLE = 400  # observations, and as many conversation turns
+LOCOMO_SEED = 0
+
+
+def print_locomo() -> None:
+    """The learned layer's false positives on ordinary LoCoMo text from the samples it
+    was not trained on: a seeded sample of observations (short facts, like extracted
+    memories) and of conversation turns. It holds what it flags, so each is a memory a
+    person would have to approve."""
+    from agent_memory.detectors.secret_classifier import WEIGHTS, is_credential
+    from agent_memory.embed.local import MODEL
+    from scripts.classifier_training import locomo_observations, locomo_turns
+    from scripts.train_secret_classifier import corpus_vectors
+
+    print("\n#### The learned layer on LoCoMo\n")
+    if LOCOMO is None or not LOCOMO.exists():
+        print("LoCoMo not found: no figures.")
+        return
+    trained = set(json.loads(WEIGHTS.read_text(encoding="utf-8")).get("locomo_samples", []))
+    samples = [
+        s for s in json.loads(LOCOMO.read_text(encoding="utf-8")) if s["sample_id"] not in trained
+    ]
+    rng = random.Random(LOCOMO_SEED)
+    print(
+        f"A seeded sample from LoCoMo's samples {', '.join(s['sample_id'] for s in samples)} "
+        f"(the classifier trained on {', '.join(sorted(trained)) or 'none'}).\n"
+    )
+    print("| text | rules | classifier |")
+    print("|---|---:|---:|")
+    for name, read in (("observations", locomo_observations), ("conversation turns", locomo_turns)):
+        pool = list(dict.fromkeys(text for s in samples for text in read(s)))
+        texts = rng.sample(pool, min(LOCOMO_SAMPLE, len(pool)))
+        by_rules = sum(ours(t) > 0 for t in texts)
+        vectors = corpus_vectors(texts)
+        flagged = [
+            t for t, v in zip(texts, vectors, strict=True) if is_credential(v.tolist(), MODEL)
+        ]
+        print(
+            f"| {name} | {_ratio(by_rules, len(texts))} | {_ratio(len(flagged), len(texts))} "
+            f"({len(flagged) / len(texts):.1%}) |"
+        )
+        for text in flagged:
+            print(f"- classifier flagged ({name}): {text[:110]!r}")
 
 
 def print_learned(rules: list[PartResult], flags: dict[str, bool] | None) -> None:
@@ -366,8 +415,9 @@ def print_learned(rules: list[PartResult], flags: dict[str, bool] | None) -> Non
     print(
         "A logistic regression over the local model's vector of each text (what the "
         "indexer computes for stored text), trained and given its threshold on the "
-        "tuning part only (scripts/train_secret_classifier.py); every other part is as "
-        "unseen by it as by the rules. Not on the write path.\n"
+        "tuning part and on LoCoMo chat (scripts/train_secret_classifier.py); every other "
+        "part is as unseen by it as by the rules. Not on the write path: a memory a model "
+        "wrote that it flags is held for review.\n"
     )
     print("| part | detector | recall | false positives | target |")
     print("|---|---|---:|---:|---|")
@@ -383,6 +433,7 @@ def print_learned(rules: list[PartResult], flags: dict[str, bool] | None) -> Non
             )
     print_class_tables(LEARNED, classifier)
     print_class_tables(EITHER, either)
+    print_locomo()
 
 
 def redaction_leftovers() -> list[str]:

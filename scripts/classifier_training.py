@@ -1,8 +1,9 @@
 """What the training scripts of the learned layers share (``train_secret_classifier.py``,
 ``train_instruction_classifier.py``): the local model's vectors of a corpus, cached in a
-file of ``bench/data/``; a class-balanced logistic regression fitted by Newton's method;
-out-of-fold scores with one group of texts held out per fold; the threshold that flags
-at most a given share of the negatives; and writing or checking the weights' JSON.
+file of ``bench/data/``; ordinary chat from LoCoMo, drawn as negatives; a class-balanced
+logistic regression fitted by Newton's method; out-of-fold scores with one group of
+texts held out per fold; the threshold that flags at most a given share of the
+negatives; and writing or checking the weights' JSON.
 
 Everything here is deterministic: the vectors come in the order of the texts asked
 for, the folds in the sorted order of their groups, and the optimiser starts from zero.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,6 +34,68 @@ BATCH = 16
 
 Matrix = npt.NDArray[np.float64]
 Floats = npt.NDArray[np.float64]
+Sample = dict[str, Any]
+
+LOCOMO_PLACES = (
+    ROOT / "bench" / "data" / "locomo-dev.json",
+    ROOT.parent / "shared" / "data" / "locomo-dev.json",
+)
+
+
+def locomo() -> list[Sample]:
+    """The LoCoMo samples, in the file's order: ``MEMORY_LOCOMO``, else
+    ``bench/data/locomo-dev.json``, else ``../shared/data/locomo-dev.json``.
+
+    Raises:
+        FileNotFoundError: no LoCoMo file in any of the places tried.
+    """
+    named = os.environ.get("MEMORY_LOCOMO")
+    places = (Path(named),) if named else LOCOMO_PLACES
+    path = next((p for p in places if p.exists()), None)
+    if path is None:
+        raise FileNotFoundError(
+            "LoCoMo not found: set MEMORY_LOCOMO or put it at bench/data/locomo-dev.json"
+        )
+    samples: list[Sample] = json.loads(path.read_text(encoding="utf-8"))
+    return samples
+
+
+def locomo_turns(sample: Sample) -> list[str]:
+    """The text of every turn of a sample's conversation, session by session."""
+    conversation = sample["conversation"]
+    turns: list[str] = []
+    n = 1
+    while f"session_{n}" in conversation:
+        turns.extend(str(turn["text"]) for turn in conversation[f"session_{n}"])
+        n += 1
+    return turns
+
+
+def locomo_observations(sample: Sample) -> list[str]:
+    """A sample's observations: short facts about a speaker, like extracted memories."""
+    return [
+        str(entry[0])
+        for session in sample["observation"].values()
+        for facts in session.values()
+        for entry in facts
+    ]
+
+
+def locomo_drawn(
+    samples: Sequence[Sample],
+    read: Callable[[Sample], list[str]],
+    count: int,
+    seed: int,
+    seen: set[str],
+) -> list[tuple[str, str]]:
+    """``count`` texts ``read`` from ``samples`` (none of ``seen``), drawn with ``seed``,
+    each with its group (``locomo:<sample>``, the first sample that holds it)."""
+    texts: dict[str, str] = {}
+    for sample in samples:
+        for text in read(sample):
+            if text not in seen:
+                texts.setdefault(text, f"locomo:{sample['sample_id']}")
+    return random.Random(seed).sample(list(texts.items()), count)
 
 
 def _model() -> Any:

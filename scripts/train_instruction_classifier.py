@@ -29,9 +29,6 @@ benches find it: ``MEMORY_LOCOMO``, else ``bench/data/locomo-dev.json``, else
 
 from __future__ import annotations
 
-import json
-import os
-import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +46,9 @@ from classifier_training import (  # noqa: E402
     TARGET_FP,
     Matrix,
     choose,
+    locomo,
+    locomo_drawn,
+    locomo_turns,
     run,
     threshold_for,
 )
@@ -57,10 +57,6 @@ from agent_memory.detectors.instruction_classifier import WEIGHTS  # noqa: E402
 from tests.instruction_corpus import CORPUS, UNSEEN_PARTS, Text  # noqa: E402
 
 CACHE = ROOT / "bench" / "data" / "instruction_corpus_vectors.npz"
-LOCOMO_PLACES = (
-    ROOT / "bench" / "data" / "locomo-dev.json",
-    ROOT.parent / "shared" / "data" / "locomo-dev.json",
-)
 # Conversation turns drawn (seeded) from the first samples of LoCoMo, as look-alikes.
 LOCOMO_SAMPLES = 2
 LOCOMO_NEGATIVES = 150
@@ -68,50 +64,10 @@ SEED = 0
 # Inverse regularisation strengths tried.
 STRENGTHS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 
-Sample = dict[str, Any]
-
 
 def corpus_vectors(texts: Sequence[str]) -> Matrix:
     """The local model's "passage: " vectors of ``texts``, through this layer's cache."""
     return classifier_training.corpus_vectors(texts, CACHE)
-
-
-def locomo() -> list[Sample]:
-    """The LoCoMo samples, in the file's order.
-
-    Raises:
-        FileNotFoundError: no LoCoMo file in any of the places tried.
-    """
-    named = os.environ.get("MEMORY_LOCOMO")
-    places = (Path(named),) if named else LOCOMO_PLACES
-    path = next((p for p in places if p.exists()), None)
-    if path is None:
-        raise FileNotFoundError(
-            "LoCoMo not found: set MEMORY_LOCOMO or put it at bench/data/locomo-dev.json"
-        )
-    samples: list[Sample] = json.loads(path.read_text(encoding="utf-8"))
-    return samples
-
-
-def locomo_turns(sample: Sample) -> list[str]:
-    """The text of every turn of a sample's conversation, session by session."""
-    conversation = sample["conversation"]
-    turns: list[str] = []
-    n = 1
-    while f"session_{n}" in conversation:
-        turns.extend(str(turn["text"]) for turn in conversation[f"session_{n}"])
-        n += 1
-    return turns
-
-
-def locomo_observations(sample: Sample) -> list[str]:
-    """A sample's observations: short facts about a speaker, like extracted memories."""
-    return [
-        str(entry[0])
-        for session in sample["observation"].values()
-        for facts in session.values()
-        for entry in facts
-    ]
 
 
 def group(text: Text) -> str:
@@ -122,13 +78,7 @@ def group(text: Text) -> str:
 def train() -> dict[str, Any]:
     corpus = [t for t in CORPUS if t.part not in UNSEEN_PARTS]
     samples = locomo()[:LOCOMO_SAMPLES]
-    seen = {t.text for t in corpus}
-    turns: dict[str, str] = {}  # text -> its sample, first occurrence kept
-    for sample in samples:
-        for turn in locomo_turns(sample):
-            if turn not in seen:
-                turns.setdefault(turn, f"locomo:{sample['sample_id']}")
-    drawn = random.Random(SEED).sample(list(turns.items()), LOCOMO_NEGATIVES)
+    drawn = locomo_drawn(samples, locomo_turns, LOCOMO_NEGATIVES, SEED, {t.text for t in corpus})
     texts = [t.text for t in corpus] + [text for text, _ in drawn]
     groups = [group(t) for t in corpus] + [g for _, g in drawn]
     x = corpus_vectors(texts)
