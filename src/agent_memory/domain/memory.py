@@ -110,8 +110,9 @@ class Memory:
     valid_start_time: datetime | None = None
     valid_end_time: datetime | None = None
     note: str = ""  # for the people who read it, never shown to a model
-    # Kept out of prompts and recall until a person clears it (the learned screen read a
-    # model-written memory as an instruction to the assistant, or a person held it).
+    # Kept out of prompts and recall until a person clears it (a learned screen read a
+    # model-written memory as an instruction to the assistant or as a credential, or a
+    # person held it).
     held_for_review: bool = False
 
     def valid_at(self, when: datetime) -> bool:

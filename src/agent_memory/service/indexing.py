@@ -13,11 +13,12 @@ few seconds a worker says how it goes (see :class:`IndexWorker`).
 After a change of model every vector of the old one is due again; recall keeps
 serving meanwhile, by words for what is not embedded yet.
 
-The vector of a memory a model wrote is also read by the learned instruction screen
-(:mod:`agent_memory.detectors.instruction_classifier`) whenever its text is new: a
-memory it reads as an instruction to the assistant is held for review, out of prompts
-and recall until a person approves it. The rules that refuse such text at the write
-stay first; the screen is a second opinion at no cost to the write.
+The vector of a memory a model wrote is also read by the learned screens
+(:mod:`agent_memory.detectors.instruction_classifier`,
+:mod:`agent_memory.detectors.secret_classifier`) whenever its text is new: a memory
+either reads as an instruction to the assistant or as a credential is held for review,
+out of prompts and recall until a person approves it. The rules that refuse such text
+at the write stay first; the screens are a second opinion at no cost to the write.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
 from agent_memory.detectors.instruction_classifier import is_instruction
+from agent_memory.detectors.secret_classifier import is_credential
 from agent_memory.domain.indexing import Claimed, CpuTimes, MemoryToIndex, Vector, WorkerBeat
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
 from agent_memory.service.background import Rounds
@@ -289,23 +291,34 @@ class IndexWorker:
 T = TypeVar("T")
 
 
+# The learned screens, by what each reads a memory as.
+SCREENS: tuple[tuple[str, Callable[[Vector, str], bool]], ...] = (
+    ("an instruction", is_instruction),
+    ("a credential", is_credential),
+)
+
+
 def holds(memories: Sequence[tuple[MemoryToIndex, Vector]], model: str) -> set[uuid.UUID]:
-    """The memories the learned screen holds for review: of those it judges (see
-    :class:`MemoryToIndex`), the ones not held yet whose text it reads as an instruction
-    to the assistant. It only ever holds: a person lets a memory go. Nothing for vectors
-    of a model the screen was not trained on."""
-    held = {
-        memory.memory_id
-        for memory, vector in memories
-        if memory.judged and not memory.held and is_instruction(vector, model)
-    }
-    if held:
+    """The memories the learned screens hold for review: of those they judge (see
+    :class:`MemoryToIndex`), the ones not held yet whose text a screen reads as an
+    instruction to the assistant or as a credential. They only ever hold: a person lets
+    a memory go. Nothing for vectors of a model the screens were not trained on."""
+    held: dict[uuid.UUID, str] = {}
+    for memory, vector in memories:
+        if not memory.judged or memory.held:
+            continue
+        read = next((what for what, flags in SCREENS if flags(vector, model)), None)
+        if read is not None:
+            held[memory.memory_id] = read
+    for what in dict.fromkeys(held.values()):
+        count = sum(1 for read in held.values() if read == what)
         log.info(
-            "the instruction screen holds %d %s for review",
-            len(held),
-            "memory" if len(held) == 1 else "memories",
+            "the learned screens hold %d %s for review, read as %s",
+            count,
+            "memory" if count == 1 else "memories",
+            what,
         )
-    return held
+    return set(held)
 
 
 def _embedded(items: Sequence[T], vectors: Sequence[Vector | None]) -> list[tuple[T, Vector]]:

@@ -79,7 +79,7 @@ class _Embedded:
     hashed: LiteralString
     reads: LiteralString
     only: LiteralString = "true"
-    # Memories only: the store also holds for review those the learned screen flags,
+    # Memories only: the store also holds for review those the learned screens flag,
     # with an audit event for each.
     screened: bool = False
 

@@ -185,8 +185,9 @@ class MemoryRow(Base):
         Text, server_default=text("''"), info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
     )
     # Kept out of prompts and recall until a person clears it: set by the index worker
-    # when the learned screen reads a model-written memory as an instruction to the
-    # assistant (detectors/instruction_classifier.py), or by a person.
+    # when a learned screen reads a model-written memory as an instruction to the
+    # assistant or as a credential (detectors/instruction_classifier.py,
+    # secret_classifier.py), or by a person.
     held_for_review: Mapped[bool] = mapped_column(
         server_default=text("false"), info=policy(OUTPUT | PATCHED)
     )

@@ -1206,9 +1206,10 @@ class Memory(Record[memory_pb2.Memory]):
     and readable, but not rendered into a prompt (a past read included),
     recalled, listed as a learning, nor shown to an extraction pass. The
     service's index worker holds a memory written by a model (any source but
-    MEMORY_SOURCE_MANUAL) whose text its learned screen reads as an
-    instruction to the assistant rather than a fact, when the local model
-    first embeds the text and whenever the text changes; a hold is a new
+    MEMORY_SOURCE_MANUAL) whose text its learned screens read as an
+    instruction to the assistant or as a credential rather than a fact, when
+    the local model first embeds the text and whenever the text changes; a
+    hold is a new
     version. It never lets one go. A person approves a held memory by
     setting it false with UpdateMemory, or holds any memory by setting it
     true. An import keeps it."""
