@@ -28,10 +28,11 @@ Two generations of texts:
   author, was written before the next round: the rules caught 50 of its 80 instructions
   (32 of 46 in the tuning languages, 18 of 34 in the others) and flagged none of its 80
   look-alikes. That round tuned them on batches b and d (addresses "to" or "for" the
-  model in eleven languages, rules said to be void after them where the system speaks,
-  a mode without limits turned on, the words of nine classes in fifty more languages
-  from ``instruction_vocabulary.json``): b 51 of 55 and d 57 of 75 after it, none of
-  their look-alikes flagged; batch e 53 of 80 (33 and 20), none flagged.
+  model in eleven languages, followed by an order that opens the clause; rules said to
+  be void after them where the system speaks; a mode without limits turned on; an
+  address, its orders and a model without limits in fifty more languages from
+  ``instruction_vocabulary.json``): b 51 of 55 and d 50 of 75 after it, none of their
+  look-alikes flagged; batch e 51 of 80 (32 and 19), none flagged.
 
 The kind of an instruction is the reason the detector gives for it; the kind of an
 ordinary text says why it could be mistaken for one.

@@ -576,12 +576,13 @@ HELD_BACK_ORDINARY: list[tuple[str, str]] = [
 # in the tuning languages and 46 of 53 in the others (87%), and refused none of its 103
 # look-alikes. The eleventh round tuned the rules on batch j, so it is tuning data from
 # then on: a value that can only be a password (lowercase letters and digits with a
-# mark no name is written with, or with capitals and an underscore, or sixteen letters
-# drawn at random) in the clause of a password word, wherever the clause puts it,
-# unless a word for a network or a user names it; Vietnamese chat's "mk"; verbs that
-# open a lock with a code in six more languages. After it the rules found 85 of batch
-# j's 88, and 32 of batch k's 34 (94%) and 50 of its 53 (94%), refusing none of its
-# look-alikes. Batch k stays held out until a new batch is written.
+# mark ids and names are not written with, or with capitals and a "#", "@" or "_"
+# inside, or sixteen letters drawn at random) in the clause of a password word,
+# wherever the clause puts it, unless a word for a network or a user names it;
+# Vietnamese chat's "mk"; verbs that open a lock with a code in six more languages.
+# After it the rules found 85 of batch j's 88, and 32 of batch k's 34 (94%) and 49 of
+# its 53 (92%), refusing none of its look-alikes. Batch k stays held out until a new
+# batch is written.
 
 TUNING_LANGUAGES = frozenset({"en", "pt", "es", "fr", "de"})
 TUNING_AUTHORS = frozenset({"a", "probe"})

@@ -414,6 +414,24 @@ LOOK_ALIKES = [
     pytest.param("the wifi password for OakLane-5G is on the router sticker", id="ssid-clause"),
     pytest.param("password reset for user JSmith1990 failed twice", id="user-clause"),
     pytest.param("memory key mk-3f2a9c1b7e0d4e21 was written twice", id="mk-id"),
+    pytest.param("Golf Mk7 GTI service at 60k, torque spec 25nm+90deg", id="mk-model"),
+    pytest.param("ping @alice_w2 about the password policy", id="handle-clause"),
+    pytest.param("My Discord is jsmith#1234, ask me for the wifi password later", id="tag-clause"),
+    pytest.param("password reset ticket JIRA#SEC-1234abc is still open", id="ticket-clause"),
+    pytest.param("Install bcrypt@5 for password hashing", id="package-clause"),
+    pytest.param("Passwords are hashed with argon2id, m=65536,t=3,p=4", id="setting-clause"),
+    pytest.param("The password reset page runs on localhost:8080 in dev", id="host-clause"),
+    pytest.param("Password workshop 2:30pm-4pm tomorrow", id="time-clause"),
+    pytest.param("World Password Day: use a manager #infosec2024", id="hashtag-clause"),
+    pytest.param(
+        "The app password field shows xxxxxxxxxxxxxxxx until you click reveal", id="mask-clause"
+    ),
+    pytest.param("I changed my password on the strengthtraining app", id="run-together-clause"),
+    pytest.param(
+        "I reset my password yesterday and then wrote to the helpdesk about it over the next "
+        "few days, twice, asking them to confirm the change and to mail jsmith1985@example.com",
+        id="address-far-clause",
+    ),
     pytest.param("password reset for jsmith_1990 failed, ticket INC-2024-7781", id="ids-clause"),
     pytest.param("password manager: 1Password, laptop: Windows11", id="products-clause"),
     pytest.param("changed the password after upgrading to v2.3.1-rc1", id="version-clause"),

@@ -234,7 +234,9 @@ _VOCABULARY: list[_Term] = [
         (r"kata[ \-]?laluan", "laluan"),  # ms
         (r"sandi", "sandi"),
         (r"mật khẩu", "mật khẩu"),  # vi
-        (r"mk(?![\-_./])", "mk"),  # vi: short for "mật khẩu" in chat; "mk-3f2a" is an id
+        # vi: short for "mật khẩu" in chat; not an id's head ("mk-3f2a"), a model's name
+        # ("Mk7") nor a domain (".mk")
+        (r"(?<![.@])mk(?![\-_./\d])", "mk"),
         (rf"{_AR_CLITICS}كلمة (?:المرور|(?:ال)?سر)", "كلمة"),  # ar
         (rf"{_HE_CLITICS}סיסמ(?:ה|א|ת|אות)", "סיסמ"),  # he
         (r"पासवर्ड", "पासवर्ड"),  # hi
@@ -1752,20 +1754,30 @@ def _app_password_later(text: str, word: Word) -> Found | None:
 
 # -- a value that can only be a password, in the clause of a password word ----------------
 # However the clause gives it ("hasło zmieniłam na ...", "비번 바꿨어 → ...", "... — ეს
-# არის wifi-ის პაროლი"), a token no word, name, number or id is written as, in the clause
-# that names a password, is that password: lowercase letters and digits with a mark no
-# name is written with, or with capitals and an underscore, or sixteen letters drawn at
-# random as accounts issue them.
+# არის wifi-ის პაროლი"), a token that reads as a password and as nothing else, in the
+# clause that names a password, is that password: lowercase letters and digits with a
+# mark ids and names are not written with ("!", "$", "%", "&", "*", "?"), or with
+# capitals and a "#", "@" or "_" inside ("Lananh#0311", "Tortellino_88"); or sixteen
+# letters drawn at random, as accounts issue app passwords. Not a handle or a tag ("@ana",
+# "#infosec2024"), a ticket ("INC#2024"), an address, a path, a time, a setting
+# ("m=65536"), a host and port, a version, a hash, nor what a word for a network or a
+# user names.
 _CLAUSE_BOUND = re.compile(r"[.!?;](?=\s|$)|\n|[。！？；]")
 _CLAUSE_SPAN = 120
 _TOKEN = re.compile(r"[^\s\"'`«»“”„()\[\]{}<>]+")
 _STRONG_MIN, _STRONG_MAX = 8, 64
-_NOT_STRONG = re.compile(r"@[^\s]*\.|://|^www\.|[/\\]|^[0-9a-fA-F]+(?:[\-:][0-9a-fA-F]+)+$")
+_NOT_STRONG = re.compile(
+    r"@[^\s]*\.|://|^www\.|[/\\:=+]|^[@#]|^[A-Z]{2,}[#\-]"
+    r"|^[0-9a-fA-F]+(?:[\-:][0-9a-fA-F]+)+$"
+)
 _CLAUSE_PUNCTUATION = ".,;:，。、；："
+_PASSWORD_MARKS = re.compile(r"[!$%&*?]")
+_INNER_MARKS = re.compile(r"(?<=\w)[#@_](?=\w)")
 _RANDOM_LETTERS = re.compile(r"[a-z]{16}")
 _VOWELS = re.compile(r"[aeiouy]")
 _CONSONANT_RUN = re.compile(r"[^aeiouy]{4}")
-_MARKS = re.compile(r"[^\w.\-]")
+_RANDOM_DISTINCT = 10  # letters of sixteen drawn at random: twelve, most often
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _BAND = re.compile(r"(?i)[\-_ ]?(?:2[.,]4|5|6)[ \-]?g(?:hz)?$")
 _WORDS_BEFORE = re.compile(r"([^\W\d_][\w\-]*)[ \t:]{1,3}$")
 _PLACEHOLDER = "[REDACTED:"
@@ -1779,18 +1791,26 @@ _USER_WORDS = frozenset(
 )
 
 
+def _drawn_letters(token: str) -> bool:
+    """Sixteen lowercase letters as an account draws them: few vowels, a run of
+    consonants, most letters different, and no run of the alphabet ("abcd...")."""
+    if len(_VOWELS.findall(token)) > 4 or _CONSONANT_RUN.search(token) is None:
+        return False
+    if len(set(token)) < _RANDOM_DISTINCT:
+        return False
+    return not any(token[i : i + 4] in _ALPHABET for i in range(len(token) - 3))
+
+
 def _reads_only_as_password(token: str, judges: Judges) -> bool:
-    """Whether ``token`` reads as a password and as nothing else: no id (``ORD-2024-881``:
-    no lowercase), version, address, path or placeholder."""
+    """Whether ``token`` reads as a password and as nothing else (see above)."""
     if _RANDOM_LETTERS.fullmatch(token):
-        return len(_VOWELS.findall(token)) <= 4 and _CONSONANT_RUN.search(token) is not None
+        return _drawn_letters(token) and not judges.filler(token)
     if not _STRONG_MIN <= len(token) <= _STRONG_MAX or _NOT_STRONG.search(token):
         return False
     if not any(c.islower() for c in token) or not any(c.isdigit() for c in token):
         return False
-    # A mark no name is written with ("Windows11", "jsmith_1990" and "OakLane-5G" are
-    # names), or capitals and an underscore ("Tortellino_88").
-    if not (_MARKS.search(token) or ("_" in token and any(c.isupper() for c in token))):
+    capitals = any(c.isupper() for c in token)
+    if not (_PASSWORD_MARKS.search(token) or (capitals and _INNER_MARKS.search(token))):
         return False
     return judges.password_like(token)
 
@@ -1810,16 +1830,20 @@ def _names_something_else(text: str, token: re.Match[str]) -> bool:
 def _password_in_clause(text: str, word: Word, judges: Judges) -> Found | None:
     """A value that reads only as a password, before or after the password word ``word``
     in its clause; never a network's name, and never where the word is a placeholder's
-    (``[REDACTED:PASSWORD]``)."""
+    (``[REDACTED:PASSWORD]``). A token the window cuts is read whole."""
     if text.startswith(_PLACEHOLDER, max(0, word.start - len(_PLACEHOLDER))):
         return None
     start = max(0, word.start - _CLAUSE_SPAN)
     bounds = list(_CLAUSE_BOUND.finditer(text, start, word.start))
-    start = bounds[-1].end() if bounds else start
+    if bounds:
+        start = bounds[-1].end()
+    else:
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1  # back to the start of the token the window cut
     limit = min(len(text), word.end + _CLAUSE_SPAN)
     after = _CLAUSE_BOUND.search(text, word.end, limit)
     end = after.start() if after else limit
-    for token in _TOKEN.finditer(text, start, limit):
+    for token in _TOKEN.finditer(text, start):
         if token.start() >= end:
             break
         if token.start() < word.end and token.end() > word.start:

@@ -289,6 +289,8 @@ READER = _arounds(_holding_model(words.READER, True))
 READER_WORD = _class("reader", _holding_model(words.READER, False))
 VOCATIVE = _arounds(_holding_model(words.VOCATIVE, True))
 VOCATIVE_WORD = _class("vocative", _holding_model(words.VOCATIVE, False))
+ADDRESS = _class("address", words.ADDRESS)
+ADDRESS_VERB = _class("address_verb", words.ADDRESS_VERB)
 YOU = _class("you", words.YOU)
 OBLIGATION = _class("obligation", words.OBLIGATION)
 UNIVERSAL = _class("universal", words.UNIVERSAL)
@@ -326,6 +328,8 @@ CLASSES = (
     MACHINE,
     READER_WORD,
     VOCATIVE_WORD,
+    ADDRESS,
+    ADDRESS_VERB,
     YOU,
     OBLIGATION,
     UNIVERSAL,
@@ -403,8 +407,8 @@ _FILLER = re.compile(
     r"|lütfen|proszę|alsjeblieft)[\W_]{1,3}){0,3}"
 )
 # What may stand before a word for the model addressed at the start of a sentence: a
-# greeting, and "to" or "for" with its article, after a noun ("Note for the", "Instrução
-# ao", "Pour l'", "All'", "Till").
+# greeting; or "to" or "for" with its article, after a word for a note or none ("Note
+# for the", "Instrução ao", "Pour l'", "All'", "Till"), which must end in a colon.
 _ADDRESSED_TO = (
     r"(?:to|for)(?:\s+(?:the|any|all|every))?\s+"  # en
     r"|(?:pour|à)\s+(?:l'|le\s+|la\s+|les\s+)?|aux?\s+"  # fr
@@ -416,9 +420,14 @@ _ADDRESSED_TO = (
     r"|(?:till|för)\s+|(?:do|dla)\s+|(?:для|к)\s+|(?:pro|k)\s+"  # sv, pl, ru, cs
     r"|(?:untuk|kepada)\s+|(?:cho|gửi)\s+"  # id, ms, vi
 )
+_NOTE_WORDS = (
+    r"note|notes|message|memo|reminder|instructions?|notice|nota|notiz|nachricht|hinweis"
+    r"|mensaje|mensagem|messaggio|instrução|instrucción|instrucciones|remarque|bericht"
+    r"|notitie|notering|meddelande|wiadomość|notatka|заметка|сообщение|ghi\s+chú|catatan|pesan"
+)
 _ADDRESS_LEAD = re.compile(
     r"[\W\d_]{0,6}(?:(?:hey|hi|ok|okay|dear|the|all|any|also)[\s,]+)?"
-    rf"(?P<to>(?:[\w-]+\s+)?(?:{_ADDRESSED_TO}))?(?:(?:ai|llm)\s+[\w-]+\s+)?"
+    rf"(?P<to>(?:(?:{_NOTE_WORDS})\s+)?(?:{_ADDRESSED_TO}))?(?:(?:ai|llm)\s+[\w-]+\s+)?"
     r"(?:(?:ai|ki|ia|llm)-)?"  # "AI-assistenten", "KI-Assistent"
 )
 # A comment of markup, hidden where the page is shown: "<!-- AI assistants: ... -->".
@@ -620,11 +629,20 @@ def _payload(scan: _Scan, sensitive: re.Pattern[str]) -> bool:
 
 # A text that speaks as the system, before rules it voids ("SYSTEM:", "[Message système]",
 # "### 새 시스템 지침 ###", Turkish "önceki tüm sistem talimatları").  # noqa: RUF003
+_SYSTEM_WORD = (
+    r"(?:system|système|sistema|sistem|systém|systeem|система|rendszer|järjestelmä)"
+    r"(?:\s*(?:message|notice|prompt|note|update|nachricht|hinweis|mensaje|mensagem|messaggio))?"
+)
 _SYSTEM_SAYS = re.compile(
-    r"(?<![^\W\d_])(?:system|systè|sistem|systém|systeem|систем|rendszer|järjestelmä)"
-    r"|系统|系統|システム|시스템"
+    # a header: "SYSTEM:", "System message:", "[Message système]", "【系统通知】", "### 새
+    # 시스템 지침 ###", "<system>"
+    rf"(?:^|(?<=[\n.!?]\s)|(?<=[\n]))\W{{0,4}}{_SYSTEM_WORD}\s*[:：]"
+    rf"|[\[【<#]{{1,3}}[^\]】>#\n]{{0,24}}?(?:{_SYSTEM_WORD}|系统|系統|システム|시스템)"
+    r"[^\]】>#\n]{0,24}?[\]】>#]"
 )
 SYSTEM_REACH = 60  # how far before the sentence of the rules the system may speak
+# The model's own rules, named as the system's ("system instructions", in Turkish too).
+_SYSTEM_INSIDE = re.compile(r"(?<!\w)(?:system|sistem|systém|систем)\w*|系统|系統|システム|시스템")
 
 
 def _override(scan: _Scan) -> bool:
@@ -644,12 +662,14 @@ def _override(scan: _Scan) -> bool:
         if any(start < rules for start, _ in scan.affirmed(SET_ASIDE, index)):
             return True
         if any(start > rules for start, _ in scan.affirmed(VOID, index)):
-            # "SYSTEM: previous instructions are void", "your previous rules are void";
-            # not a note that earlier instructions for a task are obsolete.
+            # "SYSTEM: previous instructions are void", "the system instructions are
+            # void", "the assistant's earlier rules are void"; not a note that earlier
+            # instructions for a task are obsolete, after a system upgrade or not.
             start, _ = scan.span(index)
-            named = scan.find(PREVIOUS_RULES, index)[0][1]  # the system may be named inside them
-            said = _SYSTEM_SAYS.search(scan.text, max(0, start - SYSTEM_REACH), named)
-            if said is not None or scan.has(YOU, index) or scan.has(MODEL, index):
+            first, named = scan.find(PREVIOUS_RULES, index)[0]
+            said = _SYSTEM_SAYS.search(scan.text, max(0, start - SYSTEM_REACH), first)
+            inside = _SYSTEM_INSIDE.search(scan.text, first, named)
+            if said is not None or inside is not None or scan.has(MODEL, index):
                 return True
     return False
 
@@ -661,9 +681,7 @@ def _jailbreak(scan: _Scan) -> bool:
     for index in scan.sentences(NO_LIMITS):
         if scan.has(MODEL, index):
             return True
-        if scan.has(DEV_MODE, index) and (
-            scan.has(ANSWER, index) or scan.order_first(index) or scan.has(YOU, index)
-        ):
+        if scan.has(DEV_MODE, index) and (scan.has(ANSWER, index) or scan.order_first(index)):
             return True
     return False
 
@@ -799,8 +817,17 @@ def _reader(scan: _Scan) -> bool:
             # Written to the model ("Voor de assistent: Sanne werkt voortaan ..."), a note
             # may tell it a fact: an order needs its verb, or an obligation put to "you".
             to = lead.group("to") is not None
+            if to and not mark.group().endswith(":"):
+                continue  # "Thanks to the chatbot, ...", "An assistant, Maria, ..."
             if _order_after(scan, mark.end(), verb_or_you=to):
                 return True
+    # An address of the listed languages ("till ai-assistenten:"), then one of their
+    # orders, or of the tables'.
+    for _, end in scan.spans(ADDRESS):
+        if _order_opens(scan, ADDRESS_VERB, end, end + VOCATIVE_REACH):
+            return True
+        if _order_after(scan, end, verb_or_you=True):
+            return True
     return False
 
 
@@ -819,6 +846,10 @@ def _address_opens(scan: _Scan, start: int) -> re.Match[str] | None:
     return None
 
 
+# The words of the order list that are no verbs.
+_ORDER_ADVERBS = frozenset({"always", "never", "only", "be"})
+
+
 def _order_after(scan: _Scan, at: int, *, verb_or_you: bool = False) -> bool:
     """Whether an order follows an address ending at ``at``: in the rest of its
     sentence, or in the next sentence of the same line when nothing else follows it
@@ -830,11 +861,30 @@ def _order_after(scan: _Scan, at: int, *, verb_or_you: bool = False) -> bool:
     if not rest.strip(" .!?;:,-") and "\n" not in rest and index + 1 < len(scan.starts):
         end = scan.ends[index + 1]
     end = min(end, at + VOCATIVE_REACH)
-    if scan.any_between(ORDER_VERB, at, end):
+    if not verb_or_you:
+        return scan.any_between(ORDER_VERB, at, end) or scan.any_between(OBLIGATION, at, end)
+    # Strict: a verb of the list that opens the clause (after fillers, or after an
+    # obligation or "you"), not one of its adverbs ("always", "never": "Ana never eats
+    # meat" is a fact) nor a verb with a subject before it ("Juan escribe los informes":
+    # the imperative is written as the third person); or an obligation put to "you".
+    if _order_opens(scan, ORDER_VERB, at, end):
         return True
-    if verb_or_you and not scan.any_between(YOU, at, end):
-        return False
-    return scan.any_between(OBLIGATION, at, end)
+    you = [y for y, _ in scan.spans(YOU) if at <= y < end]
+    return bool(you) and scan.any_between(OBLIGATION, you[0], end)  # "you must ..."
+
+
+def _order_opens(scan: _Scan, verbs: _Class, at: int, end: int) -> bool:
+    """Whether a verb of ``verbs`` between ``at`` and ``end`` opens the clause at ``at``:
+    fillers only before it ("please always send"), or an obligation or "you" ("d'ora in
+    poi rispondi", "you must reply")."""
+    for verb, _ in scan.spans(verbs):
+        if not at <= verb < end or scan.text[verb : verb + 7].rstrip() in _ORDER_ADVERBS:
+            continue
+        if _FILLER.fullmatch(scan.text, at, verb):
+            return True
+        if scan.any_between(OBLIGATION, at, verb) or scan.any_between(YOU, at, verb):
+            return True
+    return False
 
 
 def _covert(scan: _Scan) -> bool:

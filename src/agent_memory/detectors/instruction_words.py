@@ -656,7 +656,6 @@ ORDER_VERB: Lexicon = {
         r"use",
         r"não\s+(?:diga|conte|mencione|revele|responda|faça)",
         r"ative",
-        r"ativa",
     ],
     "es": [
         r"ignora",
@@ -681,7 +680,6 @@ ORDER_VERB: Lexicon = {
         r"usa",
         r"activa",
         r"no\s+(?:digas|cuentes|menciones|reveles|respondas)",
-        r"activa",
     ],
     "fr": [
         r"ignore[zs]?",
@@ -750,7 +748,6 @@ ORDER_VERB: Lexicon = {
         r"fai",
         r"usa",
         r"non\s+(?:dire|rivelare|menzionare|rispondere)",
-        r"attiva",
     ],
     "nl": [
         r"negeer",
@@ -767,7 +764,6 @@ ORDER_VERB: Lexicon = {
         r"doe",
         r"gebruik",
         r"activeer",
-        r"schakel",
     ],
     "pl": [
         r"zignoruj",
@@ -2426,58 +2422,65 @@ ANSWER: Lexicon = {
 
 
 # -- the same classes in fifty more languages --------------------------------------------------
-# ``instruction_vocabulary.json``: for fifty languages the tables above lack, the phrases
-# of nine classes (how a text addresses the model, orders and obligations, the model's
-# rules and what sets them aside, a mode or a model without limits, what a leak gives
-# away, and keeping the user unaware), written by language and class apart from the
-# corpus and from the rules. A language's phrases join a class only where the tables
-# have no words of that language for it; each phrase is matched as written, its spaces
-# as any run of spaces. An address there names no model word of its own (it is one
-# phrase, "till ai-assistenten"), so an order must follow it, as after a vocative.
+# ``instruction_vocabulary.json``: for fifty languages the tables above lack, phrases of
+# nine classes, written by language and class apart from the corpus and from the rules.
+# Every class is matched in every language at once, so only phrases no other language
+# writes as an ordinary word join: an address to the model ("till ai-assistenten"), which
+# must end in a colon and be followed by an order verb of the list (an obligation alone
+# is how a note states a fact: "Mette arbejder altid ..."); those verbs, each written
+# with a letter outside ASCII or as several words, five letters or more (ASCII words are
+# English, Romance or Malay words too: "share", "marca", "dapat"), and none a table lists;
+# and what a model without limits is told ("bez ograniczeń", "без обмежень"). A
+# language's phrases join a class only where the tables have no words of that language
+# for it. The other classes (rules and what voids them, leaks, keeping the user unaware,
+# modes) are left to the learned screen: their phrases are office words in too many
+# languages ("tidigare regler gäller inte längre", "håll det hemligt", "debug mode").
 _VOCABULARY: dict[str, dict[str, list[str]]] = json.loads(
     Path(__file__).with_name("instruction_vocabulary.json").read_text(encoding="utf-8")
 )
-_VOCABULARY_CLASSES: dict[str, tuple[Lexicon, ...]] = {
-    "address": (VOCATIVE,),
-    "order_verb": (ORDER_VERB, LEAK_VERB),
-    "obligation": (OBLIGATION,),
-    "previous_rules": (RULES,),
-    "set_aside": (SET_ASIDE,),
-    "no_limits": (NO_LIMITS,),
-    "dev_mode": (DEV_MODE,),
-    "leak_object": (LEAK_OBJECT,),
-    "covert": (COVERT,),
-}
-# A shorter phrase is a syllable of too many words of other languages; a verb in a
-# Latin or Cyrillic script needs more, since every spaced language's words share the
-# class ("och", Uzbek "open", is Swedish "and").
-_SHORTEST = 3
-_SHORTEST_SPACED_WORD = 5
-_SPACED_SCRIPT = re.compile(r"[a-zà-ɏͰ-ӿ]")
+_SHORTEST_WORD = 5
 
 
 def _phrase(phrase: str) -> str:
     return r"\s+".join(map(re.escape, phrase.split()))
 
 
-def _kept(phrase: str) -> bool:
-    if len(phrase) < _SHORTEST:
+def _distinct(phrase: str, known: set[str]) -> bool:
+    """Whether ``phrase`` is no word another language writes too: several words, or one
+    of five letters or more with one outside ASCII, and none a table lists."""
+    if phrase in known or len(phrase) < _SHORTEST_WORD:
         return False
-    one_word = " " not in phrase
-    return not (one_word and len(phrase) < _SHORTEST_SPACED_WORD and _SPACED_SCRIPT.search(phrase))
+    return " " in phrase or not phrase.isascii()
+
+
+def _known(lexicon: Lexicon) -> set[str]:
+    return {f for fragments in lexicon.values() for f in fragments if f.isalpha()}
 
 
 def _listed() -> None:
+    verbs_known = _known(ORDER_VERB) | _known(OBLIGATION)
     for language, classes in sorted(_VOCABULARY.items()):
-        for name, phrases in classes.items():
-            fragments = [_phrase(p) for p in dict.fromkeys(phrases) if _kept(p)]
-            for lexicon in _VOCABULARY_CLASSES[name]:
-                if not fragments:
-                    continue
-                if language not in lexicon:
-                    lexicon[language] = fragments
-                elif lexicon is ORDER_VERB:  # imperatives: the tables' few, and the rest
-                    lexicon[language] = [*lexicon[language], *fragments]
+        addresses = [
+            rf"{_phrase(p)}\s*[:：]" for p in dict.fromkeys(classes.get("address", [])) if p
+        ]
+        verbs = [
+            _phrase(p)
+            for p in dict.fromkeys(classes.get("order_verb", []))
+            if _distinct(p, verbs_known)
+        ]
+        limits = [
+            _phrase(p)
+            for p in dict.fromkeys(classes.get("no_limits", []))
+            if len(p) >= _SHORTEST_WORD
+        ]
+        if addresses and verbs and language not in ADDRESS:
+            ADDRESS[language] = addresses
+            ADDRESS_VERB[language] = verbs
+        if limits and language not in NO_LIMITS:
+            NO_LIMITS[language] = limits
 
 
+# An address to the model in a language of the list, and the orders that may follow it.
+ADDRESS: Lexicon = {}
+ADDRESS_VERB: Lexicon = {}
 _listed()

@@ -1209,10 +1209,9 @@ class Memory(Record[memory_pb2.Memory]):
     MEMORY_SOURCE_MANUAL) whose text its learned screens read as an
     instruction to the assistant or as a credential rather than a fact, when
     the local model first embeds the text and whenever the text changes; a
-    hold is a new
-    version. It never lets one go. A person approves a held memory by
-    setting it false with UpdateMemory, or holds any memory by setting it
-    true. An import keeps it."""
+    hold is a new version. It never lets one go. A person approves a held
+    memory by setting it false with UpdateMemory, or holds any memory by
+    setting it true. An import keeps it."""
 
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
