@@ -36,8 +36,6 @@ alone.
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
 import time
 from collections import defaultdict
@@ -48,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadkit.corpus import LOCOMO, long_document  # noqa: E402
+from loadkit.corpus import long_document  # noqa: E402
 
 from agent_memory.detectors import instructions  # noqa: E402
 from agent_memory.detectors.instructions import REASONS, instruction_reason  # noqa: E402
@@ -307,26 +305,21 @@ def print_locomo(learned: Callable[[list[str]], list[bool]]) -> None:
     """False positives on ordinary LoCoMo text from the samples the classifier was not
     trained on."""
     from agent_memory.detectors.instruction_classifier import WEIGHTS
-    from scripts.classifier_training import locomo_observations, locomo_turns
+    from scripts.classifier_training import locomo_held_out
 
     print("\n### False positives on LoCoMo\n")
-    if LOCOMO is None or not LOCOMO.exists():
+    try:
+        samples, trained, drawn = locomo_held_out(WEIGHTS, LOCOMO_SAMPLE, LOCOMO_SEED)
+    except FileNotFoundError:
         print("LoCoMo not found: no figures.")
         return
-    trained = set(json.loads(WEIGHTS.read_text(encoding="utf-8")).get("locomo_samples", []))
-    samples = [
-        s for s in json.loads(LOCOMO.read_text(encoding="utf-8")) if s["sample_id"] not in trained
-    ]
-    rng = random.Random(LOCOMO_SEED)
     print(
-        f"A seeded sample from LoCoMo's samples {', '.join(s['sample_id'] for s in samples)} "
-        f"(the classifier trained on turns of {', '.join(sorted(trained)) or 'none'}).\n"
+        f"A seeded sample from LoCoMo's samples {', '.join(samples)} "
+        f"(the classifier trained on turns of {', '.join(trained) or 'none'}).\n"
     )
     print("| text | rules | classifier | rules or classifier |")
     print("|---|---:|---:|---:|")
-    for name, read in (("observations", locomo_observations), ("conversation turns", locomo_turns)):
-        pool = list(dict.fromkeys(text for s in samples for text in read(s)))
-        texts = rng.sample(pool, min(LOCOMO_SAMPLE, len(pool)))
+    for name, texts in drawn:
         by_rules = [instruction_reason(t) is not None for t in texts]
         by_classifier = learned(texts)
         either = [a or b for a, b in zip(by_rules, by_classifier, strict=True)]

@@ -36,8 +36,6 @@ the write path).
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -53,7 +51,7 @@ from detect_secrets.settings import default_settings
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadkit.corpus import LOCOMO, long_document  # noqa: E402
+from loadkit.corpus import long_document  # noqa: E402
 
 from agent_memory.detectors.secrets import find_secrets, redact_secrets  # noqa: E402
 from tests.secret_corpus import (  # noqa: E402
@@ -369,27 +367,22 @@ def print_locomo() -> None:
     person would have to approve."""
     from agent_memory.detectors.secret_classifier import WEIGHTS, is_credential
     from agent_memory.embed.local import MODEL
-    from scripts.classifier_training import locomo_observations, locomo_turns
+    from scripts.classifier_training import locomo_held_out
     from scripts.train_secret_classifier import corpus_vectors
 
     print("\n#### The learned layer on LoCoMo\n")
-    if LOCOMO is None or not LOCOMO.exists():
+    try:
+        samples, trained, drawn = locomo_held_out(WEIGHTS, LOCOMO_SAMPLE, LOCOMO_SEED)
+    except FileNotFoundError:
         print("LoCoMo not found: no figures.")
         return
-    trained = set(json.loads(WEIGHTS.read_text(encoding="utf-8")).get("locomo_samples", []))
-    samples = [
-        s for s in json.loads(LOCOMO.read_text(encoding="utf-8")) if s["sample_id"] not in trained
-    ]
-    rng = random.Random(LOCOMO_SEED)
     print(
-        f"A seeded sample from LoCoMo's samples {', '.join(s['sample_id'] for s in samples)} "
-        f"(the classifier trained on {', '.join(sorted(trained)) or 'none'}).\n"
+        f"A seeded sample from LoCoMo's samples {', '.join(samples)} "
+        f"(the classifier trained on {', '.join(trained) or 'none'}).\n"
     )
     print("| text | rules | classifier |")
     print("|---|---:|---:|")
-    for name, read in (("observations", locomo_observations), ("conversation turns", locomo_turns)):
-        pool = list(dict.fromkeys(text for s in samples for text in read(s)))
-        texts = rng.sample(pool, min(LOCOMO_SAMPLE, len(pool)))
+    for name, texts in drawn:
         by_rules = sum(ours(t) > 0 for t in texts)
         vectors = corpus_vectors(texts)
         flagged = [

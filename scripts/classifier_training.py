@@ -81,6 +81,26 @@ def locomo_observations(sample: Sample) -> list[str]:
     ]
 
 
+def locomo_held_out(
+    weights: Path, count: int, seed: int
+) -> tuple[list[str], list[str], list[tuple[str, list[str]]]]:
+    """For a bench: the LoCoMo samples the classifier of ``weights`` was not trained on
+    (their ids), those it was, and a seeded draw of ``count`` observations and of
+    ``count`` conversation turns from the first.
+
+    Raises:
+        FileNotFoundError: no LoCoMo file in any of the places tried.
+    """
+    trained = set(json.loads(weights.read_text(encoding="utf-8")).get("locomo_samples", []))
+    samples = [s for s in locomo() if s["sample_id"] not in trained]
+    rng = random.Random(seed)
+    drawn = []
+    for name, read in (("observations", locomo_observations), ("conversation turns", locomo_turns)):
+        pool = list(dict.fromkeys(text for s in samples for text in read(s)))
+        drawn.append((name, rng.sample(pool, min(count, len(pool)))))
+    return [str(s["sample_id"]) for s in samples], sorted(trained), drawn
+
+
 def locomo_drawn(
     samples: Sequence[Sample],
     read: Callable[[Sample], list[str]],

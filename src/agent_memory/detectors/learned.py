@@ -48,6 +48,15 @@ class Classifier:
         """
         return self.probability(vector) >= self.threshold
 
+    def reads(self, vector: Sequence[float], model: str) -> bool:
+        """Whether it flags ``vector``, made by the embedding ``model``: False for another
+        model's vectors, which it was not trained on.
+
+        Raises:
+            ValueError: the vector is not of the classifier's size though ``model`` is its.
+        """
+        return model == self.model and self.flags(vector)
+
 
 def load(path: Path) -> Classifier:
     """The classifier whose weights ``path`` holds (a training script's JSON)."""

@@ -57,7 +57,4 @@ def is_credential(vector: Sequence[float], model: str) -> bool:
     Raises:
         ValueError: the vector is not of the classifier's size though ``model`` is its.
     """
-    learned = classifier()
-    if model != learned.model:
-        return False
-    return learned.flags(vector)
+    return classifier().reads(vector, model)
