@@ -291,8 +291,10 @@ class IndexWorker:
 T = TypeVar("T")
 
 
+# A learned screen: whether it flags a text's vector made by an embedding model.
+Screen = Callable[[Vector, str], bool]
 # The learned screens, by what each reads a memory as.
-SCREENS: tuple[tuple[str, Callable[[Vector, str], bool]], ...] = (
+SCREENS: tuple[tuple[str, Screen], ...] = (
     ("an instruction", is_instruction),
     ("a credential", is_credential),
 )

@@ -1,0 +1,65 @@
+"""Which memories the index worker holds for review: those a model wrote whose new text
+either learned screen reads as an instruction or as a credential, never one already
+held, one written by hand (not judged), nor one embedded by another model."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from agent_memory.detectors.learned import Classifier
+from agent_memory.domain.indexing import MemoryToIndex, Vector
+from agent_memory.service import indexing
+
+
+def memory(*, judged: bool = True, held: bool = False) -> MemoryToIndex:
+    return MemoryToIndex("t", uuid.uuid4(), "k", "v", 0, judged=judged, held=held)
+
+
+INSTRUCTION = [1.0, 0.0]
+CREDENTIAL = [0.0, 1.0]
+ORDINARY = [0.0, 0.0]
+
+
+@pytest.fixture
+def screens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two small classifiers over vectors of two numbers, one per screen: each flags its
+    own coordinate (the real ones are measured by bench/ and the end-to-end tests)."""
+
+    def screen(weights: tuple[float, float]) -> Classifier:
+        return Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5)
+
+    def reads(classifier: Classifier) -> indexing.Screen:
+        return classifier.reads
+
+    monkeypatch.setattr(
+        indexing,
+        "SCREENS",
+        (
+            ("an instruction", reads(screen((6.0, 0.0)))),
+            ("a credential", reads(screen((0.0, 6.0)))),
+        ),
+    )
+
+
+@pytest.mark.usefixtures("screens")
+def test_either_screen_holds_a_judged_memory() -> None:
+    order, secret, fact = memory(), memory(), memory()
+    pairs: list[tuple[MemoryToIndex, Vector]] = [
+        (order, INSTRUCTION),
+        (secret, CREDENTIAL),
+        (fact, ORDINARY),
+    ]
+    assert indexing.holds(pairs, "m") == {order.memory_id, secret.memory_id}
+
+
+@pytest.mark.usefixtures("screens")
+def test_a_memory_not_judged_or_held_already_is_left_alone() -> None:
+    by_hand, held = memory(judged=False), memory(held=True)
+    assert indexing.holds([(by_hand, CREDENTIAL), (held, INSTRUCTION)], "m") == set()
+
+
+@pytest.mark.usefixtures("screens")
+def test_another_models_vectors_are_not_read() -> None:
+    assert indexing.holds([(memory(), CREDENTIAL)], "another-model") == set()
