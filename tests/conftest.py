@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
 import psycopg
 import pytest
 from psycopg import sql
@@ -24,6 +25,11 @@ from agent_memory.store.embedded import EmbeddedPostgres
 from tests.support import Client, ServerThread, database_url_for, has_pgvector
 
 TEST_DATABASE_ENV = "MEMORY_TEST_DATABASE_URL"
+
+# No property test has a deadline: an example's time says how busy the machine is, not
+# whether the code is right (a first example that waits on a cold import was failed).
+hypothesis.settings.register_profile("agent-memory", deadline=None)
+hypothesis.settings.load_profile("agent-memory")
 
 # Imported whole before any server thread starts: the local model imports numpy on
 # a server's thread at its first call, and pytest.approx on the test's thread reads a
