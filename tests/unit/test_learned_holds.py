@@ -27,19 +27,13 @@ def screens(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two small classifiers over vectors of two numbers, one per screen: each flags its
     own coordinate (the real ones are measured by bench/ and the end-to-end tests)."""
 
-    def screen(weights: tuple[float, float]) -> Classifier:
-        return Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5)
-
-    def reads(classifier: Classifier) -> indexing.Screen:
-        return classifier.reads
+    def screen(weights: tuple[float, float]) -> indexing.Screen:
+        return Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5).reads
 
     monkeypatch.setattr(
         indexing,
         "SCREENS",
-        (
-            ("an instruction", reads(screen((6.0, 0.0)))),
-            ("a credential", reads(screen((0.0, 6.0)))),
-        ),
+        (("an instruction", screen((6.0, 0.0))), ("a credential", screen((0.0, 6.0)))),
     )
 
 

@@ -877,8 +877,8 @@ def _order_opens(scan: _Scan, verbs: _Class, at: int, end: int) -> bool:
     """Whether a verb of ``verbs`` between ``at`` and ``end`` opens the clause at ``at``:
     fillers only before it ("please always send"), or an obligation or "you" ("d'ora in
     poi rispondi", "you must reply")."""
-    for verb, _ in scan.spans(verbs):
-        if not at <= verb < end or scan.text[verb : verb + 7].rstrip() in _ORDER_ADVERBS:
+    for verb, verb_end in scan.spans(verbs):
+        if not at <= verb < end or scan.text[verb:verb_end].strip() in _ORDER_ADVERBS:
             continue
         if _FILLER.fullmatch(scan.text, at, verb):
             return True

@@ -2473,7 +2473,7 @@ def _listed() -> None:
             for p in dict.fromkeys(classes.get("no_limits", []))
             if len(p) >= _SHORTEST_WORD
         ]
-        if addresses and verbs and language not in ADDRESS:
+        if addresses and verbs and language not in VOCATIVE:
             ADDRESS[language] = addresses
             ADDRESS_VERB[language] = verbs
         if limits and language not in NO_LIMITS:

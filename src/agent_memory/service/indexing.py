@@ -28,7 +28,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TypeVar
@@ -312,8 +312,7 @@ def holds(memories: Sequence[tuple[MemoryToIndex, Vector]], model: str) -> set[u
         read = next((what for what, flags in SCREENS if flags(vector, model)), None)
         if read is not None:
             held[memory.memory_id] = read
-    for what in dict.fromkeys(held.values()):
-        count = sum(1 for read in held.values() if read == what)
+    for what, count in Counter(held.values()).items():
         log.info(
             "the learned screens hold %d %s for review, read as %s",
             count,
