@@ -114,6 +114,7 @@ def test_a_model_written_order_is_held_until_a_person_approves_it(
     embedded(client, order.id, fact.id)
     held_now = get(client, order.id)
     assert held_now.held_for_review
+    assert held_now.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION  # what to check
     assert held_now.etag != order.etag  # a hold is a new version
     assert not get(client, fact.id).held_for_review
     # Found by the listing's filter, and read as held in the past too: before the
@@ -125,6 +126,11 @@ def test_a_model_written_order_is_held_until_a_person_approves_it(
     then = client.call(client.recall.RenderPrompt, past).system_prompt
     assert FACT in then
     assert ORDER not in then
+    was = client.call(
+        client.memory.GetMemory, pb.GetMemoryRequest(id=order.id, as_of_time=written)
+    ).memory
+    assert was.held_for_review
+    assert was.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
     # Listed and readable, but kept from the model.
     listed = client.call(client.memory.ListMemories, pb.ListMemoriesRequest(owner=OWNER))
     assert {m.id for m in listed.memories} >= {order.id, fact.id}
@@ -137,11 +143,16 @@ def test_a_model_written_order_is_held_until_a_person_approves_it(
     assert held.actor_user_id == "agent-memory:screen"
     assert not held.old_memory.held_for_review
     assert held.new_memory.held_for_review
+    assert held.old_memory.hold_reason == memory_pb2.HOLD_REASON_UNSPECIFIED
+    assert held.new_memory.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
     assert held.old_memory.etag == order.etag
     assert held.new_memory.etag == held_now.etag
 
+    # Held again by a person while held, it keeps the screen's reason.
+    assert hold(client, held_now).hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
     approved = hold(client, get(client, order.id), held=False)
     assert not approved.held_for_review
+    assert approved.hold_reason == memory_pb2.HOLD_REASON_UNSPECIFIED
     assert ORDER in prompt(client)
     assert order.id in recalled(client, ORDER)
     assert events(client, order.id)[-1].actor_user_id == client.user_id
@@ -160,6 +171,7 @@ def test_a_model_written_credential_is_held_out_of_prompts(client: Client, pgvec
     embedded(client, code.id)
     held_now = get(client, code.id)
     assert held_now.held_for_review
+    assert held_now.hold_reason == memory_pb2.HOLD_REASON_CREDENTIAL
     assert CODE not in prompt(client)
     assert code.id not in recalled(client, "the intercom code")
     assert events(client, code.id)[-1].actor_user_id == "agent-memory:screen"
@@ -184,7 +196,9 @@ def test_a_memory_a_person_holds_reaches_no_model(client: Client, fake: FakeAnth
     client.call(
         client.memory.UpsertMemory, pb.UpsertMemoryRequest(owner=OWNER, key="tea", value=shown)
     )
-    assert hold(client, held).held_for_review
+    now_held = hold(client, held)
+    assert now_held.held_for_review
+    assert now_held.hold_reason == memory_pb2.HOLD_REASON_REQUESTED
     assert kept not in prompt(client)
     assert shown in prompt(client)
     transcript = "user: we talked about deploys and tea for a while today. " * 5

@@ -1610,6 +1610,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1706,6 +1707,7 @@ SELECT n.id,
   n.valid_end_time,
   n.note,
   n.held_for_review,
+  n.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model = %(index_model)s::text AND n.embedded_hash = hashtextextended(n.key || E'\n' || n.value, 0) AND n.embedding IS NOT NULL, false) END AS embedded
   FROM inserted AS n
 
@@ -1753,6 +1755,7 @@ SELECT old.id,
   old.valid_end_time,
   old.note,
   old.held_for_review,
+  old.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(old.embedding_model = %(index_model)s::text AND old.embedded_hash = hashtextextended(old.key || E'\n' || old.value, 0) AND old.embedding IS NOT NULL, false) END AS embedded,
   EXISTS (
   SELECT
@@ -1809,6 +1812,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded
   FROM memories AS m
   WHERE
@@ -1839,6 +1843,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1872,6 +1877,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1905,6 +1911,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -1952,6 +1959,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded
   FROM memories AS m
 WHERE tenant_id = %(tenant_id)s AND source = 'director' AND scope = 'agent'
@@ -2039,6 +2047,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2121,6 +2130,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2154,6 +2164,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded
   FROM memories AS m
 JOIN unnest(%(scopes)s::text[], %(owner_ids)s::text[]) AS o(scope, owner_id)
@@ -2214,6 +2225,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2243,7 +2255,11 @@ changed AS (
       held_for_review = coalesce(%(held_for_review)s::BOOLEAN, m.held_for_review),
       version = m.version + 1,
       updated_at = clock_timestamp(),
-      updated_by = %(actor)s
+      updated_by = %(actor)s,
+      hold_reason = CASE
+    WHEN NOT coalesce(%(held_for_review)s::boolean, old.held_for_review) THEN NULL
+    WHEN old.held_for_review THEN old.hold_reason
+    ELSE 'requested' END
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
@@ -2280,6 +2296,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(m.embedding_model = %(index_model)s::text AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding IS NOT NULL, false) END AS embedded,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
@@ -2437,6 +2454,7 @@ WITH current AS(
   n.valid_end_time,
   n.note,
   n.held_for_review,
+  n.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model=%(index_model)s::text AND n.embedded_hash=hashtextextended(n.key || E'\n' || n.value,0)AND n.embedding IS NOT NULL,false)END AS embedded
   FROM outcomes AS n
 
@@ -2588,6 +2606,7 @@ WITH current AS(
   n.valid_end_time,
   n.note,
   n.held_for_review,
+  n.hold_reason,
   CASE WHEN %(index_model)s::text IS NULL THEN NULL ELSE coalesce(n.embedding_model=%(index_model)s::text AND n.embedded_hash=hashtextextended(n.key || E'\n' || n.value,0)AND n.embedding IS NOT NULL,false)END AS embedded
   FROM outcomes AS n
 
@@ -3698,7 +3717,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
@@ -3729,7 +3748,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3767,7 +3786,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3793,7 +3812,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -6103,6 +6122,8 @@ found AS (
         'tenant_id', e.tenant_id,
         'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
                            OR coalesce(x.held_for_review, false),
+        'hold_reason', CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
+                            THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r
@@ -6393,6 +6414,7 @@ SELECT m.id,
   m.valid_end_time,
   m.note,
   m.held_for_review,
+  m.hold_reason,
   (
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
     FROM memory_groundings AS g
@@ -6468,7 +6490,8 @@ WITH inserted AS (
       created_at,
       updated_at,
       superseded_by,
-      held_for_review)
+      held_for_review,
+      hold_reason)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
@@ -6492,7 +6515,8 @@ WITH inserted AS (
       %(created_at)s::timestamptz,
       %(updated_at)s::timestamptz,
       %(superseded_by)s::uuid,
-      %(held_for_review)s::boolean
+      %(held_for_review)s::boolean,
+      %(hold_reason)s::text
     ON CONFLICT DO NOTHING
     RETURNING *
 ),

@@ -63,7 +63,7 @@ _SAMPLES: dict[type, Any] = {
     object: {"m": 1},  # JSON
 }
 # Columns whose values are one of a few: the owner's scope, and a memory's source.
-_CHOSEN: dict[str, Any] = {"scope": "agent", "source": "manual"}
+_CHOSEN: dict[str, Any] = {"scope": "agent", "source": "manual", "hold_reason": "credential"}
 
 
 def sample_row() -> dict[str, Any]:

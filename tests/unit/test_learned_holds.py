@@ -1,6 +1,7 @@
 """Which memories the index worker holds for review: those a model wrote whose new text
-either learned screen reads as an instruction or as a credential, never one already
-held, one written by hand (not judged), nor one embedded by another model."""
+either learned screen reads as an instruction or as a credential, each with the reason
+a person reviews it by; never one already held, one written by hand (not judged), nor
+one embedded by another model."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from agent_memory.detectors.learned import Classifier
 from agent_memory.domain.indexing import MemoryToIndex, Vector
+from agent_memory.domain.memory import HoldReason
 from agent_memory.service import indexing
 
 
@@ -33,27 +35,39 @@ def screens(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         indexing,
         "SCREENS",
-        (("an instruction", screen((6.0, 0.0))), ("a credential", screen((0.0, 6.0)))),
+        (
+            (HoldReason.INSTRUCTION, screen((6.0, 0.0))),
+            (HoldReason.CREDENTIAL, screen((0.0, 6.0))),
+        ),
     )
 
 
 @pytest.mark.usefixtures("screens")
-def test_either_screen_holds_a_judged_memory() -> None:
+def test_either_screen_holds_a_judged_memory_saying_which() -> None:
     order, secret, fact = memory(), memory(), memory()
     pairs: list[tuple[MemoryToIndex, Vector]] = [
         (order, INSTRUCTION),
         (secret, CREDENTIAL),
         (fact, ORDINARY),
     ]
-    assert indexing.holds(pairs, "m") == {order.memory_id, secret.memory_id}
+    assert indexing.holds(pairs, "m") == {
+        order.memory_id: HoldReason.INSTRUCTION,
+        secret.memory_id: HoldReason.CREDENTIAL,
+    }
+
+
+@pytest.mark.usefixtures("screens")
+def test_a_text_both_screens_flag_is_held_once_as_the_first_reads_it() -> None:
+    both = memory()
+    assert indexing.holds([(both, [1.0, 1.0])], "m") == {both.memory_id: HoldReason.INSTRUCTION}
 
 
 @pytest.mark.usefixtures("screens")
 def test_a_memory_not_judged_or_held_already_is_left_alone() -> None:
     by_hand, held = memory(judged=False), memory(held=True)
-    assert indexing.holds([(by_hand, CREDENTIAL), (held, INSTRUCTION)], "m") == set()
+    assert indexing.holds([(by_hand, CREDENTIAL), (held, INSTRUCTION)], "m") == {}
 
 
 @pytest.mark.usefixtures("screens")
 def test_another_models_vectors_are_not_read() -> None:
-    assert indexing.holds([(memory(), CREDENTIAL)], "another-model") == set()
+    assert indexing.holds([(memory(), CREDENTIAL)], "another-model") == {}

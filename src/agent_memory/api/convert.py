@@ -30,6 +30,7 @@ from agent_memory.domain.memory import (
     PATCH_FIELDS,
     Expiration,
     Grounding,
+    HoldReason,
     Memory,
     MemoryPatch,
     MemorySource,
@@ -73,6 +74,12 @@ _SOURCES = {
     MemorySource.MEMORIZE: memory_pb2.MEMORY_SOURCE_MEMORIZE,
 }
 _SOURCES_IN = {v: k for k, v in _SOURCES.items()}
+# Each reason of a hold as the contract's value of the same name (one missing there
+# fails at import).
+HOLD_REASONS: dict[HoldReason, memory_pb2.HoldReason] = {
+    r: getattr(memory_pb2, f"HOLD_REASON_{r.name}") for r in HoldReason
+}
+HOLD_REASONS_IN = {v: k for k, v in HOLD_REASONS.items()}
 
 
 def source_value_name(source: MemorySource) -> str:
@@ -436,11 +443,12 @@ def memory_to_proto(memory: Memory) -> memory_pb2.Memory:
     """Every field of the memory named as one of the message, and what the message
     says otherwise: owner, source, groundings, and what derives from the memory."""
     return memory_pb2.Memory(
-        **fields_to_proto(memory, memory_pb2.Memory, skip=("source", "groundings")),
+        **fields_to_proto(memory, memory_pb2.Memory, skip=("source", "groundings", "hold_reason")),
         scope=SCOPES_OUT[memory.owner.scope],
         agent_id=memory.owner.agent_id,
         workspace_id=memory.owner.workspace_id,
         source=_SOURCES[memory.source],
+        hold_reason=HOLD_REASONS[memory.hold_reason] if memory.hold_reason else None,
         read_only=memory.read_only,
         groundings=[grounding_to_proto(g) for g in memory.groundings],
         etag=memory.etag,

@@ -33,6 +33,7 @@ from google.protobuf.message import Message
 
 from agent_memory.api.block_convert import content_to_proto, key_from_proto
 from agent_memory.api.convert import (
+    HOLD_REASONS_IN,
     conversation_from_proto,
     datetime_from_proto,
     fields_from_proto,
@@ -55,7 +56,7 @@ from agent_memory.detectors.secrets import redact_secrets
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
 from agent_memory.domain.errors import FieldViolation, check, under
 from agent_memory.domain.memorize import StoredConversation
-from agent_memory.domain.memory import Memory, Owner, Scope
+from agent_memory.domain.memory import HoldReason, Memory, Owner, Scope
 from agent_memory.domain.screening import refuse_secrets_in
 from agent_memory.domain.transfer import (
     KINDS,
@@ -339,6 +340,7 @@ _MEMORY_READ_APART = (
     "superseded_by",
     "source",
     "groundings",
+    "hold_reason",
     "created_at",
     "updated_at",
     *(n.rpartition(".")[2] for n in NOT_EXPORTED if n.startswith("agentmemory.v1.Memory.")),
@@ -353,6 +355,7 @@ def _memory(message: memory_pb2.Memory) -> Memory:
         id=_id(message.id, "memory.id", "a memory id"),
         owner=_owner(message),
         source=source_from_proto(message.source),
+        hold_reason=_hold_reason(message),
         created_at=_time(message, "created_at", "memory"),
         updated_at=_time(message, "updated_at", "memory"),
         version=1,
@@ -361,6 +364,14 @@ def _memory(message: memory_pb2.Memory) -> Memory:
         if message.superseded_by
         else None,
     )
+
+
+def _hold_reason(message: memory_pb2.Memory) -> HoldReason | None:
+    """Why the record's memory is held: none unless it is held, and a value the contract
+    names (an unknown one is refused before this reads it, as every enum is)."""
+    if not message.held_for_review:
+        return None
+    return HOLD_REASONS_IN.get(message.hold_reason)
 
 
 def _owner(message: memory_pb2.Memory) -> Owner:

@@ -50,6 +50,15 @@ class MemorySource(StrEnum):
         return self is not MemorySource.MANUAL
 
 
+class HoldReason(StrEnum):
+    """Why a memory is held for review: what a person should check before letting it
+    go."""
+
+    INSTRUCTION = "instruction"  # a learned screen read it as an order to the assistant
+    CREDENTIAL = "credential"  # a learned screen read it as a password, code or key
+    REQUESTED = "requested"  # a caller held it (UpdateMemory)
+
+
 @dataclass(frozen=True)
 class Owner:
     """Exactly one owner: an agent or a workspace, both the orchestrator's own ids."""
@@ -114,6 +123,8 @@ class Memory:
     # model-written memory as an instruction to the assistant or as a credential, or a
     # person held it).
     held_for_review: bool = False
+    # Why it is held (None when it is not, or was held before reasons were kept).
+    hold_reason: HoldReason | None = None
 
     def valid_at(self, when: datetime) -> bool:
         """Whether the fact holds at ``when``: its period has started and not ended."""

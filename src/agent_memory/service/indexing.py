@@ -39,6 +39,7 @@ from agent_memory.config import Settings
 from agent_memory.detectors.instruction_classifier import is_instruction
 from agent_memory.detectors.secret_classifier import is_credential
 from agent_memory.domain.indexing import Claimed, CpuTimes, MemoryToIndex, Vector, WorkerBeat
+from agent_memory.domain.memory import HoldReason
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
 from agent_memory.service.background import Rounds
 from agent_memory.service.pace import Pace
@@ -293,33 +294,36 @@ T = TypeVar("T")
 
 # A learned screen: whether it flags a text's vector made by an embedding model.
 Screen = Callable[[Vector, str], bool]
-# The learned screens, by what each reads a memory as.
-SCREENS: tuple[tuple[str, Screen], ...] = (
-    ("an instruction", is_instruction),
-    ("a credential", is_credential),
+# The learned screens, each with the reason of the holds it makes.
+SCREENS: tuple[tuple[HoldReason, Screen], ...] = (
+    (HoldReason.INSTRUCTION, is_instruction),
+    (HoldReason.CREDENTIAL, is_credential),
 )
 
 
-def holds(memories: Sequence[tuple[MemoryToIndex, Vector]], model: str) -> set[uuid.UUID]:
-    """The memories the learned screens hold for review: of those they judge (see
-    :class:`MemoryToIndex`), the ones not held yet whose text a screen reads as an
-    instruction to the assistant or as a credential. They only ever hold: a person lets
-    a memory go. Nothing for vectors of a model the screens were not trained on."""
-    held: dict[uuid.UUID, str] = {}
+def holds(
+    memories: Sequence[tuple[MemoryToIndex, Vector]], model: str
+) -> dict[uuid.UUID, HoldReason]:
+    """The memories the learned screens hold for review, each with why: of those they
+    judge (see :class:`MemoryToIndex`), the ones not held yet whose text a screen reads
+    as an instruction to the assistant or as a credential (the first screen that does
+    names the reason). They only ever hold: a person lets a memory go. Nothing for
+    vectors of a model the screens were not trained on."""
+    held: dict[uuid.UUID, HoldReason] = {}
     for memory, vector in memories:
         if not memory.judged or memory.held:
             continue
-        read = next((what for what, flags in SCREENS if flags(vector, model)), None)
-        if read is not None:
-            held[memory.memory_id] = read
-    for what, count in Counter(held.values()).items():
+        reason = next((why for why, flags in SCREENS if flags(vector, model)), None)
+        if reason is not None:
+            held[memory.memory_id] = reason
+    for reason, count in Counter(held.values()).items():
         log.info(
             "the learned screens hold %d %s for review, read as %s",
             count,
             "memory" if count == 1 else "memories",
-            what,
+            f"an {reason}" if reason is HoldReason.INSTRUCTION else f"a {reason}",
         )
-    return set(held)
+    return held
 
 
 def _embedded(items: Sequence[T], vectors: Sequence[Vector | None]) -> list[tuple[T, Vector]]:

@@ -49,7 +49,7 @@ def memories_at(events: LiteralString) -> LiteralString:
 
     A memory held for review then, or held now, is read as held: a past read never
     shows a model what a person has not approved (an event older than the flag holds
-    none: not held then).
+    none: not held then); with the reason of the hold then, else of the one now.
 
     The row is made in FROM, where it is made once: in a select list, ``(f(x)).*`` calls
     ``f`` once for each column."""
@@ -64,6 +64,8 @@ def memories_at(events: LiteralString) -> LiteralString:
         'tenant_id', e.tenant_id,
         'held_for_review', coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
                            OR coalesce(x.held_for_review, false),
+        'hold_reason', CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
+                            THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r

@@ -12,7 +12,7 @@ meanwhile is claimed again for its new text.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, LiteralString, TypeVar
@@ -27,8 +27,9 @@ from agent_memory.domain.indexing import (
     Vector,
     WorkerBeat,
 )
+from agent_memory.domain.memory import HoldReason
 from agent_memory.store.history import snapshot
-from agent_memory.store.memory_sql import current
+from agent_memory.store.memory_sql import as_param, current
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
 from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array
@@ -168,27 +169,28 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
   AND {self.hashed} = x.text_hash
 """
         a = self.a
-        # x.held: true where the screen holds the memory (it only ever holds, and only a
-        # memory not held when claimed). A hold is a change of the memory: a new
-        # version, so a new etag; the audit's snapshot before it is the row after it,
-        # not held, of the version before.
+        # x.hold: why the screen holds the memory, NULL where it does not (it only ever
+        # holds, and only a memory not held when claimed). A hold is a change of the
+        # memory: a new version, so a new etag; the audit's snapshot before it is the
+        # row after it, not held, of the version before.
         return f"""
 WITH stored AS (
     UPDATE {self.table} AS {a}
     SET embedding = x.embedding::real[], embedding_model = %(model)s,
         embedded_hash = x.text_hash, index_lease_until = NULL,
-        held_for_review = {a}.held_for_review OR x.held,
-        version = {a}.version + (x.held AND NOT {a}.held_for_review)::int
-    {self._matching(("text_hash", "bigint"), ("embedding", "text"), ("held", "boolean"))}
+        held_for_review = {a}.held_for_review OR x.hold IS NOT NULL,
+        hold_reason = CASE WHEN {a}.held_for_review THEN {a}.hold_reason ELSE x.hold END,
+        version = {a}.version + (x.hold IS NOT NULL AND NOT {a}.held_for_review)::int
+    {self._matching(("text_hash", "bigint"), ("embedding", "text"), ("hold", "text"))}
       AND {self.hashed} = x.text_hash
-    RETURNING {a}.*, x.held AS judged
+    RETURNING {a}.*, x.hold IS NOT NULL AS judged
 ),
 held AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT s.tenant_id, gen_random_uuid(), s.id, 'updated', %(actor)s, clock_timestamp(),
-           {snapshot("s")} - 'judged'
-               || jsonb_build_object('held_for_review', false, 'version', s.version - 1),
+           {snapshot("s")} - 'judged' || jsonb_build_object(
+               'held_for_review', false, 'hold_reason', NULL, 'version', s.version - 1),
            {snapshot("s")} - 'judged'
     FROM stored AS s
     WHERE s.judged
@@ -317,7 +319,7 @@ def _stored(
     table: _Embedded,
     model: str,
     done: Sequence[tuple[Any, Vector]],
-    holds: Collection[Any],
+    holds: Mapping[uuid.UUID, HoldReason],
 ) -> dict[str, Any]:
     params = {
         **table.keys([x for x, _ in done]),
@@ -326,7 +328,7 @@ def _stored(
         "model": model,
     }
     if table.screened:
-        params["held"] = [x.memory_id in holds for x, _ in done]
+        params["hold"] = [as_param(holds.get(x.memory_id)) for x, _ in done]
         params["actor"] = SCREEN_ACTOR
     return params
 
@@ -388,7 +390,7 @@ class PgIndexQueue(IndexQueue):
         model: str,
         lines: Sequence[tuple[LineToIndex, Vector]],
         memories: Sequence[tuple[MemoryToIndex, Vector]],
-        holds: Collection[uuid.UUID] = (),
+        holds: Mapping[uuid.UUID, HoldReason] | None = None,
     ) -> int:
         kept = 0
         tables: list[tuple[_Embedded, Sequence[tuple[Any, Vector]]]] = [
@@ -397,7 +399,7 @@ class PgIndexQueue(IndexQueue):
         ]
         for table, done in tables:
             for group in _by_tenant(done, lambda pair: str(pair[0].tenant_id)):
-                params = _stored(table, model, group, holds)
+                params = _stored(table, model, group, holds or {})
                 if table.screened:
                     row = await fetch_one(self._conn, table.store, params)
                     kept += int(row["n"]) if row else 0

@@ -228,12 +228,19 @@ FROM (SELECT * FROM changed UNION ALL SELECT * FROM old WHERE NOT EXISTS (SELECT
      AS m
 """
 
+# Why a memory is held once an update by mask applies: none once it is let go, the
+# reason it had while it stays held, and a caller's request when the update holds it.
+_HOLD_REASON: LiteralString = """CASE
+    WHEN NOT coalesce(%(held_for_review)s::boolean, old.held_for_review) THEN NULL
+    WHEN old.held_for_review THEN old.hold_reason
+    ELSE 'requested' END"""
+
 _UPDATE: LiteralString = (
     _CHANGE_OLD
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET {patched(MemoryRow, "m")}
+    SET {patched(MemoryRow, "m")}, hold_reason = {_HOLD_REASON}
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*

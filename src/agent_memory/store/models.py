@@ -191,6 +191,10 @@ class MemoryRow(Base):
     held_for_review: Mapped[bool] = mapped_column(
         server_default=text("false"), info=policy(OUTPUT | PATCHED)
     )
+    # Why it is held: 'instruction' or 'credential' (the screen that held it) or
+    # 'requested' (a caller held it); NULL when it is not held, or when it was held
+    # before reasons were kept. Set with the hold, never by a write's field.
+    hold_reason: Mapped[str | None] = mapped_column(Text, info=policy(OUTPUT))
     # Recall by meaning, as for archival lines.
     embedding: Mapped[list[float] | None] = mapped_column(
         ARRAY(REAL), nullable=True, info=policy(INTERNAL)
@@ -209,6 +213,10 @@ class MemoryRow(Base):
         CheckConstraint("char_length(value) BETWEEN 1 AND 2000", name="value_length"),
         CheckConstraint("valid_end_time > valid_start_time", name="valid_period"),
         CheckConstraint("char_length(note) <= 2000", name="note_length"),
+        CheckConstraint(
+            "hold_reason IN ('instruction', 'credential', 'requested')", name="hold_reason"
+        ),
+        CheckConstraint("held_for_review OR hold_reason IS NULL", name="hold_reason_held"),
         Index(
             "ix_memories_listing",
             "tenant_id",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -64,6 +64,7 @@ from agent_memory.domain.indexing import (
 from agent_memory.domain.memorize import Conversation, StoredConversation
 from agent_memory.domain.memory import (
     Grounding,
+    HoldReason,
     KeyHeld,
     ListingPosition,
     Memory,
@@ -720,11 +721,11 @@ class IndexQueue(ABC):
         model: str,
         lines: Sequence[tuple[LineToIndex, Vector]],
         memories: Sequence[tuple[MemoryToIndex, Vector]],
-        holds: Collection[uuid.UUID] = (),
+        holds: Mapping[uuid.UUID, HoldReason] | None = None,
     ) -> int:
         """Keep each vector where the text is still the one claimed, and end the
         leases; how many were kept. ``holds``: the memories held for review with their
-        vector (each hold audited)."""
+        vector, each with why (each hold audited)."""
 
     @abstractmethod
     async def release(

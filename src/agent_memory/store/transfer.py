@@ -95,10 +95,10 @@ ON CONFLICT DO NOTHING
 _WRITTEN = named(MemoryRow, WRITTEN | OUTPUT)
 # What an import keeps of a memory's history beside what a write gives: a write sets
 # these itself.
-_HISTORY: LiteralString = "created_at, updated_at, superseded_by, held_for_review"
+_HISTORY: LiteralString = "created_at, updated_at, superseded_by, held_for_review, hold_reason"
 _HISTORY_VALUES: LiteralString = (
     "%(created_at)s::timestamptz, %(updated_at)s::timestamptz, %(superseded_by)s::uuid,"
-    " %(held_for_review)s::boolean"
+    " %(held_for_review)s::boolean, %(hold_reason)s::text"
 )
 _PUT_MEMORY: LiteralString = f"""
 WITH inserted AS (

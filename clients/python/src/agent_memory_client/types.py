@@ -129,6 +129,24 @@ class MemorySource(ProtoEnum):
     """Written by the Memorize tool."""
 
 
+class HoldReason(ProtoEnum):
+    """Why a memory is held for review."""
+
+    UNSPECIFIED = 0
+    """Not held, or held before reasons were kept."""
+
+    INSTRUCTION = 1
+    """The learned screen read the text as an instruction to the assistant
+    rather than a fact. Approve it only if it is a fact or a preference."""
+
+    CREDENTIAL = 2
+    """The learned screen read the text as a credential (a password, code, PIN
+    or key). Delete it unless it is not one: a memory is no place for one."""
+
+    REQUESTED = 3
+    """A caller held it with UpdateMemory."""
+
+
 class MemoryEventType(ProtoEnum):
     """What happened to a memory."""
 
@@ -1211,7 +1229,14 @@ class Memory(Record[memory_pb2.Memory]):
     the local model first embeds the text and whenever the text changes; a
     hold is a new version. It never lets one go. A person approves a held
     memory by setting it false with UpdateMemory, or holds any memory by
-    setting it true. An import keeps it."""
+    setting it true. An import keeps it. hold_reason says why."""
+
+    hold_reason: HoldReason = HoldReason.UNSPECIFIED
+    """Output only. Why the memory is held for review, for the person who
+    decides: what a screen read its text as, or that a caller held it.
+    Unset when it is not held (and for a hold made before reasons were
+    kept). Set with the hold and cleared with it; a hold on a memory held
+    already keeps the first reason. An import keeps it."""
 
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
@@ -1251,6 +1276,7 @@ class Memory(Record[memory_pb2.Memory]):
             else None,
             note=message.note,
             held_for_review=message.held_for_review,
+            hold_reason=HoldReason(message.hold_reason),
         )._kept(message)
 
     def _to_proto(self) -> memory_pb2.Memory:
@@ -1282,6 +1308,7 @@ class Memory(Record[memory_pb2.Memory]):
             valid_end_time=timestamp_of(self.valid_end_time),
             note=self.note,
             held_for_review=self.held_for_review,
+            hold_reason=self.hold_reason.number,
         )
 
 

@@ -29,6 +29,13 @@ class MemorySource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MEMORY_SOURCE_DIRECTOR: _ClassVar[MemorySource]
     MEMORY_SOURCE_MEMORIZE: _ClassVar[MemorySource]
 
+class HoldReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HOLD_REASON_UNSPECIFIED: _ClassVar[HoldReason]
+    HOLD_REASON_INSTRUCTION: _ClassVar[HoldReason]
+    HOLD_REASON_CREDENTIAL: _ClassVar[HoldReason]
+    HOLD_REASON_REQUESTED: _ClassVar[HoldReason]
+
 class ConversationView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CONVERSATION_VIEW_UNSPECIFIED: _ClassVar[ConversationView]
@@ -86,6 +93,10 @@ MEMORY_SOURCE_MANUAL: MemorySource
 MEMORY_SOURCE_AUTO: MemorySource
 MEMORY_SOURCE_DIRECTOR: MemorySource
 MEMORY_SOURCE_MEMORIZE: MemorySource
+HOLD_REASON_UNSPECIFIED: HoldReason
+HOLD_REASON_INSTRUCTION: HoldReason
+HOLD_REASON_CREDENTIAL: HoldReason
+HOLD_REASON_REQUESTED: HoldReason
 CONVERSATION_VIEW_UNSPECIFIED: ConversationView
 CONVERSATION_VIEW_BASIC: ConversationView
 CONVERSATION_VIEW_FULL: ConversationView
@@ -181,7 +192,7 @@ class Conversation(_message.Message):
     def __init__(self, provider: _Optional[str] = ..., conversation_id: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[ConversationMessage, _Mapping]]] = ..., raw_events: _Optional[_Iterable[str]] = ..., message_count: _Optional[int] = ..., raw_event_count: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "scope", "agent_id", "workspace_id", "key", "value", "pinned", "importance", "source", "read_only", "tags", "confidence", "metadata", "groundings", "created_at", "updated_at", "etag", "conversation_id", "conversation_provider", "expire_time", "superseded_by", "last_used_time", "embedded", "valid_start_time", "valid_end_time", "note", "held_for_review")
+    __slots__ = ("id", "scope", "agent_id", "workspace_id", "key", "value", "pinned", "importance", "source", "read_only", "tags", "confidence", "metadata", "groundings", "created_at", "updated_at", "etag", "conversation_id", "conversation_provider", "expire_time", "superseded_by", "last_used_time", "embedded", "valid_start_time", "valid_end_time", "note", "held_for_review", "hold_reason")
     ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +220,7 @@ class Memory(_message.Message):
     VALID_END_TIME_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     HELD_FOR_REVIEW_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
     id: str
     scope: Scope
     agent_id: str
@@ -236,7 +248,8 @@ class Memory(_message.Message):
     valid_end_time: _timestamp_pb2.Timestamp
     note: str
     held_for_review: bool
-    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[MemorySource, str]] = ..., read_only: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[Grounding, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., conversation_id: _Optional[str] = ..., conversation_provider: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedded: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., note: _Optional[str] = ..., held_for_review: _Optional[bool] = ...) -> None: ...
+    hold_reason: HoldReason
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[Scope, str]] = ..., agent_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., key: _Optional[str] = ..., value: _Optional[str] = ..., pinned: _Optional[bool] = ..., importance: _Optional[int] = ..., source: _Optional[_Union[MemorySource, str]] = ..., read_only: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., groundings: _Optional[_Iterable[_Union[Grounding, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., conversation_id: _Optional[str] = ..., conversation_provider: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., embedded: _Optional[bool] = ..., valid_start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., note: _Optional[str] = ..., held_for_review: _Optional[bool] = ..., hold_reason: _Optional[_Union[HoldReason, str]] = ...) -> None: ...
 
 class MemoryEvent(_message.Message):
     __slots__ = ("id", "memory_id", "type", "actor_user_id", "occurred_at", "old_memory", "new_memory")
