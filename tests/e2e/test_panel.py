@@ -374,7 +374,7 @@ def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
     open_agent(page)
 
     row = memory_row(page, "billing")
-    expect(row.locator(".held-label")).to_contain_text("Held for review")
+    expect(row.locator(".held-label")).to_contain_text("Held for review: held on request")
     expect(row.locator(".held-label")).to_contain_text("kept out of prompts and recall")
     other = memory_row(page, "tech-stack")
     expect(other.locator(".held-label")).to_have_count(0)

@@ -19,7 +19,7 @@
 
 import { MEMORY_PAGE_SIZE } from "./api.js";
 import { dayEl, el, icon, refreshButton, tableHead, timeEl, viewHead } from "./dom.js";
-import { openMemoryDetail } from "./memory_detail.js";
+import { HELD_WHY, heldLabel, openMemoryDetail } from "./memory_detail.js";
 
 const SOURCES = {
   MEMORY_SOURCE_MANUAL: "manual",
@@ -28,10 +28,6 @@ const SOURCES = {
   MEMORY_SOURCE_MEMORIZE: "memorize",
 };
 const READ_ONLY_LABEL = "auto-captured · read-only";
-const HELD_LABEL = "Held for review: kept out of prompts and recall until approved";
-const HELD_WHY =
-  "The service holds a memory a model wrote when its text reads as an instruction to " +
-  "the assistant rather than a fact; a person may also hold one.";
 const COLUMNS = 7;
 const SEARCH_DELAY_MS = 250;
 const ORDERS = [
@@ -521,7 +517,7 @@ export function mount(container, ctx) {
         ),
         tagsEl(memory),
         memory.heldForReview
-          ? el("div", { class: "held-label", title: HELD_WHY }, HELD_LABEL)
+          ? el("div", { class: "held-label", title: HELD_WHY }, heldLabel(memory))
           : null,
         readOnly ? el("div", { class: "read-only-label" }, READ_ONLY_LABEL) : null,
         expiryEl(memory),
@@ -544,7 +540,9 @@ export function mount(container, ctx) {
             "button",
             {
               type: "button",
-              class: "button small primary",
+              // A credential is rarely one to let through: approving it is not the
+              // first choice offered.
+              class: memory.holdReason === "HOLD_REASON_CREDENTIAL" ? "button small" : "button small primary",
               "aria-label": `Approve ${memory.key}`,
               title: "Let agents see it in prompts and recall",
               onclick: () => onApprove(memory),

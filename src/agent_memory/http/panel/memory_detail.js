@@ -5,6 +5,26 @@
 
 import { dayEl, el, fill, timeEl } from "./dom.js";
 
+// What a person should know of a memory held for review: why it is held (the contract's
+// HoldReason), and so what to check before approving it.
+const HOLD_REASONS = {
+  HOLD_REASON_INSTRUCTION:
+    "reads as an instruction to the assistant, not a fact. Approve it only if it is a fact or a preference.",
+  HOLD_REASON_CREDENTIAL:
+    "reads as a password, code or key. Delete it unless it is not one: a memory is no place for a credential.",
+  HOLD_REASON_REQUESTED: "held on request; kept out of prompts and recall until approved.",
+};
+const HELD_UNEXPLAINED = "kept out of prompts and recall until approved.";
+export const HELD_WHY =
+  "Agents don't see a memory held for review until a person approves it. The service holds a " +
+  "memory a model wrote when its text reads as an instruction to the assistant or as a " +
+  "credential; a person may also hold one.";
+
+/** The label of a memory held for review: that it is held, and why. */
+export function heldLabel(memory) {
+  return `Held for review: ${HOLD_REASONS[memory.holdReason] || HELD_UNEXPLAINED}`;
+}
+
 const EVENT_NAMES = {
   MEMORY_EVENT_TYPE_CREATED: "Created",
   MEMORY_EVENT_TYPE_UPDATED: "Updated",
@@ -208,7 +228,7 @@ export async function openMemoryDetail(memory, ctx, { onChanged, sourceName }) {
         field(
           "Review",
           shown.heldForReview
-            ? el("span", { class: "held-label" }, "Held: kept out of prompts and recall until approved")
+            ? el("span", { class: "held-label", title: HELD_WHY }, heldLabel(shown))
             : "Not held",
         ),
         field("Confidence", confidence),
