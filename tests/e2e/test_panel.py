@@ -29,6 +29,7 @@ from playwright.sync_api import (
 )
 
 from agent_memory.config import Settings
+from agent_memory.embed import local_available
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 from agentmemory.v1 import block_service_pb2 as blocks_pb
 from agentmemory.v1 import decision_service_pb2 as decisions_pb
@@ -407,6 +408,36 @@ def test_a_memory_held_for_review_says_so_and_approve_lets_it_reach_the_agent(
     history = page.get_by_role("dialog").locator(".history li strong")
     expect(history).to_have_text(["Created", "Held for review", "Approved"])
     expect(page.get_by_role("dialog")).to_contain_text("Not held")
+
+
+@pytest.mark.timeout(WAIT_INDEXED_SECONDS + 60)
+def test_a_memory_held_as_a_credential_offers_delete_before_approve(
+    page: Page, tenant: Tenant, pgvector: bool
+) -> None:
+    if not (pgvector and local_available()):
+        pytest.skip("the screens read the local model's vectors, which pgvector stores")
+    # A door code in words the write's rules do not read; the index worker's screen does.
+    request = pb.MemorizeRequest(
+        owner=memory_pb2.MemoryOwner(agent_id=AGENT),
+        content="Kod do domofonu: klucz + 3318, brama od podwórka 6620*",
+        memory_key="intercom",
+    )
+    tenant.grpc.call(tenant.grpc.memory.Memorize, request)
+    assert wait_until(
+        lambda: memories_of(tenant.grpc)["intercom"].held_for_review,
+        timeout=WAIT_INDEXED_SECONDS,
+    ), "the screen did not hold the code"
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    row = memory_row(page, "intercom")
+    expect(row.locator(".held-label")).to_contain_text("reads as a password, code or key")
+    expect(row.locator(".held-label")).to_contain_text("Delete it unless it is not one")
+    expect(row.locator(".row-actions button")).to_have_text(["Delete", "Pin", "Edit", "Approve"])
+    delete = row.get_by_role("button", name="Delete intercom")
+    expect(delete).to_have_class(re.compile(r"\bdanger\b"))
+    expect(row.get_by_role("button", name="Approve intercom")).not_to_have_class(
+        re.compile(r"\bprimary\b")
+    )
 
 
 def test_superseded_memories_show_only_when_asked_with_what_replaced_them(

@@ -534,22 +534,34 @@ export function mount(container, ctx) {
   }
 
   function writeActions(memory, pinned, readOnly) {
+    // A credential is rarely one to let through: Delete comes first and stands out, and
+    // Approve comes last, a plain button.
+    const credential = memory.heldForReview && memory.holdReason === "HOLD_REASON_CREDENTIAL";
+    const approve = memory.heldForReview
+      ? el(
+          "button",
+          {
+            type: "button",
+            class: credential ? "button small" : "button small primary",
+            "aria-label": `Approve ${memory.key}`,
+            title: "Let agents see it in prompts and recall",
+            onclick: () => onApprove(memory),
+          },
+          "Approve",
+        )
+      : null;
+    const remove = el(
+      "button",
+      {
+        type: "button",
+        class: credential ? "button small danger" : "button small danger-text",
+        "aria-label": `Delete ${memory.key}`,
+        onclick: () => onDelete(memory),
+      },
+      "Delete",
+    );
     return actionsCell(
-      memory.heldForReview
-        ? el(
-            "button",
-            {
-              type: "button",
-              // A credential is rarely one to let through: approving it is not the
-              // first choice offered.
-              class: memory.holdReason === "HOLD_REASON_CREDENTIAL" ? "button small" : "button small primary",
-              "aria-label": `Approve ${memory.key}`,
-              title: "Let agents see it in prompts and recall",
-              onclick: () => onApprove(memory),
-            },
-            "Approve",
-          )
-        : null,
+      credential ? remove : approve,
       el(
         "button",
         {
@@ -572,16 +584,7 @@ export function mount(container, ctx) {
         },
         "Edit",
       ),
-      el(
-        "button",
-        {
-          type: "button",
-          class: "button small danger-text",
-          "aria-label": `Delete ${memory.key}`,
-          onclick: () => onDelete(memory),
-        },
-        "Delete",
-      ),
+      credential ? approve : remove,
     );
   }
 
