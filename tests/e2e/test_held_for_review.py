@@ -207,3 +207,37 @@ def test_a_memory_a_person_holds_reaches_no_model(client: Client, fake: FakeAnth
     sent = str(fake.requests[0]["messages"])
     assert shown in sent
     assert kept not in sent
+
+
+def test_a_held_memory_whose_text_changes_is_judged_again(client: Client, pgvector: bool) -> None:
+    """The reason is the new text's: a screen's reason for a text gone goes with it, a
+    caller's request stands, and the memory stays held either way."""
+    if not pgvector:
+        return  # no vector is stored, so nothing is judged
+    owner = memory_pb2.MemoryOwner(agent_id="b")
+
+    def rewrite(content: str) -> memory_pb2.Memory:
+        request = pb.MemorizeRequest(owner=owner, content=content, memory_key="entry")
+        written: memory_pb2.Memory = client.call(client.memory.Memorize, request).memory
+        embedded(client, written.id)
+        return get(client, written.id)
+
+    order = rewrite(ORDER)
+    assert order.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
+    code = rewrite(CODE)
+    assert code.held_for_review
+    assert code.hold_reason == memory_pb2.HOLD_REASON_CREDENTIAL
+    assert code.etag != order.etag
+    rehold = events(client, code.id)[-1]
+    assert rehold.actor_user_id == "agent-memory:screen"
+    assert rehold.old_memory.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
+    assert rehold.new_memory.hold_reason == memory_pb2.HOLD_REASON_CREDENTIAL
+    fact = rewrite("Ana's team ships the payments release on Thursdays.")
+    assert fact.held_for_review  # the screens never let go
+    assert fact.hold_reason == memory_pb2.HOLD_REASON_UNSPECIFIED
+
+    requested = hold(client, hold(client, fact, held=False))
+    assert requested.hold_reason == memory_pb2.HOLD_REASON_REQUESTED
+    again = rewrite("Ana's team ships the payments release on Fridays now.")
+    assert again.held_for_review
+    assert again.hold_reason == memory_pb2.HOLD_REASON_REQUESTED

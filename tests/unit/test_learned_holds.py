@@ -1,7 +1,7 @@
 """Which memories the index worker holds for review: those a model wrote whose new text
 either learned screen reads as an instruction or as a credential, each with the reason
-a person reviews it by; never one already held, one written by hand (not judged), nor
-one embedded by another model."""
+a person reviews it by (one held already too: its text is new); never one written by
+hand (not judged), nor one embedded by another model."""
 
 from __future__ import annotations
 
@@ -63,9 +63,17 @@ def test_a_text_both_screens_flag_is_held_once_as_the_first_reads_it() -> None:
 
 
 @pytest.mark.usefixtures("screens")
-def test_a_memory_not_judged_or_held_already_is_left_alone() -> None:
-    by_hand, held = memory(judged=False), memory(held=True)
-    assert indexing.holds([(by_hand, CREDENTIAL), (held, INSTRUCTION)], "m") == {}
+def test_a_memory_not_judged_is_left_alone() -> None:
+    by_hand = memory(judged=False)
+    assert indexing.holds([(by_hand, CREDENTIAL), (by_hand, INSTRUCTION)], "m") == {}
+
+
+@pytest.mark.usefixtures("screens")
+def test_a_held_memory_whose_text_is_new_is_judged_again() -> None:
+    """Its reason is for the text it had: the store replaces it with the new one's."""
+    held = memory(held=True)
+    assert indexing.holds([(held, CREDENTIAL)], "m") == {held.memory_id: HoldReason.CREDENTIAL}
+    assert indexing.holds([(held, ORDINARY)], "m") == {}
 
 
 @pytest.mark.usefixtures("screens")

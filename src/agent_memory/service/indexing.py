@@ -305,13 +305,14 @@ def holds(
     memories: Sequence[tuple[MemoryToIndex, Vector]], model: str
 ) -> dict[uuid.UUID, HoldReason]:
     """The memories the learned screens hold for review, each with why: of those they
-    judge (see :class:`MemoryToIndex`), the ones not held yet whose text a screen reads
-    as an instruction to the assistant or as a credential (the first screen that does
-    names the reason). They only ever hold: a person lets a memory go. Nothing for
-    vectors of a model the screens were not trained on."""
+    judge (see :class:`MemoryToIndex`), the ones whose text a screen reads as an
+    instruction to the assistant or as a credential (the first screen that does names
+    the reason). A memory held already is judged too: its text is new, so the reason
+    for the text before may no longer be it. They only ever hold: a person lets a
+    memory go. Nothing for vectors of a model the screens were not trained on."""
     held: dict[uuid.UUID, HoldReason] = {}
     for memory, vector in memories:
-        if not memory.judged or memory.held:
+        if not memory.judged:
             continue
         reason = next((why for why, flags in SCREENS if flags(vector, model)), None)
         if reason is not None:

@@ -145,15 +145,19 @@ WHERE {a}.tenant_id = %(tenant_id)s AND {a}.ctid = ANY (ARRAY(SELECT ctid FROM d
 RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
 """
 
-    def _matching(self, *extra: tuple[LiteralString, LiteralString]) -> LiteralString:
-        """``FROM unnest(...) AS x ... WHERE`` the row is the one of ``x``."""
+    def _matching(
+        self, *extra: tuple[LiteralString, LiteralString], joined: bool = False
+    ) -> LiteralString:
+        """``FROM unnest(...) AS x ... WHERE`` the row is the one of ``x`` (``joined``: the
+        table is read in that FROM too)."""
         columns = [(c, t) for c, t, _ in self.key] + list(extra)
         arrays = ", ".join(f"%({c})s::{t}[]" for c, t in columns)
         names = ", ".join(c for c, _ in columns)
         row = ", ".join(f"{self.a}.{c}" for c, _, _ in self.key)
         given = ", ".join(f"x.{c}" for c, _, _ in self.key)
+        table = f"{self.table} AS {self.a}, " if joined else ""
         return (
-            f"FROM unnest({arrays}) AS x({names})\n"
+            f"FROM {table}unnest({arrays}) AS x({names})\n"
             f"WHERE {self.a}.tenant_id = %(one_tenant)s AND ({row}) = ({given})"
         )
 
@@ -169,31 +173,55 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
   AND {self.hashed} = x.text_hash
 """
         a = self.a
-        # x.hold: why the screen holds the memory, NULL where it does not (it only ever
-        # holds, and only a memory not held when claimed). A hold is a change of the
-        # memory: a new version, so a new etag; the audit's snapshot before it is the
-        # row after it, not held, of the version before.
+        row = ", ".join(f"{a}.{c}" for c, _, _ in self.key)
+        given = ", ".join(f"o.{c}" for c, _, _ in self.key)
+        # o: the row as it is (locked), with what the worker read of it: x.hold, why a
+        # screen holds the text (NULL: it does not), and x.judged, whether the screens
+        # read it. They only ever hold. A text they read while the memory is held
+        # replaces the reason a screen gave for the text before it (one they do not
+        # hold leaves none), while a caller's request stands until a screen holds the
+        # text. A change of the hold is a change of the memory: a new version, so a new
+        # etag, audited with the memory as it was.
+        held = "o.was_held OR o.hold IS NOT NULL"
+        reason = """CASE WHEN o.hold IS NOT NULL THEN o.hold
+            WHEN o.judged AND o.was_reason <> 'requested' THEN NULL
+            ELSE o.was_reason END"""
+        changed = f"(o.was_held, o.was_reason) IS DISTINCT FROM ({held}, {reason})"
+        matching = self._matching(
+            ("text_hash", "bigint"),
+            ("embedding", "text"),
+            ("hold", "text"),
+            ("judged", "boolean"),
+            joined=True,
+        )
         return f"""
-WITH stored AS (
-    UPDATE {self.table} AS {a}
-    SET embedding = x.embedding::real[], embedding_model = %(model)s,
-        embedded_hash = x.text_hash, index_lease_until = NULL,
-        held_for_review = {a}.held_for_review OR x.hold IS NOT NULL,
-        hold_reason = CASE WHEN {a}.held_for_review THEN {a}.hold_reason ELSE x.hold END,
-        version = {a}.version + (x.hold IS NOT NULL AND NOT {a}.held_for_review)::int
-    {self._matching(("text_hash", "bigint"), ("embedding", "text"), ("hold", "text"))}
+WITH o AS (
+    SELECT x.*, {a}.held_for_review AS was_held, {a}.hold_reason AS was_reason,
+           {a}.version AS was_version
+    {matching}
       AND {self.hashed} = x.text_hash
-    RETURNING {a}.*, x.hold IS NOT NULL AS judged
+    FOR UPDATE OF {a}
+),
+stored AS (
+    UPDATE {self.table} AS {a}
+    SET embedding = o.embedding::real[], embedding_model = %(model)s,
+        embedded_hash = o.text_hash, index_lease_until = NULL,
+        held_for_review = {held}, hold_reason = {reason},
+        version = o.was_version + ({changed})::int
+    FROM o
+    WHERE {a}.tenant_id = %(one_tenant)s AND ({row}) = ({given})
+    RETURNING {a}.*, ({changed}) AS changed,
+        jsonb_build_object('held_for_review', o.was_held, 'hold_reason', o.was_reason,
+                           'version', o.was_version) AS was
 ),
 held AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT s.tenant_id, gen_random_uuid(), s.id, 'updated', %(actor)s, clock_timestamp(),
-           {snapshot("s")} - 'judged' || jsonb_build_object(
-               'held_for_review', false, 'hold_reason', NULL, 'version', s.version - 1),
-           {snapshot("s")} - 'judged'
+           {snapshot("s")} - '{{changed,was}}'::text[] || s.was,
+           {snapshot("s")} - '{{changed,was}}'::text[]
     FROM stored AS s
-    WHERE s.judged
+    WHERE s.changed
 )
 SELECT count(*) AS n FROM stored
 """
@@ -329,6 +357,7 @@ def _stored(
     }
     if table.screened:
         params["hold"] = [as_param(holds.get(x.memory_id)) for x, _ in done]
+        params["judged"] = [x.judged for x, _ in done]
         params["actor"] = SCREEN_ACTOR
     return params
 

@@ -1236,7 +1236,10 @@ class Memory(Record[memory_pb2.Memory]):
     decides: what a screen read its text as, or that a caller held it.
     Unset when it is not held (and for a hold made before reasons were
     kept). Set with the hold and cleared with it; a hold on a memory held
-    already keeps the first reason. An import keeps it."""
+    already keeps its reason. A held memory whose text changes is judged
+    again: a screen that holds the new text gives the reason, a screen's
+    reason for the old text goes with it (leaving none), and a caller's
+    request stands. An import keeps it."""
 
     @classmethod
     def from_proto(cls, message: memory_pb2.Memory) -> Self:
