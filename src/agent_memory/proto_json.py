@@ -327,9 +327,11 @@ def field_behaviors(field: FieldDescriptor) -> set[int]:
 UUID4 = field_info_pb2.FieldInfo.Format.UUID4
 
 
+@functools.cache
 def is_uuid_field(field: FieldDescriptor) -> bool:
     """Whether the contract declares the string field a UUID (``google.api.field_info``
-    format ``UUID4``, AIP-202)."""
+    format ``UUID4``, AIP-202). Asked of every field of every request: the answer is
+    the descriptor's, kept."""
     options = field.GetOptions()
     if not options.HasExtension(field_info_pb2.field_info):
         return False

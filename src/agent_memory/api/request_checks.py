@@ -18,6 +18,7 @@ contract is covered without a line here.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -172,6 +173,7 @@ def _bad_enum(path: str, field: FieldDescriptor, number: int) -> FieldViolation:
     return FieldViolation(path, f"{number} is not a value of {enum.name} ({names})", INVALID_ENUM)
 
 
+@functools.cache  # a descriptor's, asked of every field of every request
 def _is_map(field: FieldDescriptor) -> bool:
     return bool(field.is_repeated and field.message_type.GetOptions().map_entry)
 

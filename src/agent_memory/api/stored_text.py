@@ -20,6 +20,7 @@ future, is scanned (fail closed).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -206,6 +207,7 @@ def _text(value: str | bytes, path: str) -> Iterator[tuple[str, str]]:
         yield path, text
 
 
+@functools.cache  # a descriptor's, asked of every field of every request
 def _is_map(field: FieldDescriptor) -> bool:
     entry = field.message_type
     return field.is_repeated and entry is not None and entry.GetOptions().map_entry

@@ -2454,6 +2454,13 @@ def phrase_spans(text: str) -> Iterator[Found]:
 
 
 _NUMBERING_CHARS = "#0123456789.)-"
+# The phrase gate's split of an ASCII text: separators to spaces, numbering and
+# punctuation deleted.
+_PHRASE_GATE = str.maketrans(
+    {**dict.fromkeys(_NUMBERING_CHARS + _PUNCTUATION), **dict.fromkeys(",;:", " ")}
+)
+# A token longer than the patterns read in one piece (they cut it).
+_LONG_TOKEN = re.compile(rf"\S{{{_PHRASE_TOKEN_CHARS + 1}}}")
 
 
 def may_hold_phrase(text: str) -> bool:
@@ -2462,22 +2469,19 @@ def may_hold_phrase(text: str) -> bool:
     skipped, as :func:`phrase_spans` splits them."""
     if len(text) < _PHRASE_MIN_CHARS:
         return False
-    ascii_text = text.isascii()
-    if ascii_text:
-        # The tokens of _PHRASE_TOKEN, split in C (a token past its length: by the pattern).
-        tokens = text.lower().translate(_PHRASE_SEPARATORS).split()
-        if any(len(token) > _PHRASE_TOKEN_CHARS for token in tokens):
-            tokens = _PHRASE_TOKEN.findall(text.lower())
-    else:
-        tokens = _PHRASE_TOKEN.findall(text)
+    lists = _word_lists()
+    if text.isascii() and _LONG_TOKEN.search(text) is None:
+        # Split in C, numbering and punctuation deleted rather than stripped: a word of a
+        # list has none of their characters, so each word the patterns would read is
+        # read the same, and a token that is only numbering is dropped as they drop it.
+        # Other tokens may read as words where stripping would not: more runs, never
+        # fewer. A mark per word, and a search for a run of marks, in C.
+        words = text.lower().translate(_PHRASE_GATE).split()
+        marks = "".join(["1" if word in lists else "0" for word in words])
+        return "1" * _PHRASE_LENGTHS[0] in marks
+    tokens = _PHRASE_TOKEN.findall(text.lower() if text.isascii() else text)
     if len(tokens) < _PHRASE_LENGTHS[0]:
         return False
-    lists = _word_lists()
-    if ascii_text:
-        # A mark per word (numbering skipped), and a search for a run of marks, in C.
-        words = (token.lstrip(_NUMBERING_CHARS).strip(_PUNCTUATION) for token in tokens)
-        marks = "".join(["1" if word in lists else "0" for word in words if word])
-        return "1" * _PHRASE_LENGTHS[0] in marks
     run = 0
     for i, token in enumerate(tokens):
         word = token.lstrip(_NUMBERING_CHARS).strip(_PUNCTUATION)
