@@ -10,8 +10,10 @@ Where the database has no pgvector no vector is stored, so nothing is held there
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 from google.protobuf import field_mask_pb2
 
@@ -241,3 +243,42 @@ def test_a_held_memory_whose_text_changes_is_judged_again(client: Client, pgvect
     again = rewrite("Ana's team ships the payments release on Fridays now.")
     assert again.held_for_review
     assert again.hold_reason == memory_pb2.HOLD_REASON_REQUESTED
+
+
+def test_memories_embedded_before_the_screens_are_judged_from_their_vectors(
+    client: Client, pgvector: bool, module_database: str
+) -> None:
+    """A model's memories embedded before the screens existed (as an upgrade leaves them:
+    a vector, not held, unread) are read by the index worker from the vectors they have:
+    the order is held, the fact left alone, and both keep their vectors."""
+    if not pgvector:
+        return  # no vector is stored, so nothing is judged
+    owner = memory_pb2.MemoryOwner(agent_id="c")
+
+    def write(content: str) -> memory_pb2.Memory:
+        request = pb.MemorizeRequest(owner=owner, content=content)
+        written: memory_pb2.Memory = client.call(client.memory.Memorize, request).memory
+        return written
+
+    order, fact = write(ORDER), write(FACT)
+    embedded(client, order.id, fact.id)
+    assert get(client, order.id).held_for_review
+    with psycopg.connect(module_database, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE memories SET held_for_review = false, hold_reason = NULL, screened = false"
+            " WHERE tenant_id = %s AND id = ANY(%s)",
+            (client.tenant_id, [uuid.UUID(order.id), uuid.UUID(fact.id)]),
+        )
+        left = "SELECT count(*) FROM memories WHERE tenant_id = %s AND NOT screened"
+        assert wait_until(
+            lambda: conn.execute(left, (client.tenant_id,)).fetchone() == (0,),
+            timeout=WAIT_INDEXED_SECONDS,
+        ), "the index worker did not read the memories embedded before the screens"
+    judged = get(client, order.id)
+    assert judged.held_for_review
+    assert judged.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
+    assert judged.embedded  # its vector was read, not made again
+    assert events(client, order.id)[-1].actor_user_id == "agent-memory:screen"
+    left_alone = get(client, fact.id)
+    assert not left_alone.held_for_review
+    assert left_alone.embedded

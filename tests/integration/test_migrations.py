@@ -225,3 +225,39 @@ def test_keys_from_before_roles_become_orchestrators(fresh_url: str) -> None:
         ).fetchall()
     assert ("role",) not in columns
     assert ("secret_hash",) in columns
+
+
+def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_url: str) -> None:
+    """A model's memory with a vector of its text as it is, never held, is marked unread;
+    one written by hand, one whose text changed since its vector, and one a person has
+    seen held (an approval holds for the text approved) are not."""
+    migrate.upgrade(fresh_url, "0032")
+    hashed = "hashtextextended(key || E'\\n' || value, 0)"
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        for key, source in (
+            ("model", "memorize"),
+            ("by-hand", "manual"),
+            ("changed", "auto"),
+            ("approved", "memorize"),
+            ("never-embedded", "auto"),
+        ):
+            conn.execute(
+                "INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value,"
+                " created_by, updated_by) VALUES ('t', gen_random_uuid(), 'agent', 'a', %s, %s,"
+                " 'a fact', 'u', 'u')",
+                (key, source),
+            )
+        conn.execute(
+            f"UPDATE memories SET embedding_model = 'm', embedded_hash = {hashed}"
+            " WHERE key <> 'never-embedded'"
+        )
+        conn.execute("UPDATE memories SET embedded_hash = 1 WHERE key = 'changed'")
+        conn.execute(
+            "INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,"
+            " occurred_at, new_memory) SELECT 't', gen_random_uuid(), id, 'updated', 'u', now(),"
+            " '{\"held_for_review\": true}' FROM memories WHERE key = 'approved'"
+        )
+    migrate.upgrade(fresh_url)
+    with psycopg.connect(fresh_url) as conn:
+        unread = conn.execute("SELECT key FROM memories WHERE NOT screened").fetchall()
+    assert unread == [("model",)]

@@ -1364,6 +1364,21 @@ ON CONFLICT (worker) DO UPDATE
 SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.per_second,
     seen_at = now()
 
+-- indexing.CLAIM_UNSCREENED
+WITH due AS (
+    SELECT m.ctid FROM memories AS m
+    WHERE m.tenant_id = %(tenant_id)s AND NOT m.screened AND m.source <> 'manual'
+      AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+        0) AND m.embedding_model = %(model)s
+      AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE memories AS m SET index_lease_until = now() + %(lease)s
+WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
+RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
+          hashtextextended(m.key || E'\n' || m.value, 0) AS text_hash, m.embedding::real[] AS vector
+
 -- indexing.INDEXING_OVERVIEW
 SELECT (SELECT count(*) FROM (
             SELECT FROM archival_lines AS l
@@ -1409,6 +1424,14 @@ DELETE FROM index_workers WHERE worker = %(worker)s
 
 -- indexing.PGVECTOR_INSTALLED
 SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') AS installed
+
+-- indexing.UNSCREENED_TENANTS
+SELECT m.tenant_id FROM memories AS m
+WHERE NOT m.screened AND m.source <> 'manual'
+      AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+        0) AND m.embedding_model = %(model)s
+GROUP BY m.tenant_id
+LIMIT %(tenants)s
 
 -- jobs.DUE_TENANTS
 SELECT tenant_id FROM extraction_jobs
@@ -1682,7 +1705,7 @@ created_event AS (
     SELECT inserted.tenant_id, gen_random_uuid(), inserted.id, 'created', %(actor)s,
            clock_timestamp(),
              NULL::jsonb,
-             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
     FROM inserted)
 SELECT n.id,
   n.scope,
@@ -1729,7 +1752,7 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT old.tenant_id, gen_random_uuid(), old.id, 'deleted', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
              NULL::jsonb
     FROM old WHERE EXISTS (SELECT FROM gone))
 SELECT old.id,
@@ -2103,8 +2126,8 @@ event AS (
       CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END,
       %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2198,8 +2221,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, 'superseded', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2269,8 +2292,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, %(event)s, %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2395,7 +2418,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2411,8 +2434,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -2547,7 +2570,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2563,8 +2586,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -6538,7 +6561,8 @@ created AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT i.tenant_id, gen_random_uuid(), i.id, 'created', %(actor)s, clock_timestamp(),
-           NULL, to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until}'::text[]
+           NULL,
+             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
     FROM inserted AS i
 )
 SELECT count(*) AS n FROM inserted

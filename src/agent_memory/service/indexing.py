@@ -17,8 +17,10 @@ The vector of a memory a model wrote is also read by the learned screens
 (:mod:`agent_memory.detectors.instruction_classifier`,
 :mod:`agent_memory.detectors.secret_classifier`) whenever its text is new: a memory
 either reads as an instruction to the assistant or as a credential is held for review,
-out of prompts and recall until a person approves it. The rules that refuse such text
-at the write stay first; the screens are a second opinion at no cost to the write.
+out of prompts and recall until a person approves it, with the reason. The rules that
+refuse such text at the write stay first; the screens are a second opinion at no cost
+to the write. Memories embedded before the screens existed are read from the vectors
+they have, once nothing waits for a vector.
 """
 
 from __future__ import annotations
@@ -138,7 +140,34 @@ class Indexer:
                 self._embedder.model,
                 elapsed,
             )
+        await self._screen_unread()
         return stored
+
+    async def _screen_unread(self) -> None:
+        """Once nothing waits for a vector: the memories a model wrote that were embedded
+        before the screens existed, judged from the vectors they have (none is made
+        again), a batch at a time, until none is left."""
+        judged = 0
+        while True:
+            size = self.pace.size()
+            with suppress_instrumentation():
+                async with self._store.admin() as admin:
+                    unread = await admin.index.claim_unscreened(
+                        model=self._embedder.model, limit=size, lease=self._lease
+                    )
+                    if unread:
+                        await admin.index.store(
+                            model=self._embedder.model,
+                            lines=(),
+                            memories=unread,
+                            holds=holds(unread, self._embedder.model),
+                        )
+            judged += len(unread)
+            if len(unread) < size:
+                break
+            obey_cancel()
+        if judged:
+            log.info("the learned screens read %d memories embedded before them", judged)
 
     async def _vectors_available(self) -> bool:
         """Asked once, when the database answers."""

@@ -207,6 +207,7 @@ stored AS (
     SET embedding = o.embedding::real[], embedding_model = %(model)s,
         embedded_hash = o.text_hash, index_lease_until = NULL,
         held_for_review = {held}, hold_reason = {reason},
+        screened = {a}.screened OR o.judged,
         version = o.was_version + ({changed})::int
     FROM o
     WHERE {a}.tenant_id = %(one_tenant)s AND ({row}) = ({given})
@@ -273,6 +274,33 @@ _CLAIM_MEMORIES: list[_Turn] = [
 INDEX_DISCOVERY: tuple[LiteralString, ...] = tuple(
     find for find, _, _ in [*_CLAIM_LINES, *_CLAIM_MEMORIES]
 )
+
+
+# The memories a model wrote whose vector of their text, made by the claiming worker's
+# model, the learned screens have not read (embedded before the screens existed):
+# through their own index, which holds no other row. The tenants that have some; then
+# a tenant's, claimed under a lease as the other claims are, read with their vector.
+_UNSCREENED: LiteralString = f"""NOT m.screened AND m.source <> 'manual'
+      AND m.embedded_hash = {memory_hash("m")} AND m.embedding_model = %(model)s"""
+UNSCREENED_TENANTS: LiteralString = f"""
+SELECT m.tenant_id FROM memories AS m
+WHERE {_UNSCREENED}
+GROUP BY m.tenant_id
+LIMIT %(tenants)s
+"""
+CLAIM_UNSCREENED: LiteralString = f"""
+WITH due AS (
+    SELECT m.ctid FROM memories AS m
+    WHERE m.tenant_id = %(tenant_id)s AND {_UNSCREENED}
+      AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE memories AS m SET index_lease_until = now() + %(lease)s
+WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
+RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
+          {memory_hash("m")} AS text_hash, m.embedding::real[] AS vector
+"""
 
 
 # An index worker's heartbeat, which also lets go of the rows of workers long gone; and
@@ -412,6 +440,22 @@ class PgIndexQueue(IndexQueue):
         if more_lines:  # what the memories left is for lines
             await take(_CLAIM_LINES, limit - len(lines) - len(memories), lines, LineToIndex)
         return Claimed(lines=lines, memories=memories)
+
+    async def claim_unscreened(
+        self, *, model: str, limit: int, lease: timedelta
+    ) -> list[tuple[MemoryToIndex, Vector]]:
+        found: list[tuple[MemoryToIndex, Vector]] = []
+        params: dict[str, Any] = {"model": model, "tenants": limit, "lease": lease}
+        tenants = [t["tenant_id"] for t in await fetch_all(self._conn, UNSCREENED_TENANTS, params)]
+        for i, tenant in enumerate(tenants):
+            room = (limit - len(found)) // (len(tenants) - i)  # an even share of what is left
+            if room <= 0:
+                continue
+            params.update(tenant_id=tenant, limit=room)
+            for row in await fetch_all(self._conn, CLAIM_UNSCREENED, params):
+                vector = row.pop("vector")
+                found.append((MemoryToIndex(**row, judged=True), vector))
+        return found
 
     async def store(
         self,

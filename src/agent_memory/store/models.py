@@ -202,9 +202,23 @@ class MemoryRow(Base):
     embedding_model: Mapped[str | None] = mapped_column(Text, info=policy(INTERNAL))
     embedded_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
     index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(INTERNAL))
+    # Whether the learned screens have read the memory's vector (set as the index worker
+    # stores one for a memory a model wrote). False for one embedded before the screens
+    # existed: the worker judges it from the vector it has (see ix_memories_unscreened).
+    screened: Mapped[bool] = mapped_column(server_default=text("false"), info=policy(INTERNAL))
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),
+        # A model's memories with a vector of their text the screens have not read:
+        # those embedded before the screens existed, until the worker judges them.
+        Index(
+            "ix_memories_unscreened",
+            "embedding_model",
+            "tenant_id",
+            postgresql_where=text(
+                f"NOT screened AND source <> 'manual' AND embedded_hash = {memory_hash()}"
+            ),
+        ),
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
         CheckConstraint("scope IN ('agent', 'workspace')", name="scope"),
         CheckConstraint("source IN ('manual', 'auto', 'director', 'memorize')", name="source"),

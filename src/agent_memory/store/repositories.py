@@ -715,6 +715,15 @@ class IndexQueue(ABC):
         claims that pass on the last tenant they took go round the tenants."""
 
     @abstractmethod
+    async def claim_unscreened(
+        self, *, model: str, limit: int, lease: timedelta
+    ) -> list[tuple[MemoryToIndex, Vector]]:
+        """Take up to ``limit`` memories a model wrote whose vector of their text, made by
+        ``model``, the learned screens have not read (embedded before they existed),
+        each with that vector, under a lease; the tenants that have some share it.
+        Stored again with :meth:`store`, they count as read."""
+
+    @abstractmethod
     async def store(
         self,
         *,

@@ -1226,7 +1226,8 @@ class Memory(Record[memory_pb2.Memory]):
     service's index worker holds a memory written by a model (any source but
     MEMORY_SOURCE_MANUAL) whose text its learned screens read as an
     instruction to the assistant or as a credential rather than a fact, when
-    the local model first embeds the text and whenever the text changes; a
+    the local model first embeds the text and whenever the text changes (a
+    memory embedded before the screens existed: once, from its vector); a
     hold is a new version. It never lets one go. A person approves a held
     memory by setting it false with UpdateMemory, or holds any memory by
     setting it true. An import keeps it. hold_reason says why."""
