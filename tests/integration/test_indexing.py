@@ -14,9 +14,19 @@ import pytest
 
 from agent_memory.config import Settings
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
+from agent_memory.domain.events import MemoryEventType
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.indexing import CpuTimes
-from agent_memory.domain.memory import MemorySource, MemoryWrite, Owner, Scope, Written
+from agent_memory.domain.memory import (
+    HoldReason,
+    Memory,
+    MemoryPatch,
+    MemorySource,
+    MemoryWrite,
+    Owner,
+    Scope,
+    Written,
+)
 from agent_memory.domain.recall import RecallQuery
 from agent_memory.embed import EmbeddingError, local_available
 from agent_memory.embed.local import LocalEmbedder
@@ -480,6 +490,92 @@ def test_on_a_busy_machine_an_indexer_embeds_everything_in_bursts_with_rests(
             assert set(embedder.batches[1:]) == {2}
             assert indexer.pace.busy
             assert indexer.pace.rested > 0
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
+async def _model_memory(db: Database, key: str) -> Memory:
+    async with db.connection(CALLER) as tx:
+        written = await tx.memories.write(
+            MemoryWrite(Owner(Scope.AGENT, "a"), key, MemorySource.AUTO, f"{key} is a fact")
+        )
+    assert isinstance(written, Written)
+    return written.memory
+
+
+async def _get(db: Database, memory: Memory) -> Memory:
+    async with db.connection(CALLER) as tx:
+        found = await tx.memories.get(memory.id)
+    assert found is not None
+    return found
+
+
+def test_what_a_screen_read_counts_only_on_the_memory_as_it_was_claimed(
+    indexing_url: str,
+) -> None:
+    """A person's approval that lands while the screen reads the memory stands; a pin
+    that lands meanwhile leaves the memory unread, and it is judged again from the
+    vector it has."""
+    embedder = Counting()
+    lease = timedelta(minutes=5)
+
+    async def scenario() -> None:
+        db = Database(indexing_url, pool_size=2, index_model=embedder.model)
+        try:
+            approved, pinned = (
+                await _model_memory(db, "approved"),
+                await _model_memory(db, "pinned"),
+            )
+            async with db.connection(CALLER) as tx:
+                patch = MemoryPatch(held_for_review=True)
+                await tx.memories.update(approved.id, patch, MemoryEventType.UPDATED)
+            async with db.admin() as admin:
+                claimed = await admin.index.claim(model=embedder.model, limit=4, lease=lease)
+            assert {m.memory_id for m in claimed.memories} == {approved.id, pinned.id}
+            async with db.connection(CALLER) as tx:
+                patch = MemoryPatch(held_for_review=False)
+                await tx.memories.update(approved.id, patch, MemoryEventType.UPDATED)
+                await tx.memories.pin(pinned.id, True)
+            vectors = await embedder.passages([m.passage for m in claimed.memories])
+            read = {m.memory_id: HoldReason.CREDENTIAL for m in claimed.memories}
+            async with db.admin() as admin:
+                kept = await admin.index.store(
+                    model=embedder.model,
+                    lines=[],
+                    memories=list(zip(claimed.memories, vectors, strict=True)),
+                    holds=read,
+                    screened=True,
+                )
+            assert kept == 2  # both vectors kept: the texts are the ones embedded
+            for memory in (approved, pinned):
+                now = await _get(db, memory)
+                assert now.embedded
+                assert not now.held_for_review
+                assert now.hold_reason is None
+            async with db.admin() as admin:
+                unread, tenant = await admin.index.claim_unscreened(
+                    model=embedder.model, limit=4, lease=lease
+                )
+                assert [m.memory_id for m, _ in unread] == [pinned.id]
+                assert tenant == CALLER.tenant_id
+                assert unread[0][1] == pytest.approx(vectors[1], abs=1e-2)  # half precision
+                await admin.index.store(
+                    model=embedder.model,
+                    lines=[],
+                    memories=unread,
+                    holds={pinned.id: HoldReason.INSTRUCTION},
+                    screened=True,
+                    fresh_vectors=False,
+                )
+                assert await admin.index.claim_unscreened(
+                    model=embedder.model, limit=4, lease=lease
+                ) == ([], "")
+            judged = await _get(db, pinned)
+            assert judged.held_for_review
+            assert judged.hold_reason is HoldReason.INSTRUCTION
+            assert judged.embedded
         finally:
             await db.close()
 

@@ -228,9 +228,10 @@ def test_keys_from_before_roles_become_orchestrators(fresh_url: str) -> None:
 
 
 def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_url: str) -> None:
-    """A model's memory with a vector of its text as it is, never held, is marked unread;
-    one written by hand, one whose text changed since its vector, and one a person has
-    seen held (an approval holds for the text approved) are not."""
+    """A model's current memory with a vector of its text as it is, never held, is marked
+    unread; one written by hand, one whose text changed since its vector, a superseded
+    one, and one a person has seen held (an approval holds for the text approved, also
+    when only the approval's event is left of the hold) are not."""
     migrate.upgrade(fresh_url, "0032")
     hashed = "hashtextextended(key || E'\\n' || value, 0)"
     with psycopg.connect(fresh_url, autocommit=True) as conn:
@@ -239,6 +240,8 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
             ("by-hand", "manual"),
             ("changed", "auto"),
             ("approved", "memorize"),
+            ("approved-long-ago", "memorize"),
+            ("superseded", "auto"),
             ("never-embedded", "auto"),
         ):
             conn.execute(
@@ -256,6 +259,16 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
             "INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,"
             " occurred_at, new_memory) SELECT 't', gen_random_uuid(), id, 'updated', 'u', now(),"
             " '{\"held_for_review\": true}' FROM memories WHERE key = 'approved'"
+        )
+        conn.execute(
+            "INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,"
+            " occurred_at, old_memory, new_memory) SELECT 't', gen_random_uuid(), id,"
+            " 'updated', 'u', now(), '{\"held_for_review\": true}',"
+            " '{\"held_for_review\": false}' FROM memories WHERE key = 'approved-long-ago'"
+        )
+        conn.execute(
+            "UPDATE memories SET superseded_by = (SELECT id FROM memories WHERE key = 'model')"
+            " WHERE key = 'superseded'"
         )
     migrate.upgrade(fresh_url)
     with psycopg.connect(fresh_url) as conn:

@@ -1367,9 +1367,8 @@ SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.
 -- indexing.CLAIM_UNSCREENED
 WITH due AS (
     SELECT m.ctid FROM memories AS m
-    WHERE m.tenant_id = %(tenant_id)s AND NOT m.screened AND m.source <> 'manual'
-      AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-        0) AND m.embedding_model = %(model)s
+    WHERE m.tenant_id = %(tenant_id)s AND NOT m.screened AND m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+      0) AND m.embedding_model = %(model)s
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -1377,7 +1376,9 @@ WITH due AS (
 UPDATE memories AS m SET index_lease_until = now() + %(lease)s
 WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
-          hashtextextended(m.key || E'\n' || m.value, 0) AS text_hash, m.embedding::real[] AS vector
+          m.version,
+            hashtextextended(m.key || E'\n' || m.value, 0) AS text_hash,
+            m.embedding::real[] AS vector
 
 -- indexing.INDEXING_OVERVIEW
 SELECT (SELECT count(*) FROM (
@@ -1422,16 +1423,15 @@ SELECT (SELECT count(*) FROM (
 -- indexing.LEAVE
 DELETE FROM index_workers WHERE worker = %(worker)s
 
+-- indexing.NEXT_UNSCREENED_TENANT
+SELECT m.tenant_id FROM memories AS m
+WHERE NOT m.screened AND m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+  0) AND m.embedding_model = %(model)s AND m.tenant_id > %(after)s
+ORDER BY m.tenant_id
+LIMIT 1
+
 -- indexing.PGVECTOR_INSTALLED
 SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') AS installed
-
--- indexing.UNSCREENED_TENANTS
-SELECT m.tenant_id FROM memories AS m
-WHERE NOT m.screened AND m.source <> 'manual'
-      AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-        0) AND m.embedding_model = %(model)s
-GROUP BY m.tenant_id
-LIMIT %(tenants)s
 
 -- jobs.DUE_TENANTS
 SELECT tenant_id FROM extraction_jobs
@@ -2282,7 +2282,8 @@ changed AS (
       hold_reason = CASE
     WHEN NOT coalesce(%(held_for_review)s::boolean, old.held_for_review) THEN NULL
     WHEN old.held_for_review THEN old.hold_reason
-    ELSE 'requested' END
+    ELSE 'requested' END, screened = old.screened
+    OR (old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true))
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*

@@ -6,6 +6,7 @@ hand (not judged), nor one embedded by another model."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -29,8 +30,8 @@ def screens(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two small classifiers over vectors of two numbers, one per screen: each flags its
     own coordinate (the real ones are measured by bench/ and the end-to-end tests)."""
 
-    def screen(weights: tuple[float, float]) -> indexing.Screen:
-        return Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5).reads
+    def screen(weights: tuple[float, float]) -> Callable[[], Classifier]:
+        return lambda: Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5)
 
     monkeypatch.setattr(
         indexing,
@@ -79,3 +80,9 @@ def test_a_held_memory_whose_text_is_new_is_judged_again() -> None:
 @pytest.mark.usefixtures("screens")
 def test_another_models_vectors_are_not_read() -> None:
     assert indexing.holds([(memory(), CREDENTIAL)], "another-model") == {}
+
+
+@pytest.mark.usefixtures("screens")
+def test_the_screens_say_which_models_vectors_they_read() -> None:
+    assert indexing.screens_read("m")
+    assert not indexing.screens_read("another-model")

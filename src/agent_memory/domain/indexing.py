@@ -56,6 +56,7 @@ class MemoryToIndex:
     # its text is new since its last vector (an approval holds for the text approved).
     judged: bool = False
     held: bool = False  # held for review when claimed
+    version: int = 0  # the memory's version when claimed
 
     @property
     def passage(self) -> str:

@@ -38,8 +38,8 @@ from typing import TypeVar
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_memory.config import Settings
-from agent_memory.detectors.instruction_classifier import is_instruction
-from agent_memory.detectors.secret_classifier import is_credential
+from agent_memory.detectors import instruction_classifier, secret_classifier
+from agent_memory.detectors.learned import Classifier
 from agent_memory.domain.indexing import Claimed, CpuTimes, MemoryToIndex, Vector, WorkerBeat
 from agent_memory.domain.memory import HoldReason
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
@@ -84,6 +84,7 @@ class Indexer:
         )
         self._pgvector: bool | None = None  # None: not asked yet
         self._after_tenant = ""  # where the last claim ended: the next goes on from there
+        self._after_unread = ""  # the tenant whose unread memories were judged last
         # The approximate indexes of the model's vectors, made once their size is known.
         self._indexes: asyncio.Task[None] | None = None
         self.embedded = 0  # lines and memories given a vector since it started
@@ -144,30 +145,32 @@ class Indexer:
         return stored
 
     async def _screen_unread(self) -> None:
-        """Once nothing waits for a vector: the memories a model wrote that were embedded
-        before the screens existed, judged from the vectors they have (none is made
-        again), a batch at a time, until none is left."""
-        judged = 0
-        while True:
-            size = self.pace.size()
-            with suppress_instrumentation():
-                async with self._store.admin() as admin:
-                    unread = await admin.index.claim_unscreened(
-                        model=self._embedder.model, limit=size, lease=self._lease
+        """Once nothing waits for a vector: a batch of the memories a model wrote whose
+        vector the screens have not read (embedded before they existed), judged from
+        the vectors they have (none is made again), the tenants in turn; a batch a
+        round, so that new writes never wait behind them."""
+        model = self._embedder.model
+        if not screens_read(model):
+            return
+        with suppress_instrumentation():
+            async with self._store.admin() as admin:
+                unread, self._after_unread = await admin.index.claim_unscreened(
+                    model=model,
+                    limit=self.pace.size(),
+                    lease=self._lease,
+                    after_tenant=self._after_unread,
+                )
+                if unread:
+                    await admin.index.store(
+                        model=model,
+                        lines=(),
+                        memories=unread,
+                        holds=holds(unread, model),
+                        screened=True,
+                        fresh_vectors=False,
                     )
-                    if unread:
-                        await admin.index.store(
-                            model=self._embedder.model,
-                            lines=(),
-                            memories=unread,
-                            holds=holds(unread, self._embedder.model),
-                        )
-            judged += len(unread)
-            if len(unread) < size:
-                break
-            obey_cancel()
-        if judged:
-            log.info("the learned screens read %d memories embedded before them", judged)
+        if unread:
+            log.info("the learned screens read %d memories embedded before them", len(unread))
 
     async def _vectors_available(self) -> bool:
         """Asked once, when the database answers."""
@@ -204,6 +207,7 @@ class Indexer:
                 lines=_embedded(claimed.lines, vectors[:n]),
                 memories=memories,
                 holds=holds(memories, self._embedder.model),
+                screened=screens_read(self._embedder.model),
             )
         self.embedded += kept
         return kept
@@ -321,13 +325,17 @@ class IndexWorker:
 T = TypeVar("T")
 
 
-# A learned screen: whether it flags a text's vector made by an embedding model.
-Screen = Callable[[Vector, str], bool]
-# The learned screens, each with the reason of the holds it makes.
-SCREENS: tuple[tuple[HoldReason, Screen], ...] = (
-    (HoldReason.INSTRUCTION, is_instruction),
-    (HoldReason.CREDENTIAL, is_credential),
+# The learned screens, each with the reason of the holds it makes (each classifier is
+# read once per process).
+SCREENS: tuple[tuple[HoldReason, Callable[[], Classifier]], ...] = (
+    (HoldReason.INSTRUCTION, instruction_classifier.classifier),
+    (HoldReason.CREDENTIAL, secret_classifier.classifier),
 )
+
+
+def screens_read(model: str) -> bool:
+    """Whether the learned screens read the vectors of the embedding ``model``."""
+    return any(screen().model == model for _, screen in SCREENS)
 
 
 def holds(
@@ -343,7 +351,7 @@ def holds(
     for memory, vector in memories:
         if not memory.judged:
             continue
-        reason = next((why for why, flags in SCREENS if flags(vector, model)), None)
+        reason = next((why for why, screen in SCREENS if screen().reads(vector, model)), None)
         if reason is not None:
             held[memory.memory_id] = reason
     for reason, count in Counter(held.values()).items():

@@ -29,7 +29,7 @@ from agent_memory.domain.indexing import (
 )
 from agent_memory.domain.memory import HoldReason
 from agent_memory.store.history import snapshot
-from agent_memory.store.memory_sql import as_param, current
+from agent_memory.store.memory_sql import as_param, current, unscreened
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
 from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array
@@ -83,6 +83,8 @@ class _Embedded:
     # Memories only: the store also holds for review those the learned screens flag,
     # with an audit event for each.
     screened: bool = False
+    # What else a claim sets of the rows it takes (``, column = ...``).
+    on_claim: LiteralString = ""
 
     def due(self, way: str) -> LiteralString:
         """The rows due in ``way`` (the table's alias is ``a``)."""
@@ -140,7 +142,7 @@ WITH due AS (
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
-UPDATE {self.table} AS {a} SET index_lease_until = now() + %(lease)s
+UPDATE {self.table} AS {a} SET index_lease_until = now() + %(lease)s{self.on_claim}
 WHERE {a}.tenant_id = %(tenant_id)s AND {a}.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
 """
@@ -192,11 +194,18 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
             ("embedding", "text"),
             ("hold", "text"),
             ("judged", "boolean"),
+            ("version", "integer"),
             joined=True,
         )
+        # What the screens read counts only on the memory as claimed: a change since
+        # (a person's approval, a pin) leaves the hold as it is, and the memory as read
+        # or not as that change left it (an approval counts as read: it stands).
+        fresh = f"{a}.version = x.version"
         return f"""
 WITH o AS (
-    SELECT x.*, {a}.held_for_review AS was_held, {a}.hold_reason AS was_reason,
+    SELECT x.tenant_id, x.id, x.text_hash, x.embedding,
+           CASE WHEN {fresh} THEN x.hold END AS hold, x.judged AND {fresh} AS judged,
+           {a}.held_for_review AS was_held, {a}.hold_reason AS was_reason,
            {a}.version AS was_version
     {matching}
       AND {self.hashed} = x.text_hash
@@ -204,7 +213,8 @@ WITH o AS (
 ),
 stored AS (
     UPDATE {self.table} AS {a}
-    SET embedding = o.embedding::real[], embedding_model = %(model)s,
+    SET embedding = coalesce(o.embedding, {a}.embedding::real[]::text)::real[],
+        embedding_model = %(model)s,
         embedded_hash = o.text_hash, index_lease_until = NULL,
         held_for_review = {held}, hold_reason = {reason},
         screened = {a}.screened OR o.judged,
@@ -250,18 +260,21 @@ _LINES = _Embedded(
     hashed=line_hash("l"),
     reads="l.content",
 )
+# Whether the screens judge a memory claimed: a model wrote it and its text is new since
+# its last vector (an approval holds for the text approved).
+_JUDGED: LiteralString = (
+    f"(m.source <> 'manual' AND m.embedded_hash IS DISTINCT FROM {memory_hash('m')})"
+)
 _MEMORIES = _Embedded(
     table="memories",
     a="m",
     key=(("tenant_id", "text", "tenant_id"), ("id", "uuid", "memory_id")),
     hashed=memory_hash("m"),
-    reads=(
-        "m.key, m.value, m.held_for_review AS held,"
-        f" (m.source <> 'manual' AND m.embedded_hash IS DISTINCT FROM {memory_hash('m')})"
-        " AS judged"
-    ),
+    reads=f"m.key, m.value, m.held_for_review AS held, m.version, {_JUDGED} AS judged",
     only=current("m"),
     screened=True,
+    # A text new to the screens is unread until they read it (see the store).
+    on_claim=f", screened = m.screened AND NOT {_JUDGED}",
 )
 _Turn = tuple[LiteralString, LiteralString, bool]
 _CLAIM_LINES: list[_Turn] = [
@@ -276,17 +289,17 @@ INDEX_DISCOVERY: tuple[LiteralString, ...] = tuple(
 )
 
 
-# The memories a model wrote whose vector of their text, made by the claiming worker's
-# model, the learned screens have not read (embedded before the screens existed):
-# through their own index, which holds no other row. The tenants that have some; then
-# a tenant's, claimed under a lease as the other claims are, read with their vector.
-_UNSCREENED: LiteralString = f"""NOT m.screened AND m.source <> 'manual'
-      AND m.embedded_hash = {memory_hash("m")} AND m.embedding_model = %(model)s"""
-UNSCREENED_TENANTS: LiteralString = f"""
+# The current memories a model wrote whose vector of their text, made by the claiming
+# worker's model, the learned screens have not read (embedded before the screens
+# existed), through their own index, which holds no other row: the next tenant that has
+# some after the last one judged (one index probe), then a batch of its, claimed under a
+# lease as the other claims are, read with their vector.
+_UNSCREENED: LiteralString = f"""{unscreened("m")} AND m.embedding_model = %(model)s"""
+NEXT_UNSCREENED_TENANT: LiteralString = f"""
 SELECT m.tenant_id FROM memories AS m
-WHERE {_UNSCREENED}
-GROUP BY m.tenant_id
-LIMIT %(tenants)s
+WHERE {_UNSCREENED} AND m.tenant_id > %(after)s
+ORDER BY m.tenant_id
+LIMIT 1
 """
 CLAIM_UNSCREENED: LiteralString = f"""
 WITH due AS (
@@ -299,7 +312,7 @@ WITH due AS (
 UPDATE memories AS m SET index_lease_until = now() + %(lease)s
 WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
-          {memory_hash("m")} AS text_hash, m.embedding::real[] AS vector
+          m.version, {memory_hash("m")} AS text_hash, m.embedding::real[] AS vector
 """
 
 
@@ -376,16 +389,20 @@ def _stored(
     model: str,
     done: Sequence[tuple[Any, Vector]],
     holds: Mapping[uuid.UUID, HoldReason],
+    screened: bool,
+    fresh_vectors: bool = True,
 ) -> dict[str, Any]:
     params = {
         **table.keys([x for x, _ in done]),
         "text_hash": [x.text_hash for x, _ in done],
-        "embedding": [real_array(v) for _, v in done],
+        # None: the vector stored is the one read, kept as it is.
+        "embedding": [real_array(v) if fresh_vectors else None for _, v in done],
         "model": model,
     }
     if table.screened:
         params["hold"] = [as_param(holds.get(x.memory_id)) for x, _ in done]
-        params["judged"] = [x.judged for x, _ in done]
+        params["judged"] = [x.judged and screened for x, _ in done]
+        params["version"] = [x.version for x, _ in done]
         params["actor"] = SCREEN_ACTOR
     return params
 
@@ -442,20 +459,23 @@ class PgIndexQueue(IndexQueue):
         return Claimed(lines=lines, memories=memories)
 
     async def claim_unscreened(
-        self, *, model: str, limit: int, lease: timedelta
-    ) -> list[tuple[MemoryToIndex, Vector]]:
+        self, *, model: str, limit: int, lease: timedelta, after_tenant: str = ""
+    ) -> tuple[list[tuple[MemoryToIndex, Vector]], str]:
+        for after in dict.fromkeys((after_tenant, "")):  # after the last one, then round
+            row = await fetch_one(
+                self._conn, NEXT_UNSCREENED_TENANT, {"model": model, "after": after}
+            )
+            if row is not None:
+                break
+        else:
+            return [], ""
+        tenant: str = row["tenant_id"]
+        params = {"model": model, "tenant_id": tenant, "limit": limit, "lease": lease}
         found: list[tuple[MemoryToIndex, Vector]] = []
-        params: dict[str, Any] = {"model": model, "tenants": limit, "lease": lease}
-        tenants = [t["tenant_id"] for t in await fetch_all(self._conn, UNSCREENED_TENANTS, params)]
-        for i, tenant in enumerate(tenants):
-            room = (limit - len(found)) // (len(tenants) - i)  # an even share of what is left
-            if room <= 0:
-                continue
-            params.update(tenant_id=tenant, limit=room)
-            for row in await fetch_all(self._conn, CLAIM_UNSCREENED, params):
-                vector = row.pop("vector")
-                found.append((MemoryToIndex(**row, judged=True), vector))
-        return found
+        for claimed in await fetch_all(self._conn, CLAIM_UNSCREENED, params):
+            vector = claimed.pop("vector")
+            found.append((MemoryToIndex(**claimed, judged=True), vector))
+        return found, tenant
 
     async def store(
         self,
@@ -464,6 +484,8 @@ class PgIndexQueue(IndexQueue):
         lines: Sequence[tuple[LineToIndex, Vector]],
         memories: Sequence[tuple[MemoryToIndex, Vector]],
         holds: Mapping[uuid.UUID, HoldReason] | None = None,
+        screened: bool = False,
+        fresh_vectors: bool = True,
     ) -> int:
         kept = 0
         tables: list[tuple[_Embedded, Sequence[tuple[Any, Vector]]]] = [
@@ -472,7 +494,7 @@ class PgIndexQueue(IndexQueue):
         ]
         for table, done in tables:
             for group in _by_tenant(done, lambda pair: str(pair[0].tenant_id)):
-                params = _stored(table, model, group, holds or {})
+                params = _stored(table, model, group, holds or {}, screened, fresh_vectors)
                 if table.screened:
                     row = await fetch_one(self._conn, table.store, params)
                     kept += int(row["n"]) if row else 0

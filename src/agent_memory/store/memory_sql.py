@@ -20,6 +20,7 @@ from agent_memory.domain.memory import Grounding, Memory, Owner, Scope
 from agent_memory.store.columns import OUTPUT, named, output
 from agent_memory.store.models import MemoryRow
 from agent_memory.store.sql import as_time, as_uuid
+from agent_memory.store.vectors import memory_hash
 
 
 def columns(alias: LiteralString) -> LiteralString:
@@ -147,6 +148,16 @@ def current(a: LiteralString) -> LiteralString:
     """The rows of ``a`` that are live and not superseded: what listings, rendering,
     recall and extraction see. A superseded memory stays readable by id."""
     return f"{live(a)} AND {a}.superseded_by IS NULL"
+
+
+def unscreened(a: LiteralString) -> LiteralString:
+    """The rows of ``a`` the learned screens have yet to read from the vector they have:
+    current memories a model wrote, with a vector of their text as it is, unread. The
+    predicate of their index (ix_memories_unscreened), expiry apart (the sweeper's)."""
+    return (
+        f"NOT {a}.screened AND {a}.source <> 'manual' AND {a}.superseded_by IS NULL"
+        f" AND {a}.embedded_hash = {memory_hash(a)}"
+    )
 
 
 def agent_order(a: LiteralString) -> LiteralString:

@@ -209,14 +209,16 @@ class MemoryRow(Base):
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),
-        # A model's memories with a vector of their text the screens have not read:
-        # those embedded before the screens existed, until the worker judges them.
+        # A model's current memories with a vector of their text the screens have not
+        # read (memory_sql.unscreened): those embedded before the screens existed, and
+        # any whose judgement a change overtook, until the worker judges them.
         Index(
             "ix_memories_unscreened",
             "embedding_model",
             "tenant_id",
             postgresql_where=text(
-                f"NOT screened AND source <> 'manual' AND embedded_hash = {memory_hash()}"
+                "NOT screened AND source <> 'manual' AND superseded_by IS NULL"
+                f" AND embedded_hash = {memory_hash()}"
             ),
         ),
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),

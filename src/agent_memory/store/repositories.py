@@ -716,12 +716,13 @@ class IndexQueue(ABC):
 
     @abstractmethod
     async def claim_unscreened(
-        self, *, model: str, limit: int, lease: timedelta
-    ) -> list[tuple[MemoryToIndex, Vector]]:
-        """Take up to ``limit`` memories a model wrote whose vector of their text, made by
-        ``model``, the learned screens have not read (embedded before they existed),
-        each with that vector, under a lease; the tenants that have some share it.
-        Stored again with :meth:`store`, they count as read."""
+        self, *, model: str, limit: int, lease: timedelta, after_tenant: str = ""
+    ) -> tuple[list[tuple[MemoryToIndex, Vector]], str]:
+        """Take up to ``limit`` current memories a model wrote whose vector of their text,
+        made by ``model``, the learned screens have not read (embedded before they
+        existed), each with that vector, under a lease: those of the next tenant that
+        has some after ``after_tenant`` (round again past the last), and that tenant.
+        Stored again with :meth:`store` (``fresh_vectors=False``), they count as read."""
 
     @abstractmethod
     async def store(
@@ -731,10 +732,14 @@ class IndexQueue(ABC):
         lines: Sequence[tuple[LineToIndex, Vector]],
         memories: Sequence[tuple[MemoryToIndex, Vector]],
         holds: Mapping[uuid.UUID, HoldReason] | None = None,
+        screened: bool = False,
+        fresh_vectors: bool = True,
     ) -> int:
         """Keep each vector where the text is still the one claimed, and end the
         leases; how many were kept. ``holds``: the memories held for review with their
-        vector, each with why (each hold audited)."""
+        vector, each with why (each hold audited); ``screened``: the learned screens read
+        these vectors (the memories they judge count as read, on the version claimed);
+        ``fresh_vectors`` False: the vectors are the ones stored, kept as they are."""
 
     @abstractmethod
     async def release(

@@ -1,8 +1,9 @@
-"""Whether the learned screens have read a memory's vector: the memories a model wrote
-and that were embedded before the screens existed are marked unread, for the index
-worker to judge from the vectors they have (none is made again, so recall by meaning
-keeps finding them meanwhile). A memory ever held for review is left as read: a person
-has seen it, and an approval holds for the text approved.
+"""Whether the learned screens have read a memory's vector: the current memories a model
+wrote that have a vector of their text are marked unread (those embedded before the
+screens existed among them; which those are is not kept), for the index worker to judge
+from the vectors they have (none is made again, so recall by meaning keeps finding them
+meanwhile). One whose audit trail shows a hold is left as read: a person has seen it,
+and an approval holds for the text approved.
 
 Revision ID: 0033
 Revises: 0032
@@ -34,12 +35,14 @@ def upgrade() -> None:
     op.execute(
         """
 UPDATE memories AS m SET screened = false
-WHERE m.source <> 'manual' AND m.embedded_hash = hashtextextended(m.key || E'\\n' || m.value, 0)
+WHERE m.source <> 'manual' AND m.superseded_by IS NULL
+  AND m.embedded_hash = hashtextextended(m.key || E'\\n' || m.value, 0)
   AND NOT m.held_for_review
   AND NOT EXISTS (
       SELECT FROM memory_events AS e
       WHERE e.tenant_id = m.tenant_id AND e.memory_id = m.id
-        AND coalesce((e.new_memory ->> 'held_for_review')::boolean, false))
+        AND (coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
+             OR coalesce((e.old_memory ->> 'held_for_review')::boolean, false)))
 """
     )
     op.create_index(
@@ -47,7 +50,8 @@ WHERE m.source <> 'manual' AND m.embedded_hash = hashtextextended(m.key || E'\\n
         "memories",
         ["embedding_model", "tenant_id"],
         postgresql_where=sa.text(
-            f"NOT screened AND source <> 'manual' AND embedded_hash = {_HASHED}"
+            "NOT screened AND source <> 'manual' AND superseded_by IS NULL"
+            f" AND embedded_hash = {_HASHED}"
         ),
     )
 
