@@ -21,6 +21,7 @@ from agent_memory.config import Settings
 from agent_memory.detectors.instructions import instruction_reason
 from agent_memory.detectors.secrets import find_secrets
 from agent_memory.embed import local_available
+from agent_memory.store.memory_sql import unscreened
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
@@ -265,11 +266,12 @@ def test_memories_embedded_before_the_screens_are_judged_from_their_vectors(
     assert get(client, order.id).held_for_review
     with psycopg.connect(module_database, autocommit=True) as conn:
         conn.execute(
-            "UPDATE memories SET held_for_review = false, hold_reason = NULL, screened = false"
+            "UPDATE memories SET held_for_review = false, hold_reason = NULL,"
+            " screened_hash = NULL"
             " WHERE tenant_id = %s AND id = ANY(%s)",
             (client.tenant_id, [uuid.UUID(order.id), uuid.UUID(fact.id)]),
         )
-        left = "SELECT count(*) FROM memories WHERE tenant_id = %s AND NOT screened"
+        left = f"SELECT count(*) FROM memories AS m WHERE m.tenant_id = %s AND {unscreened('m')}"
         assert wait_until(
             lambda: conn.execute(left, (client.tenant_id,)).fetchone() == (0,),
             timeout=WAIT_INDEXED_SECONDS,

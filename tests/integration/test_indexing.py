@@ -512,22 +512,21 @@ async def _get(db: Database, memory: Memory) -> Memory:
     return found
 
 
-def test_what_a_screen_read_counts_only_on_the_memory_as_it_was_claimed(
+def test_a_person_lets_go_a_text_the_screens_read_meanwhile_and_a_pin_takes_nothing(
     indexing_url: str,
 ) -> None:
-    """A person's approval that lands while the screen reads the memory stands; a pin
-    that lands meanwhile leaves the memory unread, and it is judged again from the
-    vector it has."""
+    """An approval that lands while the screens read the memory stands (it counts as
+    their reading of that text); a pin that lands meanwhile takes nothing from what they
+    read. A memory whose vector they did not read (embedded before them) is read later
+    from the vector it has."""
     embedder = Counting()
     lease = timedelta(minutes=5)
 
     async def scenario() -> None:
         db = Database(indexing_url, pool_size=2, index_model=embedder.model)
         try:
-            approved, pinned = (
-                await _model_memory(db, "approved"),
-                await _model_memory(db, "pinned"),
-            )
+            approved = await _model_memory(db, "approved")
+            pinned = await _model_memory(db, "pinned")
             async with db.connection(CALLER) as tx:
                 patch = MemoryPatch(held_for_review=True)
                 await tx.memories.update(approved.id, patch, MemoryEventType.UPDATED)
@@ -549,33 +548,44 @@ def test_what_a_screen_read_counts_only_on_the_memory_as_it_was_claimed(
                     screened=True,
                 )
             assert kept == 2  # both vectors kept: the texts are the ones embedded
-            for memory in (approved, pinned):
-                now = await _get(db, memory)
-                assert now.embedded
-                assert not now.held_for_review
-                assert now.hold_reason is None
+            now = await _get(db, approved)
+            assert (now.embedded, now.held_for_review, now.hold_reason) == (True, False, None)
+            now = await _get(db, pinned)
+            assert (now.embedded, now.held_for_review) == (True, True)
+            assert now.hold_reason is HoldReason.CREDENTIAL
+
+            # Embedded where the screens did not read the vector: read from it later.
+            older = await _model_memory(db, "older")
             async with db.admin() as admin:
+                claimed = await admin.index.claim(model=embedder.model, limit=4, lease=lease)
+                [vector] = await embedder.passages([claimed.memories[0].passage])
+                await admin.index.store(
+                    model=embedder.model,
+                    lines=[],
+                    memories=[(claimed.memories[0], vector)],
+                    screened=False,
+                )
                 unread, tenant = await admin.index.claim_unscreened(
                     model=embedder.model, limit=4, lease=lease
                 )
-                assert [m.memory_id for m, _ in unread] == [pinned.id]
+                assert [m.memory_id for m, _ in unread] == [older.id]
                 assert tenant == CALLER.tenant_id
-                assert unread[0][1] == pytest.approx(vectors[1], abs=1e-2)  # half precision
+                assert unread[0][1] == pytest.approx(vector, abs=1e-2)  # half precision
                 await admin.index.store(
                     model=embedder.model,
                     lines=[],
                     memories=unread,
-                    holds={pinned.id: HoldReason.INSTRUCTION},
+                    holds={older.id: HoldReason.INSTRUCTION},
                     screened=True,
                     fresh_vectors=False,
                 )
-                assert await admin.index.claim_unscreened(
+                nothing = await admin.index.claim_unscreened(
                     model=embedder.model, limit=4, lease=lease
-                ) == ([], "")
-            judged = await _get(db, pinned)
-            assert judged.held_for_review
+                )
+                assert nothing == ([], "")
+            judged = await _get(db, older)
+            assert (judged.embedded, judged.held_for_review) == (True, True)
             assert judged.hold_reason is HoldReason.INSTRUCTION
-            assert judged.embedded
         finally:
             await db.close()
 

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from psycopg.types.json import Jsonb
 from sqlalchemy import create_engine
 
 from agent_memory.domain.blocks import BlockKey, BlockLabel, BlockScope
@@ -17,6 +18,7 @@ from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database, sqlalchemy_url
 from agent_memory.store.distribution import REFERENCE_TABLES
+from agent_memory.store.memory_sql import unscreened
 from agent_memory.store.models import Base
 from tests.support import has_pgvector
 
@@ -228,10 +230,11 @@ def test_keys_from_before_roles_become_orchestrators(fresh_url: str) -> None:
 
 
 def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_url: str) -> None:
-    """A model's current memory with a vector of its text as it is, never held, is marked
-    unread; one written by hand, one whose text changed since its vector, a superseded
-    one, and one a person has seen held (an approval holds for the text approved, also
-    when only the approval's event is left of the hold) are not."""
+    """After the upgrade the index worker reads a model's current memory that has a vector
+    of its text, unless its text as it is now was held (a person has seen it: an
+    approval holds for the text approved, also when only the approval's event is left);
+    not one written by hand, one whose text changed since its vector (judged as it is
+    embedded), nor a superseded one until it comes back."""
     migrate.upgrade(fresh_url, "0032")
     hashed = "hashtextextended(key || E'\\n' || value, 0)"
     with psycopg.connect(fresh_url, autocommit=True) as conn:
@@ -241,6 +244,7 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
             ("changed", "auto"),
             ("approved", "memorize"),
             ("approved-long-ago", "memorize"),
+            ("held-as-another-text", "memorize"),
             ("superseded", "auto"),
             ("never-embedded", "auto"),
         ):
@@ -255,16 +259,29 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
             " WHERE key <> 'never-embedded'"
         )
         conn.execute("UPDATE memories SET embedded_hash = 1 WHERE key = 'changed'")
-        conn.execute(
-            "INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,"
-            " occurred_at, new_memory) SELECT 't', gen_random_uuid(), id, 'updated', 'u', now(),"
-            " '{\"held_for_review\": true}' FROM memories WHERE key = 'approved'"
+
+        def event(key: str, old: dict[str, object] | None, new: dict[str, object]) -> None:
+            conn.execute(
+                "INSERT INTO memory_events (tenant_id, id, memory_id, event_type,"
+                " actor_user_id, occurred_at, old_memory, new_memory)"
+                " SELECT 't', gen_random_uuid(), id, 'updated', 'u', now(), %s, %s"
+                " FROM memories WHERE key = %s",
+                (Jsonb(old) if old else None, Jsonb(new), key),
+            )
+
+        def text(key: str, value: str = "a fact") -> dict[str, object]:
+            return {"key": key, "value": value}
+
+        event("approved", None, {**text("approved"), "held_for_review": True})
+        event(
+            "approved-long-ago",
+            {**text("approved-long-ago"), "held_for_review": True},
+            {**text("approved-long-ago"), "held_for_review": False},
         )
-        conn.execute(
-            "INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,"
-            " occurred_at, old_memory, new_memory) SELECT 't', gen_random_uuid(), id,"
-            " 'updated', 'u', now(), '{\"held_for_review\": true}',"
-            " '{\"held_for_review\": false}' FROM memories WHERE key = 'approved-long-ago'"
+        event(
+            "held-as-another-text",
+            None,
+            {**text("held-as-another-text", "an older text"), "held_for_review": True},
         )
         conn.execute(
             "UPDATE memories SET superseded_by = (SELECT id FROM memories WHERE key = 'model')"
@@ -272,5 +289,9 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
         )
     migrate.upgrade(fresh_url)
     with psycopg.connect(fresh_url) as conn:
-        unread = conn.execute("SELECT key FROM memories WHERE NOT screened").fetchall()
-    assert unread == [("model",)]
+        unread = conn.execute(
+            f"SELECT m.key FROM memories AS m WHERE {unscreened('m')} ORDER BY m.key"
+        ).fetchall()
+        assert unread == [("held-as-another-text",), ("model",)]
+        back = "SELECT screened_hash FROM memories WHERE key = 'superseded'"
+        assert conn.execute(back).fetchone() == (None,)  # read once it comes back

@@ -1367,8 +1367,9 @@ SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.
 -- indexing.CLAIM_UNSCREENED
 WITH due AS (
     SELECT m.ctid FROM memories AS m
-    WHERE m.tenant_id = %(tenant_id)s AND NOT m.screened AND m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-      0) AND m.embedding_model = %(model)s
+    WHERE m.tenant_id = %(tenant_id)s AND m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+      0) AND m.screened_hash IS DISTINCT
+      FROM hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding_model = %(model)s
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -1376,9 +1377,7 @@ WITH due AS (
 UPDATE memories AS m SET index_lease_until = now() + %(lease)s
 WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
-          m.version,
-            hashtextextended(m.key || E'\n' || m.value, 0) AS text_hash,
-            m.embedding::real[] AS vector
+          hashtextextended(m.key || E'\n' || m.value, 0) AS text_hash, m.embedding::real[] AS vector
 
 -- indexing.INDEXING_OVERVIEW
 SELECT (SELECT count(*) FROM (
@@ -1425,7 +1424,9 @@ DELETE FROM index_workers WHERE worker = %(worker)s
 
 -- indexing.NEXT_UNSCREENED_TENANT
 SELECT m.tenant_id FROM memories AS m
-WHERE NOT m.screened AND m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+WHERE m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+  0) AND m.screened_hash IS DISTINCT
+  FROM hashtextextended(m.key || E'\n' || m.value,
   0) AND m.embedding_model = %(model)s AND m.tenant_id > %(after)s
 ORDER BY m.tenant_id
 LIMIT 1
@@ -1705,7 +1706,7 @@ created_event AS (
     SELECT inserted.tenant_id, gen_random_uuid(), inserted.id, 'created', %(actor)s,
            clock_timestamp(),
              NULL::jsonb,
-             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM inserted)
 SELECT n.id,
   n.scope,
@@ -1752,7 +1753,7 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT old.tenant_id, gen_random_uuid(), old.id, 'deleted', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
              NULL::jsonb
     FROM old WHERE EXISTS (SELECT FROM gone))
 SELECT old.id,
@@ -2126,8 +2127,8 @@ event AS (
       CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END,
       %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2221,8 +2222,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, 'superseded', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2282,8 +2283,9 @@ changed AS (
       hold_reason = CASE
     WHEN NOT coalesce(%(held_for_review)s::boolean, old.held_for_review) THEN NULL
     WHEN old.held_for_review THEN old.hold_reason
-    ELSE 'requested' END, screened = old.screened
-    OR (old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true))
+    ELSE 'requested' END, screened_hash = CASE
+    WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
+    THEN hashtextextended(old.key || E'\n' || old.value, 0) ELSE old.screened_hash END
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
@@ -2293,8 +2295,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, %(event)s, %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2419,7 +2421,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2435,8 +2437,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -2571,7 +2573,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2587,8 +2589,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -6563,7 +6565,7 @@ created AS (
                                occurred_at, old_memory, new_memory)
     SELECT i.tenant_id, gen_random_uuid(), i.id, 'created', %(actor)s, clock_timestamp(),
            NULL,
-             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened}'::text[]
+             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM inserted AS i
 )
 SELECT count(*) AS n FROM inserted

@@ -53,10 +53,9 @@ class MemoryToIndex:
     value: str
     text_hash: int
     # Whether the learned screens judge it: a model wrote it (any source but manual) and
-    # its text is new since its last vector (an approval holds for the text approved).
+    # they have not read its text (an approval holds for the text approved).
     judged: bool = False
     held: bool = False  # held for review when claimed
-    version: int = 0  # the memory's version when claimed
 
     @property
     def passage(self) -> str:

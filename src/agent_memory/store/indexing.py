@@ -83,8 +83,6 @@ class _Embedded:
     # Memories only: the store also holds for review those the learned screens flag,
     # with an audit event for each.
     screened: bool = False
-    # What else a claim sets of the rows it takes (``, column = ...``).
-    on_claim: LiteralString = ""
 
     def due(self, way: str) -> LiteralString:
         """The rows due in ``way`` (the table's alias is ``a``)."""
@@ -142,7 +140,7 @@ WITH due AS (
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
-UPDATE {self.table} AS {a} SET index_lease_until = now() + %(lease)s{self.on_claim}
+UPDATE {self.table} AS {a} SET index_lease_until = now() + %(lease)s
 WHERE {a}.tenant_id = %(tenant_id)s AND {a}.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING {keys}, {self.reads}, {self.hashed} AS text_hash
 """
@@ -194,17 +192,15 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
             ("embedding", "text"),
             ("hold", "text"),
             ("judged", "boolean"),
-            ("version", "integer"),
             joined=True,
         )
-        # What the screens read counts only on the memory as claimed: a change since
-        # (a person's approval, a pin) leaves the hold as it is, and the memory as read
-        # or not as that change left it (an approval counts as read: it stands).
-        fresh = f"{a}.version = x.version"
+        # What the screens read counts only on a text they have not read: one a person
+        # let go from a hold while it was read stands (an approval counts as read).
+        unread = f"{a}.screened_hash IS DISTINCT FROM x.text_hash"
         return f"""
 WITH o AS (
     SELECT x.tenant_id, x.id, x.text_hash, x.embedding,
-           CASE WHEN {fresh} THEN x.hold END AS hold, x.judged AND {fresh} AS judged,
+           CASE WHEN {unread} THEN x.hold END AS hold, x.judged AND {unread} AS judged,
            {a}.held_for_review AS was_held, {a}.hold_reason AS was_reason,
            {a}.version AS was_version
     {matching}
@@ -217,7 +213,7 @@ stored AS (
         embedding_model = %(model)s,
         embedded_hash = o.text_hash, index_lease_until = NULL,
         held_for_review = {held}, hold_reason = {reason},
-        screened = {a}.screened OR o.judged,
+        screened_hash = CASE WHEN o.judged THEN o.text_hash ELSE {a}.screened_hash END,
         version = o.was_version + ({changed})::int
     FROM o
     WHERE {a}.tenant_id = %(one_tenant)s AND ({row}) = ({given})
@@ -260,21 +256,19 @@ _LINES = _Embedded(
     hashed=line_hash("l"),
     reads="l.content",
 )
-# Whether the screens judge a memory claimed: a model wrote it and its text is new since
-# its last vector (an approval holds for the text approved).
+# Whether the screens judge a memory claimed: a model wrote it and they have not read its
+# text (an approval counts as read: it holds for the text approved).
 _JUDGED: LiteralString = (
-    f"(m.source <> 'manual' AND m.embedded_hash IS DISTINCT FROM {memory_hash('m')})"
+    f"(m.source <> 'manual' AND m.screened_hash IS DISTINCT FROM {memory_hash('m')})"
 )
 _MEMORIES = _Embedded(
     table="memories",
     a="m",
     key=(("tenant_id", "text", "tenant_id"), ("id", "uuid", "memory_id")),
     hashed=memory_hash("m"),
-    reads=f"m.key, m.value, m.held_for_review AS held, m.version, {_JUDGED} AS judged",
+    reads=f"m.key, m.value, m.held_for_review AS held, {_JUDGED} AS judged",
     only=current("m"),
     screened=True,
-    # A text new to the screens is unread until they read it (see the store).
-    on_claim=f", screened = m.screened AND NOT {_JUDGED}",
 )
 _Turn = tuple[LiteralString, LiteralString, bool]
 _CLAIM_LINES: list[_Turn] = [
@@ -312,7 +306,7 @@ WITH due AS (
 UPDATE memories AS m SET index_lease_until = now() + %(lease)s
 WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
 RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
-          m.version, {memory_hash("m")} AS text_hash, m.embedding::real[] AS vector
+          {memory_hash("m")} AS text_hash, m.embedding::real[] AS vector
 """
 
 
@@ -402,7 +396,6 @@ def _stored(
     if table.screened:
         params["hold"] = [as_param(holds.get(x.memory_id)) for x, _ in done]
         params["judged"] = [x.judged and screened for x, _ in done]
-        params["version"] = [x.version for x, _ in done]
         params["actor"] = SCREEN_ACTOR
     return params
 

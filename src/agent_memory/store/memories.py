@@ -235,17 +235,18 @@ _HOLD_REASON: LiteralString = """CASE
     WHEN old.held_for_review THEN old.hold_reason
     ELSE 'requested' END"""
 
-# An approval counts as the screens' reading: the index worker never holds again, from
-# the vector it has, what a person let go (a new text is judged again).
-_SCREENED: LiteralString = """old.screened
-    OR (old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true))"""
+# An approval counts as the screens' reading of the text let go: the index worker never
+# holds that text again (a new text is judged again).
+_SCREENED: LiteralString = f"""CASE
+    WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
+    THEN {memory_hash("old")} ELSE old.screened_hash END"""
 
 _UPDATE: LiteralString = (
     _CHANGE_OLD
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET {patched(MemoryRow, "m")}, hold_reason = {_HOLD_REASON}, screened = {_SCREENED}
+    SET {patched(MemoryRow, "m")}, hold_reason = {_HOLD_REASON}, screened_hash = {_SCREENED}
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*

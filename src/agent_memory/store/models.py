@@ -202,10 +202,11 @@ class MemoryRow(Base):
     embedding_model: Mapped[str | None] = mapped_column(Text, info=policy(INTERNAL))
     embedded_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
     index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(INTERNAL))
-    # Whether the learned screens have read the memory's vector (set as the index worker
-    # stores one for a memory a model wrote). False for one embedded before the screens
-    # existed: the worker judges it from the vector it has (see ix_memories_unscreened).
-    screened: Mapped[bool] = mapped_column(server_default=text("false"), info=policy(INTERNAL))
+    # The hash of the text (as memory_hash) the learned screens last read, or a person
+    # let go from a hold: a memory a model wrote is judged while its text is another.
+    # NULL for one never read, as one embedded before the screens existed (the worker
+    # judges it from the vector it has; see ix_memories_unscreened).
+    screened_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),
@@ -217,8 +218,9 @@ class MemoryRow(Base):
             "embedding_model",
             "tenant_id",
             postgresql_where=text(
-                "NOT screened AND source <> 'manual' AND superseded_by IS NULL"
+                "source <> 'manual' AND superseded_by IS NULL"
                 f" AND embedded_hash = {memory_hash()}"
+                f" AND screened_hash IS DISTINCT FROM {memory_hash()}"
             ),
         ),
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
