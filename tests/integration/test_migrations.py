@@ -231,9 +231,9 @@ def test_keys_from_before_roles_become_orchestrators(fresh_url: str) -> None:
 
 def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_url: str) -> None:
     """After the upgrade the index worker reads a model's current memory that has a vector
-    of its text, unless its text as it is now was held (a person has seen it: an
-    approval holds for the text approved, also when only the approval's event is left);
-    not one written by hand, one whose text changed since its vector (judged as it is
+    of its text, unless a person let that text go from a hold (an approval holds for the
+    text approved, also when only the approval's event is left) or it is held now; not
+    one written by hand, one whose text changed since its vector (judged as it is
     embedded), nor a superseded one until it comes back."""
     migrate.upgrade(fresh_url, "0032")
     hashed = "hashtextextended(key || E'\\n' || value, 0)"
@@ -243,8 +243,8 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
             ("by-hand", "manual"),
             ("changed", "auto"),
             ("approved", "memorize"),
-            ("approved-long-ago", "memorize"),
-            ("held-as-another-text", "memorize"),
+            ("approved-then-rewritten", "memorize"),
+            ("held-now", "memorize"),
             ("superseded", "auto"),
             ("never-embedded", "auto"),
         ):
@@ -272,17 +272,16 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
         def text(key: str, value: str = "a fact") -> dict[str, object]:
             return {"key": key, "value": value}
 
-        event("approved", None, {**text("approved"), "held_for_review": True})
+        held = {"held_for_review": True}
+        let_go = {"held_for_review": False}
+        event("approved", {**text("approved"), **held}, {**text("approved"), **let_go})
+        # Let go as another text, then rewritten by the model to the one it holds now.
         event(
-            "approved-long-ago",
-            {**text("approved-long-ago"), "held_for_review": True},
-            {**text("approved-long-ago"), "held_for_review": False},
+            "approved-then-rewritten",
+            {**text("approved-then-rewritten", "an older text"), **held},
+            {**text("approved-then-rewritten", "an older text"), **let_go},
         )
-        event(
-            "held-as-another-text",
-            None,
-            {**text("held-as-another-text", "an older text"), "held_for_review": True},
-        )
+        conn.execute("UPDATE memories SET held_for_review = true WHERE key = 'held-now'")
         conn.execute(
             "UPDATE memories SET superseded_by = (SELECT id FROM memories WHERE key = 'model')"
             " WHERE key = 'superseded'"
@@ -292,6 +291,6 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
         unread = conn.execute(
             f"SELECT m.key FROM memories AS m WHERE {unscreened('m')} ORDER BY m.key"
         ).fetchall()
-        assert unread == [("held-as-another-text",), ("model",)]
+        assert unread == [("approved-then-rewritten",), ("model",)]
         back = "SELECT screened_hash FROM memories WHERE key = 'superseded'"
         assert conn.execute(back).fetchone() == (None,)  # read once it comes back

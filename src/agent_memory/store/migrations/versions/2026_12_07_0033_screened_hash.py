@@ -3,8 +3,8 @@ from a hold: a memory a model wrote is judged while its text is another. None is
 yet, so the memories a model wrote that have a vector (those embedded before the
 screens existed among them) wait for the index worker to judge them from the vectors
 they have: none is made again, and recall by meaning keeps finding them meanwhile. A
-memory held now, or whose audit trail shows its text as it is now held, counts as read:
-a person has seen that text, and an approval holds for the text approved.
+memory held now (with a vector of its text) counts as read, and so does one whose
+present text a person let go from a hold: an approval holds for the text approved.
 
 Revision ID: 0033
 Revises: 0032
@@ -28,16 +28,21 @@ _HASHED = "hashtextextended(key || E'\\n' || value, 0)"
 
 def upgrade() -> None:
     op.add_column("memories", sa.Column("screened_hash", sa.BigInteger(), nullable=True))
-    # A snapshot of the text as it is now, held (a hold's event, or an approval's).
-    held_then = """coalesce((s ->> 'held_for_review')::boolean, false)
-            AND s ->> 'key' = m.key AND s ->> 'value' = m.value"""
+    # Read already: a memory held now whose vector is of its text (one whose text changed
+    # since is judged as it is embedded), and one whose present text a person let go
+    # from a hold (an approval's event: held before it, not after, that text after it).
+    approved = """coalesce((e.old_memory ->> 'held_for_review')::boolean, false)
+            AND NOT coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
+            AND e.new_memory ->> 'key' = m.key AND e.new_memory ->> 'value' = m.value"""
     op.execute(
         f"""
 UPDATE memories AS m SET screened_hash = hashtextextended(m.key || E'\\n' || m.value, 0)
 WHERE m.source <> 'manual'
-  AND (m.held_for_review OR EXISTS (
-      SELECT FROM memory_events AS e, LATERAL (VALUES (e.new_memory), (e.old_memory)) AS v(s)
-      WHERE e.tenant_id = m.tenant_id AND e.memory_id = m.id AND {held_then}))
+  AND CASE WHEN m.held_for_review
+           THEN m.embedded_hash = hashtextextended(m.key || E'\\n' || m.value, 0)
+           ELSE EXISTS (SELECT FROM memory_events AS e
+                        WHERE e.tenant_id = m.tenant_id AND e.memory_id = m.id AND {approved})
+      END
 """
     )
     op.create_index(
