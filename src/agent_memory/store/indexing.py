@@ -277,12 +277,6 @@ _CLAIM_LINES: list[_Turn] = [
 _CLAIM_MEMORIES: list[_Turn] = [
     (_MEMORIES.tenants(way), _MEMORIES.claim(way), first) for way, first in _TURNS
 ]
-# The reads across tenants that find who has rows due (they lock and change nothing).
-INDEX_DISCOVERY: tuple[LiteralString, ...] = tuple(
-    find for find, _, _ in [*_CLAIM_LINES, *_CLAIM_MEMORIES]
-)
-
-
 # The current memories a model wrote whose vector of their text, made by the claiming
 # worker's model, the learned screens have not read (embedded before the screens
 # existed), through their own index, which holds no other row: the next tenant that has
@@ -295,6 +289,11 @@ WHERE {_UNSCREENED} AND m.tenant_id > %(after)s
 ORDER BY m.tenant_id
 LIMIT 1
 """
+# The reads across tenants that find who has rows due (they lock and change nothing).
+INDEX_DISCOVERY: tuple[LiteralString, ...] = (
+    *(find for find, _, _ in [*_CLAIM_LINES, *_CLAIM_MEMORIES]),
+    NEXT_UNSCREENED_TENANT,
+)
 CLAIM_UNSCREENED: LiteralString = f"""
 WITH due AS (
     SELECT m.ctid FROM memories AS m
