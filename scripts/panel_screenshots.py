@@ -526,6 +526,12 @@ def shoot(demo: Demo, out: Path) -> list[Path]:
         page.set_viewport_size({"width": 390, "height": 844})
         to_the_views(page)
         written.append(save(page, out / "panel-memories-390.png"))
+        # The two held cards as a phone shows them: each reason, and the credential's
+        # Delete before its Approve.
+        code = page.locator('tbody tr[data-key="visitor-entry"]')
+        code.evaluate("e => e.scrollIntoView({ block: 'end' })")
+        expect(code.locator(".held-label")).to_be_in_viewport()
+        written.append(save(page, out / "panel-held-390.png"))
         page.set_viewport_size(VIEWPORT)
         page.evaluate("window.scrollTo(0, 0)")
 
