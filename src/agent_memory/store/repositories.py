@@ -738,7 +738,8 @@ class IndexQueue(ABC):
         """Keep each vector where the text is still the one claimed, and end the
         leases; how many were kept. ``holds``: the memories held for review with their
         vector, each with why (each hold audited); ``screened``: the learned screens read
-        these vectors (the memories they judge count as read, on the version claimed);
+        these vectors (a memory they judge counts as read, unless its text was read or
+        let go by a person meanwhile, which stands);
         ``fresh_vectors`` False: the vectors are the ones stored, kept as they are."""
 
     @abstractmethod
