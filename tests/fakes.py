@@ -62,7 +62,7 @@ from agent_memory.domain.memory_query import (
     order_position,
 )
 from agent_memory.domain.paging import KEY_BYTES, PageKey, PageKeyring
-from agent_memory.domain.transfer import DecisionRecord, UserBlock
+from agent_memory.domain.transfer import DecisionRecord, MemoryRecord, UserBlock
 from agent_memory.store.columns import EVIDENCE, MERGED, WRITTEN, named
 from agent_memory.store.conversations import keep_grounded
 from agent_memory.store.memories import EXPIRY_ACTOR
@@ -102,6 +102,8 @@ _USE_WRITTEN = timedelta(minutes=1)
 @dataclass
 class State:
     memories: dict[tuple[str, uuid.UUID], Memory] = field(default_factory=dict)
+    # The text (key, value) of each memory the learned screens read, as an import says.
+    screened: dict[tuple[str, uuid.UUID], tuple[str, str]] = field(default_factory=dict)
     events: list[tuple[str, MemoryEvent]] = field(default_factory=list)
     conversations: dict[tuple[str, str, str], Conversation] = field(default_factory=dict)
     # When each conversation was first stored and last replaced.
@@ -757,9 +759,12 @@ class FakeTransfer(TransferRepository):
         found = [await conversations.get(provider, cid) for _, provider, cid in keys]
         return [c for c in found if c is not None]
 
-    async def memories(self) -> list[Memory]:
+    async def memories(self) -> list[MemoryRecord]:
+        # No index worker here: only a text an import said was read counts as read.
         memories = FakeMemories(self._store, self._principal)
-        return sorted(memories._mine(), key=lambda m: (m.owner.scope.value, m.owner.id, m.key))
+        found = sorted(memories._mine(), key=lambda m: (m.owner.scope.value, m.owner.id, m.key))
+        read = self._state.screened
+        return [MemoryRecord(m, read.get((self._tenant, m.id)) == (m.key, m.value)) for m in found]
 
     async def blocks(self) -> list[UserBlock]:
         found = [
@@ -799,7 +804,8 @@ class FakeTransfer(TransferRepository):
         self._state.conversation_times[key] = (conversation.created_at, conversation.updated_at)
         return True
 
-    async def put_memory(self, memory: Memory) -> bool:
+    async def put_memory(self, record: MemoryRecord) -> bool:
+        memory = record.memory
         taken = any(
             (m.id == memory.id or (m.owner, m.key) == (memory.owner, memory.key))
             for (t, _), m in self._state.memories.items()
@@ -809,6 +815,8 @@ class FakeTransfer(TransferRepository):
             return False
         stored = replace(memory, version=1)
         self._state.memories[(self._tenant, memory.id)] = stored
+        if record.screened:
+            self._state.screened[(self._tenant, memory.id)] = (memory.key, memory.value)
         FakeMemories(self._store, self._principal)._record(MemoryEventType.CREATED, None, stored)
         return True
 

@@ -10,8 +10,10 @@ Where the database has no pgvector no vector is stored, so nothing is held there
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -26,7 +28,14 @@ from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
 from tests.fake_anthropic import FakeAnthropic
-from tests.support import WAIT_INDEXED_SECONDS, Client, ServerThread, wait_until
+from tests.support import (
+    WAIT_INDEXED_SECONDS,
+    Client,
+    ServerThread,
+    cli,
+    cli_in_process,
+    wait_until,
+)
 
 pytestmark = [
     pytest.mark.skipif(
@@ -284,3 +293,51 @@ def test_memories_embedded_before_the_screens_are_judged_from_their_vectors(
     left_alone = get(client, fact.id)
     assert not left_alone.held_for_review
     assert left_alone.embedded
+
+
+def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
+    client: Client, pgvector: bool, module_database: str, tmp_path: Path
+) -> None:
+    """An export says which texts the screens read or a person let go: restored into
+    another tenant, the order a person approved reaches prompts without another review,
+    while the same record as another system writes it (saying nothing of a reading) is
+    judged by the importing side's index worker and held."""
+    if not pgvector:
+        return  # no vector is stored, so nothing is judged
+    written = client.call(
+        client.memory.Memorize,
+        pb.MemorizeRequest(owner=memory_pb2.MemoryOwner(agent_id="d"), content=ORDER),
+    ).memory
+    embedded(client, written.id)
+    assert not hold(client, get(client, written.id), held=False).held_for_review
+
+    exported = cli("export", "--tenant", client.tenant_id, "--database-url", module_database)
+    assert exported.returncode == 0, exported.stderr
+    header, *records = (json.loads(line) for line in exported.stdout.splitlines() if line)
+    (record,) = [r for r in records if r["kind"] == "memory" and r["memory"]["id"] == written.id]
+    assert record["screened"] is True
+    elsewhere = {k: v for k, v in record.items() if k != "screened"}
+    restored, foreign = (f"tenant-{uuid.uuid4().hex[:10]}" for _ in range(2))
+    for tenant, line in ((restored, record), (foreign, elsewhere)):
+        path = tmp_path / f"{tenant}.jsonl"
+        path.write_text(f"{json.dumps(header)}\n{json.dumps(line)}\n", encoding="utf-8")
+        done = cli_in_process(
+            "import", "--tenant", tenant, str(path), "--database-url", module_database
+        )
+        assert done.returncode == 0, done.stderr
+
+    state = """SELECT held_for_review, hold_reason FROM memories AS m
+               WHERE m.tenant_id = %s AND m.id = %s
+                 AND m.embedded_hash = hashtextextended(m.key || E'\\n' || m.value, 0)"""
+    with psycopg.connect(module_database, autocommit=True) as conn:
+
+        def once_embedded(tenant: str) -> tuple[bool, str | None] | None:
+            found = conn.execute(state, (tenant, uuid.UUID(written.id))).fetchone()
+            return (found[0], found[1]) if found is not None else None
+
+        assert wait_until(
+            lambda: once_embedded(restored) is not None and once_embedded(foreign) is not None,
+            timeout=WAIT_INDEXED_SECONDS,
+        ), "the index worker did not embed the imported memories"
+        assert once_embedded(restored) == (False, None)  # the person's approval stands
+        assert once_embedded(foreign) == (True, "instruction")  # judged where it lands

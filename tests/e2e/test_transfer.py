@@ -183,7 +183,7 @@ def export(database_url: str, tenant: str, path: Path) -> list[dict[str, Any]]:
     header, *records = (json.loads(line) for line in done.stdout.split("\n") if line)
     assert (header["format"], header["version"], header["tenant"]) == (
         "agent-memory-export",
-        2,
+        3,
         tenant,
     )
     return records
@@ -502,12 +502,12 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     "a later version": (
         lambda: '{"format": "agent-memory-export", "version": 9}\n',
         1,
-        "format version 9; this agent-memory reads version 2 only",
+        "format version 9; this agent-memory reads versions 2 and 3",
     ),
     "the first version": (
         lambda: '{"format": "agent-memory-export", "version": 1}\n',
         1,
-        "format version 1; this agent-memory reads version 2 only",
+        "format version 1; this agent-memory reads versions 2 and 3",
     ),
     "an unknown kind": (lambda: lines({"kind": "spell"}), 3, "unknown kind 'spell'"),
     "a line that is not JSON": (lambda: lines("not json"), 3, "not JSON"),
@@ -525,6 +525,16 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         lambda: lines({"kind": "memory", "memory": {}, "extra": 1}),
         3,
         "not extra",
+    ),
+    "a reading that is neither true nor false": (
+        lambda: lines({**memory(), "screened": "yes"}),
+        3,
+        "screened: must be true or false",
+    ),
+    "a block said to be read": (
+        lambda: lines({**block(), "screened": True}),
+        3,
+        "not screened",
     ),
     "a memory without an id": (lambda: lines(memory(id="")), 3, "memory.id: is required"),
     "an id that is no id": (lambda: lines(memory(id="7")), 3, "memory.id: must be a memory id"),

@@ -48,7 +48,7 @@ from agent_memory.domain.memory_query import (
     parse_filter,
     parse_order,
 )
-from agent_memory.domain.transfer import DecisionRecord, UserBlock
+from agent_memory.domain.transfer import DecisionRecord, MemoryRecord, UserBlock
 from agent_memory.store.memories import EXPIRY_ACTOR
 from agent_memory.store.repositories import Store, Tx
 from tests.fakes import FakeStore
@@ -1220,7 +1220,9 @@ def exported_memory(**fields: Any) -> Memory:
     )
 
 
-def export_records() -> tuple[CardType, StoredConversation, Memory, UserBlock, DecisionRecord]:
+def export_records() -> tuple[
+    CardType, StoredConversation, MemoryRecord, UserBlock, DecisionRecord
+]:
     card_type = CardType("trade", ReExaminable.ALWAYS, ("HOLD",), ("WAIT",), THEN, THEN)
     said = (
         ConversationMessage("user", "I moved", "m1", THEN),
@@ -1246,7 +1248,8 @@ def export_records() -> tuple[CardType, StoredConversation, Memory, UserBlock, D
         reexamination_count=1,
     )
     again = Reexamination(uuid.uuid4(), decision_id, "run-2", 60, "Still.", "HOLD", THEN)
-    return card_type, conversation, exported_memory(), block, DecisionRecord(decision, (again,))
+    memory = MemoryRecord(exported_memory(), screened=True)
+    return card_type, conversation, memory, block, DecisionRecord(decision, (again,))
 
 
 def test_transfer_writes_each_record_once_with_its_ids_and_times_and_reads_it_back(
@@ -1273,10 +1276,10 @@ def test_transfer_writes_each_record_once_with_its_ids_and_times_and_reads_it_ba
             assert await tx.transfer.memories() == [memory]
             assert await tx.transfer.blocks() == [block]
             assert await tx.transfer.decisions() == [decision]
-            (event,) = await tx.events.list_page(memory.id, after=None, limit=10)
+            (event,) = await tx.events.list_page(memory.memory.id, after=None, limit=10)
         assert (event.type, event.actor_user_id) == (MemoryEventType.CREATED, caller.user_id)
         assert event.new is not None
-        assert same_memory(event.new, memory)
+        assert same_memory(event.new, memory.memory)
 
     scenario(body)
 
@@ -1285,7 +1288,9 @@ def test_a_memory_or_decision_whose_other_key_is_taken_is_left_out(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:
     card_type, _, memory, _, decision = export_records()
-    same_key = exported_memory(conversation_provider=None, conversation_id=None, groundings=())
+    same_key = MemoryRecord(
+        exported_memory(conversation_provider=None, conversation_id=None, groundings=())
+    )
     same_run = dataclasses.replace(
         decision, decision=dataclasses.replace(decision.decision, id=uuid.uuid4())
     )
@@ -1299,6 +1304,25 @@ def test_a_memory_or_decision_whose_other_key_is_taken_is_left_out(
             assert not await tx.transfer.put_decision(same_run)
             assert await tx.transfer.memories() == [memory]
             assert await tx.transfer.decisions() == [decision]
+
+    scenario(body)
+
+
+def test_a_text_an_import_says_the_screens_read_stays_read_until_it_changes(
+    scenario: Callable[[Body], None], caller: Principal
+) -> None:
+    read = MemoryRecord(exported_memory(superseded_by=None), screened=True)
+    unread = MemoryRecord(exported_memory(id=uuid.uuid4(), key="unread", superseded_by=None))
+
+    async def body(store: Store) -> None:
+        async with store.transaction(caller) as tx:
+            assert await tx.transfer.put_memory(read)
+            assert await tx.transfer.put_memory(unread)
+            assert [r.screened for r in await tx.transfer.memories()] == [True, False]
+            await tx.memories.update(
+                read.memory.id, MemoryPatch(value="Ana moved to Braga."), MemoryEventType.UPDATED
+            )
+            assert [r.screened for r in await tx.transfer.memories()] == [False, False]
 
     scenario(body)
 
@@ -1325,7 +1349,9 @@ def test_an_export_reads_the_callers_tenant_only_and_no_expired_memory(
     other = Principal(f"tenant-{uuid.uuid4().hex[:10]}", "bo")
     card_type, conversation, memory, block, decision = export_records()
     # Past for the database's clock and the in-memory store's.
-    expired = exported_memory(key="gone", expire_time=datetime(2025, 12, 1, tzinfo=UTC))
+    expired = MemoryRecord(
+        exported_memory(key="gone", expire_time=datetime(2025, 12, 1, tzinfo=UTC))
+    )
 
     async def body(store: Store) -> None:
         async with store.transaction(other) as tx:

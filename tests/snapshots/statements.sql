@@ -6445,7 +6445,9 @@ SELECT m.id,
     SELECT coalesce(json_agg(g ORDER BY g.ordinal), '[]')
     FROM memory_groundings AS g
     WHERE g.tenant_id = %(tenant_id)s AND g.memory_id = m.id
-) AS groundings
+) AS groundings,
+       m.screened_hash IS NOT DISTINCT
+         FROM hashtextextended(m.key || E'\n' || m.value, 0) AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND (m.expire_time IS NULL OR m.expire_time > now())
 ORDER BY m.scope, m.owner_id, m.key
@@ -6517,7 +6519,8 @@ WITH inserted AS (
       updated_at,
       superseded_by,
       held_for_review,
-      hold_reason)
+      hold_reason,
+      screened_hash)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
@@ -6542,7 +6545,8 @@ WITH inserted AS (
       %(updated_at)s::timestamptz,
       %(superseded_by)s::uuid,
       %(held_for_review)s::boolean,
-      %(hold_reason)s::text
+      %(hold_reason)s::text,
+      CASE WHEN %(screened)s::boolean THEN hashtextextended(%(key)s::text || E'\n' || %(value)s::text, 0) END
     ON CONFLICT DO NOTHING
     RETURNING *
 ),

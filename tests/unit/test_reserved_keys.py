@@ -28,6 +28,7 @@ from agent_memory.domain.memory import (
     reserved_key_violations,
     validate_new_memory,
 )
+from agent_memory.domain.transfer import MemoryRecord
 from agent_memory.service.memories import Memories
 from agent_memory.service.transfer import ImportRefused, Transfer
 from tests.fakes import FakeStore
@@ -170,17 +171,19 @@ def test_an_import_of_a_manual_memory_under_a_look_alike_key_is_refused(key: str
     async def go() -> None:
         async with store.transaction(Principal("source", "seed")) as tx:
             await tx.transfer.put_memory(
-                Memory(
-                    id=uuid.uuid4(),
-                    owner=AGENT,
-                    key=key,
-                    value="written before look-alikes were refused",
-                    pinned=False,
-                    importance=0,
-                    source=MemorySource.MANUAL,
-                    created_at=NOW,
-                    updated_at=NOW,
-                    version=1,
+                MemoryRecord(
+                    Memory(
+                        id=uuid.uuid4(),
+                        owner=AGENT,
+                        key=key,
+                        value="written before look-alikes were refused",
+                        pinned=False,
+                        importance=0,
+                        source=MemorySource.MANUAL,
+                        created_at=NOW,
+                        updated_at=NOW,
+                        version=1,
+                    )
                 )
             )
         transfer = Transfer(store, ProtoJsonRecords(), BlockLimits())

@@ -24,7 +24,7 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import Conversation, ConversationMessage, StoredConversation
 from agent_memory.domain.memory import Grounding, Memory, MemorySource, Owner, Scope
-from agent_memory.domain.transfer import DecisionRecord, UserBlock
+from agent_memory.domain.transfer import DecisionRecord, MemoryRecord, UserBlock
 from agent_memory.service.transfer import CLOCK_SKEW, ImportRefused, Tally, Transfer
 from tests.fakes import FakeStore
 
@@ -47,23 +47,25 @@ async def seeded(store: FakeStore, tenant: str) -> None:
             StoredConversation(Conversation("p", "c1", said, ("{}",)), 1, 1, THEN, THEN)
         )
         await tx.transfer.put_memory(
-            Memory(
-                id=uuid.uuid4(),
-                owner=Owner(Scope.AGENT, "coder"),
-                key="moved",
-                value="Ana moved to Porto.\u2028She works from home.",
-                pinned=True,
-                importance=20,
-                source=MemorySource.MEMORIZE,
-                created_at=THEN,
-                updated_at=THEN,
-                version=1,
-                tags=("home",),
-                confidence=0.5,
-                metadata={"turn": 3.0},
-                groundings=(Grounding(0, "m1", 3, 8, "moved"),),
-                conversation_provider="p",
-                conversation_id="c1",
+            MemoryRecord(
+                Memory(
+                    id=uuid.uuid4(),
+                    owner=Owner(Scope.AGENT, "coder"),
+                    key="moved",
+                    value="Ana moved to Porto.\u2028She works from home.",
+                    pinned=True,
+                    importance=20,
+                    source=MemorySource.MEMORIZE,
+                    created_at=THEN,
+                    updated_at=THEN,
+                    version=1,
+                    tags=("home",),
+                    confidence=0.5,
+                    metadata={"turn": 3.0},
+                    groundings=(Grounding(0, "m1", 3, 8, "moved"),),
+                    conversation_provider="p",
+                    conversation_id="c1",
+                )
             )
         )
         key = BlockKey(BlockLabel.ARCHIVAL, BlockScope.AGENT, "coder")

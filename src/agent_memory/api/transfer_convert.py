@@ -5,7 +5,7 @@ kind's name (fields by their proto names, enums by name, times in RFC 3339)::
 
     {"kind": "card_type", "card_type": {...CardType...}}
     {"kind": "conversation", "conversation": {...Conversation...}}
-    {"kind": "memory", "memory": {...Memory...}}
+    {"kind": "memory", "memory": {...Memory...}, "screened": true}  (screened: when true)
     {"kind": "block", "user_id": "ana", "block": {...Block...}}
     {"kind": "decision", "decision": {...Decision...}, "reexaminations": [{...}, ...]}
 
@@ -62,6 +62,7 @@ from agent_memory.domain.transfer import (
     KINDS,
     DecisionRecord,
     FormatError,
+    MemoryRecord,
     Record,
     UserBlock,
     kind_of,
@@ -79,7 +80,11 @@ MESSAGES: Mapping[str, type[Message]] = {
 """The message each kind of record holds, under the kind's name."""
 
 # What a record holds beside its kind and its message.
-_BESIDE: Mapping[str, tuple[str, ...]] = {"block": ("user_id",), "decision": ("reexaminations",)}
+_BESIDE: Mapping[str, tuple[str, ...]] = {
+    "block": ("user_id",),
+    "memory": ("screened",),
+    "decision": ("reexaminations",),
+}
 
 NOT_EXPORTED: Mapping[str, str] = {
     "agentmemory.v1.Memory.read_only": "derived from source",
@@ -138,8 +143,10 @@ class ProtoJsonRecords:
             message: Message = card_type_to_proto(record)
         elif isinstance(record, StoredConversation):
             message = conversation_to_proto(record)
-        elif isinstance(record, Memory):
-            message = memory_to_proto(record)
+        elif isinstance(record, MemoryRecord):
+            message = memory_to_proto(record.memory)
+            if record.screened:
+                fields["screened"] = True
         elif isinstance(record, UserBlock):
             fields["user_id"] = record.user_id
             message = content_to_proto(record.key, record.content)
@@ -177,8 +184,11 @@ class ProtoJsonRecords:
         user_id = fields.get("user_id", "")
         if kind == "block" and not isinstance(user_id, str):
             raise FormatError("user_id: must be a string")
+        screened = fields.get("screened", False)
+        if not isinstance(screened, bool):
+            raise FormatError("screened: must be true or false")
         await _checked(kind, message, beside, user_id)
-        return _record(kind, message, [m for _, m in beside], user_id)
+        return _record(kind, message, [m for _, m in beside], user_id, screened)
 
 
 def _json(message: Message) -> dict[str, Any]:
@@ -287,13 +297,15 @@ def _one_line_fields(message: Message) -> Message:
     return copy
 
 
-def _record(kind: str, message: Any, reexaminations: list[Any], user_id: str) -> Record:
+def _record(
+    kind: str, message: Any, reexaminations: list[Any], user_id: str, screened: bool
+) -> Record:
     if kind == "card_type":
         return _card_type(message)
     if kind == "conversation":
         return _conversation(message)
     if kind == "memory":
-        return _memory(message)
+        return MemoryRecord(_memory(message), screened)
     if kind == "block":
         with under("block."):
             key = key_from_proto(

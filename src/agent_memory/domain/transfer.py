@@ -19,7 +19,9 @@ from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.memory import Memory
 
 FORMAT = "agent-memory-export"
-VERSION = 2
+VERSION = 3
+# The versions this one reads: version 2 is version 3 without a memory's ``screened``.
+READS = (2, 3)
 
 # Kinds in the order an export writes them and an import needs them: a card type
 # before the decisions that use it, a conversation before the memories grounded on it.
@@ -40,6 +42,18 @@ class UserBlock:
 
 
 @dataclass(frozen=True)
+class MemoryRecord:
+    """A memory, and whether the learned screens have read its text or a person let that
+    text go from a hold: an import trusts the reading, and the importing side's index
+    worker does not judge the text again (a restored memory a person approved is not
+    held once more). False for a memory the screens are still to read, and for one
+    written elsewhere, whose text the importing side judges."""
+
+    memory: Memory
+    screened: bool = False
+
+
+@dataclass(frozen=True)
 class DecisionRecord:
     """A decision with its re-examinations, oldest first."""
 
@@ -47,7 +61,7 @@ class DecisionRecord:
     reexaminations: tuple[Reexamination, ...] = ()
 
 
-Record = CardType | StoredConversation | Memory | UserBlock | DecisionRecord
+Record = CardType | StoredConversation | MemoryRecord | UserBlock | DecisionRecord
 
 
 def kind_of(record: Record) -> str:
@@ -56,7 +70,7 @@ def kind_of(record: Record) -> str:
         return "card_type"
     if isinstance(record, StoredConversation):
         return "conversation"
-    if isinstance(record, Memory):
+    if isinstance(record, MemoryRecord):
         return "memory"
     if isinstance(record, UserBlock):
         return "block"
@@ -81,8 +95,9 @@ def check_header(line: Any) -> None:
     if not isinstance(line, Mapping) or line.get("format") != FORMAT:
         raise FormatError(f"the first line is not an {FORMAT} header")
     version = line.get("version")
-    if version != VERSION:
+    if version not in READS:
+        said = " and ".join(map(str, READS))
         raise FormatError(
-            f"format version {version!r}; this agent-memory reads version {VERSION} only: "
+            f"format version {version!r}; this agent-memory reads versions {said}: "
             "export the data again with this version"
         )

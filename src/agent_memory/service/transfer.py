@@ -82,6 +82,7 @@ from agent_memory.domain.transfer import (
     IMPORT_ACTOR,
     DecisionRecord,
     FormatError,
+    MemoryRecord,
     Record,
     UserBlock,
     check_header,
@@ -235,8 +236,8 @@ class Transfer:
             return record
         if isinstance(record, StoredConversation):
             return _checked_conversation(record, now)
-        if isinstance(record, Memory):
-            return _checked_memory(record, now)
+        if isinstance(record, MemoryRecord):
+            return replace(record, memory=_checked_memory(record.memory, now))
         if isinstance(record, UserBlock):
             if not record.key.shared:
                 violations = owner_violations("user_id", record.user_id)
@@ -260,9 +261,9 @@ class Transfer:
             return await tx.transfer.put_card_type(record)
         if isinstance(record, StoredConversation):
             return await tx.transfer.put_conversation(record)
-        if isinstance(record, Memory):
-            if record.groundings:
-                check(await _grounding_violations(tx, record, snapshots))
+        if isinstance(record, MemoryRecord):
+            if record.memory.groundings:
+                check(await _grounding_violations(tx, record.memory, snapshots))
             return await tx.transfer.put_memory(record)
         if isinstance(record, UserBlock):
             return await tx.transfer.put_block(record, keep=self._limits.versions_kept)

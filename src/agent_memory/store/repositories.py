@@ -91,7 +91,7 @@ from agent_memory.domain.recall import (
     RankQuery,
     RecallMatch,
 )
-from agent_memory.domain.transfer import DecisionRecord, UserBlock
+from agent_memory.domain.transfer import DecisionRecord, MemoryRecord, UserBlock
 
 Lock = Literal["share", "update"]
 
@@ -549,9 +549,10 @@ class TransferRepository(ABC):
         """With their messages and raw events, by provider and id."""
 
     @abstractmethod
-    async def memories(self) -> list[Memory]:
+    async def memories(self) -> list[MemoryRecord]:
         """Those that have not expired (superseded ones included), with their
-        groundings, by scope, owner and key."""
+        groundings, by scope, owner and key; each with whether the learned screens
+        read its text or a person let it go."""
 
     @abstractmethod
     async def blocks(self) -> list[UserBlock]:
@@ -570,9 +571,10 @@ class TransferRepository(ABC):
         """Insert the snapshot with its times, unless its (provider, id) is taken."""
 
     @abstractmethod
-    async def put_memory(self, memory: Memory) -> bool:
+    async def put_memory(self, record: MemoryRecord) -> bool:
         """Insert the memory with its groundings, ids and times at version 1, and a
-        CREATED event by the caller, unless its id or its (owner, key) is taken."""
+        CREATED event by the caller, unless its id or its (owner, key) is taken; its text
+        read by the learned screens when the record says so."""
 
     @abstractmethod
     async def put_block(self, block: UserBlock, *, keep: int) -> bool:

@@ -23,8 +23,7 @@ from agent_memory.domain.decisions import CardType, Reexamination
 from agent_memory.domain.errors import FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import StoredConversation
-from agent_memory.domain.memory import Memory
-from agent_memory.domain.transfer import DecisionRecord, UserBlock
+from agent_memory.domain.transfer import DecisionRecord, MemoryRecord, UserBlock
 from agent_memory.store.blocks import PgBlocks, key_from_row
 from agent_memory.store.columns import OUTPUT, WRITTEN, insert_columns, insert_values, named, output
 from agent_memory.store.conversations import conversation_from_row, snapshot_columns
@@ -41,6 +40,7 @@ from agent_memory.store.memory_sql import GROUNDINGS, columns, live, memory_from
 from agent_memory.store.models import ConversationRow, MemoryRow
 from agent_memory.store.repositories import TransferRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
+from agent_memory.store.vectors import memory_hash
 
 _CARD_TYPES: LiteralString = f"""
 SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
@@ -52,7 +52,8 @@ FROM conversations WHERE tenant_id = %(tenant_id)s ORDER BY provider, conversati
 """
 
 _MEMORIES: LiteralString = f"""
-SELECT {columns("m")}, {GROUNDINGS}
+SELECT {columns("m")}, {GROUNDINGS},
+       m.screened_hash IS NOT DISTINCT FROM {memory_hash("m")} AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND {live("m")}
 ORDER BY m.scope, m.owner_id, m.key
@@ -94,11 +95,16 @@ ON CONFLICT DO NOTHING
 # The fields of a memory an import stores, each in the column of its name.
 _WRITTEN = named(MemoryRow, WRITTEN | OUTPUT)
 # What an import keeps of a memory's history beside what a write gives: a write sets
-# these itself.
-_HISTORY: LiteralString = "created_at, updated_at, superseded_by, held_for_review, hold_reason"
+# these itself. A text the export says the screens read (or a person let go) counts as
+# read here too.
+_HISTORY: LiteralString = (
+    "created_at, updated_at, superseded_by, held_for_review, hold_reason, screened_hash"
+)
 _HISTORY_VALUES: LiteralString = (
     "%(created_at)s::timestamptz, %(updated_at)s::timestamptz, %(superseded_by)s::uuid,"
-    " %(held_for_review)s::boolean, %(hold_reason)s::text"
+    " %(held_for_review)s::boolean, %(hold_reason)s::text,"
+    " CASE WHEN %(screened)s::boolean"
+    " THEN hashtextextended(%(key)s::text || E'\\n' || %(value)s::text, 0) END"
 )
 _PUT_MEMORY: LiteralString = f"""
 WITH inserted AS (
@@ -192,9 +198,9 @@ class PgTransfer(TransferRepository):
         rows = await fetch_all(self._conn, _CONVERSATIONS, self._params())
         return [conversation_from_row(r) for r in rows]
 
-    async def memories(self) -> list[Memory]:
+    async def memories(self) -> list[MemoryRecord]:
         rows = await fetch_all(self._conn, _MEMORIES, self._params())
-        return [memory_from_row(r) for r in rows]
+        return [MemoryRecord(memory_from_row(r), screened=r["screened"]) for r in rows]
 
     async def blocks(self) -> list[UserBlock]:
         rows = await fetch_all(self._conn, _BLOCKS, self._params())
@@ -235,9 +241,10 @@ class PgTransfer(TransferRepository):
         with _refused():
             return await execute(self._conn, _PUT_CONVERSATION, params) > 0
 
-    async def put_memory(self, memory: Memory) -> bool:
+    async def put_memory(self, record: MemoryRecord) -> bool:
         """Every column a write gives, and the copy's history, from the memory's field
         of the same name."""
+        memory = record.memory
         groundings = [
             {**dataclasses.asdict(g), "metadata": dict(g.metadata), "ordinal": i}
             for i, g in enumerate(memory.groundings)
@@ -249,6 +256,7 @@ class PgTransfer(TransferRepository):
             ttl=None,
             groundings=Jsonb(groundings),
             actor=self._actor,
+            screened=record.screened,
         )
         with _refused():
             row = await fetch_one(self._conn, _PUT_MEMORY, params)
