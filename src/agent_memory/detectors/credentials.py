@@ -348,7 +348,7 @@ _VOCABULARY: list[_Term] = [
         (
             r"pin(?:[ \-]?(?:codes?|numbers?|nummer|nr|no|kod(?:u|en|as|ą|o|s|a)?|kood(?:i)?"
             r"|kód(?:ja|ot|u)?|код|kodi|နံပါတ်|կոդ(?:ը|ի|ն)?)"
-            r"|-ul(?:ui)?|-(?:i|ı|u|ü|ը|ն)|[12](?!\d))?",  # PIN1, PIN2: a SIM's or an id card's
+            r"|-ul(?:ui)?|-(?:i|ı|u|ü|ը|ն))?",
             "pin",
         ),
         (r"pincode|pinkod(?:en)?", "pin"),
@@ -359,7 +359,7 @@ _VOCABULARY: list[_Term] = [
         (r"பின்", "பின்"),  # ta: also "after", so a bare one is a card's only
         (r"პინ(?:ი|ს)?(?:[ \t]კოდ(?:ი|ს)?)?", "პინ"),  # ka
         (r"پن", "پن"),  # ur
-        (r"puk[12]?(?:[ \-]?(?:code|kod))?", "puk"),
+        (r"puk(?:[ \-]?(?:code|kod))?", "puk"),
         (r"पिन", "पिन"),  # hi
         (r"ፒን", "ፒን"),  # am
         (r"lambar[ \t]sirri", "lambar"),  # ha: the secret number
@@ -803,7 +803,6 @@ _QUALIFIERS = frozenset(
 # ("network BlueDoor, pass ...", "user ops pass ..."); else it is a ticket or a verb.
 _ACCOUNT_STEM_WORDS = (
     "wifi wlan network ssid router modem hotspot user login account admin email mail vpn "
-    "facebook fb instagram gmail outlook icloud "
     "réseau compte identifiant utilisateur usuário usuario cuenta konto benutzer netzwerk "
     "وای وائی banking mbanking ebanking netbanking homebanking "
     + _with_clitics("וויפי ויפי וויי-פיי", _HE_PREFIXES)
@@ -903,8 +902,7 @@ _VALUE = re.compile(
     r"|(?P<code>[#*]?\d{1,4}(?:[\-\u2013]\d{1,4}){1,3}[#*]?)(?![\w\-])"
     rf"|(?P<bare>[^\s\"'`{_CJK_CHARS}]{{1,128}})"
 )
-# Marks that end a value, Arabic script's comma, semicolon and question mark too.
-_TRAILING = ".,;:!?)]}>，。、；：！？）،؛؟"
+_TRAILING = ".,;:!?)]}>，。、；：！？）"
 _DIGITS = re.compile(r"\d")
 _DIGIT_CODE = re.compile(r"[#*]?\d{3,12}[#*]?")
 _COMBINATION = re.compile(r"\d{1,4}(?:[\-\u2013]\d{1,4}){1,3}")
@@ -1292,8 +1290,6 @@ def _judged_class(
     no value satisfies)."""
     if cls in (_KEY, _CODE) and _network_named(text, word, between):
         return _PASSWORD
-    if cls == _CODE and _user_named_before(text, word):
-        return _PASSWORD  # a login's code: "bruger = ana@…, kode = …"
     if (
         cls == _CODE
         and given is not None
@@ -1635,9 +1631,6 @@ _GIVEN_FIRST_CHARS = 160
 # Classes of word whose value may come first.
 _GIVEN_FIRST_CLASSES = frozenset({_PASSWORD, _PIN, _CODE, _KEY})
 _CLAUSE_REST = re.compile(r"[^\n.,;!?。，；！？]{0,48}")
-# Words after a credential word that say what it is for ("the PIN *of the new card from the
-# bank*"), at most.
-_CLOSING_WORDS = 6
 _CLAUSE_STARTS = "\n.!?;:,(\"'“«"
 
 
@@ -1650,7 +1643,7 @@ def _closing_words(text: str, end: int) -> list[str] | None:
     if not tail or tail.startswith(("(", "-", "\u2014", "\u2013")):
         return []
     words = _WORDS.findall(tail)
-    return words if 0 < len(words) <= _CLOSING_WORDS and _is_prepositional(words[0]) else None
+    return words if 0 < len(words) <= 4 and _is_prepositional(words[0]) else None
 
 
 def _starts_clause(text: str, start: int) -> bool:
@@ -1703,9 +1696,6 @@ _ANSWER_LINE = re.compile(
     r"(?P<value>[^\s\"'`]{4,64})[ \t]{0,4}(?:\n|$)"
 )
 _ASKING_WORDS = 3
-# A line that names the credential and ends with a label's colon ("PIN-ul cardului de la
-# BT:") may say more of what it is for: its value is the next line.
-_LABEL_WORDS = 6
 
 
 def _answered_below(text: str, cls: str, word: Word, judges: Judges) -> Found | None:
@@ -1714,10 +1704,7 @@ def _answered_below(text: str, cls: str, word: Word, judges: Judges) -> Found | 
     password for a password word, digits for a PIN, digits or a keypad's short code for
     a lock's code."""
     rest = _ASKING_REST.match(text, word.end)
-    if rest is None:
-        return None
-    label = rest.group().rstrip(" \t").endswith(tuple(_LABEL_MARKS))
-    if len(_WORDS.findall(rest.group())) > (_LABEL_WORDS if label else _ASKING_WORDS):
+    if rest is None or len(_WORDS.findall(rest.group())) > _ASKING_WORDS:
         return None
     answer = _ANSWER_LINE.match(text, rest.end())
     if answer is None:
@@ -1747,14 +1734,17 @@ def _written_without_spaces(word: str) -> bool:
     return _SPACELESS.search(word) is not None
 
 
-# An app password as accounts issue them (four groups of four lowercase letters), later
-# on the line of a password word, whatever is said between them ("Hasło aplikacji do
-# Gmaila (dla Outlooka w pracy): vhsn qpla tmwc ryex", "asks for an app password -> use
-# qmvd tfzx hrkw lenb").
-_APP_PASSWORD_LATER = re.compile(
-    r"[^\n]{0,120}?(?<![\w\-])"
-    r"(?P<value>[a-z]{4}(?:-[a-z]{4}){3}|[a-z]{4}(?: [a-z]{4}){3})(?![\w\-])"
+# An app password as accounts issue them (four groups of four lowercase letters), given
+# after a mark later on the line of a password word, whatever is said between them
+# ("Hasło aplikacji do Gmaila (dla Outlooka w pracy): vhsn qpla tmwc ryex", "asks for
+# an app password -> use qmvd tfzx hrkw lenb"): a colon, an equals sign or an arrow,
+# and at most one word after it.
+_APP_PASSWORD = re.compile(
+    r"(?<![\w\-])(?P<value>[a-z]{4}(?:-[a-z]{4}){3}|[a-z]{4}(?: [a-z]{4}){3})(?![\w\-])"
 )
+_APP_PASSWORD_MARK = re.compile(r"(?::|=|->|=>|→)[ \t]{0,4}(?:[^\W\d_]{1,12}[ \t]{1,4})?$")
+_APP_PASSWORD_AFTER = 160
+_APP_PASSWORD_MARK_BEFORE = 24
 # Three letters in a row that are not vowels: in none of four letters of a word, and in
 # most groups drawn at random (a group with no vowel at all among them).
 _THREE_CONSONANTS = re.compile(r"[^aeiouy]{3}")
@@ -1768,10 +1758,15 @@ def _drawn_at_random(groups: str) -> bool:
 
 
 def _app_password_later(text: str, word: Word) -> Found | None:
-    match = _APP_PASSWORD_LATER.match(text, word.end)
-    if match is None or not _drawn_at_random(match.group("value")):
-        return None
-    return Found(match.start("value"), match.end("value"), PASSWORD)
+    line_end = text.find("\n", word.end)
+    end = min(len(text) if line_end < 0 else line_end, word.end + _APP_PASSWORD_AFTER)
+    for match in _APP_PASSWORD.finditer(text, word.end, end):
+        marked = _APP_PASSWORD_MARK.search(
+            text, max(word.end, match.start() - _APP_PASSWORD_MARK_BEFORE), match.start()
+        )
+        if marked is not None and _drawn_at_random(match.group("value")):
+            return Found(match.start("value"), match.end("value"), PASSWORD)
+    return None
 
 
 # -- a value that can only be a password, in the clause of a password word ----------------
@@ -1809,29 +1804,8 @@ _USER_WORDS = frozenset(
         *("usuário", "utilisateur", "benutzer", "nutzer", "benutzername", "utente"),
         *("gebruiker", "użytkownik", "пользователь", "логин", "користувач", "kullanıcı"),
         "tk",  # vi: short for "tài khoản", an account
-        *("bruger", "brugernavn", "bruker", "brukernavn", "användare", "användarnamn"),
     }
 )
-# How far before a code word a user it logs in with may be named.
-_USER_BEFORE = 64
-# A user's name given as a label ("bruger = ana@…"), then a code given as the next label
-# of the same line ("…, kode = …"): the login's password.
-_USER_LABEL = re.compile(r"(?<![^\W\d_])([^\W\d_]+)[ \t]{0,4}[:=]")
-_NEXT_LABEL = re.compile(r"[,;][ \t]{0,4}$")
-_LABEL_AFTER = re.compile(r"[ \t]{0,4}[:=]")
-_LOGIN_USER_WORDS = _USER_WORDS - {"account", "id", "handle", "nick", "tk"}
-
-
-def _user_named_before(text: str, word: Word) -> bool:
-    """Whether the code word ``word`` is a label given right after a user's, on one
-    line: the code is the login's password, not a lock's."""
-    if _LABEL_AFTER.match(text, word.end) is None:
-        return False
-    window = text[max(0, word.start - _USER_BEFORE) : word.start]
-    window = window[window.rfind("\n") + 1 :]
-    if _NEXT_LABEL.search(window) is None:
-        return False
-    return any(m.group(1).lower() in _LOGIN_USER_WORDS for m in _USER_LABEL.finditer(window))
 
 
 def _drawn_letters(token: str) -> bool:
