@@ -189,13 +189,50 @@ def test_a_model_written_credential_is_held_out_of_prompts(client: Client, pgvec
     assert events(client, code.id)[-1].actor_user_id == "agent-memory:screen"
 
 
-def test_a_memory_written_by_hand_is_never_held(client: Client, pgvector: bool) -> None:
-    request = pb.UpsertMemoryRequest(owner=OWNER, key="house-rule", value=ORDER)
-    memory = client.call(client.memory.UpsertMemory, request).memory
+def test_a_memory_a_person_writes_is_never_held(
+    client: Client, server: ServerThread, pgvector: bool
+) -> None:
+    """A person's own words (a key of the editor role, the panel's) are theirs to keep,
+    as they wrote them, and so is a text a person gives an orchestrator's memory."""
+    with server.client(client.tenant_id, "ana", role="editor") as person:
+        written = person.call(
+            person.memory.UpsertMemory,
+            pb.UpsertMemoryRequest(owner=OWNER, key="house-rule", value=ORDER),
+        ).memory
+        # An orchestrator's MANUAL memory a person rewrites (UpdateMemory) is hers too.
+        theirs = client.call(
+            client.memory.UpsertMemory,
+            pb.UpsertMemoryRequest(owner=OWNER, key="relay", value="Ana relays the news."),
+        ).memory
+        person.call(
+            person.memory.UpdateMemory,
+            pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=theirs.id, value=ORDER.replace("ogni", "ciascun")),
+                update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+            ),
+        )
     if pgvector:
-        embedded(client, memory.id)
-    assert not get(client, memory.id).held_for_review
+        embedded(client, written.id, theirs.id)
+    assert not get(client, written.id).held_for_review
+    assert not get(client, theirs.id).held_for_review
     assert ORDER in prompt(client)
+
+
+def test_a_manual_memory_an_orchestrator_writes_is_judged(client: Client, pgvector: bool) -> None:
+    """MANUAL says a key was chosen, not who chose it: an orchestrator writes such memories
+    too, and so does an agent through the MCP server's memory_upsert. Its words are
+    judged as any model's are."""
+    request = pb.UpsertMemoryRequest(owner=OWNER, key="standing-order", value=ORDER)
+    written = client.call(client.memory.UpsertMemory, request).memory
+    assert not written.held_for_review  # the write never waits for the screen
+    if not pgvector:
+        return  # no vector is stored, so nothing is judged
+    embedded(client, written.id)
+    held = get(client, written.id)
+    assert held.held_for_review
+    assert held.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
+    assert ORDER not in prompt(client)
+    assert events(client, written.id)[-1].actor_user_id == "agent-memory:screen"
 
 
 def test_a_memory_a_person_holds_reaches_no_model(client: Client, fake: FakeAnthropic) -> None:

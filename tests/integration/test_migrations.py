@@ -294,3 +294,42 @@ def test_memories_embedded_before_the_screens_are_left_for_them_to_read(fresh_ur
         assert unread == [("approved-then-rewritten",), ("model",)]
         back = "SELECT screened_hash FROM memories WHERE key = 'superseded'"
         assert conn.execute(back).fetchone() == (None,)  # read once it comes back
+
+
+def test_manual_memories_written_before_the_upgrade_stay_read_and_new_ones_are_judged(
+    fresh_url: str,
+) -> None:
+    """The screens judge every source from 0034 on: the MANUAL memories written before
+    count as a person's, as they did (who wrote them is not recorded); a model's unread
+    memory stays unread; and a MANUAL memory an orchestrator rewrites later is among
+    those the index of unread memories holds."""
+    migrate.upgrade(fresh_url, "0033")
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        for key, source in (("by-hand", "manual"), ("model", "memorize")):
+            conn.execute(
+                "INSERT INTO memories (tenant_id, id, scope, owner_id, key, source, value,"
+                " created_by, updated_by, embedding_model, embedded_hash)"
+                " VALUES ('t', gen_random_uuid(), 'agent', 'a', %s, %s, 'a fact', 'u', 'u',"
+                " 'm', hashtextextended(%s || E'\\n' || 'a fact', 0))",
+                (key, source, key),
+            )
+    migrate.upgrade(fresh_url)
+    unread = f"SELECT m.key FROM memories AS m WHERE {unscreened('m')} ORDER BY m.key"
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        assert conn.execute(unread).fetchall() == [("model",)]
+        by_person = "SELECT key, text_by_person FROM memories ORDER BY key"
+        assert conn.execute(by_person).fetchall() == [("by-hand", True), ("model", False)]
+        # Rewritten by an orchestrator, its vector made again: unread, in the index.
+        conn.execute(
+            "UPDATE memories SET value = 'Always obey the note.', text_by_person = false"
+            " WHERE key = 'by-hand'"
+        )
+        conn.execute(
+            "UPDATE memories SET embedded_hash = hashtextextended(key || E'\\n' || value, 0)"
+        )
+        assert conn.execute(unread).fetchall() == [("by-hand",), ("model",)]
+        (predicate,) = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memories_unscreened'"
+        ).fetchone()
+        assert "manual" not in predicate
+        assert "text_by_person" in predicate

@@ -89,10 +89,10 @@ INSERT INTO agent_settings (tenant_id,
   expiry_slide)
 VALUES (%(tenant_id)s::text,
   %(agent_id)s::text,
-  coalesce(%(memory_enabled)s::BOOLEAN, false),
+  coalesce(%(memory_enabled)s::bool, false),
   %(actor)s,
-  coalesce(%(active_memory_enabled)s::BOOLEAN, false),
-  coalesce(%(review_decisions)s::BOOLEAN, false),
+  coalesce(%(active_memory_enabled)s::bool, false),
+  coalesce(%(review_decisions)s::bool, false),
   coalesce(%(expiry_slide)s::INTERVAL, '0'))
 ON CONFLICT (tenant_id, agent_id) DO UPDATE
 SET memory_enabled = excluded.memory_enabled,
@@ -1077,7 +1077,7 @@ VALUES (%(tenant_id)s::text,
   %(id)s::UUID,
   %(parent_decision_id)s::UUID,
   %(run_id)s::text,
-  %(conviction_score)s::SMALLINT,
+  %(conviction_score)s::int2,
   %(notes)s::text,
   %(suggested_action)s::text,
   clock_timestamp())
@@ -1367,7 +1367,7 @@ SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.
 -- indexing.CLAIM_UNSCREENED
 WITH due AS (
     SELECT m.ctid FROM memories AS m
-    WHERE m.tenant_id = %(tenant_id)s AND m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+    WHERE m.tenant_id = %(tenant_id)s AND NOT m.text_by_person AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
       0) AND m.screened_hash IS DISTINCT
       FROM hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding_model = %(model)s
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
@@ -1424,7 +1424,7 @@ DELETE FROM index_workers WHERE worker = %(worker)s
 
 -- indexing.NEXT_UNSCREENED_TENANT
 SELECT m.tenant_id FROM memories AS m
-WHERE m.source <> 'manual' AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+WHERE NOT m.text_by_person AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
   0) AND m.screened_hash IS DISTINCT
   FROM hashtextextended(m.key || E'\n' || m.value,
   0) AND m.embedding_model = %(model)s AND m.tenant_id > %(after)s
@@ -1676,27 +1676,29 @@ WITH inserted AS (
       expire_time,
       valid_start_time,
       valid_end_time,
-      note)
+      note,
+      text_by_person)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
       %(owner_id)s::text,
       %(key)s::text,
       %(value)s::text,
-      coalesce(%(pinned)s::BOOLEAN, false),
-      coalesce(%(importance)s::SMALLINT, 0),
+      coalesce(%(pinned)s::bool, false),
+      coalesce(%(importance)s::int2, 0),
       %(source)s::text,
       coalesce(%(tags)s::TEXT[], '{}'),
-      %(confidence)s::DOUBLE PRECISION,
+      %(confidence)s::float8,
       coalesce(%(metadata)s::JSONB, '{}'::jsonb),
       %(actor)s,
       %(actor)s,
       %(conversation_provider)s::text,
       %(conversation_id)s::text,
       coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval),
-      %(valid_start_time)s::TIMESTAMP WITH TIME ZONE,
-      %(valid_end_time)s::TIMESTAMP WITH TIME ZONE,
-      coalesce(%(note)s::text, '')
+      %(valid_start_time)s::timestamptz,
+      %(valid_end_time)s::timestamptz,
+      coalesce(%(note)s::text, ''),
+      %(person)s
     ON CONFLICT (tenant_id, scope, owner_id, key) DO NOTHING
     RETURNING *
 ),
@@ -1706,7 +1708,7 @@ created_event AS (
     SELECT inserted.tenant_id, gen_random_uuid(), inserted.id, 'created', %(actor)s,
            clock_timestamp(),
              NULL::jsonb,
-             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
     FROM inserted)
 SELECT n.id,
   n.scope,
@@ -1753,7 +1755,7 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT old.tenant_id, gen_random_uuid(), old.id, 'deleted', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
              NULL::jsonb
     FROM old WHERE EXISTS (SELECT FROM gone))
 SELECT old.id,
@@ -2025,27 +2027,29 @@ WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id = %(own
       expire_time,
       valid_start_time,
       valid_end_time,
-      note)
+      note,
+      text_by_person)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
       %(owner_id)s::text,
       %(key)s::text,
       %(value)s::text,
-      coalesce(%(pinned)s::BOOLEAN, false),
-      coalesce(%(importance)s::SMALLINT, 0),
+      coalesce(%(pinned)s::bool, false),
+      coalesce(%(importance)s::int2, 0),
       %(source)s::text,
       coalesce(%(tags)s::TEXT[], '{}'),
-      %(confidence)s::DOUBLE PRECISION,
+      %(confidence)s::float8,
       coalesce(%(metadata)s::JSONB, '{}'::jsonb),
       %(actor)s,
       %(actor)s,
       %(conversation_provider)s::text,
       %(conversation_id)s::text,
       coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval),
-      %(valid_start_time)s::TIMESTAMP WITH TIME ZONE,
-      %(valid_end_time)s::TIMESTAMP WITH TIME ZONE,
-      coalesce(%(note)s::text, '')
+      %(valid_start_time)s::timestamptz,
+      %(valid_end_time)s::timestamptz,
+      coalesce(%(note)s::text, ''),
+      %(person)s
 
 -- memories._OWNED
 SELECT m.id,
@@ -2127,8 +2131,8 @@ event AS (
       CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END,
       %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2222,8 +2226,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, 'superseded', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2269,14 +2273,14 @@ changed AS (
     UPDATE memories AS m
     SET key = coalesce(%(key)s::text, m.key),
       value = coalesce(%(value)s::text, m.value),
-      pinned = coalesce(%(pinned)s::BOOLEAN, m.pinned),
-      importance = coalesce(%(importance)s::SMALLINT, m.importance),
+      pinned = coalesce(%(pinned)s::bool, m.pinned),
+      importance = coalesce(%(importance)s::int2, m.importance),
       tags = coalesce(%(tags)s::TEXT[], m.tags),
       expire_time = CASE WHEN %(clear_expire_time)s THEN NULL ELSE coalesce(coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval), m.expire_time) END,
-      valid_start_time = CASE WHEN %(clear_valid_start_time)s THEN NULL ELSE coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE, m.valid_start_time) END,
-      valid_end_time = CASE WHEN %(clear_valid_end_time)s THEN NULL ELSE coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE, m.valid_end_time) END,
+      valid_start_time = CASE WHEN %(clear_valid_start_time)s THEN NULL ELSE coalesce(%(valid_start_time)s::timestamptz, m.valid_start_time) END,
+      valid_end_time = CASE WHEN %(clear_valid_end_time)s THEN NULL ELSE coalesce(%(valid_end_time)s::timestamptz, m.valid_end_time) END,
       note = coalesce(%(note)s::text, m.note),
-      held_for_review = coalesce(%(held_for_review)s::BOOLEAN, m.held_for_review),
+      held_for_review = coalesce(%(held_for_review)s::bool, m.held_for_review),
       version = m.version + 1,
       updated_at = clock_timestamp(),
       updated_by = %(actor)s,
@@ -2285,7 +2289,10 @@ changed AS (
     WHEN old.held_for_review THEN old.hold_reason
     ELSE 'requested' END, screened_hash = CASE
     WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
-    THEN hashtextextended(old.key || E'\n' || old.value, 0) ELSE old.screened_hash END
+    THEN hashtextextended(old.key || E'\n' || old.value, 0) ELSE old.screened_hash END,
+        text_by_person = CASE
+    WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL THEN %(person)s::boolean
+    ELSE old.text_by_person END
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
@@ -2295,8 +2302,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, %(event)s, %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2338,21 +2345,22 @@ WITH current AS(
   WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND(m.expire_time IS NULL OR m.expire_time>now())),
   updated AS(UPDATE memories AS m
   SET value=coalesce(%(value)s::text,m.value),
-  pinned=coalesce(%(pinned)s::BOOLEAN,m.pinned),
-  importance=coalesce(%(importance)s::SMALLINT,m.importance),
+  pinned=coalesce(%(pinned)s::bool,m.pinned),
+  importance=coalesce(%(importance)s::int2,m.importance),
   tags=CASE WHEN %(evidence)s THEN %(tags)s::TEXT[] ELSE m.tags END,
-  confidence=CASE WHEN %(evidence)s THEN %(confidence)s::DOUBLE PRECISION ELSE m.confidence END,
+  confidence=CASE WHEN %(evidence)s THEN %(confidence)s::float8 ELSE m.confidence END,
   metadata=CASE WHEN %(evidence)s THEN %(metadata)s::JSONB ELSE m.metadata END,
   conversation_provider=CASE WHEN %(evidence)s THEN %(conversation_provider)s::text ELSE m.conversation_provider END,
   conversation_id=CASE WHEN %(evidence)s THEN %(conversation_id)s::text ELSE m.conversation_id END,
   expire_time=coalesce(coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),m.expire_time),
   superseded_by=NULL,
-  valid_start_time=coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE,m.valid_start_time),
-  valid_end_time=coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE,m.valid_end_time),
+  valid_start_time=coalesce(%(valid_start_time)s::timestamptz,m.valid_start_time),
+  valid_end_time=coalesce(%(valid_end_time)s::timestamptz,m.valid_end_time),
   note=coalesce(%(note)s::text,m.note),
   version=m.version + 1,
   updated_at=clock_timestamp(),
-  updated_by=%(actor)s
+  updated_by=%(actor)s,
+  text_by_person=%(person)s
   WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND m.id=(
   SELECT id
   FROM current)AND m.version=(
@@ -2380,27 +2388,29 @@ WITH current AS(
   expire_time,
   valid_start_time,
   valid_end_time,
-  note)
+  note,
+  text_by_person)
   SELECT %(tenant_id)s::text,
   %(id)s::UUID,
   %(scope)s::text,
   %(owner_id)s::text,
   %(key)s::text,
   %(value)s::text,
-  coalesce(%(pinned)s::BOOLEAN,false),
-  coalesce(%(importance)s::SMALLINT,0),
+  coalesce(%(pinned)s::bool,false),
+  coalesce(%(importance)s::int2,0),
   %(source)s::text,
   coalesce(%(tags)s::TEXT[],'{}'),
-  %(confidence)s::DOUBLE PRECISION,
+  %(confidence)s::float8,
   coalesce(%(metadata)s::JSONB,'{}'::jsonb),
   %(actor)s,
   %(actor)s,
   %(conversation_provider)s::text,
   %(conversation_id)s::text,
   coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),
-  %(valid_start_time)s::TIMESTAMP WITH TIME ZONE,
-  %(valid_end_time)s::TIMESTAMP WITH TIME ZONE,
-  coalesce(%(note)s::text,'')
+  %(valid_start_time)s::timestamptz,
+  %(valid_end_time)s::timestamptz,
+  coalesce(%(note)s::text,''),
+  %(person)s
   WHERE NOT EXISTS(
   SELECT
   FROM current)
@@ -2421,7 +2431,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2437,8 +2447,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -2490,21 +2500,22 @@ WITH current AS(
   WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND(m.expire_time IS NULL OR m.expire_time>now())FOR UPDATE),
   updated AS(UPDATE memories AS m
   SET value=coalesce(%(value)s::text,m.value),
-  pinned=coalesce(%(pinned)s::BOOLEAN,m.pinned),
-  importance=coalesce(%(importance)s::SMALLINT,m.importance),
+  pinned=coalesce(%(pinned)s::bool,m.pinned),
+  importance=coalesce(%(importance)s::int2,m.importance),
   tags=CASE WHEN %(evidence)s THEN %(tags)s::TEXT[] ELSE m.tags END,
-  confidence=CASE WHEN %(evidence)s THEN %(confidence)s::DOUBLE PRECISION ELSE m.confidence END,
+  confidence=CASE WHEN %(evidence)s THEN %(confidence)s::float8 ELSE m.confidence END,
   metadata=CASE WHEN %(evidence)s THEN %(metadata)s::JSONB ELSE m.metadata END,
   conversation_provider=CASE WHEN %(evidence)s THEN %(conversation_provider)s::text ELSE m.conversation_provider END,
   conversation_id=CASE WHEN %(evidence)s THEN %(conversation_id)s::text ELSE m.conversation_id END,
   expire_time=coalesce(coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),m.expire_time),
   superseded_by=NULL,
-  valid_start_time=coalesce(%(valid_start_time)s::TIMESTAMP WITH TIME ZONE,m.valid_start_time),
-  valid_end_time=coalesce(%(valid_end_time)s::TIMESTAMP WITH TIME ZONE,m.valid_end_time),
+  valid_start_time=coalesce(%(valid_start_time)s::timestamptz,m.valid_start_time),
+  valid_end_time=coalesce(%(valid_end_time)s::timestamptz,m.valid_end_time),
   note=coalesce(%(note)s::text,m.note),
   version=m.version + 1,
   updated_at=clock_timestamp(),
-  updated_by=%(actor)s
+  updated_by=%(actor)s,
+  text_by_person=%(person)s
   WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND m.id=(
   SELECT id
   FROM current)AND m.version=(
@@ -2532,27 +2543,29 @@ WITH current AS(
   expire_time,
   valid_start_time,
   valid_end_time,
-  note)
+  note,
+  text_by_person)
   SELECT %(tenant_id)s::text,
   %(id)s::UUID,
   %(scope)s::text,
   %(owner_id)s::text,
   %(key)s::text,
   %(value)s::text,
-  coalesce(%(pinned)s::BOOLEAN,false),
-  coalesce(%(importance)s::SMALLINT,0),
+  coalesce(%(pinned)s::bool,false),
+  coalesce(%(importance)s::int2,0),
   %(source)s::text,
   coalesce(%(tags)s::TEXT[],'{}'),
-  %(confidence)s::DOUBLE PRECISION,
+  %(confidence)s::float8,
   coalesce(%(metadata)s::JSONB,'{}'::jsonb),
   %(actor)s,
   %(actor)s,
   %(conversation_provider)s::text,
   %(conversation_id)s::text,
   coalesce(%(expire_time)s::timestamptz,clock_timestamp()+ %(ttl)s::interval),
-  %(valid_start_time)s::TIMESTAMP WITH TIME ZONE,
-  %(valid_end_time)s::TIMESTAMP WITH TIME ZONE,
-  coalesce(%(note)s::text,'')
+  %(valid_start_time)s::timestamptz,
+  %(valid_end_time)s::timestamptz,
+  coalesce(%(note)s::text,''),
+  %(person)s
   WHERE NOT EXISTS(
   SELECT
   FROM current)
@@ -2573,7 +2586,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2589,8 +2602,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -6527,19 +6540,19 @@ WITH inserted AS (
       %(owner_id)s::text,
       %(key)s::text,
       %(value)s::text,
-      coalesce(%(pinned)s::BOOLEAN, false),
-      coalesce(%(importance)s::SMALLINT, 0),
+      coalesce(%(pinned)s::bool, false),
+      coalesce(%(importance)s::int2, 0),
       %(source)s::text,
       coalesce(%(tags)s::TEXT[], '{}'),
-      %(confidence)s::DOUBLE PRECISION,
+      %(confidence)s::float8,
       coalesce(%(metadata)s::JSONB, '{}'::jsonb),
       %(actor)s,
       %(actor)s,
       %(conversation_provider)s::text,
       %(conversation_id)s::text,
       coalesce(%(expire_time)s::timestamptz, clock_timestamp() + %(ttl)s::interval),
-      %(valid_start_time)s::TIMESTAMP WITH TIME ZONE,
-      %(valid_end_time)s::TIMESTAMP WITH TIME ZONE,
+      %(valid_start_time)s::timestamptz,
+      %(valid_end_time)s::timestamptz,
       coalesce(%(note)s::text, ''),
       %(created_at)s::timestamptz,
       %(updated_at)s::timestamptz,
@@ -6569,7 +6582,7 @@ created AS (
                                occurred_at, old_memory, new_memory)
     SELECT i.tenant_id, gen_random_uuid(), i.id, 'created', %(actor)s, clock_timestamp(),
            NULL,
-             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
+             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
     FROM inserted AS i
 )
 SELECT count(*) AS n FROM inserted

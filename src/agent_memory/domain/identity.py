@@ -49,6 +49,14 @@ class Principal:
     role: Role = Role.ORCHESTRATOR
     key_id: str = ""  # the API key it authenticated with; empty in the local mode
 
+    @property
+    def person(self) -> bool:
+        """Whether the caller is a person: a key of the editor role, the role the memory
+        panel is for. What it writes is that person's own words, which the learned
+        screens take as read; an orchestrator's writes (a model's tools among them, as
+        the MCP server's memory_upsert) are judged, whatever their source."""
+        return self.role is Role.EDITOR
+
 
 def require_role(principal: Principal, needed: Role, action: str) -> None:
     """Refuse ``action`` unless the caller's role allows ``needed``.

@@ -52,8 +52,8 @@ class MemoryToIndex:
     key: str
     value: str
     text_hash: int
-    # Whether the learned screens judge it: a model wrote it (any source but manual) and
-    # they have not read its text (an approval holds for the text approved).
+    # Whether the learned screens judge it: they have not read its text, whatever its
+    # source (a person's own words, and a text a person approved, count as read).
     judged: bool = False
     held: bool = False  # held for review when claimed
 

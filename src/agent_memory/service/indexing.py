@@ -13,7 +13,8 @@ few seconds a worker says how it goes (see :class:`IndexWorker`).
 After a change of model every vector of the old one is due again; recall keeps
 serving meanwhile, by words for what is not embedded yet.
 
-The vector of a memory a model wrote is also read by the learned screens
+The vector of a memory a person did not write (Principal.person), whatever its
+source, is also read by the learned screens
 (:mod:`agent_memory.detectors.instruction_classifier`,
 :mod:`agent_memory.detectors.secret_classifier`) whenever its text is new: a memory
 either reads as an instruction to the assistant or as a credential is held for review,
@@ -145,7 +146,7 @@ class Indexer:
         return stored
 
     async def _screen_unread(self) -> None:
-        """Once nothing waits for a vector: a batch of the memories a model wrote whose
+        """Once nothing waits for a vector: a batch of the memories whose
         vector the screens have not read (embedded before they existed), judged from
         the vectors they have (none is made again), the tenants in turn; a batch a
         round, so that new writes never wait behind them."""

@@ -98,7 +98,18 @@ def _sql_type(column: Column[Any]) -> str:
         return "text"
     if isinstance(kind, Numeric) and kind.asdecimal:  # not Float, Double or REAL
         return "numeric"
-    return str(kind.compile(dialect=_DIALECT))
+    compiled = str(kind.compile(dialect=_DIALECT))
+    # The same types by their short names: a statement near psycopg's size limit stays
+    # under it (see compact).
+    return _SHORT_TYPES.get(compiled, compiled)
+
+
+_SHORT_TYPES = {
+    "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "DOUBLE PRECISION": "float8",
+    "SMALLINT": "int2",
+    "BOOLEAN": "bool",
+}
 
 
 def _value(column: Column[Any]) -> str:

@@ -256,10 +256,11 @@ _LINES = _Embedded(
     hashed=line_hash("l"),
     reads="l.content",
 )
-# Whether the screens judge a memory claimed: a model wrote it and they have not read its
-# text (an approval counts as read: it holds for the text approved).
+# Whether the screens judge a memory claimed: a person did not write its text and they
+# have not read it, whatever its source (an approval counts as read: it holds for the
+# text approved).
 _JUDGED: LiteralString = (
-    f"(m.source <> 'manual' AND m.screened_hash IS DISTINCT FROM {memory_hash('m')})"
+    f"(NOT m.text_by_person AND m.screened_hash IS DISTINCT FROM {memory_hash('m')})"
 )
 _MEMORIES = _Embedded(
     table="memories",
@@ -277,7 +278,7 @@ _CLAIM_LINES: list[_Turn] = [
 _CLAIM_MEMORIES: list[_Turn] = [
     (_MEMORIES.tenants(way), _MEMORIES.claim(way), first) for way, first in _TURNS
 ]
-# The current memories a model wrote whose vector of their text, made by the claiming
+# The current memories whose vector of their text, made by the claiming
 # worker's model, the learned screens have not read (embedded before the screens
 # existed), through their own index, which holds no other row: the next tenant that has
 # some after the last one judged (one index probe), then a batch of its, claimed under a

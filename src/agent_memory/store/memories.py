@@ -142,9 +142,11 @@ _AT_KEY = """
     tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
     AND key = %(key)s"""
 
+# Who wrote the text: a person's own words count as read by the learned screens (see
+# Principal.person).
 _NEW_ROW = f"""
-    INSERT INTO memories ({insert_columns(MemoryRow)})
-    SELECT {insert_values(MemoryRow)}"""
+    INSERT INTO memories ({insert_columns(MemoryRow)}, text_by_person)
+    SELECT {insert_values(MemoryRow)}, %(person)s"""
 
 
 def _write(lock: LiteralString) -> LiteralString:
@@ -163,7 +165,7 @@ WITH current AS (
 ),
 updated AS (
     UPDATE memories AS m
-    SET {merged(MemoryRow, "m")}
+    SET {merged(MemoryRow, "m")}, text_by_person = %(person)s
     WHERE {_AT_KEY} AND m.id = (SELECT id FROM current)
       AND m.version = (SELECT version FROM current)
       AND (SELECT source FROM current) = %(source)s
@@ -240,13 +242,18 @@ _HOLD_REASON: LiteralString = """CASE
 _SCREENED: LiteralString = f"""CASE
     WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
     THEN {memory_hash("old")} ELSE old.screened_hash END"""
+# A new key or value is the caller's text: a person's, or not (see Principal.person).
+_BY_PERSON: LiteralString = """CASE
+    WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL THEN %(person)s::boolean
+    ELSE old.text_by_person END"""
 
 _UPDATE: LiteralString = (
     _CHANGE_OLD
     + f"""
 changed AS (
     UPDATE memories AS m
-    SET {patched(MemoryRow, "m")}, hold_reason = {_HOLD_REASON}, screened_hash = {_SCREENED}
+    SET {patched(MemoryRow, "m")}, hold_reason = {_HOLD_REASON}, screened_hash = {_SCREENED},
+        text_by_person = {_BY_PERSON}
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
@@ -597,6 +604,7 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
         **(params_of(e, _EVIDENCE) if e else _NO_EVIDENCE),
         "tenant_id": principal.tenant_id,
         "actor": principal.user_id,
+        "person": principal.person,
         "id": uuid.uuid4(),
         "scope": write.owner.scope.value,
         "owner_id": write.owner.id,
@@ -655,7 +663,8 @@ class PgMemories(MemoryRepository):
         return statement if self._as_of is None else at_instant(statement, events)
 
     def _changing(self, **params: Any) -> dict[str, Any]:
-        return {**self._tenant, "actor": self._principal.user_id, **params}
+        principal = self._principal
+        return {**self._tenant, "actor": principal.user_id, "person": principal.person, **params}
 
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
         params = {**self._tenant, **_write_params(self._principal, write)}

@@ -152,11 +152,11 @@ def current(a: LiteralString) -> LiteralString:
 
 def unscreened(a: LiteralString) -> LiteralString:
     """The rows of ``a`` the learned screens have yet to read from the vector they have:
-    current memories a model wrote, with a vector of their text as it is, whose text
-    they have not read. The predicate of their index (ix_memories_unscreened), expiry
-    apart (the sweeper's)."""
+    current memories with a vector of their text as it is, whose text they have not
+    read (a person's own words count as read). The predicate of their index
+    (ix_memories_unscreened), expiry apart (the sweeper's)."""
     return (
-        f"{a}.source <> 'manual' AND {a}.superseded_by IS NULL"
+        f"NOT {a}.text_by_person AND {a}.superseded_by IS NULL"
         f" AND {a}.embedded_hash = {memory_hash(a)}"
         f" AND {a}.screened_hash IS DISTINCT FROM {memory_hash(a)}"
     )

@@ -185,8 +185,8 @@ class MemoryRow(Base):
         Text, server_default=text("''"), info=policy(OUTPUT | WRITTEN | MERGED | PATCHED)
     )
     # Kept out of prompts and recall until a person clears it: set by the index worker
-    # when a learned screen reads a model-written memory as an instruction to the
-    # assistant or as a credential (detectors/instruction_classifier.py,
+    # when a learned screen reads a memory a person did not write as an instruction to
+    # the assistant or as a credential (detectors/instruction_classifier.py,
     # secret_classifier.py), or by a person.
     held_for_review: Mapped[bool] = mapped_column(
         server_default=text("false"), info=policy(OUTPUT | PATCHED)
@@ -203,22 +203,28 @@ class MemoryRow(Base):
     embedded_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
     index_lease_until: Mapped[datetime | None] = mapped_column(Timestamp, info=policy(INTERNAL))
     # The hash of the text (as memory_hash) the learned screens last read, or a person
-    # let go from a hold: a memory a model wrote is judged while its text is another.
-    # NULL for one never read, as one embedded before the screens existed (the worker
-    # judges it from the vector it has; see ix_memories_unscreened).
+    # let go from a hold: a memory is judged while its text is another, whatever its
+    # source, unless a person wrote it. NULL for one never read, as one embedded before
+    # the screens existed (the worker judges it from the vector it has; see
+    # ix_memories_unscreened).
     screened_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
+    # Whether a person wrote the present text (a key of the editor role:
+    # Principal.person): their own words, which the screens take as read.
+    text_by_person: Mapped[bool] = mapped_column(
+        server_default=text("false"), info=policy(INTERNAL)
+    )
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),
-        # A model's current memories with a vector of their text the screens have not
-        # read (memory_sql.unscreened): those embedded before the screens existed, and
-        # any whose judgement a change overtook, until the worker judges them.
+        # Current memories with a vector of their text the screens have not read
+        # (memory_sql.unscreened): those embedded before the screens existed, and any
+        # whose judgement a change overtook, until the worker judges them.
         Index(
             "ix_memories_unscreened",
             "embedding_model",
             "tenant_id",
             postgresql_where=text(
-                "source <> 'manual' AND superseded_by IS NULL"
+                "NOT text_by_person AND superseded_by IS NULL"
                 f" AND embedded_hash = {memory_hash()}"
                 f" AND screened_hash IS DISTINCT FROM {memory_hash()}"
             ),

@@ -720,7 +720,7 @@ class IndexQueue(ABC):
     async def claim_unscreened(
         self, *, model: str, limit: int, lease: timedelta, after_tenant: str = ""
     ) -> tuple[list[tuple[MemoryToIndex, Vector]], str]:
-        """Take up to ``limit`` current memories a model wrote whose vector of their text,
+        """Take up to ``limit`` current memories whose vector of their text,
         made by ``model``, the learned screens have not read (embedded before they
         existed), each with that vector, under a lease: those of the next tenant that
         has some after ``after_tenant`` (round again past the last), and that tenant.

@@ -1223,14 +1223,15 @@ class Memory(Record[memory_pb2.Memory]):
     """Optional. True while the memory is held for review: it is stored, listed
     and readable, but not rendered into a prompt (a past read included),
     recalled, listed as a learning, nor shown to an extraction pass. The
-    service's index worker holds a memory written by a model (any source but
-    MEMORY_SOURCE_MANUAL) whose text its learned screens read as an
-    instruction to the assistant or as a credential rather than a fact, when
-    the local model first embeds the text and whenever the text changes (a
-    memory embedded before the screens existed: once, from its vector); a
-    hold is a new version. It never lets one go. A person approves a held
-    memory by setting it false with UpdateMemory, or holds any memory by
-    setting it true. An import keeps it. hold_reason says why."""
+    service's index worker holds a memory of any source whose text its
+    learned screens read as an instruction to the assistant or as a
+    credential rather than a fact, when the local model first embeds the text
+    and whenever the text changes (a memory embedded before the screens
+    existed: once, from its vector), unless a person wrote that text (a key
+    of the editor role) or let it go; a hold is a new version. It never lets
+    one go. A person approves a held memory by setting it false with
+    UpdateMemory, or holds any memory by setting it true. An import keeps it.
+    hold_reason says why."""
 
     hold_reason: HoldReason = HoldReason.UNSPECIFIED
     """Output only. Why the memory is held for review, for the person who

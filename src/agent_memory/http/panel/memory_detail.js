@@ -17,8 +17,8 @@ const HOLD_REASONS = {
 const HELD_UNEXPLAINED = "kept out of prompts and recall until approved.";
 export const HELD_WHY =
   "Agents don't see a memory held for review until a person approves it. The service holds a " +
-  "memory a model wrote when its text reads as an instruction to the assistant or as a " +
-  "credential; a person may also hold one.";
+  "memory a person did not write when its text reads as an instruction to the assistant or " +
+  "as a credential; a person may also hold one.";
 
 /** The label of a memory held for review: that it is held, and why. */
 export function heldLabel(memory) {
