@@ -335,10 +335,10 @@ def test_memories_embedded_before_the_screens_are_judged_from_their_vectors(
 def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
     client: Client, pgvector: bool, module_database: str, tmp_path: Path
 ) -> None:
-    """An export says which texts the screens read or a person let go: restored into
-    another tenant, the order a person approved reaches prompts without another review,
-    while the same record as another system writes it (saying nothing of a reading) is
-    judged by the importing side's index worker and held."""
+    """An export seals which texts need no judging (the screens read them, or a person
+    let them go): restored, the order a person approved reaches prompts without another
+    review; the same record with a word of its text changed in the file, or without the
+    seal (as another system writes it), is judged by the index worker and held."""
     if not pgvector:
         return  # no vector is stored, so nothing is judged
     written = client.call(
@@ -352,10 +352,11 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
     assert exported.returncode == 0, exported.stderr
     header, *records = (json.loads(line) for line in exported.stdout.splitlines() if line)
     (record,) = [r for r in records if r["kind"] == "memory" and r["memory"]["id"] == written.id]
-    assert record["screened"] is True
+    assert isinstance(record["screened"], str)
+    changed = {**record, "memory": {**record["memory"], "value": ORDER.replace("ogni", "ciascun")}}
     elsewhere = {k: v for k, v in record.items() if k != "screened"}
-    restored, foreign = (f"tenant-{uuid.uuid4().hex[:10]}" for _ in range(2))
-    for tenant, line in ((restored, record), (foreign, elsewhere)):
+    tenants = [f"tenant-{uuid.uuid4().hex[:10]}" for _ in range(3)]
+    for tenant, line in zip(tenants, (record, changed, elsewhere), strict=True):
         path = tmp_path / f"{tenant}.jsonl"
         path.write_text(f"{json.dumps(header)}\n{json.dumps(line)}\n", encoding="utf-8")
         done = cli_in_process(
@@ -373,8 +374,10 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
             return (found[0], found[1]) if found is not None else None
 
         assert wait_until(
-            lambda: once_embedded(restored) is not None and once_embedded(foreign) is not None,
+            lambda: all(once_embedded(t) is not None for t in tenants),
             timeout=WAIT_INDEXED_SECONDS,
         ), "the index worker did not embed the imported memories"
-        assert once_embedded(restored) == (False, None)  # the person's approval stands
-        assert once_embedded(foreign) == (True, "instruction")  # judged where it lands
+        restored, changed_text, foreign = (once_embedded(t) for t in tenants)
+    assert restored == (False, None)  # the person's approval stands
+    assert changed_text == (True, "instruction")  # the seal is of another text
+    assert foreign == (True, "instruction")  # judged where it lands

@@ -526,13 +526,13 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         3,
         "not extra",
     ),
-    "a reading that is neither true nor false": (
-        lambda: lines({**memory(), "screened": "yes"}),
+    "a reading that is no seal": (
+        lambda: lines({**memory(), "screened": True}),
         3,
-        "screened: must be true or false",
+        "screened: must be the string an export wrote",
     ),
     "a block said to be read": (
-        lambda: lines({**block(), "screened": True}),
+        lambda: lines({**block(), "screened": "AQAAAA"}),
         3,
         "not screened",
     ),

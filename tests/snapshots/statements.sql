@@ -6459,8 +6459,9 @@ SELECT m.id,
     FROM memory_groundings AS g
     WHERE g.tenant_id = %(tenant_id)s AND g.memory_id = m.id
 ) AS groundings,
-       m.screened_hash IS NOT DISTINCT
-         FROM hashtextextended(m.key || E'\n' || m.value, 0) AS screened
+       NOT m.held_for_review AND (m.text_by_person
+           OR m.screened_hash IS NOT DISTINCT
+             FROM hashtextextended(m.key || E'\n' || m.value, 0)) AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND (m.expire_time IS NULL OR m.expire_time > now())
 ORDER BY m.scope, m.owner_id, m.key

@@ -5,7 +5,7 @@ kind's name (fields by their proto names, enums by name, times in RFC 3339)::
 
     {"kind": "card_type", "card_type": {...CardType...}}
     {"kind": "conversation", "conversation": {...Conversation...}}
-    {"kind": "memory", "memory": {...Memory...}, "screened": true}  (screened: when true)
+    {"kind": "memory", "memory": {...Memory...}, "screened": "..."}  (screened: when sealed)
     {"kind": "block", "user_id": "ana", "block": {...Block...}}
     {"kind": "decision", "decision": {...Decision...}, "reexaminations": [{...}, ...]}
 
@@ -145,8 +145,8 @@ class ProtoJsonRecords:
             message = conversation_to_proto(record)
         elif isinstance(record, MemoryRecord):
             message = memory_to_proto(record.memory)
-            if record.screened:
-                fields["screened"] = True
+            if record.attestation:
+                fields["screened"] = record.attestation
         elif isinstance(record, UserBlock):
             fields["user_id"] = record.user_id
             message = content_to_proto(record.key, record.content)
@@ -184,9 +184,9 @@ class ProtoJsonRecords:
         user_id = fields.get("user_id", "")
         if kind == "block" and not isinstance(user_id, str):
             raise FormatError("user_id: must be a string")
-        screened = fields.get("screened", False)
-        if not isinstance(screened, bool):
-            raise FormatError("screened: must be true or false")
+        screened = fields.get("screened", "")
+        if not isinstance(screened, str):
+            raise FormatError("screened: must be the string an export wrote")
         await _checked(kind, message, beside, user_id)
         return _record(kind, message, [m for _, m in beside], user_id, screened)
 
@@ -298,14 +298,14 @@ def _one_line_fields(message: Message) -> Message:
 
 
 def _record(
-    kind: str, message: Any, reexaminations: list[Any], user_id: str, screened: bool
+    kind: str, message: Any, reexaminations: list[Any], user_id: str, screened: str
 ) -> Record:
     if kind == "card_type":
         return _card_type(message)
     if kind == "conversation":
         return _conversation(message)
     if kind == "memory":
-        return MemoryRecord(_memory(message), screened)
+        return MemoryRecord(_memory(message), attestation=screened)
     if kind == "block":
         with under("block."):
             key = key_from_proto(

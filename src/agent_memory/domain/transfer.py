@@ -8,6 +8,8 @@ writes is the use case's (:mod:`agent_memory.service.transfer`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,8 +17,10 @@ from typing import Any
 
 from agent_memory.domain.blocks import BlockKey
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
+from agent_memory.domain.errors import InvalidArgument
 from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.memory import Memory
+from agent_memory.domain.paging import BINDING_BYTES, PageKeyring, seal, sealed_with, unseal
 
 FORMAT = "agent-memory-export"
 VERSION = 3
@@ -43,14 +47,42 @@ class UserBlock:
 
 @dataclass(frozen=True)
 class MemoryRecord:
-    """A memory, and whether the learned screens have read its text or a person let that
-    text go from a hold: an import trusts the reading, and the importing side's index
-    worker does not judge the text again (a restored memory a person approved is not
-    held once more). False for a memory the screens are still to read, and for one
-    written elsewhere, whose text the importing side judges."""
+    """A memory, and whether its text needs no judging by the learned screens: they read
+    it, a person wrote it, or a person let it go from a hold (a memory held now: never).
+    The file says so with ``attestation``, sealed by the exporting service's key over
+    the memory's key and value (:func:`attest`); an import trusts it only where its own
+    keys open it for the text the record holds (:func:`attested`), so a text changed in
+    the file, or a file from another service, is judged where it lands."""
 
     memory: Memory
     screened: bool = False
+    attestation: str = ""
+
+
+def _binding(memory: Memory) -> bytes:
+    spelled = json.dumps(["agent-memory:screened", memory.key, memory.value], ensure_ascii=False)
+    return hashlib.sha256(spelled.encode("utf-8", "surrogatepass")).digest()[:BINDING_BYTES]
+
+
+def attest(keyring: PageKeyring, memory: Memory) -> str:
+    """The seal saying the screens need not judge ``memory``'s key and value again."""
+    return seal(keyring, _binding(memory), ())
+
+
+def attestation_key(attestation: str) -> int:
+    """The id of the key an attestation says it was sealed with (0: none of ours)."""
+    return sealed_with(attestation) or 0
+
+
+def attested(keyring: PageKeyring, memory: Memory, attestation: str, now: datetime) -> bool:
+    """Whether one of ``keyring``'s keys sealed ``attestation`` for ``memory``'s key and
+    value as they are; False for anything else (another service's, a changed text, a key
+    expired since)."""
+    try:
+        opened = unseal(keyring, attestation, now)
+    except InvalidArgument:
+        return False
+    return opened.binding == _binding(memory) and opened.position == []
 
 
 @dataclass(frozen=True)

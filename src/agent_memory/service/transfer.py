@@ -76,6 +76,7 @@ from agent_memory.domain.memory import (
     period_violations,
     validate_new_memory,
 )
+from agent_memory.domain.paging import PageKeyring
 from agent_memory.domain.screening import refuse_instructions
 from agent_memory.domain.text_rules import DuplicateKey, parse_json, text_violations
 from agent_memory.domain.transfer import (
@@ -85,6 +86,9 @@ from agent_memory.domain.transfer import (
     MemoryRecord,
     Record,
     UserBlock,
+    attest,
+    attestation_key,
+    attested,
     check_header,
     header,
     kind_of,
@@ -155,6 +159,7 @@ class Transfer:
         Raises: what ``write`` raises (the reader went away), and nothing is
         written after that."""
         counts: dict[str, int] = {}
+        keyring = await self._store.page_keyring()
         async with self._store.transaction(Principal(tenant_id, EXPORT_ACTOR)) as tx:
             write(_line(header(tenant_id, await tx.clock.now())))
             kinds: Sequence[Callable[[], Awaitable[Sequence[Record]]]] = (
@@ -166,6 +171,8 @@ class Transfer:
             )
             for read in kinds:
                 for record in await read():
+                    if isinstance(record, MemoryRecord) and record.screened:
+                        record = replace(record, attestation=attest(keyring, record.memory))
                     write(_line(self._records.encode(record)))
                     kind = kind_of(record)
                     counts[kind] = counts.get(kind, 0) + 1
@@ -184,12 +191,20 @@ class Transfer:
                 refuses one; nothing was written.
         """
         records = await self._read(text, now or datetime.now(UTC))
+        # The keys that open the file's attestations, read before the import's
+        # transaction holds a connection.
+        sealed = [
+            attestation_key(r.attestation)
+            for _, r in records
+            if isinstance(r, MemoryRecord) and _attests(r)
+        ]
+        keyring = await self._store.page_keyring(knowing=max(sealed, default=0))
         done: dict[str, Tally] = {}
         async with self._store.transaction(Principal(tenant_id, IMPORT_ACTOR)) as tx:
             snapshots: dict[tuple[str, str], Conversation] = {}
             for number, record in records:
                 try:
-                    written = await self._put(tx, record, snapshots)
+                    written = await self._put(tx, record, snapshots, keyring)
                 except (Unavailable, Timeout, Conflict):
                     raise  # the database's trouble, not the file's
                 except ServiceError as exc:
@@ -255,7 +270,11 @@ class Transfer:
         return record
 
     async def _put(
-        self, tx: Tx, record: Record, snapshots: dict[tuple[str, str], Conversation]
+        self,
+        tx: Tx,
+        record: Record,
+        snapshots: dict[tuple[str, str], Conversation],
+        keyring: PageKeyring,
     ) -> bool:
         if isinstance(record, CardType):
             return await tx.transfer.put_card_type(record)
@@ -264,10 +283,23 @@ class Transfer:
         if isinstance(record, MemoryRecord):
             if record.memory.groundings:
                 check(await _grounding_violations(tx, record.memory, snapshots))
-            return await tx.transfer.put_memory(record)
+            return await tx.transfer.put_memory(_screened(record, keyring))
         if isinstance(record, UserBlock):
             return await tx.transfer.put_block(record, keep=self._limits.versions_kept)
         return await tx.transfer.put_decision(record)
+
+
+def _attests(record: MemoryRecord) -> bool:
+    """Whether the record is of a memory not held, with an attestation."""
+    return bool(record.attestation) and not record.memory.held_for_review
+
+
+def _screened(record: MemoryRecord, keyring: PageKeyring) -> MemoryRecord:
+    """The record, read as needing no judging only when ``keyring`` opens its attestation
+    for its text (a memory held: never)."""
+    now = datetime.now(UTC)
+    trusted = _attests(record) and attested(keyring, record.memory, record.attestation, now)
+    return replace(record, screened=trusted)
 
 
 def _line(fields: Mapping[str, Any]) -> str:

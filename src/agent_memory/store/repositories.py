@@ -551,8 +551,9 @@ class TransferRepository(ABC):
     @abstractmethod
     async def memories(self) -> list[MemoryRecord]:
         """Those that have not expired (superseded ones included), with their
-        groundings, by scope, owner and key; each with whether the learned screens
-        read its text or a person let it go."""
+        groundings, by scope, owner and key; each with whether its text needs no
+        judging by the learned screens (they read it, a person wrote it or let it go;
+        never one held)."""
 
     @abstractmethod
     async def blocks(self) -> list[UserBlock]:
@@ -574,7 +575,7 @@ class TransferRepository(ABC):
     async def put_memory(self, record: MemoryRecord) -> bool:
         """Insert the memory with its groundings, ids and times at version 1, and a
         CREATED event by the caller, unless its id or its (owner, key) is taken; its text
-        read by the learned screens when the record says so."""
+        read by the learned screens when ``record.screened`` (trusted by the caller)."""
 
     @abstractmethod
     async def put_block(self, block: UserBlock, *, keep: int) -> bool:

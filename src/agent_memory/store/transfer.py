@@ -40,7 +40,7 @@ from agent_memory.store.memory_sql import GROUNDINGS, columns, live, memory_from
 from agent_memory.store.models import ConversationRow, MemoryRow
 from agent_memory.store.repositories import TransferRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
-from agent_memory.store.vectors import memory_hash
+from agent_memory.store.vectors import memory_hash, text_hash
 
 _CARD_TYPES: LiteralString = f"""
 SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
@@ -53,7 +53,8 @@ FROM conversations WHERE tenant_id = %(tenant_id)s ORDER BY provider, conversati
 
 _MEMORIES: LiteralString = f"""
 SELECT {columns("m")}, {GROUNDINGS},
-       m.screened_hash IS NOT DISTINCT FROM {memory_hash("m")} AS screened
+       NOT m.held_for_review AND (m.text_by_person
+           OR m.screened_hash IS NOT DISTINCT FROM {memory_hash("m")}) AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND {live("m")}
 ORDER BY m.scope, m.owner_id, m.key
@@ -95,16 +96,15 @@ ON CONFLICT DO NOTHING
 # The fields of a memory an import stores, each in the column of its name.
 _WRITTEN = named(MemoryRow, WRITTEN | OUTPUT)
 # What an import keeps of a memory's history beside what a write gives: a write sets
-# these itself. A text the export says the screens read (or a person let go) counts as
-# read here too.
+# these itself. A text that needs no judging (an attestation this service's keys open)
+# counts as read by the learned screens.
 _HISTORY: LiteralString = (
     "created_at, updated_at, superseded_by, held_for_review, hold_reason, screened_hash"
 )
 _HISTORY_VALUES: LiteralString = (
     "%(created_at)s::timestamptz, %(updated_at)s::timestamptz, %(superseded_by)s::uuid,"
     " %(held_for_review)s::boolean, %(hold_reason)s::text,"
-    " CASE WHEN %(screened)s::boolean"
-    " THEN hashtextextended(%(key)s::text || E'\\n' || %(value)s::text, 0) END"
+    f" CASE WHEN %(screened)s::boolean THEN {text_hash('%(key)s::text', '%(value)s::text')} END"
 )
 _PUT_MEMORY: LiteralString = f"""
 WITH inserted AS (

@@ -26,7 +26,12 @@ def line_hash(a: LiteralString = "") -> LiteralString:
 
 def memory_hash(a: LiteralString = "") -> LiteralString:
     """The hash of what a memory's vector is made from: its key and value."""
-    return f"hashtextextended({_alias(a)}key || E'\\n' || {_alias(a)}value, 0)"
+    return text_hash(f"{_alias(a)}key", f"{_alias(a)}value")
+
+
+def text_hash(key: LiteralString, value: LiteralString) -> LiteralString:
+    """:func:`memory_hash` of a key and a value given as expressions."""
+    return f"hashtextextended({key} || E'\\n' || {value}, 0)"
 
 
 def current_vector(a: LiteralString, hashed: LiteralString, model: LiteralString) -> LiteralString:
