@@ -199,7 +199,8 @@ def test_a_memory_a_person_writes_is_never_held(
             person.memory.UpsertMemory,
             pb.UpsertMemoryRequest(owner=OWNER, key="house-rule", value=ORDER),
         ).memory
-        # An orchestrator's MANUAL memory a person rewrites (UpdateMemory) is hers too.
+        # An orchestrator's MANUAL memory a person rewrites whole (UpdateMemory: key and
+        # value) is hers too; a new value alone under a key a model chose would not be.
         theirs = client.call(
             client.memory.UpsertMemory,
             pb.UpsertMemoryRequest(owner=OWNER, key="relay", value="Ana relays the news."),
@@ -207,8 +208,10 @@ def test_a_memory_a_person_writes_is_never_held(
         person.call(
             person.memory.UpdateMemory,
             pb.UpdateMemoryRequest(
-                memory=memory_pb2.Memory(id=theirs.id, value=ORDER.replace("ogni", "ciascun")),
-                update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+                memory=memory_pb2.Memory(
+                    id=theirs.id, key="relay-rule", value=ORDER.replace("ogni", "ciascun")
+                ),
+                update_mask=field_mask_pb2.FieldMask(paths=["key", "value"]),
             ),
         )
     if pgvector:
@@ -218,7 +221,9 @@ def test_a_memory_a_person_writes_is_never_held(
     assert ORDER in prompt(client)
 
 
-def test_a_manual_memory_an_orchestrator_writes_is_judged(client: Client, pgvector: bool) -> None:
+def test_a_manual_memory_an_orchestrator_writes_is_judged(
+    client: Client, server: ServerThread, pgvector: bool
+) -> None:
     """MANUAL says a key was chosen, not who chose it: an orchestrator writes such memories
     too, and so does an agent through the MCP server's memory_upsert. Its words are
     judged as any model's are."""
@@ -233,6 +238,21 @@ def test_a_manual_memory_an_orchestrator_writes_is_judged(client: Client, pgvect
     assert held.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
     assert ORDER not in prompt(client)
     assert events(client, written.id)[-1].actor_user_id == "agent-memory:screen"
+    # A person's new value under a key the orchestrator chose: the text is not all hers.
+    errand = client.call(
+        client.memory.UpsertMemory,
+        pb.UpsertMemoryRequest(owner=OWNER, key="errand", value=FACT),
+    ).memory
+    with server.client(client.tenant_id, "ana", role="editor") as person:
+        person.call(
+            person.memory.UpdateMemory,
+            pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=errand.id, value=ORDER.replace("ogni", "qualsiasi")),
+                update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+            ),
+        )
+    embedded(client, errand.id)
+    assert get(client, errand.id).held_for_review
 
 
 def test_a_memory_a_person_holds_reaches_no_model(client: Client, fake: FakeAnthropic) -> None:

@@ -388,7 +388,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
 def test_core_and_archival_tools_reach_the_workspace_block_the_team_shares(
     server: ServerThread, tenant: str
 ) -> None:
-    key = server.new_key(tenant, "ana", "editor")
+    key = server.new_key(tenant, "ana")
     bo = MemoryClient(server.address, api_key=server.new_key(tenant, "bo", "editor"))
 
     async def session() -> None:
@@ -739,6 +739,22 @@ def test_an_operator_mistake_is_one_line_and_exit_2(
     assert len(lines) == 1, done.stderr
     assert expected in lines[0]
     assert done.stdout == ""
+
+
+def test_a_persons_key_is_refused_for_an_agent(server: ServerThread) -> None:
+    """An editor key is a person's: what an agent wrote with it would pass for that
+    person's own words, which the learned screens take as read."""
+    environment = {
+        "MEMORY_SERVER": server.address,
+        "MEMORY_API_KEY": server.new_key("tenant-mcp-cli", "ana", "editor"),
+        "MEMORY_AGENT_ID": "a",
+        "MEMORY_LOG_LEVEL": "",
+    }
+    done = cli_in_process("mcp", env=environment)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "MEMORY_API_KEY is a key of the editor role" in line
+    assert "--role orchestrator" in line
 
 
 def test_a_ca_file_without_a_certificate_is_named(tmp_path: Path) -> None:

@@ -2291,7 +2291,9 @@ changed AS (
     WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
     THEN hashtextextended(old.key || E'\n' || old.value, 0) ELSE old.screened_hash END,
         text_by_person = CASE
-    WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL THEN %(person)s::boolean
+    WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL
+    THEN %(person)s::boolean AND (old.text_by_person
+                                  OR (%(key)s::text IS NOT NULL AND %(value)s::text IS NOT NULL))
     ELSE old.text_by_person END
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s

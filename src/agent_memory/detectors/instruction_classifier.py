@@ -6,8 +6,8 @@ dressed as a fact, in phrasings and languages the rules of
 :mod:`agent_memory.detectors.instructions` have no words for.
 
 It is not on the write path: the rules decide what a write refuses. The index worker
-applies the classifier to the vectors it computes anyway, and a memory written by a
-model that it flags is held for review (kept out of prompts until a person decides).
+applies the classifier to the vectors it computes anyway, and a memory a person did not
+write that it flags is held for review (kept out of prompts until a person decides).
 Vectors of another embedder are not read: :func:`is_instruction` is False for them.
 
 The weights come from ``scripts/train_instruction_classifier.py``, trained on the parts

@@ -5,7 +5,7 @@ stated in a language or a phrasing the rules have no words for.
 
 It is not on the write path: the rules of :mod:`agent_memory.detectors.secrets` decide what
 a write refuses. The index worker applies the classifier to the vectors it computes
-anyway, and a memory written by a model that it flags is held for review (kept out of
+anyway, and a memory a person did not write that it flags is held for review (kept out of
 prompts until a person decides), as the instruction screen's are. Vectors of another
 embedder are not read: :func:`is_credential` is False for them.
 

@@ -16,6 +16,7 @@ from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
 from agent_memory import __version__
+from agent_memory.domain.identity import Role
 from agent_memory.mcp.auth import BearerOnly, endpoint_token
 from agent_memory.mcp.tools import (
     INSTRUCTIONS,
@@ -104,6 +105,7 @@ def check_service(connection: Connection, agent_id: str) -> str | None:
     try:
         with MemoryClient(connection=probe) as client:
             client.list_blocks(agent_id=agent_id)
+            role = client.get_caller().role
     except (Unavailable, DeadlineExceeded) as exc:
         return (
             f"no memory service answers at {connection.target} ({exc.message}): start one "
@@ -116,6 +118,14 @@ def check_service(connection: Connection, agent_id: str) -> str | None:
         )
     except AgentMemoryError as exc:
         return f"the service at {connection.target} refused --agent-id {agent_id!r}: {exc.message}"
+    if role == Role.EDITOR:
+        # An editor key is a person's: an agent's words written with it would pass for
+        # that person's own, which the learned screens take as read.
+        return (
+            "MEMORY_API_KEY is a key of the editor role, a person's: give the agent a key of "
+            "its own, `agent-memory keys create --role orchestrator`, so the service's "
+            "screens read what it writes"
+        )
     return None
 
 

@@ -110,8 +110,9 @@ INSTRUCTIONS_REFUSED: Mapping[MemorySource, tuple[str, ...]] = {
 }
 """The fields of a memory an import refuses when they read as an instruction to the
 assistant (:mod:`agent_memory.detectors.instructions`), by the memory's source: those the
-API's writers of that source refuse or drop. A MANUAL memory is a person's own
-words, and UpsertMemory takes them as they are."""
+API's writers of that source refuse or drop. UpsertMemory takes a MANUAL memory as it is
+(a person's own words, or a key an orchestrator chose); the index worker's learned
+screens judge it as any other unless a person wrote it."""
 
 _REASONS_SHOWN = 3
 
@@ -190,7 +191,8 @@ class Transfer:
             ImportRefused: a line is not a record the API would take, or the store
                 refuses one; nothing was written.
         """
-        records = await self._read(text, now or datetime.now(UTC))
+        now = now or datetime.now(UTC)
+        records = await self._read(text, now)
         # The keys that open the file's attestations, read before the import's
         # transaction holds a connection.
         sealed = [
@@ -204,7 +206,7 @@ class Transfer:
             snapshots: dict[tuple[str, str], Conversation] = {}
             for number, record in records:
                 try:
-                    written = await self._put(tx, record, snapshots, keyring)
+                    written = await self._put(tx, record, snapshots, keyring, now)
                 except (Unavailable, Timeout, Conflict):
                     raise  # the database's trouble, not the file's
                 except ServiceError as exc:
@@ -275,6 +277,7 @@ class Transfer:
         record: Record,
         snapshots: dict[tuple[str, str], Conversation],
         keyring: PageKeyring,
+        now: datetime,
     ) -> bool:
         if isinstance(record, CardType):
             return await tx.transfer.put_card_type(record)
@@ -283,7 +286,7 @@ class Transfer:
         if isinstance(record, MemoryRecord):
             if record.memory.groundings:
                 check(await _grounding_violations(tx, record.memory, snapshots))
-            return await tx.transfer.put_memory(_screened(record, keyring))
+            return await tx.transfer.put_memory(_screened(record, keyring, now))
         if isinstance(record, UserBlock):
             return await tx.transfer.put_block(record, keep=self._limits.versions_kept)
         return await tx.transfer.put_decision(record)
@@ -294,10 +297,9 @@ def _attests(record: MemoryRecord) -> bool:
     return bool(record.attestation) and not record.memory.held_for_review
 
 
-def _screened(record: MemoryRecord, keyring: PageKeyring) -> MemoryRecord:
+def _screened(record: MemoryRecord, keyring: PageKeyring, now: datetime) -> MemoryRecord:
     """The record, read as needing no judging only when ``keyring`` opens its attestation
     for its text (a memory held: never)."""
-    now = datetime.now(UTC)
     trusted = _attests(record) and attested(keyring, record.memory, record.attestation, now)
     return replace(record, screened=trusted)
 

@@ -143,7 +143,7 @@ _AT_KEY = """
     AND key = %(key)s"""
 
 # Who wrote the text: a person's own words count as read by the learned screens (see
-# Principal.person).
+# Principal.person). A write of the key's text makes it the writer's, the same text too.
 _NEW_ROW = f"""
     INSERT INTO memories ({insert_columns(MemoryRow)}, text_by_person)
     SELECT {insert_values(MemoryRow)}, %(person)s"""
@@ -242,9 +242,12 @@ _HOLD_REASON: LiteralString = """CASE
 _SCREENED: LiteralString = f"""CASE
     WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
     THEN {memory_hash("old")} ELSE old.screened_hash END"""
-# A new key or value is the caller's text: a person's, or not (see Principal.person).
+# A new key or value makes the text the caller's: a person's (see Principal.person) when
+# the rest of it was a person's already, or they give both; else not.
 _BY_PERSON: LiteralString = """CASE
-    WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL THEN %(person)s::boolean
+    WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL
+    THEN %(person)s::boolean AND (old.text_by_person
+                                  OR (%(key)s::text IS NOT NULL AND %(value)s::text IS NOT NULL))
     ELSE old.text_by_person END"""
 
 _UPDATE: LiteralString = (

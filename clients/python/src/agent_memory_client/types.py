@@ -117,7 +117,8 @@ class MemorySource(ProtoEnum):
     """Not set. Treated as MEMORY_SOURCE_MANUAL on write."""
 
     MANUAL = 1
-    """Written by a person or an orchestrator on a person's behalf."""
+    """Written under a key its writer chose: by a person, by an orchestrator, or by
+    an agent through the MCP server's memory_upsert."""
 
     AUTO = 2
     """Written by automatic extraction (ExtractMemories)."""
