@@ -764,7 +764,12 @@ class FakeTransfer(TransferRepository):
         memories = FakeMemories(self._store, self._principal)
         found = sorted(memories._mine(), key=lambda m: (m.owner.scope.value, m.owner.id, m.key))
         read = self._state.screened
-        return [MemoryRecord(m, read.get((self._tenant, m.id)) == (m.key, m.value)) for m in found]
+        return [
+            MemoryRecord(
+                m, not m.held_for_review and read.get((self._tenant, m.id)) == (m.key, m.value)
+            )
+            for m in found
+        ]
 
     async def blocks(self) -> list[UserBlock]:
         found = [

@@ -22,8 +22,9 @@ from google.protobuf import field_mask_pb2
 from agent_memory.config import Settings
 from agent_memory.detectors.instructions import instruction_reason
 from agent_memory.detectors.secrets import find_secrets
+from agent_memory.domain.memory import HoldReason
 from agent_memory.embed import local_available
-from agent_memory.store.memory_sql import unscreened
+from agent_memory.store.vectors import memory_hash, unscreened
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from agentmemory.v1 import recall_service_pb2 as recall_pb
@@ -179,7 +180,7 @@ def test_a_model_written_credential_is_held_out_of_prompts(client: Client, pgvec
     prompt(client)
     code = memorize(client, CODE)
     if not pgvector:
-        return  # no vector is stored, so nothing is judged
+        pytest.skip("no pgvector: no vector is stored, so nothing is judged")
     embedded(client, code.id)
     held_now = get(client, code.id)
     assert held_now.held_for_review
@@ -219,6 +220,18 @@ def test_a_memory_a_person_writes_is_never_held(
     assert not get(client, written.id).held_for_review
     assert not get(client, theirs.id).held_for_review
     assert ORDER in prompt(client)
+    if not pgvector:
+        return
+    # The same rewrite by an orchestrator is one the screens hold: the person's is not
+    # held for whose it is, not for what it says.
+    control = client.call(
+        client.memory.UpsertMemory,
+        pb.UpsertMemoryRequest(
+            owner=OWNER, key="relay-rule-copy", value=ORDER.replace("ogni", "ciascun")
+        ),
+    ).memory
+    embedded(client, control.id)
+    assert get(client, control.id).held_for_review
 
 
 def test_a_manual_memory_an_orchestrator_writes_is_judged(
@@ -231,7 +244,7 @@ def test_a_manual_memory_an_orchestrator_writes_is_judged(
     written = client.call(client.memory.UpsertMemory, request).memory
     assert not written.held_for_review  # the write never waits for the screen
     if not pgvector:
-        return  # no vector is stored, so nothing is judged
+        pytest.skip("no pgvector: no vector is stored, so nothing is judged")
     embedded(client, written.id)
     held = get(client, written.id)
     assert held.held_for_review
@@ -282,7 +295,7 @@ def test_a_held_memory_whose_text_changes_is_judged_again(client: Client, pgvect
     """The reason is the new text's: a screen's reason for a text gone goes with it, a
     caller's request stands, and the memory stays held either way."""
     if not pgvector:
-        return  # no vector is stored, so nothing is judged
+        pytest.skip("no pgvector: no vector is stored, so nothing is judged")
     owner = memory_pb2.MemoryOwner(agent_id="b")
 
     def rewrite(content: str) -> memory_pb2.Memory:
@@ -319,7 +332,7 @@ def test_memories_embedded_before_the_screens_are_judged_from_their_vectors(
     a vector, not held, unread) are read by the index worker from the vectors they have:
     the order is held, the fact left alone, and both keep their vectors."""
     if not pgvector:
-        return  # no vector is stored, so nothing is judged
+        pytest.skip("no pgvector: no vector is stored, so nothing is judged")
     owner = memory_pb2.MemoryOwner(agent_id="c")
 
     def write(content: str) -> memory_pb2.Memory:
@@ -345,7 +358,7 @@ def test_memories_embedded_before_the_screens_are_judged_from_their_vectors(
     judged = get(client, order.id)
     assert judged.held_for_review
     assert judged.hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
-    assert judged.embedded  # its vector was read, not made again
+    assert judged.embedded  # it keeps a vector of its text
     assert events(client, order.id)[-1].actor_user_id == "agent-memory:screen"
     left_alone = get(client, fact.id)
     assert not left_alone.held_for_review
@@ -360,7 +373,7 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
     review; the same record with a word of its text changed in the file, or without the
     seal (as another system writes it), is judged by the index worker and held."""
     if not pgvector:
-        return  # no vector is stored, so nothing is judged
+        pytest.skip("no pgvector: no vector is stored, so nothing is judged")
     written = client.call(
         client.memory.Memorize,
         pb.MemorizeRequest(owner=memory_pb2.MemoryOwner(agent_id="d"), content=ORDER),
@@ -384,9 +397,8 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
         )
         assert done.returncode == 0, done.stderr
 
-    state = """SELECT held_for_review, hold_reason FROM memories AS m
-               WHERE m.tenant_id = %s AND m.id = %s
-                 AND m.embedded_hash = hashtextextended(m.key || E'\\n' || m.value, 0)"""
+    state = f"""SELECT held_for_review, hold_reason FROM memories AS m
+               WHERE m.tenant_id = %s AND m.id = %s AND m.embedded_hash = {memory_hash("m")}"""
     with psycopg.connect(module_database, autocommit=True) as conn:
 
         def once_embedded(tenant: str) -> tuple[bool, str | None] | None:
@@ -399,5 +411,5 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
         ), "the index worker did not embed the imported memories"
         restored, changed_text, foreign = (once_embedded(t) for t in tenants)
     assert restored == (False, None)  # the person's approval stands
-    assert changed_text == (True, "instruction")  # the seal is of another text
-    assert foreign == (True, "instruction")  # judged where it lands
+    assert changed_text == (True, HoldReason.INSTRUCTION.value)  # the seal is of another text
+    assert foreign == (True, HoldReason.INSTRUCTION.value)  # judged where it lands

@@ -18,8 +18,8 @@ from agent_memory.domain.identity import Principal
 from agent_memory.store import migrate
 from agent_memory.store.database import Database, sqlalchemy_url
 from agent_memory.store.distribution import REFERENCE_TABLES
-from agent_memory.store.memory_sql import unscreened
 from agent_memory.store.models import Base
+from agent_memory.store.vectors import unscreened
 from tests.support import has_pgvector
 
 

@@ -1319,6 +1319,15 @@ def test_a_text_an_import_says_the_screens_read_stays_read_until_it_changes(
             assert await tx.transfer.put_memory(read)
             assert await tx.transfer.put_memory(unread)
             assert [r.screened for r in await tx.transfer.memories()] == [True, False]
+            # Held, it needs judging whatever was read; let go, the text is read again.
+            await tx.memories.update(
+                read.memory.id, MemoryPatch(held_for_review=True), MemoryEventType.UPDATED
+            )
+            assert [r.screened for r in await tx.transfer.memories()] == [False, False]
+            await tx.memories.update(
+                read.memory.id, MemoryPatch(held_for_review=False), MemoryEventType.UPDATED
+            )
+            assert [r.screened for r in await tx.transfer.memories()] == [True, False]
             await tx.memories.update(
                 read.memory.id, MemoryPatch(value="Ana moved to Braga."), MemoryEventType.UPDATED
             )

@@ -1367,16 +1367,17 @@ SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.
 -- indexing.CLAIM_UNSCREENED
 WITH due AS (
     SELECT m.ctid FROM memories AS m
-    WHERE m.tenant_id = %(tenant_id)s AND NOT m.text_by_person AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-      0) AND m.screened_hash IS DISTINCT
-      FROM hashtextextended(m.key || E'\n' || m.value, 0) AND m.embedding_model = %(model)s
+    WHERE m.tenant_id = %(tenant_id)s AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+      0) AND NOT m.text_by_person AND m.screened_hash IS DISTINCT
+      FROM hashtextextended(m.key || E'\n' || m.value,
+      0) AND m.embedding_model = %(model)s AND (m.expire_time IS NULL OR m.expire_time > now())
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
 UPDATE memories AS m SET index_lease_until = now() + %(lease)s
 WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
-RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
+RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value,
           hashtextextended(m.key || E'\n' || m.value, 0) AS text_hash, m.embedding::real[] AS vector
 
 -- indexing.INDEXING_OVERVIEW
@@ -1424,8 +1425,8 @@ DELETE FROM index_workers WHERE worker = %(worker)s
 
 -- indexing.NEXT_UNSCREENED_TENANT
 SELECT m.tenant_id FROM memories AS m
-WHERE NOT m.text_by_person AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-  0) AND m.screened_hash IS DISTINCT
+WHERE m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
+  0) AND NOT m.text_by_person AND m.screened_hash IS DISTINCT
   FROM hashtextextended(m.key || E'\n' || m.value,
   0) AND m.embedding_model = %(model)s AND m.tenant_id > %(after)s
 ORDER BY m.tenant_id
@@ -6461,9 +6462,8 @@ SELECT m.id,
     FROM memory_groundings AS g
     WHERE g.tenant_id = %(tenant_id)s AND g.memory_id = m.id
 ) AS groundings,
-       NOT m.held_for_review AND (m.text_by_person
-           OR m.screened_hash IS NOT DISTINCT
-             FROM hashtextextended(m.key || E'\n' || m.value, 0)) AS screened
+       NOT m.held_for_review AND NOT (NOT m.text_by_person AND m.screened_hash IS DISTINCT
+         FROM hashtextextended(m.key || E'\n' || m.value, 0)) AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND (m.expire_time IS NULL OR m.expire_time > now())
 ORDER BY m.scope, m.owner_id, m.key

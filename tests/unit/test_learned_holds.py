@@ -16,8 +16,8 @@ from agent_memory.domain.memory import HoldReason
 from agent_memory.service import indexing
 
 
-def memory(*, judged: bool = True, held: bool = False) -> MemoryToIndex:
-    return MemoryToIndex("t", uuid.uuid4(), "k", "v", 0, judged=judged, held=held)
+def memory(*, judged: bool = True) -> MemoryToIndex:
+    return MemoryToIndex("t", uuid.uuid4(), "k", "v", 0, judged=judged)
 
 
 INSTRUCTION = [1.0, 0.0]
@@ -71,8 +71,9 @@ def test_a_memory_not_judged_is_left_alone() -> None:
 
 @pytest.mark.usefixtures("screens")
 def test_a_held_memory_whose_text_is_new_is_judged_again() -> None:
-    """Its reason is for the text it had: the store replaces it with the new one's."""
-    held = memory(held=True)
+    """A claim does not say whether the memory is held: its new text is judged as any,
+    and the store replaces the reason for the text it had with the new one's."""
+    held = memory()
     assert indexing.holds([(held, CREDENTIAL)], "m") == {held.memory_id: HoldReason.CREDENTIAL}
     assert indexing.holds([(held, ORDINARY)], "m") == {}
 

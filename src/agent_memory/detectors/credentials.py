@@ -2323,7 +2323,7 @@ _PHRASE_LENGTHS = (12, 15, 18, 21, 24)
 _PHRASE_MIN_CHARS = 23  # twelve words of one character (Chinese), and their spaces
 _PHRASE_TOKEN_CHARS = 64
 _PHRASE_TOKEN = re.compile(rf"[^\s,;:：，、；]{{1,{_PHRASE_TOKEN_CHARS}}}")
-_PHRASE_SEPARATORS = str.maketrans(dict.fromkeys(",;:", " "))
+_PHRASE_SEPARATORS = dict.fromkeys(",;:", " ")  # read as spaces between a phrase's words
 # Numbering before a word of a phrase: "1.", "01)", "#3", "12:".
 _NUMBERING = re.compile(r"#?\d{1,2}[.)\-]?")
 _PUNCTUATION = ".:;()[]{}<>\"'"
@@ -2474,7 +2474,7 @@ _NUMBERING_CHARS = "#0123456789.)-"
 # The phrase gate's split of an ASCII text: separators to spaces, numbering and
 # punctuation deleted.
 _PHRASE_GATE = str.maketrans(
-    {**dict.fromkeys(_NUMBERING_CHARS + _PUNCTUATION), **dict.fromkeys(",;:", " ")}
+    {**dict.fromkeys(_NUMBERING_CHARS + _PUNCTUATION), **_PHRASE_SEPARATORS}
 )
 # A token longer than the patterns read in one piece (they cut it).
 _LONG_TOKEN = re.compile(rf"\S{{{_PHRASE_TOKEN_CHARS + 1}}}")

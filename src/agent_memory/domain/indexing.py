@@ -55,7 +55,6 @@ class MemoryToIndex:
     # Whether the learned screens judge it: they have not read its text, whatever its
     # source (a person's own words, and a text a person approved, count as read).
     judged: bool = False
-    held: bool = False  # held for review when claimed
 
     @property
     def passage(self) -> str:

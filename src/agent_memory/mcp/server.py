@@ -102,9 +102,11 @@ def check_service(connection: Connection, agent_id: str) -> str | None:
     from agent_memory_client import MemoryClient
 
     probe = replace(connection, timeout=min(connection.timeout, 5.0), attempts=1)
+    refused = f"refused --agent-id {agent_id!r}"
     try:
         with MemoryClient(connection=probe) as client:
             client.list_blocks(agent_id=agent_id)
+            refused = "would not say whom MEMORY_API_KEY stands for"
             role = client.get_caller().role
     except (Unavailable, DeadlineExceeded) as exc:
         return (
@@ -117,7 +119,7 @@ def check_service(connection: Connection, agent_id: str) -> str | None:
             "set MEMORY_API_KEY to a key from `agent-memory keys create`"
         )
     except AgentMemoryError as exc:
-        return f"the service at {connection.target} refused --agent-id {agent_id!r}: {exc.message}"
+        return f"the service at {connection.target} {refused}: {exc.message}"
     if role == Role.EDITOR:
         # An editor key is a person's: an agent's words written with it would pass for
         # that person's own, which the learned screens take as read.

@@ -29,10 +29,17 @@ from agent_memory.domain.indexing import (
 )
 from agent_memory.domain.memory import HoldReason
 from agent_memory.store.history import snapshot
-from agent_memory.store.memory_sql import as_param, current, unscreened
+from agent_memory.store.memory_sql import as_param, current, live
 from agent_memory.store.repositories import IndexQueue
 from agent_memory.store.sql import Connection, Row, execute, fetch_all, fetch_one
-from agent_memory.store.vectors import PGVECTOR_INSTALLED, line_hash, memory_hash, real_array
+from agent_memory.store.vectors import (
+    PGVECTOR_INSTALLED,
+    line_hash,
+    memory_hash,
+    real_array,
+    unread,
+    unscreened,
+)
 
 T = TypeVar("T")
 
@@ -196,11 +203,12 @@ SET embedding = x.embedding::real[], embedding_model = %(model)s, embedded_hash 
         )
         # What the screens read counts only on a text they have not read: one a person
         # let go from a hold while it was read stands (an approval counts as read).
-        unread = f"{a}.screened_hash IS DISTINCT FROM x.text_hash"
+        unread_text = unread(a, "x.text_hash")
         return f"""
 WITH o AS (
     SELECT x.tenant_id, x.id, x.text_hash, x.embedding,
-           CASE WHEN {unread} THEN x.hold END AS hold, x.judged AND {unread} AS judged,
+           CASE WHEN {unread_text} THEN x.hold END AS hold,
+           x.judged AND {unread_text} AS judged,
            {a}.held_for_review AS was_held, {a}.hold_reason AS was_reason,
            {a}.version AS was_version
     {matching}
@@ -259,15 +267,13 @@ _LINES = _Embedded(
 # Whether the screens judge a memory claimed: a person did not write its text and they
 # have not read it, whatever its source (an approval counts as read: it holds for the
 # text approved).
-_JUDGED: LiteralString = (
-    f"(NOT m.text_by_person AND m.screened_hash IS DISTINCT FROM {memory_hash('m')})"
-)
+_JUDGED: LiteralString = f"({unread('m', memory_hash('m'))})"
 _MEMORIES = _Embedded(
     table="memories",
     a="m",
     key=(("tenant_id", "text", "tenant_id"), ("id", "uuid", "memory_id")),
     hashed=memory_hash("m"),
-    reads=f"m.key, m.value, m.held_for_review AS held, {_JUDGED} AS judged",
+    reads=f"m.key, m.value, {_JUDGED} AS judged",
     only=current("m"),
     screened=True,
 )
@@ -298,14 +304,14 @@ INDEX_DISCOVERY: tuple[LiteralString, ...] = (
 CLAIM_UNSCREENED: LiteralString = f"""
 WITH due AS (
     SELECT m.ctid FROM memories AS m
-    WHERE m.tenant_id = %(tenant_id)s AND {_UNSCREENED}
+    WHERE m.tenant_id = %(tenant_id)s AND {_UNSCREENED} AND {live("m")}
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
 UPDATE memories AS m SET index_lease_until = now() + %(lease)s
 WHERE m.tenant_id = %(tenant_id)s AND m.ctid = ANY (ARRAY(SELECT ctid FROM due))
-RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value, m.held_for_review AS held,
+RETURNING m.tenant_id, m.id AS memory_id, m.key, m.value,
           {memory_hash("m")} AS text_hash, m.embedding::real[] AS vector
 """
 

@@ -20,7 +20,6 @@ from agent_memory.domain.memory import Grounding, Memory, Owner, Scope
 from agent_memory.store.columns import OUTPUT, named, output
 from agent_memory.store.models import MemoryRow
 from agent_memory.store.sql import as_time, as_uuid
-from agent_memory.store.vectors import memory_hash
 
 
 def columns(alias: LiteralString) -> LiteralString:
@@ -148,18 +147,6 @@ def current(a: LiteralString) -> LiteralString:
     """The rows of ``a`` that are live and not superseded: what listings, rendering,
     recall and extraction see. A superseded memory stays readable by id."""
     return f"{live(a)} AND {a}.superseded_by IS NULL"
-
-
-def unscreened(a: LiteralString) -> LiteralString:
-    """The rows of ``a`` the learned screens have yet to read from the vector they have:
-    current memories with a vector of their text as it is, whose text they have not
-    read (a person's own words count as read). The predicate of their index
-    (ix_memories_unscreened), expiry apart (the sweeper's)."""
-    return (
-        f"NOT {a}.text_by_person AND {a}.superseded_by IS NULL"
-        f" AND {a}.embedded_hash = {memory_hash(a)}"
-        f" AND {a}.screened_hash IS DISTINCT FROM {memory_hash(a)}"
-    )
 
 
 def agent_order(a: LiteralString) -> LiteralString:

@@ -42,7 +42,7 @@ from agent_memory.store.columns import (
     policy,
 )
 from agent_memory.store.search import memory_lexemes, memory_owner
-from agent_memory.store.vectors import line_hash, memory_hash
+from agent_memory.store.vectors import line_hash, memory_hash, unscreened
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -223,11 +223,7 @@ class MemoryRow(Base):
             "ix_memories_unscreened",
             "embedding_model",
             "tenant_id",
-            postgresql_where=text(
-                "NOT text_by_person AND superseded_by IS NULL"
-                f" AND embedded_hash = {memory_hash()}"
-                f" AND screened_hash IS DISTINCT FROM {memory_hash()}"
-            ),
+            postgresql_where=text(unscreened()),
         ),
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
         CheckConstraint("scope IN ('agent', 'workspace')", name="scope"),

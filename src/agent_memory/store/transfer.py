@@ -40,7 +40,7 @@ from agent_memory.store.memory_sql import GROUNDINGS, columns, live, memory_from
 from agent_memory.store.models import ConversationRow, MemoryRow
 from agent_memory.store.repositories import TransferRepository
 from agent_memory.store.sql import Connection, execute, fetch_all, fetch_one
-from agent_memory.store.vectors import memory_hash, text_hash
+from agent_memory.store.vectors import memory_hash, text_hash, unread
 
 _CARD_TYPES: LiteralString = f"""
 SELECT {CARD_TYPE_COLUMNS} FROM card_types WHERE tenant_id = %(tenant_id)s ORDER BY name
@@ -53,8 +53,7 @@ FROM conversations WHERE tenant_id = %(tenant_id)s ORDER BY provider, conversati
 
 _MEMORIES: LiteralString = f"""
 SELECT {columns("m")}, {GROUNDINGS},
-       NOT m.held_for_review AND (m.text_by_person
-           OR m.screened_hash IS NOT DISTINCT FROM {memory_hash("m")}) AS screened
+       NOT m.held_for_review AND NOT ({unread("m", memory_hash("m"))}) AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND {live("m")}
 ORDER BY m.scope, m.owner_id, m.key

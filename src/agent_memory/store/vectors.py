@@ -29,6 +29,24 @@ def memory_hash(a: LiteralString = "") -> LiteralString:
     return text_hash(f"{_alias(a)}key", f"{_alias(a)}value")
 
 
+def unread(a: LiteralString, hashed: LiteralString) -> LiteralString:
+    """Whether the learned screens are still to judge memory ``a`` for its text hashed
+    ``hashed``: a person did not write it (their own words count as read) and it is not
+    the text they last read or a person let go from a hold."""
+    return f"NOT {_alias(a)}text_by_person AND {_alias(a)}screened_hash IS DISTINCT FROM {hashed}"
+
+
+def unscreened(a: LiteralString = "") -> LiteralString:
+    """The memories of ``a`` the learned screens have yet to read from the vector they
+    have: current ones with a vector of their text as it is, whose text they are still to
+    judge. The predicate of their index (ix_memories_unscreened), expiry apart (the
+    sweeper's)."""
+    return (
+        f"{_alias(a)}superseded_by IS NULL AND {_alias(a)}embedded_hash = {memory_hash(a)}"
+        f" AND {unread(a, memory_hash(a))}"
+    )
+
+
 def text_hash(key: LiteralString, value: LiteralString) -> LiteralString:
     """:func:`memory_hash` of a key and a value given as expressions."""
     return f"hashtextextended({key} || E'\\n' || {value}, 0)"

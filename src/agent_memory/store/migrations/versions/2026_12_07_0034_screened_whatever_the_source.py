@@ -23,9 +23,8 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 _HASHED = "hashtextextended(key || E'\\n' || value, 0)"
-_UNREAD = f"superseded_by IS NULL AND embedded_hash = {_HASHED}" + (
-    f" AND screened_hash IS DISTINCT FROM {_HASHED}"
-)
+_CURRENT = f"superseded_by IS NULL AND embedded_hash = {_HASHED}"
+_UNREAD = f"screened_hash IS DISTINCT FROM {_HASHED}"
 
 
 def _index(where: str) -> None:
@@ -44,10 +43,10 @@ def upgrade() -> None:
     )
     op.execute("UPDATE memories SET text_by_person = true WHERE source = 'manual'")
     op.drop_index("ix_memories_unscreened", table_name="memories")
-    _index(f"NOT text_by_person AND {_UNREAD}")
+    _index(f"{_CURRENT} AND NOT text_by_person AND {_UNREAD}")
 
 
 def downgrade() -> None:
     op.drop_index("ix_memories_unscreened", table_name="memories")
-    _index(f"source <> 'manual' AND {_UNREAD}")
+    _index(f"source <> 'manual' AND {_CURRENT} AND {_UNREAD}")
     op.drop_column("memories", "text_by_person")
