@@ -1,11 +1,16 @@
 """Whose and when, over real gRPC and a real PostgreSQL: the prompt names the user, the
-agent and the workspace, the person who wrote a row, today's UTC day, a decision's card
-type; a fact held in two scopes shows once; Recall's memories show no storage key."""
+agent and the workspace, the person who wrote a row (and only a person's key makes a
+row a person's, now and as of a past instant), today's UTC day, a decision's card type;
+a fact held in two scopes shows once; Recall's memories show no storage key."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import psycopg
+from google.protobuf import field_mask_pb2
+
+from agent_memory.domain.identity import Role
 from agent_memory.render import prompt
 from agentmemory.v1 import memory_pb2, recall_pb2
 from agentmemory.v1 import memory_service_pb2 as memory_pb
@@ -25,11 +30,12 @@ def enable_memory(client: Client, agent: str) -> None:
     client.call(client.memory.UpdateAgentSettings, request)
 
 
-def render(client: Client, agent: str, workspace: str) -> pb.RenderPromptResponse:
+def render(client: Client, agent: str, workspace: str, **kw: object) -> pb.RenderPromptResponse:
     request = pb.RenderPromptRequest(
         agent_id=agent,
-        workspace_id=workspace,
+        workspace_id=workspace or None,
         memory_policy=recall_pb2.MemoryPolicy(archival_mode=recall_pb2.ARCHIVAL_MODE_OFF),
+        **kw,
     )
     response: pb.RenderPromptResponse = client.call(client.recall.RenderPrompt, request)
     return response
@@ -41,10 +47,14 @@ def section(response: pb.RenderPromptResponse, name: str) -> list[str]:
 
 
 def test_the_prompt_names_whose_each_fact_is_and_what_day_it_is(server: ServerThread) -> None:
-    with server.client(user_id="ana") as ana, server.client(ana.tenant_id, "ben") as ben:
+    # ana writes through the panel's key (a person's); ben's orchestrator stores for him.
+    with (
+        server.client(user_id="ana", role=Role.EDITOR) as ana,
+        server.client(ana.tenant_id, "ben") as ben,
+    ):
         agent = memory_pb2.MemoryOwner(agent_id="harbor")
         workspace = memory_pb2.MemoryOwner(workspace_id="globex")
-        enable_memory(ana, "harbor")
+        enable_memory(ben, "harbor")
         upsert(ana, "tone", "warm and brief", agent)
         upsert(ben, "plan", "Business, annual", workspace)
         # The same fact in both scopes is shown once, under the agent.
@@ -63,9 +73,63 @@ def test_the_prompt_names_whose_each_fact_is_and_what_day_it_is(server: ServerTh
     )
     heading, *rows = section(response, prompt.WORKSPACE_MEMORY)
     assert heading == "## Workspace Memory (workspace globex)"
+    # An orchestrator's words are stored for ben, not stated by him.
     assert rows in (
-        [f"- **plan**: Business, annual [person ben, {day}]"] for day in {before, after}
+        [f"- **plan**: Business, annual [stored for ben, {day}]"] for day in {before, after}
     )
+
+
+def marks(response: pb.RenderPromptResponse) -> list[str]:
+    """Each agent memory row's mark without its day: ``tone: person ana``."""
+    found = []
+    for line in section(response, prompt.AGENT_MEMORY)[1:]:
+        key = line.split("**")[1]
+        found.append(f"{key}: {line.rsplit('[', 1)[1].split(',')[0]}")
+    return found
+
+
+def test_a_rewrite_by_an_orchestrator_is_no_longer_the_persons_and_the_past_keeps_its_marks(
+    server: ServerThread, database_url: str
+) -> None:
+    with (
+        server.client(user_id="ana", role=Role.EDITOR) as ana,
+        server.client(ana.tenant_id, "ana") as agent,
+    ):
+        owner = memory_pb2.MemoryOwner(agent_id="harbor")
+        enable_memory(agent, "harbor")
+        upsert(ana, "tone", "warm and brief", owner)
+        upsert(ana, "editor", "vim", owner)
+        upsert(agent, "shell", "zsh", owner)
+        run = render(ana, "harbor", "")
+        assert marks(run) == ["editor: person ana", "shell: stored for ana", "tone: person ana"]
+
+        # The agent's key rewrites a person's value; the person rewrites the agent's
+        # key and value whole.
+        tone = agent.call(agent.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=owner))
+        (memory,) = [m for m in tone.memories if m.key == "tone"]
+        memory.value = "warm, brief, and in Portuguese"
+        request = memory_pb.UpdateMemoryRequest(
+            memory=memory, update_mask=field_mask_pb2.FieldMask(paths=["value"])
+        )
+        agent.call(agent.memory.UpdateMemory, request)
+        upsert(ana, "shell", "fish", owner)
+        now = render(ana, "harbor", "")
+        assert marks(now) == ["editor: person ana", "shell: person ana", "tone: stored for ana"]
+
+        # A render as of the first run's instant gives the bytes it gave then.
+        replayed = render(ana, "harbor", "", as_of_time=run.render_time)
+        assert replayed.system_prompt == run.system_prompt
+
+        # An event written before the flag was kept says nothing of it: the memory
+        # reads as the rule of its day had it, a MANUAL memory as a person's.
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE memory_events SET new_memory = new_memory - 'text_by_person'"
+                " WHERE tenant_id = %s AND new_memory ->> 'key' = 'shell'",
+                (ana.tenant_id,),
+            )
+        old = render(ana, "harbor", "", as_of_time=run.render_time)
+        assert marks(old) == ["editor: person ana", "shell: person ana", "tone: person ana"]
 
 
 def test_recall_shows_a_memorized_fact_without_its_storage_key(client: Client) -> None:

@@ -420,7 +420,7 @@ def test_the_readme_example_runs_as_shown(server: ServerThread, project_root: Pa
     ]
     # The pinned memory, in the prompt because the example turns the agent's memory on.
     assert re.fullmatch(
-        r"- \*\*timezone\*\*: Europe/Lisbon \[person ana, \d{4}-\d{2}-\d{2}\]", lines[-4]
+        r"- \*\*timezone\*\*: Europe/Lisbon \[stored for ana, \d{4}-\d{2}-\d{2}\]", lines[-4]
     )
     assert lines[-3:] == ["", ARCHIVAL_HINT_LINE, "</memory>"]
 

@@ -124,7 +124,8 @@ def section(response: pb.RenderPromptResponse, name: str) -> str:
 
 # The mark that ends a row: who stated it, and the day it was last written.
 MARK = re.compile(
-    r" \[(person( \S+)?|extracted( from \S+'s conversation)?|rule, director|agent),"
+    r" \[(person( \S+)?|stored( for \S+)?|extracted( from \S+'s conversation)?"
+    r"|rule, director|agent),"
     r" \d{4}-\d{2}-\d{2}\]$"
 )
 # The mark that ends a reminder's line: the block it came from.
@@ -864,7 +865,7 @@ def test_renders_are_the_same_bytes_as_time_passes_and_dates_are_utc_days(
         dated = section(first, "agent_memory").splitlines()[1:]
         assert dated == [
             "- Deploys on Tuesdays [agent, 2026-11-26]",
-            f"- **tone**: warm and brief [person {client.user_id}, 2026-11-26]",
+            f"- **tone**: warm and brief [stored for {client.user_id}, 2026-11-26]",
         ]
         assert section(first, "recent_decisions").splitlines()[1:] == [
             "- 2026-11-26 · trade · WAIT · range unresolved"

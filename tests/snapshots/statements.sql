@@ -1709,7 +1709,7 @@ created_event AS (
     SELECT inserted.tenant_id, gen_random_uuid(), inserted.id, 'created', %(actor)s,
            clock_timestamp(),
              NULL::jsonb,
-             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+             to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM inserted)
 SELECT n.id,
   n.scope,
@@ -1756,7 +1756,7 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT old.tenant_id, gen_random_uuid(), old.id, 'deleted', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
              NULL::jsonb
     FROM old WHERE EXISTS (SELECT FROM gone))
 SELECT old.id,
@@ -2132,8 +2132,8 @@ event AS (
       CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END,
       %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2227,8 +2227,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, 'superseded', %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2305,8 +2305,8 @@ event AS (
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, %(event)s, %(actor)s,
            clock_timestamp(),
-             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
-             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+             to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+             to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
 
 SELECT m.id,
@@ -2434,7 +2434,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2450,8 +2450,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -2589,7 +2589,7 @@ WITH current AS(
   %(actor)s,
   clock_timestamp(),
   NULL::jsonb,
-  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+  to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM inserted),updated_event AS(
   INSERT INTO memory_events(tenant_id,
   id,
@@ -2605,8 +2605,8 @@ WITH current AS(
   'updated',
   %(actor)s,
   clock_timestamp(),
-  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[],
-  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+  to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
+  to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM updated
   JOIN current ON current.id=updated.id),outcomes AS(
   SELECT 'created' AS outcome,n.*
@@ -3151,7 +3151,7 @@ SELECT
               WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
-              LIMIT %(count_bound)s) AS c)
+              LIMIT 10000) AS c)
     END AS agent_total,
     (
       SELECT json_agg(r
@@ -3165,7 +3165,7 @@ SELECT
               WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
-              LIMIT %(count_bound)s) AS c)
+              LIMIT 10000) AS c)
     END AS workspace_total,
     CASE WHEN %(decisions)s AND (NOT %(if_reviewed)s OR settings.review_decisions) THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
@@ -3219,7 +3219,8 @@ agent_rows AS (
       m.last_used_time,
       m.updated_by,
       m.valid_start_time,
-      m.valid_end_time
+      m.valid_end_time,
+      m.text_by_person
       FROM memories AS m, settings
     WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3238,9 +3239,10 @@ workspace_rows AS (
       m.last_used_time,
       m.updated_by,
       m.valid_start_time,
-      m.valid_end_time
+      m.valid_end_time,
+      m.text_by_person
       FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+    WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
@@ -3264,7 +3266,8 @@ WITH settings AS(
   m.last_used_time,
   m.updated_by,
   m.valid_start_time,
-  m.valid_end_time
+  m.valid_end_time,
+  m.text_by_person
   FROM memories AS m,settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3281,9 +3284,10 @@ WITH settings AS(
   m.last_used_time,
   m.updated_by,
   m.valid_start_time,
-  m.valid_end_time
+  m.valid_end_time,
+  m.text_by_person
   FROM memories AS m
-  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>now()
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
@@ -3305,7 +3309,7 @@ WITH settings AS(
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>now()
-  LIMIT %(count_bound)s)AS c)END AS agent_total,(
+  LIMIT 10000)AS c)END AS agent_total,(
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
   FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
@@ -3318,7 +3322,7 @@ WITH settings AS(
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>now()
-  LIMIT %(count_bound)s)AS c)END AS workspace_total,
+  LIMIT 10000)AS c)END AS workspace_total,
   CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
   SELECT coalesce(json_agg(x
   ORDER BY x.created_at DESC,x.id DESC),'[]')
@@ -3377,7 +3381,8 @@ WITH settings AS(
   m.last_used_time,
   m.updated_by,
   m.valid_start_time,
-  m.valid_end_time
+  m.valid_end_time,
+  m.text_by_person
   FROM memories AS m,settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3394,9 +3399,10 @@ WITH settings AS(
   m.last_used_time,
   m.updated_by,
   m.valid_start_time,
-  m.valid_end_time
+  m.valid_end_time,
+  m.text_by_person
   FROM memories AS m
-  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>now()
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
@@ -3429,7 +3435,7 @@ WITH settings AS(
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>now()
-  LIMIT %(count_bound)s)AS c)END AS agent_total,(
+  LIMIT 10000)AS c)END AS agent_total,(
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
   FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
@@ -3442,7 +3448,7 @@ WITH settings AS(
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>now()
-  LIMIT %(count_bound)s)AS c)END AS workspace_total,
+  LIMIT 10000)AS c)END AS workspace_total,
   CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
   SELECT coalesce(json_agg(x
   ORDER BY x.created_at DESC,x.id DESC),'[]')
@@ -3496,7 +3502,8 @@ agent_rows AS (
       m.last_used_time,
       m.updated_by,
       m.valid_start_time,
-      m.valid_end_time
+      m.valid_end_time,
+      m.text_by_person
       FROM memories AS m, settings
     WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3515,9 +3522,10 @@ workspace_rows AS (
       m.last_used_time,
       m.updated_by,
       m.valid_start_time,
-      m.valid_end_time
+      m.valid_end_time,
+      m.text_by_person
       FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+    WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
@@ -3543,7 +3551,7 @@ SELECT
               WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
-              LIMIT %(count_bound)s) AS c)
+              LIMIT 10000) AS c)
     END AS agent_total,
     (
       SELECT json_agg(r
@@ -3557,7 +3565,7 @@ SELECT
               WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
-              LIMIT %(count_bound)s) AS c)
+              LIMIT 10000) AS c)
     END AS workspace_total,
     CASE WHEN %(decisions)s AND (NOT %(if_reviewed)s OR settings.review_decisions) THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
@@ -3619,7 +3627,8 @@ agent_rows AS (
       m.last_used_time,
       m.updated_by,
       m.valid_start_time,
-      m.valid_end_time
+      m.valid_end_time,
+      m.text_by_person
       FROM memories AS m, settings
     WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3638,9 +3647,10 @@ workspace_rows AS (
       m.last_used_time,
       m.updated_by,
       m.valid_start_time,
-      m.valid_end_time
+      m.valid_end_time,
+      m.text_by_person
       FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+    WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
       m.expire_time) @> now()
     ORDER BY m.pinned DESC, m.importance DESC, m.updated_at DESC, m.id
@@ -3679,7 +3689,7 @@ SELECT
               WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
-              LIMIT %(count_bound)s) AS c)
+              LIMIT 10000) AS c)
     END AS agent_total,
     (
       SELECT json_agg(r
@@ -3693,7 +3703,7 @@ SELECT
               WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
               m.valid_end_time) * tstzrange(NULL,
               m.expire_time) @> now()
-              LIMIT %(count_bound)s) AS c)
+              LIMIT 10000) AS c)
     END AS workspace_total,
     CASE WHEN %(decisions)s AND (NOT %(if_reviewed)s OR settings.review_decisions) THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
@@ -3746,7 +3756,8 @@ WITH settings AS(
   m.last_used_time,
   m.updated_by,
   m.valid_start_time,
-  m.valid_end_time
+  m.valid_end_time,
+  m.text_by_person
   FROM(
   SELECT r.*
   FROM(
@@ -3759,7 +3770,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
@@ -3777,7 +3788,8 @@ WITH settings AS(
   m.last_used_time,
   m.updated_by,
   m.valid_start_time,
-  m.valid_end_time
+  m.valid_end_time,
+  m.text_by_person
   FROM(
   SELECT r.*
   FROM(
@@ -3790,9 +3802,9 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
-  WHERE %(workspace_id)s::text IS NOT NULL AND m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
+  WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>%(as_of)s::timestamptz
   ORDER BY m.pinned DESC,m.importance DESC,m.updated_at DESC,m.id
@@ -3828,12 +3840,12 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>%(as_of)s::timestamptz
-  LIMIT %(count_bound)s)AS c)END AS agent_total,(
+  LIMIT 10000)AS c)END AS agent_total,(
   SELECT json_agg(r
   ORDER BY r.pinned DESC,r.importance DESC,r.updated_at DESC,r.id)
   FROM workspace_rows AS r)AS workspace_rows,CASE WHEN(
@@ -3854,12 +3866,12 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
   m.expire_time)@>%(as_of)s::timestamptz
-  LIMIT %(count_bound)s)AS c)END AS workspace_total,
+  LIMIT 10000)AS c)END AS workspace_total,
   CASE WHEN %(decisions)s AND(NOT %(if_reviewed)s OR settings.review_decisions)THEN(
   SELECT coalesce(json_agg(x
   ORDER BY x.created_at DESC,x.id DESC),'[]')
@@ -6166,6 +6178,8 @@ found AS (
                            OR coalesce(x.held_for_review, false),
         'hold_reason', CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
                             THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,
+        'text_by_person', coalesce((e.new_memory ->> 'text_by_person')::boolean,
+                                   e.new_memory ->> 'source' = 'manual'),
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r
@@ -6585,7 +6599,7 @@ created AS (
                                occurred_at, old_memory, new_memory)
     SELECT i.tenant_id, gen_random_uuid(), i.id, 'created', %(actor)s, clock_timestamp(),
            NULL,
-             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash,text_by_person}'::text[]
+             to_jsonb(i) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM inserted AS i
 )
 SELECT count(*) AS n FROM inserted

@@ -147,16 +147,16 @@ def test_memory_rows_are_list_items_in_the_given_order_marked_with_who_and_when(
     (section,) = render(data).sections
     assert section.content == (
         "## Agent Memory (this agent)\n"
-        "- **zeta**: last [person, 2026-04-30]\n"
-        "- **alpha**: first [person, 2026-04-30]\n"
-        "- **mid**: x [person, 2026-04-30]"
+        "- **zeta**: last [stored, 2026-04-30]\n"
+        "- **alpha**: first [stored, 2026-04-30]\n"
+        "- **mid**: x [stored, 2026-04-30]"
     )
 
 
 @pytest.mark.parametrize(
     ("source", "key", "line"),
     [
-        (MemorySource.MANUAL, "tone", "- **tone**: warm and brief [person, 2026-04-30]"),
+        (MemorySource.MANUAL, "tone", "- **tone**: warm and brief [stored, 2026-04-30]"),
         (MemorySource.AUTO, "auto:tone", "- warm and brief [extracted, 2026-04-30]"),
         (
             MemorySource.DIRECTOR,
@@ -187,14 +187,14 @@ def test_a_row_is_dated_by_its_utc_day() -> None:
 @pytest.mark.parametrize(
     ("start", "end", "mark"),
     [
-        (datetime(2026, 3, 12, 9, tzinfo=UTC), None, "[person, 2026-04-30, since 2026-03-12]"),
-        (None, datetime(2026, 5, 31, tzinfo=UTC), "[person, 2026-04-30, until 2026-05-31]"),
+        (datetime(2026, 3, 12, 9, tzinfo=UTC), None, "[stored, 2026-04-30, since 2026-03-12]"),
+        (None, datetime(2026, 5, 31, tzinfo=UTC), "[stored, 2026-04-30, until 2026-05-31]"),
         (
             datetime(2026, 3, 12, tzinfo=UTC),
             datetime(2026, 5, 31, tzinfo=UTC),
-            "[person, 2026-04-30, since 2026-03-12 until 2026-05-31]",
+            "[stored, 2026-04-30, since 2026-03-12 until 2026-05-31]",
         ),
-        (None, None, "[person, 2026-04-30]"),
+        (None, None, "[stored, 2026-04-30]"),
     ],
 )
 def test_a_fact_with_a_period_says_when_it_holds_in_its_mark(
@@ -226,7 +226,7 @@ def test_a_value_with_line_breaks_stays_one_list_item() -> None:
     (section,) = render(data).sections
     assert section.content == (
         "## Workspace Memory (this workspace)\n"
-        "- **multi**: line one line two line three end [person, 2026-04-30]"
+        "- **multi**: line one line two line three end [stored, 2026-04-30]"
     )
     assert section.content.count("\n") == 1
 
@@ -244,8 +244,8 @@ def test_rows_left_out_are_counted_in_a_closing_line(left_out: int, line: str) -
     (section,) = render(data).sections
     assert section.content.splitlines() == [
         "## Agent Memory (this agent)",
-        "- **a**: 1 [person, 2026-04-30]",
-        "- **b**: 2 [person, 2026-04-30]",
+        "- **a**: 1 [stored, 2026-04-30]",
+        "- **b**: 2 [stored, 2026-04-30]",
         line,
     ]
 
@@ -335,11 +335,11 @@ def test_the_memory_sits_in_one_fence_after_the_persona_with_one_framing_line() 
         "- Files summaries under /records\n"
         "\n"
         "## Agent Memory (agent records)\n"
-        "- **deploy-cmd**: npm run deploy [person, 2026-04-30]\n"
-        "- **stack**: Fastify [person, 2026-04-30]\n"
+        "- **deploy-cmd**: npm run deploy [stored, 2026-04-30]\n"
+        "- **stack**: Fastify [stored, 2026-04-30]\n"
         "\n"
         "## Workspace Memory (workspace acme)\n"
-        "- **endpoint**: https://api.example.test [person, 2026-04-30]\n"
+        "- **endpoint**: https://api.example.test [stored, 2026-04-30]\n"
         "</memory>"
     )
 
@@ -354,7 +354,7 @@ def test_memory_markdown_is_a_memory_document_without_the_persona() -> None:
     )
     assert "careful records assistant" not in rendered.memory_markdown
     assert rendered.memory_markdown.endswith(
-        "- **endpoint**: https://api.example.test [person, 2026-04-30]\n"
+        "- **endpoint**: https://api.example.test [stored, 2026-04-30]\n"
     )
 
 
@@ -430,18 +430,22 @@ def test_archival_matches_become_one_fenced_reminder_best_first_naming_their_blo
 
 
 @pytest.mark.parametrize(
-    ("source", "line"),
+    ("source", "by_person", "line"),
     [
-        (MemorySource.MANUAL, "- **tone**: warm [person ben, 2026-04-30]"),
-        (MemorySource.AUTO, "- warm [extracted from ben's conversation, 2026-04-30]"),
-        (MemorySource.DIRECTOR, "- warm [rule, director, 2026-04-30]"),
-        (MemorySource.MEMORIZE, "- warm [agent, 2026-04-30]"),
+        (MemorySource.MANUAL, True, "- **tone**: warm [person ben, 2026-04-30]"),
+        # An orchestrator's or an agent's words under a key it chose are not ben's.
+        (MemorySource.MANUAL, False, "- **tone**: warm [stored for ben, 2026-04-30]"),
+        (MemorySource.AUTO, False, "- warm [extracted from ben's conversation, 2026-04-30]"),
+        (MemorySource.DIRECTOR, False, "- warm [rule, director, 2026-04-30]"),
+        (MemorySource.MEMORIZE, False, "- warm [agent, 2026-04-30]"),
+        # Only a chosen key's text is ever a person's statement.
+        (MemorySource.MEMORIZE, True, "- warm [agent, 2026-04-30]"),
     ],
 )
 def test_a_row_names_who_wrote_it_or_whose_conversation_it_came_from(
-    source: MemorySource, line: str
+    source: MemorySource, by_person: bool, line: str
 ) -> None:
-    row = MemoryLine("tone", "warm", source, "2026-04-30", "ben")
+    row = MemoryLine("tone", "warm", source, "2026-04-30", "ben", by_person=by_person)
     data = RenderInput(agent_memory=MemoryRows(rows=[row]))
     assert render(data).sections[0].content.splitlines()[1:] == [line]
 
@@ -456,7 +460,7 @@ def test_a_fact_held_by_the_agent_and_its_workspace_shows_once_under_the_agent()
     by_name = {s.name: s.content for s in render(data).sections}
     assert "EU only" in by_name[prompt.AGENT_MEMORY]
     assert by_name[prompt.WORKSPACE_MEMORY] == (
-        "## Workspace Memory (workspace acme)\n- **plan**: Business [person, 2026-04-30]"
+        "## Workspace Memory (workspace acme)\n- **plan**: Business [stored, 2026-04-30]"
     )
     only_shared = RenderInput(
         agent_memory=rows(("region", "EU only")), workspace_memory=rows(("region", "EU only"))

@@ -432,8 +432,8 @@ def is_content_key(key: str) -> bool:
 
 
 def shows_key(key: str, source: MemorySource) -> bool:
-    """Whether a reader (a prompt, a recall result) is shown a memory's key: where a
-    person chose it. Keys that machines made (extraction's, the director's, Memorize's,
+    """Whether a reader (a prompt, a recall result) is shown a memory's key: where its
+    writer chose it by name. Keys that machines made (extraction's, the director's, Memorize's,
     a content hash) are storage details."""
     return source is MemorySource.MANUAL and not is_content_key(key)
 

@@ -161,6 +161,9 @@ class MemoryLine:
     by: str = ""  # the user who last wrote it, or whose conversation it was drawn from
     since: str = ""  # the UTC day its period started, when it has a start
     until: str = ""  # the UTC day its period ends, when it has an end
+    # Whether a person wrote its present text (Principal.person); not known, so not
+    # claimed, where the row is read without it.
+    by_person: bool = False
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryLine:

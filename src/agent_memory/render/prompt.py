@@ -91,11 +91,14 @@ class Rendered:
 
 def _stated_by(m: MemoryLine) -> str:
     """Who stated a row, as a compact mark the model can weigh: the person who wrote it,
-    the user whose conversation it was drawn from, the agent (Memorize), or the
-    director, whose learnings are rules."""
+    the user a caller stored it for (an orchestrator's or an agent's words, not the
+    person's), the user whose conversation it was drawn from, the agent (Memorize), or
+    the director, whose learnings are rules."""
     who = inline(m.by)
-    if m.source is MemorySource.MANUAL:
+    if m.source is MemorySource.MANUAL and m.by_person:
         return f"person {who}" if who else "person"
+    if m.source is MemorySource.MANUAL:
+        return f"stored for {who}" if who else "stored"
     if m.source is MemorySource.AUTO:
         return f"extracted from {who}'s conversation" if who else "extracted"
     if m.source is MemorySource.DIRECTOR:
@@ -112,7 +115,7 @@ def _period(m: MemoryLine) -> str:
 
 
 def _fact(m: MemoryLine) -> str:
-    """What a row says: its value, after its key where a person chose the key."""
+    """What a row says: its value, after its key where its writer chose the key."""
     if shows_key(m.key, m.source):
         return f"**{inline(m.key)}**: {inline(m.value)}"
     return inline(m.value)

@@ -25,7 +25,7 @@ _DIALECT = PGDialect()  # type: ignore[no-untyped-call]
 
 class Policy(enum.Flag):
     """What statements do with a column. ``INTERNAL`` (none of these) is a column the
-    service keeps to itself: keys the caller already holds, who wrote a row, indexes."""
+    service keeps to itself: keys the caller already holds, vectors, leases."""
 
     INTERNAL = 0
     #: Returned by the statements that read the record.
@@ -42,6 +42,9 @@ class Policy(enum.Flag):
     #: Returned only when the caller asks for the full record (a large value: a
     #: conversation's messages, a decision's result).
     FULL = enum.auto()
+    #: Returned by no statement of the record, but kept in its past (the audit events'
+    #: snapshots) for what a read as of an instant shows: whether a person wrote a text.
+    KEPT = enum.auto()
 
 
 INTERNAL = Policy.INTERNAL
@@ -51,6 +54,7 @@ MERGED = Policy.MERGED
 EVIDENCE = Policy.EVIDENCE
 PATCHED = Policy.PATCHED
 FULL = Policy.FULL
+KEPT = Policy.KEPT
 
 
 def policy(
@@ -243,8 +247,8 @@ def named(row: type[DeclarativeBase], wanted: Policy) -> tuple[str, ...]:
 
 
 def internal(row: type[DeclarativeBase]) -> tuple[str, ...]:
-    """The names of the record's columns no statement returns or takes from a write:
-    the service's own bookkeeping (vectors, leases)."""
+    """The names of the record's columns no statement returns or takes from a write, nor
+    its past keeps: the service's own bookkeeping (vectors, leases)."""
     return tuple(c.name for c in _table(row).columns if not (declared(c) or INTERNAL))
 
 

@@ -35,6 +35,7 @@ from agent_memory.store.columns import (
     EVIDENCE,
     FULL,
     INTERNAL,
+    KEPT,
     MERGED,
     OUTPUT,
     PATCHED,
@@ -209,10 +210,9 @@ class MemoryRow(Base):
     # ix_memories_unscreened).
     screened_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
     # Whether a person wrote the present text (a key of the editor role:
-    # Principal.person): their own words, which the screens take as read.
-    text_by_person: Mapped[bool] = mapped_column(
-        server_default=text("false"), info=policy(INTERNAL)
-    )
+    # Principal.person): their own words, which the screens take as read and a prompt
+    # marks as the person's. Kept in the audit events, for a render as of a past instant.
+    text_by_person: Mapped[bool] = mapped_column(server_default=text("false"), info=policy(KEPT))
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),

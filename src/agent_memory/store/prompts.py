@@ -55,7 +55,7 @@ _CORES: LiteralString = """(
 # back whole as JSON (its times as instants, made UTC days here).
 _LISTED: LiteralString = (
     "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id, m.last_used_time, "
-    "m.updated_by, m.valid_start_time, m.valid_end_time"
+    "m.updated_by, m.valid_start_time, m.valid_end_time, m.text_by_person"
 )
 # Only current facts valid now are shown, and counted.
 _AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + shown_now("m")
@@ -63,6 +63,8 @@ _AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + sh
 # costs a row each, and past it the prompt says "at least".
 COUNT_BOUND = 10_000
 
+# A render without a workspace (NULL) matches none: ``owner_id = NULL`` is never true,
+# and an index scan given a NULL key reads nothing.
 _WORKSPACES: LiteralString = (
     owned_by("m", "'workspace'", "%(workspace_id)s::text") + " AND " + shown_now("m")
 )
@@ -91,7 +93,7 @@ agent_rows AS (
 ),
 workspace_rows AS (
     SELECT {_LISTED} FROM memories AS m
-    WHERE %(workspace_id)s::text IS NOT NULL AND {_WORKSPACES}
+    WHERE {_WORKSPACES}
     ORDER BY {workspace_order("m")}
     LIMIT %(workspace_cap)s
 )"""
@@ -109,13 +111,13 @@ SELECT
     (SELECT json_agg(r ORDER BY {agent_order("r")}) FROM agent_rows AS r) AS agent_rows,
     CASE WHEN (SELECT count(*) FROM agent_rows) = %(agent_cap)s THEN (
         SELECT count(*) FROM (
-            SELECT FROM memories AS m WHERE {_AGENTS} LIMIT %(count_bound)s) AS c)
+            SELECT FROM memories AS m WHERE {_AGENTS} LIMIT {COUNT_BOUND}) AS c)
     END AS agent_total,
     (SELECT json_agg(r ORDER BY {workspace_order("r")}) FROM workspace_rows AS r)
     AS workspace_rows,
     CASE WHEN (SELECT count(*) FROM workspace_rows) = %(workspace_cap)s THEN (
         SELECT count(*) FROM (
-            SELECT FROM memories AS m WHERE {_WORKSPACES} LIMIT %(count_bound)s) AS c)
+            SELECT FROM memories AS m WHERE {_WORKSPACES} LIMIT {COUNT_BOUND}) AS c)
     END AS workspace_total,
     CASE WHEN %(decisions)s AND (NOT %(if_reviewed)s OR settings.review_decisions) THEN (
         SELECT coalesce(json_agg(x ORDER BY x.created_at DESC, x.id DESC), '[]')
@@ -182,6 +184,7 @@ def _rows(found: Any, total: Any) -> MemoryRows:
             r["updated_by"],
             since=_day(r["valid_start_time"]),
             until=_day(r["valid_end_time"]),
+            by_person=bool(r["text_by_person"]),
         )
         for r in found or ()
     ]
@@ -226,7 +229,6 @@ class PgPrompts(PromptRepository):
             else None,
             "block_workspace_id": request.workspace_id or "",
             "agent_cap": request.agent_cap,
-            "count_bound": COUNT_BOUND,
             "workspace_cap": request.workspace_cap,
             "decisions": request.decisions_limit is not None,
             "decisions_limit": request.decisions_limit or 0,

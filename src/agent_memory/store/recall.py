@@ -117,7 +117,7 @@ FUZZY_MIN_SIMILARITY = 0.4
 # most this many of a query's terms are (the longest first).
 FUZZY_PREFIX = 2
 FUZZY_TERMS = 32
-# What a memory says as a match: its value, after its key where a person chose the key
+# What a memory says as a match: its value, after its key where its writer chose it
 # (``shows_key``, as the prompt shows it); keys that machines made are left out.
 MEMORY_SAYS: LiteralString = f"""CASE
     WHEN m.source = '{MemorySource.MANUAL.value}' AND m.key !~ '^{CONTENT_KEY_PATTERN}$'
