@@ -23,6 +23,7 @@ __all__ = [
     "as_proto_json",
     "camel_mask",
     "enum_value",
+    "is_map",
     "is_uuid_field",
     "loose_values",
     "parse_problem",
@@ -171,9 +172,7 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
                 value = [enum_value(field.enum_type, v) if isinstance(v, str) else v for v in value]
         elif field is not None and field.message_type is not None:
             inner = field.message_type
-            if not inner.GetOptions().map_entry and not inner.full_name.startswith(
-                "google.protobuf."
-            ):
+            if not is_map(field) and not inner.full_name.startswith("google.protobuf."):
                 if isinstance(value, list):
                     value = [as_proto_json(v, inner) for v in value]
                 else:
@@ -221,7 +220,7 @@ def loose_values(
             "google.protobuf."
         ):
             inner = field.message_type
-            if inner.GetOptions().map_entry:
+            if is_map(field):
                 value_field = inner.fields_by_name["value"]
                 if isinstance(value, dict) and value_field.message_type is not None:
                     for name, item in value.items():
@@ -317,6 +316,12 @@ def _camel(name: str) -> str:
 
 REQUIRED = field_behavior_pb2.FieldBehavior.REQUIRED
 OUTPUT_ONLY = field_behavior_pb2.FieldBehavior.OUTPUT_ONLY
+
+
+def is_map(field: FieldDescriptor) -> bool:
+    """Whether ``field`` is a map (a repeated entry message the compiler made)."""
+    entry = field.message_type
+    return bool(field.is_repeated and entry is not None and entry.GetOptions().map_entry)
 
 
 def field_behaviors(field: FieldDescriptor) -> set[int]:

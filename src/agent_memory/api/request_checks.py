@@ -29,7 +29,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from agent_memory.domain.errors import FieldViolation, InvalidArgument
-from agent_memory.proto_json import is_uuid_field, reaches
+from agent_memory.proto_json import is_map, is_uuid_field, reaches
 from agent_memory.status import Unreadable
 
 UNDECODABLE_REQUEST = "UNDECODABLE_REQUEST"
@@ -143,7 +143,7 @@ def enum_violations(message: Message, prefix: str = "") -> list[FieldViolation]:
                 if field.enum_type.values_by_number.get(number) is None:
                     found.append(_bad_enum(path if i is None else f"{path}[{i}]", field, number))
         elif field.message_type is not None and _holds_enums(field.message_type):
-            if _is_map(field):
+            if is_map(field):
                 found += _map_violations(path, field, value)
             elif field.is_repeated:
                 for i, item in enumerate(value):
@@ -174,10 +174,6 @@ def _bad_enum(path: str, field: FieldDescriptor, number: int) -> FieldViolation:
 
 
 @functools.cache  # a descriptor's, asked of every field of every request
-def _is_map(field: FieldDescriptor) -> bool:
-    return bool(field.is_repeated and field.message_type.GetOptions().map_entry)
-
-
 def _is_enum(field: FieldDescriptor) -> bool:
     return bool(field.type == FieldDescriptor.TYPE_ENUM)
 
@@ -203,7 +199,7 @@ def format_violations(message: Message, prefix: str = "") -> list[FieldViolation
                     found.append(FieldViolation(where, "must be a UUID", INVALID_ID))
         elif (
             field.message_type is not None
-            and not _is_map(field)
+            and not is_map(field)
             and reaches(field.message_type, is_uuid_field)
         ):
             for i, item in enumerate(value) if field.is_repeated else [(None, value)]:

@@ -33,6 +33,7 @@ from agent_memory.api.roles import METHOD_ROLES
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.identity import Role
 from agent_memory.domain.screening import refuse_secrets_in
+from agent_memory.proto_json import is_map
 
 NOT_STORING: frozenset[str] = frozenset(
     method for method, role in METHOD_ROLES.items() if role is Role.READER
@@ -108,7 +109,7 @@ def stored_texts(message: Message, path: str = "") -> Iterator[tuple[str, str]]:
         at = f"{path}.{field.name}" if path else field.name
         if named_value is not None and field.name == "value":
             yield at, named_value  # the value with its name: scanned once, the two together
-        elif _is_map(field):
+        elif is_map(field):
             yield from _map(field, value, at)
         elif field.is_repeated:
             for i, item in enumerate(value):
@@ -136,7 +137,7 @@ def line_break_violations(message: Message, path: str = "") -> list[FieldViolati
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             if field.message_type.full_name.startswith("google.protobuf."):
                 continue
-            if _is_map(field):
+            if is_map(field):
                 value_field = field.message_type.fields_by_name["value"]
                 for key in sorted(value):
                     found += _one_line(field, key, f"{at}[{_key(key)}]")
@@ -208,11 +209,6 @@ def _text(value: str | bytes, path: str) -> Iterator[tuple[str, str]]:
 
 
 @functools.cache  # a descriptor's, asked of every field of every request
-def _is_map(field: FieldDescriptor) -> bool:
-    entry = field.message_type
-    return field.is_repeated and entry is not None and entry.GetOptions().map_entry
-
-
 def _map(field: FieldDescriptor, entries: Any, path: str) -> Iterator[tuple[str, str]]:
     key_field = field.message_type.fields_by_name["key"]
     value_field = field.message_type.fields_by_name["value"]

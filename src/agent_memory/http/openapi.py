@@ -37,7 +37,13 @@ from agent_memory.api.field_rules import (
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS, one_line, stores_request
 from agent_memory.http.routes import Route, field_at, routes
 from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
-from agent_memory.proto_json import OUTPUT_ONLY, REQUIRED, field_behaviors, is_uuid_field
+from agent_memory.proto_json import (
+    OUTPUT_ONLY,
+    REQUIRED,
+    field_behaviors,
+    is_map,
+    is_uuid_field,
+)
 
 # A variable of a route template: {field.path} or {field.path=pattern}.
 _VARIABLE = re.compile(r"\{([^}=]+)(?:=[^}]*)?\}")
@@ -387,7 +393,7 @@ class _Schemas:
 
     def field(self, field: FieldDescriptor) -> dict[str, Any]:
         """The schema of a field as a property, with its comment and oneof."""
-        if _is_map(field):
+        if is_map(field):
             value_field = field.message_type.fields_by_name["value"]
             schema: dict[str, Any] = {
                 "type": "object",
@@ -483,14 +489,6 @@ def _json_name(field: FieldDescriptor) -> str:
     return name
 
 
-def _is_map(field: FieldDescriptor) -> bool:
-    return (
-        field.type == _T.TYPE_MESSAGE
-        and field.is_repeated
-        and field.message_type.GetOptions().map_entry
-    )
-
-
 def _query(
     schemas: _Schemas,
     message: Descriptor,
@@ -503,7 +501,7 @@ def _query(
     for field in message.fields:
         path, name = prefix[0] + field.name, prefix[1] + _json_name(field)
         kind = field.message_type.full_name if field.message_type else ""
-        if path in skip or _is_map(field) or kind in _JSON_TYPES:
+        if path in skip or is_map(field) or kind in _JSON_TYPES:
             continue
         if kind and kind not in _TEXT_TYPES:
             if not field.is_repeated and kind not in within:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -31,6 +32,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from agent_memory.domain.blocks import BlockLabel, BlockScope
+from agent_memory.domain.identity import Role
+from agent_memory.domain.memory import HoldReason, MemorySource
 from agent_memory.store.columns import (
     EVIDENCE,
     FULL,
@@ -54,6 +58,13 @@ NAMING_CONVENTION = {
 }
 
 Timestamp = DateTime(timezone=True)
+
+
+def one_of(column: str, values: type[StrEnum]) -> CheckConstraint:
+    """The check that ``column`` holds one of an enum's values, in the enum's order, named
+    as the column: the domain's enum is the one list of them."""
+    listed = ", ".join(f"'{v.value}'" for v in values)
+    return CheckConstraint(f"{column} IN ({listed})", name=column)
 
 
 class Base(DeclarativeBase):
@@ -100,7 +111,7 @@ class ApiKeyRow(Base):
 
     __table_args__ = (
         UniqueConstraint("id"),
-        CheckConstraint("role IN ('reader', 'editor', 'orchestrator')", name="role"),
+        one_of("role", Role),
     )
 
 
@@ -227,15 +238,13 @@ class MemoryRow(Base):
         ),
         UniqueConstraint("tenant_id", "scope", "owner_id", "key"),
         CheckConstraint("scope IN ('agent', 'workspace')", name="scope"),
-        CheckConstraint("source IN ('manual', 'auto', 'director', 'memorize')", name="source"),
+        one_of("source", MemorySource),
         CheckConstraint("importance BETWEEN 0 AND 100", name="importance"),
         CheckConstraint("char_length(key) BETWEEN 1 AND 255", name="key_length"),
         CheckConstraint("char_length(value) BETWEEN 1 AND 2000", name="value_length"),
         CheckConstraint("valid_end_time > valid_start_time", name="valid_period"),
         CheckConstraint("char_length(note) <= 2000", name="note_length"),
-        CheckConstraint(
-            "hold_reason IN ('instruction', 'credential', 'requested')", name="hold_reason"
-        ),
+        one_of("hold_reason", HoldReason),
         CheckConstraint("held_for_review OR hold_reason IS NULL", name="hold_reason_held"),
         Index(
             "ix_memories_listing",
@@ -530,8 +539,8 @@ class BlockRow(Base):
     )
 
     __table_args__ = (
-        CheckConstraint("scope IN ('user', 'agent', 'workspace')", name="scope"),
-        CheckConstraint("label IN ('core', 'archival')", name="label"),
+        one_of("scope", BlockScope),
+        one_of("label", BlockLabel),
         CheckConstraint("(scope = 'user') = (agent_id = '')", name="agent_id"),
         CheckConstraint("(scope = 'workspace') = (user_id = '')", name="user_id"),
         CheckConstraint("version >= 1", name="version"),
