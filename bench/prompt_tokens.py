@@ -132,7 +132,8 @@ MARKS_BEFORE = {M: "person", A: "extracted", D: "director", Z: "agent"}
 def rows_of(spec: Sequence[tuple[MemorySource, str, str, tuple[str, ...]]], by: str) -> MemoryRows:
     return MemoryRows(
         rows=[
-            MemoryLine(key, value, source, DAYS[n % len(DAYS)], by)
+            # The MANUAL rows are a person's, set in the memory panel.
+            MemoryLine(key, value, source, DAYS[n % len(DAYS)], by, by_person=source is M)
             for n, (source, key, value, _) in enumerate(spec)
         ]
     )

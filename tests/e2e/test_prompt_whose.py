@@ -94,6 +94,7 @@ def test_a_rewrite_by_an_orchestrator_is_no_longer_the_persons_and_the_past_keep
     with (
         server.client(user_id="ana", role=Role.EDITOR) as ana,
         server.client(ana.tenant_id, "ana") as agent,
+        server.client(ana.tenant_id, "ben") as ben,
     ):
         owner = memory_pb2.MemoryOwner(agent_id="harbor")
         enable_memory(agent, "harbor")
@@ -104,27 +105,34 @@ def test_a_rewrite_by_an_orchestrator_is_no_longer_the_persons_and_the_past_keep
         assert marks(run) == ["editor: person ana", "shell: stored for ana", "tone: person ana"]
 
         # The agent's key rewrites a person's value; the person rewrites the agent's
-        # key and value whole.
-        tone = agent.call(agent.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=owner))
-        (memory,) = [m for m in tone.memories if m.key == "tone"]
-        memory.value = "warm, brief, and in Portuguese"
-        request = memory_pb.UpdateMemoryRequest(
-            memory=memory, update_mask=field_mask_pb2.FieldMask(paths=["value"])
-        )
-        agent.call(agent.memory.UpdateMemory, request)
+        # key and value whole; ben's key only adds a note to ana's words.
+        def change(client: Client, key: str, path: str, value: str) -> None:
+            listed = client.call(
+                client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=owner)
+            )
+            (memory,) = [m for m in listed.memories if m.key == key]
+            setattr(memory, path, value)
+            request = memory_pb.UpdateMemoryRequest(
+                memory=memory, update_mask=field_mask_pb2.FieldMask(paths=[path])
+            )
+            client.call(client.memory.UpdateMemory, request)
+
+        change(agent, "tone", "value", "warm, brief, and in Portuguese")
         upsert(ana, "shell", "fish", owner)
+        change(ben, "editor", "note", "asked on the onboarding call")
         now = render(ana, "harbor", "")
         assert marks(now) == ["editor: person ana", "shell: person ana", "tone: stored for ana"]
 
-        # A render as of the first run's instant gives the bytes it gave then.
-        replayed = render(ana, "harbor", "", as_of_time=run.render_time)
-        assert replayed.system_prompt == run.system_prompt
+        # A render as of either instant gives the bytes it gave then.
+        for then in (run, now):
+            replayed = render(ana, "harbor", "", as_of_time=then.render_time)
+            assert replayed.system_prompt == then.system_prompt
 
-        # An event written before the flag was kept says nothing of it: the memory
+        # An event written before the writer was kept says nothing of it: the memory
         # reads as the rule of its day had it, a MANUAL memory as a person's.
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute(
-                "UPDATE memory_events SET new_memory = new_memory - 'text_by_person'"
+                "UPDATE memory_events SET new_memory = new_memory - 'text_by'"
                 " WHERE tenant_id = %s AND new_memory ->> 'key' = 'shell'",
                 (ana.tenant_id,),
             )

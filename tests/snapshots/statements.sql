@@ -1368,7 +1368,7 @@ SET model = excluded.model, embedded = excluded.embedded, per_second = excluded.
 WITH due AS (
     SELECT m.ctid FROM memories AS m
     WHERE m.tenant_id = %(tenant_id)s AND m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-      0) AND NOT m.text_by_person AND m.screened_hash IS DISTINCT
+      0) AND m.text_by IS NULL AND m.screened_hash IS DISTINCT
       FROM hashtextextended(m.key || E'\n' || m.value,
       0) AND m.embedding_model = %(model)s AND (m.expire_time IS NULL OR m.expire_time > now())
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
@@ -1426,7 +1426,7 @@ DELETE FROM index_workers WHERE worker = %(worker)s
 -- indexing.NEXT_UNSCREENED_TENANT
 SELECT m.tenant_id FROM memories AS m
 WHERE m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
-  0) AND NOT m.text_by_person AND m.screened_hash IS DISTINCT
+  0) AND m.text_by IS NULL AND m.screened_hash IS DISTINCT
   FROM hashtextextended(m.key || E'\n' || m.value,
   0) AND m.embedding_model = %(model)s AND m.tenant_id > %(after)s
 ORDER BY m.tenant_id
@@ -1678,7 +1678,7 @@ WITH inserted AS (
       valid_start_time,
       valid_end_time,
       note,
-      text_by_person)
+      text_by)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
@@ -2029,7 +2029,7 @@ WHERE m.tenant_id = %(tenant_id)s AND m.scope = %(scope)s AND m.owner_id = %(own
       valid_start_time,
       valid_end_time,
       note,
-      text_by_person)
+      text_by)
     SELECT %(tenant_id)s::text,
       %(id)s::UUID,
       %(scope)s::text,
@@ -2291,11 +2291,12 @@ changed AS (
     ELSE 'requested' END, screened_hash = CASE
     WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
     THEN hashtextextended(old.key || E'\n' || old.value, 0) ELSE old.screened_hash END,
-        text_by_person = CASE
+        text_by = CASE
     WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL
-    THEN %(person)s::boolean AND (old.text_by_person
-                                  OR (%(key)s::text IS NOT NULL AND %(value)s::text IS NOT NULL))
-    ELSE old.text_by_person END
+    THEN CASE WHEN old.text_by IS NOT NULL
+                   OR (%(key)s::text IS NOT NULL AND %(value)s::text IS NOT NULL)
+              THEN %(person)s::text END
+    ELSE old.text_by END
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
@@ -2363,7 +2364,7 @@ WITH current AS(
   version=m.version + 1,
   updated_at=clock_timestamp(),
   updated_by=%(actor)s,
-  text_by_person=%(person)s
+  text_by=%(person)s
   WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND m.id=(
   SELECT id
   FROM current)AND m.version=(
@@ -2392,7 +2393,7 @@ WITH current AS(
   valid_start_time,
   valid_end_time,
   note,
-  text_by_person)
+  text_by)
   SELECT %(tenant_id)s::text,
   %(id)s::UUID,
   %(scope)s::text,
@@ -2518,7 +2519,7 @@ WITH current AS(
   version=m.version + 1,
   updated_at=clock_timestamp(),
   updated_by=%(actor)s,
-  text_by_person=%(person)s
+  text_by=%(person)s
   WHERE tenant_id=%(tenant_id)s AND scope=%(scope)s AND owner_id=%(owner_id)s AND key=%(key)s AND m.id=(
   SELECT id
   FROM current)AND m.version=(
@@ -2547,7 +2548,7 @@ WITH current AS(
   valid_start_time,
   valid_end_time,
   note,
-  text_by_person)
+  text_by)
   SELECT %(tenant_id)s::text,
   %(id)s::UUID,
   %(scope)s::text,
@@ -3220,7 +3221,7 @@ agent_rows AS (
       m.updated_by,
       m.valid_start_time,
       m.valid_end_time,
-      m.text_by_person
+      m.text_by
       FROM memories AS m, settings
     WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3240,7 +3241,7 @@ workspace_rows AS (
       m.updated_by,
       m.valid_start_time,
       m.valid_end_time,
-      m.text_by_person
+      m.text_by
       FROM memories AS m
     WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3267,7 +3268,7 @@ WITH settings AS(
   m.updated_by,
   m.valid_start_time,
   m.valid_end_time,
-  m.text_by_person
+  m.text_by
   FROM memories AS m,settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3285,7 +3286,7 @@ WITH settings AS(
   m.updated_by,
   m.valid_start_time,
   m.valid_end_time,
-  m.text_by_person
+  m.text_by
   FROM memories AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3382,7 +3383,7 @@ WITH settings AS(
   m.updated_by,
   m.valid_start_time,
   m.valid_end_time,
-  m.text_by_person
+  m.text_by
   FROM memories AS m,settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3400,7 +3401,7 @@ WITH settings AS(
   m.updated_by,
   m.valid_start_time,
   m.valid_end_time,
-  m.text_by_person
+  m.text_by
   FROM memories AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3503,7 +3504,7 @@ agent_rows AS (
       m.updated_by,
       m.valid_start_time,
       m.valid_end_time,
-      m.text_by_person
+      m.text_by
       FROM memories AS m, settings
     WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3523,7 +3524,7 @@ workspace_rows AS (
       m.updated_by,
       m.valid_start_time,
       m.valid_end_time,
-      m.text_by_person
+      m.text_by
       FROM memories AS m
     WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3628,7 +3629,7 @@ agent_rows AS (
       m.updated_by,
       m.valid_start_time,
       m.valid_end_time,
-      m.text_by_person
+      m.text_by
       FROM memories AS m, settings
     WHERE settings.memory_enabled AND m.tenant_id = %(tenant_id)s AND m.scope = 'agent' AND m.owner_id = %(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3648,7 +3649,7 @@ workspace_rows AS (
       m.updated_by,
       m.valid_start_time,
       m.valid_end_time,
-      m.text_by_person
+      m.text_by
       FROM memories AS m
     WHERE m.tenant_id = %(tenant_id)s AND m.scope = 'workspace' AND m.owner_id = %(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
       m.valid_end_time) * tstzrange(NULL,
@@ -3757,7 +3758,7 @@ WITH settings AS(
   m.updated_by,
   m.valid_start_time,
   m.valid_end_time,
-  m.text_by_person
+  m.text_by
   FROM(
   SELECT r.*
   FROM(
@@ -3770,7 +3771,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by',CASE WHEN e.new_memory ? 'text_by' THEN e.new_memory ->> 'text_by' WHEN e.new_memory ->> 'source'='manual' THEN e.new_memory ->> 'updated_by' END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m,
   settings
   WHERE settings.memory_enabled AND m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
@@ -3789,7 +3790,7 @@ WITH settings AS(
   m.updated_by,
   m.valid_start_time,
   m.valid_end_time,
-  m.text_by_person
+  m.text_by
   FROM(
   SELECT r.*
   FROM(
@@ -3802,7 +3803,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by',CASE WHEN e.new_memory ? 'text_by' THEN e.new_memory ->> 'text_by' WHEN e.new_memory ->> 'source'='manual' THEN e.new_memory ->> 'updated_by' END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3840,7 +3841,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by',CASE WHEN e.new_memory ? 'text_by' THEN e.new_memory ->> 'text_by' WHEN e.new_memory ->> 'source'='manual' THEN e.new_memory ->> 'updated_by' END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='agent' AND m.owner_id=%(agent_id)s AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -3866,7 +3867,7 @@ WITH settings AS(
   JOIN memories AS x ON x.tenant_id=%(tenant_id)s AND x.id=e.memory_id
   CROSS
   JOIN LATERAL jsonb_populate_record(NULL::memories,
-  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by_person',coalesce((e.new_memory ->> 'text_by_person')::boolean,e.new_memory ->> 'source'='manual'),'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
+  e.new_memory || jsonb_build_object('tenant_id',e.tenant_id,'held_for_review',coalesce((e.new_memory ->> 'held_for_review')::boolean,false)OR coalesce(x.held_for_review,false),'hold_reason',CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean,false)THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,'text_by',CASE WHEN e.new_memory ? 'text_by' THEN e.new_memory ->> 'text_by' WHEN e.new_memory ->> 'source'='manual' THEN e.new_memory ->> 'updated_by' END,'expire_time',greatest((e.new_memory ->> 'expire_time')::timestamptz,CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL THEN x.expire_time END)))AS r
   WHERE e.new_memory IS NOT NULL AND(x.expire_time IS NULL OR x.expire_time>statement_timestamp()))AS m
   WHERE m.tenant_id=%(tenant_id)s AND m.scope='workspace' AND m.owner_id=%(workspace_id)s::text AND m.superseded_by IS NULL AND NOT m.held_for_review AND tstzrange(m.valid_start_time,
   m.valid_end_time)*tstzrange(NULL,
@@ -6178,8 +6179,9 @@ found AS (
                            OR coalesce(x.held_for_review, false),
         'hold_reason', CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
                             THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,
-        'text_by_person', coalesce((e.new_memory ->> 'text_by_person')::boolean,
-                                   e.new_memory ->> 'source' = 'manual'),
+        'text_by', CASE WHEN e.new_memory ? 'text_by' THEN e.new_memory ->> 'text_by'
+                        WHEN e.new_memory ->> 'source' = 'manual'
+                        THEN e.new_memory ->> 'updated_by' END,
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r
@@ -6476,7 +6478,7 @@ SELECT m.id,
     FROM memory_groundings AS g
     WHERE g.tenant_id = %(tenant_id)s AND g.memory_id = m.id
 ) AS groundings,
-       NOT m.held_for_review AND NOT (NOT m.text_by_person AND m.screened_hash IS DISTINCT
+       NOT m.held_for_review AND NOT (m.text_by IS NULL AND m.screened_hash IS DISTINCT
          FROM hashtextextended(m.key || E'\n' || m.value, 0)) AS screened
 FROM memories AS m
 WHERE m.tenant_id = %(tenant_id)s AND (m.expire_time IS NULL OR m.expire_time > now())

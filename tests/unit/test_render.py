@@ -450,6 +450,15 @@ def test_a_row_names_who_wrote_it_or_whose_conversation_it_came_from(
     assert render(data).sections[0].content.splitlines()[1:] == [line]
 
 
+@pytest.mark.parametrize(("by_person", "mark"), [(True, "person"), (False, "stored")])
+def test_a_row_whose_writer_is_not_known_says_only_what_it_is(by_person: bool, mark: str) -> None:
+    row = MemoryLine("tone", "warm", MemorySource.MANUAL, "2026-04-30", by_person=by_person)
+    data = RenderInput(agent_memory=MemoryRows(rows=[row]))
+    assert render(data).sections[0].content.splitlines()[1:] == [
+        f"- **tone**: warm [{mark}, 2026-04-30]"
+    ]
+
+
 def test_a_fact_held_by_the_agent_and_its_workspace_shows_once_under_the_agent() -> None:
     data = RenderInput(
         agent_id="records",

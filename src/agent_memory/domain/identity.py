@@ -57,6 +57,12 @@ class Principal:
         the MCP server's memory_upsert) are judged, whatever their source."""
         return self.role is Role.EDITOR
 
+    @property
+    def person_id(self) -> str | None:
+        """The person whose words the caller writes (their user id) where the caller is a
+        person, else None."""
+        return self.user_id if self.person else None
+
 
 def require_role(principal: Principal, needed: Role, action: str) -> None:
     """Refuse ``action`` unless the caller's role allows ``needed``.

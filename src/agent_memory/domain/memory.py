@@ -158,7 +158,9 @@ class MemoryLine:
     value: str
     source: MemorySource = MemorySource.MANUAL
     day: str = ""  # the UTC day it was last written, ``2026-11-26``
-    by: str = ""  # the user who last wrote it, or whose conversation it was drawn from
+    # The person who wrote its text, else the user who last wrote it or whose
+    # conversation it was drawn from.
+    by: str = ""
     since: str = ""  # the UTC day its period started, when it has a start
     until: str = ""  # the UTC day its period ends, when it has an end
     # Whether a person wrote its present text (Principal.person); not known, so not

@@ -51,8 +51,9 @@ def memories_at(events: LiteralString) -> LiteralString:
     shows a model what a person has not approved (an event older than the flag holds
     none: not held then); with the reason of the hold then, else of the one now.
 
-    Whether a person wrote the text is read from the event; an event older than the
-    flag holds none, and reads as the rule of its day: a MANUAL memory is a person's.
+    The person who wrote the text is read from the event; an event older than that
+    column holds none, and reads as the rule of its day: a MANUAL memory is the
+    person's who last changed it.
 
     The row is made in FROM, where it is made once: in a select list, ``(f(x)).*`` calls
     ``f`` once for each column."""
@@ -69,8 +70,9 @@ def memories_at(events: LiteralString) -> LiteralString:
                            OR coalesce(x.held_for_review, false),
         'hold_reason', CASE WHEN coalesce((e.new_memory ->> 'held_for_review')::boolean, false)
                             THEN e.new_memory ->> 'hold_reason' ELSE x.hold_reason END,
-        'text_by_person', coalesce((e.new_memory ->> 'text_by_person')::boolean,
-                                   e.new_memory ->> 'source' = 'manual'),
+        'text_by', CASE WHEN e.new_memory ? 'text_by' THEN e.new_memory ->> 'text_by'
+                        WHEN e.new_memory ->> 'source' = 'manual'
+                        THEN e.new_memory ->> 'updated_by' END,
         'expire_time', greatest((e.new_memory ->> 'expire_time')::timestamptz,
                                 CASE WHEN e.new_memory ->> 'expire_time' IS NOT NULL
                                      THEN x.expire_time END))) AS r

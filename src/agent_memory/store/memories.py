@@ -142,10 +142,11 @@ _AT_KEY = """
     tenant_id = %(tenant_id)s AND scope = %(scope)s AND owner_id = %(owner_id)s
     AND key = %(key)s"""
 
-# Who wrote the text: a person's own words count as read by the learned screens (see
-# Principal.person). A write of the key's text makes it the writer's, the same text too.
+# Who wrote the text (``%(person)s``: the writer where a person, else NULL): a person's
+# own words count as read by the learned screens (see Principal.person). A write of the
+# key's text makes it the writer's, the same text too.
 _NEW_ROW = f"""
-    INSERT INTO memories ({insert_columns(MemoryRow)}, text_by_person)
+    INSERT INTO memories ({insert_columns(MemoryRow)}, text_by)
     SELECT {insert_values(MemoryRow)}, %(person)s"""
 
 
@@ -165,7 +166,7 @@ WITH current AS (
 ),
 updated AS (
     UPDATE memories AS m
-    SET {merged(MemoryRow, "m")}, text_by_person = %(person)s
+    SET {merged(MemoryRow, "m")}, text_by = %(person)s
     WHERE {_AT_KEY} AND m.id = (SELECT id FROM current)
       AND m.version = (SELECT version FROM current)
       AND (SELECT source FROM current) = %(source)s
@@ -243,12 +244,14 @@ _SCREENED: LiteralString = f"""CASE
     WHEN old.held_for_review AND NOT coalesce(%(held_for_review)s::boolean, true)
     THEN {memory_hash("old")} ELSE old.screened_hash END"""
 # A new key or value makes the text the caller's: a person's (see Principal.person) when
-# the rest of it was a person's already, or they give both; else not.
+# the rest of it was a person's already, or they give both; else no person's. A change
+# that leaves both (a pin, a note, a period) leaves whose it is.
 _BY_PERSON: LiteralString = """CASE
     WHEN %(key)s::text IS NOT NULL OR %(value)s::text IS NOT NULL
-    THEN %(person)s::boolean AND (old.text_by_person
-                                  OR (%(key)s::text IS NOT NULL AND %(value)s::text IS NOT NULL))
-    ELSE old.text_by_person END"""
+    THEN CASE WHEN old.text_by IS NOT NULL
+                   OR (%(key)s::text IS NOT NULL AND %(value)s::text IS NOT NULL)
+              THEN %(person)s::text END
+    ELSE old.text_by END"""
 
 _UPDATE: LiteralString = (
     _CHANGE_OLD
@@ -256,7 +259,7 @@ _UPDATE: LiteralString = (
 changed AS (
     UPDATE memories AS m
     SET {patched(MemoryRow, "m")}, hold_reason = {_HOLD_REASON}, screened_hash = {_SCREENED},
-        text_by_person = {_BY_PERSON}
+        text_by = {_BY_PERSON}
     FROM old
     WHERE m.tenant_id = %(tenant_id)s AND m.id = %(id)s
     RETURNING m.*
@@ -607,7 +610,7 @@ def _write_params(principal: Principal, write: MemoryWrite) -> dict[str, Any]:
         **(params_of(e, _EVIDENCE) if e else _NO_EVIDENCE),
         "tenant_id": principal.tenant_id,
         "actor": principal.user_id,
-        "person": principal.person,
+        "person": principal.person_id,
         "id": uuid.uuid4(),
         "scope": write.owner.scope.value,
         "owner_id": write.owner.id,
@@ -667,7 +670,12 @@ class PgMemories(MemoryRepository):
 
     def _changing(self, **params: Any) -> dict[str, Any]:
         principal = self._principal
-        return {**self._tenant, "actor": principal.user_id, "person": principal.person, **params}
+        return {
+            **self._tenant,
+            "actor": principal.user_id,
+            "person": principal.person_id,
+            **params,
+        }
 
     async def write(self, write: MemoryWrite) -> Written | KeyHeld | None:
         params = {**self._tenant, **_write_params(self._principal, write)}

@@ -220,10 +220,11 @@ class MemoryRow(Base):
     # the screens existed (the worker judges it from the vector it has; see
     # ix_memories_unscreened).
     screened_hash: Mapped[int | None] = mapped_column(BigInteger, info=policy(INTERNAL))
-    # Whether a person wrote the present text (a key of the editor role:
-    # Principal.person): their own words, which the screens take as read and a prompt
-    # marks as the person's. Kept in the audit events, for a render as of a past instant.
-    text_by_person: Mapped[bool] = mapped_column(server_default=text("false"), info=policy(KEPT))
+    # The person who wrote the present text (a key of the editor role: Principal.person),
+    # NULL when no person did: their own words, which the screens take as read and a
+    # prompt marks as theirs (a pin or a note by someone else leaves it). Kept in the
+    # audit events, for a render as of a past instant.
+    text_by: Mapped[str | None] = mapped_column(String(255), info=policy(KEPT))
 
     __table_args__ = (
         *index_queue("memories", memory_hash()),

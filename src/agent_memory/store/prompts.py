@@ -55,7 +55,7 @@ _CORES: LiteralString = """(
 # back whole as JSON (its times as instants, made UTC days here).
 _LISTED: LiteralString = (
     "m.key, m.value, m.source, m.pinned, m.importance, m.updated_at, m.id, m.last_used_time, "
-    "m.updated_by, m.valid_start_time, m.valid_end_time, m.text_by_person"
+    "m.updated_by, m.valid_start_time, m.valid_end_time, m.text_by"
 )
 # Only current facts valid now are shown, and counted.
 _AGENTS: LiteralString = owned_by("m", "'agent'", "%(agent_id)s") + " AND " + shown_now("m")
@@ -181,10 +181,10 @@ def _rows(found: Any, total: Any) -> MemoryRows:
             r["value"],
             _SOURCES[r["source"]],
             _day(r["updated_at"]),
-            r["updated_by"],
+            r["text_by"] or r["updated_by"],
             since=_day(r["valid_start_time"]),
             until=_day(r["valid_end_time"]),
-            by_person=bool(r["text_by_person"]),
+            by_person=r["text_by"] is not None,
         )
         for r in found or ()
     ]

@@ -33,7 +33,7 @@ def unread(a: LiteralString, hashed: LiteralString) -> LiteralString:
     """Whether the learned screens are still to judge memory ``a`` for its text hashed
     ``hashed``: a person did not write it (their own words count as read) and it is not
     the text they last read or a person let go from a hold."""
-    return f"NOT {_alias(a)}text_by_person AND {_alias(a)}screened_hash IS DISTINCT FROM {hashed}"
+    return f"{_alias(a)}text_by IS NULL AND {_alias(a)}screened_hash IS DISTINCT FROM {hashed}"
 
 
 def unscreened(a: LiteralString = "") -> LiteralString:
