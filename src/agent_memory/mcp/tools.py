@@ -76,14 +76,17 @@ def describe(error: AgentMemoryError, *, writes: bool = True) -> str:
             "be pinned or deleted, not edited. Save your version under another key."
         )
     if isinstance(error, RoleForbids):
+        # This server runs with a reader's or an orchestrator's key (an editor's, a
+        # person's, is refused at start): what writes needs the orchestrator's.
         return (
             f"Refused: this memory server's key has the {error.role or 'current'} role, "
-            f"and that needs {error.required_role or 'a higher role'}."
+            "which cannot do this; the server needs a key of the orchestrator role."
+            + (" Nothing was changed." if writes else "")
         )
     if isinstance(error, InvalidArgument):
         problems = [_plain_violation(v.field, v.description) for v in error.field_violations]
         said = " and ".join(problems) if problems else error.message
-        return f"Refused: {said.rstrip('.')}." + (" Nothing was stored." if writes else "")
+        return f"Refused: {said.rstrip('.')}." + (" Nothing was changed." if writes else "")
     if isinstance(error, Unavailable | DeadlineExceeded):
         return (
             f"The memory service did not answer ({error.message}). Nothing may have "
@@ -203,7 +206,7 @@ def refusals_as_tool_errors(
     tool: Callable[P, Awaitable[R]], *, writes: bool
 ) -> Callable[P, Awaitable[R]]:
     """``tool`` with its refusals as tool errors in plain words; ``writes``: it may store
-    something (a refusal then says nothing was stored)."""
+    or change something (a refusal then says nothing was changed)."""
 
     @functools.wraps(tool)
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -890,8 +893,8 @@ class MemoryTools:
         """Pin a saved memory so that it always reaches your prompt (or unpin it):
         for the few facts every run needs. Captured memories may be pinned too."""
         memory = await self.client.pin_memory(memory_id, pinned)
-        return f"{'Pinned' if pinned else 'Unpinned'} {_memory_fields(memory)} · key: " + inline(
-            memory.key
+        return (
+            f"{'Pinned' if pinned else 'Unpinned'} {_memory_fields(memory)} · {_key_said(memory)}"
         )
 
     async def memory_set_expiry(

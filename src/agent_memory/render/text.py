@@ -11,8 +11,9 @@ re-examination prompt, MCP tool results, the MEMORY.md document).
    selectors that hide data, and combining marks on punctuation or on nothing are removed
    (a joiner between two letters of a script that needs it stays); every other space
    character is a plain space;
-3. turn markers at the start of a line (``Human:``, ``Assistant:``, ``[INST]`` ...)
-   and chat-template tokens are neutralised with a backslash;
+3. turn markers at the start of a line (``Human:``, ``Assistant:``, ``[INST]`` ...),
+   chat-template tokens and imitations of the marks the service puts after a row
+   (``[person ana, ...]``, ``[archival, ...]``) are neutralised with a backslash;
 4. markdown images and links become inert text with their URL shown
    (``![x](https://h/p)`` → ``image x (https://h/p)``), so no chat window fetches one;
 5. a ``<`` that could close a tag, open a comment, a directive, a template token, a
@@ -61,6 +62,15 @@ _TURN_MARKER = re.compile(
 # Template tokens anywhere: ``[INST]``, ``[/INST]``, ``[SYS]``; the angle-bracket ones
 # (``<<SYS>>``, ``<|im_start|>``, ``<s>``, ``<start_of_turn>``) are the tag rule's.
 _TEMPLATE_TOKEN = re.compile(r"(?<!\\)\[(?=/?(?:inst|sys)\])", re.IGNORECASE)
+# A bracket that opens what reads as one of the service's own marks, which say who
+# stated a row or where a line came from (render/prompt.py), or the fields an MCP
+# result gives an item (``[agent · manual]``, ``[0.783 · agent memory …]``): stored text
+# never makes one, so it cannot pass an agent's words off as a person's.
+_MARK_IMITATION = re.compile(
+    r"(?<!\\)\[(?=\s*(?:(?:person|stored|extracted|rule|agent|archival|director|workspace|user)"
+    r"\b|\d+(?:\.\d+)?\s*·))",
+    re.IGNORECASE,
+)
 # ``![alt](url "title")`` and ``[text](url)``, with no bracket nested in the text.
 _IMAGE_OR_LINK = re.compile(
     r"(!?)\[([^\[\]]*)\]\(\s*<?([^\s()<>]*)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
@@ -182,6 +192,7 @@ def _escaped(text: str, *, line_starts: bool = True) -> str:
     if line_starts:  # a turn marker starts a turn only at the start of a line
         text = _TURN_MARKER.sub(r"\1\\", text)
     text = _TEMPLATE_TOKEN.sub(r"\\[", text)
+    text = _MARK_IMITATION.sub(r"\\[", text)
     text = _IMAGE_OR_LINK.sub(_inert, text)
     text = _LINK_REST.sub(_escaped_link, text)
     return _TAG_OPENER.sub("&lt;", text)
