@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agent_memory.api.request_checks import JSON_MAX_DEPTH
 from agent_memory.config import Settings
 from agent_memory.render.prompt import FRAMING
 from agent_memory.store import migrate
@@ -907,3 +908,58 @@ def test_the_metadata_of_a_memory_and_its_groundings_is_bounded_together(
     one_field.metadata.update({"blob": "x" * 70_000})
     details = invalid(lambda: client.call(client.memory.Memorize, one_field, timeout=TIMEOUT))
     assert details.violations.keys() == {"metadata"}
+
+
+def nested(levels: int) -> dict[str, Any]:
+    """A JSON object ``levels`` deep: ``{"a": {"a": ... 1}}``."""
+    value: Any = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return dict(value)
+
+
+def test_metadata_nested_as_deep_as_allowed_is_read_back_by_every_answer(client: Client) -> None:
+    owner = memory_pb2.MemoryOwner(agent_id="deep")
+    request = memory_pb.MemorizeRequest(owner=owner, content="Ana keeps her notes in Obsidian.")
+    request.metadata.update(nested(JSON_MAX_DEPTH))
+    memory = client.call(client.memory.Memorize, request).memory
+    # Each answer that carries it wraps it deeper than the request did, and decodes.
+    got = client.call(client.memory.GetMemory, memory_pb.GetMemoryRequest(id=memory.id))
+    listed = client.call(client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=owner))
+    events = client.call(
+        client.memory.ListMemoryEvents, memory_pb.ListMemoryEventsRequest(memory_id=memory.id)
+    )
+    assert got.memory.metadata == request.metadata
+    assert [m.metadata for m in listed.memories] == [request.metadata]
+    assert events.events[-1].new_memory.metadata == request.metadata
+
+
+@pytest.mark.parametrize(
+    "deeper",
+    [nested(JSON_MAX_DEPTH + 1), {"list": [nested(JSON_MAX_DEPTH)]}],
+    ids=["objects", "an object in a list"],
+)
+def test_metadata_nested_deeper_is_refused_and_nothing_is_written(
+    client: Client, deeper: dict[str, Any]
+) -> None:
+    owner = memory_pb2.MemoryOwner(agent_id="deeper")
+    request = memory_pb.MemorizeRequest(owner=owner, content="Ana keeps her notes in Obsidian.")
+    request.metadata.update(deeper)
+    details = invalid(lambda: client.call(client.memory.Memorize, request))
+    assert details.reason == "TOO_DEEP"
+    assert list(details.violations) == ["metadata"]
+    listed = client.call(client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=owner))
+    assert list(listed.memories) == []
+
+
+def test_a_decisions_result_nested_too_deeply_is_refused(client: Client) -> None:
+    stub = decision_stub(client)
+    card = decision_pb2.CardType(name="deep-card", actions=["HOLD"], decision_actions=["WAIT"])
+    client.call(stub.RegisterCardType, decision_pb.RegisterCardTypeRequest(card_type=card))
+    decision = decision_pb2.Decision(
+        run_id="r1", agent_id="a", card_type="deep-card", action="WAIT", summary="deep"
+    )
+    decision.result.update(nested(JSON_MAX_DEPTH + 1))
+    request = decision_pb.RecordDecisionRequest(decision=decision)
+    details = invalid(lambda: client.call(stub.RecordDecision, request))
+    assert (details.reason, list(details.violations)) == ("TOO_DEEP", ["decision.result"])

@@ -14,6 +14,12 @@ contract is covered without a line here.
   ``UUID4``) must hold one, in its canonical hyphenated form, when it is set;
   anything else is INVALID_ARGUMENT with reason ``INVALID_ID``. The OpenAPI
   document reads the same annotation (``format: uuid``).
+- A JSON value (``google.protobuf.Struct``, ``Value``, ``ListValue``: metadata, a
+  decision's result) nests at most :data:`JSON_MAX_DEPTH` levels, anywhere in a
+  request; deeper is INVALID_ARGUMENT with reason ``TOO_DEEP``. The answers that give
+  a stored value back wrap it a few messages deeper than the request did, and the
+  protobuf runtime decodes 100 levels: a deeper value would be stored but could not
+  be read back.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import functools
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from google.protobuf import descriptor_pool
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -35,6 +41,10 @@ from agent_memory.status import Unreadable
 UNDECODABLE_REQUEST = "UNDECODABLE_REQUEST"
 INVALID_ENUM = "INVALID_ENUM"
 INVALID_ID = "INVALID_ID"
+TOO_DEEP = "TOO_DEEP"
+#: How many levels a JSON value may nest (``{"a": {"b": 1}}`` is 2): each level is up to
+#: three messages on the wire (Struct, its entry, Value), under a handful of wrappers.
+JSON_MAX_DEPTH: Final = 20
 # A UUID as RFC 9562 writes it: 8-4-4-4-12 hexadecimal digits.
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
 
@@ -106,7 +116,8 @@ def checked(request: Any) -> Any:
     Raises:
         InvalidArgument: undecodable (``UNDECODABLE_REQUEST``), or an enum field holds
             a number its enum does not define (``INVALID_ENUM``), or a UUID field
-            holds something else (``INVALID_ID``).
+            holds something else (``INVALID_ID``), or a JSON value nests too deeply
+            (``TOO_DEEP``).
     """
     if isinstance(request, Undecodable | Unreadable):
         raise request.error()
@@ -117,6 +128,9 @@ def checked(request: Any) -> Any:
         violations = format_violations(request)
         if violations:
             raise InvalidArgument(violations, reason=INVALID_ID)
+        violations = json_violations(request)
+        if violations:
+            raise InvalidArgument(violations, reason=TOO_DEEP)
         return request
     if isinstance(request, AsyncIterable):
         return _checked_stream(request)
@@ -206,6 +220,61 @@ def format_violations(message: Message, prefix: str = "") -> list[FieldViolation
                 inner = f"{path}." if i is None else f"{path}[{i}]."
                 found += format_violations(item, inner)
     return found
+
+
+# --- JSON values ---------------------------------------------------------------------
+
+_JSON_TYPES = frozenset(
+    {"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"}
+)
+
+
+@functools.cache  # a descriptor's, asked of every field of every request
+def _is_json(field: FieldDescriptor) -> bool:
+    return field.message_type is not None and field.message_type.full_name in _JSON_TYPES
+
+
+def json_violations(message: Message, prefix: str = "") -> list[FieldViolation]:
+    """Every JSON value under ``message`` (nested, repeated, map values) that nests more
+    than :data:`JSON_MAX_DEPTH` levels."""
+    found: list[FieldViolation] = []
+    for field, value in message.ListFields():
+        if field.message_type is None or not reaches(field.message_type, _is_json):
+            continue  # (a JSON type reaches itself)
+        path = prefix + field.name
+        if is_map(field):
+            value_field = field.message_type.fields_by_name["value"]
+            items = [(f"{path}[{key!r}]", value[key]) for key in sorted(value)]
+            if value_field.message_type is None:
+                continue
+            json = _is_json(value_field)
+        else:
+            items = (
+                [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+                if field.is_repeated
+                else [(path, value)]
+            )
+            json = _is_json(field)
+        for where, item in items:
+            if not json:
+                found += json_violations(item, f"{where}.")
+            elif _depth(item) > JSON_MAX_DEPTH:
+                found.append(
+                    FieldViolation(
+                        where, f"must nest at most {JSON_MAX_DEPTH} levels deep", TOO_DEEP
+                    )
+                )
+    return found
+
+
+def _depth(value: Any) -> int:
+    """How many objects and arrays a JSON value nests: 0 for a scalar."""
+    name = value.DESCRIPTOR.full_name
+    if name == "google.protobuf.Value":
+        kind = value.WhichOneof("kind")
+        return _depth(getattr(value, kind)) if kind in ("struct_value", "list_value") else 0
+    items = value.fields.values() if name == "google.protobuf.Struct" else value.values
+    return 1 + max((_depth(item) for item in items), default=0)
 
 
 # --- where decoding broke ------------------------------------------------------------

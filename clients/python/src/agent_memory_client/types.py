@@ -584,7 +584,8 @@ class Decision(Record[decision_pb2.Decision]):
     Must not carry a secret."""
 
     result: dict[str, Any] | None = None
-    """Optional. The run's full structured result, at most 64 KiB as JSON.
+    """Optional. The run's full structured result, at most 64 KiB as JSON,
+    nested at most 20 levels (TOO_DEEP).
     Must not carry a secret. Omitted by ListRecentDecisions unless
     include_result is set."""
 
@@ -971,7 +972,8 @@ class Grounding(Record[memory_pb2.Grounding]):
 
     metadata: dict[str, Any] | None = None
     """Optional. Free-form metadata about the grounding, at most 64 KiB as JSON
-    (no NaN, infinities or NUL characters). See MemorizeRequest.metadata for
+    (no NaN, infinities or NUL characters), nested at most 20 levels. See
+    MemorizeRequest.metadata for
     the limit of a memory's metadata as a whole."""
 
     @classmethod
