@@ -351,7 +351,7 @@ def learned_flags() -> dict[str, bool] | None:
     except ImportError:
         return None
     return {
-        text: is_credential(vector.tolist(), MODEL)
+        text: is_credential(text, vector.tolist(), MODEL)
         for text, vector in zip(texts, vectors, strict=True)
     }
 
@@ -386,7 +386,7 @@ def print_locomo() -> None:
         by_rules = sum(ours(t) > 0 for t in texts)
         vectors = corpus_vectors(texts)
         flagged = [
-            t for t, v in zip(texts, vectors, strict=True) if is_credential(v.tolist(), MODEL)
+            t for t, v in zip(texts, vectors, strict=True) if is_credential(t, v.tolist(), MODEL)
         ]
         print(
             f"| {name} | {_ratio(by_rules, len(texts))} | {_ratio(len(flagged), len(texts))} "

@@ -268,6 +268,21 @@ def test_a_manual_memory_an_orchestrator_writes_is_judged(
     assert get(client, errand.id).held_for_review
 
 
+def test_a_number_in_a_text_with_nothing_secret_in_it_is_not_held(
+    client: Client, pgvector: bool
+) -> None:
+    """A port is a number the credential screen's classifier scores like a code
+    (tests/unit/test_secret_classifier.py); nothing in its text could be a secret, so
+    an orchestrator's memory of it reaches the prompt."""
+    request = pb.UpsertMemoryRequest(owner=OWNER, key="staging-db-port", value="5433")
+    written = client.call(client.memory.UpsertMemory, request).memory
+    if not pgvector:
+        pytest.skip("no pgvector: no vector is stored, so nothing is judged")
+    embedded(client, written.id)
+    assert not get(client, written.id).held_for_review
+    assert "**staging-db-port**: 5433 [stored for" in prompt(client)
+
+
 def test_a_memory_a_person_holds_reaches_no_model(client: Client, fake: FakeAnthropic) -> None:
     kept = "Deploys go out on Tuesdays after the change freeze."
     shown = "Ana prefers tea to coffee in the afternoon."

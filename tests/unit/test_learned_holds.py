@@ -6,7 +6,6 @@ hand (not judged), nor one embedded by another model."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 
 import pytest
 
@@ -30,15 +29,18 @@ def screens(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two small classifiers over vectors of two numbers, one per screen: each flags its
     own coordinate (the real ones are measured by bench/ and the end-to-end tests)."""
 
-    def screen(weights: tuple[float, float]) -> Callable[[], Classifier]:
-        return lambda: Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5)
+    def screen(reason: HoldReason, weights: tuple[float, float]) -> indexing.Screen:
+        def classifier() -> Classifier:
+            return Classifier(model="m", weights=weights, bias=-3.0, threshold=0.5)
+
+        return indexing.Screen(reason, classifier, lambda _, v, m: classifier().reads(v, m))
 
     monkeypatch.setattr(
         indexing,
         "SCREENS",
         (
-            (HoldReason.INSTRUCTION, screen((6.0, 0.0))),
-            (HoldReason.CREDENTIAL, screen((0.0, 6.0))),
+            screen(HoldReason.INSTRUCTION, (6.0, 0.0)),
+            screen(HoldReason.CREDENTIAL, (0.0, 6.0)),
         ),
     )
 

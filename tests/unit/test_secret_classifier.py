@@ -28,8 +28,8 @@ def passages(texts: list[str]) -> list[list[float]]:
 def test_a_credential_scores_above_the_threshold(text: str) -> None:
     (vector,) = passages([text])
     assert classify(vector) >= classifier().threshold
-    assert is_credential(vector, MODEL)
-    assert not is_credential(vector, "another-model")  # another embedder's vectors: unread
+    assert is_credential(text, vector, MODEL)
+    assert not is_credential(text, vector, "another-model")  # another model's vectors: unread
 
 
 @needs_model
@@ -45,4 +45,14 @@ def test_a_credential_scores_above_the_threshold(text: str) -> None:
 def test_a_look_alike_scores_below_the_threshold(text: str) -> None:
     (vector,) = passages([text])
     assert classify(vector) < classifier().threshold
-    assert not is_credential(vector, MODEL)
+    assert not is_credential(text, vector, MODEL)
+
+
+@needs_model
+@pytest.mark.parametrize("text", ["staging-db-port: 5433", "grpc-port: 50051"])
+def test_a_flag_counts_only_where_the_text_could_hold_a_secret(text: str) -> None:
+    """The classifier scores a port's number like a code; nothing in the text could be
+    a secret, so the layer does not hold it."""
+    (vector,) = passages([text])
+    assert classify(vector) >= classifier().threshold
+    assert not is_credential(text, vector, MODEL)

@@ -4,7 +4,10 @@ every stored text), which reads a password, a PIN, an access code or a national 
 stated in a language or a phrasing the rules have no words for.
 
 It is not on the write path: the rules of :mod:`agent_memory.detectors.secrets` decide what
-a write refuses. The index worker applies the classifier to the vectors it computes
+a write refuses. Its flag counts only for a text in which the rules' gate sees something
+that could be a secret (:func:`~agent_memory.detectors.secrets.may_hold_secret`): a text
+shaped like a credential with nothing secret in it (``staging-db-port: 5433``) is not
+held. The index worker applies the classifier to the vectors it computes
 anyway, and a memory a person did not write that it flags is held for review (kept out of
 prompts until a person decides), as the instruction screen's are. Vectors of another
 embedder are not read: :func:`is_credential` is False for them.
@@ -25,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from agent_memory.detectors.learned import Classifier, load
+from agent_memory.detectors.secrets import may_hold_secret
 
 WEIGHTS = Path(__file__).with_name("secret_classifier.json")
 
@@ -48,13 +52,14 @@ def classify(vector: Sequence[float]) -> float:
     return classifier().probability(vector)
 
 
-def is_credential(vector: Sequence[float], model: str) -> bool:
-    """Whether the classifier flags the text whose "passage: " vector by ``model`` is
-    ``vector``: its probability at or above the threshold chosen on the tuning part (at
+def is_credential(text: str, vector: Sequence[float], model: str) -> bool:
+    """Whether the layer holds ``text``, whose "passage: " vector by ``model`` is
+    ``vector``: the rules' gate sees something in it that could be a secret, and the
+    classifier's probability is at or above the threshold chosen on the tuning part (at
     most 1% of the look-alikes, and of the LoCoMo texts, flagged out of fold). False
     when ``model`` is not the one the classifier reads.
 
     Raises:
         ValueError: the vector is not of the classifier's size though ``model`` is its.
     """
-    return classifier().reads(vector, model)
+    return may_hold_secret(text) and classifier().reads(vector, model)

@@ -33,6 +33,7 @@ import time
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TypeVar
 
@@ -326,17 +327,30 @@ class IndexWorker:
 T = TypeVar("T")
 
 
-# The learned screens, each with the reason of the holds it makes (each classifier is
-# read once per process).
-SCREENS: tuple[tuple[HoldReason, Callable[[], Classifier]], ...] = (
-    (HoldReason.INSTRUCTION, instruction_classifier.classifier),
-    (HoldReason.CREDENTIAL, secret_classifier.classifier),
+@dataclass(frozen=True)
+class Screen:
+    """A learned screen: the reason of the holds it makes, its classifier (read once per
+    process), and whether it flags a text, given the text, its vector and the model
+    that made the vector."""
+
+    reason: HoldReason
+    classifier: Callable[[], Classifier]
+    flags: Callable[[str, Vector, str], bool]
+
+
+SCREENS: tuple[Screen, ...] = (
+    Screen(
+        HoldReason.INSTRUCTION,
+        instruction_classifier.classifier,
+        lambda _, vector, model: instruction_classifier.is_instruction(vector, model),
+    ),
+    Screen(HoldReason.CREDENTIAL, secret_classifier.classifier, secret_classifier.is_credential),
 )
 
 
 def screens_read(model: str) -> bool:
     """Whether the learned screens read the vectors of the embedding ``model``."""
-    return any(screen().model == model for _, screen in SCREENS)
+    return any(screen.classifier().model == model for screen in SCREENS)
 
 
 def holds(
@@ -352,7 +366,8 @@ def holds(
     for memory, vector in memories:
         if not memory.judged:
             continue
-        reason = next((why for why, screen in SCREENS if screen().reads(vector, model)), None)
+        text = memory.passage
+        reason = next((s.reason for s in SCREENS if s.flags(text, vector, model)), None)
         if reason is not None:
             held[memory.memory_id] = reason
     for reason, count in Counter(held.values()).items():
