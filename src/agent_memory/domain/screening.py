@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import lru_cache
 
 from agent_memory.detectors.instructions import INSTRUCTION_NOT_FACT, instruction_reason
 from agent_memory.detectors.secrets import OFF_LOOP_CHARS, find_secrets
@@ -77,4 +78,48 @@ def refuse_instructions(field: str, text: str) -> None:
         ],
         reason=INSTRUCTION_NOT_FACT,
         metadata={"field": field, "kind": reason},
+    )
+
+
+# A block is judged a line at a time, and a short line judged before is remembered: a
+# rewrite of a block judges the lines it changes.
+_LINE_REMEMBERED_CHARS = 512
+_line_reason = lru_cache(maxsize=4096)(instruction_reason)
+
+
+def _reason_of_line(line: str) -> str | None:
+    return _line_reason(line) if len(line) <= _LINE_REMEMBERED_CHARS else instruction_reason(line)
+
+
+async def refuse_instruction_lines(field: str, text: str) -> None:
+    """:func:`refuse_instructions` for each line of ``text`` (a block's content: each
+    line a fact or a rule, judged alone), naming the first line that reads as an
+    instruction to the assistant; off the event loop when the text is long.
+
+    Raises:
+        InvalidArgument: a line reads as an instruction (``INSTRUCTION_NOT_FACT``).
+    """
+
+    def first() -> tuple[int, str] | None:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip() and (reason := _reason_of_line(line.strip())) is not None:
+                return number, reason
+        return None
+
+    found = first() if len(text) <= OFF_LOOP_CHARS else await asyncio.to_thread(first)
+    if found is None:
+        return
+    number, reason = found
+    raise InvalidArgument(
+        [
+            FieldViolation(
+                field,
+                f"line {number} reads as an instruction to the assistant ({reason}), not a "
+                "fact or a rule the agent learned; store what is true of the world or of "
+                "the user",
+                INSTRUCTION_NOT_FACT,
+            )
+        ],
+        reason=INSTRUCTION_NOT_FACT,
+        metadata={"field": field, "kind": reason, "line": str(number)},
     )

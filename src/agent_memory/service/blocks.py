@@ -23,6 +23,7 @@ from agent_memory.domain.blocks import (
 from agent_memory.domain.errors import Conflict, NotFound, check
 from agent_memory.domain.identity import Principal, Role, require_role
 from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
+from agent_memory.domain.screening import refuse_instruction_lines
 from agent_memory.domain.text_rules import name_violations
 from agent_memory.service.keys import IDENTITY_MAX_CHARS
 from agent_memory.service.page_tokens import page_tokens
@@ -115,12 +116,17 @@ class Blocks:
 
         Raises:
             InvalidArgument: content over the label's limits or with NUL characters
-                (reasons ``TOO_LONG``, ``TOO_MANY_ENTRIES``). A secret in the content
+                (reasons ``TOO_LONG``, ``TOO_MANY_ENTRIES``), or, written by a key
+                that is not a person's, a line that reads as an instruction to the
+                assistant (``INSTRUCTION_NOT_FACT``). A secret in the content
                 is refused before this runs, with every string of the request
                 (:mod:`agent_memory.api.stored_text`).
             Conflict: the precondition does not hold (reason ``BLOCK_CONFLICT``).
         """
         check(content_violations(key.label, content, self._limits))
+        if not principal.person:
+            # No learned screen reads a block's lines: a model's words are judged here.
+            await refuse_instruction_lines("content", content)
         async with self._store.connection(principal) as tx:
             if expected == ANY_ETAG:
                 current = await tx.blocks.get(key)
