@@ -1018,3 +1018,21 @@ def test_a_decisions_result_nested_too_deeply_is_refused(client: Client) -> None
     request = decision_pb.RecordDecisionRequest(decision=decision)
     details = invalid(lambda: client.call(stub.RecordDecision, request))
     assert (details.reason, list(details.violations)) == ("TOO_DEEP", ["decision.result"])
+
+
+@pytest.mark.parametrize(
+    "key", ["time\u200bzone", "\u202etimezone", "time\u00adzone", "timezone\ufe0f"]
+)
+def test_a_key_that_would_look_like_another_is_refused(client: Client, key: str) -> None:
+    request = memory_pb.UpsertMemoryRequest(owner=AGENT, key=key, value="America/New_York")
+    details = invalid(lambda: client.call(client.memory.UpsertMemory, request))
+    assert details.violations["key"].startswith("must not contain characters that show nothing")
+    listed = client.call(client.memory.ListMemories, memory_pb.ListMemoriesRequest(owner=AGENT))
+    assert key not in [m.key for m in listed.memories]
+
+
+def test_a_key_in_a_script_that_joins_its_letters_is_kept(client: Client) -> None:
+    # Persian writes a zero-width non-joiner inside words.
+    key = "رمز\u200cعبور-وای\u200cفای"  # noqa: RUF001
+    request = memory_pb.UpsertMemoryRequest(owner=AGENT, key=key, value="on the fridge")
+    assert client.call(client.memory.UpsertMemory, request).memory.key == key

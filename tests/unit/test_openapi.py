@@ -16,7 +16,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS
 from agent_memory.domain.memorize import MAX_TAGS, TAG_INPUT_MAX_CHARS
 from agent_memory.domain.memory import OWNER_ID_MAX_CHARS
-from agent_memory.domain.text_rules import CONTROL_CHARACTERS
+from agent_memory.domain.text_rules import CONTROL_CHARACTERS, INVISIBLE_CHARACTERS
 from agent_memory.http import openapi
 from agent_memory.http.openapi import PathNameError, openapi_document
 from agent_memory.http.routes import Route, routes
@@ -213,7 +213,7 @@ def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
         "type": "string",
         "minLength": 1,
         "maxLength": OWNER_ID_MAX_CHARS,
-        "pattern": f"^[^/{CONTROL_CHARACTERS}]*$",
+        "pattern": f"^[^/{CONTROL_CHARACTERS}{INVISIBLE_CHARACTERS}]*$",
         "not": {"enum": [".", ".."]},
     }
     assert owner["description"].startswith("Sets `owner.agent_id`.")

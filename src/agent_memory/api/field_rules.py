@@ -32,7 +32,7 @@ from agent_memory.domain import (
     paging,
     recall,
 )
-from agent_memory.domain.text_rules import CONTROL_CHARACTERS
+from agent_memory.domain.text_rules import CONTROL_CHARACTERS, INVISIBLE_CHARACTERS
 from agent_memory.service.keys import IDENTITY_MAX_CHARS
 from agent_memory.service.memories import MAX_CHAIN, UPSERT_SOURCES
 
@@ -45,10 +45,10 @@ FORBIDDEN: Mapping[str, str] = {
     "any": _NO_NUL,
     # ... and on one line (the domain's one-line texts: a summary, a note).
     "one": _NO_NUL + r"\r\n\u2028\u2029\x85",
-    # identifier_violations: no control characters.
-    "identifier": CONTROL_CHARACTERS,
+    # identifier_violations: no control characters, nothing that shows nothing.
+    "identifier": CONTROL_CHARACTERS + INVISIBLE_CHARACTERS,
     # name_violations: an identifier that is one segment of a path.
-    "name": "/" + CONTROL_CHARACTERS,
+    "name": "/" + CONTROL_CHARACTERS + INVISIBLE_CHARACTERS,
     # A session id as the model reported it: no whitespace or control characters.
     "token": active_sessions.SESSION_ID_FORBIDDEN,
 }

@@ -629,9 +629,13 @@ def may_hold_secret(text: str, lower: str | None = None) -> bool:
     cased, folded_triggers = triggers
     if cased.found_in(text):
         return True
-    folded = (text.lower() if lower is None else lower) if text.isascii() else fold(text)
-    if folded_triggers.found_in(folded) or credentials.may_hold_words(folded):
-        return True
+    lower = text.lower() if lower is None else lower
+    # The finders read the text lowercased, the class finders folded: apart from ASCII
+    # the two may differ (``İ`` lowercases to an ``i`` and a combining dot, which splits
+    # a word in two), and the gate looks at both.
+    for folded in (lower,) if text.isascii() else (fold(text), lower):
+        if folded_triggers.found_in(folded) or credentials.may_hold_words(folded):
+            return True
     if any(trigger(text) for trigger in _SHAPE_TRIGGERS):
         return True
     # A run of token characters holds no whitespace.

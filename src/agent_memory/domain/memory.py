@@ -14,6 +14,7 @@ from typing import Any
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.text_rules import (
     identifier_violations,
+    invisible,
     name_violations,
     text_violations,
 )
@@ -448,34 +449,12 @@ def reserved_key_violations(path: str, key: str, source: MemorySource) -> list[F
     return []
 
 
-# Characters that show nothing, beyond the format characters (Unicode category Cf):
-# the default-ignorable code points that are letters or marks (fillers, the combining
-# grapheme joiner, variation selectors, Mongolian free variation selectors).
-_INVISIBLE_RANGES = (
-    (0x034F, 0x034F),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFFA0, 0xFFA0),
-    (0xE0100, 0xE01EF),
-)
-
-
-def _invisible(char: str) -> bool:
-    if unicodedata.category(char) == "Cf":
-        return True
-    point = ord(char)
-    return any(low <= point <= high for low, high in _INVISIBLE_RANGES)
-
-
 def key_as_seen(key: str) -> str:
     """A key as a reader tells it apart: compatibility forms folded (NFKC: widths,
     ligatures, compatibility colons), case folded, characters that show nothing
     dropped, leading spaces stripped."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
-    return "".join(c for c in folded if not _invisible(c)).lstrip()
+    return "".join(c for c in folded if not invisible(c)).lstrip()
 
 
 def validate_new_memory(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,58 @@ from agent_memory.domain.errors import FieldViolation
 # prompts, where a line break in a key would open a heading of its own.
 CONTROL_CHARACTERS = r"\x00-\x1f\x7f-\x9f\u2028\u2029"
 _CONTROL_CHARACTERS = re.compile(f"[{CONTROL_CHARACTERS}]")
+
+# Characters that show nothing, beyond the format characters (Unicode category Cf):
+# the default-ignorable code points that are letters or marks (fillers, the combining
+# grapheme joiner, variation selectors, Mongolian free variation selectors).
+_INVISIBLE_RANGES = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
+# The joiners scripts and emoji sequences need inside a word (Persian, the Indic
+# scripts, a family emoji): an identifier may hold them.
+_JOINERS = (0x200C, 0x200D)
+
+
+def invisible(char: str) -> bool:
+    """Whether ``char`` shows nothing: a format character (zero-width spaces and joiners,
+    bidi controls, tag characters ...) or a default-ignorable letter or mark."""
+    if unicodedata.category(char) == "Cf":
+        return True
+    point = ord(char)
+    return any(low <= point <= high for low, high in _INVISIBLE_RANGES)
+
+
+def _escape(point: int) -> str:
+    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
+
+
+def _ranges(points: list[int]) -> str:
+    """A regular expression character class's body for ``points`` (ascending)."""
+    parts: list[str] = []
+    start = previous = points[0]
+    for point in [*points[1:], -1]:
+        if point == previous + 1:
+            previous = point
+            continue
+        parts.append(_escape(start) + (f"-{_escape(previous)}" if previous != start else ""))
+        start = previous = point
+    return "".join(parts)
+
+
+# What an identifier must not hold besides (a regular expression class's body): every
+# character that shows nothing but the joiners, so that no two identifiers that look
+# the same are two (``time\u200bzone`` beside ``timezone`` in a prompt).
+INVISIBLE_CHARACTERS = _ranges(
+    [c for c in range(0x110000) if c not in _JOINERS and invisible(chr(c))]
+)
+_INVISIBLE_CHARACTERS = re.compile(f"[{INVISIBLE_CHARACTERS}]")
 
 
 def text_violations(
@@ -44,13 +97,25 @@ def text_violations(
 def identifier_violations(
     path: str, text: str, *, max_chars: int, min_chars: int = 1
 ) -> list[FieldViolation]:
-    """:func:`text_violations`, and on one line without control characters."""
+    """:func:`text_violations`, and on one line without control characters, nor any
+    character that shows nothing: two identifiers that look the same are one to a
+    reader (``time\u200bzone`` would stand beside ``timezone`` in a prompt)."""
     found = text_violations(path, text, max_chars=max_chars, min_chars=min_chars)
     if not found and _CONTROL_CHARACTERS.search(text):
         found.append(
             FieldViolation(
                 path,
                 "must not contain control characters (tab, line breaks, U+2028, U+2029 ...)",
+                "INVALID_CHARACTER",
+            )
+        )
+    if not found and _INVISIBLE_CHARACTERS.search(text):
+        found.append(
+            FieldViolation(
+                path,
+                "must not contain characters that show nothing (zero-width spaces, bidi "
+                "controls, soft hyphens, variation selectors ...): it would look like "
+                "another",
                 "INVALID_CHARACTER",
             )
         )
