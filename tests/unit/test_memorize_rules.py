@@ -60,6 +60,12 @@ def item(**kw: object) -> MemorizeInput:
         ("!!!", ""),
         ("", ""),
         (EMOJI, ""),
+        # Letters of every script are letters.
+        ("Ünïcödé Tag", "ünïcödé-tag"),
+        ("Развёртывание", "развёртывание"),
+        ("デプロイ", "デプロイ"),
+        ("हिन्दी टैग", "हिन्दी-टैग"),
+        ("\uff26\uff35\uff2c\uff2c", "full"),
     ],
 )
 def test_tags_become_lowercase_slugs(raw: str, slug: str) -> None:

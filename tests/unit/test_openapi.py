@@ -377,7 +377,9 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
         },
         "maxItems": MAX_TAGS,
         "description": (
-            "Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they\nare given)."
+            "Optional. Tags, lowercase slugs of letters and digits in any script\n"
+            "joined by dashes (Memorize and UpdateMemory slug what they are given; a tag\n"
+            "of punctuation or symbols alone slugs to nothing and is dropped)."
         ),
     }
     # A fact may be a paragraph: no line rule.

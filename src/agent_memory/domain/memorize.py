@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -51,8 +52,6 @@ METADATA_MAX_BYTES = 64 * 1024
 # (and an audit event, which holds it twice, in one too).
 MEMORY_METADATA_MAX_BYTES = 256 * 1024
 DEFAULT_PROVIDER = "unknown"
-
-_NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -107,8 +106,14 @@ class MemorizeInput:
 
 
 def slug_tag(tag: str) -> str:
-    """Lowercase, runs of anything but letters and digits to one dash, trimmed."""
-    return _NON_SLUG.sub("-", tag.lower()).strip("-")[:TAG_MAX_CHARS].strip("-")
+    """Lowercase (compatibility forms folded: fullwidth letters are the plain ones), runs
+    of anything but letters, digits and their marks, in any script, to one dash,
+    trimmed: a Cyrillic or a Japanese tag stays itself, ``Ünïcödé Tag`` is
+    ``ünïcödé-tag``."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", tag).casefold())
+    kept = "".join(c if unicodedata.category(c)[0] in "LNM" else " " for c in folded)
+    slug = "-".join(kept.split())
+    return slug.lstrip("-")[:TAG_MAX_CHARS].strip("-")
 
 
 def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:

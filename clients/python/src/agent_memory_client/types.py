@@ -1147,8 +1147,9 @@ class Memory(Record[memory_pb2.Memory]):
     """Output only. True unless the source is MEMORY_SOURCE_MANUAL."""
 
     tags: tuple[str, ...] = ()
-    """Optional. Tags, lowercase slugs (Memorize and UpdateMemory slug what they
-    are given)."""
+    """Optional. Tags, lowercase slugs of letters and digits in any script
+    joined by dashes (Memorize and UpdateMemory slug what they are given; a tag
+    of punctuation or symbols alone slugs to nothing and is dropped)."""
 
     confidence: float | None = None
     """Optional. Confidence in [0, 1] that the memory is true."""
