@@ -251,9 +251,7 @@ def conversation_violations(c: Conversation, at: str = "conversation") -> list[F
         )
     for i, m in enumerate(c.messages):
         path = f"{at}.messages[{i}]"
-        found += identifier_violations(
-            f"{path}.role", m.role, max_chars=ROLE_MAX_CHARS, min_chars=0
-        )
+        found += identifier_violations(f"{path}.role", m.role, max_chars=ROLE_MAX_CHARS)
         found += identifier_violations(
             f"{path}.provider_message_id",
             m.provider_message_id,
