@@ -240,6 +240,20 @@ def test_an_instant_in_the_future_or_before_the_history_kept_is_refused(
             assert "oldest_kept" in details.metadata
 
 
+def test_an_instant_just_ahead_is_read_once_it_has_passed_and_answers_the_same_later(
+    ana: Client,
+) -> None:
+    """A replica's clock may run a little ahead: its instant is taken, and read once it
+    has passed here, so a write that lands after the answer is not in it later either."""
+    upsert(ana, "editor", "vim")
+    at = stamp(database_now(ana) + timedelta(seconds=1))
+    request = memory_pb.ListMemoriesRequest(owner=owner(), as_of_time=at)
+    first = [m.value for m in ana.call(ana.memory.ListMemories, request).memories]
+    upsert(ana, "editor", "emacs")
+    again = [m.value for m in ana.call(ana.memory.ListMemories, request).memories]
+    assert first == again == ["vim"]
+
+
 def test_a_memory_its_uses_kept_alive_is_shown_as_of_then(ana: Client) -> None:
     """A use that slides an expiry writes no event; a replay still shows the memory
     that uses kept past the expiry its last event holds."""

@@ -243,6 +243,12 @@ class Database(Store):
     ) -> AsyncIterator[Tx]:
         if as_of is not None:
             check_as_of(as_of, now=datetime.now(UTC), kept=self._history)
+            # An instant a little ahead of this clock (another replica's, within the
+            # skew allowed) is read once it has passed, so that reading it again later
+            # answers the same.
+            ahead = (as_of - datetime.now(UTC)).total_seconds()
+            if ahead > 0:
+                await asyncio.sleep(ahead)
             # The past is read where its history is whole: on the primary.
             async with self._connection() as primary:
                 yield _tx(
