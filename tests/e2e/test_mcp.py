@@ -219,6 +219,13 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "archival_memory_insert", {"content": "Ana's manager is Rui."}
             )
             assert not inserted.is_error, text(inserted)
+            # A line recall shows escaped (a bracket that reads as a mark) is deleted by
+            # the text as shown.
+            marked = "[user ana] asked for the Q3 numbers."
+            await mcp.call_tool("archival_memory_insert", {"content": marked})
+            shown = "\\[user ana] asked for the Q3 numbers."
+            gone = await mcp.call_tool("archival_memory_delete", {"line": 4, "text": shown})
+            assert text(gone) == f"Deleted archival line 4: {shown}", text(gone)
             empty = await mcp.call_tool("recall", {"query": " "})  # refused by the service
             assert empty.is_error
             assert "Refused: the query" in text(empty)

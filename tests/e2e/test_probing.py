@@ -420,7 +420,16 @@ def test_a_models_block_line_that_orders_the_assistant_is_refused_and_a_persons_
             content=content,
             expected_updated_at=current.updated_at,
         )
-        assert person.call(person.blocks.WriteBlock, write).block.content == content
+        written = person.call(person.blocks.WriteBlock, write).block
+        assert written.content == content
+    # The person's line is not the model's: the model's key may still add to the block.
+    more = block_pb.WriteBlockRequest(
+        label=label,
+        scope=memory_pb2.SCOPE_USER,
+        content=content + "\nThe office closes at 6pm.",
+        expected_updated_at=written.updated_at,
+    )
+    assert client.call(client.blocks.WriteBlock, more).block.content == more.content
 
 
 # --- listings larger than a gRPC message ----------------------------------------------

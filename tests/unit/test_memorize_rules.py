@@ -360,11 +360,3 @@ def test_a_conversation_needs_an_id() -> None:
     with pytest.raises(InvalidArgument) as error:
         prepare(item(conversation=Conversation(provider="anthropic", conversation_id="")))
     assert violations_of(error) == {"conversation.conversation_id": "REQUIRED"}
-
-
-def test_a_conversation_message_without_a_role_is_refused() -> None:
-    messages = (ConversationMessage(role="user", content="hi"), ConversationMessage("", "hello"))
-    conversation = Conversation("anthropic", "conv-1", messages=messages)
-    with pytest.raises(InvalidArgument) as error:
-        prepare(item(conversation=conversation, groundings=()))
-    assert [v.field for v in error.value.violations] == ["conversation.messages[1].role"]

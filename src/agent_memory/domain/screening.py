@@ -6,7 +6,7 @@ them; here a finding becomes a refusal naming the field and the kind, never the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 from agent_memory.detectors.instructions import INSTRUCTION_NOT_FACT, instruction_reason
@@ -91,10 +91,13 @@ def _reason_of_line(line: str) -> str | None:
     return _line_reason(line) if len(line) <= _LINE_REMEMBERED_CHARS else instruction_reason(line)
 
 
-async def refuse_instruction_lines(field: str, text: str) -> None:
+async def refuse_instruction_lines(
+    field: str, text: str, *, known: Collection[str] = frozenset()
+) -> None:
     """:func:`refuse_instructions` for each line of ``text`` (a block's content: each
-    line a fact or a rule, judged alone), naming the first line that reads as an
-    instruction to the assistant; off the event loop when the text is long.
+    line a fact or a rule, judged alone) but the ``known`` ones, naming the first line
+    that reads as an instruction to the assistant; off the event loop when the text is
+    long.
 
     Raises:
         InvalidArgument: a line reads as an instruction (``INSTRUCTION_NOT_FACT``).
@@ -102,7 +105,9 @@ async def refuse_instruction_lines(field: str, text: str) -> None:
 
     def first() -> tuple[int, str] | None:
         for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip() and (reason := _reason_of_line(line.strip())) is not None:
+            if not line.strip() or line in known:
+                continue
+            if (reason := _reason_of_line(line.strip())) is not None:
                 return number, reason
         return None
 

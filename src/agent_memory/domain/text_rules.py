@@ -33,9 +33,13 @@ _INVISIBLE_RANGES = (
     (0xFFA0, 0xFFA0),
     (0xE0100, 0xE01EF),
 )
-# The joiners scripts and emoji sequences need inside a word (Persian, the Indic
-# scripts, a family emoji): an identifier may hold them.
-_JOINERS = (0x200C, 0x200D)
+# What a script or an emoji needs between two of its characters (the joiners: Persian,
+# the Indic scripts, a family emoji) and after one (the selectors of text or emoji
+# presentation: a red heart): an identifier holds them there, and nowhere else.
+_JOINERS = "\u200c\u200d"
+_SELECTORS = "\ufe0e\ufe0f"
+# Where a character that shows nothing may stand: the planes that hold any.
+_PLANES_WITH_INVISIBLES = (range(0x20000), range(0xE0000, 0xE1000))
 
 
 def invisible(char: str) -> bool:
@@ -48,7 +52,9 @@ def invisible(char: str) -> bool:
 
 
 def _escape(point: int) -> str:
-    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
+    # ``\uXXXX`` reads the same in Python and in ECMAScript (OpenAPI's patterns); a
+    # character beyond it stands as itself, which both read.
+    return f"\\u{point:04x}" if point <= 0xFFFF else chr(point)
 
 
 def _ranges(points: list[int]) -> str:
@@ -64,13 +70,20 @@ def _ranges(points: list[int]) -> str:
     return "".join(parts)
 
 
-# What an identifier must not hold besides (a regular expression class's body): every
-# character that shows nothing but the joiners, so that no two identifiers that look
-# the same are two (``time\u200bzone`` beside ``timezone`` in a prompt).
+# Every character that shows nothing, as a regular expression class's body: what an
+# identifier must not hold (but the joiners and selectors where a script or an emoji
+# needs them), so that no two identifiers that look the same are two (``time\u200bzone``
+# beside ``timezone`` in a prompt). An OpenAPI pattern, which cannot say where, refuses
+# them everywhere.
 INVISIBLE_CHARACTERS = _ranges(
-    [c for c in range(0x110000) if c not in _JOINERS and invisible(chr(c))]
+    [c for plane in _PLANES_WITH_INVISIBLES for c in plane if invisible(chr(c))]
 )
-_INVISIBLE_CHARACTERS = re.compile(f"[{INVISIBLE_CHARACTERS}]")
+# One that shows nothing where no script or emoji needs it.
+_HIDDEN = re.compile(
+    f"(?![{_JOINERS}{_SELECTORS}])[{INVISIBLE_CHARACTERS}]"
+    f"|(?<![^\\x00-\\x7f])[{_JOINERS}{_SELECTORS}]"
+    f"|[{_JOINERS}](?![^\\x00-\\x7f])"
+)
 
 
 def text_violations(
@@ -109,7 +122,7 @@ def identifier_violations(
                 "INVALID_CHARACTER",
             )
         )
-    if not found and _INVISIBLE_CHARACTERS.search(text):
+    if not found and _HIDDEN.search(text):
         found.append(
             FieldViolation(
                 path,

@@ -673,6 +673,7 @@ class MemoryTools:
         """Delete one line of your archival memory, when it is wrong or no longer
         wanted. Later lines move up by one: recall again before deleting another."""
         wanted = " ".join(_as_stored(text).split())
+        shown = " ".join(text.split())
         found: list[str] = []
 
         def without(content: str) -> str:
@@ -684,7 +685,8 @@ class MemoryTools:
                     f"{line}. Recall again and use the line it shows."
                 )
                 raise ToolError(msg)
-            if " ".join(lines[at].split()) != wanted:
+            # The line as stored, or as recall showed it (escaped by the renderer).
+            if " ".join(lines[at].split()) != wanted and inline(lines[at]) != shown:
                 msg = (
                     f"Nothing was deleted: line {line} of archival memory reads "
                     f"{inline(lines[at])}, not the text given. Recall again and use the line "

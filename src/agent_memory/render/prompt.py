@@ -114,14 +114,15 @@ def _period(m: MemoryLine) -> str:
     return inline(" ".join(bounds))
 
 
-# An asterisk of a key would end its bold early and pass the rest of it for the value.
-_IN_BOLD = str.maketrans({"*": "\\*"})
+# An asterisk of a key would end its bold early and pass the rest of it for the value;
+# a backslash at its end would escape the bold's own.
+_IN_BOLD = str.maketrans({"*": "\\*", "\\": "\\\\"})
 
 
 def _fact(m: MemoryLine) -> str:
     """What a row says: its value, after its key where its writer chose the key."""
     if shows_key(m.key, m.source):
-        return f"**{inline(m.key).translate(_IN_BOLD)}**: {inline(m.value)}"
+        return f"**{inline(m.key.translate(_IN_BOLD))}**: {inline(m.value)}"
     return inline(m.value)
 
 

@@ -20,7 +20,7 @@ from agent_memory.domain.blocks import (
     content_violations,
     rfc3339,
 )
-from agent_memory.domain.errors import Conflict, NotFound, check
+from agent_memory.domain.errors import Conflict, InvalidArgument, NotFound, check
 from agent_memory.domain.identity import Principal, Role, require_role
 from agent_memory.domain.paging import Page, page_size, paged, refuse_page_token
 from agent_memory.domain.screening import refuse_instruction_lines
@@ -125,8 +125,7 @@ class Blocks:
         """
         check(content_violations(key.label, content, self._limits))
         if not principal.person:
-            # No learned screen reads a block's lines: a model's words are judged here.
-            await refuse_instruction_lines("content", content)
+            await self._refuse_orders(principal, key, content)
         async with self._store.connection(principal) as tx:
             if expected == ANY_ETAG:
                 current = await tx.blocks.get(key)
@@ -148,6 +147,23 @@ class Blocks:
         if key.label is BlockLabel.ARCHIVAL and self._on_written is not None:
             self._on_written()
         return found.written
+
+    async def _refuse_orders(self, principal: Principal, key: BlockKey, content: str) -> None:
+        """No learned screen reads a block's lines: the lines a write by a key that is
+        not a person's adds are judged here. A line the block holds already is not the
+        writer's (a person may have written it), and is read only when a line fails.
+
+        Raises:
+            InvalidArgument: a line the write adds reads as an instruction to the
+                assistant (``INSTRUCTION_NOT_FACT``).
+        """
+        try:
+            await refuse_instruction_lines("content", content)
+        except InvalidArgument:
+            async with self._store.connection(principal) as tx:
+                current = await tx.blocks.get(key)
+            known = frozenset(current.content.splitlines()) if current else frozenset()
+            await refuse_instruction_lines("content", content, known=known)
 
     async def delete(
         self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | str | None
