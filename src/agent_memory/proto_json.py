@@ -33,6 +33,10 @@ __all__ = [
 # "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
 _AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
 _FAILED_FIELD = re.compile(r"Failed to parse (\w+) field")
+# 'Message type "agentmemory.v1.MemoryOwner" ', before what the parser says of it.
+_MESSAGE_TYPE = re.compile(r'^Message type "[\w.]+" ')
+# '... at "UpsertMemoryRequest.owner".': where in the document (the message type first).
+_AT_QUOTED = re.compile(r' at "\w+((?:\.\w+)*)"')
 
 _INTEGERS = {
     FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
@@ -114,10 +118,14 @@ def parse_problem(error: Exception, message: Message) -> str:
     descriptor = cast(Descriptor, message.DESCRIPTOR)
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     if "has no field named" in text or "oneof" in text:
-        # Already in the contract's words: a name no field has, two of a oneof.
+        # Already in the contract's words (a name no field has, two of a oneof), but
+        # for the message type it names: said of the field it is in, if nested.
         said = _FAILED_FIELD.split(text)[-1].lstrip(": ")
         cut = said.rfind(" at ")
-        return (said[:cut] if cut > 0 else said).rstrip(".")
+        said = _MESSAGE_TYPE.sub("", (said[:cut] if cut > 0 else said).rstrip("."))
+        at = _AT_QUOTED.search(text)
+        inside = at.group(1).lstrip(".") if at is not None else ""
+        return f"{inside}: {said}" if inside else said
     field: FieldDescriptor | None = None
     path_name = ""
     at = _AT_PATH.search(text)

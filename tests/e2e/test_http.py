@@ -1021,7 +1021,8 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON: nested too deeply"),
+        (b'{"key": "k\xff"}', "not JSON: not UTF-8"),
         (b'{"key": "k", "value": "v", "importance": 1' + b"1" * 5000 + b"}", "not JSON"),
         (b'"just a string"', "must be a JSON object"),
         (b"[1, 2]", "must be a JSON object"),

@@ -11,7 +11,17 @@ from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.proto_json import as_proto_json, parse_problem
 from agentmemory.v1 import memory_service_pb2 as pb
 
-PYTHON_WORDS = ("int()", "time data", "iterable", "literal", "float", "NoneType", "bytes-like")
+PYTHON_WORDS = (
+    "int()",
+    "time data",
+    "iterable",
+    "literal",
+    "float",
+    "NoneType",
+    "bytes-like",
+    "Message type",  # the parser's name of a message, not the document's
+    "agentmemory.v1",
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +38,7 @@ PYTHON_WORDS = ("int()", "time data", "iterable", "literal", "float", "NoneType"
         ({"owner": {"agentId": 5}}, "owner.agentId: must be a string"),
         ({"source": "X"}, "source: must be one of MEMORY_SOURCE_UNSPECIFIED, MEMORY_SOURCE_MANUAL"),
         ({"nope": 1}, 'has no field named "nope"'),
+        ({"owner": {"nope": 1}}, 'owner: has no field named "nope"'),
         (
             {"owner": {"agentId": "a", "workspaceId": "b"}},
             'should not have multiple "kind" oneof fields',

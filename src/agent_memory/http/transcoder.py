@@ -474,7 +474,11 @@ class Transcoder:
             document = parse_json(body) if body.strip() else {}
         except DuplicateKey as exc:
             raise InvalidArgument([FieldViolation("body", str(exc), "DUPLICATE_KEY")]) from exc
-        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        except UnicodeDecodeError as exc:
+            raise InvalidArgument([FieldViolation("body", "not JSON: not UTF-8")]) from exc
+        except RecursionError as exc:
+            raise InvalidArgument([FieldViolation("body", "not JSON: nested too deeply")]) from exc
+        except ValueError as exc:  # JSONDecodeError: where and what
             raise InvalidArgument([FieldViolation("body", f"not JSON: {exc}")]) from exc
         field = message.DESCRIPTOR.fields_by_name.get(route.body)
         if (route.body == "*" or field.message_type is not None) and not isinstance(document, dict):
