@@ -36,7 +36,7 @@ _FAILED_FIELD = re.compile(r"Failed to parse (\w+) field")
 # 'Message type "agentmemory.v1.MemoryOwner" ', before what the parser says of it.
 _MESSAGE_TYPE = re.compile(r'^Message type "[\w.]+" ')
 # '... at "UpsertMemoryRequest.owner".': where in the document (the message type first).
-_AT_QUOTED = re.compile(r' at "\w+((?:\.\w+)*)"')
+_AT_QUOTED = re.compile(r' at "\w+((?:\.\w+|\[\d+\])*)"')
 
 _INTEGERS = {
     FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),

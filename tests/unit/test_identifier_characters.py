@@ -24,6 +24,10 @@ def refused(text: str) -> bool:
         "time\u00adzone",  # soft hyphen
         "timezone\ufe0f",  # a selector after an ASCII letter selects nothing
         "timezone\U000e0041",  # a tag character
+        # Stacked, each would stand beside the one before: any number of look-alikes.
+        "\u0444\u200c\u200c\u0444",
+        "\u2764\ufe0f\ufe0f",
+        "\u0444\u200d\ufe0f\u200d\u0444",
     ],
 )
 def test_a_character_that_shows_nothing_is_refused(text: str) -> None:
@@ -37,6 +41,7 @@ def test_a_character_that_shows_nothing_is_refused(text: str) -> None:
         "\u0631\u0645\u0632\u200c\u0639\u0628\u0648\u0631",  # Persian, with its non-joiner
         "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # a family emoji
         "\u2764\ufe0f",  # a red heart
+        "\U0001f3f3\ufe0f\u200d\U0001f308",  # a rainbow flag: a selector, then a joiner
         "\u0915\u094d\u200d\u0937",  # Devanagari with a joiner
     ],
 )

@@ -56,6 +56,14 @@ def test_a_refused_value_names_its_field_and_what_it_takes(
         assert word not in problem
 
 
+def test_a_field_no_message_has_is_named_with_the_item_it_is_in() -> None:
+    document = {"memory": {"groundings": [{}, {"bogus": 1}]}}
+    with pytest.raises(json_format.ParseError) as refused:
+        json_format.ParseDict(document, pb.UpdateMemoryRequest())
+    problem = parse_problem(refused.value, pb.UpdateMemoryRequest())
+    assert problem == 'memory.groundings[1]: has no field named "bogus"'
+
+
 def test_an_object_that_names_a_key_twice_is_refused_at_any_depth() -> None:
     assert parse_json('{"a": {"b": 1, "c": 2}}') == {"a": {"b": 1, "c": 2}}
     with pytest.raises(DuplicateKey, match="'b' is given twice"):

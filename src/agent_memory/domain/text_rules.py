@@ -79,10 +79,15 @@ INVISIBLE_CHARACTERS = _ranges(
     [c for plane in _PLANES_WITH_INVISIBLES for c in plane if invisible(chr(c))]
 )
 # One that shows nothing where no script or emoji needs it.
+# A character a joiner or a selector may stand beside: one that shows, of a script.
+_SHOWN_NON_ASCII = f"[^\\x00-\\x7f{INVISIBLE_CHARACTERS}]"
+# (A joiner may follow an emoji's selector: a rainbow flag is a flag, its selector, a
+# joiner and a rainbow.)
 _HIDDEN = re.compile(
     f"(?![{_JOINERS}{_SELECTORS}])[{INVISIBLE_CHARACTERS}]"
-    f"|(?<![^\\x00-\\x7f])[{_JOINERS}{_SELECTORS}]"
-    f"|[{_JOINERS}](?![^\\x00-\\x7f])"
+    f"|(?<!{_SHOWN_NON_ASCII})[{_SELECTORS}]"
+    f"|(?<!{_SHOWN_NON_ASCII})(?<!{_SHOWN_NON_ASCII}[{_SELECTORS}])[{_JOINERS}]"
+    f"|[{_JOINERS}](?!{_SHOWN_NON_ASCII})"
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -54,6 +55,15 @@ def reading_for(principal: Principal, user_id: str) -> Principal:
     check(name_violations("user_id", user_id, max_chars=IDENTITY_MAX_CHARS))
     require_role(principal, Role.ORCHESTRATOR, "reading another user's blocks")
     return replace(principal, user_id=user_id)
+
+
+class _Unread(enum.Enum):
+    """That a write's screen read no block."""
+
+    UNREAD = enum.auto()
+
+
+_UNREAD = _Unread.UNREAD
 
 
 class Blocks:
@@ -124,11 +134,14 @@ class Blocks:
             Conflict: the precondition does not hold (reason ``BLOCK_CONFLICT``).
         """
         check(content_violations(key.label, content, self._limits))
+        screened: Block | _Unread | None = _UNREAD
         if not principal.person:
-            await self._refuse_orders(principal, key, content)
+            screened = await self._refuse_orders(principal, key, content)
         async with self._store.connection(principal) as tx:
             if expected == ANY_ETAG:
-                current = await tx.blocks.get(key)
+                # The version whose lines the screen took as already there, if it read
+                # one: a later version may have lost them.
+                current = await tx.blocks.get(key) if screened is _UNREAD else screened
                 if current is None:
                     raise _conflict(key, None, expected)
                 expected = ExpectedUpdatedAt(current.updated_at)
@@ -148,10 +161,13 @@ class Blocks:
             self._on_written()
         return found.written
 
-    async def _refuse_orders(self, principal: Principal, key: BlockKey, content: str) -> None:
+    async def _refuse_orders(
+        self, principal: Principal, key: BlockKey, content: str
+    ) -> Block | _Unread | None:
         """No learned screen reads a block's lines: the lines a write by a key that is
         not a person's adds are judged here. A line the block holds already is not the
-        writer's (a person may have written it), and is read only when a line fails.
+        writer's (a person may have written it); the block is read only when a line
+        fails, and is returned then (None: there is none), else :data:`_UNREAD`.
 
         Raises:
             InvalidArgument: a line the write adds reads as an instruction to the
@@ -164,6 +180,8 @@ class Blocks:
                 current = await tx.blocks.get(key)
             known = frozenset(current.content.splitlines()) if current else frozenset()
             await refuse_instruction_lines("content", content, known=known)
+            return current
+        return _UNREAD
 
     async def delete(
         self, principal: Principal, key: BlockKey, *, expected: ExpectedUpdatedAt | str | None
