@@ -326,6 +326,7 @@ REQUIRED = field_behavior_pb2.FieldBehavior.REQUIRED
 OUTPUT_ONLY = field_behavior_pb2.FieldBehavior.OUTPUT_ONLY
 
 
+@functools.cache  # a descriptor's, asked of every field of every request
 def is_map(field: FieldDescriptor) -> bool:
     """Whether ``field`` is a map (a repeated entry message the compiler made)."""
     entry = field.message_type

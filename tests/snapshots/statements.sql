@@ -1428,7 +1428,7 @@ SELECT m.tenant_id FROM memories AS m
 WHERE m.superseded_by IS NULL AND m.embedded_hash = hashtextextended(m.key || E'\n' || m.value,
   0) AND m.text_by IS NULL AND m.screened_hash IS DISTINCT
   FROM hashtextextended(m.key || E'\n' || m.value,
-  0) AND m.embedding_model = %(model)s AND m.tenant_id > %(after)s
+  0) AND m.embedding_model = %(model)s AND (m.expire_time IS NULL OR m.expire_time > now()) AND m.tenant_id > %(after)s
 ORDER BY m.tenant_id
 LIMIT 1
 

@@ -128,7 +128,7 @@ def checked(request: Any) -> Any:
         violations = format_violations(request)
         if violations:
             raise InvalidArgument(violations, reason=INVALID_ID)
-        violations = json_violations(request)
+        violations = json_depth_violations(request)
         if violations:
             raise InvalidArgument(violations, reason=TOO_DEEP)
         return request
@@ -234,7 +234,7 @@ def _is_json(field: FieldDescriptor) -> bool:
     return field.message_type is not None and field.message_type.full_name in _JSON_TYPES
 
 
-def json_violations(message: Message, prefix: str = "") -> list[FieldViolation]:
+def json_depth_violations(message: Message, prefix: str = "") -> list[FieldViolation]:
     """Every JSON value under ``message`` (nested, repeated, map values) that nests more
     than :data:`JSON_MAX_DEPTH` levels."""
     found: list[FieldViolation] = []
@@ -257,7 +257,7 @@ def json_violations(message: Message, prefix: str = "") -> list[FieldViolation]:
             json = _is_json(field)
         for where, item in items:
             if not json:
-                found += json_violations(item, f"{where}.")
+                found += json_depth_violations(item, f"{where}.")
             elif _depth(item) > JSON_MAX_DEPTH:
                 found.append(
                     FieldViolation(

@@ -20,7 +20,6 @@ future, is scanned (fail closed).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -208,7 +207,6 @@ def _text(value: str | bytes, path: str) -> Iterator[tuple[str, str]]:
         yield path, text
 
 
-@functools.cache  # a descriptor's, asked of every field of every request
 def _map(field: FieldDescriptor, entries: Any, path: str) -> Iterator[tuple[str, str]]:
     key_field = field.message_type.fields_by_name["key"]
     value_field = field.message_type.fields_by_name["value"]

@@ -64,10 +64,11 @@ _TURN_MARKER = re.compile(
 _TEMPLATE_TOKEN = re.compile(r"(?<!\\)\[(?=/?(?:inst|sys)\])", re.IGNORECASE)
 # A bracket that opens what reads as one of the service's own marks, which say who
 # stated a row or where a line came from (render/prompt.py), or the fields an MCP
-# result gives an item (``[agent · manual]``, ``[0.783 · agent memory …]``): stored text
+# result gives an item (``[agent · manual]``, ``[0.783 · agent memory …]``, a decision's
+# ``[resolved · conviction 9]``): stored text
 # never makes one, so it cannot pass an agent's words off as a person's.
 _MARK_IMITATION = re.compile(
-    r"(?<!\\)\[(?=\s*(?:(?:person|stored|extracted|rule|agent|archival|director|workspace|user)"
+    r"(?<!\\)\[(?=\s*(?:(?:person|stored|extracted|rule|agent|archival|director|workspace|user|open|resolved|expired)"
     r"\b|\d+(?:\.\d+)?\s*·))",
     re.IGNORECASE,
 )
@@ -192,9 +193,9 @@ def _escaped(text: str, *, line_starts: bool = True) -> str:
     if line_starts:  # a turn marker starts a turn only at the start of a line
         text = _TURN_MARKER.sub(r"\1\\", text)
     text = _TEMPLATE_TOKEN.sub(r"\\[", text)
-    text = _MARK_IMITATION.sub(r"\\[", text)
     text = _IMAGE_OR_LINK.sub(_inert, text)
     text = _LINK_REST.sub(_escaped_link, text)
+    text = _MARK_IMITATION.sub(r"\\[", text)  # after links: theirs are gone by now
     return _TAG_OPENER.sub("&lt;", text)
 
 

@@ -289,7 +289,10 @@ _CLAIM_MEMORIES: list[_Turn] = [
 # existed), through their own index, which holds no other row: the next tenant that has
 # some after the last one judged (one index probe), then a batch of its, claimed under a
 # lease as the other claims are, read with their vector.
-_UNSCREENED: LiteralString = f"""{unscreened("m")} AND m.embedding_model = %(model)s"""
+# (A memory expired but not yet swept is not judged, nor makes its tenant one to visit.)
+_UNSCREENED: LiteralString = (
+    f"""{unscreened("m")} AND m.embedding_model = %(model)s AND {live("m")}"""
+)
 NEXT_UNSCREENED_TENANT: LiteralString = f"""
 SELECT m.tenant_id FROM memories AS m
 WHERE {_UNSCREENED} AND m.tenant_id > %(after)s
@@ -304,7 +307,7 @@ INDEX_DISCOVERY: tuple[LiteralString, ...] = (
 CLAIM_UNSCREENED: LiteralString = f"""
 WITH due AS (
     SELECT m.ctid FROM memories AS m
-    WHERE m.tenant_id = %(tenant_id)s AND {_UNSCREENED} AND {live("m")}
+    WHERE m.tenant_id = %(tenant_id)s AND {_UNSCREENED}
       AND (m.index_lease_until IS NULL OR m.index_lease_until < now())
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED

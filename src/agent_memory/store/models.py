@@ -229,7 +229,7 @@ class MemoryRow(Base):
     __table_args__ = (
         *index_queue("memories", memory_hash()),
         # Current memories with a vector of their text the screens have not read
-        # (memory_sql.unscreened): those embedded before the screens existed, and any
+        # (vectors.unscreened): those embedded before the screens existed, and any
         # whose judgement a change overtook, until the worker judges them.
         Index(
             "ix_memories_unscreened",
