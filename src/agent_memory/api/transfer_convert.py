@@ -6,7 +6,7 @@ kind's name (fields by their proto names, enums by name, times in RFC 3339)::
     {"kind": "card_type", "card_type": {...CardType...}}
     {"kind": "conversation", "conversation": {...Conversation...}}
     {"kind": "memory", "memory": {...Memory...}, "screened": "..."}  (screened: when sealed)
-    {"kind": "block", "user_id": "ana", "block": {...Block...}}
+    {"kind": "block", "user_id": "ana", "block": {...Block...}, "screened": "..."}
     {"kind": "decision", "decision": {...Decision...}, "reexaminations": [{...}, ...]}
 
 A record is written by the converters the API's reads use, less the fields of
@@ -81,7 +81,7 @@ MESSAGES: Mapping[str, type[Message]] = {
 
 # What a record holds beside its kind and its message.
 _BESIDE: Mapping[str, tuple[str, ...]] = {
-    "block": ("user_id",),
+    "block": ("user_id", "screened"),
     "memory": ("screened",),
     "decision": ("reexaminations",),
 }
@@ -150,6 +150,8 @@ class ProtoJsonRecords:
         elif isinstance(record, UserBlock):
             fields["user_id"] = record.user_id
             message = content_to_proto(record.key, record.content)
+            if record.attestation:
+                fields["screened"] = record.attestation
         else:
             message = decision_to_proto(record.decision)
             fields["reexaminations"] = [
@@ -313,7 +315,7 @@ def _record(
             key = key_from_proto(
                 message.label, message.scope, message.agent_id, message.workspace_id
             )
-        return UserBlock(user_id, key, message.content)
+        return UserBlock(user_id, key, message.content, attestation=screened)
     decision = _decision(message)
     return DecisionRecord(
         decision,

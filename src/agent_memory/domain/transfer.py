@@ -23,9 +23,10 @@ from agent_memory.domain.memory import Memory
 from agent_memory.domain.paging import BINDING_BYTES, PageKeyring, seal, sealed_with, unseal
 
 FORMAT = "agent-memory-export"
-VERSION = 3
-# The versions this one reads: version 2 is version 3 without a memory's ``screened``.
-READS = (2, 3)
+VERSION = 4
+# The versions this one reads: version 3 is version 4 without a block's ``screened``,
+# version 2 without a memory's either.
+READS = (2, 3, 4)
 
 # Kinds in the order an export writes them and an import needs them: a card type
 # before the decisions that use it, a conversation before the memories grounded on it.
@@ -43,6 +44,10 @@ class UserBlock:
     user_id: str
     key: BlockKey
     content: str
+    # The seal of the exporting service over the block's owner, key and content
+    # (:func:`attest`): the content is as that service took it, its lines judged there
+    # as WriteBlock judges them.
+    attestation: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,14 +64,21 @@ class MemoryRecord:
     attestation: str = ""
 
 
-def _binding(memory: Memory) -> bytes:
-    spelled = json.dumps(["agent-memory:screened", memory.key, memory.value], ensure_ascii=False)
+def _binding(subject: Memory | UserBlock) -> bytes:
+    if isinstance(subject, Memory):
+        said = ["agent-memory:screened", subject.key, subject.value]
+    else:
+        k = subject.key
+        said = ["agent-memory:block", subject.user_id, k.scope.value, k.owner_id, k.label.value]
+        said.append(subject.content)
+    spelled = json.dumps(said, ensure_ascii=False)
     return hashlib.sha256(spelled.encode("utf-8", "surrogatepass")).digest()[:BINDING_BYTES]
 
 
-def attest(keyring: PageKeyring, memory: Memory) -> str:
-    """The seal saying the screens need not judge ``memory``'s key and value again."""
-    return seal(keyring, _binding(memory), ())
+def attest(keyring: PageKeyring, subject: Memory | UserBlock) -> str:
+    """The seal saying the screens need not judge a memory's key and value again, or a
+    block's lines (of that owner and key)."""
+    return seal(keyring, _binding(subject), ())
 
 
 def attestation_key(attestation: str) -> int:
@@ -74,15 +86,17 @@ def attestation_key(attestation: str) -> int:
     return sealed_with(attestation) or 0
 
 
-def attested(keyring: PageKeyring, memory: Memory, attestation: str, now: datetime) -> bool:
-    """Whether one of ``keyring``'s keys sealed ``attestation`` for ``memory``'s key and
-    value as they are; False for anything else (another service's, a changed text, a key
-    expired since)."""
+def attested(
+    keyring: PageKeyring, subject: Memory | UserBlock, attestation: str, now: datetime
+) -> bool:
+    """Whether one of ``keyring``'s keys sealed ``attestation`` for a memory's key and
+    value, or a block's owner, key and content, as they are; False for anything else
+    (another service's, a changed text, a key expired since)."""
     try:
         opened = unseal(keyring, attestation, now)
     except InvalidArgument:
         return False
-    return opened.binding == _binding(memory) and opened.position == []
+    return opened.binding == _binding(subject) and opened.position == []
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,30 @@ class DecisionRecord:
 
 
 Record = CardType | StoredConversation | MemoryRecord | UserBlock | DecisionRecord
+
+
+def identities(record: Record) -> tuple[tuple[str, ...], ...]:
+    """What names the record where it is stored, each as the words a refusal shows: a
+    file holds each of them once (an import writes a record only where nothing holds
+    its names yet, so a second record of one name would be dropped)."""
+    if isinstance(record, CardType):
+        return (("card type", repr(record.name)),)
+    if isinstance(record, StoredConversation):
+        c = record.conversation
+        return (("conversation", f"{c.provider!r}/{c.conversation_id!r}"),)
+    if isinstance(record, MemoryRecord):
+        m = record.memory
+        return (
+            ("memory id", str(m.id)),
+            ("memory key", f"{m.key!r} of {m.owner.scope.value} {m.owner.id!r}"),
+        )
+    if isinstance(record, UserBlock):
+        whose = f" of user {record.user_id!r}" if record.user_id else ""
+        return (("block", record.key.describe() + whose),)
+    return (
+        ("decision id", str(record.decision.id)),
+        *(("re-examination id", str(r.id)) for r in record.reexaminations),
+    )
 
 
 def kind_of(record: Record) -> str:
@@ -128,7 +166,7 @@ def check_header(line: Any) -> None:
         raise FormatError(f"the first line is not an {FORMAT} header")
     version = line.get("version")
     if version not in READS:
-        said = " and ".join(map(str, READS))
+        said = ", ".join(map(str, READS[:-1])) + f" and {READS[-1]}"
         raise FormatError(
             f"format version {version!r}; this agent-memory reads versions {said}: "
             "export the data again with this version"

@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Protocol
 
+from agent_memory.detectors.instructions import instruction_reason
 from agent_memory.domain.blocks import BlockLimits, content_violations
 from agent_memory.domain.decisions import (
     CardType,
@@ -69,15 +70,15 @@ from agent_memory.domain.memorize import (
 )
 from agent_memory.domain.memory import (
     TTL_MAX,
+    HoldReason,
     Memory,
-    MemorySource,
     optional_text_violations,
     owner_violations,
     period_violations,
     validate_new_memory,
 )
 from agent_memory.domain.paging import PageKeyring
-from agent_memory.domain.screening import refuse_instructions
+from agent_memory.domain.screening import refuse_instruction_lines
 from agent_memory.domain.text_rules import DuplicateKey, parse_json, text_violations
 from agent_memory.domain.transfer import (
     IMPORT_ACTOR,
@@ -91,6 +92,7 @@ from agent_memory.domain.transfer import (
     attested,
     check_header,
     header,
+    identities,
     kind_of,
 )
 from agent_memory.service.memories import validate_owner
@@ -102,17 +104,6 @@ CLOCK_SKEW = timedelta(minutes=5)
 
 # Who reads a tenant for an export (no write is made as it).
 EXPORT_ACTOR = "agent-memory:export"
-
-INSTRUCTIONS_REFUSED: Mapping[MemorySource, tuple[str, ...]] = {
-    MemorySource.MEMORIZE: ("value",),  # Memorize refuses such content
-    MemorySource.DIRECTOR: ("value",),  # RecordLearning refuses such content
-    MemorySource.AUTO: ("key", "value"),  # extraction drops such a fact, by key or value
-}
-"""The fields of a memory an import refuses when they read as an instruction to the
-assistant (:mod:`agent_memory.detectors.instructions`), by the memory's source: those the
-API's writers of that source refuse or drop. UpsertMemory takes a MANUAL memory as it is
-(a person's own words, or a key an orchestrator chose); the index worker's learned
-screens judge it as any other unless a person wrote it."""
 
 _REASONS_SHOWN = 3
 
@@ -174,6 +165,8 @@ class Transfer:
                 for record in await read():
                     if isinstance(record, MemoryRecord) and record.screened:
                         record = replace(record, attestation=attest(keyring, record.memory))
+                    elif isinstance(record, UserBlock):
+                        record = replace(record, attestation=attest(keyring, record))
                     write(_line(self._records.encode(record)))
                     kind = kind_of(record)
                     counts[kind] = counts.get(kind, 0) + 1
@@ -198,7 +191,8 @@ class Transfer:
         sealed = [
             attestation_key(r.attestation)
             for _, r in records
-            if isinstance(r, MemoryRecord) and _attests(r)
+            if (isinstance(r, MemoryRecord) and _attests(r))
+            or (isinstance(r, UserBlock) and r.attestation)
         ]
         keyring = await self._store.page_keyring(knowing=max(sealed, default=0))
         done: dict[str, Tally] = {}
@@ -234,6 +228,7 @@ class Transfer:
         except FormatError as exc:
             raise ImportRefused(1, str(exc)) from exc
         records: list[tuple[int, Record]] = []
+        named: dict[tuple[str, ...], int] = {}
         for number, line in enumerate(lines[1:], start=2):
             try:
                 if not line.strip():
@@ -244,6 +239,14 @@ class Transfer:
                 raise ImportRefused(number, str(exc)) from exc
             except ServiceError as exc:
                 raise ImportRefused(number, _reason(exc)) from exc
+            for name in identities(record):
+                first = named.setdefault(name, number)
+                if first != number:
+                    raise ImportRefused(
+                        number,
+                        f"the {' '.join(name)} is given on line {first} too: a file holds "
+                        "each record once",
+                    )
         return records
 
     def _checked(self, record: Record, now: datetime) -> Record:
@@ -286,8 +289,12 @@ class Transfer:
         if isinstance(record, MemoryRecord):
             if record.memory.groundings:
                 check(await _grounding_violations(tx, record.memory, snapshots))
-            return await tx.transfer.put_memory(_screened(record, keyring, now))
+            return await tx.transfer.put_memory(_held_if_ordering(_screened(record, keyring, now)))
         if isinstance(record, UserBlock):
+            if not (record.attestation and attested(keyring, record, record.attestation, now)):
+                # As WriteBlock judges the lines of a key that is not a person's: no
+                # seal of this service's says who wrote them, or that they were judged.
+                await refuse_instruction_lines("block.content", record.content)
             return await tx.transfer.put_block(record, keep=self._limits.versions_kept)
         return await tx.transfer.put_decision(record)
 
@@ -302,6 +309,21 @@ def _screened(record: MemoryRecord, keyring: PageKeyring, now: datetime) -> Memo
     for its text (a memory held: never)."""
     trusted = _attests(record) and attested(keyring, record.memory, record.attestation, now)
     return replace(record, screened=trusted)
+
+
+def _held_if_ordering(record: MemoryRecord) -> MemoryRecord:
+    """The record, held for review when its key or value reads as an instruction to the
+    assistant and nothing vouches for its text: no seal of this service's, no hold kept
+    from the file. Not refused: the memory was stored where it was exported (by a writer
+    that takes such text, or before the rules read it so), and a restore keeps it; a
+    model reads it only once a person lets it go in the panel."""
+    memory = record.memory
+    if record.screened or memory.held_for_review:
+        return record
+    if any(instruction_reason(text) is not None for text in (memory.key, memory.value)):
+        held = replace(memory, held_for_review=True, hold_reason=HoldReason.INSTRUCTION)
+        return replace(record, memory=held)
+    return record
 
 
 def _line(fields: Mapping[str, Any]) -> str:
@@ -411,8 +433,6 @@ def _checked_memory(memory: Memory, now: datetime) -> Memory:
     if not found:
         found += total_metadata_violations(memory.metadata, memory.groundings, "memory.")
     found += _conversation_named(memory)
-    for name in INSTRUCTIONS_REFUSED.get(memory.source, ()):
-        found += _caught(partial(refuse_instructions, name, getattr(memory, name)), "memory.")
     if memory.superseded_by == memory.id:
         found.append(
             FieldViolation("memory.superseded_by", "must not be the memory itself", "INVALID_ID")
