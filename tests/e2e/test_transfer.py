@@ -498,6 +498,12 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         3,
         "block.content: line 1 reads as an instruction to the assistant",
     ),
+    "a memory superseded by one that is nowhere": (
+        lambda: lines(memory(superseded_by="0e4f7d3a-5b2c-4d1e-8f90-a1b2c3d4e5f6")),
+        3,
+        "memory.superseded_by: names memory 0e4f7d3a-5b2c-4d1e-8f90-a1b2c3d4e5f6, which is "
+        "neither in the file nor in the tenant",
+    ),
     "a memory id given twice": (
         lambda: lines(
             memory(id="6f1c2a9e-0d4b-4c55-9a51-3f7e2b8d1c01", key="a", value="first"),

@@ -23,6 +23,7 @@ card type as it is now.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -196,11 +197,12 @@ class Transfer:
         ]
         keyring = await self._store.page_keyring(knowing=max(sealed, default=0))
         done: dict[str, Tally] = {}
+        in_file = frozenset(r.memory.id for _, r in records if isinstance(r, MemoryRecord))
         async with self._store.transaction(Principal(tenant_id, IMPORT_ACTOR)) as tx:
             snapshots: dict[tuple[str, str], Conversation] = {}
             for number, record in records:
                 try:
-                    written = await self._put(tx, record, snapshots, keyring, now)
+                    written = await self._put(tx, record, snapshots, keyring, now, in_file)
                 except (Unavailable, Timeout, Conflict):
                     raise  # the database's trouble, not the file's
                 except ServiceError as exc:
@@ -281,6 +283,7 @@ class Transfer:
         snapshots: dict[tuple[str, str], Conversation],
         keyring: PageKeyring,
         now: datetime,
+        in_file: frozenset[uuid.UUID],
     ) -> bool:
         if isinstance(record, CardType):
             return await tx.transfer.put_card_type(record)
@@ -289,6 +292,19 @@ class Transfer:
         if isinstance(record, MemoryRecord):
             if record.memory.groundings:
                 check(await _grounding_violations(tx, record.memory, snapshots))
+            by = record.memory.superseded_by
+            if by is not None and by not in in_file and await tx.memories.get(by) is None:
+                # Else the memory would be hidden for good, superseded by nothing here.
+                raise InvalidArgument(
+                    [
+                        FieldViolation(
+                            "memory.superseded_by",
+                            f"names memory {by}, which is neither in the file nor in the "
+                            "tenant",
+                            "NOT_FOUND",
+                        )
+                    ]
+                )
             return await tx.transfer.put_memory(_held_if_ordering(_screened(record, keyring, now)))
         if isinstance(record, UserBlock):
             if not (record.attestation and attested(keyring, record, record.attestation, now)):
