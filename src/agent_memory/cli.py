@@ -616,8 +616,16 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
             source = Path("/dev/stdin" if args.file == "-" else args.file)
             # Bytes, not text mode: a line ends at "\n" and nowhere else.
             text = (await asyncio.to_thread(source.read_bytes)).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
             print(f"agent-memory: import {args.file!r}: cannot read it ({exc})", file=sys.stderr)
+            return 2
+        except UnicodeDecodeError as exc:
+            print(
+                f"agent-memory: import {args.file!r}: not UTF-8 at byte {exc.start} (an export "
+                "is UTF-8: this file was cut inside a character, or is not one); nothing was "
+                "imported",
+                file=sys.stderr,
+            )
             return 2
     async with _operator_database(settings) as db:
         transfer = Transfer(db, ProtoJsonRecords(), block_limits(settings))
@@ -647,6 +655,8 @@ async def _transfer(settings: Settings, args: argparse.Namespace) -> int:
                 f"{kind}: {tally.imported} imported, {tally.already_there} already there",
                 file=sys.stderr,
             )
+        if not done:
+            print(f"{args.file}: the file holds no records: nothing to import", file=sys.stderr)
         return 0
 
 

@@ -398,7 +398,8 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
 
     exported = cli("export", "--tenant", client.tenant_id, "--database-url", module_database)
     assert exported.returncode == 0, exported.stderr
-    header, *records = (json.loads(line) for line in exported.stdout.splitlines() if line)
+    header, *records, end = (json.loads(line) for line in exported.stdout.splitlines() if line)
+    assert end == {"end": "agent-memory-export", "records": len(records)}
     (record,) = [r for r in records if r["kind"] == "memory" and r["memory"]["id"] == written.id]
     assert isinstance(record["screened"], str)
     changed = {**record, "memory": {**record["memory"], "value": ORDER.replace("ogni", "ciascun")}}
@@ -406,7 +407,10 @@ def test_an_import_keeps_a_persons_approval_and_judges_a_text_from_elsewhere(
     tenants = [f"tenant-{uuid.uuid4().hex[:10]}" for _ in range(3)]
     for tenant, line in zip(tenants, (record, changed, elsewhere), strict=True):
         path = tmp_path / f"{tenant}.jsonl"
-        path.write_text(f"{json.dumps(header)}\n{json.dumps(line)}\n", encoding="utf-8")
+        ending = {"end": "agent-memory-export", "records": 1}
+        path.write_text(
+            f"{json.dumps(header)}\n{json.dumps(line)}\n{json.dumps(ending)}\n", encoding="utf-8"
+        )
         done = cli_in_process(
             "import", "--tenant", tenant, str(path), "--database-url", module_database
         )

@@ -180,12 +180,13 @@ def export(database_url: str, tenant: str, path: Path) -> list[dict[str, Any]]:
     assert done.returncode == 0, done.stderr
     path.write_text(done.stdout, encoding="utf-8")
     # A record ends at "\n" only: U+2028 inside one is not a line break of the file.
-    header, *records = (json.loads(line) for line in done.stdout.split("\n") if line)
+    header, *records, end = (json.loads(line) for line in done.stdout.split("\n") if line)
     assert (header["format"], header["version"], header["tenant"]) == (
         "agent-memory-export",
         4,
         tenant,
     )
+    assert end == {"end": "agent-memory-export", "records": len(records)}
     return records
 
 
@@ -404,11 +405,11 @@ def block(content: str = "Ana, SRE.", user_id: str = "ana") -> dict[str, Any]:
     }
 
 
-def lines(*records: Any) -> str:
+def lines(*records: Any, header: dict[str, Any] = HEADER) -> str:
     """The header, a card type the import would write, then ``records``."""
     return "".join(
         (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n"
-        for r in (HEADER, CARD_TYPE, *records)
+        for r in (header, CARD_TYPE, *records)
     )
 
 
@@ -498,6 +499,28 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         3,
         "block.content: line 1 reads as an instruction to the assistant",
     ),
+    "a version 4 file cut short": (
+        lambda: lines(memory(), header={**HEADER, "version": 4}),
+        3,
+        "the file ends without the last line an export writes",
+    ),
+    "a version 4 file cut inside its last line": (
+        lambda: lines(memory(), '{"end": "agent-memory-ex', header={**HEADER, "version": 4}),
+        4,
+        "it was cut short; export it again",
+    ),
+    "a version 4 file holding fewer records than it says": (
+        lambda: lines(
+            memory(), {"end": "agent-memory-export", "records": 3}, header={**HEADER, "version": 4}
+        ),
+        4,
+        "the last line says the export wrote 3 records, and the file holds 2",
+    ),
+    "a version 4 file with only its header": (
+        lambda: json.dumps({**HEADER, "version": 4}) + "\n",
+        1,
+        "it was cut short",
+    ),
     "a memory superseded by one that is nowhere": (
         lambda: lines(memory(superseded_by="0e4f7d3a-5b2c-4d1e-8f90-a1b2c3d4e5f6")),
         3,
@@ -537,6 +560,11 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     ),
     "an unknown kind": (lambda: lines({"kind": "spell"}), 3, "unknown kind 'spell'"),
     "a line that is not JSON": (lambda: lines("not json"), 3, "not JSON"),
+    "a line cut inside a string": (
+        lambda: lines('{"kind": "memory", "memory": {"key": "ab'),
+        3,
+        "not JSON: Unterminated string starting at column 38",
+    ),
     "a key given twice": (
         lambda: lines(json.dumps(memory())[:-1] + ', "kind": "memory"}'),
         3,
@@ -717,6 +745,19 @@ def test_a_memory_that_reads_as_an_order_is_imported_held(
     assert got["k"].held_for_review
     assert got["k"].hold_reason == memory_pb2.HOLD_REASON_INSTRUCTION
     assert not got["tz"].held_for_review
+
+
+def test_a_file_cut_inside_a_character_is_said_to_be_no_utf8(
+    database_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "cut.jsonl"
+    whole = lines('{"kind": "memory", "memory": {"value": "Ana lives in Kraków"}}').encode()
+    path.write_bytes(whole[: whole.index("ó".encode()) + 1])
+    status, stderr = import_in_process(database_url, f"tenant-{uuid.uuid4().hex[:10]}", path)
+    assert status == 2
+    (said,) = [e for e in stderr.splitlines() if e.startswith("agent-memory:")]
+    assert said.startswith(f"agent-memory: import {str(path)!r}: not UTF-8 at byte ")
+    assert "cut inside a character" in said
 
 
 def test_a_memory_without_pinned_or_importance_takes_their_defaults(

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from agent_memory.domain.blocks import BlockKey
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
@@ -160,8 +160,10 @@ def header(tenant_id: str, exported_at: datetime) -> dict[str, Any]:
     }
 
 
-def check_header(line: Any) -> None:
-    """Raises: FormatError — not the header of a file this version reads."""
+def check_header(line: Any) -> int:
+    """The file's version.
+
+    Raises: FormatError — not the header of a file this version reads."""
     if not isinstance(line, Mapping) or line.get("format") != FORMAT:
         raise FormatError(f"the first line is not an {FORMAT} header")
     version = line.get("version")
@@ -170,4 +172,31 @@ def check_header(line: Any) -> None:
         raise FormatError(
             f"format version {version!r}; this agent-memory reads versions {said}: "
             "export the data again with this version"
+        )
+    return cast(int, version)
+
+
+# From this version on a file ends with a last line saying how many records it holds:
+# a file cut short (a disk that filled, a copy stopped) is told from a whole one.
+ENDS_SINCE = 4
+
+
+def ending(records: int) -> dict[str, Any]:
+    """The last line of an export of ``records`` records."""
+    return {"end": FORMAT, "records": records}
+
+
+def check_ending(line: Any, records: int) -> None:
+    """Raises: FormatError — ``line`` is not the last line of an export of ``records``
+    records."""
+    cut = (
+        f'the file ends without the last line an export writes ({{"end": "{FORMAT}", '
+        '"records": N}): it was cut short; export it again'
+    )
+    if not isinstance(line, Mapping) or line.get("end") != FORMAT:
+        raise FormatError(cut)
+    if set(line) != {"end", "records"} or line["records"] != records:
+        raise FormatError(
+            f"the last line says the export wrote {line.get('records')!r} records, and the "
+            f"file holds {records}: it was changed or cut; export it again"
         )

@@ -82,6 +82,7 @@ from agent_memory.domain.paging import PageKeyring
 from agent_memory.domain.screening import refuse_instruction_lines
 from agent_memory.domain.text_rules import DuplicateKey, parse_json, text_violations
 from agent_memory.domain.transfer import (
+    ENDS_SINCE,
     IMPORT_ACTOR,
     DecisionRecord,
     FormatError,
@@ -91,7 +92,9 @@ from agent_memory.domain.transfer import (
     attest,
     attestation_key,
     attested,
+    check_ending,
     check_header,
+    ending,
     header,
     identities,
     kind_of,
@@ -155,6 +158,7 @@ class Transfer:
         keyring = await self._store.page_keyring()
         async with self._store.transaction(Principal(tenant_id, EXPORT_ACTOR)) as tx:
             write(_line(header(tenant_id, await tx.clock.now())))
+            written = 0
             kinds: Sequence[Callable[[], Awaitable[Sequence[Record]]]] = (
                 tx.transfer.card_types,
                 tx.transfer.conversations,
@@ -169,8 +173,10 @@ class Transfer:
                     elif isinstance(record, UserBlock):
                         record = replace(record, attestation=attest(keyring, record))
                     write(_line(self._records.encode(record)))
+                    written += 1
                     kind = kind_of(record)
                     counts[kind] = counts.get(kind, 0) + 1
+            write(_line(ending(written)))
         return counts
 
     async def import_text(
@@ -226,12 +232,23 @@ class Transfer:
         except FormatError:
             first = None  # a blank line, or no JSON: no header either way
         try:
-            check_header(first)
+            version = check_header(first)
         except FormatError as exc:
             raise ImportRefused(1, str(exc)) from exc
+        body = lines[1:]
+        if version >= ENDS_SINCE:
+            try:
+                last = _parsed(body[-1]) if body else None
+            except FormatError:
+                last = None  # a line cut in two
+            try:
+                check_ending(last, len(body) - 1)
+            except FormatError as exc:
+                raise ImportRefused(len(lines), str(exc)) from exc
+            body.pop()
         records: list[tuple[int, Record]] = []
         named: dict[tuple[str, ...], int] = {}
-        for number, line in enumerate(lines[1:], start=2):
+        for number, line in enumerate(body, start=2):
             try:
                 if not line.strip():
                     raise FormatError("the line is empty: each line after the header is a record")
@@ -299,8 +316,7 @@ class Transfer:
                     [
                         FieldViolation(
                             "memory.superseded_by",
-                            f"names memory {by}, which is neither in the file nor in the "
-                            "tenant",
+                            f"names memory {by}, which is neither in the file nor in the tenant",
                             "NOT_FOUND",
                         )
                     ]
@@ -351,7 +367,10 @@ def _parsed(line: str) -> Any:
     try:
         return parse_json(line)
     except json.JSONDecodeError as exc:
-        raise FormatError(f"not JSON: {exc.msg} at column {exc.colno}") from None
+        # json's "Unterminated string starting at" names its column itself.
+        raise FormatError(
+            f"not JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}"
+        ) from None
     except DuplicateKey as exc:
         raise FormatError(str(exc)) from None
     except RecursionError:
