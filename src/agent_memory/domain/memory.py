@@ -244,6 +244,10 @@ class KeyHeld:
     current: Memory
 
 
+
+# The fields of a memory only a MANUAL one may change (a read-only memory keeps them).
+CONTENT_FIELDS = ("key", "value", "importance")
+
 @dataclass(frozen=True)
 class MemoryPatch:
     """The fields an update changes; ``None`` means "leave as it is"."""
@@ -264,7 +268,8 @@ class MemoryPatch:
 
     @property
     def touches_content(self) -> bool:
-        return self.key is not None or self.value is not None or self.importance is not None
+        """Whether it changes a field of :data:`CONTENT_FIELDS`."""
+        return any(getattr(self, name) is not None for name in CONTENT_FIELDS)
 
     @property
     def touches_expiry(self) -> bool:

@@ -33,6 +33,7 @@ from agent_memory.domain.memorize import (
     tag_violations,
 )
 from agent_memory.domain.memory import (
+    CONTENT_FIELDS,
     KEY_MAX_CHARS,
     LEARNING_KEY_PREFIX,
     VALUE_MAX_CHARS,
@@ -619,8 +620,9 @@ def _event_position(raw: list[Any]) -> tuple[datetime, uuid.UUID]:
 
 def _read_only(memory: Memory) -> FailedPrecondition:
     return FailedPrecondition(
-        f"memory {memory.id} is read-only ({memory.source.value}): "
-        "only pinned, expire_time and tags can change, and it can be deleted",
+        f"memory {memory.id} is read-only ({memory.source.value}): its "
+        f"{', '.join(CONTENT_FIELDS[:-1])} and {CONTENT_FIELDS[-1]} cannot change; its other "
+        "fields can, and it can be deleted",
         reason="READ_ONLY_MEMORY",
         metadata={"memory_id": str(memory.id), "source": memory.source.value},
     )
