@@ -239,7 +239,8 @@ def learned_layer() -> Callable[[list[str]], list[bool]] | None:
     from scripts.train_instruction_classifier import corpus_vectors
 
     def flags(texts: list[str]) -> list[bool]:
-        return [is_instruction(v.tolist(), MODEL) for v in corpus_vectors(texts)]
+        vectors = corpus_vectors(texts)
+        return [is_instruction(t, v.tolist(), MODEL) for t, v in zip(texts, vectors, strict=True)]
 
     return flags
 

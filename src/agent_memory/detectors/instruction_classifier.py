@@ -34,13 +34,30 @@ def classifier() -> Classifier:
     return load(WEIGHTS)
 
 
-def is_instruction(vector: Sequence[float], model: str) -> bool:
-    """Whether the classifier flags the text whose "passage: " vector by ``model`` is
+# An order is given in words: a text with fewer letters than this (a run of emoji, of
+# digits, of punctuation) gives none, whatever its vector is near. The model's vectors
+# of such runs sit where few texts do, and the classifier was never shown one.
+MIN_LETTERS = 3
+
+
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds letters enough to say anything (of any script)."""
+    letters = 0
+    for ch in text:
+        if ch.isalpha():
+            letters += 1
+            if letters >= MIN_LETTERS:
+                return True
+    return False
+
+
+def is_instruction(text: str, vector: Sequence[float], model: str) -> bool:
+    """Whether the classifier flags ``text``, whose "passage: " vector by ``model`` is
     ``vector``: its probability at or above the threshold chosen at training (at most
-    1% of the look-alikes flagged out of fold). False when ``model`` is not the one the
-    classifier reads.
+    1% of the look-alikes flagged out of fold), for a text with words
+    (:func:`has_words`). False when ``model`` is not the one the classifier reads.
 
     Raises:
         ValueError: the vector is not of the classifier's size though ``model`` is its.
     """
-    return classifier().reads(vector, model)
+    return has_words(text) and classifier().reads(vector, model)

@@ -342,7 +342,7 @@ SCREENS: tuple[Screen, ...] = (
     Screen(
         HoldReason.INSTRUCTION,
         instruction_classifier.classifier,
-        lambda _, vector, model: instruction_classifier.is_instruction(vector, model),
+        instruction_classifier.is_instruction,
     ),
     Screen(HoldReason.CREDENTIAL, secret_classifier.classifier, secret_classifier.is_credential),
 )
