@@ -11,6 +11,7 @@ or the name it gives, and says what that field takes instead.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
 from typing import Any, cast
@@ -25,6 +26,7 @@ __all__ = [
     "enum_value",
     "is_map",
     "is_uuid_field",
+    "lone_surrogates",
     "loose_values",
     "parse_problem",
     "reaches",
@@ -191,6 +193,25 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
 
 # Fields whose JSON value may be null: null is a value of theirs, not "unset".
 _NULLABLE = frozenset({"google.protobuf.Value", "google.protobuf.NullValue"})
+# Messages whose JSON form may be other than an object: a string, a number, a list.
+_NOT_OBJECTS = frozenset(
+    {
+        "google.protobuf.Timestamp",
+        "google.protobuf.Duration",
+        "google.protobuf.FieldMask",
+        "google.protobuf.Value",
+        "google.protobuf.ListValue",
+        "google.protobuf.DoubleValue",
+        "google.protobuf.FloatValue",
+        "google.protobuf.Int64Value",
+        "google.protobuf.UInt64Value",
+        "google.protobuf.Int32Value",
+        "google.protobuf.UInt32Value",
+        "google.protobuf.BoolValue",
+        "google.protobuf.StringValue",
+        "google.protobuf.BytesValue",
+    }
+)
 
 
 def loose_values(
@@ -199,9 +220,12 @@ def loose_values(
     """Where ``document`` says what the protobuf parser takes but the contract's JSON
     does not (and the OpenAPI document forbids): null for a field, which the parser
     reads as unset, an enum value by number, and (``typed``: a JSON body, not text of
-    a query) true or false for a number or an enum, and a number in quotes where the
-    document says a number. Each as (field path, problem); unknown fields and other
-    wrong types are the parser's to refuse."""
+    a query) a value of another JSON type than the field's where the parser would take
+    it or misread it: true or false for a number or an enum, a number in quotes where
+    the document says a number, anything but an object for a message (the parser
+    walks a string's characters as field names, and takes an empty one as an empty
+    message), anything but a list for a repeated field. Each as (field path,
+    problem); unknown fields and other wrong types are the parser's to refuse."""
     found: list[tuple[str, str]] = []
     if not isinstance(document, dict):
         return found
@@ -215,10 +239,13 @@ def loose_values(
             if kind is None or kind.full_name not in _NULLABLE:
                 found.append((path, "must not be null: leave the field out to leave it unset"))
             continue
-        values = value if isinstance(value, list) and field.is_repeated else [value]
-        if typed and any(_mistyped(field, item) for item in values):
-            found.append((path, _what_it_takes(field)))
-            continue
+        listed = field.is_repeated and not is_map(field)
+        if typed:
+            shape = _shape_problems(field, value, path)
+            if shape:
+                found += shape
+                continue
+        values = value if isinstance(value, list) and listed else [value]
         if field.enum_type is not None and field.enum_type.full_name not in _NULLABLE:
             for item in values:
                 if _is_number(item):
@@ -237,7 +264,7 @@ def loose_values(
                         )
             else:
                 for i, item in enumerate(values):
-                    at = f"{path}[{i}]." if field.is_repeated else f"{path}."
+                    at = f"{path}[{i}]." if listed else f"{path}."
                     found += loose_values(item, inner, at, typed=typed)
     return found
 
@@ -256,13 +283,36 @@ _JSON_NUMBERS = frozenset(
 )
 
 
-def _mistyped(field: FieldDescriptor, value: Any) -> bool:
-    """A bool where a number or an enum goes, or a string where a number goes."""
+def _shape_problems(field: FieldDescriptor, value: Any, path: str) -> list[tuple[str, str]]:
+    """Where ``value`` is not of the JSON type ``field`` takes, as the parser would not
+    say it (see :func:`loose_values`): a repeated field's items each at its index."""
+    if field.is_repeated and not is_map(field):
+        if not isinstance(value, list):
+            return [(path, f"must be a list; each item {_what_it_takes(field)}")]
+        return [
+            (f"{path}[{i}]", problem)
+            for i, item in enumerate(value)
+            if (problem := _mistyped(field, item)) is not None
+        ]
+    problem = _mistyped(field, value)
+    return [(path, problem)] if problem is not None else []
+
+
+def _mistyped(field: FieldDescriptor, value: Any) -> str | None:
+    """What one value of ``field`` (an item, for a list) must be instead, when it is a
+    bool where a number or an enum goes, a string where a number goes, or anything but
+    an object where a message goes; None otherwise."""
     if field.message_type is not None:
-        return False
+        if isinstance(value, dict) or field.message_type.full_name in _NOT_OBJECTS:
+            return None
+        return _what_it_takes(field)
     if isinstance(value, bool):
-        return bool(field.type != FieldDescriptor.TYPE_BOOL)
-    return isinstance(value, str) and bool(field.type in _JSON_NUMBERS)
+        return _what_it_takes(field) if field.type != FieldDescriptor.TYPE_BOOL else None
+    if isinstance(value, str) and field.type in _JSON_NUMBERS:
+        if field.type in _INTEGERS:
+            return f"{_what_it_takes(field)}, written as a JSON number, not a string"
+        return "must be a JSON number, not a string"
+    return None
 
 
 def _is_number(value: Any) -> bool:
@@ -271,6 +321,47 @@ def _is_number(value: Any) -> bool:
     if isinstance(value, int | float):
         return True
     return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+
+
+# A character of a surrogate pair's range: JSON's \u escapes can name one alone, which
+# no Unicode text holds (a pair of escapes is read whole, as one character past U+FFFF).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def lone_surrogates(document: Any) -> list[tuple[str, str]]:
+    """Where parsed JSON holds a lone surrogate (an escape such as ``\\ud800`` with no
+    partner), which is no Unicode text: in a string, or in a key of an object. Each as
+    (JSON path, problem), in the document's order: a string's path, or for a key the
+    path of the object it is in (``""`` for the document itself)."""
+    found: list[tuple[str, str]] = []
+    # (path, node) to walk, or (path, problem) found: popped in the document's order.
+    stack: list[tuple[str, Any, bool]] = [("", document, False)]
+    while stack:
+        path, node, said = stack.pop()
+        if said:
+            found.append((path, node))
+        elif isinstance(node, str):
+            hit = _SURROGATE.search(node)
+            if hit is not None:
+                found.append((path, f"is not valid Unicode: it holds {_lone(hit.group())}"))
+        elif isinstance(node, dict):
+            entries: list[tuple[str, Any, bool]] = []
+            for key, value in node.items():
+                hit = _SURROGATE.search(key)
+                if hit is None:
+                    entries.append((f"{path}.{key}" if path else key, value, False))
+                    continue
+                shown = json.dumps(key[:40]) + ("..." if len(key) > 40 else "")
+                problem = f"has a key, {shown}, that is not valid Unicode: it holds "
+                entries.append((path, problem + _lone(hit.group()), True))
+            stack.extend(reversed(entries))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", node[i], False) for i in reversed(range(len(node))))
+    return found
+
+
+def _lone(character: str) -> str:
+    return f"the lone surrogate U+{ord(character):04X}"
 
 
 @functools.cache

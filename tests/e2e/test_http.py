@@ -1035,19 +1035,158 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
             "expireTime: must be an RFC 3339 time with its zone",
         ),
         (b'{"key": "k", "value": "v", "importance": "high"}', "importance: must be a whole number"),
+        # The document says a number: one in quotes is refused, saying so.
+        (
+            b'{"key": "k", "value": "v", "importance": "50"}',
+            "importance: must be a whole number from -2147483648 to 2147483647, written as a "
+            "JSON number, not a string",
+        ),
+        # A message is an object: not a string whose characters would be read as field
+        # names, nor an empty list or string read as an empty message.
+        (b'{"key": "k", "value": "v", "owner": "coder"}', "owner: must be a JSON object"),
+        (b'{"key": "k", "value": "v", "owner": []}', "owner: must be a JSON object"),
         (b'{"key": "k", "value": "v", "pinned": "yes"}', "pinned: must be true or false"),
     ],
 )
 def test_a_body_the_parser_cannot_take_is_400_not_500(
     server: ServerThread, body: bytes, problem: str
 ) -> None:
-    response = post(server, "/v1/agents/coder/memories", bearer(server), content=body)
+    headers = {**bearer(server), "content-type": "application/json"}
+    response = post(server, "/v1/agents/coder/memories", headers, content=body)
     assert response.status_code == 400, response.text
     bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
     assert [v["field"] for v in bad["fieldViolations"]] == ["body"]
     assert problem in bad["fieldViolations"][0]["description"]
     for internal in ("int()", "time data", "literal", "does not match format"):
         assert internal not in response.text
+
+
+def violations(response: httpx.Response) -> list[tuple[str, str]]:
+    bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
+    return [(v["field"], v["description"]) for v in bad["fieldViolations"]]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        # An enum, a string, a nested string, a key at the top and deeper: each named.
+        (
+            "/v1/agents/coder/memories",
+            rb'{"key": "s", "value": "v", "source": "\ud800"}',
+            "source: is not valid Unicode: it holds the lone surrogate U+D800",
+        ),
+        (
+            "/v1/agents/coder/memories",
+            rb'{"key": "s", "value": "\udc00 trailing"}',
+            "value: is not valid Unicode: it holds the lone surrogate U+DC00",
+        ),
+        (
+            "/v1/agents/coder/memories",
+            rb'{"key": "s", "value": "v", "\ud800": 1}',
+            'has a key, "\\ud800", that is not valid Unicode',
+        ),
+        (
+            "/v1/agents/coder/memories:memorize",
+            rb'{"content": "c", "conversation": {"messages": [{"role": "user", "\udbff": "x"}]}}',
+            'conversation.messages[0]: has a key, "\\udbff", that is not valid Unicode',
+        ),
+        (
+            "/v1/agents/coder/memories:memorize",
+            rb'{"content": "c", "tags": ["ok", "\ud83d"]}',
+            "tags[1]: is not valid Unicode",
+        ),
+        (
+            "/v1/agents/coder:renderPrompt",
+            rb'{"memoryPolicy": "\ud800"}',
+            "memoryPolicy: is not valid Unicode: it holds the lone surrogate U+D800",
+        ),
+        # A body that is one field of the request: named by that field.
+        (
+            "/v1/agents/coder/settings",
+            rb'{"\ud800": true}',
+            'settings: has a key, "\\ud800", that is not valid Unicode',
+        ),
+    ],
+)
+def test_text_that_is_not_unicode_is_400_naming_where_it_is(
+    server: ServerThread, path: str, body: bytes, said: str
+) -> None:
+    headers = {**bearer(server), "content-type": "application/json"}
+    verb = "PATCH" if path.endswith("/settings") else "POST"
+    response = httpx.request(
+        verb, f"http://{server.http_address}{path}", headers=headers, content=body, timeout=30
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    [(field, description)] = violations(response)
+    assert field == "body"
+    assert said in description, description
+
+
+def test_every_route_with_a_body_refuses_a_lone_surrogate_with_400(server: ServerThread) -> None:
+    headers = {**bearer(server), "content-type": "application/json"}
+    with_body = [route for route in ROUTES if route.body]
+    assert len(with_body) > 10
+    for route in with_body:
+        path = re.sub(r"\{[^}]+\}", "x", route.template)
+        for body in (rb'{"\ud800": 1}', rb'{"a": ["\udfff"]}'):
+            response = httpx.request(
+                route.verb.upper(),
+                f"http://{server.http_address}{path}",
+                headers=headers,
+                content=body,
+                timeout=30,
+            )
+            assert response.status_code == 400, (route.template, response.text)
+            assert "lone surrogate" in response.text, (route.template, response.text)
+    # A pair of escapes is one character past U+FFFF: taken, and stored as it.
+    made = post(
+        server,
+        "/v1/agents/coder/memories",
+        headers,
+        content=rb'{"key": "smile", "value": "fine \ud83d\ude00"}',
+    )
+    assert made.status_code == 200, made.text
+    assert made.json()["memory"]["value"] == "fine \U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        ("/v1/agents/coder:renderPrompt", {"memoryPolicy": "archival"}, "memoryPolicy"),
+        ("/v1/agents/coder:renderPrompt", {"memoryPolicy": ["ab"]}, "memoryPolicy"),
+        ("/v1/agents/coder:renderPrompt", {"memoryPolicy": []}, "memoryPolicy"),
+        ("/v1/agents/coder:renderPrompt", {"memoryPolicy": ""}, "memoryPolicy"),
+        (
+            "/v1/agents/coder/memories:memorize",
+            {"content": "c", "conversation": []},
+            "conversation",
+        ),
+        ("/v1/agents/coder/memories:memorize", {"content": "c", "metadata": "x"}, "metadata"),
+        (
+            "/v1/agents/coder/memories:memorize",
+            {"content": "c", "conversation": {"messages": ["hi"]}},
+            "conversation.messages[0]",
+        ),
+    ],
+)
+def test_a_message_given_as_anything_but_an_object_is_400(
+    server: ServerThread, path: str, body: Any, said: str
+) -> None:
+    response = post(server, path, bearer(server), json=body)
+    assert response.status_code == 400, response.text
+    assert violations(response) == [("body", f"{said}: must be a JSON object")]
+
+
+def test_a_repeated_message_given_as_one_object_is_400_asking_for_a_list(
+    server: ServerThread,
+) -> None:
+    body = {"content": "c", "groundings": {"messagePosition": 0}}
+    response = post(server, "/v1/agents/coder/memories:memorize", bearer(server), json=body)
+    assert response.status_code == 400, response.text
+    assert violations(response) == [
+        ("body", "groundings: must be a list; each item must be a JSON object")
+    ]
 
 
 @pytest.mark.parametrize("segment", ["%2e%2e", "%2E", "a%2Fb", "%2F"])
@@ -1111,6 +1250,82 @@ def test_a_request_from_another_site_s_page_is_refused(
     assert response.status_code == 403
     assert reason(response) == "CROSS_ORIGIN"
     assert get(server, "/v1/agents/coder/memories", key).json() == {"totalSize": 0}
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+        "application/jsonp",
+        "",
+    ],
+)
+def test_a_body_of_another_media_type_than_json_is_415(
+    server: ServerThread, content_type: str
+) -> None:
+    key = bearer(server)
+    response = post(
+        server,
+        "/v1/agents/coder/memories",
+        {**key, "content-type": content_type},
+        content=b'{"key": "k", "value": "v"}',
+    )
+    assert response.status_code == 415, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert reason(response) == "UNSUPPORTED_MEDIA_TYPE"
+    assert "Content-Type: application/json" in response.json()["message"]
+    assert response.headers["cache-control"] == "no-store"
+    assert get(server, "/v1/agents/coder/memories", key).json() == {"totalSize": 0}
+
+
+def test_json_of_any_spelling_or_without_a_content_type_is_read(server: ServerThread) -> None:
+    key = bearer(server)
+    for i, content_type in enumerate(
+        [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON;charset=UTF-8",
+            "application/merge-patch+json",
+            None,
+        ]
+    ):
+        headers = key if content_type is None else {**key, "content-type": content_type}
+        body = json.dumps({"key": f"k{i}", "value": "v"}).encode()
+        made = post(server, "/v1/agents/coder/memories", headers, content=body)
+        assert made.status_code == 200, (content_type, made.text)
+    # No body, whatever its type says: nothing to read, the call as with an empty one.
+    bare = post(server, "/v1/agents/coder:renderPrompt", {**key, "content-type": "text/plain"})
+    assert bare.status_code == 200, bare.text
+    # Who calls comes first: a caller without a key learns nothing of the body's type.
+    unknown = post(
+        server, "/v1/agents/coder/memories", {"content-type": "text/plain"}, content=b"{}"
+    )
+    assert unknown.status_code == 401
+
+
+def test_every_refusal_of_the_api_is_neither_cached_nor_sniffed(server: ServerThread) -> None:
+    key = bearer(server)
+    base = f"http://{server.http_address}"
+    refusals = {
+        403: httpx.get(f"{base}/v1/agents/coder/memories", headers={**key, "origin": "null"}),
+        401: httpx.get(f"{base}/v1/agents/coder/memories"),
+        404: httpx.get(f"{base}/v1/nowhere", headers=key),
+        405: httpx.put(f"{base}/v1/recall", headers=key),
+        400: httpx.post(f"{base}/v1/agents/coder/memories", headers=key, json={"key": 1}),
+        415: httpx.post(
+            f"{base}/v1/recall", headers={**key, "content-type": "text/plain"}, content=b"{}"
+        ),
+    }
+    for status, response in refusals.items():
+        assert response.status_code == status, response.text
+        assert response.headers["content-type"] == "application/json", status
+        assert response.headers["cache-control"] == "no-store", status
+        assert response.headers["x-content-type-options"] == "nosniff", status
 
 
 def test_an_origin_of_another_scheme_on_the_same_host_is_another_site(

@@ -497,3 +497,16 @@ def test_free_json_holds_no_nul_as_stored() -> None:
     assert value["pattern"] == "^[^\\x00]*$"
     assert value["items"] == value["additionalProperties"]
     assert value["items"] == {"$ref": "#/components/schemas/google.protobuf.Value"}
+
+
+def test_a_body_of_another_media_type_is_documented_where_a_body_is_taken() -> None:
+    for route in routes():
+        responses = operation(route.verb, doc_path(route))["responses"]
+        if route.body:
+            refused = responses["415"]
+            assert "UNSUPPORTED_MEDIA_TYPE" in refused["description"]
+            assert refused["content"]["application/json"]["schema"] == {
+                "$ref": "#/components/schemas/google.rpc.Status"
+            }
+        else:
+            assert "415" not in responses, route.template

@@ -152,6 +152,8 @@ def test_an_unexpected_error_is_a_500_status_without_its_text(
     response = recall_over_http(recall)
     assert response.status_code == 500
     assert response.json()["code"] == grpc.StatusCode.INTERNAL.value[0]
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"
     assert "secret internals" not in response.text
     assert "secret internals" in caplog.text
 

@@ -729,6 +729,13 @@ def _operation(
             "etag).",
             "content": {"application/json": {"schema": _ref(_STATUS)}},
         }
+    if route.body:
+        responses["415"] = {
+            "description": "The body was sent with a Content-Type that is not JSON (reason "
+            "UNSUPPORTED_MEDIA_TYPE): send it with Content-Type: application/json, or any "
+            "application/*+json. A body without a Content-Type is read as JSON.",
+            "content": {"application/json": {"schema": _ref(_STATUS)}},
+        }
     responses["default"] = {"$ref": "#/components/responses/Error"}
     operation["responses"] = responses
     return operation

@@ -46,7 +46,7 @@ from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceE
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
-from agent_memory.proto_json import as_proto_json, loose_values, parse_problem
+from agent_memory.proto_json import as_proto_json, lone_surrogates, loose_values, parse_problem
 from agent_memory.status import Unreadable, plain_status_message, status_message
 from agent_memory.telemetry.metrics import Metrics
 from agent_memory.telemetry.tracing import set_cancelled
@@ -78,7 +78,7 @@ HTTP_STATUS: dict[grpc.StatusCode, int] = {
 }
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
 # Answers of the API are the caller's data: never cached, never sniffed as another type.
-_API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
 # Bodies up to this size parse on the event loop; larger ones in a thread.
 _PARSE_INLINE_BYTES = 64 * 1024
 # Request headers that describe the HTTP exchange, not the caller: not metadata.
@@ -265,6 +265,13 @@ class Transcoder:
         return None, [], [route.verb.upper() for route, _ in found]
 
     async def __call__(self, request: Request) -> Response:
+        """The answer to one request of the API, whatever it is (a refusal too), with
+        the headers every answer of the API carries."""
+        response = await self._answer(request)
+        response.headers.update(API_HEADERS)
+        return response
+
+    async def _answer(self, request: Request) -> Response:
         refused = self.refused_origin(request)
         if refused is not None:
             return refused
@@ -290,7 +297,6 @@ class Transcoder:
         if response.background is None:  # a stream ends its span when it ends
             code = response.code if isinstance(response, StatusResponse) else None
             ending.ended(code or _code_of_http(response.status_code))
-        response.headers.update(_API_HEADERS)
         return response
 
     def refused_origin(self, request: Request) -> Response | None:
@@ -308,12 +314,14 @@ class Transcoder:
             problem = f"a request for host {host!r} in the local mode, which answers loopback only"
         else:
             return None
-        return plain_response(
+        response = plain_response(
             grpc.StatusCode.PERMISSION_DENIED,
             f"refused {problem}: call the API from the panel of this server or from a client",
             "CROSS_ORIGIN",
             403,
         )
+        response.headers.update(API_HEADERS)
+        return response
 
     def _no_route(self, request: Request, allowed: list[str]) -> Response:
         if allowed:
@@ -346,6 +354,10 @@ class Transcoder:
             caller = await self._admit(route.grpc_path, metadata)
         except ServiceError as refused:
             return status_response(status_message(refused))
+        if route.body:
+            not_json = _not_json(request)
+            if not_json is not None:
+                return not_json
         body = await self._body(request)
         if isinstance(body, Response):
             return body
@@ -481,9 +493,19 @@ class Transcoder:
         except ValueError as exc:  # JSONDecodeError: where and what
             raise InvalidArgument([FieldViolation("body", f"not JSON: {exc}")]) from exc
         field = message.DESCRIPTOR.fields_by_name.get(route.body)
+        whole = document if route.body == "*" else {field.json_name: document}
+        # Text that is no Unicode (a lone surrogate of a \u escape) is refused here,
+        # once: nothing after this, and no descriptor lookup, sees one.
+        broken = lone_surrogates(whole)
+        if broken:
+            raise InvalidArgument(
+                [
+                    FieldViolation("body", f"{at}: {problem}" if at else problem)
+                    for at, problem in broken
+                ]
+            )
         if (route.body == "*" or field.message_type is not None) and not isinstance(document, dict):
             raise InvalidArgument([FieldViolation("body", "must be a JSON object")])
-        whole = document if route.body == "*" else {field.json_name: document}
         loose = loose_values(whole, route.request)
         if loose:
             raise InvalidArgument(
@@ -690,6 +712,29 @@ def _refuse_contradiction(variable: str, message: Message, parsed: Message) -> N
         raise InvalidArgument(
             [FieldViolation(variable, "the path and the request give different values")]
         )
+
+
+def _not_json(request: Request) -> Response | None:
+    """A body of another media type than JSON (a form, plain text) is refused unread,
+    where its Content-Type says so: ``application/json`` and any ``application/*+json``
+    are JSON, whatever their parameters (JSON is UTF-8, a charset changes nothing). A
+    body without a Content-Type is read as JSON."""
+    given = request.headers.get("content-type")
+    if given is None:
+        return None
+    length = request.headers.get("content-length") or "0"
+    if "transfer-encoding" not in request.headers and not length.strip().lstrip("0"):
+        return None  # no body to read
+    media = given.split(";", 1)[0].strip().lower()
+    if media == JSON or (media.startswith("application/") and media.endswith("+json")):
+        return None
+    said = f"Content-Type {media}" if media else "an empty Content-Type"
+    return plain_response(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f"the body is sent as {said}: send JSON, with Content-Type: {JSON}",
+        "UNSUPPORTED_MEDIA_TYPE",
+        415,
+    )
 
 
 def _wants_whole(accept: str) -> bool:
