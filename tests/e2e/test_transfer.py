@@ -560,6 +560,16 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     ),
     "an unknown kind": (lambda: lines({"kind": "spell"}), 3, "unknown kind 'spell'"),
     "a line that is not JSON": (lambda: lines("not json"), 3, "not JSON"),
+    "a key holding a lone surrogate": (
+        lambda: lines('{"kind": "memory", "memory": {"\\ud800": 1}}'),
+        3,
+        "memory: has a key, \"\\ud800\", that is not valid Unicode",
+    ),
+    "a value holding a lone surrogate": (
+        lambda: lines(json.dumps(memory(value="v\ud800"))),
+        3,
+        "memory.value: is not valid Unicode: it holds the lone surrogate U+D800",
+    ),
     "a line cut inside a string": (
         lambda: lines('{"kind": "memory", "memory": {"key": "ab'),
         3,

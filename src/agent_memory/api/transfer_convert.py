@@ -67,7 +67,7 @@ from agent_memory.domain.transfer import (
     UserBlock,
     kind_of,
 )
-from agent_memory.proto_json import parse_problem
+from agent_memory.proto_json import lone_surrogates, parse_problem
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 
 MESSAGES: Mapping[str, type[Message]] = {
@@ -170,6 +170,12 @@ class ProtoJsonRecords:
                 record (``memory.groundings[0].quote``).
         """
         kind = _kind(fields)
+        # Text that is no Unicode (a lone surrogate of a \u escape), refused as the HTTP
+        # API refuses it, before the parser or a check meets it.
+        broken = lone_surrogates(fields)
+        if broken:
+            at, problem = broken[0]
+            raise FormatError(f"{at}: {problem}" if at else problem)
         message = _parsed(fields[kind], MESSAGES[kind](), kind)
         beside: list[tuple[str, Message]] = []
         if kind == "decision":
