@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import re
 import subprocess
+import threading
 import unicodedata
 import uuid
 from collections.abc import AsyncIterator
@@ -255,6 +257,17 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "memorize", {"content": "Ana prefers short answers.", "tags": ["style"]}
             )
             assert not memorized.is_error, text(memorized)
+            # The key the service picked names nothing a model knows: it is not shown.
+            (style_id,) = re.findall(
+                r"^Memorized \[agent · memorize, read-only\] id (\S+)$", text(memorized)
+            )
+            again = await mcp.call_tool(
+                "memorize", {"content": "Ana prefers short answers.", "tags": ["style"]}
+            )
+            assert text(again) == (
+                f"Already memorized (a fact is kept once) [agent · memorize, read-only] "
+                f"id {style_id}"
+            ), text(again)
             # A fact with the conversation it came from and the words it rests on.
             said = "I moved to Porto in May."
             grounded = await mcp.call_tool(
@@ -278,7 +291,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             )
             assert not grounded.is_error, text(grounded)
             (grounded_id,) = re.findall(
-                r"^Memorized \[agent · memorize, read-only\] id (\S+) · key: ", text(grounded)
+                r"^Memorized \[agent · memorize, read-only\] id (\S+)$", text(grounded)
             )
             stored = rival.get_memory(grounded_id)
             assert (stored.conversation_id, stored.groundings[0].quote) == ("chat-9", "Porto")
@@ -376,15 +389,30 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert text(deleted) == f"Deleted [agent · manual] id {tz_id} · key: timezone"
             assert "timezone" not in text(await mcp.call_tool("memory_list", {}))
 
-            # Forgetting on request: what would go first, then for good once confirmed.
+            # Forgetting on request: what would go first, then for good once confirmed:
+            # the agent's core and archival memory kept with this user. The saved
+            # memories, which every user of the agent shares, stay.
             before = [m.key for m in rival.list_memories(agent_id=AGENT)]
+            lines = rival.get_block("archival", agent_id=AGENT).entry_count
             asked = text(await mcp.call_tool("forget", {"target": "agent"}))
-            assert asked.startswith("Would forget: "), asked
-            assert "memories" in asked
-            assert [m.key for m in rival.list_memories(agent_id=AGENT)] == before
+            assert asked.startswith(
+                f"Would forget: your core memory and your archival memory ({lines} lines), "
+                "with their earlier versions; that is what you keep with the user you work for."
+            ), asked
+            assert "Nothing changed yet" in asked
+            assert rival.get_block("core", agent_id=AGENT).content == content
             done = text(await mcp.call_tool("forget", {"target": "agent", "confirm": True}))
-            assert done.startswith("Forgotten for good: "), done
-            assert list(rival.list_memories(agent_id=AGENT)) == []
+            assert done.startswith(
+                f"Forgotten for good: your core memory and your archival memory ({lines} "
+                "lines), with their earlier versions. Your saved memories (memory_list)"
+            ), done
+            assert [b for b in rival.list_blocks(agent_id=AGENT) if b.agent_id] == []
+            assert "empty" in text(await mcp.call_tool("core_memory_read", {}))
+            assert [m.key for m in rival.list_memories(agent_id=AGENT)] == before
+            nothing = text(await mcp.call_tool("forget", {"target": "agent"}))
+            assert nothing.startswith(
+                "Would forget: nothing: you keep no core or archival memory with the user"
+            ), nothing
 
     try:
         asyncio.run(session())
@@ -707,6 +735,135 @@ def test_a_token_chosen_by_the_operator_is_not_printed(server: ServerThread, ten
                 assert {t.name for t in (await mcp.list_tools()).tools} == TOOLS
 
         asyncio.run(session())
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+
+
+# Tool calls whose arguments hold a lone surrogate, as a client writes them (JSON escapes
+# one as "\ud800"), each with the argument its refusal names.
+NOT_UNICODE_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("memory_upsert", {"key": "s\ud800", "value": "v"}, "the key is"),
+    ("recall", {"query": "\ud800"}, "the query is"),
+    ("memory_delete", {"memory_id": "\ud800"}, "the memory id is"),
+    ("memorize", {"content": "Ana likes tea.", "tags": ["ok", "b\udc00"]}, "tag 2 is"),
+    ("memory_upsert", {"key": "k\udfff", "value": "\ud800 v"}, "the key and the value are"),
+]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-03-26",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def tool_call(number: int, name: str, arguments: dict[str, Any]) -> str:
+    """A tools/call request as the wire carries it: a lone surrogate stays escaped."""
+    request = {"jsonrpc": "2.0", "id": number, "method": "tools/call"}
+    return json.dumps({**request, "params": {"name": name, "arguments": arguments}})
+
+
+def refused_as_not_unicode(answer: dict[str, Any], name: str, named: str) -> None:
+    """A tool error that says which text is not valid Unicode, and that nothing was done."""
+    result = answer["result"]
+    assert result["isError"] is True, answer
+    (said,) = [c["text"] for c in result["content"]]
+    assert said.startswith(f"Error executing tool {name}: Refused: {named} not valid Unicode"), said
+    assert "lone surrogate" in said
+    assert said.endswith("Nothing was done."), said
+
+
+def test_text_that_is_not_unicode_is_refused_in_words_over_stdio(
+    server: ServerThread, tenant: str, tmp_path: Path
+) -> None:
+    """A line whose arguments hold a lone surrogate gets a tool error, not silence, and
+    the session carries on."""
+    key = server.new_key(tenant, "user-1")
+    env = {**os.environ, "MEMORY_API_KEY": key, "MEMORY_SERVER": server.address}
+    errors = tmp_path / "stderr"
+    with errors.open("w") as stderr:
+        proc = subprocess.Popen(
+            [executable("agent-memory"), "mcp", "--agent-id", AGENT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            encoding="utf-8",
+            env=env,
+        )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    out = proc.stdout
+
+    def read() -> None:
+        for line in out:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def ask(line: str, number: int) -> dict[str, Any]:
+        assert proc.stdin is not None
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        while True:
+            try:
+                answer: dict[str, Any] = json.loads(lines.get(timeout=60))
+            except queue.Empty:
+                pytest.fail(f"no answer to {line}; stderr: {errors.read_text()}")
+            if answer.get("id") == number:
+                return answer
+
+    try:
+        assert "result" in ask(json.dumps(INITIALIZE), 0)
+        proc.stdin.write(json.dumps(INITIALIZED) + "\n")
+        for number, (name, arguments, named) in enumerate(NOT_UNICODE_CALLS, 1):
+            refused_as_not_unicode(ask(tool_call(number, name, arguments), number), name, named)
+        listed = ask(tool_call(99, "memory_list", {}), 99)["result"]
+        assert not listed["isError"]
+        assert listed["content"][0]["text"] == "No saved memories yet."
+    finally:
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    with MemoryClient(server.address, api_key=key) as mine:
+        assert list(mine.list_memories(agent_id=AGENT)) == []
+
+
+def test_text_that_is_not_unicode_is_refused_in_words_over_http(
+    server: ServerThread, tenant: str
+) -> None:
+    chosen = "a-chosen-token-of-enough-length-43"
+    proc, url, _ = serving_http(server, tenant, MEMORY_MCP_TOKEN=chosen)
+    headers = {
+        "authorization": f"Bearer {chosen}",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+    }
+
+    def answer(response: httpx.Response) -> dict[str, Any]:
+        assert response.status_code == 200, response.text
+        if response.headers["content-type"].startswith("application/json"):
+            return dict(response.json())
+        data = [line[len("data: ") :] for line in response.text.splitlines()]
+        (message,) = [json.loads(d) for d in data if d.startswith("{")]
+        return dict(message)
+
+    try:
+        with httpx.Client(headers=headers, timeout=60) as http:
+            opened = http.post(url, content=json.dumps(INITIALIZE))
+            assert "result" in answer(opened)
+            http.headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+            http.post(url, content=json.dumps(INITIALIZED))
+            for number, (name, arguments, named) in enumerate(NOT_UNICODE_CALLS, 1):
+                sent = http.post(url, content=tool_call(number, name, arguments))
+                refused_as_not_unicode(answer(sent), name, named)
+            listed = answer(http.post(url, content=tool_call(99, "memory_list", {})))
+            assert listed["result"]["content"][0]["text"] == "No saved memories yet."
     finally:
         proc.terminate()
         assert proc.wait(30) == 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
@@ -23,7 +24,9 @@ from agent_memory.mcp.tools import (
     MemoryTools,
     plain_arguments,
     refusals_as_tool_errors,
+    refused_not_unicode,
 )
+from agent_memory.mcp.wire import MarkedBodies, MarkedLines, not_unicode
 from agent_memory_client import (
     AgentMemoryError,
     Connection,
@@ -34,9 +37,13 @@ from agent_memory_client import (
 
 
 class _MemoryServer(MCPServer[None]):
-    """The MCP server, whose tools refuse bad arguments in plain sentences too."""
+    """The MCP server, whose tools refuse bad arguments in plain sentences too, text
+    that is not valid Unicode among them (:mod:`agent_memory.mcp.wire`)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        refused = not_unicode(arguments, _request_meta(context))
+        if refused:
+            raise ToolError(f"Error executing tool {name}: {refused_not_unicode(refused)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -44,6 +51,24 @@ class _MemoryServer(MCPServer[None]):
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             raise ToolError(f"Error executing tool {name}: {plain_arguments(cause)}") from None
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio, as the SDK does, but a line its parser refuses for a lone
+        surrogate reaches the tools, marked, for a tool error to answer it."""
+        async with stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                MarkedLines(read_stream),
+                write_stream,
+                self._lowlevel_server.create_initialization_options(),
+            )
+
+
+def _request_meta(context: Any) -> Any:
+    """The ``_meta`` of the request a tool call came in, or None outside one."""
+    try:
+        return context.request_context.meta if context is not None else None
+    except ValueError:  # no request: a call made in this process
+        return None
 
 
 def build_server(tools: MemoryTools) -> MCPServer[None]:
@@ -166,7 +191,7 @@ def serve(tools: MemoryTools, http: str | None = None, token: str | None = None)
     except (OSError, ValueError) as exc:
         note(f"--http {http}: cannot listen there ({exc}); pick another port")
         return 2
-    app = BearerOnly(server.streamable_http_app(host=host.strip("[]")), required)
+    app = BearerOnly(MarkedBodies(server.streamable_http_app(host=host.strip("[]"))), required)
     web = uvicorn.Server(
         uvicorn.Config(
             app,

@@ -25,6 +25,7 @@ from agent_memory_client import (
     BlockConflict,
     Connection,
     DeadlineExceeded,
+    EtagMismatch,
     InvalidArgument,
     NotFound,
     ReadOnlyMemory,
@@ -33,19 +34,24 @@ from agent_memory_client import (
     Unauthenticated,
     Unavailable,
 )
-from agent_memory_client.types import Block, Decision, Memory, RecallResponse
+from agent_memory_client.types import Block, BlockLabel, Decision, Memory, RecallResponse
 from agent_memory_client.types import Scope as MemoryScope
 from agentmemory.v1 import memory_pb2
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 Scope = Literal["agent", "user", "workspace"]
 Owner = Literal["agent", "workspace"]
 ForgetTarget = Literal["user", "agent", "workspace"]
+Label = Literal["core", "archival"]
 
 MAX_RECALL = 50
 MAX_LISTED = 200
+# How many times a change guarded by what was read is tried again when the memory or
+# block changed between the read and the write.
+ATTEMPTS = 3
 
 INSTRUCTIONS = """\
 Durable memory for this agent. Core memory is the short text always in your \
@@ -168,6 +174,19 @@ def plain_arguments(error: ValidationError) -> str:
         problems.append(_plain_violation(path or "arguments", said))
     said = " and ".join(dict.fromkeys(problems)) or "the arguments are not in the expected form"
     return f"Refused: {said}. Nothing was done."
+
+
+def refused_not_unicode(paths: list[str]) -> str:
+    """A tool call refused for arguments holding text that is not valid Unicode (a lone
+    surrogate, half of a pair such as "\\ud800" alone), in the words of every other
+    refusal."""
+    named = " and ".join(_plain_field(path) for path in paths)
+    holds = "it holds" if len(paths) == 1 else "each holds"
+    return (
+        f"Refused: {named} {'is' if len(paths) == 1 else 'are'} not valid Unicode text: "
+        f"{holds} a lone surrogate (a \\ud800 to \\udfff escape without its pair). Send "
+        "the text without it. Nothing was done."
+    )
 
 
 # The JSON forms Memorize takes, from the contract: the tool restates no field.
@@ -416,6 +435,14 @@ def _memory_fields(memory: Memory) -> str:
     return f"[{_owner_word(memory)} · {_flags(memory)}] id {memory.id}"
 
 
+# What a tool that names a memory by id answers for an id that is not one of the
+# agent's memories (or its workspace's), whether another owner's or none at all.
+NOT_YOURS = (
+    "Nothing was changed: that id is not one of your memories. Use memory_list to find "
+    "the ids of yours."
+)
+
+
 # What a listing shows of a memory held for review, in place of its key and value: a
 # model never reads one until a person approves it.
 HELD_TEXT = "(key and text withheld until a person approves it in the memory panel)"
@@ -427,6 +454,22 @@ def _key_said(memory: Memory) -> str:
     if memory.held_for_review:
         return "key withheld until a person approves it in the memory panel"
     return f"key: {inline(memory.key)}"
+
+
+# What a write's result says of a memory the service holds for review.
+HELD_SAID = (
+    "the service keeps it, but leaves it out of your prompt and recall, and withholds "
+    "its key and text, until a person approves it in the memory panel"
+)
+
+
+def _written_said(done: str, memory: Memory, *, key: bool = True, also: str = "") -> str:
+    """A write's result: what was done, the fields the service set, ``also`` and, when
+    ``key``, the key; for a memory held for review, in plain words that it is held."""
+    if memory.held_for_review:
+        return f"{done}, but held for review: {_memory_fields(memory)}{also}; {HELD_SAID}."
+    shown = f" · key: {inline(memory.key)}" if key else ""
+    return f"{done} {_memory_fields(memory)}{also}{shown}"
 
 
 def _memory_line(number: int, memory: Memory) -> str:
@@ -492,6 +535,49 @@ class MemoryTools:
             return await self.client.get_block("core", **self._block_owner(scope))
         except NotFound:
             return None
+
+    def _is_mine(self, memory: Memory) -> bool:
+        """Whether ``memory`` is this agent's, or its configured workspace's: the
+        memories memory_list shows it."""
+        if memory.workspace_id:
+            return memory.workspace_id == self.workspace_id
+        return memory.agent_id == self.agent_id
+
+    async def _own_memory(self, memory_id: str) -> Memory:
+        """The memory of ``memory_id``, only when it is one of this agent's (or its
+        workspace's).
+
+        Raises: ToolError — there is none, or it is another owner's: the same words
+        for both, which tell nothing of another owner's memory."""
+        try:
+            memory = await self.client.get_memory(memory_id)
+        except NotFound:
+            raise ToolError(NOT_YOURS) from None
+        if not self._is_mine(memory):
+            raise ToolError(NOT_YOURS)
+        return memory
+
+    async def _on_own_memory(
+        self, memory_id: str, act: Callable[[Memory], Awaitable[T]]
+    ) -> tuple[Memory, T]:
+        """Read the memory of ``memory_id``, check it is one of this agent's (or its
+        workspace's), then ``act`` on it as read (``act`` sends its etag): the one way
+        a tool changes a memory it names by id. A change made between the read and the
+        act is read and checked again.
+
+        Returns: the memory as read, and what ``act`` answered.
+        Raises: ToolError — not one of this agent's memories (nothing is changed), or
+        it kept changing."""
+        for _ in range(ATTEMPTS):
+            memory = await self._own_memory(memory_id)
+            try:
+                return memory, await act(memory)
+            except EtagMismatch:
+                continue
+            except NotFound:  # deleted since it was read
+                raise ToolError(NOT_YOURS) from None
+        msg = "Nothing was changed: the memory kept changing meanwhile. Try again."
+        raise ToolError(msg)
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -790,7 +876,10 @@ class MemoryTools:
         """Save a fact under a key you choose, replacing the value the key had: for a
         setting-like fact you will update in place (a timezone, a preferred tool).
         Only memories saved by hand can be changed: captured ones are read-only. For a
-        fact you learned in passing, with its own history, use memorize instead."""
+        fact you learned in passing, with its own history, use memorize instead. Text
+        the service reads as an instruction or a credential may be held for review, at
+        once or soon after: kept, but out of your prompt and recall until a person
+        approves it (memory_list shows it held)."""
         agent_id, workspace_id = self._owner(owner)
         memory = await self.client.upsert_memory(
             key,
@@ -802,7 +891,7 @@ class MemoryTools:
             source="manual",
             ttl=_ttl(ttl_hours),
         )
-        return f"Saved {_memory_fields(memory)} · {_key_said(memory)}"
+        return _written_said("Saved", memory)
 
     async def memorize(
         self,
@@ -841,9 +930,11 @@ class MemoryTools:
         earlier ones supersedes them. Unlike memory_upsert it never overwrites a key
         you chose; use memory_upsert for a setting you update in place. Give the
         conversation it came from and the spans that support it (groundings) when
-        you have them: a person reviewing the memory sees the words it rests on."""
+        you have them: a person reviewing the memory sees the words it rests on. A
+        fact the service reads as an instruction or a credential may be held for
+        review, as memory_upsert says."""
         agent_id, workspace_id = self._owner(owner)
-        memory = await self.client.memorize(
+        answer = await self.client.memorize_result(
             content,
             agent_id=agent_id,
             workspace_id=workspace_id,
@@ -859,8 +950,13 @@ class MemoryTools:
                 for i, g in enumerate(groundings or ())
             ],
         )
+        memory = answer.memory
+        if memory is None:
+            raise ToolError("The memory service did not say what it stored; list your memories.")
+        # The key the service picks names the fact's hash: only one chosen here is shown.
+        done = "Memorized" if answer.created else "Already memorized (a fact is kept once)"
         superseded = f" · supersedes {inline(', '.join(supersedes))}" if supersedes else ""
-        return f"Memorized {_memory_fields(memory)}{superseded} · {_key_said(memory)}"
+        return _written_said(done, memory, key=bool(key), also=superseded)
 
     async def get_my_decisions(
         self,
@@ -881,10 +977,11 @@ class MemoryTools:
         self,
         memory_id: Annotated[str, Field(description="The memory's id, from memory_list.")],
     ) -> str:
-        """Delete one saved memory by its id, when it is wrong or no longer wanted.
-        Its history keeps that it was deleted, and by whom."""
-        memory = await self.client.get_memory(memory_id)
-        await self.client.delete_memory(memory_id, etag=memory.etag)
+        """Delete one of your saved memories by its id, when it is wrong or no longer
+        wanted. Its history keeps that it was deleted, and by whom."""
+        memory, _ = await self._on_own_memory(
+            memory_id, lambda read: self.client.delete_memory(read.id, etag=read.etag)
+        )
         return f"Deleted {_memory_fields(memory)} · {_key_said(memory)}"
 
     async def memory_pin(
@@ -892,9 +989,15 @@ class MemoryTools:
         memory_id: Annotated[str, Field(description="The memory's id, from memory_list.")],
         pinned: Annotated[bool, Field(description="true (default) to pin, false to unpin.")] = True,
     ) -> str:
-        """Pin a saved memory so that it always reaches your prompt (or unpin it):
-        for the few facts every run needs. Captured memories may be pinned too."""
-        memory = await self.client.pin_memory(memory_id, pinned)
+        """Pin one of your saved memories so that it always reaches your prompt (or
+        unpin it): for the few facts every run needs. Captured memories may be pinned
+        too."""
+        _, memory = await self._on_own_memory(
+            memory_id,
+            lambda read: self.client.update_memory(
+                read.id, pinned=pinned, update_mask=["pinned"], etag=read.etag
+            ),
+        )
         return (
             f"{'Pinned' if pinned else 'Unpinned'} {_memory_fields(memory)} · {_key_said(memory)}"
         )
@@ -911,12 +1014,15 @@ class MemoryTools:
             ),
         ] = None,
     ) -> str:
-        """Set when a saved memory is forgotten (a fact about today, a plan for the
-        week), or make it keep until it is changed."""
+        """Set when one of your saved memories is forgotten (a fact about today, a plan
+        for the week), or make it keep until it is changed."""
         # Named in the mask and not given, the expiry is cleared: the memory keeps.
         when = None if ttl_hours is None else datetime.now(UTC) + timedelta(hours=ttl_hours)
-        changed = await self.client.update_memory(
-            memory_id, expire_time=when, update_mask=["expire_time"]
+        _, changed = await self._on_own_memory(
+            memory_id,
+            lambda read: self.client.update_memory(
+                read.id, expire_time=when, update_mask=["expire_time"], etag=read.etag
+            ),
         )
         return f"Expiry set: {_memory_fields(changed)} · {_key_said(changed)}"
 
@@ -926,8 +1032,11 @@ class MemoryTools:
             ForgetTarget,
             Field(
                 description="'user': everything kept of the user you work for (their "
-                "core and archival memory); 'agent': everything you remember; "
-                "'workspace': your workspace's memory."
+                "core and archival memory, and what every agent keeps with them); "
+                "'agent': your core and archival memory kept with this user (not what "
+                "you keep with other users, nor your saved memories, which every user "
+                "shares: delete those one by one with memory_delete); 'workspace': your "
+                "workspace's memory, which everyone in it shares: it goes for all of them."
             ),
         ],
         confirm: Annotated[
@@ -939,17 +1048,19 @@ class MemoryTools:
         ] = False,
     ) -> str:
         """Forget on request, for good: when the user asks to be forgotten, or that
-        you forget what you hold. First call it without confirm to see what would go
-        and tell the user; call it again with confirm only once they agree."""
+        you forget what you hold of them. First call it without confirm to see what
+        would go and tell the user; call it again with confirm only once they agree."""
         dry = not confirm
+        if target == "agent":
+            return await self._forget_kept_with_user(dry=dry)
         if target == "user":
             counts = await self.client.forget_user(validate_only=dry)
-        elif target == "workspace":
+            shared = ""
+        else:
             _, workspace_id = self._owner("workspace")
             assert workspace_id is not None
             counts = await self.client.forget_workspace(workspace_id, validate_only=dry)
-        else:
-            counts = await self.client.forget_agent(self.agent_id, validate_only=dry)
+            shared = " This is the memory your whole workspace shares: it goes for every user."
         kept = [
             f"{getattr(counts, f.name)} {f.name.replace('_', ' ')}"
             for f in fields(counts)
@@ -958,10 +1069,71 @@ class MemoryTools:
         what = ", ".join(kept) if kept else "nothing"
         if dry:
             return (
-                f"Would forget: {what}. Nothing changed yet; call forget again with "
-                "confirm=true once the user agrees."
+                f"Would forget: {what}.{shared} Nothing changed yet; call forget again "
+                "with confirm=true once the user agrees."
             )
         return f"Forgotten for good: {what}."
+
+    async def _forget_kept_with_user(self, *, dry: bool) -> str:
+        """Forget (with ``dry``, only say) this agent's core and archival memory kept
+        with the user of this server's key: the blocks core_memory_read and recall show
+        it, and no other user's. The agent's saved memories are every user's, and stay."""
+        gone = [block for label in _LABELS if (block := await self._forget_block(label, dry=dry))]
+        if gone:
+            versions = "its earlier versions" if len(gone) == 1 else "their earlier versions"
+            what = " and ".join(_block_said(block) for block in gone) + f", with {versions}"
+            whose = "; that is what you keep with the user you work for."
+        else:
+            what = "nothing"
+            whose = ": you keep no core or archival memory with the user you work for."
+        stays = (
+            "Your saved memories (memory_list), which every user shares, and what you keep "
+            "with other users stay; delete a saved memory with memory_delete."
+        )
+        if dry:
+            return (
+                f"Would forget: {what}{whose} {stays} Nothing changed yet; call forget "
+                "again with confirm=true once the user agrees."
+            )
+        return f"Forgotten for good: {what}. {stays}"
+
+    async def _forget_block(self, label: Label, *, dry: bool) -> Block | None:
+        """This agent's ``label`` block of the key's user, deleted unless ``dry``, as it
+        was last read; None when there is none. A block written between the read and
+        the delete is read again, and goes as it is then.
+
+        Raises: ToolError — it kept changing."""
+        for _ in range(ATTEMPTS):
+            try:
+                block = await self.client.get_block(label, agent_id=self.agent_id)
+            except NotFound:
+                return None
+            if dry:
+                return block
+            try:
+                await self.client.delete_block(label, agent_id=self.agent_id, etag=block.etag)
+            except BlockConflict:
+                continue
+            except NotFound:  # deleted meanwhile
+                return None
+            return block
+        msg = (
+            f"Your {label} memory kept changing while it was being forgotten, so it is "
+            "still there; call forget again with confirm=true."
+        )
+        raise ToolError(msg)
+
+
+# The blocks an agent keeps with each user, in the order forget names them.
+_LABELS: tuple[Label, ...] = ("core", "archival")
+
+
+def _block_said(block: Block) -> str:
+    """A block forget names: "your core memory", "your archival memory (3 lines)"."""
+    if block.label is BlockLabel.ARCHIVAL:
+        lines = "line" if block.entry_count == 1 else "lines"
+        return f"your archival memory ({block.entry_count} {lines})"
+    return "your core memory"
 
 
 def _decision_line(number: int, decision: Decision) -> str:
