@@ -8,6 +8,7 @@ added to the contract without a step here fails the test.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import socket
@@ -1370,6 +1371,73 @@ def test_head_answers_as_get_without_a_body_and_options_is_405(server: ServerThr
     options = httpx.options(f"http://{server.http_address}/v1/recall", headers=headers)
     assert options.status_code == 405
     assert reason(options) == "METHOD_NOT_ALLOWED"
+    # OPTIONS is not served, so no Allow header lists it.
+    assert options.headers["allow"] == "POST"
+
+
+def request_as_sent(
+    server: ServerThread, method: str, path: str, headers: dict[str, str]
+) -> tuple[int, dict[str, str], bytes]:
+    """One request with its method exactly as given (``get`` stays lower case, as httpx
+    would not leave it): the status, the headers by lower-case name, and the body."""
+    connection = http.client.HTTPConnection(server.http_address, timeout=30)
+    try:
+        connection.request(method, path, headers=headers)
+        response = connection.getresponse()
+        return (
+            response.status,
+            {name.lower(): value for name, value in response.getheaders()},
+            response.read(),
+        )
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("/v1/caller", "GET, HEAD"),
+        ("/v1/agents/coder/memories", "GET, HEAD, POST"),
+        (f"/v1/memories/{NOT_A_MEMORY}", "DELETE, GET, HEAD, PATCH"),
+        ("/v1/recall", "POST"),
+        # The document beside the API's routes answers for its own path.
+        ("/v1/openapi.json", "GET, HEAD"),
+    ],
+)
+def test_a_method_a_path_does_not_take_is_405_naming_exactly_the_ones_it_does(
+    server: ServerThread, path: str, allowed: str
+) -> None:
+    headers = bearer(server)
+    taken = set(allowed.split(", "))
+    # Methods are case-sensitive (RFC 9110): "get" is a method no route takes.
+    for method in ("TRACE", "FOO", "get", "OPTIONS", "PUT", "PATCH", "DELETE", "POST"):
+        if method in taken:
+            continue
+        status, answered, body = request_as_sent(server, method, path, headers)
+        assert status == 405, (method, path, body)
+        assert answered["allow"] == allowed, (method, path)
+        assert answered["content-type"] == "application/json"
+        refused = json.loads(body)
+        assert refused["code"] == grpc.StatusCode.UNIMPLEMENTED.value[0]
+        assert f"allowed: {allowed}" in refused["message"]
+    # What Allow lists is served: HEAD as GET is, without the body.
+    if "GET" in taken:
+        got, _, body = request_as_sent(server, "GET", path, headers)
+        head, _, nothing = request_as_sent(server, "HEAD", path, headers)
+        assert head == got
+        assert nothing == b""
+
+
+def test_a_path_no_route_has_is_404_whatever_the_method(server: ServerThread) -> None:
+    headers = bearer(server)
+    for method in ("GET", "PUT", "FOO", "TRACE", "get", "OPTIONS"):
+        for path in ("/v1/nope", "/v1/caller/more", "/v2/caller"):
+            status, answered, body = request_as_sent(server, method, path, headers)
+            assert status == 404, (method, path, body)
+            assert "allow" not in answered, (method, path)
+            details = json.loads(body)["details"]
+            infos = [d for d in details if d["@type"].endswith("ErrorInfo")]
+            assert [info["reason"] for info in infos] == ["NO_ROUTE"], (method, path)
 
 
 def test_answers_are_not_cached_and_bools_read_in_any_case(

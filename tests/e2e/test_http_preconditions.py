@@ -7,11 +7,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 
+import grpc
 import httpx
 import pytest
 
 from agent_memory.config import Settings
-from tests.support import ServerThread
+from agentmemory.v1 import memory_pb2, memory_service_pb2
+from tests.support import ServerThread, error_details
 
 pytestmark = pytest.mark.e2e
 
@@ -118,6 +120,132 @@ def test_an_update_mask_takes_the_paths_its_error_lists(api: httpx.Client) -> No
         assert changed.status_code == 200, changed.text
         assert changed.json()["memory"]["value"] == f"via {mask}"
         assert changed.json()["memory"]["expireTime"].startswith("2030-01-01")
+
+
+def test_without_a_mask_the_fields_the_body_holds_change_whatever_their_values(
+    api: httpx.Client,
+) -> None:
+    created = api.post(
+        "/agents/coder/memories",
+        json={"key": "deploy", "value": "npm run deploy", "pinned": True, "importance": 80},
+    )
+    assert created.status_code == 200, created.text
+    memory = created.json()["memory"]
+    unpinned = api.patch(f"/memories/{memory['id']}", json={"pinned": False})
+    assert unpinned.status_code == 200, unpinned.text
+    assert "pinned" not in unpinned.json()["memory"]  # false: proto JSON leaves it out
+    assert unpinned.json()["memory"]["importance"] == 80
+    zero = api.patch(f"/memories/{memory['id']}", json={"importance": 0, "tags": []})
+    assert zero.status_code == 200, zero.text
+    assert "importance" not in zero.json()["memory"]
+    read = api.get(f"/memories/{memory['id']}").json()["memory"]
+    assert ("pinned" in read, "importance" in read) == (False, False)
+    assert read["value"] == "npm run deploy"
+    # The memory as read, sent back changed: its output-only fields and the id the path
+    # gives are no fields to change, and the etag it holds guards nothing.
+    read.update(value="npm run deploy:prod", pinned=True)
+    whole = api.patch(f"/memories/{memory['id']}", json=read)
+    assert whole.status_code == 200, whole.text
+    assert whole.json()["memory"]["value"] == "npm run deploy:prod"
+    assert whole.json()["memory"]["pinned"] is True
+    # A mask given is the mask: the body's other fields are left as they are.
+    masked = api.patch(
+        f"/memories/{memory['id']}",
+        params={"updateMask": "importance"},
+        json={"importance": 5, "pinned": False},
+    )
+    assert masked.status_code == 200, masked.text
+    assert masked.json()["memory"]["importance"] == 5
+    assert masked.json()["memory"]["pinned"] is True
+    # A body that holds no field to change still names none.
+    empty = api.patch(f"/memories/{memory['id']}", json={})
+    assert empty.status_code == 400
+    assert "update_mask" in empty.text
+
+
+def test_without_a_mask_a_setting_sent_as_false_is_turned_off(api: httpx.Client) -> None:
+    both = api.patch(
+        "/agents/coder/settings", json={"memoryEnabled": True, "activeMemoryEnabled": True}
+    )
+    assert both.status_code == 200, both.text
+    off = api.patch("/agents/coder/settings", json={"memoryEnabled": False})
+    assert off.status_code == 200, off.text
+    settings = api.get("/agents/coder/settings").json()["settings"]
+    assert "memoryEnabled" not in settings
+    assert settings["activeMemoryEnabled"] is True
+
+
+def test_over_grpc_a_request_without_a_mask_still_takes_only_the_fields_set(
+    http: ServerThread,
+) -> None:
+    with http.client() as client:
+        created = client.call(
+            client.memory.UpsertMemory,
+            memory_service_pb2.UpsertMemoryRequest(
+                owner=memory_pb2.MemoryOwner(agent_id="coder"), key="k", value="v", pinned=True
+            ),
+        )
+        memory_id = created.memory.id
+        with pytest.raises(grpc.RpcError) as refused:
+            client.call(
+                client.memory.UpdateMemory,
+                memory_service_pb2.UpdateMemoryRequest(
+                    memory=memory_pb2.Memory(id=memory_id, pinned=False)
+                ),
+            )
+        assert error_details(refused.value).violations.keys() == {"update_mask"}
+        read = client.call(
+            client.memory.GetMemory, memory_service_pb2.GetMemoryRequest(id=memory_id)
+        )
+        assert read.memory.pinned is True
+
+
+def test_a_stale_etag_parameter_is_412_as_a_stale_if_match_is(api: httpx.Client) -> None:
+    memory = made(api)
+    changed = api.patch(
+        f"/memories/{memory['id']}", params={"etag": memory["etag"]}, json={"value": "cool"}
+    )
+    assert changed.status_code == 200, changed.text
+    stale = memory["etag"]
+    by_parameter = api.patch(
+        f"/memories/{memory['id']}", params={"etag": stale}, json={"value": "hot"}
+    )
+    by_header = api.patch(
+        f"/memories/{memory['id']}", headers={"if-match": stale}, json={"value": "hot"}
+    )
+    for refused in (by_parameter, by_header):
+        assert refused.status_code == 412, refused.text
+        assert reason(refused) == "ETAG_MISMATCH"
+    for refused in (
+        api.delete(f"/memories/{memory['id']}", params={"etag": stale}),
+        api.delete(f"/memories/{memory['id']}", headers={"if-match": stale}),
+    ):
+        assert refused.status_code == 412, refused.text
+        assert reason(refused) == "ETAG_MISMATCH"
+    assert api.get(f"/memories/{memory['id']}").json()["memory"]["value"] == "cool"
+
+
+def test_a_stale_block_etag_is_412_wherever_the_request_states_it(api: httpx.Client) -> None:
+    written = api.post("/blocks/core:write", json={"agentId": "coder", "content": "Ana, SRE"})
+    assert written.status_code == 200, written.text
+    tag = written.headers["etag"]
+    again = api.post(
+        "/blocks/core:write", json={"agentId": "coder", "content": "Ana, SRE, Lisbon", "etag": tag}
+    )
+    assert again.status_code == 200, again.text
+    in_body = api.post(
+        "/blocks/core:write", json={"agentId": "coder", "content": "lost", "etag": tag}
+    )
+    in_query = api.delete("/blocks/core", params={"agentId": "coder", "etag": tag})
+    for refused in (in_body, in_query):
+        assert refused.status_code == 412, refused.text
+        assert reason(refused) == "BLOCK_CONFLICT"
+    # Without an etag, a write that finds the block there conflicts: no precondition
+    # the request stated, 409.
+    created_again = api.post("/blocks/core:write", json={"agentId": "coder", "content": "x"})
+    assert created_again.status_code == 409, created_again.text
+    current = api.get("/blocks/core", params={"agentId": "coder"}).json()["block"]
+    assert current["content"] == "Ana, SRE, Lisbon"
 
 
 def test_enum_values_take_their_short_forms(api: httpx.Client) -> None:

@@ -74,6 +74,8 @@ BEYOND_SCHEMA_AT: dict[tuple[str, str], str] = {
     ("agent_id", "REQUIRED"): "an agent block has an agent id: two parameters",
     ("memory.key", "REQUIRED"): "a field the update mask names is one the body holds",
     ("memory.value", "REQUIRED"): "a field the update mask names is one the body holds",
+    ("update_mask", "EMPTY_FIELD_MASK"): "without an update mask, the body holds a field to "
+    "change: a query parameter against the body",
     ("decision.action", "NOT_ALLOWED"): "one of the registered card type's actions",
     ("suggested_action", "NOT_ALLOWED"): "one of the registered card type's actions",
     ("end_time", "OUT_OF_RANGE"): "not before start_time: one parameter against another",

@@ -307,6 +307,39 @@ def test_update_memory_sends_the_memory_as_body_and_the_mask_in_the_query() -> N
     assert query["updateMask"]["schema"]["type"] == "string"
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/memories/{id}",
+        "/v1/agents/{agent_id}/settings",
+        "/v1/workspaces/{workspace_id}/settings",
+    ],
+)
+def test_an_update_mask_is_optional_and_said_to_default_to_the_body_fields(path: str) -> None:
+    mask = parameters("patch", path, "query")["updateMask"]
+    # The server takes an update without one: the fields of its body are the mask.
+    assert not mask.get("required", False)
+    description = " ".join(mask["description"].split())
+    assert description.startswith("Optional. Without it, the mask is the fields the body holds")
+    assert "Required." not in description
+    # Given, it still names a field to change.
+    pattern = re.compile(mask["schema"]["pattern"])
+    assert pattern.match("pinned" if "memories" in path else "expirySlide")
+    # A memory's update must change something; settings' may change nothing.
+    assert ("EMPTY_FIELD_MASK" in description) == ("memories" in path)
+
+
+def test_an_etag_parameter_is_said_to_fail_as_if_match_does() -> None:
+    for verb, path in [
+        ("patch", "/v1/memories/{id}"),
+        ("delete", "/v1/memories/{id}"),
+        ("delete", "/v1/blocks/{label}"),
+    ]:
+        etag = parameters(verb, path, "query")["etag"]
+        assert "412" in etag["description"], (verb, path)
+        assert "412" in operation(verb, path)["responses"]
+
+
 def test_a_whole_body_route_takes_the_request_and_no_query() -> None:
     upsert = operation("post", "/v1/agents/{agent_id}/memories")
     schema = upsert["requestBody"]["content"]["application/json"]["schema"]

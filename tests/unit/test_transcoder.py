@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -13,13 +14,21 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, field_mask_pb2
 
 from agent_memory.api.interceptors import ServiceInterceptor
 from agent_memory.config import Settings
 from agent_memory.domain.identity import Principal, Role
 from agent_memory.http.app import HttpServer, http_app
-from agent_memory.http.routes import routes
-from agent_memory.http.transcoder import HTTP_STATUS, HttpCallContext, Transcoder
+from agent_memory.http.routes import Route, routes
+from agent_memory.http.transcoder import (
+    HTTP_STATUS,
+    HttpCallContext,
+    Transcoder,
+    allow_header,
+    body_mask,
+    infers_mask,
+)
 from agentmemory.v1 import memory_service_pb2, recall_service_pb2
 
 RECALL = "/agentmemory.v1.RecallService/Recall"
@@ -227,3 +236,114 @@ def test_a_caller_admitted_from_the_headers_is_not_identified_again() -> None:
 
     assert asyncio.run(call(GrpcLikeContext())) == "t"
     assert len(identified) == 1
+
+
+def route_of(verb: str, template: str) -> Route:
+    return next(r for r in routes() if (r.verb, r.template) == (verb, template))
+
+
+def test_allow_names_each_method_once_with_head_beside_get() -> None:
+    assert allow_header(["GET", "POST", "GET"]) == "GET, HEAD, POST"
+    assert allow_header(["delete", "patch", "get"]) == "DELETE, GET, HEAD, PATCH"
+    assert allow_header(["POST"]) == "POST"
+
+
+def test_the_partial_updates_whose_body_is_the_resource_take_their_mask_from_it() -> None:
+    inferring = {(r.verb, r.template) for r in routes() if infers_mask(r)}
+    assert inferring == {
+        ("patch", "/v1/memories/{memory.id}"),
+        ("patch", "/v1/agents/{settings.agent_id}/settings"),
+        ("patch", "/v1/workspaces/{settings.workspace_id}/settings"),
+    }
+
+
+def test_a_body_without_a_mask_names_the_fields_it_holds_that_the_mask_takes() -> None:
+    update = route_of("patch", "/v1/memories/{memory.id}")
+    body = {
+        "id": "00000000-0000-4000-8000-000000000000",  # the path's
+        "pinned": False,
+        "importance": 0,
+        "tags": [],
+        "expire_time": "2030-01-01T00:00:00Z",  # a proto name as well as a JSON one
+        "createdAt": "2020-01-01T00:00:00Z",  # output only
+        "etag": 'W/"3"',  # output only
+        "confidence": 0.5,  # no path of the mask: left as it is
+        "metadata": {"a": 1},
+    }
+    assert body_mask(update, body) == ["pinned", "importance", "tags", "expire_time"]
+    settings = route_of("patch", "/v1/agents/{settings.agent_id}/settings")
+    sent = {"agentId": "coder", "memoryEnabled": False, "expirySlide": "0s", "updatedAt": "x"}
+    assert body_mask(settings, sent) == ["memory_enabled", "expiry_slide"]
+    assert body_mask(update, {}) == []
+
+
+def nested_update_route() -> Route:
+    """PATCH /v1/things/{thing.id} of a contract whose mask has no rule: a Thing holds
+    an Inner message, which the mask may name field by field."""
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="things.proto",
+        package="things",
+        syntax="proto3",
+        dependency=["google/protobuf/field_mask.proto"],
+    )
+    optional = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+    kinds = descriptor_pb2.FieldDescriptorProto
+    inner = proto.message_type.add(name="Inner")
+    inner.field.add(
+        name="depth", json_name="depth", number=1, type=kinds.TYPE_INT32, label=optional
+    )
+    thing = proto.message_type.add(name="Thing")
+    thing.field.add(name="id", json_name="id", number=1, type=kinds.TYPE_STRING, label=optional)
+    thing.field.add(
+        name="inner_part",
+        json_name="innerPart",
+        number=2,
+        type=kinds.TYPE_MESSAGE,
+        type_name=".things.Inner",
+        label=optional,
+    )
+    thing.field.add(
+        name="title", json_name="title", number=3, type=kinds.TYPE_STRING, label=optional
+    )
+    request = proto.message_type.add(name="UpdateThingRequest")
+    request.field.add(
+        name="thing",
+        json_name="thing",
+        number=1,
+        type=kinds.TYPE_MESSAGE,
+        type_name=".things.Thing",
+        label=optional,
+    )
+    request.field.add(
+        name="update_mask",
+        json_name="updateMask",
+        number=2,
+        type=kinds.TYPE_MESSAGE,
+        type_name=".google.protobuf.FieldMask",
+        label=optional,
+    )
+    service = proto.service.add(name="Things")
+    service.method.add(
+        name="UpdateThing", input_type=".things.UpdateThingRequest", output_type=".things.Thing"
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(field_mask_pb2.DESCRIPTOR.serialized_pb)
+    pool.AddSerializedFile(proto.SerializeToString())
+    method = pool.FindServiceByName("things.Things").methods_by_name["UpdateThing"]
+    return Route(
+        method=method,
+        verb="patch",
+        template="/v1/things/{thing.id}",
+        body="thing",
+        variables=("thing.id",),
+        pattern=re.compile(r"/v1/things/([^/]+?)\Z"),
+    )
+
+
+def test_without_a_rule_a_nested_message_is_named_field_by_field() -> None:
+    route = nested_update_route()
+    assert infers_mask(route)
+    body = {"id": "t1", "title": "", "innerPart": {"depth": 0}}
+    assert body_mask(route, body) == ["title", "inner_part.depth"]
+    # An empty object is the message itself.
+    assert body_mask(route, {"inner_part": {}}) == ["inner_part"]

@@ -9,7 +9,7 @@ import logging
 import math
 import socket
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 
 import grpc
@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -41,8 +41,6 @@ from agent_memory.telemetry.tracing import log_failure
 
 log = logging.getLogger(__name__)
 
-# Every verb reaches the transcoder, which answers 405 with a Status for the others.
-_VERBS = ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"]
 # The panel loads nothing from elsewhere, and the browser enforces it.
 _PANEL_HEADERS = {
     "content-security-policy": (
@@ -61,6 +59,31 @@ def panel_file(name: str) -> bytes:
 
 
 METRICS_PATH = "/metrics"
+
+
+class EveryMethod(Route):
+    """A route that takes a request of any method (``TRACE``, ``get``, ``FOO`` too) and
+    leaves its endpoint to answer it: the transcoder knows which methods each path of
+    the API takes (405 naming exactly those) and which paths it has (404 for the others,
+    whatever the method). A path one of ``beside`` matches, by any method, is that
+    route's to answer (its own 405 included).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        endpoint: Callable[[Request], Awaitable[Response]],
+        *,
+        beside: Sequence[BaseRoute] = (),
+    ) -> None:
+        super().__init__(path, endpoint)
+        self.methods = None
+        self._beside = tuple(beside)
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if any(route.matches(scope)[0] is not Match.NONE for route in self._beside):
+            return Match.NONE, {}
+        return super().matches(scope)
 
 
 def metrics_route(metrics: Metrics, transcoder: Transcoder, admit: Admit | None) -> Route:
@@ -178,11 +201,12 @@ def http_app(
 
         await static(scope, receive, secured)
 
+    document = Route("/v1/openapi.json", openapi, methods=["GET"])
     return Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
-            Route("/v1/openapi.json", openapi, methods=["GET"]),
-            Route("/v1/{rest:path}", api, methods=_VERBS),
+            document,
+            EveryMethod("/v1/{rest:path}", api, beside=[document]),
             Route("/", panel, methods=["GET"]),
             Mount("/panel", app=panel_files),
             *([metrics] if metrics is not None else []),

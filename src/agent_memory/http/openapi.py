@@ -36,7 +36,7 @@ from agent_memory.api.field_rules import (
 )
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS, one_line, stores_request
 from agent_memory.http.routes import Route, field_at, routes
-from agent_memory.http.transcoder import HTTP_STATUS, etag_resource
+from agent_memory.http.transcoder import HTTP_STATUS, etag_resource, infers_mask
 from agent_memory.proto_json import (
     OUTPUT_ONLY,
     REQUIRED,
@@ -611,7 +611,36 @@ def _parameters(schemas: _Schemas, route: Route, where: _DocPath) -> list[dict[s
         skip.add(variable)
     if route.body != "*":
         parameters.extend(_query(schemas, route.request, skip))
+    names = {_json_name(field): field.name for field in route.request.fields}
+    for parameter in parameters:
+        field_name = names.get(parameter["name"]) if parameter["in"] == "query" else None
+        if field_name == "update_mask" and infers_mask(route):
+            parameter.pop("required", None)
+            said = re.sub(r"^(?:Required|Optional)\.\s*", "", parameter.get("description", ""))
+            rule = rule_of(route.request.fields_by_name["update_mask"])
+            some = _BODY_MASK_NAMES_ONE if isinstance(rule, Mask) and rule.min_paths else ""
+            parameter["description"] = _join(f"{_BODY_MASK} {some}".strip(), said)
+        elif field_name == "etag":
+            parameter["description"] = _join(parameter.get("description", ""), _STALE_ETAG)
     return parameters
+
+
+# How the HTTP side reads a partial update without a mask (the transcoder's body_mask).
+_BODY_MASK: Final = (
+    "Optional. Without it, the mask is the fields the body holds, each by its proto path "
+    "and whatever its value: a field sent as `false`, `0` or empty is changed too. Fields "
+    "of the body this mask cannot name are left as they are. (Over gRPC, where a field at "
+    "its default is not told from one left out, an unset mask names only the fields set "
+    "to other values.)"
+)
+_BODY_MASK_NAMES_ONE: Final = (
+    "A request without it whose body holds none of the fields it may name is 400 (reason "
+    "EMPTY_FIELD_MASK): it names nothing to change."
+)
+_STALE_ETAG: Final = (
+    "Over HTTP, as with If-Match: when it is stale, the answer is 412 Precondition Failed "
+    "(not the 409 of ABORTED) and nothing changes."
+)
 
 
 def _without(schema: dict[str, Any], names: set[str]) -> dict[str, Any]:
@@ -724,9 +753,9 @@ def _operation(
         etag.pop("description", None)
         operation.setdefault("parameters", []).append({**_IF_MATCH, "schema": etag})
         responses["412"] = {
-            "description": "The resource changed since the If-Match etag was read: nothing "
-            "changed (reason ETAG_MISMATCH or BLOCK_CONFLICT; the details carry the current "
-            "etag).",
+            "description": "The resource changed since the etag the request states (If-Match, "
+            "or its etag) was read: nothing changed (reason ETAG_MISMATCH or BLOCK_CONFLICT; "
+            "the details carry the current etag).",
             "content": {"application/json": {"schema": _ref(_STATUS)}},
         }
     if route.body:

@@ -22,6 +22,7 @@ from collections.abc import (
     Awaitable,
     Callable,
     Iterable,
+    Iterator,
     Mapping,
     Sequence,
 )
@@ -41,12 +42,20 @@ from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 
+from agent_memory.api.field_rules import Mask, rule_of
 from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
-from agent_memory.proto_json import as_proto_json, lone_surrogates, loose_values, parse_problem
+from agent_memory.proto_json import (
+    OUTPUT_ONLY,
+    as_proto_json,
+    field_behaviors,
+    lone_surrogates,
+    loose_values,
+    parse_problem,
+)
 from agent_memory.status import Unreadable, plain_status_message, status_message
 from agent_memory.telemetry.metrics import Metrics
 from agent_memory.telemetry.tracing import set_cancelled
@@ -81,6 +90,16 @@ _CODES = {code.value[0]: code for code in grpc.StatusCode}
 API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
 # Bodies up to this size parse on the event loop; larger ones in a thread.
 _PARSE_INLINE_BYTES = 64 * 1024
+# The methods the routes serve, by their names in a request, which are case-sensitive
+# (RFC 9110): ``get`` is no GET. HEAD is a GET answered without its body.
+_ROUTE_VERBS = {
+    "GET": "get",
+    "HEAD": "get",
+    "POST": "post",
+    "PUT": "put",
+    "PATCH": "patch",
+    "DELETE": "delete",
+}
 # Request headers that describe the HTTP exchange, not the caller: not metadata.
 _NOT_METADATA = frozenset(
     {"host", "content-length", "content-type", "connection", "accept", "accept-encoding"}
@@ -246,9 +265,10 @@ class Transcoder:
         if missing:
             raise RouteError(f"routes without a served method: {', '.join(missing)}")
 
-    def match(self, verb: str, raw_path: str) -> tuple[Route | None, list[str], list[str]]:
-        """The route for ``verb`` and the raw path, its variables' encoded values, and
-        the verbs the path's routes accept otherwise (for 405).
+    def match(self, verb: str | None, raw_path: str) -> tuple[Route | None, list[str], list[str]]:
+        """The route for ``verb`` (lower case; None for a method no route serves) and the
+        raw path, its variables' encoded values, and otherwise the verbs the path's
+        routes take (for 405; none when no route has the path).
 
         Where several templates match, the one with the most literal text wins, so
         ``/v1/memories/x:pin`` is the pin route's path (405 for a GET) rather than a
@@ -276,7 +296,7 @@ class Transcoder:
         if refused is not None:
             return refused
         raw_path = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
-        verb = "get" if request.method == "HEAD" else request.method.lower()
+        verb = _ROUTE_VERBS.get(request.method)
         route, values, allowed = self.match(verb, raw_path.split("?", 1)[0])
         if route is None:
             return self._no_route(request, allowed)
@@ -324,8 +344,10 @@ class Transcoder:
         return response
 
     def _no_route(self, request: Request, allowed: list[str]) -> Response:
+        """405 with the methods the path takes, for a path some route has; else 404,
+        whatever the method."""
         if allowed:
-            verbs = ", ".join(sorted(set(allowed)))
+            verbs = allow_header(allowed)
             response = plain_response(
                 grpc.StatusCode.UNIMPLEMENTED,
                 f"{request.method} is not allowed on {request.url.path}; allowed: {verbs}",
@@ -394,8 +416,10 @@ class Transcoder:
         try:
             answer = await handler.unary_unary(message, context)
         except Aborted as aborted:
-            if "if-match" in request.headers and _reason(aborted.status) in _STALE:
-                return status_response(aborted.status, 412)  # RFC 9110: a failed If-Match
+            if _reason(aborted.status) in _STALE and _states_etag(message):
+                # A stale etag, sent as If-Match or in the request alike: RFC 9110's
+                # failed precondition.
+                return status_response(aborted.status, 412)
             return status_response(aborted.status)
         tag = _etag_of(answer)
         if tag and route.verb == "get" and _none_match(request.headers.get("if-none-match"), tag):
@@ -459,8 +483,9 @@ class Transcoder:
                 that contradicts the body or query.
         """
         message: Message = self._classes[route.grpc_path]()
+        document: Any = None
         if route.body:
-            self._parse_body(route, message, body)
+            document = self._parse_body(route, message, body)
         elif body.strip():
             raise InvalidArgument(
                 [FieldViolation("body", f"{route.verb.upper()} {route.template} takes no body")]
@@ -479,9 +504,18 @@ class Transcoder:
             except UnicodeDecodeError as exc:
                 raise InvalidArgument([FieldViolation(variable, "is not UTF-8")]) from exc
         self._merge(message, route, path, bound=set(), origin="path")
+        if isinstance(document, dict) and infers_mask(route) and not message.HasField(_MASK):
+            paths = body_mask(route, document)
+            if paths:
+                getattr(message, _MASK).paths.extend(paths)
         return message
 
-    def _parse_body(self, route: Route, message: Message, body: bytes) -> None:
+    def _parse_body(self, route: Route, message: Message, body: bytes) -> Any:
+        """Parse the body into ``message``; the body's JSON document.
+
+        Raises:
+            InvalidArgument: the body is not the JSON of the message or its body field.
+        """
         try:
             document = parse_json(body) if body.strip() else {}
         except DuplicateKey as exc:
@@ -518,6 +552,7 @@ class Transcoder:
             raise InvalidArgument([FieldViolation("body", problem)]) from exc
         except (ValueError, RecursionError) as exc:  # digits beyond int(), deep nesting
             raise InvalidArgument([FieldViolation("body", _UNREADABLE)]) from exc
+        return document
 
     def _merge(
         self,
@@ -785,6 +820,96 @@ _TEXT_MESSAGES = frozenset(
 
 # The reasons of an ABORTED call whose precondition (an etag) no longer holds.
 _STALE = frozenset({"ETAG_MISMATCH", "BLOCK_CONFLICT"})
+
+
+def allow_header(verbs: Iterable[str]) -> str:
+    """The ``Allow`` header of a path whose routes take ``verbs``: each method once,
+    sorted, with HEAD beside GET (a GET route answers HEAD too)."""
+    methods = {verb.upper() for verb in verbs}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
+
+
+def _states_etag(message: Message | Unreadable) -> bool:
+    """Whether the request states an etag (from If-Match, its query or its body): then a
+    stale one is a failed precondition, 412."""
+    if not isinstance(message, Message):
+        return False
+    field = message.DESCRIPTOR.fields_by_name.get("etag")
+    if field is None:
+        return False
+    return message.HasField("etag") if field.has_presence else bool(getattr(message, "etag"))  # noqa: B009
+
+
+# The request field of a partial update's mask (AIP-134).
+_MASK = "update_mask"
+
+
+def infers_mask(route: Route) -> bool:
+    """Whether the route is a partial update whose body is the resource, beside an
+    ``update_mask``: without a mask, the fields its body holds are the mask."""
+    mask = route.request.fields_by_name.get(_MASK)
+    if mask is None or mask.message_type is None or route.body in ("", "*"):
+        return False
+    resource = route.request.fields_by_name[route.body]
+    return (
+        mask.message_type.full_name == "google.protobuf.FieldMask"
+        and resource.message_type is not None
+        and not resource.is_repeated
+    )
+
+
+def body_mask(route: Route, document: Mapping[str, Any]) -> list[str]:
+    """The update mask a body without one implies (as grpc-gateway infers it): the proto
+    path of each field the body holds, whatever its value (``false``, ``0``, an empty
+    list too), so a field can be set to its default without naming it.
+
+    Only paths the method's mask takes (``field_rules``) are named, a field of a nested
+    message by its dotted path where the mask takes those; the body's other fields are
+    left out, as a mask that does not name them leaves them, and so are fields the path
+    sets (the resource's id) and output-only ones (AIP-203: ignored when sent). A mask
+    with no rule takes any field: nested messages are then named field by field.
+    """
+    rule = rule_of(route.request.fields_by_name[_MASK])
+    takes = frozenset(rule.paths) if isinstance(rule, Mask) else None
+    prefix = route.body + "."
+    bound = {v.removeprefix(prefix) for v in route.variables if v.startswith(prefix)}
+    resource: Descriptor = route.request.fields_by_name[route.body].message_type
+    return list(dict.fromkeys(_given_paths(document, resource, takes, bound, "")))
+
+
+def _given_paths(
+    document: Mapping[str, Any],
+    message: Descriptor,
+    takes: frozenset[str] | None,
+    bound: set[str],
+    prefix: str,
+) -> Iterator[str]:
+    """The paths of :func:`body_mask` within one message of the body, under ``prefix``."""
+    for name, value in document.items():
+        field = message.fields_by_name.get(name) or next(
+            (f for f in message.fields if f.json_name == name), None
+        )
+        if field is None or OUTPUT_ONLY in field_behaviors(field):
+            continue
+        path = prefix + field.name
+        if path in bound:
+            continue
+        nested = (
+            isinstance(value, dict)
+            and bool(value)
+            and field.message_type is not None
+            and not field.is_repeated
+            and not field.message_type.full_name.startswith("google.protobuf.")
+        )
+        deeper = takes is None or any(taken.startswith(path + ".") for taken in takes)
+        if takes is not None and path in takes:
+            yield path
+        elif nested and deeper:
+            yield from _given_paths(value, field.message_type, takes, bound, path + ".")
+        elif takes is None:
+            yield path
 
 
 def _apply_if_match(route: Route, request: Request, message: Message) -> Response | None:
