@@ -165,8 +165,7 @@ def test_read_only_rows_refuse_content_edits_and_stay_unchanged(
     assert details.reason == "READ_ONLY_MEMORY"
     assert details.metadata["memory_id"] == memory.id
     assert details.message.endswith(
-        "its key, value and importance cannot change; its other fields can, and it can be "
-        "deleted"
+        "its key, value and importance cannot change; its other fields can, and it can be deleted"
     )
     after = get(client, memory.id)
     after.ClearField("groundings")

@@ -563,7 +563,7 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
     "a key holding a lone surrogate": (
         lambda: lines('{"kind": "memory", "memory": {"\\ud800": 1}}'),
         3,
-        "memory: has a key, \"\\ud800\", that is not valid Unicode",
+        'memory: has a key, "\\ud800", that is not valid Unicode',
     ),
     "a value holding a lone surrogate": (
         lambda: lines(json.dumps(memory(value="v\ud800"))),

@@ -244,9 +244,9 @@ class KeyHeld:
     current: Memory
 
 
-
 # The fields of a memory only a MANUAL one may change (a read-only memory keeps them).
 CONTENT_FIELDS = ("key", "value", "importance")
+
 
 @dataclass(frozen=True)
 class MemoryPatch:
