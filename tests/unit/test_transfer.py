@@ -94,6 +94,16 @@ async def exported(store: FakeStore, tenant: str) -> list[str]:
     return lines
 
 
+def unsealed(lines: list[str]) -> list[dict[str, object]]:
+    """The records without a block's seal, sealed anew by each export."""
+    records = [json.loads(line) for line in lines]
+    assert all(isinstance(r["screened"], str) for r in records if r.get("kind") == "block")
+    return [
+        {k: v for k, v in r.items() if not (k == "screened" and r["kind"] == "block")}
+        for r in records
+    ]
+
+
 def test_an_import_of_an_export_exports_the_same_and_a_second_import_changes_nothing() -> None:
     async def go() -> None:
         store = FakeStore()
@@ -109,10 +119,10 @@ def test_an_import_of_an_export_exports_the_same_and_a_second_import_changes_not
             "decision": 1,
         }
         target = await exported(store, "target")
-        assert target[1:] == source[1:]
+        assert unsealed(target[1:]) == unsealed(source[1:])
         second = await transfer(store).import_text("target", text, now=NOW)
         assert all(t == Tally(0, 1) for t in second.values())
-        assert (await exported(store, "target"))[1:] == target[1:]
+        assert unsealed((await exported(store, "target"))[1:]) == unsealed(target[1:])
 
     asyncio.run(go())
 
