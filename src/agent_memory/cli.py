@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         p.add_argument(
             "--data-dir",
-            type=Path,
+            type=_folder,
             metavar="DIR",
             help="embedded database folder (env MEMORY_DATA_DIR, default: the user's data folder, "
             "e.g. ~/.local/share/agent-memory)",
@@ -366,14 +366,29 @@ def _seconds(text: str) -> float:
     return value
 
 
+# The longest a page token key is kept once rotated away: ten years.
+KEEP_PREVIOUS_MOST_SECONDS = 10 * 365 * 86400
+
+
 def _seconds_or_zero(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, 0 or more")
+    if not (math.isfinite(value) and 0 <= value <= KEEP_PREVIOUS_MOST_SECONDS):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds from 0 to {KEEP_PREVIOUS_MOST_SECONDS} "
+            "(ten years)"
+        )
     return value
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty folder name: give a folder, or leave --data-dir out for the default"
+        )
+    return Path(text)
 
 
 def _health(args: argparse.Namespace) -> int:
@@ -382,9 +397,14 @@ def _health(args: argparse.Namespace) -> int:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    from agent_memory.config import DEFAULT_LISTEN
+    from agent_memory.config import DEFAULT_LISTEN, SettingsError, check_address
 
     address = args.address or os.environ.get("MEMORY_LISTEN") or DEFAULT_LISTEN
+    try:
+        check_address("--address" if args.address else "MEMORY_LISTEN", "MEMORY_LISTEN", address)
+    except SettingsError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 2
     host, _, port = address.rpartition(":")
     if host in {"", "0.0.0.0", "::", "[::]"}:  # a wildcard bind: ask on loopback
         address = f"127.0.0.1:{port}"

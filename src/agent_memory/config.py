@@ -174,6 +174,11 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise SettingsError(f"MEMORY_{name.upper()} must be positive")
+        if self.max_message_bytes > MAX_MESSAGE_BYTES:
+            raise SettingsError(
+                f"MEMORY_MAX_MESSAGE_BYTES must be at most {MAX_MESSAGE_BYTES} (2 GiB less a "
+                "byte, the most gRPC takes)"
+            )
         if not 0 <= self.extraction_min_confidence <= 1:
             raise SettingsError("MEMORY_EXTRACTION_MIN_CONFIDENCE must be between 0 and 1")
         if not 0 <= self.extraction_jaccard_threshold <= 1:
@@ -244,12 +249,15 @@ class Settings:
             raise SettingsError("MEMORY_INDEX_STOP_SECONDS must not be negative")
         if self.worker_start_seconds <= 0:
             raise SettingsError("MEMORY_WORKER_START_SECONDS must be positive")
-        _check_address("--listen", "MEMORY_LISTEN", self.listen)
+        check_address("--listen", "MEMORY_LISTEN", self.listen)
         if self.http_listen is not None:
-            _check_address("--http-listen", "MEMORY_HTTP_LISTEN", self.http_listen)
+            check_address("--http-listen", "MEMORY_HTTP_LISTEN", self.http_listen)
         self._validate_metrics()
-        if self.workers < 1:
-            raise SettingsError("--workers (MEMORY_WORKERS) must be at least 1")
+        if not 1 <= self.workers <= MAX_WORKERS:
+            raise SettingsError(
+                f"--workers (MEMORY_WORKERS) must be from 1 to {MAX_WORKERS}: a worker is a "
+                "process of its own (some 130 MB); one per core is the most that helps"
+            )
         if self.workers > 1 and not (
             sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
         ):
@@ -575,16 +583,22 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def _check_address(flag: str, env: str, address: str) -> None:
+def check_address(flag: str, env: str, address: str) -> None:
+    """Raises: SettingsError — ``address`` is not HOST:PORT (given with ``flag`` or the
+    variable ``env``)."""
     _, colon, port = address.rpartition(":")
     # isascii: int() also reads digits of other scripts, which no port is written in.
     if not colon or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+        where = flag if flag == env else f"{flag} or {env}"
         raise SettingsError(
-            f"{flag} {address!r}: must be HOST:PORT with a port from 0 to 65535 ({flag} or {env})"
+            f"{flag} {address!r}: must be HOST:PORT with a port from 0 to 65535 ({where})"
         )
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# The most server processes `serve --workers` starts, and the largest message gRPC takes.
+MAX_WORKERS = 64
+MAX_MESSAGE_BYTES = 2**31 - 1
 
 
 def _reason(exc: Exception) -> str:

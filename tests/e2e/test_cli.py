@@ -86,6 +86,23 @@ def test_keys_create_refuses_an_empty_tenant(cli_database: str) -> None:
     assert "tenant" in done.stderr
 
 
+def test_an_empty_data_dir_is_refused_not_taken_for_the_current_folder(tmp_path: Path) -> None:
+    done = cli("keys", "list", "--data-dir", "", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--data-dir: an empty folder name" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no database was made where it ran
+
+
+def test_health_of_an_address_that_is_no_address_is_one_line_naming_it() -> None:
+    done = cli("health", env={"MEMORY_LISTEN": "abc"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "agent-memory: MEMORY_LISTEN 'abc': must be HOST:PORT with a port from 0 to 65535 "
+        "(MEMORY_LISTEN)"
+    ]
+
+
 def test_bad_settings_are_reported_not_raised(cli_database: str) -> None:
     done = subprocess.run(
         [executable("agent-memory"), "migrate", "--database-url", cli_database],

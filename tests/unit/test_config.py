@@ -190,9 +190,17 @@ def test_workers_come_from_the_environment_or_the_flag() -> None:
     assert Settings.from_env({"MEMORY_WORKERS": "3"}, workers=2).workers == 2
 
 
-def test_fewer_than_one_worker_is_refused() -> None:
-    with pytest.raises(SettingsError, match="--workers"):
-        Settings.from_env({"MEMORY_WORKERS": "0"})
+@pytest.mark.parametrize("workers", ["0", "65", "99999"])
+def test_workers_out_of_range_are_refused(workers: str) -> None:
+    """Each is a process of its own: 99999 of them would take the machine's memory."""
+    with pytest.raises(SettingsError, match=r"--workers .* must be from 1 to 64"):
+        Settings.from_env({"MEMORY_WORKERS": workers})
+
+
+def test_a_message_size_past_what_grpc_takes_is_refused() -> None:
+    assert Settings.from_env({"MEMORY_MAX_MESSAGE_BYTES": str(2**31 - 1)}).max_message_bytes
+    with pytest.raises(SettingsError, match="MEMORY_MAX_MESSAGE_BYTES must be at most"):
+        Settings.from_env({"MEMORY_MAX_MESSAGE_BYTES": "99999999999"})
 
 
 def test_several_workers_need_so_reuseport(monkeypatch: pytest.MonkeyPatch) -> None:
