@@ -1090,6 +1090,21 @@ def test_adding_a_key_that_exists_overwrites_nothing(page: Page, tenant: Tenant)
     assert (stored.value, stored.importance) == ("warm and brief", 62)
 
 
+def test_a_value_over_the_limit_is_refused_whole_never_cut(page: Page, tenant: Tenant) -> None:
+    """A pasted text longer than a memory holds is the server's to refuse, saying so:
+    the page cut nothing to fit and saved the rest as if whole."""
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_label("New memory key").fill("notes")
+    page.get_by_label("New memory value").fill("x" * 2500)
+    page.get_by_role("button", name="Add memory").click()
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("Adding notes failed:")
+    expect(status).to_contain_text("2000 characters")
+    expect(page.get_by_label("New memory value")).to_have_value("x" * 2500)
+    assert "notes" not in memories_of(tenant.grpc)
+
+
 def changed_meanwhile(tenant: Tenant, memory: memory_pb2.Memory, value: str) -> None:
     """Someone else changes the memory's value while the page edits it."""
     tenant.grpc.call(

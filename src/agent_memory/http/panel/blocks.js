@@ -107,7 +107,6 @@ export function mount(container, ctx) {
       list: "blocks-users",
       value: whose,
       required: true,
-      maxlength: 255,
       autocomplete: "off",
       spellcheck: "false",
       class: "mono",

@@ -137,7 +137,6 @@ export function mount(container, ctx) {
       id: "preview-message",
       name: "message",
       rows: 2,
-      maxlength: 8000,
       placeholder: "What the user says in the run, for the memories it calls up",
     }),
     el("button", { type: "submit", class: "button primary" }, "Render prompt"),
