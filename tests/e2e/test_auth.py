@@ -57,6 +57,19 @@ def test_calls_without_a_valid_key_are_unauthenticated_and_write_nothing(
     assert memory_count(database_url) == before
 
 
+def test_two_authorization_headers_are_refused_saying_so(server: ServerThread) -> None:
+    """Even both naming a good key: which to believe is not the service's guess."""
+    key = server.new_key("tenant-two-headers", "ana", "orchestrator")
+    metadata = (("authorization", f"Bearer {key}"), ("authorization", f"Bearer {key}"))
+    with server.anonymous_channel() as channel:
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.UpsertMemory(upsert_request(), metadata=metadata, timeout=10)
+    details = error_details(info.value)
+    assert details.code is grpc.StatusCode.UNAUTHENTICATED
+    assert details.message.startswith("2 authorization headers: send exactly one")
+
+
 def test_a_key_with_the_wrong_secret_is_refused(client: Client) -> None:
     scheme, key = client.metadata[0][1].split(" ")
     prefix, key_id, secret = key.split("_")

@@ -61,7 +61,14 @@ class BearerAuth:
 
     async def __call__(self, metadata: Sequence[tuple[str, str | bytes]]) -> Principal:
         values = [v for k, v in metadata if k == "authorization"]
-        if len(values) != 1 or not isinstance(values[0], str):
+        if len(values) > 1:
+            # Which one to believe? Neither: a proxy may have added one.
+            raise Unauthenticated(
+                f"{len(values)} authorization headers: send exactly one, "
+                "'authorization: Bearer <key>'",
+                reason="MISSING_CREDENTIALS",
+            )
+        if not values or not isinstance(values[0], str):
             raise Unauthenticated(
                 "missing credentials: send 'authorization: Bearer <key>' metadata",
                 reason="MISSING_CREDENTIALS",
