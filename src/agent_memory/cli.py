@@ -219,14 +219,14 @@ def _parser() -> argparse.ArgumentParser:
         help="write a tenant's memories, conversations, blocks and decisions to stdout "
         "as JSON lines (docs/export-format.md)",
     )
-    export.add_argument("--tenant", required=True, help="the tenant to export")
+    export.add_argument("--tenant", required=True, type=_tenant, help="the tenant to export")
     database_options(export)
     load = commands.add_parser(
         "import",
         help="read an export into a tenant, in one transaction; records whose key is "
         "taken are left as they are, so a second import changes nothing",
     )
-    load.add_argument("--tenant", required=True, help="the tenant to import into")
+    load.add_argument("--tenant", required=True, type=_tenant, help="the tenant to import into")
     load.add_argument("file", help="the export file, or - for standard input")
     database_options(load)
 
@@ -263,7 +263,9 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--tenant", help="only this tenant's keys")
     database_options(listing)
     revoke = key_commands.add_parser("revoke", help="revoke a key by its id")
-    revoke.add_argument("key_id", help="the key's id, as keys create and keys list print it")
+    revoke.add_argument(
+        "key_id", type=_key_id, help="the key's id, as keys create and keys list print it"
+    )
     database_options(revoke)
 
     rotate = commands.add_parser(
@@ -370,6 +372,11 @@ def _seconds(text: str) -> float:
 KEEP_PREVIOUS_MOST_SECONDS = 10 * 365 * 86400
 
 
+def holds_pem_certificate(pem: bytes) -> bool:
+    """Whether ``pem`` holds a PEM certificate (gRPC's own check of one only logs)."""
+    return b"-----BEGIN CERTIFICATE-----" in pem
+
+
 def _seconds_or_zero(text: str) -> float:
     try:
         value = float(text)
@@ -381,6 +388,22 @@ def _seconds_or_zero(text: str) -> float:
             "(ten years)"
         )
     return value
+
+
+def _tenant(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty tenant: name the tenant (a key's tenant id)")
+    return text
+
+
+def _key_id(text: str) -> str:
+    if text.count("_") >= 2:
+        # A whole key: its secret is not repeated back, to a terminal or a log.
+        raise argparse.ArgumentTypeError(
+            "give the key's id (the part between the first two underscores, as 'keys "
+            "list' shows it), not the whole key"
+        )
+    return text
 
 
 def _folder(text: str) -> Path:
@@ -412,6 +435,14 @@ def _health(args: argparse.Namespace) -> int:
         Path(os.environ["MEMORY_TLS_CERT"]) if os.environ.get("MEMORY_TLS_CERT") else None
     )
     try:
+        if ca is not None and not holds_pem_certificate(ca.read_bytes()):
+            flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CERT"
+            print(
+                f"agent-memory: {flag} {str(ca)!r}: holds no PEM certificate "
+                "(-----BEGIN CERTIFICATE-----)",
+                file=sys.stderr,
+            )
+            return 2
         if ca is None:
             channel = grpc.insecure_channel(address)
         else:
@@ -513,7 +544,7 @@ def _mcp(args: argparse.Namespace) -> int:
     except OSError as exc:
         note(f"{flag} {str(ca)!r}: cannot read it ({exc.strerror or exc})")
         return 2
-    if pem is not None and b"-----BEGIN CERTIFICATE-----" not in pem:
+    if pem is not None and not holds_pem_certificate(pem):
         note(f"{flag} {str(ca)!r}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
         return 2
     try:
@@ -605,7 +636,11 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
             return 0
         revoked = await keys.revoke(args.key_id)
         if revoked is None:
-            print(f"agent-memory: no key with id {args.key_id!r}", file=sys.stderr)
+            print(
+                f"agent-memory: no key with id {args.key_id!r}: 'agent-memory keys list' "
+                "shows the ids",
+                file=sys.stderr,
+            )
             return 1
         print(f"revoked key {revoked.key_id}")
         return 0

@@ -230,6 +230,17 @@ class Settings:
                 f"--embedder-url {self.embedder_url!r}: give an http:// or https:// URL "
                 "(--embedder-url or MEMORY_EMBEDDER_URL)"
             )
+        if self.embedder == "none" and self.embedder_url:
+            raise SettingsError(
+                "--embedder none with --embedder-url: the URL would be ignored; drop one "
+                "(--embedder or MEMORY_EMBEDDER, --embedder-url or MEMORY_EMBEDDER_URL)"
+            )
+        if self.database_read_url and not self.database_url:
+            raise SettingsError(
+                "--database-read-url needs --database-url: a standby is of a server's "
+                "database, not of the embedded one (MEMORY_DATABASE_READ_URL, "
+                "MEMORY_DATABASE_URL)"
+            )
         if self.indexer not in ("child", "none"):
             raise SettingsError(
                 f"--indexer {self.indexer!r}: use child (an index worker beside the server) "

@@ -94,6 +94,36 @@ def test_an_empty_data_dir_is_refused_not_taken_for_the_current_folder(tmp_path:
     assert list(tmp_path.iterdir()) == []  # no database was made where it ran
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("export", "--tenant", ""), "--tenant: an empty tenant"),
+        (("import", "--tenant", " ", "-"), "--tenant: an empty tenant"),
+        (("health", "--tls-ca", "/etc/hostname"), "holds no PEM certificate"),
+        (("keys", "revoke", "amk_0123456789abcdef_s3cr3t"), "not the whole key"),
+        (
+            ("serve", "--embedder", "none", "--embedder-url", "http://127.0.0.1:1/v1"),
+            "--embedder none with --embedder-url",
+        ),
+        (
+            ("serve", "--database-read-url", "postgresql://x@127.0.0.1:1/db"),
+            "--database-read-url needs --database-url",
+        ),
+    ],
+)
+def test_an_operators_mistake_is_one_line_and_status_2(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    done = cli(*args, "--data-dir", str(tmp_path / "d")) if args[0] != "health" else cli(*args)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("agent-memory")]
+    assert len(lines) == 1, done.stderr
+    assert said in lines[0]
+    assert "Traceback" not in done.stderr
+    assert "s3cr3t" not in done.stderr
+    assert not (tmp_path / "d").exists()  # refused before a database was made
+
+
 def test_health_of_an_address_that_is_no_address_is_one_line_naming_it() -> None:
     done = cli("health", env={"MEMORY_LISTEN": "abc"})
     assert done.returncode == 2
