@@ -1442,6 +1442,28 @@ def test_a_phone_shows_every_memory_without_scrolling_sideways(
         context.close()
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_long_agent_id_never_widens_the_page(
+    browser: Browser, server: ServerThread, tenant: Tenant, width: int
+) -> None:
+    """Ids run to 255 characters: the heading wraps it and the recent list cuts it,
+    in the page's width, at a phone's width and a desk's."""
+    ids = ["org-acme.team-platform.agent-release-coordinator-7f3a9c2e1b4d", "a" * 200]
+    context = browser.new_context(
+        base_url=f"http://{server.http_address}", viewport={"width": width, "height": 844}
+    )
+    try:
+        page = context.new_page()
+        sign_in(page, tenant.editor_key)
+        for agent in ids:
+            open_agent(page, agent)
+            scrolled = page.evaluate("document.documentElement.scrollWidth")
+            assert scrolled <= width, f"the page is {scrolled} px wide for {agent[:20]}…"
+            expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()
+    finally:
+        context.close()
+
+
 def test_a_system_set_to_dark_gets_the_dark_theme(
     browser: Browser, server: ServerThread, tenant: Tenant
 ) -> None:
