@@ -1198,6 +1198,12 @@ def test_the_find_bar_searches_filters_orders_and_counts(page: Page, tenant: Ten
     page.get_by_label("Search keys and values").fill('deploy "')  # a quote is escaped
     expect(count).to_have_text("0 memories match")
     expect(page.locator("#view-memories .empty-row")).to_contain_text("No memory matches")
+    # Words typed are found each wherever it is; in quotes, side by side only.
+    page.get_by_label("Search keys and values").fill("tuesdays  happen")
+    expect(count).to_have_text("1 memory match")
+    expect(memory_row(page, "deploy-day")).to_be_visible()
+    page.get_by_label("Search keys and values").fill('"tuesdays happen"')
+    expect(count).to_have_text("0 memories match")
     page.get_by_label("Search keys and values").fill("DEPLOY")
     expect(count).to_have_text("2 memories match")
     expect(memory_row(page, "tone")).to_have_count(0)

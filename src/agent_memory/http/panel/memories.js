@@ -43,10 +43,17 @@ function literal(text) {
   return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
-/** The filter the find bar's choices make, in the service's filter language. */
+/**
+ * The filter the find bar's choices make, in the service's filter language. The words
+ * typed are found each wherever it is, as a search box finds them (the service reads a
+ * quoted text as a phrase); a text typed in quotes stays a phrase.
+ */
 export function filterOf({ text, source, pinned, held }) {
   const parts = [];
-  if (text.trim()) parts.push(`text:${literal(text.trim())}`);
+  const typed = text.trim();
+  const phrase = /^"[^"]+"$/.test(typed);
+  const words = phrase ? [typed.slice(1, -1)] : typed.split(/\s+/).filter(Boolean);
+  for (const word of words) parts.push(`text:${literal(word)}`);
   if (source) parts.push(`source = ${source}`);
   if (pinned) parts.push(`pinned = ${pinned}`);
   if (held) parts.push(`held_for_review = ${held}`);
