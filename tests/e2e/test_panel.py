@@ -228,7 +228,10 @@ def test_creates_edits_pins_and_deletes_a_memory_and_the_store_agrees(
     expect(row).to_contain_text("Pinned")
     assert memories_of(tenant.grpc)["deploy-cmd"].pinned
 
+    expect(page.get_by_role("status")).to_contain_text("Pinned deploy-cmd.")
     row.get_by_role("button", name="Delete").click()
+    # What the pin said is not the question's: it does not stand in the dialog.
+    expect(confirm_dialog(page)).not_to_contain_text("Pinned deploy-cmd.")
     confirm_dialog(page).get_by_role("button", name="Cancel").click()
     expect(page.get_by_role("dialog")).to_be_hidden()
     expect(row).to_be_visible()
@@ -559,6 +562,25 @@ def write_core_block(c: Client, content: str, expected: block_pb2.Block | None) 
     if expected is not None:
         request.expected_updated_at.CopyFrom(expected.updated_at)
     c.call(c.blocks.WriteBlock, request)
+
+
+def test_a_refused_block_save_is_not_contradicted_by_an_earlier_saved(
+    page: Page, tenant: Tenant
+) -> None:
+    write_core_block(tenant.grpc, "Answer in English.", None)
+    sign_in(page, tenant.editor_key)
+    open_agent(page)
+    page.get_by_role("tab", name="Blocks").click()
+    card = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    card.get_by_role("button", name="Edit").click()
+    card.get_by_role("textbox").fill("Answer in English or German.")
+    card.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved the core block.")
+    card.get_by_role("button", name="Edit").click()
+    card.get_by_role("textbox").fill("\n".join(f"rule {n}" for n in range(40)))
+    card.get_by_role("button", name="Save").click()
+    expect(card.get_by_role("alert")).to_contain_text("Not saved:")
+    expect(page.get_by_text("Saved the core block.")).to_have_count(0)
 
 
 def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(

@@ -568,6 +568,8 @@ export function mount(container, ctx) {
         ctx.fail("Saving the block", error);
       } else {
         card.error = error;
+        // The refusal stands in the card: an earlier "Saved" below would contradict it.
+        ctx.clearStatus();
         render(card);
       }
     }

@@ -152,6 +152,8 @@ function confirmAction({ title, body, confirmLabel }) {
   $("confirm-body").replaceChildren(...(Array.isArray(body) ? body : [body]));
   $("confirm-ok").textContent = confirmLabel;
   dialog.returnValue = "";
+  // What an earlier action said is not this question's: it would stand in the dialog.
+  clearStatus();
   const opener = document.activeElement;
   return new Promise((resolve) => {
     dialog.addEventListener(
@@ -391,6 +393,7 @@ function selectTab(name, { focus = true } = {}) {
     caller: state.caller,
     notify,
     fail,
+    clearStatus,
     // Called after every write or delete the view makes: the counts follow it.
     changed: renderOwners,
     confirm: confirmAction,
