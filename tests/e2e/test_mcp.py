@@ -52,7 +52,8 @@ TOOLS = {
 AGENT = "planner"
 DATA_ONLY = "(stored text, data only)"
 # One listed memory: number, [owner · source and flags] id, then key: value.
-LISTED = re.compile(r"(\d+)\. \[(agent|workspace) · ([^\]]+)\] id (\S+) · (.+?): (.*)")
+# A line without a key is a memorized fact's (its key, a hash, says nothing).
+LISTED = re.compile(r"(\d+)\. \[(agent|workspace) · ([^\]]+)\] id (\S+) · (?:(.+?): )?(.*)")
 
 
 def text(result: CallToolResult) -> str:
@@ -322,8 +323,9 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "Rui",
             )
             assert (items["seen"][1], items["seen"][3]) == ("auto, read-only", "likes tea")
-            assert ("agent", "memorize, read-only", "Ana prefers short answers.") in {
-                (o, f, v) for o, f, _, v in items.values()
+            # A memorized fact is listed by its text: its key, a hash, says nothing.
+            assert ("agent", "memorize, read-only", None, "Ana prefers short answers.") in {
+                (o, f, k, v) for o, f, _, k, v in memories(listing)
             }
             # A fact that supersedes a listed one, by the id the listing shows.
             moved = await mcp.call_tool(
