@@ -14,7 +14,7 @@ from google.protobuf import field_mask_pb2
 from agent_memory.config import Settings
 from agentmemory.v1 import memory_pb2, memory_service_pb2_grpc
 from agentmemory.v1 import memory_service_pb2 as pb
-from tests.support import Client, ServerThread, error_details
+from tests.support import Client, ErrorDetails, ServerThread, error_details
 
 
 def memory_count(database_url: str) -> int:
@@ -32,6 +32,16 @@ def upsert_request(
     )
 
 
+def refused_upsert(server: ServerThread, metadata: tuple[tuple[str, str], ...]) -> ErrorDetails:
+    """The status an UpsertMemory with ``metadata`` (and no key of the channel's) ends in:
+    it must fail."""
+    with server.anonymous_channel() as channel:
+        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.UpsertMemory(upsert_request(), metadata=metadata, timeout=10)
+    return error_details(info.value)
+
+
 @pytest.mark.parametrize(
     "metadata",
     [
@@ -47,25 +57,21 @@ def test_calls_without_a_valid_key_are_unauthenticated_and_write_nothing(
     server: ServerThread, database_url: str, metadata: tuple[tuple[str, str], ...]
 ) -> None:
     before = memory_count(database_url)
-    with server.anonymous_channel() as channel:
-        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
-        with pytest.raises(grpc.RpcError) as info:
-            stub.UpsertMemory(upsert_request(), metadata=metadata, timeout=10)
-    details = error_details(info.value)
+    details = refused_upsert(server, metadata)
     assert details.code is grpc.StatusCode.UNAUTHENTICATED
     assert details.reason in {"MISSING_CREDENTIALS", "INVALID_API_KEY"}
     assert memory_count(database_url) == before
 
 
-def test_two_authorization_headers_are_refused_saying_so(server: ServerThread) -> None:
+def test_two_authorization_headers_are_refused_saying_so(
+    server: ServerThread, database_url: str
+) -> None:
     """Even both naming a good key: which to believe is not the service's guess."""
     key = server.new_key("tenant-two-headers", "ana", "orchestrator")
     metadata = (("authorization", f"Bearer {key}"), ("authorization", f"Bearer {key}"))
-    with server.anonymous_channel() as channel:
-        stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
-        with pytest.raises(grpc.RpcError) as info:
-            stub.UpsertMemory(upsert_request(), metadata=metadata, timeout=10)
-    details = error_details(info.value)
+    before = memory_count(database_url)
+    details = refused_upsert(server, metadata)
+    assert memory_count(database_url) == before
     assert details.code is grpc.StatusCode.UNAUTHENTICATED
     assert details.message.startswith("2 authorization headers: send exactly one")
 

@@ -564,14 +564,20 @@ def write_core_block(c: Client, content: str, expected: block_pb2.Block | None) 
     c.call(c.blocks.WriteBlock, request)
 
 
-def test_a_refused_block_save_is_not_contradicted_by_an_earlier_saved(
-    page: Page, tenant: Tenant
-) -> None:
-    write_core_block(tenant.grpc, "Answer in English.", None)
+def agent_core_card(page: Page, tenant: Tenant, content: str) -> Locator:
+    """The agent's core block, written with ``content``, as a person opens it in the
+    Blocks tab."""
+    write_core_block(tenant.grpc, content, None)
     sign_in(page, tenant.editor_key)
     open_agent(page)
     page.get_by_role("tab", name="Blocks").click()
-    card = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    return page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+
+
+def test_a_refused_block_save_is_not_contradicted_by_an_earlier_saved(
+    page: Page, tenant: Tenant
+) -> None:
+    card = agent_core_card(page, tenant, "Answer in English.")
     card.get_by_role("button", name="Edit").click()
     card.get_by_role("textbox").fill("Answer in English or German.")
     card.get_by_role("button", name="Save").click()
@@ -586,11 +592,7 @@ def test_a_refused_block_save_is_not_contradicted_by_an_earlier_saved(
 def test_a_block_conflict_shows_the_newer_text_and_retry_keeps_mine(
     page: Page, tenant: Tenant
 ) -> None:
-    write_core_block(tenant.grpc, "Answer in English.", None)
-    sign_in(page, tenant.editor_key)
-    open_agent(page)
-    page.get_by_role("tab", name="Blocks").click()
-    card = page.locator('article[data-scope="SCOPE_AGENT"][data-label="BLOCK_LABEL_CORE"]')
+    card = agent_core_card(page, tenant, "Answer in English.")
     expect(card.locator(".block-content")).to_have_text("Answer in English.")
 
     card.get_by_role("button", name="Edit").click()

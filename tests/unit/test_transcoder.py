@@ -286,42 +286,26 @@ def nested_update_route() -> Route:
         syntax="proto3",
         dependency=["google/protobuf/field_mask.proto"],
     )
-    optional = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
     kinds = descriptor_pb2.FieldDescriptorProto
+
+    def add(message: Any, name: str, kind: int, type_name: str = "") -> None:
+        json_name = re.sub(r"_(\w)", lambda m: m[1].upper(), name)
+        number = len(message.field) + 1
+        field = message.field.add(
+            name=name, json_name=json_name, number=number, type=kind, label=kinds.LABEL_OPTIONAL
+        )
+        if type_name:
+            field.type_name = type_name
+
     inner = proto.message_type.add(name="Inner")
-    inner.field.add(
-        name="depth", json_name="depth", number=1, type=kinds.TYPE_INT32, label=optional
-    )
+    add(inner, "depth", kinds.TYPE_INT32)
     thing = proto.message_type.add(name="Thing")
-    thing.field.add(name="id", json_name="id", number=1, type=kinds.TYPE_STRING, label=optional)
-    thing.field.add(
-        name="inner_part",
-        json_name="innerPart",
-        number=2,
-        type=kinds.TYPE_MESSAGE,
-        type_name=".things.Inner",
-        label=optional,
-    )
-    thing.field.add(
-        name="title", json_name="title", number=3, type=kinds.TYPE_STRING, label=optional
-    )
+    add(thing, "id", kinds.TYPE_STRING)
+    add(thing, "inner_part", kinds.TYPE_MESSAGE, ".things.Inner")
+    add(thing, "title", kinds.TYPE_STRING)
     request = proto.message_type.add(name="UpdateThingRequest")
-    request.field.add(
-        name="thing",
-        json_name="thing",
-        number=1,
-        type=kinds.TYPE_MESSAGE,
-        type_name=".things.Thing",
-        label=optional,
-    )
-    request.field.add(
-        name="update_mask",
-        json_name="updateMask",
-        number=2,
-        type=kinds.TYPE_MESSAGE,
-        type_name=".google.protobuf.FieldMask",
-        label=optional,
-    )
+    add(request, "thing", kinds.TYPE_MESSAGE, ".things.Thing")
+    add(request, "update_mask", kinds.TYPE_MESSAGE, ".google.protobuf.FieldMask")
     service = proto.service.add(name="Things")
     service.method.add(
         name="UpdateThing", input_type=".things.UpdateThingRequest", output_type=".things.Thing"
