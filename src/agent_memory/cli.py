@@ -434,30 +434,35 @@ def _health(args: argparse.Namespace) -> int:
     ca = args.tls_ca or (
         Path(os.environ["MEMORY_TLS_CERT"]) if os.environ.get("MEMORY_TLS_CERT") else None
     )
+    flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CERT"
     try:
-        if ca is not None and not holds_pem_certificate(ca.read_bytes()):
-            flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CERT"
-            print(
-                f"agent-memory: {flag} {str(ca)!r}: holds no PEM certificate "
-                "(-----BEGIN CERTIFICATE-----)",
-                file=sys.stderr,
-            )
-            return 2
-        if ca is None:
-            channel = grpc.insecure_channel(address)
-        else:
-            options = (
-                [("grpc.ssl_target_name_override", args.tls_server_name)]
-                if args.tls_server_name
-                else []
-            )
-            channel = grpc.secure_channel(
-                address, grpc.ssl_channel_credentials(ca.read_bytes()), options=options
-            )
-    except (OSError, ValueError) as exc:
-        flag = "--tls-ca" if args.tls_ca else "MEMORY_TLS_CERT"
+        pem = ca.read_bytes() if ca is not None else None
+    except OSError as exc:
         print(f"agent-memory: {flag} {str(ca)!r}: cannot read it ({exc})", file=sys.stderr)
         return 2
+    if pem is not None and not holds_pem_certificate(pem):
+        print(
+            f"agent-memory: {flag} {str(ca)!r}: holds no PEM certificate "
+            "(-----BEGIN CERTIFICATE-----)",
+            file=sys.stderr,
+        )
+        return 2
+    if pem is None:
+        channel = grpc.insecure_channel(address)
+    else:
+        options = (
+            [("grpc.ssl_target_name_override", args.tls_server_name)]
+            if args.tls_server_name
+            else []
+        )
+        try:
+            credentials = grpc.ssl_channel_credentials(pem)
+        except ValueError as exc:
+            print(
+                f"agent-memory: {flag} {str(ca)!r}: not a CA certificate ({exc})", file=sys.stderr
+            )
+            return 2
+        channel = grpc.secure_channel(address, credentials, options=options)
     with channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(
