@@ -202,13 +202,19 @@ class Transfer:
             or (isinstance(r, UserBlock) and r.attestation)
         ]
         keyring = await self._store.page_keyring(knowing=max(sealed, default=0))
+        # Judged before the transaction: the rules take CPU, not the database.
+        for at, (number, record) in enumerate(records):
+            try:
+                records[at] = (number, await _judged(record, keyring, now))
+            except ServiceError as exc:
+                raise ImportRefused(number, _reason(exc)) from exc
         done: dict[str, Tally] = {}
         in_file = frozenset(r.memory.id for _, r in records if isinstance(r, MemoryRecord))
         async with self._store.transaction(Principal(tenant_id, IMPORT_ACTOR)) as tx:
             snapshots: dict[tuple[str, str], Conversation] = {}
             for number, record in records:
                 try:
-                    written = await self._put(tx, record, snapshots, keyring, now, in_file)
+                    written = await self._put(tx, record, snapshots, in_file)
                 except (Unavailable, Timeout, Conflict):
                     raise  # the database's trouble, not the file's
                 except ServiceError as exc:
@@ -298,8 +304,6 @@ class Transfer:
         tx: Tx,
         record: Record,
         snapshots: dict[tuple[str, str], Conversation],
-        keyring: PageKeyring,
-        now: datetime,
         in_file: frozenset[uuid.UUID],
     ) -> bool:
         if isinstance(record, CardType):
@@ -321,14 +325,29 @@ class Transfer:
                         )
                     ]
                 )
-            return await tx.transfer.put_memory(_held_if_ordering(_screened(record, keyring, now)))
+            return await tx.transfer.put_memory(record)
         if isinstance(record, UserBlock):
-            if not (record.attestation and attested(keyring, record, record.attestation, now)):
-                # As WriteBlock judges the lines of a key that is not a person's: no
-                # seal of this service's says who wrote them, or that they were judged.
-                await refuse_instruction_lines("block.content", record.content)
             return await tx.transfer.put_block(record, keep=self._limits.versions_kept)
         return await tx.transfer.put_decision(record)
+
+
+async def _judged(record: Record, keyring: PageKeyring, now: datetime) -> Record:
+    """The record as the import writes it: a memory read as needing no judging only
+    where ``keyring`` opens its seal, and held where nothing vouches for a text that
+    reads as an instruction; a block whose lines no seal vouches for judged as
+    WriteBlock judges a model's.
+
+    Raises:
+        InvalidArgument: an unsealed block's line reads as an instruction.
+    """
+    if isinstance(record, MemoryRecord):
+        return _held_if_ordering(_screened(record, keyring, now))
+    if isinstance(record, UserBlock) and not (
+        record.attestation and attested(keyring, record, record.attestation, now)
+    ):
+        # No seal of this service's says who wrote the lines, or that they were judged.
+        await refuse_instruction_lines("block.content", record.content)
+    return record
 
 
 def _attests(record: MemoryRecord) -> bool:
