@@ -21,6 +21,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from google.protobuf.message import Message
 
 __all__ = [
+    "LONE_SURROGATE",
     "as_proto_json",
     "camel_mask",
     "enum_value",
@@ -28,6 +29,7 @@ __all__ = [
     "is_uuid_field",
     "lone_surrogates",
     "loose_values",
+    "may_hold_lone_surrogate",
     "parse_problem",
     "reaches",
 ]
@@ -325,7 +327,15 @@ def _is_number(value: Any) -> bool:
 
 # A character of a surrogate pair's range: JSON's \u escapes can name one alone, which
 # no Unicode text holds (a pair of escapes is read whole, as one character past U+FFFF).
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# JSON spells a surrogate only as an escape (a raw one is no UTF-8): text without one
+# holds none, and is not walked.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def may_hold_lone_surrogate(raw: bytes) -> bool:
+    """Whether JSON text ``raw`` may parse to a string holding a lone surrogate."""
+    return _SURROGATE_ESCAPE.search(raw) is not None
 
 
 def lone_surrogates(document: Any) -> list[tuple[str, str]]:
@@ -341,13 +351,13 @@ def lone_surrogates(document: Any) -> list[tuple[str, str]]:
         if said:
             found.append((path, node))
         elif isinstance(node, str):
-            hit = _SURROGATE.search(node)
+            hit = LONE_SURROGATE.search(node)
             if hit is not None:
                 found.append((path, f"is not valid Unicode: it holds {_lone(hit.group())}"))
         elif isinstance(node, dict):
             entries: list[tuple[str, Any, bool]] = []
             for key, value in node.items():
-                hit = _SURROGATE.search(key)
+                hit = LONE_SURROGATE.search(key)
                 if hit is None:
                     entries.append((f"{path}.{key}" if path else key, value, False))
                     continue

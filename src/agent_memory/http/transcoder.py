@@ -54,6 +54,7 @@ from agent_memory.proto_json import (
     field_behaviors,
     lone_surrogates,
     loose_values,
+    may_hold_lone_surrogate,
     parse_problem,
 )
 from agent_memory.status import Unreadable, plain_status_message, status_message
@@ -530,7 +531,7 @@ class Transcoder:
         whole = document if route.body == "*" else {field.json_name: document}
         # Text that is no Unicode (a lone surrogate of a \u escape) is refused here,
         # once: nothing after this, and no descriptor lookup, sees one.
-        broken = lone_surrogates(whole)
+        broken = lone_surrogates(whole) if may_hold_lone_surrogate(body) else []
         if broken:
             raise InvalidArgument(
                 [

@@ -123,8 +123,9 @@ def _plain_field(path: str) -> str:
     leaf = path.rsplit(".", 1)[-1]
     name, _, index = leaf.partition("[")
     words = name.replace("_", " ")
-    if index:
-        return f"{words.removesuffix('s')} {int(index.rstrip(']')) + 1}"
+    number = index.rstrip("]")
+    if number.isdigit():
+        return f"{words.removesuffix('s')} {int(number) + 1}"
     return f"the {words}"
 
 
@@ -181,10 +182,13 @@ def refused_not_unicode(paths: list[str]) -> str:
     """A tool call refused for arguments holding text that is not valid Unicode (a lone
     surrogate, half of a pair such as "\\ud800" alone), in the words of every other
     refusal."""
-    named = " and ".join(_plain_field(path) for path in paths)
-    holds = "it holds" if len(paths) == 1 else "each holds"
+    # The argument each path is in, by name: the caller chose the names, so they are
+    # shown as stored text is, on one line.
+    tops = list(dict.fromkeys(path.split(".", 1)[0] for path in paths))
+    named = " and ".join(inline(_plain_field(top)) for top in tops)
+    holds = "it holds" if len(tops) == 1 else "each holds"
     return (
-        f"Refused: {named} {'is' if len(paths) == 1 else 'are'} not valid Unicode text: "
+        f"Refused: {named} {'is' if len(tops) == 1 else 'are'} not valid Unicode text: "
         f"{holds} a lone surrogate (a \\ud800 to \\udfff escape without its pair). Send "
         "the text without it. Nothing was done."
     )

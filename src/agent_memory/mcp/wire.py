@@ -13,7 +13,6 @@ running the tool on text its caller never wrote.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Protocol
@@ -24,26 +23,25 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from pydantic_core import ValidationError
 
+from agent_memory.proto_json import LONE_SURROGATE, may_hold_lone_surrogate
+
 # The request's _meta entry naming the arguments that held a lone surrogate.
 NOT_UNICODE = "agent-memory/not-unicode"
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# An escape of a surrogate: the only way JSON text spells one (a raw one is not UTF-8).
-_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _REPLACEMENT = "\ufffd"
 
 
 def _paths(value: Any, path: str) -> list[str]:
     """Where ``value`` holds a lone surrogate: ``key``, ``tags[1]``, ``a.b``."""
     if isinstance(value, str):
-        return [path or "arguments"] if _SURROGATE.search(value) else []
+        return [path or "arguments"] if LONE_SURROGATE.search(value) else []
     if isinstance(value, list):
         return [p for i, item in enumerate(value) for p in _paths(item, f"{path}[{i}]")]
     if isinstance(value, dict):
         found: list[str] = []
         for name, item in value.items():
             inner = f"{path}.{_cleaned(name)}" if path else _cleaned(name)
-            found += [inner] if _SURROGATE.search(name) else _paths(item, inner)
+            found += [inner] if LONE_SURROGATE.search(name) else _paths(item, inner)
         return found
     return []
 
@@ -51,7 +49,7 @@ def _paths(value: Any, path: str) -> list[str]:
 def _cleaned(value: Any) -> Any:
     """``value`` with every lone surrogate replaced by U+FFFD."""
     if isinstance(value, str):
-        return _SURROGATE.sub(_REPLACEMENT, value)
+        return LONE_SURROGATE.sub(_REPLACEMENT, value)
     if isinstance(value, list):
         return [_cleaned(item) for item in value]
     if isinstance(value, dict):
@@ -64,9 +62,10 @@ def marked(raw: str | bytes) -> str | None:
     parse it: each one replaced by U+FFFD and, for a tool call, the arguments that held
     one named under ``params._meta[NOT_UNICODE]``. None when it holds none, or is not
     JSON at all: it goes on as it came."""
-    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-    if not _ESCAPE.search(text):
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if not may_hold_lone_surrogate(data):
         return None
+    text = data.decode("utf-8", "replace")
     try:
         message = json.loads(text)
     except (ValueError, RecursionError):
