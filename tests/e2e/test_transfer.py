@@ -521,11 +521,10 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         1,
         "it was cut short",
     ),
-    "a memory superseded by one that is nowhere": (
-        lambda: lines(memory(superseded_by="0e4f7d3a-5b2c-4d1e-8f90-a1b2c3d4e5f6")),
-        3,
-        "memory.superseded_by: names memory 0e4f7d3a-5b2c-4d1e-8f90-a1b2c3d4e5f6, which is "
-        "neither in the file nor in the tenant",
+    "a run given two decisions": (
+        lambda: lines(decision(), decision()),
+        4,
+        "the decision of run 'run-1' is given on line 3 too",
     ),
     "a memory id given twice": (
         lambda: lines(
@@ -768,6 +767,23 @@ def test_a_file_cut_inside_a_character_is_said_to_be_no_utf8(
     (said,) = [e for e in stderr.splitlines() if e.startswith("agent-memory:")]
     assert said.startswith(f"agent-memory: import {str(path)!r}: not UTF-8 at byte ")
     assert "cut inside a character" in said
+
+
+def test_a_memory_whose_replacement_is_gone_is_imported_as_it_was_stored(
+    server: ServerThread, database_url: str, tmp_path: Path
+) -> None:
+    """Its replacement may have been deleted or expired (superseded_by is no foreign
+    key): the export holds it so, and the import keeps it so, hidden as it was."""
+    tenant = f"tenant-{uuid.uuid4().hex[:10]}"
+    gone = "0e4f7d3a-5b2c-4d1e-8f90-a1b2c3d4e5f6"
+    record = memory(superseded_by=gone)
+    path = tmp_path / "replaced.jsonl"
+    path.write_text(lines(record), encoding="utf-8")
+    status, stderr = import_in_process(database_url, tenant, path)
+    assert status == 0, stderr
+    with server.client(tenant, "ana") as ana:
+        found = ana.call(ana.memory.GetMemory, pb.GetMemoryRequest(id=record["memory"]["id"]))
+    assert found.memory.superseded_by == gone
 
 
 def test_a_memory_without_pinned_or_importance_takes_their_defaults(

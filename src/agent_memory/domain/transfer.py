@@ -130,7 +130,9 @@ def identities(record: Record) -> tuple[tuple[str, ...], ...]:
         return (("block", record.key.describe() + whose),)
     return (
         ("decision id", str(record.decision.id)),
+        ("decision of run", repr(record.decision.run_id)),
         *(("re-examination id", str(r.id)) for r in record.reexaminations),
+        *(("re-examination of run", repr(r.run_id)) for r in record.reexaminations),
     )
 
 

@@ -23,7 +23,6 @@ card type as it is now.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -209,12 +208,11 @@ class Transfer:
             except ServiceError as exc:
                 raise ImportRefused(number, _reason(exc)) from exc
         done: dict[str, Tally] = {}
-        in_file = frozenset(r.memory.id for _, r in records if isinstance(r, MemoryRecord))
         async with self._store.transaction(Principal(tenant_id, IMPORT_ACTOR)) as tx:
             snapshots: dict[tuple[str, str], Conversation] = {}
             for number, record in records:
                 try:
-                    written = await self._put(tx, record, snapshots, in_file)
+                    written = await self._put(tx, record, snapshots)
                 except (Unavailable, Timeout, Conflict):
                     raise  # the database's trouble, not the file's
                 except ServiceError as exc:
@@ -258,8 +256,8 @@ class Transfer:
             try:
                 if not line.strip():
                     raise FormatError("the line is empty: each line after the header is a record")
-                record = await self._records.decode(_parsed(line))
-                records.append((number, self._checked(record, now)))
+                record = self._checked(await self._records.decode(_parsed(line)), now)
+                records.append((number, record))
             except FormatError as exc:
                 raise ImportRefused(number, str(exc)) from exc
             except ServiceError as exc:
@@ -304,7 +302,6 @@ class Transfer:
         tx: Tx,
         record: Record,
         snapshots: dict[tuple[str, str], Conversation],
-        in_file: frozenset[uuid.UUID],
     ) -> bool:
         if isinstance(record, CardType):
             return await tx.transfer.put_card_type(record)
@@ -313,18 +310,6 @@ class Transfer:
         if isinstance(record, MemoryRecord):
             if record.memory.groundings:
                 check(await _grounding_violations(tx, record.memory, snapshots))
-            by = record.memory.superseded_by
-            if by is not None and by not in in_file and await tx.memories.get(by) is None:
-                # Else the memory would be hidden for good, superseded by nothing here.
-                raise InvalidArgument(
-                    [
-                        FieldViolation(
-                            "memory.superseded_by",
-                            f"names memory {by}, which is neither in the file nor in the tenant",
-                            "NOT_FOUND",
-                        )
-                    ]
-                )
             return await tx.transfer.put_memory(record)
         if isinstance(record, UserBlock):
             return await tx.transfer.put_block(record, keep=self._limits.versions_kept)
