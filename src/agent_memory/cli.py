@@ -391,8 +391,15 @@ def _seconds_or_zero(text: str) -> float:
 
 
 def _tenant(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty tenant: name the tenant (a key's tenant id)")
+    """A tenant as a key may name it (``keys create`` checks it the same way)."""
+    from agent_memory.domain.text_rules import name_violations
+    from agent_memory.service.keys import IDENTITY_MAX_CHARS
+
+    violations = name_violations("tenant", text, max_chars=IDENTITY_MAX_CHARS)
+    if violations:
+        raise argparse.ArgumentTypeError(
+            f"{violations[0].description}: name the tenant as a key names it"
+        )
     return text
 
 

@@ -97,9 +97,9 @@ def test_an_empty_data_dir_is_refused_not_taken_for_the_current_folder(tmp_path:
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("export", "--tenant", ""), "--tenant: an empty tenant"),
-        (("import", "--tenant", " ", "-"), "--tenant: an empty tenant"),
-        (("health", "--tls-ca", "/etc/hostname"), "holds no PEM certificate"),
+        (("export", "--tenant", ""), "--tenant: must not be empty"),
+        (("import", "--tenant", "a/b", "-"), "--tenant: must not contain '/'"),
+        (("health", "--tls-ca", "{not-pem}"), "holds no PEM certificate"),
         (("keys", "revoke", "amk_0123456789abcdef_s3cr3t"), "not the whole key"),
         (
             ("serve", "--embedder", "none", "--embedder-url", "http://127.0.0.1:1/v1"),
@@ -114,6 +114,9 @@ def test_an_empty_data_dir_is_refused_not_taken_for_the_current_folder(tmp_path:
 def test_an_operators_mistake_is_one_line_and_status_2(
     tmp_path: Path, args: tuple[str, ...], said: str
 ) -> None:
+    not_pem = tmp_path / "ca.txt"
+    not_pem.write_text("a file, not a certificate\n")
+    args = tuple(str(not_pem) if a == "{not-pem}" else a for a in args)
     done = cli(*args, "--data-dir", str(tmp_path / "d")) if args[0] != "health" else cli(*args)
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("agent-memory")]

@@ -191,10 +191,11 @@ def export(database_url: str, tenant: str, path: Path) -> list[dict[str, Any]]:
 
 
 def unsealed(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records without their seals, which differ from one export to the next (each
-    is sealed anew); every block carries one."""
+    """The records with each seal as one placeholder: a seal differs from one export to
+    the next (each is sealed anew), while which records carry one is compared; every
+    block carries one."""
     assert all(isinstance(r.get("screened"), str) for r in records if r["kind"] == "block")
-    return [{k: v for k, v in r.items() if k != "screened"} for r in records]
+    return [{**r, "screened": "SEALED"} if "screened" in r else r for r in records]
 
 
 def import_file(database_url: str, tenant: str, path: Path) -> tuple[int, str]:

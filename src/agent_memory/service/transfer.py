@@ -157,7 +157,6 @@ class Transfer:
         keyring = await self._store.page_keyring()
         async with self._store.transaction(Principal(tenant_id, EXPORT_ACTOR)) as tx:
             write(_line(header(tenant_id, await tx.clock.now())))
-            written = 0
             kinds: Sequence[Callable[[], Awaitable[Sequence[Record]]]] = (
                 tx.transfer.card_types,
                 tx.transfer.conversations,
@@ -172,10 +171,9 @@ class Transfer:
                     elif isinstance(record, UserBlock):
                         record = replace(record, attestation=attest(keyring, record))
                     write(_line(self._records.encode(record)))
-                    written += 1
                     kind = kind_of(record)
                     counts[kind] = counts.get(kind, 0) + 1
-            write(_line(ending(written)))
+            write(_line(ending(sum(counts.values()))))
         return counts
 
     async def import_text(
