@@ -25,6 +25,7 @@ __all__ = [
     "as_proto_json",
     "camel_mask",
     "enum_value",
+    "field_named",
     "is_map",
     "is_uuid_field",
     "lone_surrogates",
@@ -63,7 +64,8 @@ _WELL_KNOWN = {
 }
 
 
-def _field(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
+def field_named(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
+    """The field of a message by its proto name or its JSON name."""
     return descriptor.fields_by_name.get(name) or next(
         (f for f in descriptor.fields if f.json_name == name), None
     )
@@ -74,7 +76,7 @@ def _by_path(descriptor: Descriptor, path: list[str]) -> FieldDescriptor | None:
     for name in path:
         if descriptor is None:
             return None
-        field = _field(descriptor, name)
+        field = field_named(descriptor, name)
         if field is None:
             return None
         descriptor = field.message_type
@@ -90,7 +92,7 @@ def _by_name(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
         if current.full_name in seen:
             continue
         seen.add(current.full_name)
-        found = _field(current, name)
+        found = field_named(current, name)
         if found is not None:
             return found
         queue.extend(f.message_type for f in current.fields if f.message_type is not None)
@@ -174,7 +176,7 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
         return document
     out: dict[str, Any] = {}
     for key, value in document.items():
-        field = _field(descriptor, key) if isinstance(key, str) else None
+        field = field_named(descriptor, key) if isinstance(key, str) else None
         if field is not None and _is_mask(field) and isinstance(value, str):
             value = camel_mask(value)
         elif field is not None and field.enum_type is not None:
@@ -232,7 +234,7 @@ def loose_values(
     if not isinstance(document, dict):
         return found
     for key, value in document.items():
-        field = _field(descriptor, key) if isinstance(key, str) else None
+        field = field_named(descriptor, key) if isinstance(key, str) else None
         if field is None:
             continue
         path = prefix + key

@@ -52,6 +52,7 @@ from agent_memory.proto_json import (
     OUTPUT_ONLY,
     as_proto_json,
     field_behaviors,
+    field_named,
     lone_surrogates,
     loose_values,
     may_hold_lone_surrogate,
@@ -847,6 +848,7 @@ def _states_etag(message: Message | Unreadable) -> bool:
 _MASK = "update_mask"
 
 
+@functools.cache
 def infers_mask(route: Route) -> bool:
     """Whether the route is a partial update whose body is the resource, beside an
     ``update_mask``: without a mask, the fields its body holds are the mask."""
@@ -872,26 +874,31 @@ def body_mask(route: Route, document: Mapping[str, Any]) -> list[str]:
     sets (the resource's id) and output-only ones (AIP-203: ignored when sent). A mask
     with no rule takes any field: nested messages are then named field by field.
     """
+    resource, takes, bound = _mask_scope(route)
+    return list(dict.fromkeys(_given_paths(document, resource, takes, bound, "")))
+
+
+@functools.cache
+def _mask_scope(route: Route) -> tuple[Descriptor, frozenset[str] | None, frozenset[str]]:
+    """What :func:`body_mask` reads of a route, once: the resource, the paths its mask
+    takes (None: any) and the fields its path sets."""
     rule = rule_of(route.request.fields_by_name[_MASK])
     takes = frozenset(rule.paths) if isinstance(rule, Mask) else None
     prefix = route.body + "."
-    bound = {v.removeprefix(prefix) for v in route.variables if v.startswith(prefix)}
-    resource: Descriptor = route.request.fields_by_name[route.body].message_type
-    return list(dict.fromkeys(_given_paths(document, resource, takes, bound, "")))
+    bound = frozenset(v.removeprefix(prefix) for v in route.variables if v.startswith(prefix))
+    return route.request.fields_by_name[route.body].message_type, takes, bound
 
 
 def _given_paths(
     document: Mapping[str, Any],
     message: Descriptor,
     takes: frozenset[str] | None,
-    bound: set[str],
+    bound: frozenset[str],
     prefix: str,
 ) -> Iterator[str]:
     """The paths of :func:`body_mask` within one message of the body, under ``prefix``."""
     for name, value in document.items():
-        field = message.fields_by_name.get(name) or next(
-            (f for f in message.fields if f.json_name == name), None
-        )
+        field = field_named(message, name)
         if field is None or OUTPUT_ONLY in field_behaviors(field):
             continue
         path = prefix + field.name
