@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 
 __all__ = [
     "LONE_SURROGATE",
+    "SCALAR_MESSAGES",
     "as_proto_json",
     "camel_mask",
     "enum_value",
@@ -197,25 +198,23 @@ def as_proto_json(document: Any, descriptor: Descriptor) -> Any:
 
 # Fields whose JSON value may be null: null is a value of theirs, not "unset".
 _NULLABLE = frozenset({"google.protobuf.Value", "google.protobuf.NullValue"})
-# Messages whose JSON form may be other than an object: a string, a number, a list.
-_NOT_OBJECTS = frozenset(
+# The well-known messages whose JSON is one string, number or bool: times, field
+# masks and the wrappers (what a query parameter may give whole).
+SCALAR_MESSAGES = frozenset(
     {
         "google.protobuf.Timestamp",
         "google.protobuf.Duration",
         "google.protobuf.FieldMask",
-        "google.protobuf.Value",
-        "google.protobuf.ListValue",
-        "google.protobuf.DoubleValue",
-        "google.protobuf.FloatValue",
-        "google.protobuf.Int64Value",
-        "google.protobuf.UInt64Value",
-        "google.protobuf.Int32Value",
-        "google.protobuf.UInt32Value",
-        "google.protobuf.BoolValue",
+        *(
+            f"google.protobuf.{kind}Value"
+            for kind in ("Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool")
+        ),
         "google.protobuf.StringValue",
         "google.protobuf.BytesValue",
     }
 )
+# Messages whose JSON form may be other than an object: those, any value, a list.
+_NOT_OBJECTS = SCALAR_MESSAGES | {"google.protobuf.Value", "google.protobuf.ListValue"}
 
 
 def loose_values(

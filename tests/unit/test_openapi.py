@@ -543,3 +543,12 @@ def test_a_body_of_another_media_type_is_documented_where_a_body_is_taken() -> N
             }
         else:
             assert "415" not in responses, route.template
+
+
+def test_the_document_gives_one_value_to_each_message_the_parser_takes_as_one() -> None:
+    """One list of the well-known messages whose JSON is a scalar, in proto_json: the
+    document's schemas name the same ones."""
+    from agent_memory.http import openapi
+    from agent_memory.proto_json import SCALAR_MESSAGES
+
+    assert set(openapi._TEXT_TYPES) == SCALAR_MESSAGES

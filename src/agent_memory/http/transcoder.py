@@ -50,6 +50,7 @@ from agent_memory.domain.text_rules import DuplicateKey, parse_json
 from agent_memory.http.routes import Route, RouteError, field_at, routes
 from agent_memory.proto_json import (
     OUTPUT_ONLY,
+    SCALAR_MESSAGES,
     as_proto_json,
     field_behaviors,
     field_named,
@@ -580,7 +581,7 @@ class Transcoder:
                     value = _bool(text)
                 elif (
                     field.type == FieldDescriptor.TYPE_MESSAGE
-                    and field.message_type.full_name not in _TEXT_MESSAGES
+                    and field.message_type.full_name not in SCALAR_MESSAGES
                 ):
                     raise json_format.ParseError(
                         f"{field.message_type.full_name} cannot be given as one value"
@@ -802,24 +803,6 @@ async def _close(answers: AsyncIterator[Message]) -> None:
         await close()
 
 
-# Well-known messages whose JSON form is one string, so a path or query value.
-_TEXT_MESSAGES = frozenset(
-    {
-        "google.protobuf.Timestamp",
-        "google.protobuf.Duration",
-        "google.protobuf.FieldMask",
-        "google.protobuf.StringValue",
-        "google.protobuf.BoolValue",
-        "google.protobuf.Int32Value",
-        "google.protobuf.Int64Value",
-        "google.protobuf.UInt32Value",
-        "google.protobuf.UInt64Value",
-        "google.protobuf.DoubleValue",
-        "google.protobuf.FloatValue",
-    }
-)
-
-
 # The reasons of an ABORTED call whose precondition (an etag) no longer holds.
 _STALE = frozenset({"ETAG_MISMATCH", "BLOCK_CONFLICT"})
 
@@ -1035,6 +1018,6 @@ def _proto_path(route: Route, name: str) -> str | None:
             return None
         parts.append(field.name)
         descriptor = field.message_type if field.message_type is not None else None
-        if descriptor is not None and descriptor.full_name in _TEXT_MESSAGES:
+        if descriptor is not None and descriptor.full_name in SCALAR_MESSAGES:
             descriptor = None
     return ".".join(parts)
