@@ -101,9 +101,7 @@ def metrics_route(metrics: Metrics, transcoder: Transcoder, admit: Admit | None)
             try:
                 await admit(METRICS_PATH, caller_metadata(request))
             except ServiceError as exc:
-                response = status_response(status_message(exc))
-                response.headers.update(API_HEADERS)
-                return response
+                return status_response(status_message(exc))
         return Response(await metrics.exposition(), media_type=PROMETHEUS_TEXT, headers=API_HEADERS)
 
     return Route(METRICS_PATH, serve, methods=["GET"])
@@ -148,25 +146,19 @@ def http_app(
                 grpc.StatusCode.DEADLINE_EXCEEDED, str(exc), "REQUEST_TIMEOUT", 408
             )
             response.headers["connection"] = "close"
+            return response
         except Exception as exc:
             # As on the gRPC side: the traceback to the log once, a generic status to
             # the caller (an exception handler would leave uvicorn to log it again).
             log_failure(
                 log, exc, "unexpected error serving %s %s", request.method, request.url.path
             )
-            response = plain_response(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", 500)
-        response.headers.update(API_HEADERS)
-        return response
+            return plain_response(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", 500)
 
     static = StaticFiles(packages=[("agent_memory.http", "panel")])
 
     async def refused(request: Request, exc: Exception) -> Response:
         # Outside the API's own routes too, a refusal is a Status, as the API's are.
-        response = refusal(request, exc)
-        response.headers.update(API_HEADERS)
-        return response
-
-    def refusal(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
             given = (exc.headers or {}).get("Allow", "")

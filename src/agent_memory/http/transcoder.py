@@ -182,7 +182,8 @@ class HandlerTable:
 
 
 class StatusResponse(Response):
-    """An answer that is a ``google.rpc.Status``, and its code."""
+    """An answer that is a ``google.rpc.Status``, and its code: an answer of the API,
+    wherever it is made, with the API's headers."""
 
     def __init__(self, status: status_pb2.Status, http_status: int | None = None) -> None:
         self.code = _CODES.get(status.code, grpc.StatusCode.UNKNOWN)
@@ -190,6 +191,7 @@ class StatusResponse(Response):
             _json_line(status),
             status_code=http_status or HTTP_STATUS.get(self.code, 500),
             media_type=JSON,
+            headers=API_HEADERS,
         )
 
 
@@ -337,14 +339,12 @@ class Transcoder:
             problem = f"a request for host {host!r} in the local mode, which answers loopback only"
         else:
             return None
-        response = plain_response(
+        return plain_response(
             grpc.StatusCode.PERMISSION_DENIED,
             f"refused {problem}: call the API from the panel of this server or from a client",
             "CROSS_ORIGIN",
             403,
         )
-        response.headers.update(API_HEADERS)
-        return response
 
     def _no_route(self, request: Request, allowed: list[str]) -> Response:
         """405 with the methods the path takes, for a path some route has; else 404,
