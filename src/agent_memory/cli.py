@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory import __version__
-from agent_memory.config import LOG_LEVELS, Settings, SettingsError
+from agent_memory.config import LOG_LEVELS, Settings, SettingsError, is_address
 from agent_memory.domain.errors import ServiceError
 from agent_memory.domain.identity import Role
 
@@ -352,8 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _host_port(text: str) -> str:
-    host, colon, port = text.rpartition(":")
-    if not colon or not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+    if not is_address(text, host_needed=True):
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
     return text
 

@@ -594,12 +594,24 @@ SETTING_DOCS: dict[str, tuple[str, str | None]] = {
 }
 
 
+def is_address(address: str, *, host_needed: bool = False) -> bool:
+    """Whether ``address`` is HOST:PORT with a port from 0 to 65535; the host may be left
+    out (every interface, for a listener) unless ``host_needed`` (a server to reach)."""
+    host, colon, port = address.rpartition(":")
+    # isascii: int() also reads digits of other scripts, which no port is written in.
+    return (
+        bool(colon)
+        and (bool(host) or not host_needed)
+        and port.isascii()
+        and port.isdigit()
+        and int(port) <= 65535
+    )
+
+
 def check_address(flag: str, env: str, address: str) -> None:
     """Raises: SettingsError — ``address`` is not HOST:PORT (given with ``flag`` or the
     variable ``env``)."""
-    _, colon, port = address.rpartition(":")
-    # isascii: int() also reads digits of other scripts, which no port is written in.
-    if not colon or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+    if not is_address(address):
         where = flag if flag == env else f"{flag} or {env}"
         raise SettingsError(
             f"{flag} {address!r}: must be HOST:PORT with a port from 0 to 65535 ({where})"

@@ -67,7 +67,7 @@ from agent_memory.domain.transfer import (
     UserBlock,
     kind_of,
 )
-from agent_memory.proto_json import lone_surrogates, parse_problem
+from agent_memory.proto_json import field_named, lone_surrogates, parse_problem
 from agentmemory.v1 import block_pb2, decision_pb2, memory_pb2
 
 MESSAGES: Mapping[str, type[Message]] = {
@@ -262,7 +262,7 @@ def _check_shape(value: Any, descriptor: Descriptor, where: str) -> None:
     if not isinstance(value, dict):
         raise FormatError(f"{where}: must be a {descriptor.name} (a JSON object)")
     for name, item in value.items():
-        field = descriptor.fields_by_name.get(name) or _by_json_name(descriptor, name)
+        field = field_named(descriptor, name)
         if field is None or field.type != FieldDescriptor.TYPE_MESSAGE or not _ours(field):
             continue  # json_format reads (or refuses) the rest
         at = f"{where}.{field.name}"
@@ -273,10 +273,6 @@ def _check_shape(value: Any, descriptor: Descriptor, where: str) -> None:
         else:
             for i, element in enumerate(item):
                 _check_shape(element, field.message_type, f"{at}[{i}]")
-
-
-def _by_json_name(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
-    return next((f for f in descriptor.fields if f.json_name == name), None)
 
 
 async def _checked(

@@ -30,6 +30,7 @@ from agent_memory.http.transcoder import (
     API_HEADERS,
     Admit,
     Transcoder,
+    allow_header,
     caller_metadata,
     plain_response,
     status_response,
@@ -162,7 +163,7 @@ def http_app(
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
             given = (exc.headers or {}).get("Allow", "")
-            allowed = ", ".join(sorted(verb.strip() for verb in given.split(",") if verb.strip()))
+            allowed = allow_header(verb.strip() for verb in given.split(",") if verb.strip())
             response = plain_response(
                 grpc.StatusCode.UNIMPLEMENTED,
                 f"{request.method} is not allowed on {request.url.path}; allowed: {allowed}",

@@ -21,7 +21,8 @@ from agentmemory.v1 import (
 )
 
 _FILES = (memory_service_pb2, block_service_pb2, recall_service_pb2, decision_service_pb2)
-_VERBS = ("get", "put", "post", "delete", "patch")
+# The HTTP methods a rule may name, as google.api.HttpRule names its fields.
+VERBS = ("get", "put", "post", "delete", "patch")
 # A path variable: {field.path} or {field.path=pattern}; this contract uses only
 # single-segment variables, so a pattern other than "*" is refused.
 _VARIABLE = re.compile(r"\{([a-z_][a-z0-9_.]*)(?:=([^}]*))?\}")
@@ -94,7 +95,7 @@ def field_at(message: Descriptor, path: str) -> FieldDescriptor:
 
 def _route(method: MethodDescriptor, rule: http_pb2.HttpRule) -> Route:
     kind = rule.WhichOneof("pattern")
-    if kind not in _VERBS:
+    if kind not in VERBS:
         raise RouteError(f"{method.full_name}: unsupported HTTP rule {kind!r}")
     template: str = getattr(rule, kind)
     variables: list[str] = []

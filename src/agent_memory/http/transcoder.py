@@ -47,7 +47,7 @@ from agent_memory.config import is_loopback
 from agent_memory.domain.errors import FieldViolation, InvalidArgument, ServiceError
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.text_rules import DuplicateKey, parse_json
-from agent_memory.http.routes import Route, RouteError, field_at, routes
+from agent_memory.http.routes import VERBS, Route, RouteError, field_at, routes
 from agent_memory.proto_json import (
     OUTPUT_ONLY,
     SCALAR_MESSAGES,
@@ -95,14 +95,7 @@ API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
 _PARSE_INLINE_BYTES = 64 * 1024
 # The methods the routes serve, by their names in a request, which are case-sensitive
 # (RFC 9110): ``get`` is no GET. HEAD is a GET answered without its body.
-_ROUTE_VERBS = {
-    "GET": "get",
-    "HEAD": "get",
-    "POST": "post",
-    "PUT": "put",
-    "PATCH": "patch",
-    "DELETE": "delete",
-}
+_ROUTE_VERBS = {verb.upper(): verb for verb in VERBS} | {"HEAD": "get"}
 # Request headers that describe the HTTP exchange, not the caller: not metadata.
 _NOT_METADATA = frozenset(
     {"host", "content-length", "content-type", "connection", "accept", "accept-encoding"}
@@ -817,8 +810,9 @@ def allow_header(verbs: Iterable[str]) -> str:
 
 
 def _states_etag(message: Message | Unreadable) -> bool:
-    """Whether the request states an etag (from If-Match, its query or its body): then a
-    stale one is a failed precondition, 412."""
+    """Whether the request states an etag (from If-Match, its query or its body), empty
+    too where the field tells empty from absent: then a stale one is a failed
+    precondition, 412."""
     if not isinstance(message, Message):
         return False
     field = message.DESCRIPTOR.fields_by_name.get("etag")
@@ -926,11 +920,7 @@ def _apply_if_match(route: Route, request: Request, message: Message) -> Respons
             400,
         )
     current = getattr(message, "etag", "")
-    # An etag the request states, empty too where the field tells empty from absent.
-    stated = (
-        message.HasField("etag") if route.request.fields_by_name["etag"].has_presence else current
-    )
-    if stated and current != given and given != "*":
+    if _states_etag(message) and current != given and given != "*":
         return plain_response(
             grpc.StatusCode.INVALID_ARGUMENT,
             "If-Match and the request's etag differ; send one of them",
