@@ -58,6 +58,13 @@ async def refuse_secrets_in(fields: Sequence[tuple[str, str]]) -> None:
         await asyncio.to_thread(scan)
 
 
+def memory_orders(key: str, value: str) -> bool:
+    """Whether a memory's key or value reads as an instruction to the assistant, by the
+    rules: what a memory a person did not write is held for where it is not refused
+    (an import, and the index worker's judging of an upsert, off the write's path)."""
+    return any(instruction_reason(text) is not None for text in (key, value))
+
+
 def refuse_instructions(field: str, text: str) -> None:
     """Raise ``INSTRUCTION_NOT_FACT`` naming the kind of instruction (never the text).
 

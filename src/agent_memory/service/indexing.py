@@ -44,6 +44,7 @@ from agent_memory.detectors import instruction_classifier, secret_classifier
 from agent_memory.detectors.learned import Classifier
 from agent_memory.domain.indexing import Claimed, CpuTimes, MemoryToIndex, Vector, WorkerBeat
 from agent_memory.domain.memory import HoldReason
+from agent_memory.domain.screening import memory_orders
 from agent_memory.embed import Embedder, EmbeddingError, index_threads, usable
 from agent_memory.service.background import Rounds
 from agent_memory.service.pace import Pace
@@ -356,10 +357,10 @@ def screens_read(model: str) -> bool:
 def holds(
     memories: Sequence[tuple[MemoryToIndex, Vector]], model: str
 ) -> dict[uuid.UUID, HoldReason]:
-    """The memories the learned screens hold for review, each with why: of those they
-    judge (see :class:`MemoryToIndex`), the ones whose text a screen reads as an
-    instruction to the assistant or as a credential (the first screen that does names
-    the reason). A memory held already is judged too: its text is new, so the reason
+    """The memories the screens hold for review, each with why: of those they judge
+    (see :class:`MemoryToIndex`), the ones whose key or value the instruction rules
+    read as an order, or whose text a learned screen reads as an instruction to the
+    assistant or as a credential (the first screen that does names the reason). A memory held already is judged too: its text is new, so the reason
     for the text before may no longer be it. They only ever hold: a person lets a
     memory go. Nothing for vectors of a model the screens were not trained on."""
     held: dict[uuid.UUID, HoldReason] = {}
@@ -367,7 +368,13 @@ def holds(
         if not memory.judged:
             continue
         text = memory.passage
-        reason = next((s.reason for s in SCREENS if s.flags(text, vector, model)), None)
+        # The rules first: what they read as an order is held whatever the classifier
+        # says (an upsert is not refused for it: the rules cost a write too much).
+        reason = (
+            HoldReason.INSTRUCTION
+            if memory_orders(memory.key, memory.value)
+            else next((s.reason for s in SCREENS if s.flags(text, vector, model)), None)
+        )
         if reason is not None:
             held[memory.memory_id] = reason
     for reason, count in Counter(held.values()).items():

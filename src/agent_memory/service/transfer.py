@@ -29,7 +29,6 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Protocol
 
-from agent_memory.detectors.instructions import instruction_reason
 from agent_memory.domain.blocks import BlockLimits, content_violations
 from agent_memory.domain.decisions import (
     CardType,
@@ -78,7 +77,7 @@ from agent_memory.domain.memory import (
     validate_new_memory,
 )
 from agent_memory.domain.paging import PageKeyring
-from agent_memory.domain.screening import refuse_instruction_lines
+from agent_memory.domain.screening import memory_orders, refuse_instruction_lines
 from agent_memory.domain.text_rules import DuplicateKey, parse_json, text_violations
 from agent_memory.domain.transfer import (
     ENDS_SINCE,
@@ -354,7 +353,7 @@ def _held_if_ordering(record: MemoryRecord) -> MemoryRecord:
     memory = record.memory
     if record.screened or memory.held_for_review:
         return record
-    if any(instruction_reason(text) is not None for text in (memory.key, memory.value)):
+    if memory_orders(memory.key, memory.value):
         held = replace(memory, held_for_review=True, hold_reason=HoldReason.INSTRUCTION)
         return replace(record, memory=held)
     return record
