@@ -177,6 +177,36 @@ def test_memories_and_blocks_read_as_of_an_instant(ana: Client) -> None:
     assert (block.content, block.version) == ("- v1 of the plan", 1)
 
 
+def test_a_memory_read_as_of_the_instant_it_says_it_was_written_is_that_write(
+    ana: Client,
+) -> None:
+    """A write's updated_at is the instant it happened: read as of it, the memory is
+    the one written; a microsecond before, the one before it (or none)."""
+
+    def as_of(memory_id: str, at: timestamp_pb2.Timestamp) -> memory_pb2.Memory | None:
+        request = memory_pb.GetMemoryRequest(id=memory_id, as_of_time=at)
+        try:
+            found: memory_pb2.Memory = ana.call(ana.memory.GetMemory, request).memory
+        except grpc.RpcError as exc:
+            assert exc.code() is grpc.StatusCode.NOT_FOUND
+            return None
+        return found
+
+    def just_before(at: timestamp_pb2.Timestamp) -> timestamp_pb2.Timestamp:
+        return stamp(at.ToDatetime(tzinfo=UTC) - timedelta(microseconds=1))
+
+    created = upsert(ana, "tea", "green")
+    assert as_of(created.id, created.updated_at) == created
+    assert as_of(created.id, just_before(created.updated_at)) is None
+    created.value = "black"
+    changed = update(ana, created, "value")
+    assert as_of(created.id, changed.updated_at) == changed
+    was = as_of(created.id, just_before(changed.updated_at))
+    assert was is not None and was.value == "green"
+    upserted = upsert(ana, "tea", "oolong")
+    assert as_of(created.id, upserted.updated_at) == upserted
+
+
 def test_recall_as_of_an_instant_searches_that_instants_lines(ana: Client) -> None:
     write_block(ana, "The staging database listens on port 5432", label=ARCHIVAL)
     before = database_now(ana)

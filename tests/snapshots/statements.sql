@@ -1707,7 +1707,7 @@ created_event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT inserted.tenant_id, gen_random_uuid(), inserted.id, 'created', %(actor)s,
-           clock_timestamp(),
+           inserted.updated_at,
              NULL::jsonb,
              to_jsonb(inserted) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM inserted)
@@ -2131,7 +2131,7 @@ event AS (
       changed.id,
       CASE WHEN %(pinned)s THEN 'pinned' ELSE 'unpinned' END,
       %(actor)s,
-           clock_timestamp(),
+           changed.updated_at,
              to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
              to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
@@ -2226,7 +2226,7 @@ event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, 'superseded', %(actor)s,
-           clock_timestamp(),
+           changed.updated_at,
              to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
              to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
@@ -2305,7 +2305,7 @@ event AS (
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT changed.tenant_id, gen_random_uuid(), changed.id, %(event)s, %(actor)s,
-           clock_timestamp(),
+           changed.updated_at,
              to_jsonb(old) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
              to_jsonb(changed) - '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
     FROM changed JOIN old ON old.id = changed.id)
@@ -2433,7 +2433,7 @@ WITH current AS(
   inserted.id,
   'created',
   %(actor)s,
-  clock_timestamp(),
+  inserted.updated_at,
   NULL::jsonb,
   to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM inserted),updated_event AS(
@@ -2450,7 +2450,7 @@ WITH current AS(
   updated.id,
   'updated',
   %(actor)s,
-  clock_timestamp(),
+  updated.updated_at,
   to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
   to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM updated
@@ -2588,7 +2588,7 @@ WITH current AS(
   inserted.id,
   'created',
   %(actor)s,
-  clock_timestamp(),
+  inserted.updated_at,
   NULL::jsonb,
   to_jsonb(inserted)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM inserted),updated_event AS(
@@ -2605,7 +2605,7 @@ WITH current AS(
   updated.id,
   'updated',
   %(actor)s,
-  clock_timestamp(),
+  updated.updated_at,
   to_jsonb(current)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[],
   to_jsonb(updated)- '{tenant_id,embedding,embedding_model,embedded_hash,index_lease_until,screened_hash}'::text[]
   FROM updated

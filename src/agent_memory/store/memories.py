@@ -117,7 +117,10 @@ def _event(
     kind: LiteralString, old: LiteralString | None, new: LiteralString | None
 ) -> LiteralString:
     """The audit insert of one event per row of the CTE ``new`` (the row after the change)
-    and ``old`` (before it); a creation has no ``old``, a deletion no ``new``."""
+    and ``old`` (before it); a creation has no ``old``, a deletion no ``new``. A change
+    happened when the row says it was made (its ``updated_at``), so that the memory read
+    as of that instant is the one written; a deletion, when its event is written."""
+    at: LiteralString = "clock_timestamp()" if new is None else f"{new}.updated_at"
     if old is None:
         assert new is not None
         row, rows = new, new
@@ -129,7 +132,7 @@ def _event(
     INSERT INTO memory_events (tenant_id, id, memory_id, event_type, actor_user_id,
                                occurred_at, old_memory, new_memory)
     SELECT {row}.tenant_id, gen_random_uuid(), {row}.id, {kind}, %(actor)s,
-           clock_timestamp(), {_snapshot(old)}, {_snapshot(new)}
+           {at}, {_snapshot(old)}, {_snapshot(new)}
     FROM {rows}"""
 
 
