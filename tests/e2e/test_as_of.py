@@ -188,7 +188,8 @@ def test_a_memory_read_as_of_the_instant_it_says_it_was_written_is_that_write(
         try:
             found: memory_pb2.Memory = ana.call(ana.memory.GetMemory, request).memory
         except grpc.RpcError as exc:
-            assert exc.code() is grpc.StatusCode.NOT_FOUND
+            if exc.code() is not grpc.StatusCode.NOT_FOUND:
+                raise
             return None
         return found
 
@@ -202,7 +203,8 @@ def test_a_memory_read_as_of_the_instant_it_says_it_was_written_is_that_write(
     changed = update(ana, created, "value")
     assert as_of(created.id, changed.updated_at) == changed
     was = as_of(created.id, just_before(changed.updated_at))
-    assert was is not None and was.value == "green"
+    assert was is not None
+    assert was.value == "green"
     upserted = upsert(ana, "tea", "oolong")
     assert as_of(created.id, upserted.updated_at) == upserted
 

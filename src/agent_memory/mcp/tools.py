@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
-import sys
-import unicodedata
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field, fields
@@ -19,7 +16,7 @@ from pydantic import Field, ValidationError, WithJsonSchema
 
 from agent_memory.domain.memorize import is_content_key
 from agent_memory.http.openapi import input_schema
-from agent_memory.render.text import inline, normalised
+from agent_memory.render.text import inline, line_views, lines
 from agent_memory_client import (
     AgentMemoryError,
     AsyncMemoryClient,
@@ -266,104 +263,47 @@ def _parse_stamp(text: str) -> datetime:
     return stamp.ToDatetime(tzinfo=UTC)
 
 
-# -- core memory's fence ---------------------------------------------------------------
+# -- core memory as shown ---------------------------------------------------------------
 #
-# core_memory_read shows a block's text as stored, between <core_memory> tags, so that
-# the model can quote any passage back to core_memory_replace. The one thing escaped is
-# what could read as that fence's tag: a "<", or a look-alike of it, whose following
-# text reads "/core_memory" or "core_memory" once compatibility forms are folded,
-# look-alikes mapped and format, invisible and control characters dropped. _as_stored
-# undoes exactly that escaping:
-#   "<"                                       ->  "&lt;"
-#   a look-alike of "<" (U+FF1C, U+2039 ...)  ->  its numeric reference, "&#xff1c;"
-#   the "&" of such a reference already in the text, before the tag  ->  "&amp;"
-
-# The fence's tag as the text after a "<" reads (the "<" escaped or not).
-_FENCE_TAG = re.compile(r"(?:<|&lt;)\s*/?\s*core_memory\b", re.IGNORECASE)
-# Visible characters looked at past a "<": enough for "/core_memory" and what follows.
-_FENCE_WINDOW = len("/core_memory") + 4
-# What the escaping writes: "&lt;" or "&#x...;", after any number of "amp;".
-_REFERENCE = re.compile(r"&((?:amp;)*)(?:lt;|#x([0-9a-f]{1,6});)", re.IGNORECASE)
+# core_memory_read shows a block as the prompt does (render.text.lines: the one renderer
+# of stored text), between <core_memory> tags its text cannot close. A passage the model
+# quotes back to core_memory_replace is found in the block as stored, or else in the
+# block as shown: there, whole lines shown stand for the lines stored.
 
 
-def _reading(text: str) -> str:
-    """``text`` as a model reads it: control characters as spaces, then the renderer's
-    normalisation (look-alikes mapped; format and invisible characters, and combining
-    marks on punctuation, dropped), then compatibility forms folded (a fullwidth ``c``
-    is ``c``)."""
-    spaced = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
-    return unicodedata.normalize("NFKC", normalised(spaced))
+class Unquotable(Exception):
+    """A quoted passage that is found only as shown, and only in part of a line the
+    renderer changed: where it stands in the stored line is not known."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
 
 
-@functools.lru_cache(maxsize=4096)
-def _char_reading(ch: str) -> str:
-    return _reading(ch)
+def replaced(stored: str, old: str, new: str) -> str | None:
+    """``stored`` with the one passage ``old`` replaced by ``new``: ``old`` as stored, or
+    whole lines as :func:`lines` shows them (the lines stored in their place). None when
+    ``old`` is in neither exactly once.
 
-
-def _is_angle(ch: str) -> bool:
-    """Whether ``ch`` reads as ``<``."""
-    return ch == "<" or (not ch.isascii() and _char_reading(ch) == "<")
-
-
-def _unseen(ch: str) -> bool:
-    """Whether ``ch`` shows nothing, or a blank, where it stands."""
-    if ch.isascii():
-        return not ch.isprintable() or ch == " "
-    return unicodedata.category(ch) in ("Mn", "Me") or not _char_reading(ch).strip()
-
-
-def _fence_follows(text: str, start: int) -> bool:
-    """Whether ``text`` from ``start``, read after a ``<``, makes the fence's tag."""
-    end, seen = start, 0
-    while end < len(text) and seen < _FENCE_WINDOW:
-        seen += not _unseen(text[end])
-        end += 1
-    return _FENCE_TAG.match(_reading("<" + text[start:end])) is not None
-
-
-def _escape_reference(text: str, at: int) -> re.Match[str] | None:
-    """The reference the fence escaping writes (or would escape) at ``at``, when the
-    fence's tag follows it."""
-    found = _REFERENCE.match(text, at)
-    if found is None:
+    Raises:
+        Unquotable: ``old`` is shown once but covers part of a line shown changed.
+    """
+    if stored.count(old) == 1:
+        return stored.replace(old, new)
+    views = line_views(stored)
+    shown = "\n".join(views)
+    if shown.count(old) != 1:
         return None
-    code = found.group(2)
-    if code is not None and (int(code, 16) > sys.maxunicode or not _is_angle(chr(int(code, 16)))):
-        return None
-    return found if _fence_follows(text, found.end()) else None
-
-
-def _fenced(text: str) -> str:
-    """A core block's text with what could read as the fence's tag escaped."""
-    out: list[str] = []
-    for at, ch in enumerate(text):
-        if ch == "&" and _escape_reference(text, at):
-            out.append("&amp;")
-        elif _is_angle(ch) and _fence_follows(text, at + 1):
-            out.append("&lt;" if ch == "<" else f"&#x{ord(ch):x};")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _as_stored(quoted: str) -> str:
-    """A passage a model quoted from core_memory_read, as the block stores it: the
-    escaping of :func:`_fenced` undone."""
-    out: list[str] = []
-    at = 0
-    while at < len(quoted):
-        found = _escape_reference(quoted, at) if quoted[at] == "&" else None
-        if found is None:
-            out.append(quoted[at])
-            at += 1
-        elif found.group(1):  # "&amp;" before a reference: the reference was stored
-            out.append("&")
-            at += len("&amp;")
-        else:
-            code = found.group(2)
-            out.append(chr(int(code, 16)) if code is not None else "<")
-            at = found.end()
-    return "".join(out)
+    start = shown.index(old)
+    end = start + len(old)
+    first = shown.count("\n", 0, start)
+    last = shown.count("\n", 0, max(start, end - 1))
+    line_start = len("\n".join(views[:first])) + (1 if first else 0)
+    line_end = len("\n".join(views[: last + 1]))
+    if (start, end) != (line_start, line_end):
+        raise Unquotable(first + 1)
+    kept = stored.splitlines()
+    return "\n".join([*kept[:first], *([new] if new else []), *kept[last + 1 :]])
 
 
 class BlockOwner(TypedDict):
@@ -379,14 +319,12 @@ _WHOSE: dict[str, str] = {"agent": "your", "user": "the user's", "workspace": "y
 
 
 def _block_text(block: Block | None, scope: Scope) -> str:
-    """A core block as a model reads it back: what it is, then its text between
-    ``<core_memory>`` tags. Only what could read as those tags is escaped inside the
-    text (:func:`_fenced`), so the text cannot end the fence, and every other passage
-    reads as stored: the model quotes it back to core_memory_replace as it is."""
+    """A core block as a model reads it back: what it is, then its text as the prompt
+    shows it (:func:`lines`) between ``<core_memory>`` tags, which it cannot close."""
     whose = _WHOSE[scope]
     if block is None:
         return f"{whose.capitalize()} core memory is empty (it has never been written)."
-    text = _fenced(block.content)
+    text = lines(block.content)
     return (
         f"{whose.capitalize()} core memory, version {block.version}, "
         f"updated_at {_stamp(block.updated_at)}:\n<core_memory>\n{text}\n</core_memory>"
@@ -647,8 +585,9 @@ class MemoryTools:
         old_text: Annotated[
             str,
             Field(
-                description="Text of the core memory to replace, exactly as it appears "
-                "once; empty to append new_text as a new line."
+                description="Text of the core memory to replace, exactly as "
+                "core_memory_read shows it, appearing once (whole lines where a line is "
+                "shown with characters escaped); empty to append new_text as a new line."
             ),
         ],
         new_text: Annotated[str, Field(description="The text to put in its place.")],
@@ -685,21 +624,29 @@ class MemoryTools:
         version = block.version if block is not None else 0
         if expected_version is not None and version != expected_version:
             raise ToolError(self._conflict(block, scope))
-        old_text = _as_stored(old_text)
         if not old_text and not new_text:
             msg = "Nothing was written: old_text and new_text are both empty."
             raise ToolError(msg)
         if not old_text:
             content = f"{current}\n{new_text}" if current else new_text
-        elif current.count(old_text) == 1:
-            content = current.replace(old_text, new_text)
         else:
-            found = "appears more than once" if old_text in current else "is not in it"
-            msg = (
-                f"Nothing was written: old_text {found}. Quote a passage that appears "
-                f"exactly once.\n{_block_text(block, scope)}"
-            )
-            raise ToolError(msg)
+            try:
+                found = replaced(current, old_text, new_text)
+            except Unquotable as exc:
+                msg = (
+                    f"Nothing was written: old_text is part of line {exc.line}, which is "
+                    "shown with characters escaped or left out. Quote that whole line "
+                    f"as shown.\n{_block_text(block, scope)}"
+                )
+                raise ToolError(msg) from None
+            if found is None:
+                times = "appears more than once" if old_text in lines(current) else "is not in it"
+                msg = (
+                    f"Nothing was written: old_text {times}. Quote a passage that appears "
+                    f"exactly once.\n{_block_text(block, scope)}"
+                )
+                raise ToolError(msg)
+            content = found
         try:
             written = await self.client.write_block(
                 "core",
@@ -768,8 +715,7 @@ class MemoryTools:
     ) -> str:
         """Delete one line of your archival memory, when it is wrong or no longer
         wanted. Later lines move up by one: recall again before deleting another."""
-        wanted = " ".join(_as_stored(text).split())
-        shown = " ".join(text.split())
+        wanted = shown = " ".join(text.split())
         found: list[str] = []
 
         def without(content: str) -> str:

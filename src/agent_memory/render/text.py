@@ -82,7 +82,7 @@ _LINK_REST = re.compile(r"!\[|\]\(|\]\[|^[ \t]*\[(?=[^\]\n]*\]:)", re.MULTILINE)
 _ROLE_TAGS = (
     "system|user|assistant|human|ai|model|developer|tool|tools|function|functions|"
     "instructions?|prompt|context|documents?|memory|decision|im_start|im_end|"
-    "s|sys|start_of_turn|end_of_turn|"
+    "s|sys|start_of_turn|end_of_turn|core_memory|"
     "img|image|a|iframe|frame|script|style|link|meta|base|object|embed|svg|math|"
     "video|audio|source|picture|form|input|button|textarea|template"
 )
@@ -155,11 +155,17 @@ def lines(text: str) -> str:
 
 
 def _lines(text: str) -> str:
+    return "\n".join(line_views(text)).strip("\n")
+
+
+def line_views(text: str) -> list[str]:
+    """Each line of ``text`` (as ``str.splitlines`` breaks it) as :func:`lines` shows
+    it, one for one: where a passage of what is shown stands in what is stored."""
     kept = []
     for line in text.splitlines():
         line = shown(_BREAKS_AND_CONTROLS_BUT_TAB.sub(" ", line))
         kept.append(_STRUCTURE_LINE.sub(r"\1\\\2", line.rstrip()))
-    return "\n".join(kept).strip("\n")
+    return kept
 
 
 _lines_kept = lru_cache(maxsize=_BLOCKS_REMEMBERED)(_lines)

@@ -360,9 +360,10 @@ def holds(
     """The memories the screens hold for review, each with why: of those they judge
     (see :class:`MemoryToIndex`), the ones whose key or value the instruction rules
     read as an order, or whose text a learned screen reads as an instruction to the
-    assistant or as a credential (the first screen that does names the reason). A memory held already is judged too: its text is new, so the reason
-    for the text before may no longer be it. They only ever hold: a person lets a
-    memory go. Nothing for vectors of a model the screens were not trained on."""
+    assistant or as a credential (the first screen that does names the reason). A
+    memory held already is judged too: its text is new, so the reason for the text
+    before may no longer be it. They only ever hold: a person lets a memory go.
+    Nothing for vectors of a model the screens were not trained on."""
     held: dict[uuid.UUID, HoldReason] = {}
     for memory, vector in memories:
         if not memory.judged:
