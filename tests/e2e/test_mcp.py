@@ -167,7 +167,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
                 "core_memory_replace", {"old_text": "", "new_text": "x" * 200_000}
             )
             assert too_long.is_error
-            assert "Refused: the content is refused: core blocks hold" in text(too_long)
+            assert "Refused: the content has a problem: core blocks hold" in text(too_long)
             assert "\n" not in text(too_long)  # one sentence
             assert rival.get_block("core", agent_id=AGENT).content == content
 
@@ -346,7 +346,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             assert none == "No memories match that filter."
             unreadable = await mcp.call_tool("memory_list", {"filter": "colour = red"})
             assert unreadable.is_error
-            assert "Refused: the filter is refused: 'colour' is not a field" in text(unreadable)
+            assert "Refused: the filter has a problem: 'colour' is not a field" in text(unreadable)
             assert "stored" not in text(unreadable)
 
             # Decisions: none, then the compact line of one.
@@ -363,7 +363,7 @@ def test_every_tool_over_stdio(server: ServerThread, tenant: str) -> None:
             cut = text(await mcp.call_tool("memory_list", {"limit": 1}))
             assert "(agent: only the first 1 are shown; there are more" in cut
             few = text(await mcp.call_tool("recall", {"query": "Ana", "limit": 1}))
-            assert "The best 1 are shown; there are more" in few
+            assert "The best one is shown; there are more" in few
             every = text(await mcp.call_tool("recall", {"query": "Ana", "limit": 50}))
             assert "are shown" not in every  # nothing was left out
 

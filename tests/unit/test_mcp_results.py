@@ -18,6 +18,7 @@ from agent_memory.mcp.tools import (
     MemoryTools,
     Unquotable,
     _block_text,
+    _counted,
     _decision_line,
     _key_said,
     _match_line,
@@ -315,3 +316,18 @@ def test_a_not_unicode_refusal_names_the_callers_arguments_as_stored_text() -> N
     assert "\n" not in said
     assert "tag 2" in said
     assert said.endswith("Nothing was done.")
+
+
+@pytest.mark.parametrize(
+    ("n", "plural", "said"),
+    [
+        (1, "memories", "1 memory"),
+        (2, "memories", "2 memories"),
+        (1, "audit events", "1 audit event"),
+        (1, "block versions", "1 block version"),
+        (4, "block versions", "4 block versions"),
+        (1, "agent state", "1 agent state"),
+    ],
+)
+def test_a_count_names_one_thing_in_the_singular(n: int, plural: str, said: str) -> None:
+    assert _counted(n, plural) == said

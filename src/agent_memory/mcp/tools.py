@@ -111,7 +111,16 @@ def _plain_violation(path: str, description: str) -> str:
     said = description.rstrip(".")
     if said.split(" ", 1)[0] in ("must", "is", "are", "has", "looks", "reads", "may", "cannot"):
         return f"{_plain_field(path)} {said}"
-    return f"{_plain_field(path)} is refused: {said}"
+    return f"{_plain_field(path)} has a problem: {said}"
+
+
+def _counted(n: int, plural: str) -> str:
+    """``n`` things of a kind named in the plural: "1 memory", "4 audit events"."""
+    if n != 1:
+        return f"{n} {plural}"
+    if plural.endswith("ies"):
+        return f"1 {plural[:-3]}y"
+    return f"1 {plural.removesuffix('s')}"
 
 
 def _plain_field(path: str) -> str:
@@ -560,7 +569,8 @@ class MemoryTools:
         lines.insert(0, f"Recalled, best first {DATA_ONLY}:")
         if more:
             lines.append(
-                f"(The best {limit} are shown; there are more. Ask again with a larger "
+                f"({'The best one is' if limit == 1 else f'The best {limit} are'} shown; "
+                "there are more. Ask again with a larger "
                 f"limit, up to {MAX_RECALL}, or a narrower query.)"
             )
         return "\n".join(lines)
@@ -665,8 +675,8 @@ class MemoryTools:
     def _conflict(block: Block | None, scope: Scope) -> str:
         return (
             "Conflict: core memory changed since you read it, so nothing was written. "
-            "Re-apply your change to what it says now, passing this updated_at.\n"
-            + _block_text(block, scope)
+            "Re-apply your change to what it says now, passing this updated_at (or "
+            "version).\n" + _block_text(block, scope)
         )
 
     async def archival_memory_insert(
@@ -1018,7 +1028,7 @@ class MemoryTools:
             counts = await self.client.forget_workspace(workspace_id, validate_only=dry)
             shared = " This is the memory your whole workspace shares: it goes for every user."
         kept = [
-            f"{getattr(counts, f.name)} {f.name.replace('_', ' ')}"
+            _counted(getattr(counts, f.name), f.name.replace("_", " "))
             for f in fields(counts)
             if getattr(counts, f.name)
         ]
