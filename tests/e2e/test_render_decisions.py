@@ -84,12 +84,13 @@ def test_the_limit_bounds_the_section(decided: tuple[Client, list[str]]) -> None
     assert len(section.content.splitlines()) == 2
 
 
-def test_a_negative_limit_is_invalid(decided: tuple[Client, list[str]]) -> None:
+@pytest.mark.parametrize("limit", [-1, 51, 1000])
+def test_a_limit_out_of_its_range_is_invalid(decided: tuple[Client, list[str]], limit: int) -> None:
     with pytest.raises(grpc.RpcError) as info:
-        render(decided[0], include_recent_decisions=True, recent_decisions_limit=-1)
+        render(decided[0], include_recent_decisions=True, recent_decisions_limit=limit)
     details = error_details(info.value)
     assert details.code is grpc.StatusCode.INVALID_ARGUMENT
-    assert "memory_policy.recent_decisions_limit" in details.violations
+    assert "between 0 and 50" in details.violations["memory_policy.recent_decisions_limit"]
 
 
 @pytest.mark.parametrize(

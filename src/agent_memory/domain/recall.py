@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from agent_memory.domain.decisions import Decision
+from agent_memory.domain.decisions import RECENT_MAX, Decision
 from agent_memory.domain.errors import FieldViolation, check
 from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.domain.memory import MemoryRows, Scope, owner_violations
@@ -260,10 +260,14 @@ class RenderRequest:
                     "OUT_OF_RANGE",
                 )
             )
-        if self.policy.recent_decisions_limit < 0:
+        if not 0 <= self.policy.recent_decisions_limit <= RECENT_MAX:
+            # As archival_limit is: a policy's limit past its most is refused, not read
+            # as less (a listing's page size is).
             violations.append(
                 FieldViolation(
-                    "memory_policy.recent_decisions_limit", "must not be negative", "OUT_OF_RANGE"
+                    "memory_policy.recent_decisions_limit",
+                    f"must be between 0 and {RECENT_MAX}",
+                    "OUT_OF_RANGE",
                 )
             )
         score = self.policy.archival_min_score
