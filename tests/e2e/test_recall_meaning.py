@@ -109,6 +109,28 @@ def test_a_line_that_shares_no_word_with_the_question_is_found_first(
     assert recall(client, "pottery")[0].content.endswith("learning pottery myself.")
 
 
+def test_a_query_nothing_answers_scores_below_one_a_line_answers(
+    client: Client, pgvector: bool
+) -> None:
+    """The meaning half of a score is not spread so that the best match always earns all
+    of it: a score says how well the match answers, so a min_score keeps junk out."""
+    if not pgvector:
+        pytest.skip("ranking by meaning needs pgvector")
+    write(client, "\n".join(CONVERSATION))
+    wait_indexed(client)
+    answered = recall(client, "What pet does she have?")
+    unrelated = recall(client, "quantum chromodynamics lattice gauge")
+    assert answered[0].content == RETRIEVER
+    assert unrelated, "a query with no word in common still ranks the nearest lines"
+    assert unrelated[0].score < answered[0].score / 2
+    assert unrelated[0].score < 0.25
+    for matches in (answered, unrelated):
+        assert [m.score for m in matches] == sorted((m.score for m in matches), reverse=True)
+    floor = unrelated[0].score + 0.01
+    assert not recall(client, "quantum chromodynamics lattice gauge", min_score=floor)
+    assert recall(client, "What pet does she have?", min_score=floor)[0].content == RETRIEVER
+
+
 def test_a_question_naming_one_speaker_favours_that_speakers_lines(
     client: Client, pgvector: bool
 ) -> None:

@@ -4105,11 +4105,26 @@ texts AS (
      AND NOT m.held_for_review
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
+-- The best match's points, against what it earns by itself on the model's scale (NULL
+-- where it has no vector, or the model no scale): the meaning half of the points is
+-- spread over the candidates, so the best always has all of it, however far it is.
+best AS (
+    SELECT raw, alone FROM texts WHERE raw > 0 ORDER BY raw DESC, kind, scope, agent_id, ord
+    LIMIT 1
+),
+-- Scores are the points brought down, all in one ratio (the order stays), until the
+-- best match's is what it earns by itself: a query nothing answers scores low.
+scaled AS (
+    SELECT t.*, least(1.0, t.raw * coalesce(
+               (SELECT least(1.0, b.alone / b.raw) FROM best AS b WHERE b.alone IS NOT NULL),
+               1.0)) AS score
+    FROM texts AS t
+),
 found AS (
     SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-           least(1.0, raw) AS score, raw, ord
-    FROM texts
-    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+           score, raw, ord
+    FROM scaled
+    WHERE raw > 0 AND score >= %(rank_min_score)s
       AND CASE WHEN alone IS NULL THEN own >= %(rank_min_own_words)s
                ELSE alone >= %(rank_min_own)s END
     ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
@@ -4294,11 +4309,26 @@ texts AS (
      AND NOT m.held_for_review
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
+-- The best match's points, against what it earns by itself on the model's scale (NULL
+-- where it has no vector, or the model no scale): the meaning half of the points is
+-- spread over the candidates, so the best always has all of it, however far it is.
+best AS (
+    SELECT raw, alone FROM texts WHERE raw > 0 ORDER BY raw DESC, kind, scope, agent_id, ord
+    LIMIT 1
+),
+-- Scores are the points brought down, all in one ratio (the order stays), until the
+-- best match's is what it earns by itself: a query nothing answers scores low.
+scaled AS (
+    SELECT t.*, least(1.0, t.raw * coalesce(
+               (SELECT least(1.0, b.alone / b.raw) FROM best AS b WHERE b.alone IS NOT NULL),
+               1.0)) AS score
+    FROM texts AS t
+),
 found AS (
     SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-           least(1.0, raw) AS score, raw, ord
-    FROM texts
-    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+           score, raw, ord
+    FROM scaled
+    WHERE raw > 0 AND score >= %(rank_min_score)s
       AND CASE WHEN alone IS NULL THEN own >= %(rank_min_own_words)s
                ELSE alone >= %(rank_min_own)s END
     ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id
@@ -5425,11 +5455,26 @@ texts AS (
      AND NOT m.held_for_review
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
+-- The best match's points, against what it earns by itself on the model's scale (NULL
+-- where it has no vector, or the model no scale): the meaning half of the points is
+-- spread over the candidates, so the best always has all of it, however far it is.
+best AS (
+    SELECT raw, alone FROM texts WHERE raw > 0 ORDER BY raw DESC, kind, scope, agent_id, ord
+    LIMIT 1
+),
+-- Scores are the points brought down, all in one ratio (the order stays), until the
+-- best match's is what it earns by itself: a query nothing answers scores low.
+scaled AS (
+    SELECT t.*, least(1.0, t.raw * coalesce(
+               (SELECT least(1.0, b.alone / b.raw) FROM best AS b WHERE b.alone IS NOT NULL),
+               1.0)) AS score
+    FROM texts AS t
+),
 found AS (
     SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-           least(1.0, raw) AS score, raw, ord
-    FROM texts
-    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+           score, raw, ord
+    FROM scaled
+    WHERE raw > 0 AND score >= %(rank_min_score)s
       AND CASE WHEN alone IS NULL THEN own >= %(rank_min_own_words)s
                ELSE alone >= %(rank_min_own)s END
     ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id

@@ -79,10 +79,12 @@ class RecallQuery:
 class RecallMatch:
     """One ranked hit: an archival line, or a memory when memories were included.
 
-    ``score`` is in [0, 1]: the share of the query's best attainable evidence
-    (every query term, weighted by rarity) found in the line and, in a block that
-    reads as a conversation, its neighbouring lines, so a threshold means the same
-    for every query.
+    ``score`` is in [0, 1]: by words, the share of the query's best attainable
+    evidence (every query term, weighted by rarity) found in the line and, in a block
+    that reads as a conversation, its neighbouring lines; with meaning, the ranking's
+    points brought down in one ratio until the best match's is what it earns by
+    itself on its model's cosine scale. Either way a threshold means the same for
+    every query.
     """
 
     content: str

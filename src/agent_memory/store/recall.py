@@ -54,7 +54,10 @@ where minmax spreads the meaning side over [0, 1] across the candidates, so both
 sides weigh alike whatever the model's range of cosines. A candidate with no vector
 (not indexed yet) keeps its lexical score; a line of the one speaker the query names
 scores half as much again. A memory, and a line of a block that is not a
-conversation, has no neighbours: its own cosine stands in for theirs.
+conversation, has no neighbours: its own cosine stands in for theirs. Those points
+order the matches; the scores returned are the points in one ratio, brought down
+until the best match's is what it earns alone (below), since minmax gives the best
+all of the meaning half however far it is from the query.
 
 **Reminders** (``min_own``) are held to what a line earns by itself, its neighbours
 left out, on a scale that does not depend on the other candidates:
@@ -657,11 +660,26 @@ texts AS (
      AND {unheld("m")}
     WHERE l.content IS NOT NULL OR m.id IS NOT NULL
 ),
+-- The best match's points, against what it earns by itself on the model's scale (NULL
+-- where it has no vector, or the model no scale): the meaning half of the points is
+-- spread over the candidates, so the best always has all of it, however far it is.
+best AS (
+    SELECT raw, alone FROM texts WHERE raw > 0 ORDER BY raw DESC, kind, scope, agent_id, ord
+    LIMIT 1
+),
+-- Scores are the points brought down, all in one ratio (the order stays), until the
+-- best match's is what it earns by itself: a query nothing answers scores low.
+scaled AS (
+    SELECT t.*, least(1.0, t.raw * coalesce(
+               (SELECT least(1.0, b.alone / b.raw) FROM best AS b WHERE b.alone IS NOT NULL),
+               1.0)) AS score
+    FROM texts AS t
+),
 found AS (
     SELECT kind, scope, agent_id, workspace_id, line_number, memory_id, content,
-           least(1.0, raw) AS score, raw, ord
-    FROM texts
-    WHERE raw > 0 AND least(1.0, raw) >= %(rank_min_score)s
+           score, raw, ord
+    FROM scaled
+    WHERE raw > 0 AND score >= %(rank_min_score)s
       AND CASE WHEN alone IS NULL THEN own >= %(rank_min_own_words)s
                ELSE alone >= %(rank_min_own)s END
     ORDER BY raw DESC, kind, scope, agent_id, ord, memory_id

@@ -2863,7 +2863,9 @@ class RecallResponse(Record[recall_service_pb2.RecallResponse]):
     """The matching text: one archival line, or a memory's value."""
 
     score: float = 0.0
-    """Relevance in [0, 1]; higher is better."""
+    """Relevance in [0, 1]; higher is better. It says how well the match
+    answers the query, not only how it ranks: a query nothing answers scores
+    low, so min_score keeps such matches out."""
 
     scope: Scope = Scope.UNSPECIFIED
     """The scope of the block or memory the match came from."""
