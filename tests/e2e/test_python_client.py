@@ -307,6 +307,22 @@ def test_render_prompt_and_decisions(server: ServerThread, tenant: str) -> None:
         assert "Prefers short answers." in rendered.system_prompt
         assert isinstance(rendered.sections, tuple)
         assert memory.list_recent_decisions("planner") == []
+        memory.write_block("core", "Lives in Lisbon.")
+        policy = memory.render_prompt(
+            "planner", include_agent_core=False, count_tokens=True, recent_decisions_limit=50
+        )
+        assert "Lives in Lisbon." in policy.system_prompt
+        assert "Prefers short answers." not in policy.system_prompt
+        assert all(s.token_count for s in policy.sections), policy.sections
+        assert (
+            "Lives in Lisbon."
+            not in memory.render_prompt("planner", include_user_core=False).system_prompt
+        )
+        with pytest.raises(InvalidArgument) as refused:
+            memory.render_prompt("planner", archival_min_score=2.0)
+        assert "memory_policy.archival_min_score" in {
+            v.field for v in refused.value.field_violations
+        }
 
 
 def test_a_recorded_run_s_prompt_renders_again_as_it_was(server: ServerThread, tenant: str) -> None:

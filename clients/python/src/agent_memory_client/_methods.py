@@ -742,17 +742,25 @@ class MemoryMethods(SyncTransport):
         persona: str = "",
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
+        archival_min_score: float | None = None,
+        include_user_core: bool | None = None,
+        include_agent_core: bool | None = None,
         include_recent_decisions: bool | None = None,
+        recent_decisions_limit: int | None = None,
         include_workspace_core: bool | None = None,
+        count_tokens: bool = False,
         as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
         None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
-        the workspace's core block unless ``include_workspace_core`` is False. With
-        ``as_of_time`` (a past render's ``render_time``), the prompt as it was then:
-        the same bytes that render gave."""
+        the workspace's core block unless ``include_workspace_core`` is False; the
+        user's and the agent's core blocks unless ``include_user_core`` or
+        ``include_agent_core`` is False. ``archival_min_score`` is the floor of an
+        archival reminder in AUTO mode; ``count_tokens`` counts each section's tokens.
+        With ``as_of_time`` (a past render's ``render_time``), the prompt as it was
+        then: the same bytes that render gave."""
         return self._run(
             _ops.render_prompt(
                 agent_id,
@@ -761,8 +769,13 @@ class MemoryMethods(SyncTransport):
                 persona=persona,
                 archival_mode=archival_mode,
                 archival_limit=archival_limit,
+                archival_min_score=archival_min_score,
+                include_user_core=include_user_core,
+                include_agent_core=include_agent_core,
                 include_recent_decisions=include_recent_decisions,
+                recent_decisions_limit=recent_decisions_limit,
                 include_workspace_core=include_workspace_core,
+                count_tokens=count_tokens,
                 as_of_time=as_of_time,
             ),
             timeout,
@@ -1696,17 +1709,25 @@ class AsyncMemoryMethods(AsyncTransport):
         persona: str = "",
         archival_mode: ArchivalModeName | None = None,
         archival_limit: int | None = None,
+        archival_min_score: float | None = None,
+        include_user_core: bool | None = None,
+        include_agent_core: bool | None = None,
         include_recent_decisions: bool | None = None,
+        recent_decisions_limit: int | None = None,
         include_workspace_core: bool | None = None,
+        count_tokens: bool = False,
         as_of_time: Timestamp | None = None,
         timeout: float | None = None,
     ) -> types.RenderPromptResponse:
         """The memory part of the agent's system prompt for this run. The recent
         decisions are included as ``include_recent_decisions`` says, or, when it is
         None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
-        the workspace's core block unless ``include_workspace_core`` is False. With
-        ``as_of_time`` (a past render's ``render_time``), the prompt as it was then:
-        the same bytes that render gave."""
+        the workspace's core block unless ``include_workspace_core`` is False; the
+        user's and the agent's core blocks unless ``include_user_core`` or
+        ``include_agent_core`` is False. ``archival_min_score`` is the floor of an
+        archival reminder in AUTO mode; ``count_tokens`` counts each section's tokens.
+        With ``as_of_time`` (a past render's ``render_time``), the prompt as it was
+        then: the same bytes that render gave."""
         return await self._run(
             _ops.render_prompt(
                 agent_id,
@@ -1715,8 +1736,13 @@ class AsyncMemoryMethods(AsyncTransport):
                 persona=persona,
                 archival_mode=archival_mode,
                 archival_limit=archival_limit,
+                archival_min_score=archival_min_score,
+                include_user_core=include_user_core,
+                include_agent_core=include_agent_core,
                 include_recent_decisions=include_recent_decisions,
+                recent_decisions_limit=recent_decisions_limit,
                 include_workspace_core=include_workspace_core,
+                count_tokens=count_tokens,
                 as_of_time=as_of_time,
             ),
             timeout,

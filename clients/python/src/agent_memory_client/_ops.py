@@ -992,21 +992,36 @@ def render_prompt(
     persona: str = "",
     archival_mode: ArchivalModeName | None = None,
     archival_limit: int | None = None,
+    archival_min_score: float | None = None,
+    include_user_core: bool | None = None,
+    include_agent_core: bool | None = None,
     include_recent_decisions: bool | None = None,
+    recent_decisions_limit: int | None = None,
     include_workspace_core: bool | None = None,
+    count_tokens: bool = False,
     as_of_time: Timestamp | None = None,
 ) -> Op[types.RenderPromptResponse]:
     """The memory part of the agent's system prompt for this run. The recent
     decisions are included as ``include_recent_decisions`` says, or, when it is
     None, as the agent's ``review_decisions`` setting says; with ``workspace_id``,
-    the workspace's core block unless ``include_workspace_core`` is False. With
-    ``as_of_time`` (a past render's ``render_time``), the prompt as it was then:
-    the same bytes that render gave."""
-    policy = recall_pb2.MemoryPolicy(archival_limit=archival_limit or 0)
-    if include_recent_decisions is not None:
-        policy.include_recent_decisions = include_recent_decisions
-    if include_workspace_core is not None:
-        policy.include_workspace_core = include_workspace_core
+    the workspace's core block unless ``include_workspace_core`` is False; the
+    user's and the agent's core blocks unless ``include_user_core`` or
+    ``include_agent_core`` is False. ``archival_min_score`` is the floor of an
+    archival reminder in AUTO mode; ``count_tokens`` counts each section's tokens.
+    With ``as_of_time`` (a past render's ``render_time``), the prompt as it was
+    then: the same bytes that render gave."""
+    policy = recall_pb2.MemoryPolicy(
+        archival_limit=archival_limit or 0, recent_decisions_limit=recent_decisions_limit or 0
+    )
+    for name, given in (
+        ("archival_min_score", archival_min_score),
+        ("include_user_core", include_user_core),
+        ("include_agent_core", include_agent_core),
+        ("include_recent_decisions", include_recent_decisions),
+        ("include_workspace_core", include_workspace_core),
+    ):
+        if given is not None:
+            setattr(policy, name, given)
     if archival_mode is not None:
         policy.archival_mode = _choice(_ARCHIVAL_MODES, archival_mode, "archival_mode")
     request = recall_service_pb2.RenderPromptRequest(
@@ -1014,6 +1029,7 @@ def render_prompt(
         user_message=user_message,
         persona=persona,
         memory_policy=policy,
+        count_tokens=count_tokens,
         as_of_time=timestamp(as_of_time),
     )
     if workspace_id is not None:
