@@ -478,6 +478,25 @@ def as_read(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate({0x2039: "<", 0x203A: ">"})
 
 
+def test_a_fact_the_agent_and_its_workspace_both_hold_is_recalled_once(
+    server: ServerThread, tenant: str
+) -> None:
+    key = server.new_key(tenant, "user-1")
+    with MemoryClient(server.address, api_key=key) as writer:
+        mine = writer.upsert_memory("tone", "warm and brief", agent_id=AGENT, source="manual")
+        writer.upsert_memory("tone", "warm and brief", workspace_id="team", source="manual")
+        writer.upsert_memory("pager", "Dana holds it", workspace_id="team", source="manual")
+
+    async def session() -> None:
+        async with mcp_session(server, key, workspace="team") as mcp:
+            found = text(await mcp.call_tool("recall", {"query": "tone warm brief pager"}))
+            assert found.count("warm and brief") == 1, found
+            assert f"agent memory {mine.id}] tone: warm and brief" in found
+            assert "Dana holds it" in found
+
+    asyncio.run(session())
+
+
 def test_core_memory_reads_as_the_prompt_shows_it_and_quotes_of_it_replace_what_is_stored(
     server: ServerThread, tenant: str
 ) -> None:

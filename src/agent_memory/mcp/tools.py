@@ -552,6 +552,9 @@ class MemoryTools:
         when you need a specific past fact that is not in your core memory."""
         lines: list[str] = []
         more = False
+        # A fact the agent and its workspace both hold is shown once, the agent's, as
+        # the prompt shows it (ties rank the agent's first).
+        facts: set[str] = set()
         async with self.client.recall(
             query,
             agent_id=self.agent_id,
@@ -560,6 +563,10 @@ class MemoryTools:
             include_memories=True,
         ) as matches:
             async for match in matches:
+                if match.memory_id:
+                    if match.content in facts:
+                        continue
+                    facts.add(match.content)
                 if len(lines) == limit:
                     more = True
                     break
