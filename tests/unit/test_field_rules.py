@@ -36,10 +36,9 @@ def agrees(pattern: str, check: Callable[[str], list[FieldViolation]], texts: li
 
 
 def test_an_identifier_holds_what_identifier_violations_takes() -> None:
-    pattern = without(FORBIDDEN["identifier"])
-    agrees(
-        pattern, lambda t: identifier_violations("f", t, max_chars=9), ["a" + c for c in SAMPLES]
-    )
+    pattern = without(FORBIDDEN["identifier"], spaced_as_words=True)
+    texts = ["a" + c for c in SAMPLES] + [" a", "a  b", "a \u3000b", "a b", "\u3000a"]
+    agrees(pattern, lambda t: identifier_violations("f", t, max_chars=9), texts)
 
 
 def test_a_name_holds_what_name_violations_takes() -> None:
@@ -49,7 +48,7 @@ def test_a_name_holds_what_name_violations_takes() -> None:
     def schema_refuses(text: str) -> bool:
         return not takes(rule["pattern"], text) or text in excluded
 
-    texts = ["a" + c for c in SAMPLES] + [".", "..", "...", "a/b", ".a"]
+    texts = ["a" + c for c in SAMPLES] + [".", "..", "...", "a/b", ".a", " a", "a  b", "a b"]
     wrong = [t for t in texts if schema_refuses(t) != bool(name_violations("f", t, max_chars=9))]
     assert not wrong
 

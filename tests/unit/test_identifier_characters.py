@@ -47,3 +47,16 @@ def test_a_character_that_shows_nothing_is_refused(text: str) -> None:
 )
 def test_what_a_script_or_an_emoji_needs_stays(text: str) -> None:
     assert not refused(text)
+
+
+@pytest.mark.parametrize(
+    "text", [" tone", "tone ", "  spaced  ", "to  ne", "to \u00a0ne", "\u3000tone", "tone\u00a0"]
+)
+def test_spaces_a_reader_cannot_see_are_refused(text: str) -> None:
+    """A prompt shows "  spaced  " as "spaced": it would stand beside the real one."""
+    assert refused(text)
+
+
+@pytest.mark.parametrize("text", ["to ne", "deploy window", "東京 オフィス"])
+def test_one_space_between_words_stays(text: str) -> None:
+    assert not refused(text)

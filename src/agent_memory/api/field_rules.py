@@ -54,9 +54,14 @@ FORBIDDEN: Mapping[str, str] = {
 }
 
 
-def without(forbidden: str) -> str:
-    """A pattern of a whole text holding none of the characters of a class."""
-    return f"^[^{forbidden}]*$"
+# identifier_violations: no space at either end, nor two in a row.
+WORD_SPACING = r"(?!\s)(?!.*\s$)(?!.*\s\s)"
+
+
+def without(forbidden: str, *, spaced_as_words: bool = False) -> str:
+    """A pattern of a whole text holding none of the characters of a class (and, with
+    ``spaced_as_words``, spaces only one at a time between other characters)."""
+    return f"^{WORD_SPACING if spaced_as_words else ''}[^{forbidden}]*$"
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,9 @@ class Text:
             found["maxLength"] = self.max_chars
         if self.pattern:
             found["pattern"] = f"^(?:{self.pattern})$" if given else f"^(?:{self.pattern})?$"
-        elif self.lines in ("identifier", "name", "token"):
+        elif self.lines in ("identifier", "name"):
+            found["pattern"] = without(FORBIDDEN[self.lines], spaced_as_words=True)
+        elif self.lines == "token":
             found["pattern"] = without(FORBIDDEN[self.lines])  # no control character at all
         else:
             found["pattern"] = without(FORBIDDEN[self.lines] + also)

@@ -112,12 +112,16 @@ def text_violations(
     return []
 
 
+_SPACE_RUN = re.compile(r"\s\s")
+
+
 def identifier_violations(
     path: str, text: str, *, max_chars: int, min_chars: int = 1
 ) -> list[FieldViolation]:
     """:func:`text_violations`, and on one line without control characters, nor any
-    character that shows nothing: two identifiers that look the same are one to a
-    reader (``time\u200bzone`` would stand beside ``timezone`` in a prompt)."""
+    character that shows nothing, nor spaces at either end or two in a row: two
+    identifiers that look the same are one to a reader (``time\u200bzone`` or
+    `` timezone`` would stand beside ``timezone`` in a prompt)."""
     found = text_violations(path, text, max_chars=max_chars, min_chars=min_chars)
     if not found and _CONTROL_CHARACTERS.search(text):
         found.append(
@@ -134,6 +138,16 @@ def identifier_violations(
                 "must not contain characters that show nothing (zero-width spaces, bidi "
                 "controls, soft hyphens, variation selectors ...): it would look like "
                 "another",
+                "INVALID_CHARACTER",
+            )
+        )
+    if not found and (text != text.strip() or _SPACE_RUN.search(text)):
+        # A prompt shows "  tone " as "tone": it would stand beside the real one.
+        found.append(
+            FieldViolation(
+                path,
+                "must not start or end with a space, nor hold two in a row: it would "
+                "look like another",
                 "INVALID_CHARACTER",
             )
         )
