@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
+from agent_memory.api.field_rules import WORD_SPACING
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS
 from agent_memory.domain.memorize import MAX_TAGS, TAG_INPUT_MAX_CHARS
 from agent_memory.domain.memory import OWNER_ID_MAX_CHARS
@@ -213,7 +214,7 @@ def test_path_parameters_carry_the_bound_fields_schema_and_comment() -> None:
         "type": "string",
         "minLength": 1,
         "maxLength": OWNER_ID_MAX_CHARS,
-        "pattern": f"^[^/{CONTROL_CHARACTERS}{INVISIBLE_CHARACTERS}]*$",
+        "pattern": f"^{WORD_SPACING}[^/{CONTROL_CHARACTERS}{INVISIBLE_CHARACTERS}]*$",
         "not": {"enum": [".", ".."]},
     }
     assert owner["description"].startswith("Sets `owner.agent_id`.")

@@ -147,14 +147,16 @@ def test_renaming_a_manual_memory_to_a_look_alike_is_refused() -> None:
         memory, _ = await memories.upsert(
             CALLER, MemoryWrite(AGENT, "stack", MemorySource.MANUAL, "v")
         )
-        for key in ("AUTO:x1", " auto:x1", "auto\uff1ax1"):
+        for key in ("AUTO:x1", "auto\uff1ax1"):
             with pytest.raises(InvalidArgument) as error:
                 await memories.update(CALLER, memory.id, MemoryPatch(key=key))
             assert refused(error, "memory.key").description == PLAIN[0].description
-        # A key holding a character that shows nothing is refused before it is read.
-        with pytest.raises(InvalidArgument) as error:
-            await memories.update(CALLER, memory.id, MemoryPatch(key="\u200bauto:x1"))
-        assert [v.reason for v in error.value.violations] == ["INVALID_CHARACTER"]
+        # A key holding a character that shows nothing, or a space before it, is refused
+        # before it is read.
+        for key in ("\u200bauto:x1", " auto:x1"):
+            with pytest.raises(InvalidArgument) as error:
+                await memories.update(CALLER, memory.id, MemoryPatch(key=key))
+            assert [v.reason for v in error.value.violations] == ["INVALID_CHARACTER"]
         assert (await memories.get(CALLER, memory.id)).key == "stack"
 
     asyncio.run(go())

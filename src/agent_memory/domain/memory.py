@@ -458,6 +458,8 @@ def key_as_seen(key: str) -> str:
     """A key as a reader tells it apart: compatibility forms folded (NFKC: widths,
     ligatures, compatibility colons), case folded, characters that show nothing
     dropped, leading spaces stripped."""
+    if key.isascii():  # no ASCII character folds further, nor shows nothing
+        return key.lower().lstrip()
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
     return "".join(c for c in folded if not invisible(c)).lstrip()
 
