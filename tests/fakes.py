@@ -331,7 +331,8 @@ class FakeMemories(MemoryRepository):
             memory_id=about,
             type=kind,
             actor_user_id=actor or self._actor,
-            occurred_at=self._store.clock(),
+            # As the database stamps it: when the row says it was made, a deletion now.
+            occurred_at=new.updated_at if new is not None else self._store.clock(),
             old=_bare(old) if old else None,
             new=_bare(new) if new else None,
         )

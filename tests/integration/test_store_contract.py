@@ -1030,10 +1030,10 @@ def test_learnings_are_director_memories_of_the_agents_under_the_learning_prefix
 def test_rows_created_in_one_transaction_share_its_start_and_changes_take_the_clock(
     scenario: Callable[[Body], None], caller: Principal
 ) -> None:
-    """Rows created take ``now()``, when their transaction began; a change and an audit
-    event take the clock at that moment. Rows created together tie on time, and only
-    the tie-break of the order (the id of a workspace listing, the key of learnings)
-    says which comes first."""
+    """Rows created take ``now()``, when their transaction began; a change takes the
+    clock at that moment, and its audit event the instant the row says it was made.
+    Rows created together tie on time, and only the tie-break of the order (the id of a
+    workspace listing, the key of learnings) says which comes first."""
 
     async def body(store: Store) -> None:
         async with store.transaction(caller) as tx:
@@ -1063,8 +1063,7 @@ def test_rows_created_in_one_transaction_share_its_start_and_changes_take_the_cl
         assert recent[0] == changed
         assert {m.id for m in recent[1:]} == {created[0].id, created[2].id}
         assert [m.key[len(LEARNING_KEY_PREFIX) :] for m in learnings] == ["c", "b", "a"]
-        assert began < events[0].occurred_at < changed.updated_at
-        assert events[0].occurred_at < events[1].occurred_at
+        assert [e.occurred_at for e in events] == [began, changed.updated_at]
         assert later.created_at > changed.updated_at
 
     scenario(body)

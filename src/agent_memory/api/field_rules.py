@@ -58,9 +58,17 @@ FORBIDDEN: Mapping[str, str] = {
 WORD_SPACING = r"(?!\s)(?!.*\s$)(?!.*\s\s)"
 
 
-def without(forbidden: str, *, spaced_as_words: bool = False) -> str:
+# text_violations of a text that must hold something: more than spaces (or nothing,
+# where the field may be left out).
+NOT_BLANK = r"(?=[\s\S]*\S)"
+
+
+def without(forbidden: str, *, spaced_as_words: bool = False, blank: bool = True) -> str:
     """A pattern of a whole text holding none of the characters of a class (and, with
-    ``spaced_as_words``, spaces only one at a time between other characters)."""
+    ``spaced_as_words``, spaces only one at a time between other characters; without
+    ``blank``, something besides spaces, or nothing at all)."""
+    if not blank:
+        return f"^(?:{NOT_BLANK}[^{forbidden}]*)?$"
     return f"^{WORD_SPACING if spaced_as_words else ''}[^{forbidden}]*$"
 
 
@@ -92,7 +100,7 @@ class Text:
         elif self.lines == "token":
             found["pattern"] = without(FORBIDDEN[self.lines])  # no control character at all
         else:
-            found["pattern"] = without(FORBIDDEN[self.lines] + also)
+            found["pattern"] = without(FORBIDDEN[self.lines] + also, blank=not self.min_chars)
         if self.lines == "name":
             found["not"] = {"enum": [".", ".."]}
         return found
@@ -291,7 +299,7 @@ _RULES: dict[str, Rule] = {
     "WorkspaceSettings.expiry_slide": _SLIDE,
     "MemoryPolicy.archival_limit": Number(0, recall.MAX_LIMIT),
     "MemoryPolicy.archival_min_score": _SCORE,
-    "MemoryPolicy.recent_decisions_limit": Number(0),
+    "MemoryPolicy.recent_decisions_limit": Number(0, decisions.RECENT_MAX),
     "CardType.name": _CARD_TYPE,
     "CardType.actions": _ACTIONS,
     "CardType.decision_actions": _ACTIONS,
