@@ -758,3 +758,27 @@ def test_a_long_unbroken_word_is_checked_for_secrets_without_stalling_the_server
         except grpc.RpcError as error:
             raise AssertionError(f"{error.code()}: {error.details()}") from error  # type: ignore[attr-defined]
         assert reply.created
+
+
+@pytest.mark.parametrize("blank", [" " * 3, " " * 24, "\u3000" * 30, " \t " * 10])
+def test_text_of_only_spaces_is_refused_as_blank_on_every_write(client: Client, blank: str) -> None:
+    """Spaces alone are no fact, no learning and no block line: each write says so, where a
+    long run of them made the secret gate fail (INTERNAL)."""
+    owner = memory_pb2.MemoryOwner(agent_id="blank-agent")
+    calls: list[tuple[Callable[..., Any], Message, str]] = [
+        (
+            client.memory.UpsertMemory,
+            memory_pb.UpsertMemoryRequest(owner=owner, key="k", value=blank),
+            "value",
+        ),
+        (client.memory.Memorize, memory_pb.MemorizeRequest(owner=owner, content=blank), "content"),
+        (
+            client.memory.RecordLearning,
+            memory_pb.RecordLearningRequest(chain_agent_ids=["blank-agent"], content=blank),
+            "content",
+        ),
+    ]
+    for method, request, path in calls:
+        error = failure(lambda m=method, r=request: client.call(m, r, timeout=CALL_TIMEOUT))
+        assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()  # type: ignore[attr-defined]
+        assert "blank" in error_details(error).violations[path], error_details(error).violations

@@ -54,8 +54,11 @@ def test_a_name_holds_what_name_violations_takes() -> None:
 
 
 def test_a_text_holds_what_text_violations_takes() -> None:
-    pattern = without(FORBIDDEN["any"])
-    agrees(pattern, lambda t: text_violations("f", t, max_chars=9), ["a" + c for c in SAMPLES])
+    pattern = without(FORBIDDEN["any"], blank=False)
+    blanks = [" ", "   ", "\t \n", "\u3000", " a "]
+    agrees(
+        pattern, lambda t: text_violations("f", t, max_chars=9), ["a" + c for c in SAMPLES] + blanks
+    )
 
 
 def test_a_session_id_holds_what_the_domain_takes() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
-from agent_memory.api.field_rules import WORD_SPACING
+from agent_memory.api.field_rules import NOT_BLANK, WORD_SPACING
 from agent_memory.api.stored_text import LINE_BREAK_CHARACTERS
 from agent_memory.domain.memorize import MAX_TAGS, TAG_INPUT_MAX_CHARS
 from agent_memory.domain.memory import OWNER_ID_MAX_CHARS
@@ -417,7 +417,7 @@ def test_memory_schema_follows_the_proto_json_mapping() -> None:
         ),
     }
     # A fact may be a paragraph: no line rule.
-    assert memory["value"]["pattern"] == "^[^\\x00]*$"
+    assert memory["value"]["pattern"] == f"^(?:{NOT_BLANK}[^\\x00]*)?$"  # not blank
     assert resolve(document, memory["metadata"]["$ref"])["type"] == "object"
     assert "created_at" not in memory
     block = document["components"]["schemas"]["agentmemory.v1.Block"]["properties"]

@@ -639,7 +639,7 @@ def may_hold_secret(text: str, lower: str | None = None) -> bool:
     if any(trigger(text) for trigger in _SHAPE_TRIGGERS):
         return True
     # A run of token characters holds no whitespace.
-    return len(text) >= _TOKEN_RUN and max(map(len, text.split())) >= _TOKEN_RUN
+    return len(text) >= _TOKEN_RUN and max(map(len, text.split()), default=0) >= _TOKEN_RUN
 
 
 # -- value judgements ------------------------------------------------------------------------

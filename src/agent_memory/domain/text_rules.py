@@ -94,11 +94,14 @@ _HIDDEN = re.compile(
 def text_violations(
     path: str, text: str, *, max_chars: int, min_chars: int = 1
 ) -> list[FieldViolation]:
-    """Length in Unicode code points, and no NUL (PostgreSQL text cannot hold it)."""
+    """Length in Unicode code points, and no NUL (PostgreSQL text cannot hold it); a
+    text that must hold something holds more than spaces."""
     if len(text) < min_chars:
         if min_chars == 1:
             return [FieldViolation(path, "must not be empty", "REQUIRED")]
         return [FieldViolation(path, f"must be at least {min_chars} characters", "TOO_SHORT")]
+    if min_chars and not text.strip():
+        return [FieldViolation(path, "must not be blank: it holds only spaces", "REQUIRED")]
     if len(text) > max_chars:
         return [
             FieldViolation(
