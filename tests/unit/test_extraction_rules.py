@@ -429,6 +429,8 @@ GOOD = {"key": "k", "value": "v", "confidence": 0.9, "scope": "agent"}
         {"facts": [{**GOOD, "confidence": None}]},
         {"facts": [{**GOOD, "confidence": math.nan}]},
         {"facts": [{**GOOD, "confidence": math.inf}]},
+        {"facts": [{**GOOD, "confidence": 7}]},
+        {"facts": [{**GOOD, "confidence": -0.1}]},
         {"facts": [{**GOOD, "scope": "user"}]},
         {"facts": [{**GOOD, "scope": "AGENT"}]},
         {"facts": [{k: v for k, v in GOOD.items() if k != "scope"}]},

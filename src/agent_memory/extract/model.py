@@ -163,6 +163,10 @@ def parse_candidates(data: object) -> list[Candidate]:
             raise ValueError(f"fact {i} lacks a numeric confidence")
         if not math.isfinite(confidence):
             raise ValueError(f"fact {i} has a non-finite confidence")
+        if not 0 <= confidence <= 1:
+            # The tool's schema bounds it; a memory never holds one past (Memorize
+            # refuses it, and so would an import of what a pass wrote).
+            raise ValueError(f"fact {i} has a confidence outside 0 to 1")
         if scope not in {"agent", "workspace"}:
             raise ValueError(f"fact {i} has scope {scope!r}")
         action, target = fact.get("action") or Action.ADD.value, fact.get("target") or ""
