@@ -176,8 +176,12 @@ def test_extraction_spend_is_counted_by_tenant(
             pb.ExtractMemoriesRequest(agent_id="a", session_id="run-1", transcript=TRANSCRIPT),
         )
         assert reply.outcome == memory_pb2.EXTRACTION_OUTCOME_COMPLETED
-        samples = scrape(metered, operator_key)
         tenant = c.tenant_id
+        samples = scrape(metered, metered.new_key(tenant, "prometheus"))
+        # Another tenant's key reads the series that name no tenant, and not this one's.
+        elsewhere = scrape(metered, operator_key)
+    assert not [name for name, labels in elsewhere if ("tenant", tenant) in labels]
+    assert has(elsewhere, "agent_memory_db_pool_size")
     assert value(samples, "agent_memory_extraction_cost_usd_total", tenant=tenant) == pytest.approx(
         reply.usage.cost_usd
     )

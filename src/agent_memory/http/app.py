@@ -89,21 +89,25 @@ class EveryMethod(Route):
 
 def metrics_route(metrics: Metrics, transcoder: Transcoder, admit: Admit | None) -> Route:
     """``GET /metrics``: every metric in the Prometheus text format; for anyone, or (with
-    ``admit``) for the callers it admits to a method named ``/metrics``. No RPC has that
-    name, and a method the role table does not name needs the orchestrator role
-    (``api/roles.py``): an orchestrator's key, as the API checks keys (in the local mode,
-    any caller on loopback)."""
+    ``admit``) for the callers it admits to a method named ``/metrics``, each reading the
+    series of its own tenant and those that name none. No RPC has that name, and a
+    method the role table does not name needs the orchestrator role (``api/roles.py``):
+    an orchestrator's key, as the API checks keys (in the local mode, any caller on
+    loopback)."""
 
     async def serve(request: Request) -> Response:
         refused = transcoder.refused_origin(request)
         if refused is not None:
             return refused
+        tenant = None
         if admit is not None:
             try:
-                await admit(METRICS_PATH, caller_metadata(request))
+                tenant = (await admit(METRICS_PATH, caller_metadata(request))).tenant_id
             except ServiceError as exc:
                 return status_response(status_message(exc))
-        return Response(await metrics.exposition(), media_type=PROMETHEUS_TEXT, headers=API_HEADERS)
+        return Response(
+            await metrics.exposition(tenant), media_type=PROMETHEUS_TEXT, headers=API_HEADERS
+        )
 
     return Route(METRICS_PATH, serve, methods=["GET"])
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import math
 import os
@@ -49,6 +50,7 @@ from opentelemetry.sdk.metrics.export import (
     PeriodicExportingMetricReader,
 )
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.metrics_core import Metric
 
 from agent_memory import __version__
 from agent_memory.config import METRICS_OFF, Settings
@@ -207,18 +209,18 @@ class Metrics:
 
     def extraction_pass(self, tenant: str, outcome: str) -> None:
         """One extraction pass of ``tenant`` ended with ``outcome``."""
-        self._passes.add(1, {"tenant": tenant, "outcome": outcome})
+        self._passes.add(1, {TENANT_LABEL: tenant, "outcome": outcome})
 
     def extraction_spent(
         self, tenant: str, *, input_tokens: int, output_tokens: int, cost_usd: float
     ) -> None:
         """A model call of an extraction pass of ``tenant`` spent this."""
         if input_tokens:
-            self._tokens.add(input_tokens, {"tenant": tenant, "gen_ai.token.type": "input"})
+            self._tokens.add(input_tokens, {TENANT_LABEL: tenant, "gen_ai.token.type": "input"})
         if output_tokens:
-            self._tokens.add(output_tokens, {"tenant": tenant, "gen_ai.token.type": "output"})
+            self._tokens.add(output_tokens, {TENANT_LABEL: tenant, "gen_ai.token.type": "output"})
         if cost_usd > 0 and math.isfinite(cost_usd):
-            self._cost.add(cost_usd, {"tenant": tenant})
+            self._cost.add(cost_usd, {TENANT_LABEL: tenant})
 
     def recall_ranked(self, mode: str) -> None:
         """A Recall ranked by ``mode`` (``lexical`` or ``hybrid``); its span says so too."""
@@ -300,18 +302,45 @@ class Metrics:
 
     # --- reading and stopping -------------------------------------------------------
 
-    async def exposition(self) -> bytes:
+    async def exposition(self, tenant: str | None = None) -> bytes:
         """Every metric in the Prometheus text format (what ``/metrics`` answers), the
-        indexing gauges read first when their reading is older than allowed."""
+        indexing gauges read first when their reading is older than allowed. With
+        ``tenant``, a series that names a tenant is given only where it names that one:
+        a tenant's key reads its own spend, never another's."""
         assert self.registry is not None, "no /metrics on this server"
         if self._indexing is not None:
             await self._indexing.refresh()
-        return generate_latest(self.registry)
+        if tenant is None:
+            return generate_latest(self.registry)
+        return generate_latest(_OneTenant(self.registry, tenant))
 
     def shutdown(self) -> None:
         """Push what is left (OTLP) and stop reading."""
         if self.provider is not None:
             self.provider.shutdown()
+
+
+# The attribute, and Prometheus label, that names the tenant a series is about.
+TENANT_LABEL = "tenant"
+
+
+class _OneTenant:
+    """A registry's metrics with the series of every tenant but one left out (the series
+    that name no tenant stay)."""
+
+    def __init__(self, registry: CollectorRegistry, tenant: str) -> None:
+        self._registry = registry
+        self._tenant = tenant
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self._registry.collect():
+            kept = copy.copy(family)
+            kept.samples = [
+                s
+                for s in family.samples
+                if s.labels.get(TENANT_LABEL, self._tenant) == self._tenant
+            ]
+            yield kept
 
 
 class _Cached(Generic[T]):
