@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 
 TOOL_NAME = "record_memories"
+# The longest a held reply waits for its test to release it (a test that fails first).
+RELEASE_WAIT_SECONDS = 120
 
 
 @dataclass
@@ -28,6 +30,9 @@ class Reply:
     body: bytes = b""
     delay: float = 0.0
     content_type: str = "application/json"
+    # Set when the request has arrived; the reply waits for ``release`` (if any).
+    arrived: threading.Event | None = None
+    release: threading.Event | None = None
 
 
 def fact(key: str, value: str, confidence: float = 0.9, scope: str = "agent") -> dict[str, Any]:
@@ -78,6 +83,16 @@ class FakeAnthropic:
         self.replies.append(
             Reply(body=message(content, input_tokens=input_tokens, output_tokens=output_tokens))
         )
+
+    def facts_when_released(
+        self, *facts: dict[str, Any]
+    ) -> tuple[threading.Event, threading.Event]:
+        """The next reply gives ``facts`` once the test sets the second event; the first
+        is set when the request has arrived."""
+        self.facts(*facts)
+        reply = self.replies[-1]
+        reply.arrived, reply.release = threading.Event(), threading.Event()
+        return reply.arrived, reply.release
 
     def error(self, status: int = 500, kind: str = "api_error") -> None:
         body = json.dumps({"type": "error", "error": {"type": kind, "message": "scripted"}})
@@ -156,6 +171,10 @@ def running_fake() -> Iterator[FakeAnthropic]:
             self._send(fake._next())
 
         def _send(self, reply: Reply) -> None:
+            if reply.arrived is not None:
+                reply.arrived.set()
+            if reply.release is not None:
+                reply.release.wait(RELEASE_WAIT_SECONDS)
             if reply.delay:
                 time.sleep(reply.delay)
             try:

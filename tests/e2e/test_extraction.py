@@ -8,6 +8,7 @@ over the model call, and the usage ledger with its synthetic session ids.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from datetime import timedelta
@@ -462,6 +463,30 @@ def test_agent_facts_need_agent_memory_but_workspace_facts_do_not(
     assert [(d.key, d.reason, d.scope) for d in reply.dropped] == [
         ("auto:style", "MEMORY_DISABLED", OUT.SCOPE_AGENT)
     ]
+    assert listed(c, agent_id="a") == []
+
+
+def test_an_agent_forgotten_while_the_model_answers_takes_none_of_its_facts(
+    c: Client, fake: FakeAnthropic
+) -> None:
+    enable(c)
+    arrived, release = fake.facts_when_released(
+        fact("home", "the user of this agent lives in Porto", scope="agent"),
+        fact("stack", "the project runs on PostgreSQL 16", scope="workspace"),
+    )
+    replies: list[pb.ExtractMemoriesResponse] = []
+    passing = threading.Thread(target=lambda: replies.append(extract(c, workspace_id="w")))
+    passing.start()
+    try:
+        assert arrived.wait(60), "the pass never reached the model"
+        c.call(c.memory.ForgetAgent, pb.ForgetAgentRequest(agent_id="a"))
+    finally:
+        release.set()
+        passing.join(60)
+    (reply,) = replies
+    assert reply.outcome == OUT.EXTRACTION_OUTCOME_COMPLETED
+    assert [m.key for m in reply.written] == ["auto:stack"]  # the workspace's is not forgotten
+    assert [(d.key, d.reason) for d in reply.dropped] == [("auto:home", "MEMORY_DISABLED")]
     assert listed(c, agent_id="a") == []
 
 

@@ -308,6 +308,17 @@ class Extraction:
         async with self._store.connection(principal) as tx:
             await self._record_usage(tx, request, ExtractionResult(outcome, synthetic, usage=spent))
         async with self._store.transaction(principal) as tx:
+            # The agent as it is now, its settings locked until the facts are written:
+            # forgotten (or its memory turned off) while the model answered, it takes
+            # none of them; a forget that comes now waits, then forgets them too.
+            now = await tx.agents.get(request.agent_id, lock=True)
+            if settings.memory_enabled and not now.memory_enabled:
+                dropped += [
+                    DroppedFact(f.key, f.value, f.scope, f.confidence, DropReason.MEMORY_DISABLED)
+                    for f in kept
+                    if f.scope is Scope.AGENT
+                ]
+                kept = [f for f in kept if f.scope is not Scope.AGENT]
             written, superseded, held = await self._write(tx, request, kept)
             result = ExtractionResult(
                 outcome,
