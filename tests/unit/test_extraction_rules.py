@@ -41,6 +41,20 @@ def test_slug_lowercases_and_collapses_runs_of_non_alphanumerics(
     assert dedup.auto_key(proposed) == f"auto:{expected}"
 
 
+@pytest.mark.parametrize(
+    ("proposed", "expected"),
+    [
+        ("東京オフィス", "東京オフィス"),
+        ("ключ доступа", "ключ-доступа"),
+        ("Ünïcödé Key!!", "ünïcödé-key"),
+        ("\uff26\uff35\uff2c\uff2c Width", "full-width"),
+    ],
+)
+def test_a_key_in_any_script_keeps_its_letters(proposed: str, expected: str) -> None:
+    """As a tag is slugged: a key of Japanese or Russian words is no invalid fact."""
+    assert dedup.auto_key(proposed) == f"auto:{expected}"
+
+
 def test_slug_is_at_most_sixty_characters() -> None:
     assert dedup.slug("a" * 100) == "a" * 60
     assert dedup.auto_key("x" * 300) == "auto:" + "x" * 60
@@ -76,6 +90,22 @@ def test_jaccard_is_intersection_over_union() -> None:
     assert dedup.jaccard(a, a) == 1.0
     assert dedup.jaccard(a, dedup.word_set("zulu")) == 0.0
     assert dedup.jaccard(frozenset(), frozenset()) == 1.0
+
+
+def test_facts_in_other_scripts_are_compared_by_their_own_words() -> None:
+    """Two facts in Japanese were alike in full (no word of a-z in either)."""
+    assert dedup.most_similar("東京のオフィス は 渋谷", ["ユーザー は 猫 が 好き"]) < 0.5
+    assert dedup.most_similar("Ана живёт в Порту", ["ана живёт в порту"]) == pytest.approx(1.0)
+
+
+def test_a_second_fact_under_a_key_the_pass_writes_is_a_duplicate() -> None:
+    kept, dropped = sift(
+        [cand("home", "Ana lives in Porto"), cand("Home", "Ana moved to Lisbon in March")],
+        [],
+        rules(),
+    )
+    assert [(k.key, k.value) for k in kept] == [("auto:home", "Ana lives in Porto")]
+    assert [(d.key, d.reason) for d in dropped] == [("auto:home", DropReason.DUPLICATE)]
 
 
 def test_punctuation_case_and_order_do_not_make_a_fact_new() -> None:

@@ -106,14 +106,19 @@ class MemorizeInput:
 
 
 def slug_tag(tag: str) -> str:
+    """:func:`slugged` to a tag's length."""
+    return slugged(tag, TAG_MAX_CHARS)
+
+
+def slugged(text: str, max_chars: int) -> str:
     """Lowercase (compatibility forms folded: fullwidth letters are the plain ones), runs
     of anything but letters, digits and their marks, in any script, to one dash,
-    trimmed: a Cyrillic or a Japanese tag stays itself, ``Ünïcödé Tag`` is
-    ``ünïcödé-tag``."""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", tag).casefold())
+    trimmed, at most ``max_chars``: a Cyrillic or a Japanese tag stays itself,
+    ``Ünïcödé Tag`` is ``ünïcödé-tag``."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     kept = "".join(c if unicodedata.category(c)[0] in "LNM" else " " for c in folded)
     slug = "-".join(kept.split())
-    return slug.lstrip("-")[:TAG_MAX_CHARS].strip("-")
+    return slug.lstrip("-")[:max_chars].strip("-")
 
 
 def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:

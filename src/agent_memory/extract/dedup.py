@@ -5,17 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from agent_memory.domain.memorize import slugged
 from agent_memory.domain.memory import AUTO_KEY_PREFIX
 
 SLUG_MAX_CHARS = 60
 
-_WORD = re.compile(r"[a-z0-9]+")
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+# A word: letters, digits and their marks, in any script (no underscore).
+_WORD = re.compile(r"[^\W_]+")
 
 
 def word_set(text: str) -> frozenset[str]:
-    """Lowercased alphanumeric words: the normalised form compared for duplicates."""
-    return frozenset(_WORD.findall(text.lower()))
+    """Lowercased words of any script: the normalised form compared for duplicates (two
+    facts in Japanese or Russian share words as two in English do)."""
+    return frozenset(_WORD.findall(text.casefold()))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -30,9 +32,9 @@ def most_similar(candidate: str, others: Iterable[str]) -> float:
 
 
 def slug(proposed: str) -> str:
-    """Lowercase; each run of non-alphanumerics becomes one dash; trimmed; at most 60 chars."""
-    text = _NON_ALNUM.sub("-", proposed.lower()).strip("-")
-    return text[:SLUG_MAX_CHARS].strip("-")
+    """The proposal slugged as a tag is, letters of any script kept, in at most 60
+    characters."""
+    return slugged(proposed, SLUG_MAX_CHARS)
 
 
 def auto_key(proposed: str) -> str:

@@ -110,6 +110,8 @@ def sift(
             reason = DropReason.TARGET_PROTECTED
         elif target is not None and any(k.target and k.target.id == target.id for k in kept):
             reason = DropReason.DUPLICATE
+        elif target is None and any(k.target is None and k.key == key for k in kept):
+            reason = DropReason.DUPLICATE  # a second fact under a key the pass writes
         elif target is not None and action is Action.UPDATE and value == target.value:
             reason = DropReason.ALREADY_KNOWN
         elif c.confidence < rules.min_confidence:
