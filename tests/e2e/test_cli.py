@@ -317,3 +317,22 @@ def test_a_user_who_may_not_create_tables_is_told_which_grant_it_needs(
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_a_model_with_no_price_is_named_at_start(cli_database: str) -> None:
+    """Every pass of a model the budget has no price for is skipped: the operator hears it
+    when the server starts, not from a pass's outcome."""
+    served = ServeProcess(
+        "--database-url",
+        cli_database,
+        "--indexer",
+        "none",
+        env={"MEMORY_EXTRACTION_MODEL": "claude-mystery-1", "ANTHROPIC_API_KEY": "test-key"},
+    )
+    try:
+        said = [line for line in served.output if "no price for model" in line]
+        assert said, served.log()
+        assert "'claude-mystery-1'" in said[0]
+        assert "MEMORY_EXTRACTION_PRICES" in said[0]
+    finally:
+        assert served.terminate() == 0

@@ -37,6 +37,7 @@ from agent_memory.config import METRICS_KEYED, Settings
 from agent_memory.domain.indexing import IndexingStatus
 from agent_memory.embed import Embedder, embedder_from_settings, model_of
 from agent_memory.embed.local import token_counts
+from agent_memory.extract import budget
 from agent_memory.extract.model import NOT_CONFIGURED, AnthropicModel, model_configured
 from agent_memory.http.app import HttpServer, http_app, metrics_route
 from agent_memory.http.transcoder import HandlerTable, Transcoder
@@ -424,6 +425,13 @@ async def serve_on(
                 log.warning(
                     "extraction is off: %s; ExtractMemories answers MODEL_ERROR saying so",
                     NOT_CONFIGURED,
+                )
+            model = settings.extraction_model
+            if budget.price_for(model, budget.prices(settings.extraction_prices)) is None:
+                log.warning(
+                    "extraction is off: no price for model %r, so no budget can hold it; every "
+                    "pass is SKIPPED_BUDGET until MEMORY_EXTRACTION_PRICES gives its price",
+                    model,
                 )
         running = await start_server(
             settings, db, tracer_provider=tracer_provider, reuse_port=reuse_port

@@ -50,6 +50,12 @@ def price_for(model: str, table: Mapping[str, Price]) -> Price | None:
     return table[max(matches, key=len)] if matches else None
 
 
+def prices(raw: str) -> Mapping[str, Price]:
+    """The price table a server goes by: ``raw`` (the setting) parsed, or without it the
+    built-in one."""
+    return parse_prices(raw) if raw else DEFAULT_PRICES
+
+
 def parse_prices(raw: str) -> dict[str, Price]:
     """``{"model": [input_per_mtok, output_per_mtok], ...}`` from a setting."""
     data = json.loads(raw)

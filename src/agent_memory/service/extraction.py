@@ -83,11 +83,7 @@ class Extraction:
         self._store = store
         self._model = model
         self._settings = settings
-        self._prices = (
-            budget.parse_prices(settings.extraction_prices)
-            if settings.extraction_prices
-            else dict(budget.DEFAULT_PRICES)
-        )
+        self._prices = budget.prices(settings.extraction_prices)
         self._tracer: Tracer = trace.get_tracer(__name__, tracer_provider=tracer_provider)
         self._metrics = metrics or Metrics()
         # Called after a pass is queued, so in-process workers look at once.
