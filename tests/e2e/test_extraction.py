@@ -25,7 +25,7 @@ from agent_memory.extract import budget
 from agentmemory.v1 import memory_pb2
 from agentmemory.v1 import memory_service_pb2 as pb
 from tests.fake_anthropic import FakeAnthropic, fact
-from tests.support import Client, ServerThread, error_details
+from tests.support import Client, ServerThread, error_details, wait_until
 
 MODEL = "claude-haiku-4-5-20251001"
 TRANSCRIPT = (
@@ -488,6 +488,30 @@ def test_an_agent_forgotten_while_the_model_answers_takes_none_of_its_facts(
     assert [m.key for m in reply.written] == ["auto:stack"]  # the workspace's is not forgotten
     assert [(d.key, d.reason) for d in reply.dropped] == [("auto:home", "MEMORY_DISABLED")]
     assert listed(c, agent_id="a") == []
+
+
+def test_a_pass_whose_caller_leaves_runs_to_its_end_and_its_spend_is_recorded(
+    c: Client, fake: FakeAnthropic
+) -> None:
+    """The model's answer is paid for whether or not the caller still waits for it (a
+    deadline, a cancel): the pass records what it cost and keeps its facts."""
+    enable(c)
+    arrived, release = fake.facts_when_released(fact("editor", "Ana edits in helix"))
+    request = pb.ExtractMemoriesRequest(agent_id="a", session_id="left", transcript=TRANSCRIPT)
+    call = c.memory.ExtractMemories.future(request, metadata=c.metadata)
+    try:
+        assert arrived.wait(60), "the pass never reached the model"
+        call.cancel()
+        with pytest.raises(grpc.FutureCancelledError):
+            call.result()
+    finally:
+        release.set()
+    prefix = pb.GetUsageRequest(synthetic_session_id_prefix="memory-extract:left")
+    assert wait_until(lambda: len(c.call(c.memory.GetUsage, prefix).records) == 1, timeout=60)
+    (record,) = c.call(c.memory.GetUsage, prefix).records
+    assert record.outcome == OUT.EXTRACTION_OUTCOME_COMPLETED
+    assert record.input_tokens == 1200
+    assert wait_until(lambda: [m.value for m in listed(c)] == ["Ana edits in helix"], timeout=60)
 
 
 @pytest.mark.parametrize("configured", [False, True], ids=["never-configured", "disabled"])

@@ -85,6 +85,7 @@ class RunningServer:
     health: HealthServicer
     address: str
     workers: ExtractionWorkers
+    extraction: Extraction
     embedder: Embedder | None
     watcher: asyncio.Task[None] | None = None
     http: HttpServer | None = None
@@ -113,6 +114,8 @@ class RunningServer:
             if isinstance(failed, Exception):
                 log_failure(log, failed, "stopping a server failed")
         await self.workers.stop()
+        # Passes whose callers left (or whose worker stopped) end, or are stopped, now.
+        await self.extraction.drain(grace)
         if self.sweeper is not None:
             await self.sweeper.stop()
         if self.indexer is not None:
@@ -284,6 +287,7 @@ async def start_server(
         health=health,
         address=f"{host}:{port}",
         workers=workers,
+        extraction=extraction,
         sweeper=sweeper,
         embedder=embedder,
         indexer=indexer,

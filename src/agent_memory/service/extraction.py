@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
@@ -47,8 +48,9 @@ from agent_memory.extract.model import ExtractionModel, ModelCall
 from agent_memory.extract.sift import KeptFact, SiftRules, sift
 from agent_memory.service.memories import write_by_key
 from agent_memory.store.repositories import Store, Tx
+from agent_memory.tasks import cancel_and_wait
 from agent_memory.telemetry.metrics import Metrics
-from agent_memory.telemetry.tracing import set_caller
+from agent_memory.telemetry.tracing import log_failure, set_caller
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +90,9 @@ class Extraction:
         self._metrics = metrics or Metrics()
         # Called after a pass is queued, so in-process workers look at once.
         self.on_queued: Callable[[], None] | None = None
+        # Passes running now, each to its end whether or not its caller still waits.
+        self._running: set[asyncio.Task[ExtractionResult]] = set()
+        self._left: set[asyncio.Task[ExtractionResult]] = set()
 
     async def extract(
         self, principal: Principal, request: ExtractionRequest, *, queued: bool
@@ -115,7 +120,39 @@ class Extraction:
                 job_id=job_id,
                 detail=f"runs after {self._settings.extraction_settle_seconds:g}s of quiet",
             )
-        return await self.run_pass(principal, request)
+        return await self.to_its_end(self.run_pass(principal, request))
+
+    async def to_its_end(self, pass_: Coroutine[Any, Any, ExtractionResult]) -> ExtractionResult:
+        """Run a pass to its end even when its caller leaves meanwhile (a deadline, a
+        cancel, a worker told to stop): the model's answer is paid for, so its spend is
+        recorded and its facts are kept as the pass would have kept them. A stop lets
+        such passes finish for a while (:meth:`drain`)."""
+        task = asyncio.ensure_future(pass_)
+        self._running.add(task)
+        task.add_done_callback(self._ended)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                self._left.add(task)
+            raise
+
+    def _ended(self, task: asyncio.Task[ExtractionResult]) -> None:
+        self._running.discard(task)
+        left = task in self._left
+        self._left.discard(task)
+        if task.cancelled():
+            return
+        failed = task.exception()  # the caller that waited has it; else it is said here
+        if left and failed is not None:
+            log_failure(log, failed, "an extraction pass whose caller had left failed")
+
+    async def drain(self, grace: float) -> None:
+        """Let the passes still running finish for up to ``grace`` seconds, then stop
+        them (a queued one runs again once its lease runs out)."""
+        if self._running:
+            _, unfinished = await asyncio.wait(set(self._running), timeout=grace)
+            await cancel_and_wait(*unfinished)
 
     async def usage_report(
         self,

@@ -62,8 +62,10 @@ class ExtractionWorkers:
         final = job.attempts >= s.extraction_max_attempts
         runner = Principal(job.tenant_id, job.actor_user_id)
         try:
-            result = await self._extraction.run_pass(
-                runner, job.request, JobRef(job.id, attempt=job.attempts, final_attempt=final)
+            result = await self._extraction.to_its_end(
+                self._extraction.run_pass(
+                    runner, job.request, JobRef(job.id, attempt=job.attempts, final_attempt=final)
+                )
             )
         except LeaseLost as lost:
             log.warning("extraction job %s: %s", job.id, lost.message)
