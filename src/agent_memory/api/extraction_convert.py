@@ -70,7 +70,7 @@ def result_to_proto(result: ExtractionResult) -> pb.ExtractMemoriesResponse:
         synthetic_session_id=result.synthetic_session_id,
         written=[memory_to_proto(m) for m in result.written],
         dropped=[dropped_to_proto(d) for d in result.dropped],
-        usage=usage_to_proto(result.usage),
+        usage=usage_to_proto(result.usage) if result.outcome.calls_model else None,
         job_id=str(result.job_id) if result.job_id else "",
         detail=result.detail,
         superseded=[memory_to_proto(m) for m in result.superseded],

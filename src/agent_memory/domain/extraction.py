@@ -35,6 +35,16 @@ class ExtractionOutcome(StrEnum):
         """Worth another attempt later: the model or the network failed, not the input."""
         return self in {ExtractionOutcome.MODEL_ERROR, ExtractionOutcome.TIMEOUT}
 
+    @property
+    def calls_model(self) -> bool:
+        """Whether a pass that ends so went as far as the model call (it has a usage)."""
+        return self not in {
+            ExtractionOutcome.SKIPPED_TOO_SHORT,
+            ExtractionOutcome.SKIPPED_BUDGET,
+            ExtractionOutcome.SKIPPED_MEMORY_DISABLED,
+            ExtractionOutcome.QUEUED,
+        }
+
 
 class DropReason(StrEnum):
     LOW_CONFIDENCE = "LOW_CONFIDENCE"

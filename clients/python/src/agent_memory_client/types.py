@@ -2240,16 +2240,18 @@ class GetUsageResponse(Record[memory_service_pb2.GetUsageResponse]):
     MESSAGE = memory_service_pb2.GetUsageResponse
 
     records: tuple[UsageRecord, ...] = ()
-    """The matching records, oldest first."""
+    """The matching records, oldest first: the first 1,000 of them. To read
+    later ones, ask again with start_time at the last record's recorded_at."""
 
     total_input_tokens: int = 0
-    """Sum of input_tokens over the records."""
+    """Sum of input_tokens over every matching record, those past the first
+    1,000 included."""
 
     total_output_tokens: int = 0
-    """Sum of output_tokens over the records."""
+    """Sum of output_tokens over every matching record."""
 
     total_cost_usd: float = 0.0
-    """Sum of cost_usd over the records."""
+    """Sum of cost_usd over every matching record."""
 
     @classmethod
     def from_proto(cls, message: memory_service_pb2.GetUsageResponse) -> Self:
