@@ -29,6 +29,7 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition, NotFound, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
+from agent_memory.domain.screening import refuse_instructions
 from agent_memory.render.reexamination import render_reexamination
 from agent_memory.store.repositories import Lock, Store, Tx
 
@@ -76,14 +77,17 @@ class Decisions:
         """Record a run's decision, OPEN; the same decision sent again is returned as it is.
 
         Raises:
-            InvalidArgument: a malformed field, or an action outside the card type's
-                decision actions.
+            InvalidArgument: a malformed field, an action outside the card type's
+                decision actions, or a summary that reads as an instruction to the
+                assistant (reason ``INSTRUCTION_NOT_FACT``).
             FailedPrecondition: the card type is not registered
                 (reason ``CARD_TYPE_NOT_REGISTERED``).
             AlreadyExists: the run id already has a different decision
                 (reason ``DECISION_ALREADY_RECORDED``).
         """
         validate_decision(decision)
+        # A summary reaches later runs' prompts (recent decisions): no order in it.
+        refuse_instructions("decision.summary", decision.summary)
         async with self._store.transaction(principal) as tx:
             card_type = await tx.decisions.get_card_type(decision.card_type)
             if card_type is None:
@@ -163,8 +167,9 @@ class Decisions:
         """Record a later run's conviction on a decision, beside it; the decision is untouched.
 
         Raises:
-            InvalidArgument: a malformed field, or a suggested action outside the card
-                type's actions.
+            InvalidArgument: a malformed field, a suggested action outside the card
+                type's actions, or notes that read as an instruction to the assistant
+                (reason ``INSTRUCTION_NOT_FACT``).
             NotFound: no such decision in the caller's tenant.
             FailedPrecondition: the card type forbids re-examination
                 (``NOT_RE_EXAMINABLE``), or the decision is closed and the card type is
@@ -173,6 +178,8 @@ class Decisions:
                 (reason ``REEXAMINATION_ALREADY_RECORDED``).
         """
         validate_reexamination(item)
+        # Notes reach the re-examination prompt of later runs: no order in them.
+        refuse_instructions("notes", item.notes)
         async with self._store.transaction(principal) as tx:
             parent = await _decision(tx, item.parent_decision_id, lock="share")
             existing = await tx.decisions.find_reexamination_by_run(item.run_id)
