@@ -13,7 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import grpc
 import httpx
+import psycopg
 import pytest
+from google.protobuf import field_mask_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 
 from agent_memory.config import Settings, SettingsError
@@ -158,6 +160,40 @@ def test_the_pool_is_measured(metered: ServerThread, operator_key: str) -> None:
     in_use = value(samples, "agent_memory_db_pool_in_use", **primary)
     assert 0 <= in_use <= value(samples, "agent_memory_db_pool_size", **primary)
     assert has(samples, "agent_memory_db_pool_waiting", **primary)
+
+
+def test_a_call_past_its_deadline_is_counted_as_such(
+    metered: ServerThread, operator_key: str, module_database: str
+) -> None:
+    """Not as CANCELLED: the client did not leave, its deadline did."""
+    with metered.client() as c:
+        request = pb.UpsertMemoryRequest(
+            owner=memory_pb2.MemoryOwner(agent_id="late"), key="k", value="v"
+        )
+        row = c.call(c.memory.UpsertMemory, request).memory
+        before = scrape(metered, operator_key)
+        # The row's lock, held until the call's deadline has passed: it waits it out.
+        with psycopg.connect(module_database) as blocker:
+            blocker.execute("SELECT 1 FROM memories WHERE id = %s FOR UPDATE", (row.id,))
+            patch = pb.UpdateMemoryRequest(
+                memory=memory_pb2.Memory(id=row.id, value="late"),
+                update_mask=field_mask_pb2.FieldMask(paths=["value"]),
+            )
+            with pytest.raises(grpc.RpcError) as late:
+                c.memory.UpdateMemory(patch, metadata=c.metadata, timeout=0.5)
+            assert late.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+
+        def counted() -> float:
+            now = scrape(metered, operator_key)
+            return calls(now, "UpdateMemory", "DEADLINE_EXCEEDED") - calls(
+                before, "UpdateMemory", "DEADLINE_EXCEEDED"
+            )
+
+        assert wait_until(lambda: counted() == 1, timeout=30)
+        after = scrape(metered, operator_key)
+        assert calls(after, "UpdateMemory", "CANCELLED") == calls(
+            before, "UpdateMemory", "CANCELLED"
+        )
 
 
 def test_extraction_spend_is_counted_by_tenant(

@@ -433,8 +433,12 @@ def _client_left(exc: BaseException, context: grpc.aio.ServicerContext) -> bool:
 
 
 def _ending_code(exc: BaseException, context: grpc.aio.ServicerContext) -> grpc.StatusCode:
-    """The code a call that raised ``exc`` ends with."""
+    """The code a call that raised ``exc`` ends with: a call cancelled once its deadline
+    has passed ended by the deadline, not by its client."""
     if isinstance(exc, asyncio.CancelledError):
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            return grpc.StatusCode.DEADLINE_EXCEEDED
         return grpc.StatusCode.CANCELLED
     if isinstance(exc, grpc.aio.AbortError):
         return _code_set(context) or grpc.StatusCode.UNKNOWN
