@@ -7,6 +7,7 @@ sets up or checks the rest over gRPC with an orchestrator key of the same tenant
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import uuid
@@ -27,6 +28,7 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from agent_memory.config import Settings
 from agent_memory.embed import local_available
@@ -2019,7 +2021,13 @@ def test_a_notice_covers_no_button_of_an_open_dialog(
     expect(notice).to_contain_text("Pinned note-00.")
 
     # On the page it keeps a place of its own at the end: scrolled there, it lies
-    # over nothing.
-    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    # over nothing. The pin reloads the list and focuses the row's button (which
+    # scrolls to it) when the reload lands: scrolled to the end again until at rest.
     expect(page.locator("#content > #status")).to_be_visible()
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(
+            "() => { window.scrollTo(0, document.documentElement.scrollHeight);"
+            f" return ({COVERED})('body').length === 0; }}",
+            timeout=30_000,
+        )
     assert page.evaluate(COVERED, "body") == []
