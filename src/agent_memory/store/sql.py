@@ -4,10 +4,15 @@ Statements are fixed text with named parameters, so psycopg prepares each one on
 connection the first time it runs there and PostgreSQL plans it once. A statement
 names the columns it returns (a column a migration adds changes no prepared
 statement's result). Driver failures leave here as the service's errors.
+
+JSON and JSONB columns are read with orjson: a rendered prompt's whole state comes back
+as one JSON document, and the standard library took about a tenth of a render's CPU
+to read it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Iterator, Mapping
@@ -15,8 +20,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, LiteralString
 
+import orjson
 import psycopg
 from psycopg.rows import DictRow
+from psycopg.types.json import set_json_loads
 from psycopg_pool import PoolTimeout
 
 from agent_memory.domain.errors import Conflict, ResourceExhausted, Timeout, Unavailable
@@ -26,6 +33,23 @@ log = logging.getLogger(__name__)
 Row = DictRow
 Params = Mapping[str, Any]
 Connection = psycopg.AsyncConnection[DictRow]
+
+
+def json_loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """A JSON value from the database, by orjson, or by the standard library where orjson
+    refuses the text (an escaped lone surrogate, which a ``json`` column may hold).
+
+    orjson reads an integer past 64 bits as the nearest double. Every number the
+    service stores came through protobuf's ``double`` (a Struct's number), whose text
+    PostgreSQL keeps: the double read back is the one written."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(bytes(data) if isinstance(data, memoryview) else data)
+
+
+# Every connection of the process, the service's pools and its tools' alike.
+set_json_loads(json_loads)
 
 
 @contextmanager
