@@ -36,9 +36,9 @@ window of ``--duration`` seconds whose completed calls are the sample:
    ``loadkit/workloads`` (never the service's own), through an async psycopg pool of
    one connection per client, set up as the service sets up its connections and
    open for that run only: the database's limit.
-3. null gRPC: ``grpc.aio`` servers (as many processes as the service's workers)
-   answering every method at once, driven by the same client code: the framework's
-   limit.
+3. null gRPC: ``grpc.aio`` servers (as many processes as the service's workers, on
+   the service's event loop) answering every method at once, driven by the same
+   client code: the framework's limit.
 
 An operation's limit is the lower throughput of the two; service / limit is the
 share of it the service reaches. Server CPU (ms per call, all the service's

@@ -1,8 +1,8 @@
 """The framework's ceiling: ``grpc.aio`` servers registering the service's generated
 servicers, every method answering at once (Recall: 10 empty messages), in as many
 processes on one port (SO_REUSEPORT) as the service runs workers, with the service's
-server options and, as the service does, start-up's objects frozen out of the
-garbage collector's sight."""
+server options and event loop and, as the service does, start-up's objects frozen out
+of the garbage collector's sight."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from agent_memory.app.server import server_options
+from agent_memory.app.server import run_serving, server_options
 from agent_memory.config import Settings
 from agentmemory.v1 import (
     block_service_pb2,
@@ -107,7 +107,7 @@ async def _serve(port: int, ready: Callable[[int], None]) -> None:
 
 
 def _process(port: int, ready: Queue[int]) -> None:
-    asyncio.run(_serve(port, ready.put))
+    run_serving(_serve(port, ready.put))
 
 
 def serve_null(processes: int) -> None:

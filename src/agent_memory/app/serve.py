@@ -3,7 +3,6 @@ share the port."""
 
 from __future__ import annotations
 
-import asyncio
 import faulthandler
 import functools
 import logging
@@ -38,7 +37,7 @@ def serve(settings: Settings) -> int:
         _stopping_for_good()
         return status
     from agent_memory.app.index_process import IndexerChild
-    from agent_memory.app.server import serve_on
+    from agent_memory.app.server import run_serving, serve_on
     from agent_memory.store.opening import open_database
 
     url, embedded, _ = open_database(settings)
@@ -50,7 +49,7 @@ def serve(settings: Settings) -> int:
     try:
         if indexer is not None:
             indexer.start()
-        asyncio.run(
+        run_serving(
             serve_on(settings, url, stopping=functools.partial(_stop_begun, settings, indexer))
         )
     finally:

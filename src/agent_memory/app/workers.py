@@ -13,7 +13,6 @@ parent is gone and drains as on SIGTERM.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import multiprocessing
@@ -32,7 +31,7 @@ from types import FrameType
 
 from agent_memory.app.index_process import IndexerChild
 from agent_memory.app.parent import follow_parent
-from agent_memory.app.server import mode, serve_on
+from agent_memory.app.server import mode, run_serving, serve_on
 from agent_memory.config import Settings, SettingsError
 from agent_memory.net import bind_address, refuse_busy_port, unbindable
 from agent_memory.store.embedded import EmbeddedPostgres
@@ -77,7 +76,7 @@ def _worker(settings: Settings, url: str, ready: Queue[int], number: int) -> Non
         log.info("worker %d accepting calls on %s", number, address)
         ready.put(number)
 
-    asyncio.run(
+    run_serving(
         serve_on(settings, url, reuse_port=True, serving=serving, describe_recall=number == 1)
     )
 
