@@ -500,8 +500,13 @@ def _recall_status(channel: Any, timeout: float) -> list[str]:
             recall_service_pb2.GetRecallStatusRequest(), metadata=metadata, timeout=timeout
         )
     except grpc.RpcError as exc:
-        if exc.code() is grpc.StatusCode.UNAUTHENTICATED:
+        if exc.code() is grpc.StatusCode.UNAUTHENTICATED and not key:
             return ["recall unknown: set MEMORY_API_KEY to a key of the server to ask"]
+        if exc.code() is grpc.StatusCode.UNAUTHENTICATED:
+            return [
+                f"recall unknown: the server refused the key in MEMORY_API_KEY "
+                f"({exc.details()}); set it to a key this server's database holds"
+            ]
         return [f"recall unknown: {exc.code().name}: {exc.details()}"]
     lines = [f"recall {reply.status.detail}"]
     if reply.status.HasField("indexing"):
@@ -653,7 +658,12 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
-        print(f"revoked key {revoked.key_id}")
+        info, now = revoked
+        if now:
+            print(f"revoked key {info.key_id}")
+        else:
+            assert info.revoked_at is not None
+            print(f"key {info.key_id} was already revoked, at {info.revoked_at:%Y-%m-%d %H:%M %Z}")
         return 0
 
 

@@ -73,9 +73,18 @@ def test_keys_create_list_revoke(cli_database: str) -> None:
     assert "active" in line
     assert key.split("_")[2] not in listed.stdout
 
-    assert cli("keys", "revoke", key_id, "--database-url", cli_database).returncode == 0
+    revoked = cli("keys", "revoke", key_id, "--database-url", cli_database)
+    assert revoked.returncode == 0
+    assert revoked.stdout.strip() == f"revoked key {key_id}"
     relisted = cli("keys", "list", "--tenant", "acme", "--database-url", cli_database)
-    assert "revoked" in next(ln for ln in relisted.stdout.splitlines() if key_id in ln)
+    revoked_line = next(ln for ln in relisted.stdout.splitlines() if key_id in ln)
+    assert "revoked" in revoked_line
+    # Revoking again changes nothing, and says so: the key stays revoked as it was.
+    again = cli("keys", "revoke", key_id, "--database-url", cli_database)
+    assert again.returncode == 0
+    assert again.stdout.startswith(f"key {key_id} was already revoked, at ")
+    listed_again = cli("keys", "list", "--tenant", "acme", "--database-url", cli_database)
+    assert revoked_line in listed_again.stdout.splitlines()
     missing = cli("keys", "revoke", "nosuchkey", "--database-url", cli_database)
     assert missing.returncode == 1
 
@@ -334,5 +343,29 @@ def test_a_model_with_no_price_is_named_at_start(cli_database: str) -> None:
         assert said, served.log()
         assert "'claude-mystery-1'" in said[0]
         assert "MEMORY_EXTRACTION_PRICES" in said[0]
+    finally:
+        assert served.terminate() == 0
+
+
+def test_health_verbose_says_which_key_the_server_refused(cli_database: str) -> None:
+    """No key, a key the server does not know, and a key it holds: each says so."""
+    key = create_key(cli_database, "health", "ops")
+    served = ServeProcess("--database-url", cli_database, "--indexer", "none")
+    try:
+
+        def verbose(api_key: str) -> str:
+            done = cli(
+                "health", "--verbose", "--address", served.address, env={"MEMORY_API_KEY": api_key}
+            )
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        assert "recall unknown: set MEMORY_API_KEY to a key" in verbose("")
+        bogus = verbose("amk_0123456789abcdef_s3cr3t")
+        assert "the server refused the key in MEMORY_API_KEY (invalid API key)" in bogus
+        assert "s3cr3t" not in bogus
+        known = verbose(key)
+        assert "recall unknown" not in known
+        assert "indexing: no index worker is running" in known
     finally:
         assert served.terminate() == 0

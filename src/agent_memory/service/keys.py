@@ -132,9 +132,15 @@ class ApiKeys:
         async with self._store.admin() as tx:
             return await tx.keys.select(tenant_id)
 
-    async def revoke(self, key_id: str) -> ApiKeyInfo | None:
+    async def revoke(self, key_id: str) -> tuple[ApiKeyInfo, bool] | None:
+        """Revoke a key: the key as stored, and whether this call revoked it (False: it
+        was revoked before, at its ``revoked_at``); ``None`` when there is no such key."""
         async with self._store.admin() as tx:
-            return await tx.keys.revoke(key_id)
+            stored = await tx.keys.find(key_id)
+            if stored is not None and stored.info.revoked_at is not None:
+                return stored.info, False
+            revoked = await tx.keys.revoke(key_id)
+        return None if revoked is None else (revoked, True)
 
     async def authenticate(self, key: str) -> Principal:
         """The caller a bearer key stands for.
