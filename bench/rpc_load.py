@@ -42,7 +42,9 @@ window of ``--duration`` seconds whose completed calls are the sample:
 
 An operation's limit is the lower throughput of the two; service / limit is the
 share of it the service reaches. Server CPU (ms per call, all the service's
-processes) and peak RSS (the largest service process) cover the window, and so do
+processes), the null server's CPU likewise (what grpc.aio and the event loop cost a
+call: the service's CPU above it is its own) and peak RSS (the largest service
+process) cover the window, and so do
 the errors counted; the whole-run peak RSS covers every run after setup (the fill is
 left out for every ``--workers`` value alike). PostgreSQL runs in separate processes
 and is not counted. Client, service, PostgreSQL and null server share the machine's
@@ -226,7 +228,7 @@ async def _run_rpc(
         extras.profiled = (op, servers.workers, clients)
 
     async with open_clients(clients, grpc_connect(w, ctx, address, run)) as drivers:
-        sampled = servers.service.pids() if mode == SERVICE else []
+        sampled = (servers.service if mode == SERVICE else servers.null).pids()
         result = await drive(
             drivers,
             args.warmup,

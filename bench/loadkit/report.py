@@ -42,6 +42,13 @@ class Results:
         return service / limit if limit else math.nan
 
 
+def _cpu_per_op(r: RunResult) -> str:
+    """The server's CPU time per completed call in the window, in ms."""
+    if r.cpu_seconds is None or not r.latencies:
+        return "n/a"
+    return f"{1000 * r.cpu_seconds / len(r.latencies):.2f}"
+
+
 def _lat(r: RunResult) -> str:
     return f"{r.ms(0.5):.1f} / {r.ms(0.95):.1f} / {r.ms(0.99):.1f}"
 
@@ -53,23 +60,20 @@ def print_table(
     print(
         "| workers | clients | service ops/s | service p50 / p95 / p99 ms | psycopg ops/s "
         "| psycopg p50 / p95 / p99 ms | null gRPC ops/s | null p50 / p95 / p99 ms "
-        "| limit ops/s | service / limit | server CPU ms/op | peak RSS MB (per process) |"
+        "| limit ops/s | service / limit | server CPU ms/op | null CPU ms/op "
+        "| peak RSS MB (per process) |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     notes: list[str] = []
     for w in workers:
         for c in clients:
             s, p, n = (results.get(op, w, c, m) for m in (SERVICE, PSYCOPG, NULL))
             rss = f"{s.peak_rss / 2**20:.0f}" if s.peak_rss else "n/a"
-            cpu = (
-                f"{1000 * s.cpu_seconds / len(s.latencies):.2f}"
-                if s.cpu_seconds is not None and s.latencies
-                else "n/a"
-            )
+            cpu, null_cpu = (_cpu_per_op(r) for r in (s, n))
             print(
                 f"| {w} | {c} | {s.throughput:,.0f} | {_lat(s)} | {p.throughput:,.0f} | {_lat(p)} "
                 f"| {n.throughput:,.0f} | {_lat(n)} | {results.limit(op, w, c):,.0f} "
-                f"| {results.ratio(op, w, c):.2f} | {cpu} | {rss} |"
+                f"| {results.ratio(op, w, c):.2f} | {cpu} | {null_cpu} | {rss} |"
             )
             for mode, r in ((SERVICE, s), (PSYCOPG, p), (NULL, n)):
                 if r.errors:
