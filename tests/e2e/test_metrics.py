@@ -172,7 +172,8 @@ def test_a_call_past_its_deadline_is_counted_as_such(
         )
         row = c.call(c.memory.UpsertMemory, request).memory
         before = scrape(metered, operator_key)
-        # The row's lock, held until the call's deadline has passed: it waits it out.
+        # The row's lock, held until the call has been counted, so the call can only end
+        # by its deadline: 2 s, time enough for the server to reach it first.
         with psycopg.connect(module_database) as blocker:
             blocker.execute("SELECT 1 FROM memories WHERE id = %s FOR UPDATE", (row.id,))
             patch = pb.UpdateMemoryRequest(
@@ -180,16 +181,16 @@ def test_a_call_past_its_deadline_is_counted_as_such(
                 update_mask=field_mask_pb2.FieldMask(paths=["value"]),
             )
             with pytest.raises(grpc.RpcError) as late:
-                c.memory.UpdateMemory(patch, metadata=c.metadata, timeout=0.5)
+                c.memory.UpdateMemory(patch, metadata=c.metadata, timeout=2)
             assert late.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
 
-        def counted() -> float:
-            now = scrape(metered, operator_key)
-            return calls(now, "UpdateMemory", "DEADLINE_EXCEEDED") - calls(
-                before, "UpdateMemory", "DEADLINE_EXCEEDED"
-            )
+            def counted() -> float:
+                now = scrape(metered, operator_key)
+                return calls(now, "UpdateMemory", "DEADLINE_EXCEEDED") - calls(
+                    before, "UpdateMemory", "DEADLINE_EXCEEDED"
+                )
 
-        assert wait_until(lambda: counted() == 1, timeout=30)
+            assert wait_until(lambda: counted() == 1, timeout=30)
         after = scrape(metered, operator_key)
         assert calls(after, "UpdateMemory", "CANCELLED") == calls(
             before, "UpdateMemory", "CANCELLED"

@@ -432,12 +432,18 @@ def _client_left(exc: BaseException, context: grpc.aio.ServicerContext) -> bool:
     )
 
 
+# A client's deadline usually reaches the server as the client's cancellation, sent when
+# the client's own timer fires: a little before the server's copy of the deadline, which
+# started when the request arrived. A cancellation this close to the deadline is its.
+DEADLINE_MARGIN_SECONDS = 0.25
+
+
 def _ending_code(exc: BaseException, context: grpc.aio.ServicerContext) -> grpc.StatusCode:
-    """The code a call that raised ``exc`` ends with: a call cancelled once its deadline
-    has passed ended by the deadline, not by its client."""
+    """The code a call that raised ``exc`` ends with: a call cancelled at its deadline
+    ended by the deadline, not by its client."""
     if isinstance(exc, asyncio.CancelledError):
         remaining = context.time_remaining()
-        if remaining is not None and remaining <= 0:
+        if remaining is not None and remaining <= DEADLINE_MARGIN_SECONDS:
             return grpc.StatusCode.DEADLINE_EXCEEDED
         return grpc.StatusCode.CANCELLED
     if isinstance(exc, grpc.aio.AbortError):
