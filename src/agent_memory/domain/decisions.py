@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_memory.domain.errors import FailedPrecondition, FieldViolation, check
 from agent_memory.domain.memory import owner_violations
+from agent_memory.domain.screening import refuse_instructions
 from agent_memory.domain.text_rules import identifier_violations, json_violations, text_violations
 
 CARD_TYPE_NAME_MAX_CHARS = 64
@@ -232,7 +233,9 @@ def validate_decision(decision: NewDecision) -> str:
     """Check the shape of a decision; returns its result as JSON.
 
     Raises:
-        InvalidArgument: a bad run id, agent id, card type name, action, summary or result.
+        InvalidArgument: a bad run id, agent id, card type name, action, summary or
+            result; or a summary that reads as an instruction to the assistant (reason
+            ``INSTRUCTION_NOT_FACT``), since a summary reaches later runs' prompts.
     """
     violations = identifier_violations(
         "decision.run_id", decision.run_id, max_chars=RUN_ID_MAX_CHARS
@@ -254,6 +257,7 @@ def validate_decision(decision: NewDecision) -> str:
             )
         )
     check(violations)
+    refuse_instructions("decision.summary", decision.summary)
     return dumped
 
 
@@ -261,7 +265,9 @@ def validate_reexamination(item: NewReexamination) -> None:
     """Check the shape of a re-examination; the card type's vocabulary is checked later.
 
     Raises:
-        InvalidArgument: a bad run id, conviction score, notes or suggested action.
+        InvalidArgument: a bad run id, conviction score, notes or suggested action; or
+            notes that read as an instruction to the assistant (reason
+            ``INSTRUCTION_NOT_FACT``), since notes reach later runs' prompts.
     """
     violations = identifier_violations("run_id", item.run_id, max_chars=RUN_ID_MAX_CHARS)
     if not CONVICTION_MIN <= item.conviction_score <= CONVICTION_MAX:
@@ -276,6 +282,7 @@ def validate_reexamination(item: NewReexamination) -> None:
     violations += _one_line_violations("notes", item.notes, NOTES_MAX_CHARS)
     violations += action_violations("suggested_action", item.suggested_action)
     check(violations)
+    refuse_instructions("notes", item.notes)
 
 
 def recent_limit(requested: int) -> int:

@@ -29,7 +29,6 @@ from agent_memory.domain.decisions import (
 from agent_memory.domain.errors import AlreadyExists, FailedPrecondition, NotFound, check
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memory import owner_violations
-from agent_memory.domain.screening import refuse_instructions
 from agent_memory.render.reexamination import render_reexamination
 from agent_memory.store.repositories import Lock, Store, Tx
 
@@ -86,8 +85,6 @@ class Decisions:
                 (reason ``DECISION_ALREADY_RECORDED``).
         """
         validate_decision(decision)
-        # A summary reaches later runs' prompts (recent decisions): no order in it.
-        refuse_instructions("decision.summary", decision.summary)
         async with self._store.transaction(principal) as tx:
             card_type = await tx.decisions.get_card_type(decision.card_type)
             if card_type is None:
@@ -178,8 +175,6 @@ class Decisions:
                 (reason ``REEXAMINATION_ALREADY_RECORDED``).
         """
         validate_reexamination(item)
-        # Notes reach the re-examination prompt of later runs: no order in them.
-        refuse_instructions("notes", item.notes)
         async with self._store.transaction(principal) as tx:
             parent = await _decision(tx, item.parent_decision_id, lock="share")
             existing = await tx.decisions.find_reexamination_by_run(item.run_id)
