@@ -6453,6 +6453,12 @@ SELECT pg_is_in_recovery() AS recovering,
             ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())
        END::float8 AS lag
 
+-- transfer._ACROSS_OWNERS
+SELECT m.id FROM memories AS m
+JOIN memories AS r ON r.tenant_id = m.tenant_id AND r.id = m.superseded_by
+WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)s)
+      AND (r.scope <> m.scope OR r.owner_id <> m.owner_id)
+
 -- transfer._BLOCKS
 SELECT user_id, scope, agent_id, label, content FROM blocks
 WHERE tenant_id = %(tenant_id)s ORDER BY user_id, scope, agent_id, label
@@ -6567,8 +6573,10 @@ reexaminations AS (
         id uuid, run_id text, conviction_score smallint, notes text, suggested_action text,
         created_at timestamptz)
     ON CONFLICT DO NOTHING
+    RETURNING id
 )
-SELECT (SELECT yes FROM registered) AS registered, (SELECT count(*) FROM inserted) AS n
+SELECT (SELECT yes FROM registered) AS registered, (SELECT count(*) FROM inserted) AS n,
+       ARRAY(SELECT id FROM reexaminations) AS reexamined
 
 -- transfer._PUT_MEMORY
 WITH inserted AS (

@@ -23,6 +23,7 @@ card type as it is now.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -207,6 +208,7 @@ class Transfer:
         done: dict[str, Tally] = {}
         async with self._store.transaction(Principal(tenant_id, IMPORT_ACTOR)) as tx:
             snapshots: dict[tuple[str, str], Conversation] = {}
+            replaced: dict[uuid.UUID, int] = {}  # written memories superseded: their lines
             for number, record in records:
                 try:
                     written = await self._put(tx, record, snapshots)
@@ -219,6 +221,16 @@ class Transfer:
                     tally.imported += 1
                 else:
                     tally.already_there += 1
+                if written and isinstance(record, MemoryRecord) and record.memory.superseded_by:
+                    replaced[record.memory.id] = number
+            # Once every record is in: a replacement may come later in the file.
+            crossed = await tx.transfer.superseded_across_owners(list(replaced)) if replaced else []
+            if crossed:
+                raise ImportRefused(
+                    min(replaced[i] for i in crossed),
+                    "memory.superseded_by: names a memory of another owner; a memory is "
+                    "superseded only by one of its own owner, as Memorize keeps it",
+                )
         return done
 
     async def _read(self, text: str, now: datetime) -> list[tuple[int, Record]]:

@@ -572,6 +572,10 @@ class TransferRepository(ABC):
         """Insert the snapshot with its times, unless its (provider, id) is taken."""
 
     @abstractmethod
+    async def superseded_across_owners(self, ids: list[uuid.UUID]) -> list[uuid.UUID]:
+        """Of the memories ``ids``, those superseded by a memory of another owner."""
+
+    @abstractmethod
     async def put_memory(self, record: MemoryRecord) -> bool:
         """Insert the memory with its groundings, ids and times at version 1, and a
         CREATED event by the caller, unless its id or its (owner, key) is taken; its text

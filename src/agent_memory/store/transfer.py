@@ -20,7 +20,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_memory.domain.decisions import CardType, Reexamination
-from agent_memory.domain.errors import FailedPrecondition
+from agent_memory.domain.errors import AlreadyExists, FailedPrecondition
 from agent_memory.domain.identity import Principal
 from agent_memory.domain.memorize import StoredConversation
 from agent_memory.domain.transfer import DecisionRecord, MemoryRecord, UserBlock
@@ -136,6 +136,14 @@ created AS (
 SELECT count(*) AS n FROM inserted
 """
 
+# Each memory by its primary key, and its replacement by its own.
+_ACROSS_OWNERS: LiteralString = """
+SELECT m.id FROM memories AS m
+JOIN memories AS r ON r.tenant_id = m.tenant_id AND r.id = m.superseded_by
+WHERE m.tenant_id = %(tenant_id)s AND m.id = ANY(%(ids)s)
+      AND (r.scope <> m.scope OR r.owner_id <> m.owner_id)
+"""
+
 # Nothing is inserted for a card type the tenant has not registered: the statement says
 # so instead of failing on the foreign key.
 _PUT_DECISION: LiteralString = """
@@ -162,8 +170,10 @@ reexaminations AS (
         id uuid, run_id text, conviction_score smallint, notes text, suggested_action text,
         created_at timestamptz)
     ON CONFLICT DO NOTHING
+    RETURNING id
 )
-SELECT (SELECT yes FROM registered) AS registered, (SELECT count(*) FROM inserted) AS n
+SELECT (SELECT yes FROM registered) AS registered, (SELECT count(*) FROM inserted) AS n,
+       ARRAY(SELECT id FROM reexaminations) AS reexamined
 """
 
 
@@ -261,6 +271,10 @@ class PgTransfer(TransferRepository):
             row = await fetch_one(self._conn, _PUT_MEMORY, params)
         return bool(row and row["n"])
 
+    async def superseded_across_owners(self, ids: list[uuid.UUID]) -> list[uuid.UUID]:
+        rows = await fetch_all(self._conn, _ACROSS_OWNERS, self._params(ids=ids))
+        return [row["id"] for row in rows]
+
     async def put_block(self, block: UserBlock, *, keep: int) -> bool:
         # No index model: the block's lines have no vectors yet, the indexer embeds them.
         blocks = PgBlocks(self._conn, Principal(self._tenant, block.user_id), None)
@@ -293,6 +307,17 @@ class PgTransfer(TransferRepository):
                 reason="CARD_TYPE_NOT_REGISTERED",
                 metadata={"card_type": d.card_type},
             )
+        if row["n"]:
+            kept = set(row["reexamined"])
+            for i, item in enumerate(record.reexaminations):
+                if item.id not in kept:
+                    # Its id, or its run's one re-examination, is another's in the tenant.
+                    raise AlreadyExists(
+                        f"reexaminations[{i}]: the tenant holds a re-examination of run "
+                        f"{item.run_id!r} or with id {item.id} already, of another decision",
+                        reason="REEXAMINATION_ALREADY_RECORDED",
+                        metadata={"run_id": item.run_id},
+                    )
         return bool(row["n"])
 
 
