@@ -845,13 +845,29 @@ class FakeTransfer(TransferRepository):
         self._state.decisions[(self._tenant, d.id)] = replace(
             d, latest_conviction_score=None, reexamination_count=0, compact=""
         )
-        for item in record.reexaminations:
+        for i, item in enumerate(record.reexaminations):
             held = [r for (t, _), r in self._state.reexaminations.items() if t == self._tenant]
-            if not any(r.id == item.id or r.run_id == item.run_id for r in held):
-                self._state.reexaminations[(self._tenant, item.id)] = replace(
-                    item, parent_decision_id=d.id
+            if any(r.id == item.id or r.run_id == item.run_id for r in held):
+                raise AlreadyExists(
+                    f"reexaminations[{i}]: the tenant holds a re-examination of run "
+                    f"{item.run_id!r} or with id {item.id} already, of another decision",
+                    reason="REEXAMINATION_ALREADY_RECORDED",
+                    metadata={"run_id": item.run_id},
                 )
+            self._state.reexaminations[(self._tenant, item.id)] = replace(
+                item, parent_decision_id=d.id
+            )
         return True
+
+    async def superseded_across_owners(self, ids: list[uuid.UUID]) -> list[uuid.UUID]:
+        stored = {m.id: m for (t, _), m in self._state.memories.items() if t == self._tenant}
+        return [
+            i
+            for i in ids
+            if i in stored
+            and (by := stored.get(stored[i].superseded_by or uuid.UUID(int=0))) is not None
+            and by.owner != stored[i].owner
+        ]
 
 
 def _order_value(order: MemoryOrder, n: int, memory: Memory) -> Any:

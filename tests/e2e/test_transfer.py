@@ -455,6 +455,11 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         3,
         "reexaminations[0].notes: reads as an instruction to the assistant",
     ),
+    "an id in another spelling of a UUID": (
+        lambda: lines(memory(id="urn:uuid:" + str(uuid.uuid4()))),
+        3,
+        "memory.id: must be a UUID",
+    ),
     "a decision dated 2099": (
         lambda: lines(decision(created_at="2099-01-01T00:00:00Z")),
         3,
@@ -623,7 +628,7 @@ HOSTILE: dict[str, tuple[Callable[[], str], int | None, str]] = {
         "screened: must be the string an export wrote",
     ),
     "a memory without an id": (lambda: lines(memory(id="")), 3, "memory.id: is required"),
-    "an id that is no id": (lambda: lines(memory(id="7")), 3, "memory.id: must be a memory id"),
+    "an id that is no id": (lambda: lines(memory(id="7")), 3, "memory.id: must be a UUID"),
     "a scope no enum has": (
         lambda: lines(memory(scope="GALAXY")),
         3,

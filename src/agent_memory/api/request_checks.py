@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -122,19 +122,24 @@ def checked(request: Any) -> Any:
     if isinstance(request, Undecodable | Unreadable):
         raise request.error()
     if isinstance(request, Message):
-        violations = enum_violations(request)
-        if violations:
-            raise InvalidArgument(violations, reason=INVALID_ENUM)
-        violations = format_violations(request)
-        if violations:
-            raise InvalidArgument(violations, reason=INVALID_ID)
-        violations = json_depth_violations(request)
-        if violations:
-            raise InvalidArgument(violations, reason=TOO_DEEP)
+        refuse_malformed([("", request)])
         return request
     if isinstance(request, AsyncIterable):
         return _checked_stream(request)
     return request
+
+
+def refuse_malformed(parts: Sequence[tuple[str, Message]]) -> None:
+    """Refuse messages (each under its path prefix) that break a rule of
+    :data:`MESSAGE_CHECKS`: the first rule broken, with every field that breaks it.
+
+    Raises:
+        InvalidArgument: ``INVALID_ENUM``, ``INVALID_ID`` or ``TOO_DEEP``.
+    """
+    for violations_of, reason in MESSAGE_CHECKS:
+        violations = [v for prefix, m in parts for v in violations_of(m, prefix)]
+        if violations:
+            raise InvalidArgument(violations, reason=reason)
 
 
 async def _checked_stream(requests: AsyncIterable[Any]) -> AsyncIterator[Any]:
@@ -400,3 +405,12 @@ def _varint(data: bytes, pos: int, end: int, path: str) -> tuple[int, int]:
         if not byte & 0x80:
             return value, pos
     raise _Broken(path)
+
+
+MESSAGE_CHECKS: Final[tuple[tuple[Callable[[Message, str], list[FieldViolation]], str], ...]] = (
+    (enum_violations, INVALID_ENUM),
+    (format_violations, INVALID_ID),
+    (json_depth_violations, TOO_DEEP),
+)
+"""What every message a write takes is checked for, in this order, each rule with its
+reason: an API request (:func:`checked`) and an import's record alike."""

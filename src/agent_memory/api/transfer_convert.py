@@ -50,7 +50,7 @@ from agent_memory.api.decision_convert import (
     resolution_status_from_proto,
 )
 from agent_memory.api.evidence_convert import conversation_to_proto
-from agent_memory.api.request_checks import enum_violations, json_depth_violations
+from agent_memory.api.request_checks import refuse_malformed
 from agent_memory.api.stored_text import MULTI_LINE, line_break_violations, stored_texts
 from agent_memory.detectors.secrets import redact_secrets
 from agent_memory.domain.decisions import CardType, Decision, Reexamination
@@ -278,16 +278,15 @@ def _check_shape(value: Any, descriptor: Descriptor, where: str) -> None:
 async def _checked(
     kind: str, message: Message, beside: list[tuple[str, Message]], user_id: str
 ) -> None:
-    """The checks the API runs on every write's request, in its order: enums, secrets,
-    line breaks.
+    """The checks the API runs on every write's request, in its order: enums, ids and
+    JSON depth, secrets, line breaks.
 
     Raises:
-        InvalidArgument: reasons ``INVALID_ENUM``, ``TOO_DEEP``, ``SECRET_IN_VALUE``,
-            ``LINE_BREAK``.
+        InvalidArgument: reasons ``INVALID_ENUM``, ``INVALID_ID``, ``TOO_DEEP``,
+            ``SECRET_IN_VALUE``, ``LINE_BREAK``.
     """
     parts = [(kind, message), *beside]
-    check([v for at, m in parts for v in enum_violations(m, f"{at}.")])
-    check([v for at, m in parts for v in json_depth_violations(m, f"{at}.")])
+    refuse_malformed([(f"{at}.", m) for at, m in parts])
     texts = [t for at, m in parts for t in stored_texts(m, at)]
     await refuse_secrets_in([("user_id", user_id), *texts] if user_id else texts)
     check([v for at, m in parts for v in line_break_violations(_one_line_fields(m), at)])
