@@ -249,7 +249,10 @@ def loose_values(
                 found += shape
                 continue
         values = value if isinstance(value, list) and listed else [value]
-        if field.enum_type is not None and field.enum_type.full_name not in _NULLABLE:
+        if field.message_type is not None and field.message_type.full_name == _TIMESTAMP:
+            if any(isinstance(item, str) and _bad_offset(item) for item in values):
+                found.append((path, _WELL_KNOWN[_TIMESTAMP]))
+        elif field.enum_type is not None and field.enum_type.full_name not in _NULLABLE:
             for item in values:
                 if _is_number(item):
                     names = ", ".join(v.name for v in field.enum_type.values)
@@ -270,6 +273,18 @@ def loose_values(
                     at = f"{path}[{i}]." if listed else f"{path}."
                     found += loose_values(item, inner, at, typed=typed)
     return found
+
+
+_TIMESTAMP = "google.protobuf.Timestamp"
+# A zone offset as the protobuf parser reads one (any digits), and as RFC 3339 has it.
+_ANY_OFFSET = re.compile(r"[+-]\d+:\d+\Z")
+_OFFSET = re.compile(r"[+-](?:[01]\d|2[0-3]):[0-5]\d\Z")
+
+
+def _bad_offset(text: str) -> bool:
+    """Whether a time ends in a zone offset RFC 3339 does not have (``+99:99``, ``+1:5``),
+    which the protobuf parser would take, and move the time by."""
+    return _ANY_OFFSET.search(text) is not None and _OFFSET.search(text) is None
 
 
 # Numbers the document gives as JSON numbers; 64-bit ones may be strings in it too.

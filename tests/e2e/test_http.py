@@ -1019,6 +1019,19 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
     assert status_line == b"HTTP/1.1 413 Request Entity Too Large"
 
 
+def test_a_time_in_a_query_with_an_offset_no_zone_has_is_refused(server: ServerThread) -> None:
+    response = get(
+        server,
+        "/v1/agents/coder/memories",
+        bearer(server),
+        params={"asOfTime": "2026-01-01T00:00:00+24:00"},
+    )
+    assert response.status_code == 400, response.text
+    bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
+    described = " ".join(v["description"] for v in bad["fieldViolations"])
+    assert "must be an RFC 3339 time with its zone" in described, response.text
+
+
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
@@ -1033,6 +1046,11 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
         # What the field takes, in the contract's words, never the parser's internals.
         (
             b'{"key": "k", "value": "v", "expireTime": "2026-04"}',
+            "expireTime: must be an RFC 3339 time with its zone",
+        ),
+        # An offset RFC 3339 has no such hour or minute in: not a time moved by it.
+        (
+            b'{"key": "k", "value": "v", "expireTime": "2030-04-01T09:00:00+99:99"}',
             "expireTime: must be an RFC 3339 time with its zone",
         ),
         (b'{"key": "k", "value": "v", "importance": "high"}', "importance: must be a whole number"),
