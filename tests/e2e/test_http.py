@@ -873,6 +873,9 @@ def test_an_unknown_route_is_404_and_a_wrong_verb_405_with_allow(server: ServerT
     missing = get(server, "/v1/nothing/here", headers)
     assert missing.status_code == 404
     assert reason(missing) == "NO_ROUTE"
+    # The path quoted as it was sent: a break it holds does not vanish from it.
+    broken = get(server, "/v1/nothing%0A/here", headers)
+    assert broken.json()["message"] == "no route for GET /v1/nothing%0A/here"
     wrong = httpx.put(f"http://{server.http_address}/v1/recall", headers=headers)
     assert wrong.status_code == 405
     assert wrong.headers["allow"] == "POST"
@@ -1017,6 +1020,19 @@ def test_a_caller_without_a_key_is_refused_before_its_body_is_read(server: Serve
         )
         status_line = raw.recv(4096).split(b"\r\n", 1)[0]
     assert status_line == b"HTTP/1.1 413 Request Entity Too Large"
+
+
+@pytest.mark.parametrize("segment", ["a%0Ab", "a%09b", "a%0Db", "a%E2%80%A8b"])
+def test_a_line_break_in_a_path_segment_is_refused_for_its_field(
+    server: ServerThread, segment: str
+) -> None:
+    """Not a 404 for a path whose break vanished from what the server read of it."""
+    response = get(server, f"/v1/agents/{segment}/memories", bearer(server))
+    assert response.status_code == 400, response.text
+    bad = next(d for d in response.json()["details"] if d["@type"].endswith("BadRequest"))
+    (violation,) = bad["fieldViolations"]
+    assert violation["field"] == "owner.agent_id"
+    assert "must not contain control characters" in violation["description"]
 
 
 def test_a_time_in_a_query_with_an_offset_no_zone_has_is_refused(server: ServerThread) -> None:

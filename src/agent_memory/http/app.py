@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +34,7 @@ from agent_memory.http.transcoder import (
     allow_header,
     caller_metadata,
     plain_response,
+    raw_path,
     status_response,
 )
 from agent_memory.net import bind_address
@@ -80,6 +82,9 @@ class EveryMethod(Route):
         super().__init__(path, endpoint)
         self.methods = None
         self._beside = tuple(beside)
+        # A path variable's ".*" stops at a line break (%0A decoded): the API's paths
+        # are the transcoder's to judge, whatever they hold.
+        self.path_regex = re.compile(self.path_regex.pattern, re.DOTALL)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if any(route.matches(scope)[0] is not Match.NONE for route in self._beside):
@@ -170,7 +175,7 @@ def http_app(
             allowed = allow_header(verb.strip() for verb in given.split(",") if verb.strip())
             response = plain_response(
                 grpc.StatusCode.UNIMPLEMENTED,
-                f"{request.method} is not allowed on {request.url.path}; allowed: {allowed}",
+                f"{request.method} is not allowed on {raw_path(request)}; allowed: {allowed}",
                 "METHOD_NOT_ALLOWED",
                 405,
             )
@@ -179,7 +184,7 @@ def http_app(
         if exc.status_code == 404:
             return plain_response(
                 grpc.StatusCode.NOT_FOUND,
-                f"no route for {request.method} {request.url.path}",
+                f"no route for {request.method} {raw_path(request)}",
                 "NO_ROUTE",
                 404,
             )

@@ -293,9 +293,8 @@ class Transcoder:
         refused = self.refused_origin(request)
         if refused is not None:
             return refused
-        raw_path = request.scope.get("raw_path", request.url.path.encode()).decode("latin-1")
         verb = _ROUTE_VERBS.get(request.method)
-        route, values, allowed = self.match(verb, raw_path.split("?", 1)[0])
+        route, values, allowed = self.match(verb, raw_path(request))
         if route is None:
             return self._no_route(request, allowed)
         metadata = caller_metadata(request)
@@ -346,7 +345,7 @@ class Transcoder:
             verbs = allow_header(allowed)
             response = plain_response(
                 grpc.StatusCode.UNIMPLEMENTED,
-                f"{request.method} is not allowed on {request.url.path}; allowed: {verbs}",
+                f"{request.method} is not allowed on {raw_path(request)}; allowed: {verbs}",
                 "METHOD_NOT_ALLOWED",
                 405,
             )
@@ -354,7 +353,7 @@ class Transcoder:
             return response
         return plain_response(
             grpc.StatusCode.NOT_FOUND,
-            f"no route for {request.method} {request.url.path}",
+            f"no route for {request.method} {raw_path(request)}",
             "NO_ROUTE",
             404,
         )
@@ -819,6 +818,15 @@ def _states_etag(message: Message | Unreadable) -> bool:
     if field is None:
         return False
     return message.HasField("etag") if field.has_presence else bool(getattr(message, "etag"))  # noqa: B009
+
+
+def raw_path(request: Request) -> str:
+    """The request's path as it was sent, still percent-encoded: what routes match, and
+    what a refusal quotes (a decoded one loses a line break it held)."""
+    raw = request.scope.get("raw_path")
+    if raw is None:
+        return str(request.url.path)
+    return str(raw.decode("latin-1").split("?", 1)[0])
 
 
 # The request field of a partial update's mask (AIP-134).
