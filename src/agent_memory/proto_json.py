@@ -39,6 +39,8 @@ __all__ = [
 # "... at UpsertMemoryRequest.owner.agentId" and "Failed to parse importance field: ..."
 _AT_PATH = re.compile(r" at (\w+)((?:\.\w+)*)\.?$")
 _FAILED_FIELD = re.compile(r"Failed to parse (\w+) field")
+# 'should not have multiple "expiration" oneof fields': which oneof.
+_ONEOF = re.compile(r'multiple "(\w+)" oneof fields')
 # 'Message type "agentmemory.v1.MemoryOwner" ', before what the parser says of it.
 _MESSAGE_TYPE = re.compile(r'^Message type "[\w.]+" ')
 # '... at "UpsertMemoryRequest.owner".': where in the document (the message type first).
@@ -63,6 +65,16 @@ _WELL_KNOWN = {
     "google.protobuf.Duration": "must be a duration in seconds ending in s, such as 3600s",
     "google.protobuf.FieldMask": "must be field names separated by commas, such as value,pinned",
 }
+
+
+def _message_at(descriptor: Descriptor, path: str) -> Descriptor | None:
+    """The message type at a parser's path (``groundings[1].quote``'s ``groundings[1]``)."""
+    for name in filter(None, re.sub(r"\[\d+\]", "", path).split(".")):
+        field = field_named(descriptor, name)
+        if field is None or field.message_type is None:
+            return None
+        descriptor = field.message_type
+    return descriptor
 
 
 def field_named(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
@@ -124,6 +136,17 @@ def parse_problem(error: Exception, message: Message) -> str:
     first line, without the message type it names."""
     descriptor = cast(Descriptor, message.DESCRIPTOR)
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    oneof = _ONEOF.search(text)
+    if oneof is not None:
+        at = _AT_QUOTED.search(text)
+        inside = at.group(1).lstrip(".") if at is not None else ""
+        held = _message_at(descriptor, inside)
+        group = held.oneofs_by_name.get(oneof.group(1)) if held is not None else None
+        if group is not None:
+            names = [f.json_name for f in group.fields]
+            either = f"{', '.join(names[:-1])} or {names[-1]}"
+            said = f"give {either}, not both" if len(names) == 2 else f"give one of {either}"
+            return f"{inside}: {said}" if inside else said
     if "has no field named" in text or "oneof" in text:
         # Already in the contract's words (a name no field has, two of a oneof), but
         # for the message type it names: said of the field it is in, if nested.

@@ -41,7 +41,11 @@ PYTHON_WORDS = (
         ({"owner": {"nope": 1}}, 'owner: has no field named "nope"'),
         (
             {"owner": {"agentId": "a", "workspaceId": "b"}},
-            'should not have multiple "kind" oneof fields',
+            "owner: give agentId or workspaceId, not both",
+        ),
+        (
+            {"ttl": "60s", "expireTime": "2027-01-01T00:00:00Z"},
+            "give expireTime or ttl, not both",
         ),
     ],
 )
