@@ -8,6 +8,7 @@ added to the contract without a step here fails the test.
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import re
@@ -1315,6 +1316,23 @@ def test_a_body_of_another_media_type_than_json_is_415(
     assert reason(response) == "UNSUPPORTED_MEDIA_TYPE"
     assert "Content-Type: application/json" in response.json()["message"]
     assert response.headers["cache-control"] == "no-store"
+    assert get(server, "/v1/agents/coder/memories", key).json() == {"totalSize": 0}
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br"])
+def test_a_compressed_body_is_415_not_read_as_it_came(server: ServerThread, coding: str) -> None:
+    """Read as sent, gzip is no UTF-8, and a plain body labelled br would be taken."""
+    key = bearer(server)
+    plain = b'{"key": "k", "value": "v"}'
+    response = post(
+        server,
+        "/v1/agents/coder/memories",
+        {**key, "content-type": "application/json", "content-encoding": coding},
+        content=gzip.compress(plain) if coding == "gzip" else plain,
+    )
+    assert response.status_code == 415, response.text
+    assert reason(response) == "UNSUPPORTED_MEDIA_TYPE"
+    assert f"Content-Encoding {coding}: send it uncompressed" in response.json()["message"]
     assert get(server, "/v1/agents/coder/memories", key).json() == {"totalSize": 0}
 
 

@@ -748,13 +748,22 @@ def _not_json(request: Request) -> Response | None:
     """A body of another media type than JSON (a form, plain text) is refused unread,
     where its Content-Type says so: ``application/json`` and any ``application/*+json``
     are JSON, whatever their parameters (JSON is UTF-8, a charset changes nothing). A
-    body without a Content-Type is read as JSON."""
+    body without a Content-Type is read as JSON. A body in a Content-Encoding (gzip)
+    is refused too: it is read as sent, never decompressed."""
     given = request.headers.get("content-type")
-    if given is None:
-        return None
     length = request.headers.get("content-length") or "0"
     if "transfer-encoding" not in request.headers and not length.strip().lstrip("0"):
         return None  # no body to read
+    coding = request.headers.get("content-encoding", "identity").strip().lower()
+    if coding not in ("", "identity"):
+        return plain_response(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"the body is sent with Content-Encoding {coding}: send it uncompressed",
+            "UNSUPPORTED_MEDIA_TYPE",
+            415,
+        )
+    if given is None:
+        return None
     media = given.split(";", 1)[0].strip().lower()
     if media == JSON or (media.startswith("application/") and media.endswith("+json")):
         return None
