@@ -830,6 +830,9 @@ def test_a_block_conflict_is_409_with_the_block_as_it_is(server: ServerThread) -
         ("post", "/v1/agents/coder/memories", b'{"key": "k", "importance": "high"}', 400, "body"),
         ("get", "/v1/agents/coder/memories?pageSize=ten", None, 400, "pageSize"),
         ("get", "/v1/agents/coder/memories?colour=red", None, 400, "colour"),
+        # Not UTF-8: the parameter is named, the bytes not replaced.
+        ("get", "/v1/agents/coder/memories?pageToken=%ff", None, 400, "pageToken"),
+        ("get", "/v1/agents/coder/memories?%ff=1", None, 400, "query"),
         ("get", "/v1/agents/coder/memories?pageSize=1&pageSize=2", None, 400, "pageSize"),
         ("get", "/v1/agents/coder/memories?owner.agentId=other", None, 400, "owner.agentId"),
         ("post", "/v1/recall?limit=3", b'{"query": "q", "agentId": "a"}', 400, "limit"),

@@ -791,11 +791,20 @@ def _host_name(host: str) -> str:
 
 
 def _query(raw: bytes) -> list[tuple[str, str]]:
-    """Query parameters, refusing text that is not UTF-8 rather than replacing it."""
-    try:
-        return parse_qsl(raw.decode("latin-1"), keep_blank_values=True, errors="strict")
-    except UnicodeDecodeError as exc:
-        raise InvalidArgument([FieldViolation("query", "is not UTF-8")]) from exc
+    """Query parameters, refusing text that is not UTF-8 rather than replacing it (the
+    parameter named, where its name is UTF-8)."""
+    found: list[tuple[str, str]] = []
+    # Bytes for bytes first (latin-1), then each name and value read as UTF-8.
+    for name, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="latin-1"):
+        try:
+            name = name.encode("latin-1").decode()
+        except UnicodeDecodeError as exc:
+            raise InvalidArgument([FieldViolation("query", "is not UTF-8")]) from exc
+        try:
+            found.append((name, value.encode("latin-1").decode()))
+        except UnicodeDecodeError as exc:
+            raise InvalidArgument([FieldViolation(name, "is not UTF-8")]) from exc
+    return found
 
 
 async def _close(answers: AsyncIterator[Message]) -> None:
