@@ -177,6 +177,11 @@ def test_a_token_of_another_listing_is_refused(listing: tuple[str, ...]) -> None
     assert refusal(MINE, token) == (OTHER_LISTING, "INVALID_PAGE_TOKEN")
 
 
+def test_a_token_of_another_method_is_said_to_be_another_listings_whatever_its_owner() -> None:
+    token = tokens(owner=(), listing=("agents",)).seal([False, 0, "k"])
+    assert refusal(MINE, token) == (OTHER_LISTING, "INVALID_PAGE_TOKEN")
+
+
 def test_owner_and_listing_parts_do_not_run_into_each_other() -> None:
     token = tokens(owner=("agent", "a b")).seal([False, 0, "k"])
     assert refusal(tokens(owner=("agent a", "b")), token)[0] == OTHER_OWNER

@@ -145,8 +145,8 @@ OTHER_OWNER = (
     "workspace, memory or block) as the request that returned it"
 )
 OTHER_LISTING = (
-    "was returned by another listing: send it with the same filter, order and view as "
-    "the request that returned it"
+    "was returned by another listing: send it to the method that returned it, with the "
+    "same filter, order and view"
 )
 NOT_THIS_LISTING = "is not a page token of this listing"
 
@@ -284,10 +284,11 @@ class PageTokens:
         binding = sealed.binding
         if binding[:_DIGEST_BYTES] != self._tenant:
             _refuse(OTHER_TENANT)
-        if binding[_DIGEST_BYTES : 2 * _DIGEST_BYTES] != self._owner:
-            _refuse(OTHER_OWNER)
+        # Another method's token names another listing first, whatever owner it had.
         if binding[2 * _DIGEST_BYTES :] != self._listing:
             _refuse(OTHER_LISTING)
+        if binding[_DIGEST_BYTES : 2 * _DIGEST_BYTES] != self._owner:
+            _refuse(OTHER_OWNER)
         position = sealed.position
         if len(position) != arity or not all(_storable(v) for v in position):
             refuse_page_token()
