@@ -1039,6 +1039,33 @@ def test_a_line_break_in_a_path_segment_is_refused_for_its_field(
     assert "must not contain control characters" in violation["description"]
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /v1/agents/coder/memories HTTP/1.1\r\n\r\n",  # no Host
+        b"POST /v1/recall HTTP/1.1\r\nhost: x\r\ncontent-length: ten\r\n\r\n",
+        b"POST /v1/recall HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n",
+    ],
+)
+def test_a_request_http_refuses_is_answered_with_a_status(
+    server: ServerThread, head: bytes
+) -> None:
+    host, port = server.http_address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        raw.sendall(head)
+        answer = b""
+        while chunk := raw.recv(4096):
+            answer += chunk
+    status_line, rest = answer.split(b"\r\n", 1)
+    headers, body = rest.split(b"\r\n\r\n", 1)
+    assert status_line == b"HTTP/1.1 400 Bad Request"
+    assert b"content-type: application/json" in headers.lower()
+    payload = json.loads(body)
+    assert payload["code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert payload["message"].startswith("not a valid HTTP/1.1 request")
+    assert [d["reason"] for d in payload["details"]] == ["BAD_REQUEST"]
+
+
 def test_a_time_in_a_query_with_an_offset_no_zone_has_is_refused(server: ServerThread) -> None:
     response = get(
         server,

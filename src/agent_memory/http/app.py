@@ -289,6 +289,24 @@ def header_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
             super().connection_made(transport)
             self._await_headers()
 
+        def send_400_response(self, msg: str) -> None:
+            # A request HTTP itself refuses (a bad Content-Length, no Host) is answered
+            # with a Status, as every other refusal is, not uvicorn's plain text.
+            refusal = plain_response(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"not a valid HTTP/1.1 request ({msg.rstrip('.')})",
+                "BAD_REQUEST",
+                400,
+            )
+            headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+            for event in (
+                h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                h11.Data(data=bytes(refusal.body)),
+                h11.EndOfMessage(),
+            ):
+                self.transport.write(self.conn.send(event) or b"")
+            self.transport.close()
+
         def handle_events(self) -> None:
             before = self.cycle
             super().handle_events()
