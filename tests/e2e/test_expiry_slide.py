@@ -184,6 +184,31 @@ def test_settings_read_back_and_a_workspace_never_written_reads_as_the_defaults(
     assert not client.call(client.memory.UpdateAgentSettings, off).settings.HasField("expiry_slide")
 
 
+def test_an_update_that_changes_no_setting_leaves_when_they_last_changed(
+    client: Client,
+) -> None:
+    stored = agent_settings(client, "steady", WEEK)
+    same = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id="steady", expiry_slide=duration(WEEK))
+    )
+    assert client.call(client.memory.UpdateAgentSettings, same).settings == stored
+    nothing = pb.UpdateAgentSettingsRequest(settings=memory_pb2.AgentSettings(agent_id="steady"))
+    assert client.call(client.memory.UpdateAgentSettings, nothing).settings == stored
+    workspace = pb.UpdateWorkspaceSettingsRequest(
+        settings=memory_pb2.WorkspaceSettings(workspace_id="steady", expiry_slide=duration(WEEK))
+    )
+    first = client.call(client.memory.UpdateWorkspaceSettings, workspace).settings
+    assert first.HasField("updated_at")
+    assert client.call(client.memory.UpdateWorkspaceSettings, workspace).settings == first
+    # A change is written, and says when.
+    moved = pb.UpdateAgentSettingsRequest(
+        settings=memory_pb2.AgentSettings(agent_id="steady", expiry_slide=duration(HOUR))
+    )
+    changed = client.call(client.memory.UpdateAgentSettings, moved).settings
+    assert changed.expiry_slide.ToTimedelta() == HOUR
+    assert changed.updated_at != stored.updated_at
+
+
 @pytest.mark.parametrize(
     ("slide", "said"),
     [

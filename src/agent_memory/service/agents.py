@@ -41,7 +41,8 @@ class Agents:
         changes: Mapping[str, SettingValue],
     ) -> AgentSettings:
         """Change the settings ``changes`` names (fields of :class:`AgentSettings`); the
-        others stay as they are.
+        others stay as they are. Settings stored already that would not change are not
+        written (their ``updated_at`` stays).
 
         Turning active memory on starts the agent's shared session fresh, as a reset
         does; turning it off keeps the session stored but unused.
@@ -55,6 +56,8 @@ class Agents:
             current = await tx.agents.get(agent_id, lock=True)
             switches: dict[str, Any] = dict(changes)
             wanted = replace(current, **switches)
+            if wanted == current and current.updated_at is not None:
+                return current  # nothing changes: not even when it last changed
             if wanted.active_memory_enabled and not current.active_memory_enabled:
                 await tx.sessions.reset(agent_id)
             return await tx.agents.put(wanted)
@@ -77,7 +80,8 @@ class Workspaces:
         changes: Mapping[str, SettingValue],
     ) -> WorkspaceSettings:
         """Change the settings ``changes`` names (fields of :class:`WorkspaceSettings`);
-        the others stay as they are.
+        the others stay as they are. Settings stored already that would not change are
+        not written (their ``updated_at`` stays).
 
         Raises:
             InvalidArgument: a bad workspace id, or an expiry slide out of range.
@@ -87,4 +91,7 @@ class Workspaces:
         async with self._store.transaction(principal) as tx:
             current = await tx.workspaces.get(workspace_id, lock=True)
             given: dict[str, Any] = dict(changes)
-            return await tx.workspaces.put(replace(current, **given))
+            wanted = replace(current, **given)
+            if wanted == current and current.updated_at is not None:
+                return current  # nothing changes: not even when it last changed
+            return await tx.workspaces.put(wanted)
