@@ -67,16 +67,6 @@ _WELL_KNOWN = {
 }
 
 
-def _message_at(descriptor: Descriptor, path: str) -> Descriptor | None:
-    """The message type at a parser's path (``groundings[1].quote``'s ``groundings[1]``)."""
-    for name in filter(None, re.sub(r"\[\d+\]", "", path).split(".")):
-        field = field_named(descriptor, name)
-        if field is None or field.message_type is None:
-            return None
-        descriptor = field.message_type
-    return descriptor
-
-
 def field_named(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
     """The field of a message by its proto name or its JSON name."""
     return descriptor.fields_by_name.get(name) or next(
@@ -140,7 +130,12 @@ def parse_problem(error: Exception, message: Message) -> str:
     if oneof is not None:
         at = _AT_QUOTED.search(text)
         inside = at.group(1).lstrip(".") if at is not None else ""
-        held = _message_at(descriptor, inside)
+        # The message the oneof is in: the request's, or one at the path (indexes aside).
+        path = [n for n in re.sub(r"\[\d+\]", "", inside).split(".") if n]
+        held: Descriptor | None = descriptor
+        if path:
+            holder = _by_path(descriptor, path)
+            held = holder.message_type if holder is not None else None
         group = held.oneofs_by_name.get(oneof.group(1)) if held is not None else None
         if group is not None:
             names = [f.json_name for f in group.fields]

@@ -183,7 +183,11 @@ def ends_on_a_day(line: str, days: set[str], tail: str = "") -> bool:
 
 
 def test_a_prompt_shows_only_facts_valid_now_with_their_periods(c: Client, agent: str) -> None:
-    prompt, days = days_around(lambda: (seed_periods(c, agent), rendered(c, agent))[1])
+    def seeded_and_rendered() -> str:
+        seed_periods(c, agent)
+        return rendered(c, agent)
+
+    prompt, days = days_around(seeded_and_rendered)
     assert ends_on_a_day(line_of(prompt, "Deploys run on Tuesdays"), days)
     assert ends_on_a_day(line_of(prompt, "Ana leads platform"), days, f", until {FUTURE.date()}")
     assert ends_on_a_day(line_of(prompt, "Staging database on 5434"), days, ", since 2020-03-12")
